@@ -1,0 +1,35 @@
+# The README's two commands:
+#   make run    # set up .venv if needed, then run the main job on the embedded default
+#   make test   # set up .venv if needed, then run the test suite (what .ci/run calls)
+#
+# TORCH_SPEC picks the PyTorch build. torch==2.13.0 is the CPU wheel on the
+# development machines; on a GPU machine use the build for your CUDA, e.g.
+#   make run TORCH_SPEC="torch==2.13.0" PIP_EXTRA="--index-url https://download.pytorch.org/whl/cu128"
+
+PYTHON ?= python3.11
+VENV ?= .venv
+TORCH_SPEC ?= torch==2.13.0
+TARGET ?= all
+CORES ?= 2
+BIN := $(abspath $(VENV))/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: setup run test clean-results
+
+$(STAMP): pyproject.toml Makefile
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+run: $(STAMP)
+	PATH="$(BIN):$$PATH" $(BIN)/snakemake --cores $(CORES) --resources gpu=0 $(TARGET)
+
+test: $(STAMP)
+	PATH="$(BIN):$$PATH" $(BIN)/python -m pytest
+
+clean-results:
+	rm -rf data/raw data/processed results reports/tables reports/figures reports/all_tables.pdf .snakemake

@@ -1,0 +1,17 @@
+# idiombench workflow. Rules only call the `idiombench` CLI with explicit paths;
+# dvc.yaml describes the same stages (tests/integration/test_dag_sync.py keeps them in step).
+#
+#   snakemake --cores 8 --resources gpu=2 reports/all_tables.pdf
+#   snakemake --cores 2 --config params=profiles/paper.yaml ...   # another params file
+#
+# The grid comes from params.yaml, loaded through idiombench's schema (not a bare
+# `configfile:`), so Snakemake and the CLI see the same validated, defaulted values.
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        built_targets(),

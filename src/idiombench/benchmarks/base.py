@@ -1,0 +1,104 @@
+"""What every benchmark provides, and the shared build driver."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..data.manifest import FileSpec
+from ..io import write_json
+from ..items import Item, write_items
+
+MAX_EXAMPLES = 10
+
+
+@dataclass
+class BuildStats:
+    """Counts in, counts out, and every row dropped, merged or flagged, with the reason."""
+
+    benchmark: str
+    rows_read: Counter[str] = field(default_factory=Counter)
+    rows_kept: Counter[str] = field(default_factory=Counter)
+    dropped: dict[str, list[Any]] = field(default_factory=dict)
+    merged: dict[str, list[Any]] = field(default_factory=dict)
+    flagged: dict[str, list[Any]] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def read(self, source: str, n: int = 1) -> None:
+        self.rows_read[source] += n
+
+    def kept(self, source: str, n: int = 1) -> None:
+        self.rows_kept[source] += n
+
+    def drop(self, reason: str, example: Any) -> None:
+        self.dropped.setdefault(reason, []).append(example)
+
+    def merge(self, reason: str, example: Any) -> None:
+        self.merged.setdefault(reason, []).append(example)
+
+    def flag(self, reason: str, example: Any) -> None:
+        self.flagged.setdefault(reason, []).append(example)
+
+    def to_json(self, tasks: dict[str, int]) -> dict[str, Any]:
+        def summarise(groups: dict[str, list[Any]]) -> dict[str, Any]:
+            return {
+                reason: {"count": len(examples), "examples": examples[:MAX_EXAMPLES]}
+                for reason, examples in sorted(groups.items())
+            }
+
+        return {
+            "benchmark": self.benchmark,
+            "rows_read": dict(sorted(self.rows_read.items())),
+            "rows_read_total": sum(self.rows_read.values()),
+            "rows_kept": dict(sorted(self.rows_kept.items())),
+            "rows_kept_total": sum(self.rows_kept.values()),
+            "dropped": summarise(self.dropped),
+            "merged": summarise(self.merged),
+            "flagged": summarise(self.flagged),
+            "tasks": dict(sorted(tasks.items())),
+            "details": self.details,
+            "notes": self.notes,
+        }
+
+
+@dataclass
+class BuildResult:
+    tasks: dict[str, list[Item]]
+    stats: BuildStats
+
+
+class Benchmark(Protocol):
+    """One benchmark: its declared files and its build. Later stages add render/score hooks."""
+
+    name: str
+
+    def file_specs(self, config: Any) -> list[FileSpec]: ...
+
+    def build(self, raw_dir: Path, config: Any) -> BuildResult: ...
+
+
+def write_build(result: BuildResult, out_dir: Path) -> dict[str, Any]:
+    """Write every task's items and the stats into a fresh directory, then swap it into
+    place, so `out_dir` is either the old complete build or the new complete build."""
+    out_dir = Path(out_dir)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    try:
+        counts = {}
+        for task, items in sorted(result.tasks.items()):
+            write_items(staging / f"{task}.parquet", items)
+            counts[task] = len(items)
+        stats = result.stats.to_json(counts)
+        write_json(staging / "build_stats.json", stats)
+        if out_dir.exists():
+            shutil.rmtree(out_dir)
+        staging.rename(out_dir)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging)
+    return stats

@@ -1,0 +1,20 @@
+"""params.yaml section `benchmarks.chengyu-bench`."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from ...schema import StrictModel
+
+
+class ChengyuBenchBuild(StrictModel):
+    release_dir: str | None = Field(
+        None,
+        description="Local checkout of the official Chengyu-Bench release (github sofyc/ChengyuBench); "
+        "not reachable from the development machines.",
+    )
+
+
+class ChengyuBenchConfig(StrictModel):
+    enabled: bool = True
+    build: ChengyuBenchBuild = ChengyuBenchBuild()

@@ -1,0 +1,127 @@
+"""The one entry point: each subcommand is a pipeline stage. Rules in the Snakefile and
+stages in dvc.yaml only call these commands."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from functools import wraps
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+
+from . import paths
+from .benchmarks import NAMES, get_benchmark
+from .config import DEFAULT_PARAMS, load_params
+from .errors import IdiombenchError
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="idiombench: evaluate LLMs on idiom and multiword-expression benchmarks.",
+)
+console = Console(stderr=True, highlight=False)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+ParamsOption = Annotated[Path, typer.Option("--params", "-p", help="The params file.")]
+BenchmarkArg = Annotated[str, typer.Argument(help=f"One of: {', '.join(NAMES)}.")]
+
+
+def user_errors(func: F) -> F:
+    """Report IdiombenchError as one line on stderr and exit 2, never a traceback."""
+
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except IdiombenchError as exc:
+            console.print(f"[bold red]error:[/] {exc}", markup=True, soft_wrap=True)
+            raise typer.Exit(2) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _check_benchmark(name: str) -> None:
+    if name not in NAMES:
+        raise IdiombenchError(f"unknown benchmark {name!r} (known: {', '.join(NAMES)})")
+
+
+@app.command("check-params")
+@user_errors
+def check_params(params: ParamsOption = DEFAULT_PARAMS) -> None:
+    """Validate the params file and print it as the pipeline sees it (defaults filled in)."""
+    loaded = load_params(params)
+    typer.echo(loaded.model_dump_json(indent=2, by_alias=True))
+
+
+@app.command()
+@user_errors
+def acquire(
+    benchmark: BenchmarkArg,
+    params: ParamsOption = DEFAULT_PARAMS,
+    out: Annotated[Path | None, typer.Option(help="Destination (default data/raw/<benchmark>).")] = None,
+) -> None:
+    """Copy the benchmark's release files from the mirror (else the pinned upstream), sha256-checked."""
+    from .data.acquire import acquire as run_acquire
+    from .data.acquire import resolve_mirror
+
+    _check_benchmark(benchmark)
+    loaded = load_params(params)
+    bench = get_benchmark(benchmark)
+    dest = out or paths.raw_dir(benchmark)
+    mirror = resolve_mirror(loaded.data.mirror)
+    specs = bench.file_specs(loaded.benchmark(benchmark))
+    report = run_acquire(
+        benchmark, specs, dest, mirror, download=loaded.data.download, timeout=loaded.data.timeout_s,
+        record_path=dest / paths.acquired_record(benchmark).name,
+    )
+    sources = ", ".join(f"{n} {source}" for source, n in sorted(report.counts().items()))
+    console.print(f"acquire {benchmark}: {len(report.files)} files verified ({sources}) -> {dest}")
+    if report.removed:
+        console.print(f"acquire {benchmark}: removed {len(report.removed)} files no longer declared")
+    extra = getattr(bench, "acquire_notes", None)
+    if extra is not None:
+        for line in extra(loaded.benchmark(benchmark)):
+            console.print(f"acquire {benchmark}: {line}")
+
+
+@app.command()
+@user_errors
+def build(
+    benchmark: BenchmarkArg,
+    params: ParamsOption = DEFAULT_PARAMS,
+    raw: Annotated[Path | None, typer.Option(help="Acquired files (default data/raw/<benchmark>).")] = None,
+    out: Annotated[Path | None, typer.Option(help="Destination (default data/processed/<benchmark>).")] = None,
+) -> None:
+    """Normalise the release files into items (Parquet) plus build_stats.json."""
+    from .benchmarks.base import write_build
+
+    _check_benchmark(benchmark)
+    loaded = load_params(params)
+    bench = get_benchmark(benchmark)
+    raw_dir = raw or paths.raw_dir(benchmark)
+    record = raw_dir / paths.acquired_record(benchmark).name
+    if not record.exists():
+        raise IdiombenchError(f"{record} is missing: run `idiombench acquire {benchmark}` first")
+    result = bench.build(raw_dir, loaded.benchmark(benchmark))
+    stats = write_build(result, out or paths.processed_dir(benchmark))
+    tasks = ", ".join(f"{task} {n:,}" for task, n in stats["tasks"].items())
+    dropped = sum(v["count"] for v in stats["dropped"].values())
+    console.print(
+        f"build {benchmark}: {stats['rows_read_total']:,} rows read, {stats['rows_kept_total']:,} kept, "
+        f"{dropped:,} dropped; items: {tasks}"
+    )
+    for line in stats["notes"]:
+        if line.startswith("NOT AVAILABLE"):
+            console.print(f"build {benchmark}: {line}")
+
+
+def main() -> None:  # pragma: no cover - console entry point
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(app())

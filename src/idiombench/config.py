@@ -1,0 +1,118 @@
+"""params.yaml: the single definition of the experiment grid, validated by a schema.
+
+Unknown keys, wrong types and missing sections are reported together in one
+message that names each key (`benchmarks.orderprobe.build.dedupe: ...`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, Field, ValidationError
+
+from .benchmarks.chengyu_bench.config import ChengyuBenchConfig
+from .benchmarks.g_idiomalign.config import GIdiomAlignConfig
+from .benchmarks.orderprobe.config import OrderProbeConfig
+from .benchmarks.semanticqa.config import SemanticQAConfig
+from .errors import ConfigError
+from .schema import StrictModel
+
+DEFAULT_PARAMS = Path("params.yaml")
+
+
+class DataConfig(StrictModel):
+    mirror: str | None = Field(
+        "../shared/benchmarks",
+        description="Directory mirroring the upstream release files; IDIOMBENCH_MIRROR overrides it.",
+    )
+    download: bool = Field(True, description="Fall back to the pinned upstream URL when the mirror lacks a file.")
+    timeout_s: float = Field(60.0, gt=0)
+
+
+
+class BenchmarksConfig(StrictModel):
+    orderprobe: OrderProbeConfig
+    g_idiomalign: GIdiomAlignConfig = Field(alias="g-idiomalign")
+    semanticqa: SemanticQAConfig
+    chengyu_bench: ChengyuBenchConfig = Field(alias="chengyu-bench")
+
+    def get(self, name: str) -> Any:
+        for field_name, info in type(self).model_fields.items():
+            if name in (field_name, info.alias):
+                return getattr(self, field_name)
+        raise KeyError(name)
+
+
+class Params(StrictModel):
+    profile: str = Field(description="Name of this configuration, printed on the report's title page.")
+    seed: int = 0
+    data: DataConfig = DataConfig()
+    benchmarks: BenchmarksConfig
+
+    def benchmark(self, name: str) -> Any:
+        return self.benchmarks.get(name)
+
+
+_TYPE_WORDS = {
+    "bool_type": "expected true or false",
+    "int_type": "expected an integer",
+    "float_type": "expected a number",
+    "string_type": "expected a string",
+    "list_type": "expected a list",
+    "dict_type": "expected a mapping",
+    "model_type": "expected a mapping",
+    "literal_error": None,
+    "missing": "missing (this key is required)",
+    "extra_forbidden": "unknown key",
+}
+
+
+def _format_error(error: dict[str, Any], model: type[BaseModel]) -> str:
+    key = ".".join(str(part) for part in error["loc"]) or "(top level)"
+    kind = error["type"]
+    message = _TYPE_WORDS.get(kind) or error["msg"]
+    if kind == "extra_forbidden":
+        parent = _model_at(model, error["loc"][:-1])
+        if parent is not None:
+            allowed = sorted(info.alias or name for name, info in parent.model_fields.items())
+            message += f" (allowed here: {', '.join(allowed)})"
+    elif kind != "missing":
+        message += f", got {error.get('input')!r}"
+    return f"{key}: {message}"
+
+
+def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    current: Any = model
+    for part in loc:
+        if not (isinstance(current, type) and issubclass(current, BaseModel)):
+            return None
+        field = next(
+            (info for name, info in current.model_fields.items() if part in (name, info.alias)), None
+        )
+        if field is None:
+            return None
+        current = field.annotation
+    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+
+
+def parse_params(raw: Any, source: str = "params.yaml") -> Params:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: expected a mapping at the top level, got {type(raw).__name__}")
+    try:
+        return Params.model_validate(raw)
+    except ValidationError as exc:
+        lines = [_format_error(e, Params) for e in exc.errors()]  # type: ignore[arg-type]
+        raise ConfigError(f"{source}: invalid parameters\n" + "\n".join(f"  {line}" for line in lines)) from None
+
+
+def load_params(path: str | Path = DEFAULT_PARAMS) -> Params:
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such params file") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+    return parse_params(raw, str(path))

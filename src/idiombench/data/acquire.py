@@ -1,0 +1,159 @@
+"""Acquisition: copy each declared file from the mirror, else download it from the
+pinned upstream commit, and verify its sha256 on every copy."""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import AcquireError, ChecksumError
+from ..io import sha256_bytes, sha256_file, write_bytes, write_json
+from .manifest import DERIVE_DROP_FIELDS, FileSpec
+
+MIRROR_ENV = "IDIOMBENCH_MIRROR"
+
+Fetcher = Callable[[str, float], bytes]
+
+
+def resolve_mirror(configured: str | None) -> Path | None:
+    """The environment variable wins over params.yaml (CI and users point it elsewhere)."""
+    value = os.environ.get(MIRROR_ENV) or configured
+    return Path(value).expanduser() if value else None
+
+
+def http_fetch(url: str, timeout: float) -> bytes:
+    request = urllib.request.Request(url, headers={"User-Agent": "idiombench"})
+    with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 (pinned https URLs)
+        return response.read()
+
+
+def derive(spec: FileSpec, upstream: bytes) -> bytes:
+    """Rebuild a derived file from its upstream source (see FileSpec.derive)."""
+    assert spec.derive is not None
+    drop = set(spec.derive.get(DERIVE_DROP_FIELDS, []))
+    lines = []
+    for number, line in enumerate(upstream.decode("utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise AcquireError(f"{spec.upstream_url}, line {number}: not JSON ({exc.msg})") from exc
+        lines.append(json.dumps({k: v for k, v in record.items() if k not in drop}, ensure_ascii=False))
+    return "".join(line + "\n" for line in lines).encode("utf-8")
+
+
+@dataclass(frozen=True)
+class AcquiredFile:
+    file: str
+    sha256: str
+    source: str  # "present", "mirror" or "upstream"
+
+
+@dataclass(frozen=True)
+class AcquireReport:
+    files: list[AcquiredFile]
+    removed: list[str]  # stray files from an earlier manifest, deleted
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for f in self.files:
+            out[f.source] = out.get(f.source, 0) + 1
+        return out
+
+
+def acquire_file(
+    spec: FileSpec,
+    dest_root: Path,
+    mirror: Path | None,
+    *,
+    download: bool,
+    timeout: float = 60.0,
+    fetch: Fetcher = http_fetch,
+) -> AcquiredFile:
+    dest = dest_root / spec.file
+    if dest.exists() and sha256_file(dest) == spec.sha256:
+        return AcquiredFile(spec.file, spec.sha256, "present")
+
+    if mirror is not None and (mirror / spec.mirror_path).is_file():
+        source_path = mirror / spec.mirror_path
+        data = source_path.read_bytes()
+        actual = sha256_bytes(data)
+        if actual != spec.sha256:
+            raise ChecksumError(spec.file, str(source_path), spec.sha256, actual)
+        write_bytes(dest, data)
+        return AcquiredFile(spec.file, actual, "mirror")
+
+    tried = f"mirror {mirror / spec.mirror_path}" if mirror is not None else "no mirror configured"
+    if not download:
+        raise AcquireError(
+            f"{spec.file}: not found ({tried}) and downloads are disabled (data.download: false); "
+            f"expected sha256 {spec.sha256}"
+        )
+    try:
+        data = fetch(spec.upstream_url, timeout)
+    except (urllib.error.URLError, OSError, TimeoutError) as exc:
+        raise AcquireError(
+            f"{spec.file}: not found ({tried}) and the download of {spec.upstream_url} failed: {exc}; "
+            f"expected sha256 {spec.sha256}. Set {MIRROR_ENV} or data.mirror to a directory holding "
+            f"{spec.mirror_path}."
+        ) from exc
+    if spec.derive is not None:
+        data = derive(spec, data)
+    actual = sha256_bytes(data)
+    if actual != spec.sha256:
+        raise ChecksumError(spec.file, spec.upstream_url, spec.sha256, actual)
+    write_bytes(dest, data)
+    return AcquiredFile(spec.file, actual, "upstream")
+
+
+def acquire(
+    benchmark: str,
+    specs: list[FileSpec],
+    dest_root: Path,
+    mirror: Path | None,
+    *,
+    download: bool,
+    timeout: float = 60.0,
+    fetch: Fetcher = http_fetch,
+    record_path: Path | None = None,
+) -> AcquireReport:
+    """Acquire every file, then write the record last (its presence means: complete)."""
+    record_path = record_path or dest_root / "ACQUIRED.json"
+    if record_path.exists():
+        record_path.unlink()
+    results = [
+        acquire_file(spec, dest_root, mirror, download=download, timeout=timeout, fetch=fetch)
+        for spec in specs
+    ]
+    declared = {spec.file for spec in specs}
+    stray = sorted(
+        str(p.relative_to(dest_root))
+        for p in dest_root.rglob("*")
+        if p.is_file() and p != record_path and str(p.relative_to(dest_root)) not in declared
+    )
+    for name in stray:
+        # A file an earlier manifest declared would otherwise be read as current data.
+        (dest_root / name).unlink()
+    # The record holds no machine-specific facts (where a file came from is logged, not
+    # recorded), so that acquiring from the mirror or from upstream gives identical outputs.
+    record = {
+        "benchmark": benchmark,
+        "files": [
+            {
+                "file": spec.file,
+                "sha256": spec.sha256,
+                "source_repo": spec.source_repo,
+                "source_commit": spec.source_commit,
+                "source_path": spec.source_path,
+            }
+            for spec in sorted(specs, key=lambda s: s.file)
+        ],
+    }
+    write_json(record_path, record)
+    return AcquireReport(files=results, removed=stray)

@@ -1,0 +1,45 @@
+"""Declared upstream files of a benchmark: repository, pinned commit, path and sha256."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from importlib import resources
+from urllib.parse import quote
+
+DERIVE_DROP_FIELDS = "drop_fields"
+
+
+@dataclass(frozen=True)
+class FileSpec:
+    """One file a benchmark needs.
+
+    file: path under data/raw/<benchmark>/.
+    mirror_path: path under the mirror root (../shared/benchmarks by default).
+    source_repo/source_commit/source_path: where the file lives upstream.
+    derive: for files that are not verbatim upstream files (SemanticQA's instances
+      are the published results with the model's prediction removed): how to
+      derive them from the upstream file; None for verbatim copies.
+    """
+
+    file: str
+    mirror_path: str
+    sha256: str
+    bytes: int
+    source_repo: str
+    source_commit: str
+    source_path: str
+    derive: dict[str, list[str]] | None = None
+
+    @property
+    def upstream_url(self) -> str:
+        return (
+            f"https://raw.githubusercontent.com/{self.source_repo}/{self.source_commit}/"
+            f"{quote(self.source_path)}"
+        )
+
+
+def load_file_specs(package: str) -> list[FileSpec]:
+    """Read `files.json` of a benchmark package (e.g. idiombench.benchmarks.orderprobe)."""
+    text = resources.files(package).joinpath("files.json").read_text(encoding="utf-8")
+    return [FileSpec(**entry) for entry in json.loads(text)["files"]]

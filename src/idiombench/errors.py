@@ -1,0 +1,39 @@
+"""Exceptions that the CLI turns into one clear message (never a traceback)."""
+
+from __future__ import annotations
+
+
+class IdiombenchError(Exception):
+    """Base class: the message is complete and meant for the user."""
+
+
+class ConfigError(IdiombenchError):
+    """params.yaml does not match the schema."""
+
+
+class DataError(IdiombenchError):
+    """An input file is malformed. The message names the file, the row and what was expected."""
+
+    def __init__(self, path: object, problem: str, *, row: int | None = None, expected: str | None = None):
+        where = f"{path}" if row is None else f"{path}, row {row}"
+        message = f"{where}: {problem}"
+        if expected:
+            message += f" (expected {expected})"
+        super().__init__(message)
+        self.path = str(path)
+        self.row = row
+
+
+class ChecksumError(IdiombenchError):
+    """A file's sha256 does not match its declaration."""
+
+    def __init__(self, name: str, source: str, expected: str, actual: str):
+        super().__init__(
+            f"checksum mismatch for {name} (from {source}): expected sha256 {expected}, got {actual}"
+        )
+        self.expected = expected
+        self.actual = actual
+
+
+class AcquireError(IdiombenchError):
+    """A declared file could not be obtained from any source."""

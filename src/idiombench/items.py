@@ -1,0 +1,106 @@
+"""The one normalised item schema shared by every benchmark.
+
+An item is one unit a model is asked about. Core columns are typed; what differs
+between benchmarks lives in two JSON objects: `fields` (inputs the prompt
+templates may use) and `meta` (metadata for breakdowns and flags such as a
+syntactic category, a permutation pattern or `duplicate_option`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from .errors import DataError
+from .io import read_parquet, write_parquet
+
+ITEM_SCHEMA = pa.schema(
+    [
+        pa.field("item_id", pa.string(), nullable=False),
+        pa.field("benchmark", pa.string(), nullable=False),
+        pa.field("task", pa.string(), nullable=False),
+        pa.field("language", pa.string(), nullable=False),
+        pa.field("input", pa.string(), nullable=False),
+        pa.field("choices", pa.list_(pa.string()), nullable=False),
+        pa.field("answer", pa.string(), nullable=True),
+        pa.field("references", pa.list_(pa.string()), nullable=False),
+        pa.field("fields", pa.string(), nullable=False),
+        pa.field("meta", pa.string(), nullable=False),
+    ]
+)
+
+
+@dataclass(frozen=True)
+class Item:
+    """One benchmark item.
+
+    item_id: unique within (benchmark, task) and stable across builds.
+    language: the language the model answers in (BCP-47-like: zh-CN, en, ja ...).
+    input: the main text shown to the model (scrambled idiom, source idiom, passage).
+    choices: option texts for multiple choice, in presentation order (else empty).
+    answer: the gold label (option letter, class label, canonical form) or None.
+    references: gold texts for generation metrics (may be empty; then flagged in meta).
+    """
+
+    item_id: str
+    benchmark: str
+    task: str
+    language: str
+    input: str
+    choices: tuple[str, ...] = ()
+    answer: str | None = None
+    references: tuple[str, ...] = ()
+    fields: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def to_row(self) -> dict[str, Any]:
+        return {
+            "item_id": self.item_id,
+            "benchmark": self.benchmark,
+            "task": self.task,
+            "language": self.language,
+            "input": self.input,
+            "choices": list(self.choices),
+            "answer": self.answer,
+            "references": list(self.references),
+            "fields": json.dumps(self.fields, ensure_ascii=False, sort_keys=True),
+            "meta": json.dumps(self.meta, ensure_ascii=False, sort_keys=True),
+        }
+
+
+def items_to_table(items: list[Item]) -> pa.Table:
+    seen: set[str] = set()
+    for item in items:
+        if item.item_id in seen:
+            raise ValueError(f"duplicate item_id {item.item_id!r} in {item.benchmark}/{item.task}")
+        seen.add(item.item_id)
+    return pa.Table.from_pylist([item.to_row() for item in items], schema=ITEM_SCHEMA)
+
+
+def write_items(path: str | Path, items: list[Item]) -> None:
+    write_parquet(path, items_to_table(items))
+
+
+def read_items(path: str | Path) -> list[Item]:
+    table = read_parquet(path)
+    if not table.schema.equals(ITEM_SCHEMA, check_metadata=False):
+        raise DataError(path, f"schema {table.schema} is not the item schema", expected=str(ITEM_SCHEMA))
+    return [
+        Item(
+            item_id=row["item_id"],
+            benchmark=row["benchmark"],
+            task=row["task"],
+            language=row["language"],
+            input=row["input"],
+            choices=tuple(row["choices"]),
+            answer=row["answer"],
+            references=tuple(row["references"]),
+            fields=json.loads(row["fields"]),
+            meta=json.loads(row["meta"]),
+        )
+        for row in table.to_pylist()
+    ]

@@ -1,0 +1,54 @@
+"""Shared fixtures: the benchmark mirror, and benchmarks acquired and built once per session."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+MIRROR = Path(os.environ.get("IDIOMBENCH_MIRROR") or ROOT.parent / "shared" / "benchmarks").resolve()
+HAVE_MIRROR = (MIRROR / "orderprobe" / "MANIFEST.json").is_file()
+
+requires_mirror = pytest.mark.skipif(
+    not HAVE_MIRROR, reason=f"benchmark mirror not found at {MIRROR} (set IDIOMBENCH_MIRROR)"
+)
+
+
+@pytest.fixture(scope="session")
+def mirror() -> Path:
+    if not HAVE_MIRROR:
+        pytest.skip(f"benchmark mirror not found at {MIRROR} (set IDIOMBENCH_MIRROR)")
+    return MIRROR
+
+
+@pytest.fixture(scope="session")
+def default_params():
+    from idiombench.config import load_params
+
+    return load_params(ROOT / "params.yaml")
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory: pytest.TempPathFactory, mirror: Path, default_params):
+    """build(name) -> processed dir: each benchmark acquired from the mirror and built once."""
+    from idiombench.benchmarks import get_benchmark
+    from idiombench.benchmarks.base import write_build
+    from idiombench.data.acquire import acquire
+
+    root = tmp_path_factory.mktemp("built")
+    done: dict[str, Path] = {}
+
+    def build(name: str) -> Path:
+        if name not in done:
+            bench = get_benchmark(name)
+            config = default_params.benchmark(name)
+            raw = root / "raw" / name
+            acquire(name, bench.file_specs(config), raw, mirror, download=False)
+            out = root / "processed" / name
+            write_build(bench.build(raw, config), out)
+            done[name] = out
+        return done[name]
+
+    return build

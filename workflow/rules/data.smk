@@ -1,0 +1,25 @@
+# acquire: release files -> data/raw/<benchmark>/ (sha256-checked)
+# build:   data/raw/<benchmark>/ -> data/processed/<benchmark>/<task>.parquet + build_stats.json
+
+
+rule acquire:
+    input:
+        lambda wc: f"src/idiombench/benchmarks/{MODULES[wc.benchmark]}/files.json",
+    output:
+        directory("data/raw/{benchmark}"),
+    params:
+        data=lambda wc: section("data"),
+    shell:
+        "{CLI} acquire {wildcards.benchmark} {PARAMS_ARG}"
+
+
+rule build:
+    input:
+        "data/raw/{benchmark}",
+        lambda wc: f"src/idiombench/benchmarks/{MODULES[wc.benchmark]}",
+    output:
+        directory("data/processed/{benchmark}"),
+    params:
+        build=lambda wc: section("benchmarks", wc.benchmark, "build"),
+    shell:
+        "{CLI} build {wildcards.benchmark} {PARAMS_ARG}"
