@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers import PROJECT_FILES, run, tool_env
+
 ROOT = Path(__file__).resolve().parents[1]
 MIRROR = Path(os.environ.get("IDIOMBENCH_MIRROR") or ROOT.parent / "shared" / "benchmarks").resolve()
 HAVE_MIRROR = (MIRROR / "orderprobe" / "MANIFEST.json").is_file()
@@ -52,3 +54,30 @@ def built(tmp_path_factory: pytest.TempPathFactory, mirror: Path, default_params
         return done[name]
 
     return build
+
+
+@pytest.fixture
+def make_project(tmp_path: Path):
+    """make_project() -> a fresh git + DVC project holding a copy of this project's workflow files."""
+    import shutil
+
+    def make(name: str = "project") -> Path:
+        dest = tmp_path / name
+        dest.mkdir()
+        for entry in PROJECT_FILES:
+            source = ROOT / entry
+            if source.is_dir():
+                shutil.copytree(source, dest / entry, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+            elif source.exists():
+                shutil.copy2(source, dest / entry)
+        env = tool_env()
+        run(["git", "init", "-q"], dest, env)
+        run(["git", "config", "user.email", "test@example.com"], dest, env)
+        run(["git", "config", "user.name", "test"], dest, env)
+        run(["dvc", "init", "-q"], dest, env)
+        run(["dvc", "config", "core.analytics", "false"], dest, env)
+        run(["git", "add", "-A"], dest, env)
+        run(["git", "commit", "-qm", "project copy"], dest, env)
+        return dest
+
+    return make

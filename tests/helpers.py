@@ -1,0 +1,31 @@
+"""Helpers shared by tests: running the CLI, snakemake and dvc as a user would."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+PROJECT_FILES = ("Snakefile", "dvc.yaml", "params.yaml", "workflow", "src", "profiles")
+
+
+def tool_env(mirror: Path | None = None) -> dict[str, str]:
+    """Environment for running the CLI, snakemake and dvc as a user would: the venv's
+    bin first on PATH (rules call `idiombench`), no DVC analytics, the mirror if known."""
+    env = dict(os.environ)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env["DVC_NO_ANALYTICS"] = "1"
+    if mirror is not None:
+        env["IDIOMBENCH_MIRROR"] = str(mirror)
+    return env
+
+
+def run(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float = 900):
+    """Run a command; on failure show its output in the assertion message."""
+    result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    assert result.returncode == 0, f"{' '.join(cmd)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}"
+    return result
+
+

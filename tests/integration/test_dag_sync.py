@@ -1,0 +1,99 @@
+"""The Snakemake workflow and dvc.yaml describe the same stages: the same jobs (matched by
+their outputs), the same inputs/dependencies, and the same commands."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from helpers import run, tool_env
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class Job:
+    name: str
+    command: str
+    inputs: frozenset[str]
+    outputs: frozenset[str]
+
+
+def normalise(command: str) -> str:
+    return " ".join(command.split())
+
+
+def snakemake_jobs(project: Path) -> dict[frozenset[str], Job]:
+    """Jobs of a forced dry run, parsed from `snakemake -n -p` (the target-less `all` rule excluded)."""
+    result = run(["snakemake", "-n", "-p", "--forceall", "--cores", "1", "all"], project, tool_env())
+    jobs: dict[frozenset[str], Job] = {}
+    for block in re.split(r"\n(?=(?:local)?rule \w+:)", result.stdout):
+        header = re.match(r"(?:local)?rule (\w+):", block)
+        if not header or header.group(1) == "all":
+            continue
+        fields = dict(re.findall(r"^    (input|output|wildcards): (.*)$", block, flags=re.M))
+        command = re.search(r"^Shell command: (.*)$", block, flags=re.M)
+        assert command, f"no shell command for {header.group(1)}: rules must call the CLI\n{block}"
+        outputs = frozenset(p.strip() for p in fields["output"].split(","))
+        jobs[outputs] = Job(
+            name=f"{header.group(1)} {fields.get('wildcards', '')}".strip(),
+            command=normalise(command.group(1)),
+            inputs=frozenset(p.strip() for p in fields.get("input", "").split(",") if p.strip()),
+            outputs=outputs,
+        )
+    return jobs
+
+
+def dvc_stages(project: Path) -> dict[frozenset[str], Job]:
+    from dvc.repo import Repo
+
+    stages: dict[frozenset[str], Job] = {}
+    with Repo(str(project)) as repo:
+        for stage in repo.index.stages:
+            outputs = frozenset(str(o.def_path) for o in stage.outs)
+            inputs = frozenset(
+                str(d.def_path) for d in stage.deps if type(d).__name__ != "ParamsDependency"
+            )
+            stages[outputs] = Job(stage.addressing, normalise(stage.cmd), inputs, outputs)
+    return stages
+
+
+def test_snakemake_and_dvc_have_the_same_stages_edges_and_commands(make_project):
+    project = make_project()
+    snake = snakemake_jobs(project)
+    dvc = dvc_stages(project)
+    assert snake, "no Snakemake jobs parsed"
+    assert set(snake) == set(dvc), (
+        f"only in Snakemake: {[snake[k].name for k in set(snake) - set(dvc)]}; "
+        f"only in DVC: {[dvc[k].name for k in set(dvc) - set(snake)]}"
+    )
+    for outputs, job in snake.items():
+        stage = dvc[outputs]
+        assert job.command == stage.command, f"{job.name} vs {stage.name}"
+        assert job.inputs == stage.inputs, f"{job.name} vs {stage.name}"
+    # Edges: an input produced by another job is the same dependency in both graphs.
+    produced = {path: outputs for outputs in snake for path in outputs}
+    snake_edges = {(produced[i], o) for o, j in snake.items() for i in j.inputs if i in produced}
+    dvc_edges = {(produced[i], o) for o, s in dvc.items() for i in s.inputs if i in produced}
+    assert snake_edges == dvc_edges and snake_edges
+
+
+def test_every_dvc_params_key_exists_in_params_yaml(make_project):
+    """DVC fails on a params key that is missing from params.yaml: params.yaml spells out every section."""
+    import yaml
+    from dvc.repo import Repo
+
+    project = make_project()
+    params = yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8"))
+    with Repo(str(project)) as repo:
+        keys = {
+            key for stage in repo.index.stages for dep in stage.deps
+            if type(dep).__name__ == "ParamsDependency" for key in dep.params
+        }
+    assert keys
+    for key in keys:
+        node = params
+        for part in key.split("."):
+            assert isinstance(node, dict) and part in node, f"params.yaml lacks {key}"
+            node = node[part]
