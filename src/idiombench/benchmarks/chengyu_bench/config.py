@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from ...generation.config import GenerateConfig
 from ...schema import StrictModel
 
 
@@ -18,3 +19,4 @@ class ChengyuBenchBuild(StrictModel):
 class ChengyuBenchConfig(StrictModel):
     enabled: bool = True
     build: ChengyuBenchBuild = ChengyuBenchBuild()
+    generate: GenerateConfig = GenerateConfig()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from ...generation.config import GenerateConfig
 from ...schema import StrictModel
 
 
@@ -18,3 +19,4 @@ class GIdiomAlignBuild(StrictModel):
 class GIdiomAlignConfig(StrictModel):
     enabled: bool = True
     build: GIdiomAlignBuild = GIdiomAlignBuild()
+    generate: GenerateConfig = GenerateConfig()

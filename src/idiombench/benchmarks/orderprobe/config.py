@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from ...generation.config import GenerateConfig, SamplingConfig
 from ...schema import StrictModel
 
 Language = Literal["zh-CN", "zh-TW", "ja", "ko"]
@@ -28,3 +29,4 @@ class OrderProbeBuild(StrictModel):
 class OrderProbeConfig(StrictModel):
     enabled: bool = True
     build: OrderProbeBuild = OrderProbeBuild()
+    generate: GenerateConfig = GenerateConfig(extra={"consistency": SamplingConfig(n=5, temperature=0.7)})

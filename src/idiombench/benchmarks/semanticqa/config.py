@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from ...generation.config import GenerateConfig
 from ...schema import StrictModel
 
 TASKS = (
@@ -29,3 +30,4 @@ class SemanticQABuild(StrictModel):
 class SemanticQAConfig(StrictModel):
     enabled: bool = True
     build: SemanticQABuild = SemanticQABuild()
+    generate: GenerateConfig = GenerateConfig()
