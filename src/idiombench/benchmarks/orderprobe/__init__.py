@@ -7,6 +7,7 @@ from pathlib import Path
 from ...data.manifest import FileSpec, load_file_specs
 from ..base import BuildResult
 from . import build as _build
+from .answers import CLASSIFICATION_TASKS, format_reference_answer  # noqa: F401  (reference backends' hooks)
 from .config import OrderProbeConfig
 
 
