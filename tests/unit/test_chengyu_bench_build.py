@@ -15,7 +15,7 @@ from idiombench.benchmarks import get_benchmark
 from idiombench.benchmarks.base import write_build
 from idiombench.benchmarks.chengyu_bench import build as cb
 from idiombench.benchmarks.chengyu_bench.config import ChengyuBenchBuild, ChengyuBenchConfig
-from idiombench.errors import DataError
+from idiombench.errors import ConfigError, DataError
 from idiombench.items import read_items
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -145,12 +145,11 @@ def test_missing_release_builds_chid_and_sample_and_says_not_available() -> None
     assert get_benchmark("chengyu-bench").acquire_notes(ChengyuBenchConfig()) == [note]
 
 
-def test_release_dir_that_does_not_exist(tmp_path: Path) -> None:
+def test_release_dir_that_does_not_exist_is_an_error(tmp_path: Path) -> None:
     missing = tmp_path / "no-such-checkout"
-    result = cb.build(RAW, config(release_dir=str(missing)))
-    assert set(result.tasks) == {"chid", "connotation_sample", "appropriateness_sample"}
-    assert result.stats.notes[0].startswith("NOT AVAILABLE")
-    assert f"{str(missing)!r}, which is not a directory" in result.stats.notes[0]
+    with pytest.raises(ConfigError) as info:
+        cb.build(RAW, config(release_dir=str(missing)))
+    assert f"release_dir is {str(missing)!r}, which is not a directory" in str(info.value)
 
 
 def test_missing_release_without_samples() -> None:

@@ -18,6 +18,7 @@ from collections import Counter
 from importlib import resources
 from pathlib import Path
 
+from ...errors import ConfigError
 from ...io import sha256_file
 from ...items import Item
 from ..base import BuildResult, BuildStats
@@ -52,21 +53,24 @@ def sample_dir() -> Path:
 
 
 def release_path(cfg: ChengyuBenchBuild) -> Path | None:
-    """The release checkout, or None when it is not configured or not there."""
+    """The release checkout, or None when it is not configured. A configured path that is
+    not a directory is an error: a typo must not quietly turn into "release not available"."""
     if cfg.release_dir is None:
         return None
     path = Path(cfg.release_dir).expanduser()
-    return path if path.is_dir() else None
+    if not path.is_dir():
+        raise ConfigError(
+            f"{PARAMS}.release_dir is {cfg.release_dir!r}, which is not a directory: point it at a checkout "
+            "of github.com/sofyc/ChengyuBench, or set it to null to run without the release"
+        )
+    return path
 
 
 def not_available_note(cfg: ChengyuBenchBuild) -> str | None:
     """The line the CLI prints at acquire and build time when the release cannot be used."""
     if release_path(cfg) is not None:
         return None
-    if cfg.release_dir is None:
-        why = f"{PARAMS}.release_dir is null"
-    else:
-        why = f"{PARAMS}.release_dir is {cfg.release_dir!r}, which is not a directory"
+    why = f"{PARAMS}.release_dir is null"
     if cfg.samples:
         consequence = (
             "Evaluative Connotation and Appropriateness run only on the small sample written by this project "
