@@ -21,6 +21,9 @@ $(STAMP): pyproject.toml Makefile
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
 	$(BIN)/python -m pip install --quiet -e ".[test]"
+	# Packages that carry files we need but whose own dependencies we must not pull:
+	# the Noto Sans CJK font for the PDF (its dependency rinohtype is not needed).
+	$(BIN)/python -m pip install --quiet --no-deps rinoh-typeface-notosanscjk==0.0.1
 	touch $(STAMP)
 
 setup: $(STAMP)
