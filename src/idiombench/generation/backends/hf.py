@@ -246,7 +246,8 @@ class HFBackend:
     def identity(self) -> dict[str, Any]:
         return json.loads(json.dumps(self._identity))
 
-    def report(self) -> list[str]:
+    def describe(self) -> str:
+        """What was loaded, in words (deterministic: no timings)."""
         ident = self._identity
         source = ident["source"]
         origin = {
@@ -260,7 +261,10 @@ class HFBackend:
                     f"dequantized to {ident['dtype']}; sha256 {ident['weights_sha256'][:12]}…)")
         else:
             what = f"{what} ({ident['dtype']})"
-        lines = [f"hf: loaded {what} from {origin} on {self.device} in {self.load_s:.1f} s"]
+        return f"{what} from {origin} on {self.device}"
+
+    def report(self) -> list[str]:
+        lines = [f"hf: loaded {self.describe()} in {self.load_s:.1f} s"]
         if self.pad_note:
             lines.append(f"hf: {self.pad_note}")
         return lines

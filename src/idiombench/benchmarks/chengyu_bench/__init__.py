@@ -1,0 +1,42 @@
+"""Chengyu-Bench (sofyc/ChengyuBench) and ChID (FewCLUE): Chinese idiom understanding and use.
+
+Only ChID is acquired: the official Chengyu-Bench release is not reachable from the
+development machines and its layout is unknown. The build reads it from a local
+checkout (`build.release_dir`) through a field mapping whose defaults describe an
+ASSUMED layout (see config.py); without it, the build makes ChID and the project's
+clearly labelled sample tasks and says so in a "NOT AVAILABLE" note.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ...data.manifest import FileSpec, load_file_specs
+from ..base import BuildResult
+from . import build as _build
+from .config import ChengyuBenchConfig
+
+
+class ChengyuBench:
+    name = "chengyu-bench"
+
+    def file_specs(self, config: ChengyuBenchConfig) -> list[FileSpec]:
+        return load_file_specs(__name__)
+
+    def build(self, raw_dir: Path, config: ChengyuBenchConfig) -> BuildResult:
+        return _build.build(raw_dir, config.build)
+
+    def acquire_notes(self, config: ChengyuBenchConfig) -> list[str]:
+        """Printed by `idiombench acquire` after the declared (ChID) files are in place."""
+        note = _build.not_available_note(config.build)
+        if note is not None:
+            return [note]
+        root = _build.release_path(config.build)
+        return [
+            f"the official Chengyu-Bench release is read at build time from {root} (not copied or "
+            "checksummed here: its files and hashes are not declared); the build records each file's sha256 "
+            "in build_stats.json."
+        ]
+
+
+BENCHMARK = ChengyuBench()

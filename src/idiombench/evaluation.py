@@ -1,0 +1,168 @@
+"""The score and aggregate stages: generic drivers around per-benchmark hooks.
+
+A benchmark package's BENCHMARK object may provide (see docs/ARCHITECTURE.md):
+
+    score(ctx: ScoreContext) -> dict[str, pandas.DataFrame]
+        per-item scores, one table per setting (rows keyed by prompt_id / item_id);
+        unparseable outputs are rows with a flag, never dropped.
+    aggregate(ctx: AggregateContext) -> dict
+        the metrics JSON body: {"settings": {setting: {"metrics": {...}, "counts": {...}}},
+        "breakdowns": {...}, "provenance": {...}}
+    report_section(ctx: report.build.ReportContext) -> report.tables.Section | None
+
+A (model, benchmark) pair that does not apply (benchmark disabled, or not in the
+model's `benchmarks:` list) is recorded as skipped with the reason, so that every
+stage of the static DAG has an explicit, truthful output.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+
+from . import paths
+from .benchmarks import get_benchmark
+from .config import Params
+from .errors import IdiombenchError
+from .io import read_json, read_parquet, staged_directory, write_json, write_parquet
+from .items import Item, read_items
+
+SKIPPED = "skipped"
+SCORED = "scored"
+
+
+def applies(params: Params, model: str, benchmark: str) -> str | None:
+    """None when `model` runs `benchmark`, else the reason it does not."""
+    if model not in params.models:
+        raise IdiombenchError(f"unknown model {model!r} (params models: {', '.join(params.models) or 'none'})")
+    if not params.benchmark(benchmark).enabled:
+        return f"benchmarks.{benchmark}.enabled is false"
+    selected = params.models[model].benchmarks
+    if selected is not None and benchmark not in selected:
+        return f"models.{model}.benchmarks does not include {benchmark}"
+    return None
+
+
+def load_items(benchmark: str, processed_dir: Path | None = None) -> dict[str, dict[str, Item]]:
+    """task -> item_id -> Item, from the built Parquet files."""
+    directory = processed_dir or paths.processed_dir(benchmark)
+    out: dict[str, dict[str, Item]] = {}
+    for path in sorted(directory.glob("*.parquet")):
+        items = read_items(path)
+        out[path.stem] = {item.item_id: item for item in items}
+    if not out:
+        raise IdiombenchError(f"{directory} holds no built items: run `idiombench build {benchmark}` first")
+    return out
+
+
+def load_generations(model: str, benchmark: str, generations_dir: Path | None = None) -> dict[str, pd.DataFrame]:
+    """setting -> generations table of one model on one benchmark."""
+    directory = (generations_dir or paths.generations_dir(model)) / benchmark
+    if not directory.is_dir():
+        raise IdiombenchError(f"{directory} is missing: run `idiombench generate --model {model}` first")
+    return {path.stem: read_parquet(path).to_pandas() for path in sorted(directory.glob("*.parquet"))}
+
+
+@dataclass
+class ScoreContext:
+    params: Params
+    model: str
+    benchmark: str
+    config: Any  # the benchmark's params section
+    generations: dict[str, pd.DataFrame]
+    items: dict[str, dict[str, Item]]
+    scorers: Any = None  # idiombench.scoring.Scorers, created lazily by the stage
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class AggregateContext:
+    params: Params
+    model: str
+    benchmark: str
+    config: Any
+    scores: dict[str, pd.DataFrame]
+    items: dict[str, dict[str, Item]]
+    scoring_meta: dict[str, Any]
+
+
+def _make_scorers(params: Params) -> Any:
+    scoring = getattr(params, "scoring", None)
+    if scoring is None:
+        return None
+    from .scoring import Scorers
+
+    return Scorers(scoring)
+
+
+def run_score(params: Params, model: str, benchmark: str, out: Path | None = None) -> dict[str, Any]:
+    out = out or paths.scores_dir(model, benchmark)
+    reason = applies(params, model, benchmark)
+    with staged_directory(out) as staging:
+        if reason is not None:
+            meta = {"benchmark": benchmark, "model": model, "status": SKIPPED, "reason": reason}
+            write_json(staging / "scoring_meta.json", meta)
+            return meta
+        bench = get_benchmark(benchmark)
+        if not hasattr(bench, "score"):
+            raise IdiombenchError(f"benchmark {benchmark} has no scorer yet")
+        ctx = ScoreContext(
+            params=params, model=model, benchmark=benchmark, config=params.benchmark(benchmark),
+            generations=load_generations(model, benchmark), items=load_items(benchmark),
+            scorers=_make_scorers(params),
+        )
+        tables = bench.score(ctx)
+        for setting, frame in sorted(tables.items()):
+            write_parquet(staging / f"{setting}.parquet", pa.Table.from_pandas(frame, preserve_index=False))
+        meta = {
+            "benchmark": benchmark,
+            "model": model,
+            "status": SCORED,
+            "settings": {s: len(f) for s, f in sorted(tables.items())},
+            "roles": ctx.scorers.statuses() if ctx.scorers is not None and hasattr(ctx.scorers, "statuses") else {},
+            "notes": ctx.notes,
+        }
+        write_json(staging / "scoring_meta.json", meta)
+        return meta
+
+
+def run_aggregate(params: Params, model: str, benchmark: str, out: Path | None = None) -> dict[str, Any]:
+    out = out or paths.metrics_file(benchmark, model)
+    scores_dir = paths.scores_dir(model, benchmark)
+    meta_path = scores_dir / "scoring_meta.json"
+    if not meta_path.exists():
+        raise IdiombenchError(f"{meta_path} is missing: run `idiombench score {benchmark} --model {model}` first")
+    meta = read_json(meta_path)
+    body: dict[str, Any] = {"benchmark": benchmark, "model": model, "status": meta["status"]}
+    if meta["status"] == SKIPPED:
+        body["reason"] = meta["reason"]
+    else:
+        scores = {p.stem: read_parquet(p).to_pandas() for p in sorted(scores_dir.glob("*.parquet"))}
+        ctx = AggregateContext(
+            params=params, model=model, benchmark=benchmark, config=params.benchmark(benchmark),
+            scores=scores, items=load_items(benchmark), scoring_meta=meta,
+        )
+        body.update(get_benchmark(benchmark).aggregate(ctx))
+        body["model_info"] = model_info(params, model)
+    write_json(out, body)
+    return body
+
+
+def model_info(params: Params, model: str) -> dict[str, Any]:
+    """What the report and MLflow say about a model: its config, and the identity the
+    generate stage recorded (revision or weight-file hash) when there is one."""
+    config = params.models[model]
+    info: dict[str, Any] = {
+        "name": model,
+        "display_name": config.display_name or model,
+        "config": json.loads(config.model_dump_json()),
+    }
+    identity_file = paths.generations_dir(model) / "identity.json"
+    if identity_file.exists():
+        info["identity"] = read_json(identity_file)
+    return info

@@ -1,0 +1,1 @@
+"""Report: tables (CSV, Markdown, LaTeX) and one PDF with a section per scored benchmark."""

@@ -1,0 +1,126 @@
+"""The report stage: collect every scored benchmark's section, write the tables and the PDF."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import paths
+from ..benchmarks import NAMES, get_benchmark
+from ..config import Params
+from ..io import read_json, sha256_file, staged_directory
+from ..evaluation import SCORED
+from .pdf import TitlePage, write_pdf
+from .tables import Section
+
+
+@dataclass
+class ReportContext:
+    params: Params
+    benchmark: str
+    metrics: dict[str, dict[str, Any]]  # model -> its metrics JSON (scored models only)
+    figures_dir: Path  # where the section writes its PNGs
+
+    def display_name(self, model: str) -> str:
+        config = self.params.models.get(model)
+        return (config.display_name if config is not None else None) or model
+
+
+def git_commit(root: Path = Path(".")) -> str:
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown (not a git checkout)"
+    return commit + (" (with uncommitted changes)" if dirty else "")
+
+
+def report_date() -> str:
+    """Today, or SOURCE_DATE_EPOCH when set (reproducible builds)."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    when = dt.datetime.fromtimestamp(int(epoch), dt.timezone.utc) if epoch else dt.datetime.now(dt.timezone.utc)
+    return when.strftime("%Y-%m-%d")
+
+
+def collect_metrics(params: Params, benchmark: str) -> dict[str, dict[str, Any]]:
+    out = {}
+    for model in params.models:
+        path = paths.metrics_file(benchmark, model)
+        if path.exists():
+            body = read_json(path)
+            if body.get("status") == SCORED:
+                out[model] = body
+    return out
+
+
+def model_lines(params: Params) -> list[str]:
+    lines = []
+    for name, config in params.models.items():
+        parts = [f"{config.display_name or name} [{name}]: backend {config.backend}"]
+        for key in ("model", "revision", "gguf_file", "base_url"):
+            value = getattr(config, key, None)
+            if value:
+                parts.append(f"{key} {value}")
+        identity = paths.generations_dir(name) / "identity.json"
+        if identity.exists():
+            ident = read_json(identity)
+            for key in ("weights_sha256", "revision", "loaded"):
+                if ident.get(key):
+                    parts.append(f"{key} {str(ident[key])[:64]}")
+        lines.append(", ".join(parts))
+    return lines
+
+
+def data_lines() -> list[str]:
+    lines = []
+    for name in NAMES:
+        record = paths.acquired_record(name)
+        if record.exists():
+            body = read_json(record)
+            commits = sorted({f"{f['source_repo']}@{f['source_commit'][:10]}" for f in body["files"]})
+            lines.append(f"{name}: {sha256_file(record)[:16]} ({len(body['files'])} files; {', '.join(commits)})")
+        else:
+            lines.append(f"{name}: not acquired")
+    return lines
+
+
+def build_report(params: Params, out_pdf: Path | None = None) -> dict[str, Any]:
+    out_pdf = out_pdf or paths.report_pdf()
+    tables_dir = out_pdf.parent / "tables"
+    figures_dir = out_pdf.parent / "figures"
+    sections: list[Section] = []
+    with staged_directory(tables_dir) as tables_stage, staged_directory(figures_dir) as figures_stage:
+        for name in NAMES:
+            if not params.benchmark(name).enabled:
+                continue
+            metrics = collect_metrics(params, name)
+            hook = getattr(get_benchmark(name), "report_section", None)
+            if not metrics or hook is None:
+                continue  # nothing scored: no section, no placeholder page
+            section = hook(ReportContext(params=params, benchmark=name, metrics=metrics, figures_dir=figures_stage))
+            if section is None:
+                continue
+            for table in section.tables:
+                table.write(tables_stage)
+            sections.append(section)
+        title = TitlePage(
+            title="idiombench: results",
+            profile=params.profile,
+            date=report_date(),
+            git_commit=git_commit(),
+            models=model_lines(params),
+            data=data_lines(),
+        )
+        # The figures are still in the staging directory here; the PDF embeds them from there.
+        write_pdf(out_pdf, title, sections)
+    return {
+        "pdf": str(out_pdf),
+        "sections": [s.benchmark for s in sections],
+        "tables": sum(len(s.tables) for s in sections),
+        "figures": sum(len(s.figures) for s in sections),
+    }

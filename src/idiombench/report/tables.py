@@ -1,0 +1,120 @@
+"""A table as the papers print it, written to CSV, Markdown, LaTeX and the PDF.
+
+Cells are display strings (numbers already formatted by the benchmark); a cell may
+carry marks (e.g. "†") that refer to the table's footnotes. Marks are kept in every
+format so a number computed with a substitute model is never shown bare.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..io import write_text
+
+
+@dataclass(frozen=True)
+class Cell:
+    text: str
+    marks: str = ""
+
+    def display(self) -> str:
+        return f"{self.text}{self.marks}"
+
+
+def cell(value: object, fmt: str = "{:.3f}", marks: str = "") -> Cell:
+    """A number formatted with `fmt`, None as an em dash, anything else as str."""
+    if value is None:
+        return Cell("—", marks)
+    if isinstance(value, float):
+        return Cell(fmt.format(value), marks)
+    return Cell(str(value), marks)
+
+
+@dataclass
+class Table:
+    table_id: str  # file stem under reports/tables/, e.g. "orderprobe_table3"
+    title: str
+    columns: list[str]
+    rows: list[list[Cell]]
+    footnotes: list[str] = field(default_factory=list)  # "† ...": explain every mark used
+    caption: str = ""
+
+    def __post_init__(self) -> None:
+        for row in self.rows:
+            if len(row) != len(self.columns):
+                raise ValueError(f"{self.table_id}: row {row} has {len(row)} cells for {len(self.columns)} columns")
+
+    def to_csv(self) -> str:
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(self.columns)
+        for row in self.rows:
+            writer.writerow([c.display() for c in row])
+        return buffer.getvalue()
+
+    def to_markdown(self) -> str:
+        def escape(text: str) -> str:
+            return text.replace("|", "\\|")
+
+        lines = [f"### {self.title}", ""]
+        if self.caption:
+            lines += [self.caption, ""]
+        lines.append("| " + " | ".join(escape(c) for c in self.columns) + " |")
+        lines.append("|" + "|".join("---" for _ in self.columns) + "|")
+        for row in self.rows:
+            lines.append("| " + " | ".join(escape(c.display()) for c in row) + " |")
+        if self.footnotes:
+            lines.append("")
+            lines += [f"{note}  " for note in self.footnotes]
+        return "\n".join(lines) + "\n"
+
+    def to_latex(self) -> str:
+        def escape(text: str) -> str:
+            text = text.replace("\\", "\x00")  # placeholder so later escapes do not touch it
+            for old, new in (("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#"), ("$", r"\$"),
+                             ("{", r"\{"), ("}", r"\}")):
+                text = text.replace(old, new)
+            text = text.replace("\x00", r"\textbackslash{}")
+            return text.replace("†", r"$^\dagger$").replace("‡", r"$^\ddagger$").replace("§", r"\S{}")
+
+        spec = "l" + "r" * (len(self.columns) - 1)
+        lines = [r"\begin{table}[t]", r"\centering", rf"\caption{{{escape(self.title)}}}",
+                 rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
+                 " & ".join(escape(c) for c in self.columns) + r" \\", r"\midrule"]
+        lines += [" & ".join(escape(c.display()) for c in row) + r" \\" for row in self.rows]
+        lines += [r"\bottomrule", r"\end{tabular}"]
+        if self.footnotes:
+            lines.append(r"\par\footnotesize " + r" \\ ".join(escape(n) for n in self.footnotes))
+        lines.append(r"\end{table}")
+        return "\n".join(lines) + "\n"
+
+    def write(self, directory: Path) -> list[Path]:
+        paths = []
+        for suffix, text in (("csv", self.to_csv()), ("md", self.to_markdown()), ("tex", self.to_latex())):
+            path = directory / f"{self.table_id}.{suffix}"
+            write_text(path, text)
+            paths.append(path)
+        return paths
+
+
+@dataclass
+class Figure:
+    figure_id: str  # file stem under reports/figures/
+    title: str
+    path: Path  # the PNG, written by the benchmark's section builder
+    caption: str = ""
+
+
+@dataclass
+class Section:
+    """One benchmark's part of the report."""
+
+    benchmark: str
+    title: str
+    intro: list[str] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    figures: list[Figure] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)

@@ -1,0 +1,1 @@
+"""MLflow tracking: one experiment per benchmark, one run per (model, setting)."""

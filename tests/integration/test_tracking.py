@@ -1,0 +1,141 @@
+"""MLflow tracking: one run per (model, setting), updated in place when re-tracked;
+found through a real `mlflow server`'s REST API."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+import yaml
+
+from idiombench.config import parse_params
+from idiombench.io import write_json, write_parquet
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A working directory with params (two reference models) and their metrics and scores."""
+    raw = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+    raw["models"] = {"oracle": {"backend": "oracle"}, "echo": {"backend": "echo"}}
+    params = parse_params(raw)
+    monkeypatch.chdir(tmp_path)
+    for model, value in (("oracle", 1.0), ("echo", 0.0)):
+        write_json(tmp_path / "results" / "metrics" / "orderprobe" / f"{model}.json", {
+            "benchmark": "orderprobe", "model": model, "status": "scored",
+            "settings": {s: {"metrics": {"recovery": value, "s_acc": {"mean": value / 2}}, "counts": {"items": 24}}
+                         for s in ("zero_shot", "cot")},
+            "provenance": {"roles": {"cross_encoder": "substitute"}},
+            "model_info": {"config": {"backend": model}},
+        })
+        for setting in ("zero_shot", "cot"):
+            write_parquet(tmp_path / "results" / "scores" / model / "orderprobe" / f"{setting}.parquet",
+                          pa.table({"prompt_id": ["a", "b"], "recovered": [value, value]}))
+    return params
+
+
+def runs_in(client, experiment_id: str) -> list:
+    return list(client.search_runs([experiment_id], max_results=100))
+
+
+def test_retracking_updates_runs_instead_of_duplicating(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from mlflow.tracking import MlflowClient
+
+    from idiombench.tracking.mlflow_runs import track
+
+    params = project(tmp_path, monkeypatch)
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    first = track(params, "orderprobe")
+    assert first["counts"] == {"created": 4, "updated": 0, "replaced": 0}
+    second = track(params, "orderprobe")
+    assert second["counts"] == {"created": 0, "updated": 4, "replaced": 0}
+    assert {k: v["run_id"] for k, v in first["runs"].items()} == {k: v["run_id"] for k, v in second["runs"].items()}
+
+    client = MlflowClient(uri)
+    experiment = client.get_experiment_by_name("orderprobe")
+    runs = runs_in(client, experiment.experiment_id)
+    assert len(runs) == 4
+    oracle = next(r for r in runs if r.data.tags["idiombench.key"] == "orderprobe/oracle/zero_shot")
+    assert oracle.data.metrics["recovery"] == 1.0
+    assert oracle.data.metrics["s_acc.mean"] == 0.5
+    assert oracle.data.metrics["count.items"] == 24
+    assert oracle.data.params["setting"] == "zero_shot"
+    assert oracle.data.params["provenance.roles.cross_encoder"] == "substitute"
+    artifacts = {a.path for a in client.list_artifacts(oracle.info.run_id)}
+    assert "scores" in artifacts
+
+    # A changed configuration replaces the run (MLflow params are immutable); still one per key.
+    write_json(tmp_path / "results" / "metrics" / "orderprobe" / "oracle.json", {
+        **json.loads((tmp_path / "results/metrics/orderprobe/oracle.json").read_text(encoding="utf-8")),
+        "provenance": {"roles": {"cross_encoder": "paper"}},
+    })
+    third = track(params, "orderprobe")
+    assert third["counts"] == {"created": 2, "updated": 2, "replaced": 2}
+    assert len(runs_in(client, experiment.experiment_id)) == 4
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def rest(base: str, path: str, body: dict | None = None) -> dict:
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(base + path, data=data, headers={"Content-Type": "application/json"},
+                                     method="POST" if body is not None else "GET")
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read())
+
+
+@pytest.mark.slow
+def test_runs_are_found_through_an_mlflow_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from idiombench.tracking.mlflow_runs import track
+
+    params = project(tmp_path, monkeypatch)
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(port),
+         "--backend-store-uri", f"sqlite:///{tmp_path / 'server.db'}",
+         "--artifacts-destination", str(tmp_path / "artifacts"), "--workers", "1"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 120
+        while True:
+            try:
+                urllib.request.urlopen(base + "/health", timeout=2)
+                break
+            except OSError:
+                if time.time() > deadline or server.poll() is not None:
+                    raise AssertionError("mlflow server did not start:\n" + (server.stdout.read() if server.poll() is not None else ""))
+                time.sleep(1)
+        monkeypatch.setenv("MLFLOW_TRACKING_URI", base)
+        track(params, "orderprobe")
+        track(params, "orderprobe")  # re-tracking: no duplicates
+        experiment = rest(base, "/api/2.0/mlflow/experiments/get-by-name?experiment_name=orderprobe")["experiment"]
+        found = rest(base, "/api/2.0/mlflow/runs/search", {
+            "experiment_ids": [experiment["experiment_id"]],
+            "filter": "tags.`idiombench.model` = 'oracle'",
+        })["runs"]
+        assert sorted(r["data"]["tags"][[t["key"] for t in r["data"]["tags"]].index("idiombench.setting")]["value"]
+                      for r in found) == ["cot", "zero_shot"]
+        every = rest(base, "/api/2.0/mlflow/runs/search", {"experiment_ids": [experiment["experiment_id"]]})["runs"]
+        assert len(every) == 4
+        metrics = {m["key"]: m["value"] for m in found[0]["data"]["metrics"]}
+        assert metrics["recovery"] == 1.0
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
