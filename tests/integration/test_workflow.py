@@ -35,21 +35,23 @@ def ran_stages(output: str) -> list[str]:
 
 
 def test_dvc_repro_is_incremental_per_benchmark(make_project, mirror: Path):
+    """The data stages (`dvc repro build` reproduces every build@<benchmark> and its acquire).
+    Later stages (generate needs render's prompts) are exercised by their own tests."""
     project = make_project()
     env = tool_env(mirror)
-    first = run(["dvc", "repro"], project, env)
+    first = run(["dvc", "repro", "build"], project, env)
     assert sorted(ran_stages(first.stdout)) == sorted(
         [f"acquire@{n}" for n in NAMES] + [f"build@{n}" for n in NAMES]
     )
-    second = run(["dvc", "repro"], project, env)
+    second = run(["dvc", "repro", "build"], project, env)
     assert ran_stages(second.stdout) == []
 
     params = yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8"))
     params["benchmarks"]["orderprobe"]["build"]["dedupe"] = True
     (project / "params.yaml").write_text(yaml.safe_dump(params, allow_unicode=True, sort_keys=False), encoding="utf-8")
-    status = json.loads(run(["dvc", "status", "--json"], project, env).stdout)
+    status = json.loads(run(["dvc", "status", "build", "--json"], project, env).stdout)
     assert sorted(status) == ["build@orderprobe"]
-    third = run(["dvc", "repro"], project, env)
+    third = run(["dvc", "repro", "build"], project, env)
     assert ran_stages(third.stdout) == ["build@orderprobe"]
     stats = json.loads((project / "data/processed/orderprobe/build_stats.json").read_text(encoding="utf-8"))
     assert stats["details"]["dedupe"] is True
