@@ -145,3 +145,14 @@ def test_output_is_complete_or_absent(tmp_path: Path, monkeypatch):
         run(project, "oracle", monkeypatch, backend=Broken())
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
     assert [p.name for p in out.parent.iterdir()] == ["oracle"]
+
+
+def test_model_configs_the_stage_refuses(tmp_path: Path, monkeypatch):
+    project = write_project(tmp_path, {
+        "cuda0": {"backend": "hf", "model": "x", "device": "cuda", "gpus": 0},
+        "two": {"backend": "hf", "model": "x", "gpus": 2},
+    })
+    with pytest.raises(IdiombenchError, match="device cuda needs gpus >= 1"):
+        run(project, "cuda0", monkeypatch)
+    with pytest.raises(IdiombenchError, match="the hf backend runs on one GPU"):
+        run(project, "two", monkeypatch)

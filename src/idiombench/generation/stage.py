@@ -205,6 +205,11 @@ def run_generate(
     model = params.models[model_name]
     if isinstance(model, HFModel) and model.device == "cuda" and model.gpus == 0:
         raise IdiombenchError(f"models.{model_name}: device cuda needs gpus >= 1 (the job claims its GPUs)")
+    if isinstance(model, HFModel) and model.gpus > 1:
+        raise IdiombenchError(
+            f"models.{model_name}: the hf backend runs on one GPU (gpus: 1); use the vllm backend "
+            f"for tensor parallelism over {model.gpus} GPUs"
+        )
     out_dir = Path(out_dir) if out_dir is not None else paths.generations_dir(model_name)
     cache_dir = Path(cache_dir) if cache_dir is not None else paths.cache_dir(model_name)
     logs_dir = Path(logs_dir) if logs_dir is not None else paths.logs_dir()

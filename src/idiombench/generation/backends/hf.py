@@ -265,6 +265,9 @@ class HFBackend:
 
     def report(self) -> list[str]:
         lines = [f"hf: loaded {self.describe()} in {self.load_s:.1f} s"]
+        if self._identity.get("revision") == "unpinned":
+            lines.append(f"hf: WARNING {self.config.model} is not pinned to a revision (set models.{self.name}.revision): "
+                         f"cached outputs cannot tell Hub updates apart")
         if self.pad_note:
             lines.append(f"hf: {self.pad_note}")
         return lines
