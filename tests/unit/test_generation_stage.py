@@ -156,3 +156,19 @@ def test_model_configs_the_stage_refuses(tmp_path: Path, monkeypatch):
         run(project, "cuda0", monkeypatch)
     with pytest.raises(IdiombenchError, match="the hf backend runs on one GPU"):
         run(project, "two", monkeypatch)
+
+
+def test_cli_reports_bad_input_in_one_line(tmp_path: Path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from idiombench.cli import app
+
+    project = write_project(tmp_path, {"oracle": {"backend": "oracle"}})
+    monkeypatch.chdir(project)
+    result = CliRunner().invoke(app, ["generate", "--model", "nope"])
+    assert result.exit_code == 2
+    assert "unknown model 'nope' (models in params.yaml: oracle)" in result.output
+    assert "Traceback" not in result.output
+    result = CliRunner().invoke(app, ["generate", "--model", "oracle"])
+    assert result.exit_code == 0, result.output
+    assert (project / "results" / "generations" / "oracle" / "orderprobe" / "cot.parquet").is_file()
