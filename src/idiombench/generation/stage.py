@@ -127,12 +127,12 @@ def load_prompts(benchmark: str, prompts_root: Path, items_root: Path) -> list[t
 
 
 def build_rows(
-    params: Params, benchmarks: Sequence[str], identity: dict[str, Any], prompts_root: Path, items_root: Path
+    params: Params, prompts: dict[str, list[tuple[Prompt, ItemContext]]], identity: dict[str, Any]
 ) -> list[Row]:
     rows: list[Row] = []
-    for benchmark in benchmarks:
+    for benchmark, joined in prompts.items():
         generate = params.benchmark(benchmark).generate
-        for prompt, item in load_prompts(benchmark, prompts_root, items_root):
+        for prompt, item in joined:
             for pass_name, config in passes(generate):
                 sampling = to_sampling(config)
                 for sample_index in range(config.n):
@@ -217,17 +217,18 @@ def run_generate(
     if not benchmarks:
         raise IdiombenchError(f"model {model_name}: no enabled benchmark to run")
     started = time.perf_counter()
+    # Inputs first: a missing prompt table is reported before minutes of model loading.
+    prompts = {b: load_prompts(b, prompts_root, items_root) for b in benchmarks}
 
     if backend is None:
         backend = make_backend(model_name, model, seed=params.seed, cache_root=cache_dir.parent)
     try:
         identity = backend.identity()
-        lines = list(getattr(backend, "report", lambda: [])())
-        rows = build_rows(params, benchmarks, identity, prompts_root, items_root)
+        rows = build_rows(params, prompts, identity)
         prepare = getattr(backend, "prepare", None)
         if prepare is not None:
             prepare([row.request for row in rows])
-            lines = list(getattr(backend, "report", lambda: [])())
+        lines = list(getattr(backend, "report", lambda: [])())
         unsupported = getattr(backend, "unsupported", None)
         skipped: dict[tuple[str, str, str, str], str] = {}
         if unsupported is not None:
@@ -240,6 +241,10 @@ def run_generate(
         cache = GenerationCache.load(cache_dir)
         for problem in cache.problems:
             lines.append(f"cache: skipped unreadable entry {problem}")
+        for line in lines:
+            echo(line)
+        for (b, t, s, p), reason in sorted(skipped.items()):
+            echo(f"generate {model_name} {b}/{t}/{s} [{p}]: skipped: {reason}")
         batches = make_batches([row.request for row in rows], model.batch_size)
         total = sum(len(b) for b in batches)
         cached_at_start = {r.key for b in batches for r in b if r.key in cache}
@@ -324,10 +329,6 @@ def run_generate(
     if replay_summary is not None:
         summary["backend_summary"] = replay_summary()
     write_json(logs_dir / f"generate-{model_name}.json", summary)
-    for line in lines:
-        echo(line)
-    for (b, t, s, p), reason in sorted(skipped.items()):
-        echo(f"generate {model_name} {b}/{t}/{s} [{p}]: skipped: {reason}")
     for line in summary["lines"]:
         echo(line)
     return GenerateResult(out_dir, summary, lines)
