@@ -11,6 +11,7 @@ import contextlib
 import hashlib
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,6 +37,25 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+@contextlib.contextmanager
+def staged_directory(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a fresh staging directory beside `path`; on success it replaces `path` whole.
+
+    Readers see either the previous complete directory or the new complete one, never a
+    mix; on an exception the staging directory is removed and `path` is left untouched."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        yield staging
+        if target.exists():
+            shutil.rmtree(target)
+        staging.rename(target)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging)
 
 
 def write_bytes(path: str | os.PathLike[str], data: bytes) -> None:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from ..data.manifest import FileSpec
-from ..io import write_json
+from ..io import staged_directory, write_json
 from ..items import Item, write_items
 
 MAX_EXAMPLES = 10
@@ -85,20 +83,11 @@ class Benchmark(Protocol):
 def write_build(result: BuildResult, out_dir: Path) -> dict[str, Any]:
     """Write every task's items and the stats into a fresh directory, then swap it into
     place, so `out_dir` is either the old complete build or the new complete build."""
-    out_dir = Path(out_dir)
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    try:
+    with staged_directory(out_dir) as staging:
         counts = {}
         for task, items in sorted(result.tasks.items()):
             write_items(staging / f"{task}.parquet", items)
             counts[task] = len(items)
         stats = result.stats.to_json(counts)
         write_json(staging / "build_stats.json", stats)
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        staging.rename(out_dir)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging)
     return stats
