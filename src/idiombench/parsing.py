@@ -98,7 +98,7 @@ def unwrap(text: str) -> tuple[str, set[str]]:
             flags.add("markdown")
             continue
         close = QUOTE_PAIRS.get(text[0])
-        if close is not None and text.endswith(close) and len(text) > 2:
+        if close is not None and text.endswith(close):
             text = text[1:-1].strip()
             flags.add("quoted")
             continue
@@ -122,7 +122,14 @@ JSON_ANSWER = re.compile(r"""["']?(?i:answer)["']?\s*[:：]\s*["']?\(?\s*([A-Za-
 LABELLED_LETTER = re.compile(
     r"(?i:answer|option|choice|output|答案|选项|選項)(?:\s+(?i:is))?\s*[:：]?\s*[\"'(\[*]*\s*([A-Z])(?![A-Za-z0-9])"
 )
-LEADING_LETTER = re.compile(r"^[\"'(\[*]*([A-Z])[\])*\"']*(?:\s*[.:：)、\-]|\s*$|(?<=[B-Z])\s)(.*)$", re.DOTALL)
+LEADING_LETTER = re.compile(r"^[\"'(\[*]*([A-Z])[\])*\"']*(?:\s*[.:：)、,，\-]|\s*$|(?<=[B-Z])\s)(.*)$", re.DOTALL)
+# "B or C", "B/C", "B, C": a second letter right after the first
+ALTERNATIVE_LETTER = re.compile(
+    r"^(?:(?i:or|and|/|,|&|或)\s*[\"'(\[*]*([A-Z])(?![A-Za-z0-9])"  # "or C", ", C"
+    r"|[\"'(\[*]*([A-Z])\s*(?:[,/、&]|(?i:or|and)\b)"  # "B, C, or D"
+    r"|[\"'(\[*]*([A-Z])[\])*\"'.]*$)"  # "C" alone
+)
+ARTICLE_A = re.compile(r"\s+(?!(?:or|and|nor)\b)[a-z]")
 STANDALONE_LETTER = re.compile(r"(?<![A-Za-z0-9'’])([A-Z])(?![A-Za-z0-9'’])")
 
 
@@ -137,6 +144,17 @@ def _json_answers(text: str) -> list[str]:
         if isinstance(obj, dict):
             values += [v for k, v in obj.items() if str(k).strip().lower() == "answer" and isinstance(v, str)]
     return values
+
+
+def _leading_letter(text: str, valid: list[str]) -> tuple[str | None, str, bool]:
+    """(letter leading the text or None, the rest, whether a second letter follows: "B or C")."""
+    leading = LEADING_LETTER.match(text)
+    if not leading:
+        return None, text, False
+    rest = leading.group(2).strip()
+    alternative = ALTERNATIVE_LETTER.match(rest)
+    second = alternative and next((g for g in alternative.groups() if g), None)
+    return leading.group(1), rest, bool(second and second in valid and second != leading.group(1))
 
 
 def _one_letter(found: list[str], valid: list[str]) -> tuple[str | None, set[str]]:
@@ -168,10 +186,14 @@ def parse_letter(raw: str, letters: Sequence[str] = LETTERS, choices: Sequence[s
     json_values = _json_answers(text)
     if json_values:
         found = []
+        ambiguous = False
         for value in json_values:
             inner, _ = unwrap(value)
-            leading = LEADING_LETTER.match(inner)
-            found.append(leading.group(1) if leading else inner)
+            letter, _, two = _leading_letter(inner, valid)
+            found.append(letter or inner)
+            ambiguous |= two
+        if ambiguous:
+            return result(None, False, raw, flags | {"json_answer", "multiple_letters"})
         letter, why = _one_letter(found, valid)
         return result(letter, True, raw, flags | why | ({"json_answer"} if letter else {"json_answer_not_a_letter"}))
     for pattern, how in ((JSON_ANSWER, "answer_label"), (LABELLED_LETTER, "answer_label")):
@@ -183,11 +205,12 @@ def parse_letter(raw: str, letters: Sequence[str] = LETTERS, choices: Sequence[s
                 return result(letter, True, raw, flags | why | extra | {how})
     unwrapped, wrap_flags = unwrap(text)
     flags |= wrap_flags
-    leading = LEADING_LETTER.match(unwrapped)
-    if leading and leading.group(1) in valid:
-        how = "letter_with_text" if leading.group(2).strip() else "bare_letter"
-        return result(leading.group(1), True, raw, flags | {how})
-    if leading and not leading.group(2).strip():
+    letter, rest, two = _leading_letter(unwrapped, valid)
+    if letter in valid:
+        if two:
+            return result(None, False, raw, flags | {"multiple_letters", "letter_with_text"})
+        return result(letter, True, raw, flags | {"letter_with_text" if rest else "bare_letter"})
+    if letter is not None and not rest:
         return result(None, False, raw, flags | {"letter_out_of_range"})
     if choices:
         normal = normalise_text(unwrapped)
@@ -196,7 +219,7 @@ def parse_letter(raw: str, letters: Sequence[str] = LETTERS, choices: Sequence[s
             return result(matches[0], False, raw, flags | {"option_text"})
     found = [
         m.group(1) for m in STANDALONE_LETTER.finditer(unwrapped)
-        if m.group(1) in valid and not (m.group(1) == "A" and re.match(r"\s+[a-z]", unwrapped[m.end():]))
+        if m.group(1) in valid and not (m.group(1) == "A" and ARTICLE_A.match(unwrapped[m.end():]))
     ]
     letter, why = _one_letter(found, valid)
     if letter is not None or why:

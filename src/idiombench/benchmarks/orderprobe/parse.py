@@ -26,8 +26,9 @@ TWO_LINE_SETTINGS = ("cot", "three_shot")
 ECHOED_LABELS = (
     "判断含义", "判斷含義", "意味", "의미", "含义", "含義", "成语", "成語", "内容", "내용", "解释", "解釋",
 )
-THINKING = re.compile(r"^\W*thinking\s*process\W*?\s*[:：]\s*(.*)$", re.IGNORECASE)
-FINAL = re.compile(r"^\W*final\s*meaning\W*?\s*[:：]\s*(.*)$", re.IGNORECASE)
+# "Final Meaning: x", "**Final Meaning:** x", "**Final Meaning**: x", "- final meaning：x"
+THINKING = re.compile(r"^\W*thinking\s*process\W*?\s*[:：]\s*(?:\*\*|__)?\s*(.*)$", re.IGNORECASE)
+FINAL = re.compile(r"^\W*final\s*meaning\W*?\s*[:：]\s*(?:\*\*|__)?\s*(.*)$", re.IGNORECASE)
 BRACKETED = re.compile(r"^[\[【［](.*)[\]】］]$", re.DOTALL)
 
 
