@@ -9,9 +9,11 @@
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
+include: "workflow/rules/render.smk"
 
 
 rule all:
     default_target: True
     input:
         built_targets(),
+        rendered_targets(),

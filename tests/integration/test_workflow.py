@@ -16,17 +16,22 @@ from helpers import run, tool_env
 pytestmark = [pytest.mark.mirror, pytest.mark.slow]
 
 BUILT = [f"data/processed/{name}" for name in NAMES]
+RENDERED = [f"results/prompts/{name}" for name in NAMES]
 
 
-def test_snakemake_builds_every_benchmark_and_reruns_nothing(make_project, mirror: Path):
+def test_snakemake_builds_and_renders_every_benchmark_and_reruns_nothing(make_project, mirror: Path):
     project = make_project()
     env = tool_env(mirror)
-    run(["snakemake", "--cores", "2", *BUILT], project, env)
+    run(["snakemake", "--cores", "2", *BUILT, *RENDERED], project, env)
     for name in NAMES:
         stats = json.loads((project / "data" / "processed" / name / "build_stats.json").read_text(encoding="utf-8"))
         assert stats["benchmark"] == name and stats["tasks"], name
         assert all((project / "data" / "processed" / name / f"{task}.parquet").is_file() for task in stats["tasks"])
-    again = run(["snakemake", "--cores", "2", *BUILT], project, env)
+        rendered = json.loads((project / "results" / "prompts" / name / "render_stats.json").read_text(encoding="utf-8"))
+        assert rendered["benchmark"] == name and rendered["prompts_total"] > 0, name
+        for setting, info in rendered["settings"].items():
+            assert (project / "results" / "prompts" / name / f"{setting}.parquet").is_file() == bool(info["file"])
+    again = run(["snakemake", "--cores", "2", *BUILT, *RENDERED], project, env)
     assert "Nothing to be done" in again.stdout + again.stderr
 
 
@@ -39,7 +44,7 @@ def test_dvc_repro_is_incremental_per_benchmark(make_project, mirror: Path):
     env = tool_env(mirror)
     first = run(["dvc", "repro"], project, env)
     assert sorted(ran_stages(first.stdout)) == sorted(
-        [f"acquire@{n}" for n in NAMES] + [f"build@{n}" for n in NAMES]
+        [f"{stage}@{n}" for stage in ("acquire", "build", "render") for n in NAMES]
     )
     second = run(["dvc", "repro"], project, env)
     assert ran_stages(second.stdout) == []
@@ -50,7 +55,17 @@ def test_dvc_repro_is_incremental_per_benchmark(make_project, mirror: Path):
     status = json.loads(run(["dvc", "status", "--json"], project, env).stdout)
     assert sorted(status) == ["build@orderprobe"]
     third = run(["dvc", "repro"], project, env)
-    assert ran_stages(third.stdout) == ["build@orderprobe"]
+    assert ran_stages(third.stdout) == ["build@orderprobe", "render@orderprobe"]
     stats = json.loads((project / "data/processed/orderprobe/build_stats.json").read_text(encoding="utf-8"))
     assert stats["details"]["dedupe"] is True
     assert stats["merged"]["duplicate_expression"]["count"] == 110
+
+    # a render option reruns only that benchmark's render
+    params["benchmarks"]["semanticqa"]["render"]["sample"]["items_per_task"] = 3
+    (project / "params.yaml").write_text(yaml.safe_dump(params, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    status = json.loads(run(["dvc", "status", "--json"], project, env).stdout)
+    assert sorted(status) == ["render@semanticqa"]
+    fourth = run(["dvc", "repro"], project, env)
+    assert ran_stages(fourth.stdout) == ["render@semanticqa"]
+    rendered = json.loads((project / "results/prompts/semanticqa/render_stats.json").read_text(encoding="utf-8"))
+    assert rendered["settings"]["0-shot"]["prompts"] == 3 * 12
