@@ -183,6 +183,11 @@ class Scorers:
 
     # -- loading --------------------------------------------------------------
 
+    def backend(self, role: str) -> Any:
+        """The role's loaded backend (loading it now if needed): for diagnostics and tests."""
+        kind = self.info(role).kind
+        return self._backend(role, (kind,), "backend()")
+
     def _backend(self, role: str, kinds: tuple[RoleKind, ...], method: str) -> Any:
         info = self.info(role)
         if info.kind not in kinds:
