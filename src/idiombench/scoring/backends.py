@@ -10,7 +10,7 @@ import numpy as np
 
 from ..errors import ScorerError
 from .config import BertScoreRole, CrossEncoderRole, EmbedderRole, NLIRole
-from .models import ResolvedModel, cached_load, how_to_change, torch_dtype
+from .models import ResolvedModel, cached_load, how_to_change, quiet_transformers, torch_dtype
 
 NLI_LABELS = ("entailment", "neutral", "contradiction")
 
@@ -88,7 +88,8 @@ def load_embedder(role: str, config: EmbedderRole, resolved: ResolvedModel, devi
         kwargs: dict[str, Any] = {}
         if config.dtype != "float32":
             kwargs["model_kwargs"] = {"dtype": torch_dtype(config.dtype)}
-        model = SentenceTransformer(resolved.location, device=device, **kwargs)
+        with quiet_transformers():
+            model = SentenceTransformer(resolved.location, device=device, **kwargs)
         model.max_seq_length = min(model.max_seq_length or config.max_length, config.max_length)
         return model
 
@@ -133,8 +134,9 @@ def _load_pair_classifier(role: str, config: CrossEncoderRole | NLIRole, resolve
     def load() -> tuple[Any, Any]:
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-        tokenizer = AutoTokenizer.from_pretrained(resolved.location)
-        model = AutoModelForSequenceClassification.from_pretrained(resolved.location, dtype=torch_dtype(config.dtype))
+        with quiet_transformers():
+            tokenizer = AutoTokenizer.from_pretrained(resolved.location)
+            model = AutoModelForSequenceClassification.from_pretrained(resolved.location, dtype=torch_dtype(config.dtype))
         return tokenizer, model.to(device).eval()
 
     key = ("sequence-classification", resolved.location, device, config.dtype)
@@ -209,10 +211,11 @@ def load_bertscore(role: str, config: BertScoreRole, resolved: ResolvedModel, de
     def load() -> Any:
         from bert_score import BERTScorer
 
-        scorer = BERTScorer(
-            model_type=resolved.location, num_layers=config.num_layers, batch_size=config.batch_size,
-            device=device, use_fast_tokenizer=True,
-        )
+        with quiet_transformers():
+            scorer = BERTScorer(
+                model_type=resolved.location, num_layers=config.num_layers, batch_size=config.batch_size,
+                device=device, use_fast_tokenizer=True,
+            )
         # bert-score truncates every text to the tokenizer's model_max_length.
         tokenizer = scorer._tokenizer
         tokenizer.model_max_length = min(int(tokenizer.model_max_length), config.max_length)

