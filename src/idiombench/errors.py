@@ -44,6 +44,7 @@ class ScorerError(IdiombenchError):
     The message names the role and the model and says how to change the profile."""
 
     def __init__(self, role: str, model: str | None, problem: str):
-        super().__init__(f"scoring role '{role}' (model {model!r}): {problem}")
+        shown = "null" if model is None else repr(model)
+        super().__init__(f"scoring role '{role}' (model {shown}): {problem}")
         self.role = role
         self.model = model

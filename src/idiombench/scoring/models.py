@@ -18,7 +18,6 @@ ScorerError naming the role, the model and how to change the profile.
 
 from __future__ import annotations
 
-import os
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import metadata

