@@ -9,11 +9,13 @@
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
+include: "workflow/rules/render.smk"
 include: "workflow/rules/generate.smk"
 
 
-# generate (generated_targets()) joins `all` once `render` produces results/prompts/<benchmark>.
 rule all:
     default_target: True
     input:
         built_targets(),
+        rendered_targets(),
+        generated_targets(),

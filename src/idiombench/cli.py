@@ -121,6 +121,26 @@ def build(
 
 @app.command()
 @user_errors
+def render(
+    benchmark: BenchmarkArg,
+    params: ParamsOption = DEFAULT_PARAMS,
+    items: Annotated[Path | None, typer.Option(help="Built items (default data/processed/<benchmark>).")] = None,
+    raw: Annotated[Path | None, typer.Option(help="Acquired files (default data/raw/<benchmark>; SemanticQA's "
+                                             "templates).")] = None,
+    out: Annotated[Path | None, typer.Option(help="Destination (default results/prompts/<benchmark>).")] = None,
+) -> None:
+    """Render every configured prompt setting into results/prompts/<benchmark>/<setting>.parquet + render_stats.json."""
+    from .render import run_render
+
+    _check_benchmark(benchmark)
+    loaded = load_params(params)
+    result = run_render(benchmark, loaded.benchmark(benchmark), processed_dir=items, raw_dir=raw, out_dir=out)
+    for line in result.summary_lines():
+        console.print(line, soft_wrap=True)
+
+
+@app.command()
+@user_errors
 def generate(
     model: Annotated[str, typer.Option("--model", "-m", help="A model named in params `models:`.")],
     params: ParamsOption = DEFAULT_PARAMS,

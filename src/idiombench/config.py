@@ -19,6 +19,7 @@ from .benchmarks.semanticqa.config import SemanticQAConfig
 from .errors import ConfigError
 from .generation.config import ModelConfig
 from .schema import StrictModel
+from .scoring.config import ScoringConfig
 
 DEFAULT_PARAMS = Path("params.yaml")
 
@@ -52,6 +53,7 @@ class Params(StrictModel):
     data: DataConfig = DataConfig()
     benchmarks: BenchmarksConfig
     models: dict[str, ModelConfig] = Field(default_factory=dict)
+    scoring: ScoringConfig = Field(description="Neural scorer roles: which model each metric term runs with.")
 
     def benchmark(self, name: str) -> Any:
         return self.benchmarks.get(name)

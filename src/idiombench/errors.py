@@ -37,3 +37,14 @@ class ChecksumError(IdiombenchError):
 
 class AcquireError(IdiombenchError):
     """A declared file could not be obtained from any source."""
+
+
+class ScorerError(IdiombenchError):
+    """A scoring role cannot run: not computed in this profile, or its model cannot be loaded.
+    The message names the role and the model and says how to change the profile."""
+
+    def __init__(self, role: str, model: str | None, problem: str):
+        shown = "null" if model is None else repr(model)
+        super().__init__(f"scoring role '{role}' (model {shown}): {problem}")
+        self.role = role
+        self.model = model

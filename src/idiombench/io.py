@@ -46,6 +46,26 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
             tmp.unlink()
 
 
+@contextlib.contextmanager
+def staged_directory(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a fresh staging directory beside `path`; on success it replaces `path` whole.
+
+    Readers see either the previous complete directory or the new complete one, never a
+    mix; on an exception the staging directory is removed and `path` is left untouched."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    os.chmod(staging, 0o777 & ~_umask())  # mkdtemp makes 0700; outputs get the usual permissions
+    try:
+        yield staging
+        if target.exists():
+            shutil.rmtree(target)
+        staging.rename(target)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging)
+
+
 def write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     with atomic_path(path) as tmp:
         tmp.write_bytes(data)
@@ -95,21 +115,3 @@ def stable_hash(obj: Any, length: int = 16) -> str:
     """Hash of a JSON-serialisable object, independent of dict order."""
     blob = json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode("utf-8")
     return hashlib.sha256(blob).hexdigest()[:length]
-
-
-@contextlib.contextmanager
-def staged_directory(path: str | os.PathLike[str]) -> Iterator[Path]:
-    """Yield a fresh staging directory beside `path`; on success it replaces `path` whole,
-    so readers see either the old complete directory or the new complete one."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    os.chmod(staging, 0o777 & ~_umask())
-    try:
-        yield staging
-        if target.exists():
-            shutil.rmtree(target)
-        staging.rename(target)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging)

@@ -3,6 +3,7 @@ import json
 
 from idiombench.benchmarks import MODULES, NAMES as BENCHMARK_NAMES
 from idiombench.config import load_params
+from idiombench.render import template_dependency
 
 PARAMS_FILE = config.get("params", "params.yaml")
 P = load_params(PARAMS_FILE)
@@ -27,3 +28,7 @@ def section(*keys):
 
 def built_targets():
     return [f"data/processed/{b}" for b in BENCHMARK_NAMES]
+
+
+def rendered_targets():
+    return [f"results/prompts/{b}" for b in BENCHMARK_NAMES]

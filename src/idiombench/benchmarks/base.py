@@ -71,13 +71,17 @@ class BuildResult:
 
 
 class Benchmark(Protocol):
-    """One benchmark: its declared files and its build. Later stages add render/score hooks."""
+    """One benchmark: its declared files, its build and its render (idiombench.render).
+    Later stages add score hooks."""
 
     name: str
+    render_templates: str  # where render reads its templates: a dependency of the render rule / stage
 
     def file_specs(self, config: Any) -> list[FileSpec]: ...
 
     def build(self, raw_dir: Path, config: Any) -> BuildResult: ...
+
+    def render(self, tasks: dict[str, list[Item]], config: Any, raw_dir: Path) -> Any: ...
 
 
 def write_build(result: BuildResult, out_dir: Path) -> dict[str, Any]:

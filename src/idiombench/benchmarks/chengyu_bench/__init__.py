@@ -10,15 +10,24 @@ clearly labelled sample tasks and says so in a "NOT AVAILABLE" note.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...data.manifest import FileSpec, load_file_specs
+from ...items import Item
 from ..base import BuildResult
 from . import build as _build
 from .config import ChengyuBenchConfig
+from . import render as _render
+from .answers import format_reference_answer  # noqa: F401  (hook for the reference backends)
+
+if TYPE_CHECKING:
+    from ...render import RenderOutput
 
 
 class ChengyuBench:
     name = "chengyu-bench"
+    # where render reads its templates (a dependency of the render rule / DVC stage)
+    render_templates = "src/idiombench/benchmarks/chengyu_bench/prompts"
 
     def file_specs(self, config: ChengyuBenchConfig) -> list[FileSpec]:
         return load_file_specs(__name__)
@@ -37,6 +46,10 @@ class ChengyuBench:
             "checksummed here: its files and hashes are not declared); the build records each file's sha256 "
             "in build_stats.json."
         ]
+
+    def render(self, tasks: dict[str, list[Item]], config: ChengyuBenchConfig, raw_dir: Path) -> RenderOutput:
+        """Prompts for every configured setting (see render.py)."""
+        return _render.render(tasks, config, raw_dir)
 
 
 BENCHMARK = ChengyuBench()

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from ...generation.config import GenerateConfig
 from ...schema import StrictModel
+from ...schema import no_repeats
 
 FileFormat = Literal["json", "jsonl", "csv"]
 ChidSplit = Literal["test_public", "train_few_all", "dev_few_all"]
@@ -128,7 +129,38 @@ class ChengyuBenchBuild(StrictModel):
     )
 
 
+RenderSetting = Literal["connotation", "appropriateness", "open_cloze", "chid_open_cloze", "chid_candidates"]
+RENDER_SETTINGS: list[RenderSetting] = [
+    "connotation", "appropriateness", "open_cloze", "chid_open_cloze", "chid_candidates",
+]
+
+
+class ChengyuBenchSample(StrictModel):
+    """Which items are rendered: a seeded draw per task (the same ChID passages in both ChID settings)."""
+
+    seed: int = Field(0, description="Seed of the draw (sha256-derived per task).")
+    items_per_task: int | None = Field(None, ge=1, description="Items per task; null: all.")
+
+
+class ChengyuBenchRender(StrictModel):
+    """`idiombench render chengyu-bench`: the paper's appendix A prompts and a ChID prompt.
+
+    connotation / appropriateness: the release task when built, else the project's sample task
+    (connotation_sample, appropriateness_sample). open_cloze: the release task only (none without
+    the release; said so in render_stats.json). chid_open_cloze: ChID passages as an open-cloze set
+    (candidates hidden, the paper's Open Cloze prompt). chid_candidates: ChID with its 7 candidates."""
+
+    settings: list[RenderSetting] = Field(default_factory=lambda: list(RENDER_SETTINGS))
+    sample: ChengyuBenchSample | None = Field(None, description="null: every item.")
+
+    @field_validator("settings")
+    @classmethod
+    def _unique_settings(cls, settings: list[str]) -> list[str]:
+        return no_repeats(settings)
+
+
 class ChengyuBenchConfig(StrictModel):
     enabled: bool = True
+    render: ChengyuBenchRender = ChengyuBenchRender()
     build: ChengyuBenchBuild = ChengyuBenchBuild()
     generate: GenerateConfig = GenerateConfig()

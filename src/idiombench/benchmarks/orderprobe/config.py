@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from ...generation.config import GenerateConfig, SamplingConfig
 from ...schema import StrictModel
+from ...schema import no_repeats
 
 Language = Literal["zh-CN", "zh-TW", "ja", "ko"]
 ALL_LANGUAGES: list[Language] = ["zh-CN", "zh-TW", "ja", "ko"]
@@ -26,7 +27,42 @@ class OrderProbeBuild(StrictModel):
     )
 
 
+RenderSetting = Literal["zero_shot", "cot", "three_shot"]
+RENDER_SETTINGS: list[RenderSetting] = ["zero_shot", "cot", "three_shot"]
+
+
+class OrderProbeSample(StrictModel):
+    """Which items are rendered: whole expressions (all 24 inputs each), drawn per language."""
+
+    seed: int = Field(0, description="Seed of the draw (sha256-derived per language; independent of Python's hash).")
+    expressions_per_language: int | None = Field(
+        None, ge=1, description="Expressions drawn per language, each with all its inputs (23 permutations + "
+        "the canonical form). null: every expression.",
+    )
+
+
+class OrderProbeRender(StrictModel):
+    """`idiombench render orderprobe`: the paper's prompt settings (appendix C, tables 8-10)."""
+
+    settings: list[RenderSetting] = Field(
+        default_factory=lambda: list(RENDER_SETTINGS),
+        description="zero_shot (table 8), cot (table 10), three_shot (table 9); one prompts file each.",
+    )
+    join_system_messages: bool = Field(
+        False,
+        description="three_shot has two system messages (table 9); true joins them with a newline into one, for "
+        "chat templates that accept a single system message. Default keeps the table's two messages.",
+    )
+    sample: OrderProbeSample | None = Field(None, description="null: every item.")
+
+    @field_validator("settings")
+    @classmethod
+    def _unique_settings(cls, settings: list[str]) -> list[str]:
+        return no_repeats(settings)
+
+
 class OrderProbeConfig(StrictModel):
     enabled: bool = True
+    render: OrderProbeRender = OrderProbeRender()
     build: OrderProbeBuild = OrderProbeBuild()
     generate: GenerateConfig = GenerateConfig(extra={"consistency": SamplingConfig(n=5, temperature=0.7)})

@@ -9,6 +9,7 @@ from pydantic import Field, field_validator
 
 from ...generation.config import GenerateConfig
 from ...schema import StrictModel
+from ...schema import no_repeats
 
 MainTask = Literal[
     "idiom_detection",
@@ -95,7 +96,47 @@ class SemanticQABuild(StrictModel):
         return [*self.tasks, *(EXTENSION_TASKS if self.extensions else ())]
 
 
+class SemanticQASample(StrictModel):
+    """Which items are rendered: a seeded draw per task (the same items in every k-shot setting).
+    Exemplars are always drawn from the task's FULL pool, whatever the sample."""
+
+    seed: int = Field(0, description="Seed of the item draw (sha256-derived per task).")
+    items_per_task: int | None = Field(None, ge=1, description="Items per task; null: all.")
+
+
+class SemanticQARender(StrictModel):
+    """`idiombench render semanticqa`: the released templates (data/raw/semanticqa/prompts), k-shot."""
+
+    settings: list[str] = Field(
+        default_factory=lambda: ["0-shot", "3-shot", "5-shot"],
+        description="`<k>-shot`: k = 0 uses the task's *_zeroshot.txt template, k > 0 its *_fewshot.txt template "
+        "with k exemplars in {{example}}.",
+    )
+    exemplar_seed: int = Field(
+        0, description="Seed of the exemplar draw: one seeded order of the pool per item, so the 3 exemplars of "
+        "3-shot are the first 3 of 5-shot.",
+    )
+    lce_exemplars: Literal["pool", "taxonomy"] = Field(
+        "pool",
+        description="collocation_extraction (LCE) exemplars. pool: k other LCE items drawn like every task's "
+        "(their collocations, each followed by ' ; ', the authors' LCE example format). taxonomy: the authors' "
+        "code (semantic_qa/data_utils.py construct_prompt): the first k example collocations of the item's own "
+        "relation from the label taxonomy (item field label_examples); exemplar_ids then name those "
+        "taxonomy entries.",
+    )
+    sample: SemanticQASample | None = Field(None, description="null: every item.")
+
+    @field_validator("settings")
+    @classmethod
+    def _shot_settings(cls, settings: list[str]) -> list[str]:
+        bad = [s for s in settings if not SHOT_KEY.fullmatch(s)]
+        if bad:
+            raise ValueError(f"settings must look like 0-shot, 3-shot: got {', '.join(map(repr, bad))}")
+        return no_repeats(settings)
+
+
 class SemanticQAConfig(StrictModel):
     enabled: bool = True
+    render: SemanticQARender = SemanticQARender()
     build: SemanticQABuild = SemanticQABuild()
     generate: GenerateConfig = GenerateConfig()

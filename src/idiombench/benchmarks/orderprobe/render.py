@@ -1,0 +1,72 @@
+"""OrderProbe prompts: every item of task `restore` in each configured setting, in the
+expression's own language (templates prompts/{zero_shot,cot,three_shot}.yaml, paper
+appendix C tables 8-10). {idiom} is the item's input (the scrambled or canonical form).
+
+The sample draws whole expressions per language (meta.expression_id) and keeps all
+their inputs, so per-expression metrics (S_Cons, S_Rob) stay computable on a sample.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+from ...errors import DataError
+from ...items import Item
+from ...prompts import Prompt
+from ...render import RenderOutput, seeded_subset
+from ...templating import ChatTemplate, load_package_templates
+from .config import OrderProbeConfig
+
+BENCHMARK = "orderprobe"
+TASK = "restore"
+PACKAGE = __package__ or "idiombench.benchmarks.orderprobe"
+
+
+def sample_items(items: list[Item], config: OrderProbeConfig, output: RenderOutput) -> list[Item]:
+    sample = config.render.sample
+    per_language: dict[str, set[str]] = defaultdict(set)
+    for item in items:
+        per_language[item.language].add(item.meta["expression_id"])
+    n = sample.expressions_per_language if sample is not None else None
+    if n is None:
+        output.sample[TASK] = {"selection": "all", "items": len(items)}
+        return items
+    chosen: dict[str, list[str]] = {
+        language: seeded_subset(expressions, n, sample.seed, BENCHMARK, TASK, language)  # type: ignore[union-attr]
+        for language, expressions in sorted(per_language.items())
+    }
+    keep = {e for expressions in chosen.values() for e in expressions}
+    selected = [item for item in items if item.meta["expression_id"] in keep]
+    output.sample[TASK] = {
+        "selection": f"{n} expression(s) per language, all their inputs (seed {sample.seed})",  # type: ignore[union-attr]
+        "expressions": chosen,
+        "expressions_available": {language: len(e) for language, e in sorted(per_language.items())},
+        "items": len(selected),
+        "items_available": len(items),
+    }
+    return selected
+
+
+def render(tasks: dict[str, list[Item]], config: OrderProbeConfig, raw_dir: Path) -> RenderOutput:
+    output = RenderOutput()
+    if TASK not in tasks:
+        raise DataError(f"data/processed/{BENCHMARK}", f"task {TASK!r} was not built", expected="restore.parquet")
+    items = sample_items(tasks[TASK], config, output)
+    for setting in config.render.settings:
+        templates = load_package_templates(PACKAGE, setting)
+        by_language: dict[str, ChatTemplate] = {}
+        for item in items:
+            template = by_language.get(item.language)
+            if template is None:
+                template = templates.get(item.language)
+                if config.render.join_system_messages:
+                    template = template.with_joined_system()
+                by_language[item.language] = template
+                output.use_template(template, f"{templates.path}: {templates.source}")
+            output.add(Prompt(
+                benchmark=BENCHMARK, task=TASK, setting=setting, item_id=item.item_id, language=item.language,
+                messages=template.render({"idiom": item.fields["idiom"]}),
+                template_id=template.template_id, template_hash=template.template_hash,
+            ))
+    return output

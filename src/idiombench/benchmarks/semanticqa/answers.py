@@ -1,0 +1,17 @@
+"""How a reference system (oracle, random, majority, echo) writes a SemanticQA answer: the
+released prompts end with `Output:` and ask for the answer only, so a model following them
+writes the bare answer: the option letter (IED, NCC; an option's text becomes its letter),
+the label (LCC), the phrase (extraction) or the paraphrase (interpretation).
+echo: the answer (the item's input) as it is.
+"""
+
+from __future__ import annotations
+
+from ...generation.types import ItemContext
+from ...parsing import LETTERS
+
+
+def format_reference_answer(item: ItemContext, answer: str, kind: str) -> str:
+    if kind != "echo" and item.choices and answer not in LETTERS and answer in item.choices:
+        return LETTERS[item.choices.index(answer)]
+    return answer

