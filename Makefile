@@ -32,7 +32,7 @@ $(STAMP): pyproject.toml Makefile
 setup: $(STAMP)
 
 run: $(STAMP)
-	PATH="$(BIN):$$PATH" $(BIN)/snakemake --cores $(CORES) --resources gpu=0 $(TARGET)
+	PATH="$(BIN):$$PATH" $(BIN)/snakemake $(TARGET) --cores $(CORES) --resources gpu=0
 
 test: $(STAMP)
 	PATH="$(BIN):$$PATH" $(BIN)/python -m pytest

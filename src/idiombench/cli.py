@@ -162,7 +162,10 @@ def generate(
             console.print(f"generate {model}: claimed GPU(s) {', '.join(devices)} (CUDA_VISIBLE_DEVICES)")
         from .generation.stage import run_generate  # imports backends (and CUDA) only now
 
-        run_generate(loaded, model, out_dir=out, echo=lambda line: console.print(line, markup=False, soft_wrap=True))
+        run_generate(
+            loaded, model, out_dir=out, devices=devices,
+            echo=lambda line: console.print(line, markup=False, soft_wrap=True),
+        )
 
 
 ModelOption = Annotated[str, typer.Option("--model", "-m", help="A model name from params `models:`.")]

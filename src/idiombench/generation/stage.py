@@ -198,6 +198,7 @@ def run_generate(
     logs_dir: Path | None = None,
     echo: Callable[[str], None] = print,
     backend: Backend | None = None,
+    devices: Sequence[str] = (),
 ) -> GenerateResult:
     if model_name not in params.models:
         known = ", ".join(sorted(params.models)) or "none"
@@ -325,6 +326,7 @@ def run_generate(
 
     elapsed = time.perf_counter() - started
     summary = summarise(model_name, counts, skipped, cache_dir, out_dir, elapsed, lines, len(cache.problems))
+    summary["gpus"] = list(devices)  # the device ids this job claimed (CUDA_VISIBLE_DEVICES)
     replay_summary = getattr(backend, "summary", None)
     if replay_summary is not None:
         summary["backend_summary"] = replay_summary()
