@@ -59,9 +59,15 @@ def orderprobe_prompts(items: list[Item], settings: dict[str, str] = SETTINGS) -
     return out
 
 
+ROOT = Path(__file__).resolve().parents[1]
+
+
 def params_dict(models: dict[str, Any], *, consistency_n: int = 2, max_new_tokens: int = 8, seed: int = 0) -> dict:
     off = {"enabled": False}
+    # sections generate does not read are taken from the project's params.yaml
+    default = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
     return {
+        **{key: value for key, value in default.items() if key not in ("profile", "seed", "benchmarks", "models")},
         "profile": "test",
         "seed": seed,
         "benchmarks": {

@@ -13,7 +13,11 @@ from idiombench.generation.config import ReferenceModel
 from idiombench.generation.types import ItemContext, Message, Request, Sampling
 
 
-def ctx(item_id: str, answer, *, benchmark="g-idiomalign", task="mcq", setting="zero_shot", choices=(), references=(),
+# A benchmark without a package: no answer-format hook, no declared classification tasks.
+PLAIN = "plainbench"
+
+
+def ctx(item_id: str, answer, *, benchmark=PLAIN, task="mcq", setting="zero_shot", choices=(), references=(),
         input_text="源成语"):
     return ItemContext(benchmark, task, setting, item_id, input_text, answer, tuple(references), tuple(choices))
 
@@ -26,9 +30,9 @@ def req(item: ItemContext, sample_index: int = 0) -> Request:
 
 
 LETTER_ITEMS = [ctx(f"q{i}", "BBACB"[i % 5], choices=("w", "x", "y", "z")) for i in range(10)]
-TEXT_ITEMS = [ctx(f"c{i}", f"opt{i % 3}", benchmark="chengyu-bench", task="chid",
+TEXT_ITEMS = [ctx(f"c{i}", f"opt{i % 3}", task="chid",
                   choices=(f"opt{(i + 1) % 3}", f"opt{i % 3}", f"opt{(i + 2) % 3}")) for i in range(9)]
-LABEL_ITEMS = [ctx(f"l{i}", ["褒义", "贬义", "贬义", "中性"][i % 4], benchmark="chengyu-bench", task="evaluative")
+LABEL_ITEMS = [ctx(f"l{i}", ["褒义", "贬义", "贬义", "中性"][i % 4], task="evaluative")
                for i in range(12)]
 
 
@@ -77,10 +81,23 @@ def test_random_is_seeded_per_request_and_covers_the_labels():
 def test_random_reports_and_skips_tasks_that_are_not_classification():
     free = [ctx(f"f{i}", f"answer {i}", task="translate", references=(f"answer {i}",)) for i in range(5)]
     b = backend("random", free + LETTER_ITEMS)
-    assert b.unsupported("g-idiomalign", "mcq", "zero_shot", "main") is None
-    reason = b.unsupported("g-idiomalign", "translate", "zero_shot", "main")
+    assert b.unsupported(PLAIN, "mcq", "zero_shot", "main") is None
+    reason = b.unsupported(PLAIN, "translate", "zero_shot", "main")
     assert reason == "random: not a classification task: items have reference texts"
-    assert any("g-idiomalign/translate: skipped" in line for line in b.report())
+    assert any(f"{PLAIN}/translate: skipped" in line for line in b.report())
+
+
+def test_declared_classification_tasks_decide():
+    """The benchmark's CLASSIFICATION_TASKS overrides the heuristics, both ways."""
+    labels = [ctx(f"s{i}", ["AntiBon", "Oper1"][i], benchmark="semanticqa", task="collocation_categorization")
+              for i in range(2)]
+    assert "free-form" in label_space(labels)  # two labels in two items look free-form ...
+    b = backend("majority", labels)  # ... but SemanticQA declares the task classification
+    assert b.unsupported("semanticqa", "collocation_categorization", "0-shot", "main") is None
+    assert b.generate([req(labels[0])])[0].text == "AntiBon"
+    extraction = [ctx(f"e{i}", "x", benchmark="semanticqa", task="idiom_extraction") for i in range(6)]
+    assert "declared by the benchmark" in backend("random", extraction).unsupported(
+        "semanticqa", "idiom_extraction", "0-shot", "main")
 
 
 def test_oracle_and_echo_without_a_benchmark_hook_return_the_plain_answer():
