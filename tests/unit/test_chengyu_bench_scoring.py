@@ -1,0 +1,322 @@
+"""Chengyu-Bench metrics by hand on tiny hand-written items and outputs: score rows,
+aggregate bodies, prediction_metrics, the idiom dictionary loader."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from idiombench.benchmarks.chengyu_bench import BENCHMARK
+from idiombench.benchmarks.chengyu_bench.config import ChengyuBenchConfig, ChengyuBenchScore, ValidIdiomConfig
+from idiombench.benchmarks.chengyu_bench.idioms import load_idiom_list, read_words
+from idiombench.benchmarks.chengyu_bench.metrics import normalise_idiom, score_choice, score_label, score_ranked
+from idiombench.benchmarks.chengyu_bench.render import values_for
+from idiombench.benchmarks.chengyu_bench.score import PromptCheck
+from idiombench.errors import DataError, IdiombenchError
+from idiombench.evaluation import AggregateContext, ScoreContext
+from idiombench.io import write_parquet
+from idiombench.items import Item
+from idiombench.parsing import ParseResult
+from idiombench.prompts import hash_messages
+
+CANDIDATES = ("严阵以待", "改朝换代", "不共戴天", "天南海北", "物归原主", "波谲云诡", "高视阔步")
+IDIOMS = load_idiom_list()
+
+
+def parsed(value: Any, ok: bool = True) -> ParseResult:
+    return ParseResult(value, ok, "raw")
+
+
+# --------------------------------------------------------------------------- metric functions
+
+
+def test_normalise_idiom():
+    assert normalise_idiom(" 好景 不长 ") == "好景不长"
+    assert normalise_idiom("好景\u3000不长") == "好景不长"  # ideographic space
+    assert normalise_idiom("##好景不长##。") == "好景不长"
+    assert normalise_idiom("「好景不长」") == "好景不长"
+    assert normalise_idiom("ＡＢ") == "AB"  # NFKC: full-width letters
+    assert normalise_idiom("好景不長") != "好景不长"  # no traditional/simplified conversion
+
+
+def test_score_ranked_fewer_than_five_duplicates_and_invalid():
+    is_idiom = IDIOMS.__contains__
+    # two predictions, gold second: Acc@1 no, Acc@3 and Acc@5 yes (scored on what is there)
+    two = score_ranked(parsed(("乐极生悲", "好景不长")), ["好景不长"], is_idiom, True)
+    assert (two.rank, two.hit(1), two.hit(3), two.hit(5)) == (2, False, True, True)
+    assert (two.n_predicted, two.n_valid, two.invalid) == (2, 2, ())
+    # a repeated idiom keeps its slot: gold written fourth is rank 4, not 2
+    repeated = score_ranked(parsed(("乐极生悲", "乐极生悲", "乐极生悲", "好景不长", "天长地久")), ["好景不长"], is_idiom, True)
+    assert (repeated.rank, repeated.hit(3), repeated.hit(5)) == (4, False, True)
+    assert (repeated.n_predicted, repeated.n_valid) == (3, 3)  # distinct idioms
+    # invalid idioms: a five-character phrase and a non-idiom
+    invalid = score_ranked(parsed(("好景不常在", "快乐时光", "好景不长")), ["好景不长"], is_idiom, True)
+    assert (invalid.rank, invalid.n_predicted, invalid.n_valid, invalid.invalid) == (3, 3, 1, ("好景不常在", "快乐时光"))
+    # more than five: only the first five count
+    six = score_ranked(parsed(("乐极生悲", "天长地久", "一鸣惊人", "一举成名", "画蛇添足", "好景不长")), ["好景不长"],
+                       is_idiom, True)
+    assert (six.rank, six.hit(5), six.listed, len(six.predictions)) == (None, False, 6, 5)
+    # any acceptable idiom counts; comparison after normalisation
+    other = score_ranked(parsed(("一举成名 ",)), ["一鸣惊人", "一举成名"], is_idiom, True)
+    assert other.rank == 1
+    # nothing read: a parse failure, no predicted idioms
+    failed = score_ranked(parsed(None, False), ["好景不长"], is_idiom, True)
+    assert (failed.parse_failed, failed.rank, failed.n_predicted) == (True, None, 0)
+
+
+def test_unformatted_answers_count_only_when_accepted():
+    lenient = score_label(parsed("negative", ok=False), "negative", accept_unformatted=True)
+    strict = score_label(parsed("negative", ok=False), "negative", accept_unformatted=False)
+    assert (lenient.correct, lenient.unformatted, lenient.parse_failed) == (True, True, False)
+    assert (strict.correct, strict.prediction, strict.unformatted, strict.parse_failed) == (False, None, True, False)
+    unclosed = score_ranked(parsed(("好景不长",), ok=False), ["好景不长"], IDIOMS.__contains__, False)
+    assert (unclosed.rank, unclosed.n_predicted, unclosed.unformatted) == (None, 0, True)
+
+
+def test_score_choice():
+    assert score_choice(parsed(("改朝换代",)), "改朝换代", True).correct
+    assert not score_choice(parsed(("严阵以待",)), "改朝换代", True).correct
+    hedge = score_choice(parsed(("改朝换代", "严阵以待"), ok=False), "改朝换代", True)
+    assert (hedge.correct, hedge.prediction, hedge.ambiguous) == (False, None, True)
+    assert score_choice(parsed(("改朝换代 ", "改朝换代"), ok=False), "改朝换代", True).correct  # one idiom after normalising
+
+
+# --------------------------------------------------------------------------- score + aggregate on tiny items
+
+
+def item(task: str, item_id: str, answer: str, **kw: Any) -> Item:
+    return Item(item_id=item_id, benchmark="chengyu-bench", task=task, language="zh-CN",
+                input=kw.pop("input", answer), answer=answer, **kw)
+
+
+ITEMS: dict[str, dict[str, Item]] = {
+    "connotation_sample": {i.item_id: i for i in [
+        item("connotation_sample", "c1", "positive", input="雪中送炭", fields={"idiom": "雪中送炭"}),
+        item("connotation_sample", "c2", "negative", input="助纣为虐", fields={"idiom": "助纣为虐"}),
+        item("connotation_sample", "c3", "negative", input="画蛇添足", fields={"idiom": "画蛇添足"}),
+        item("connotation_sample", "c4", "positive", input="见义勇为", fields={"idiom": "见义勇为"}),
+    ]},
+    "chid": {i.item_id: i for i in [
+        item("chid", f"{n:05d}", "改朝换代", choices=CANDIDATES, references=("改朝换代",),
+             input=f"passage {n} #idiom#", fields={"paragraph": f"passage {n} #idiom#"})
+        for n in range(8)
+    ]},
+    "open_cloze": {i.item_id: i for i in [
+        *(item("open_cloze", f"o{n}", "好景不长", references=("好景不长",), input=f"段落{n}##idiom##",
+               fields={"paragraph": f"段落{n}##idiom##"}) for n in range(1, 7)),
+        item("open_cloze", "o7", "一鸣惊人", references=("一鸣惊人", "一举成名"), input="段落7##idiom##",
+             fields={"paragraph": "段落7##idiom##"}),
+    ]},
+}
+OUTPUTS = {
+    "connotation": [
+        ("connotation_sample", "c1", "<positive>"),  # correct
+        ("connotation_sample", "c2", "<think>maybe <positive>?</think>\n<negative>"),  # think block stripped: correct
+        ("connotation_sample", "c3", "褒义"),  # unformatted, wrong
+        ("connotation_sample", "c4", "I cannot tell."),  # unparseable
+    ],
+    "chid_candidates": [
+        ("chid", "00000", "<answer><改朝换代></answer>"),  # correct
+        ("chid", "00001", "<answer><严阵以待></answer>"),  # wrong
+        ("chid", "00002", "<answer><一鸣惊人></answer>"),  # not a candidate
+        ("chid", "00003", "<answer><改朝换代, 严阵以待></answer>"),  # hedge: no answer
+        ("chid", "00004", "我认为是改朝换代。"),  # candidate named without the block: unformatted, correct
+        ("chid", "00005", "<answer><2></answer>"),  # candidate number 2 = 改朝换代: unformatted, correct
+        ("chid", "00006", "<think><answer><改朝换代></answer>"),  # unclosed think: nothing written
+        ("chid", "00007", ""),  # failed generation
+    ],
+    "open_cloze": [
+        ("open_cloze", "o1", "<answer><乐极生悲, 好景不长></answer>"),  # rank 2, 2 valid of 2
+        ("open_cloze", "o2", "<answer><乐极生悲, 乐极生悲, 乐极生悲, 好景不长, 天长地久></answer>"),  # rank 4, 3 of 3
+        ("open_cloze", "o3", "<answer><好景不常在, 快乐时光, 好景不长></answer>"),  # rank 3, 1 valid of 3
+        ("open_cloze", "o4", "I don't know"),  # unparseable
+        ("open_cloze", "o5", "<think><answer><好景不长></answer></think>\n<answer><天长地久, 好景 不长></answer>"),  # rank 2, 2/2
+        ("open_cloze", "o6", "<answer><乐极生悲, 天长地久, 一鸣惊人, 一举成名, 画蛇添足, 好景不长></answer>"),  # none, 5/5
+        ("open_cloze", "o7", "<answer><一举成名></answer>"),  # an acceptable alternative at rank 1, 1/1
+    ],
+}
+
+
+def generations(check: PromptCheck, wrong_hash: tuple[str, str] | None = None,
+                outputs_by_setting: dict[str, list[tuple[str, str, str]]] = OUTPUTS,
+                items: dict[str, dict[str, Item]] = ITEMS) -> dict[str, pd.DataFrame]:
+    out = {}
+    for setting, outputs in outputs_by_setting.items():
+        rows = []
+        for task, item_id, text in outputs:
+            it = items[task][item_id]
+            prompt_hash = hash_messages(check.template(setting).render(values_for(setting, it)))
+            if wrong_hash == (setting, item_id):
+                prompt_hash = "0" * 16  # generated from another template
+            failed = text == ""
+            rows.append({
+                "prompt_id": f"chengyu-bench/{task}/{setting}/{item_id}", "benchmark": "chengyu-bench", "task": task,
+                "setting": setting, "item_id": item_id, "prompt_hash": prompt_hash, "pass": "main", "sample_index": 0,
+                "text": text, "prompt_tokens": None, "completion_tokens": None,
+                "finish_reason": "error" if failed else "stop", "error": "boom" if failed else None,
+                "request_key": f"k-{item_id}",
+            })
+        out[setting] = pd.DataFrame(rows)
+    return out
+
+
+def config(accept_unformatted: bool = True) -> ChengyuBenchConfig:
+    return ChengyuBenchConfig(score=ChengyuBenchScore(accept_unformatted=accept_unformatted,
+                                                      valid_idiom=ValidIdiomConfig(four_character_only=True)))
+
+
+def score_and_aggregate(default_params, accept_unformatted: bool = True, wrong_hash=None,
+                        outputs: dict[str, list[tuple[str, str, str]]] = OUTPUTS, items: dict[str, dict[str, Item]] = ITEMS):
+    cfg = config(accept_unformatted)
+    ctx = ScoreContext(params=default_params, model="m", benchmark="chengyu-bench", config=cfg,
+                       generations=generations(PromptCheck(), wrong_hash, outputs, items), items=items)
+    tables = BENCHMARK.score(ctx)
+    body = BENCHMARK.aggregate(AggregateContext(params=default_params, model="m", benchmark="chengyu-bench",
+                                                config=cfg, scores=tables, items=items,
+                                                scoring_meta={"notes": ctx.notes}))
+    return tables, body
+
+
+def test_score_rows_by_hand(default_params):
+    tables, _ = score_and_aggregate(default_params)
+    conn = tables["connotation"].set_index("item_id")
+    assert conn["correct"].tolist() == [True, True, False, False]
+    assert conn.loc["c2", "prediction"] == "negative" and "think_block" in list(conn.loc["c2", "flags"])
+    assert (conn.loc["c3", "unformatted"], conn.loc["c3", "prediction"]) == (True, "positive")
+    assert (conn.loc["c4", "parse_failed"], conn.loc["c4", "answered"]) == (True, False)
+    assert conn["data"].unique().tolist() == ["sample"]
+
+    chid = tables["chid_candidates"].set_index("item_id")
+    assert chid["correct"].tolist() == [True, False, False, False, True, True, False, False]
+    assert chid.loc["00002", "not_a_candidate"] and chid.loc["00003", "ambiguous"]
+    assert chid.loc["00006", "parse_failed"] and "unclosed_think" in list(chid.loc["00006", "flags"])
+    assert chid.loc["00007", "generation_error"] and chid.loc["00007", "parse_failed"]
+
+    cloze = tables["open_cloze"].set_index("item_id")
+    assert [None if pd.isna(r) else int(r) for r in cloze["rank"]] == [2, 4, 3, None, 2, None, 1]
+    assert cloze["hit_at_3"].tolist() == [True, False, True, False, True, False, True]
+    assert list(cloze.loc["o2", "predictions"]) == ["乐极生悲", "乐极生悲", "乐极生悲", "好景不长", "天长地久"]
+    assert list(cloze.loc["o3", "invalid"]) == ["好景不常在", "快乐时光"]
+    assert list(cloze.loc["o5", "predictions"]) == ["天长地久", "好景不长"]
+    assert cloze["n_predicted"].tolist() == [2, 3, 3, 0, 2, 5, 1]
+    assert cloze["n_valid"].tolist() == [2, 3, 1, 0, 2, 5, 1]
+    assert all(tables[s]["prompt_matches_template"].all() for s in tables)
+
+
+def test_aggregate_by_hand(default_params):
+    _, body = score_and_aggregate(default_params, wrong_hash=("connotation", "c1"))
+    conn = body["settings"]["connotation"]
+    assert conn["task"] == "connotation_sample" and conn["data"] == "sample"
+    assert conn["metrics"] == {"accuracy": 50.0, "format_ok": 50.0, "parse_failure_rate": 25.0}
+    assert conn["counts"]["parse_failures"] == 1 and conn["counts"]["unformatted"] == 1
+    assert conn["counts"]["prompts_not_matching_template"] == 1
+    assert body["breakdowns"]["by_gold"]["connotation"]["accuracy"] == {
+        "negative": {"n": 2, "accuracy": 50.0}, "positive": {"n": 2, "accuracy": 50.0}}
+    assert body["breakdowns"]["by_gold"]["connotation"]["predictions"] == {
+        "(no answer)": 1, "negative": 1, "positive": 2}
+
+    chid = body["settings"]["chid_candidates"]
+    assert chid["metrics"]["accuracy"] == 37.5  # 3 of 8
+    # parse failures: the unclosed think and the failed generation; the hedge (00003) was read but answers
+    # nothing; unformatted: the non-candidate, the hedge, the candidate named in text, the candidate number
+    assert {k: chid["counts"][k] for k in ("rows", "correct", "answered", "parse_failures", "ambiguous",
+                                            "not_a_candidate", "generation_errors", "unformatted", "format_ok")} == {
+        "rows": 8, "correct": 3, "answered": 5, "parse_failures": 2, "ambiguous": 1, "not_a_candidate": 1,
+        "generation_errors": 1, "unformatted": 4, "format_ok": 2}
+    assert chid["metrics"]["parse_failure_rate"] == 25.0
+
+    cloze = body["settings"]["open_cloze"]
+    assert cloze["metrics"]["acc_at_1"] == pytest.approx(100 * 1 / 7, abs=1e-4)  # o7
+    assert cloze["metrics"]["acc_at_3"] == pytest.approx(100 * 4 / 7, abs=1e-4)  # o1 o3 o5 o7
+    assert cloze["metrics"]["acc_at_5"] == pytest.approx(100 * 5 / 7, abs=1e-4)  # + o2
+    assert cloze["metrics"]["valid_idiom"] == pytest.approx(100 * 14 / 16, abs=1e-4)
+    assert {k: cloze["counts"][k] for k in ("predicted_idioms", "valid_idioms", "parse_failures", "fewer_than_5",
+                                             "more_than_5", "duplicates")} == {
+        "predicted_idioms": 16, "valid_idioms": 14, "parse_failures": 1, "fewer_than_5": 5, "more_than_5": 1,
+        "duplicates": 1}
+    assert body["breakdowns"]["acc_at_k"]["open_cloze"]["2"] == pytest.approx(100 * 3 / 7, abs=1e-4)
+    prov = body["provenance"]
+    assert prov["idiom_list"]["package"] == "china-idiom-without-tone" and prov["idiom_list"]["size"] == len(IDIOMS.words)
+    assert prov["template_hashes"]["chid_candidates"]["template_id"] == "chengyu-bench/chid_candidates"
+    assert prov["data"]["connotation"]["source"] == "sample" and prov["data"]["chid_candidates"]["official"]
+    assert prov["release"] == "available"  # the tiny items include an open_cloze task
+
+
+def test_strict_scoring_rejects_unformatted_answers(default_params):
+    _, body = score_and_aggregate(default_params, accept_unformatted=False)
+    assert body["settings"]["connotation"]["metrics"]["accuracy"] == 50.0  # 褒义 was wrong anyway
+    assert body["settings"]["chid_candidates"]["metrics"]["accuracy"] == 12.5  # only 00000 in the format
+    assert body["provenance"]["scoring"]["accept_unformatted"] is False
+
+
+def test_prediction_metrics_in_percent(default_params):
+    _, body = score_and_aggregate(default_params)
+    assert BENCHMARK.prediction_metrics(body, None, "connotation") == {"accuracy": 50.0}
+    assert BENCHMARK.prediction_metrics(body, "connotation_sample", "connotation") == {"accuracy": 50.0}
+    cells = BENCHMARK.prediction_metrics(body, "open_cloze", "open_cloze")
+    assert set(cells) == {"acc_at_1", "acc_at_3", "acc_at_5", "valid_idiom"}
+    assert cells["valid_idiom"] == pytest.approx(87.5, abs=1e-4)
+    with pytest.raises(IdiombenchError, match="no scores for setting 'appropriateness'"):
+        BENCHMARK.prediction_metrics(body, None, "appropriateness")
+    with pytest.raises(IdiombenchError, match="has no task 'chid_dev_few'"):
+        BENCHMARK.prediction_metrics(body, "chid_dev_few", "chid_candidates")
+
+
+def test_scores_are_byte_identical_across_runs(default_params, tmp_path: Path):
+    digests = []
+    for run in range(2):
+        tables, _ = score_and_aggregate(default_params)
+        for setting, frame in tables.items():
+            write_parquet(tmp_path / f"{run}-{setting}.parquet", pa.Table.from_pandas(frame, preserve_index=False))
+        digests.append([(tmp_path / f"{run}-{s}.parquet").read_bytes() for s in sorted(tables)])
+    assert digests[0] == digests[1]
+
+
+def test_generation_without_its_item_is_a_clear_error(default_params):
+    gens = generations(PromptCheck())
+    gens["connotation"].loc[0, "item_id"] = "c99"
+    ctx = ScoreContext(params=default_params, model="m", benchmark="chengyu-bench", config=config(),
+                       generations=gens, items=ITEMS)
+    with pytest.raises(DataError, match=r"connotation\.parquet, row 0: generation .*: no item c99 in task connotation_sample"):
+        BENCHMARK.score(ctx)
+
+
+def test_unknown_setting_is_a_clear_error(default_params):
+    ctx = ScoreContext(params=default_params, model="m", benchmark="chengyu-bench", config=config(),
+                       generations={"translation": generations(PromptCheck())["connotation"]}, items=ITEMS)
+    with pytest.raises(DataError, match="unknown setting 'translation'"):
+        BENCHMARK.score(ctx)
+
+
+# --------------------------------------------------------------------------- the idiom dictionary
+
+
+def test_idiom_list_is_the_packaged_xinhua_style_list():
+    assert IDIOMS.package == "china-idiom-without-tone" and IDIOMS.version == "0.1.0"
+    assert (IDIOMS.rows, len(IDIOMS.words)) == (30_895, 29_502)
+    assert all(len(w) == 4 for w in IDIOMS.words)
+    assert "好景不长" in IDIOMS and " 好景 不长 " in IDIOMS and "快乐时光" not in IDIOMS
+    everything = load_idiom_list(four_character_only=False)
+    assert len(everything.words) == 30_884 and "醉翁之意不在酒" in everything and "醉翁之意不在酒" not in IDIOMS
+
+
+def test_idiom_csv_errors_name_file_and_row(tmp_path: Path):
+    bad = tmp_path / "idiom.csv"
+    bad.write_text("id,name\n1,好景不长\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"idiom\.csv: no `word` column .*expected a CSV header naming a `word` column"):
+        read_words(bad, True)
+    bad.write_text("id,word\n1,好景不长\n2, \n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"idiom\.csv, row 3: empty `word`"):
+        read_words(bad, True)
+    good = tmp_path / "ok.csv"
+    good.write_text("id,word\n1,好景不长\n2,醉翁之意不在酒\n", encoding="utf-8")
+    assert read_words(good, True) == (frozenset({"好景不长"}), 2)
+
+
+def test_missing_package_is_a_clear_error():
+    with pytest.raises(IdiombenchError, match="needs the PyPI package no-such-idiom-package"):
+        load_idiom_list(True, "no-such-idiom-package")
