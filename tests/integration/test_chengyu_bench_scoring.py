@@ -154,4 +154,5 @@ def test_report_section_on_real_scores(scored, tmp_path: Path):
     assert any("own SAMPLE (connotation_sample; 40 of its 40 items scored)" in n for n in table7.footnotes)
     chid = tables["chengyu_bench_chid_open_cloze"]
     assert chid.rows[0][1].display() == "100.00" and chid.rows[0][-1].display() == f"{CHID_PASSAGES}"
+    assert chid.rows[1][4].display() == "—" and any("not computable" in n for n in chid.footnotes)  # echo
     assert section.figures and section.figures[0].path.is_file()

@@ -43,6 +43,7 @@ def test_table7_without_the_release_marks_sample_and_not_run(default_params, tmp
     assert "§ Connotation: the idiombench project's own SAMPLE (connotation_sample; 4 of its 4 items scored)" in notes
     assert "§ ChID (7 candidates): a seeded sample of the official data (chid: 4 of 8 items" in notes
     assert "‡ not run: the Open Cloze data is part of the official Chengyu-Bench release" in notes
+    assert "—: not computed (the setting was not scored" in notes  # Appropriateness
     # ChID asked as an open cloze has its own table, labelled as ChID, with the dictionary named
     chid = tables["chengyu_bench_chid_open_cloze"]
     assert "ChID passages asked as an open cloze" in chid.title and "not the paper's Open Cloze data" in chid.title
@@ -54,7 +55,14 @@ def test_table7_without_the_release_marks_sample_and_not_run(default_params, tmp
     assert "china-idiom-without-tone 0.1.0" in chid_notes and "29,502 four-character words" in chid_notes
     assert "Xinhua Dictionary" in chid_notes
     assert any("SAMPLE" in line for line in sec.intro)
-    assert "chengyu_bench_parse_counts" in tables
+    counts = tables["chengyu_bench_parse_counts"]
+    assert [[c.display() for c in row] for row in counts.rows[:3]] == [
+        ["oracle", "chid_candidates", "chid", "4", "0", "2", "50.00", "0"],
+        ["oracle", "chid_open_cloze", "chid", "4", "1", "0", "75.00", "0"],
+        ["oracle", "connotation", "connotation_sample", "4", "1", "1", "50.00", "0"],
+    ]
+    assert "counted as answers (score.accept_unformatted: true)" in counts.footnotes[0]
+    assert not any("not computable" in n for n in chid.footnotes)  # every Valid Idiom cell has a value
     (figure,) = sec.figures
     assert figure.path.is_file() and figure.path.name == "chengyu_bench_acc_at_k.png" and figure.path.parent == tmp_path
 

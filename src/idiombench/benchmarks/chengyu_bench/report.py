@@ -113,6 +113,9 @@ def table7(ctx: Any) -> Table:
     columns += [_header(f"Open Cloze Acc.@{k}", sampled["open_cloze"]) for k in KS]
     columns += [_header("Valid Idiom", sampled["open_cloze"]), _header("ChID Acc.", sampled["chid_candidates"])]
     footnotes = marks.footnotes()
+    if any(c.text == "—" and not c.marks.startswith(NOT_RUN_MARK) for row in rows for c in row[1:]):
+        footnotes.append("—: not computed (the setting was not scored for the model, or no idiom was read from "
+                         "any answer for Valid Idiom).")
     idiom_note = _idiom_footnote({m: b for m, b in ctx.metrics.items() if _setting(b, "open_cloze")})
     if idiom_note:
         footnotes.append(idiom_note)
@@ -144,6 +147,8 @@ def chid_open_cloze_table(ctx: Any, models: list[str]) -> Table:
     idiom_note = _idiom_footnote({m: ctx.metrics[m] for m in models})
     if idiom_note:
         footnotes.append(idiom_note)
+    if any(row[len(KS) + 1].text == "—" for row in rows):
+        footnotes.append("— Valid Idiom: not computable, no idiom was read from any answer (all unparseable).")
     return Table(
         table_id=f"{BENCH_ID}_chid_open_cloze",
         title="ChID passages asked as an open cloze (candidates hidden): not the paper's Open Cloze data (%)",
@@ -157,10 +162,8 @@ def counts_table(ctx: Any) -> Table:
     for model, body in ctx.metrics.items():
         for setting, entry in sorted(body.get("settings", {}).items()):
             counts = entry["counts"]
-            info = _data(body, setting)
-            data = f"{entry.get('task')} ({info.get('source')})" if entry.get("task") else "—"
             rows.append([
-                Cell(ctx.display_name(model)), Cell(setting), Cell(data), cell(counts["items"]), cell(counts["rows"]),
+                Cell(ctx.display_name(model)), Cell(setting), Cell(entry.get("task") or "—"), cell(counts["rows"]),
                 cell(counts["parse_failures"]), cell(counts["unformatted"]),
                 cell(entry["metrics"].get("format_ok"), FMT), cell(counts["generation_errors"]),
             ])
@@ -172,12 +175,12 @@ def counts_table(ctx: Any) -> Table:
                  f"requested format (e.g. 褒义 without <…>), {rule}."]
     if any(s in settings for s in ("connotation", "appropriateness")) and any(
             _data(b, s).get("source") == "sample" for b in ctx.metrics.values() for s in ("connotation", "appropriateness")):
-        footnotes.append("source `sample`: the idiombench project's own sample, not the official data.")
+        footnotes.append("Tasks ending in _sample: the idiombench project's own sample, not the official data.")
     return Table(
         table_id=f"{BENCH_ID}_parse_counts",
         title="Chengyu-Bench: answers read per model and setting",
-        columns=["Model", "Setting", "Task (data)", "Items", "Rows", "Parse failures", "Unformatted",
-                 "Format followed (%)", "Generation errors"],
+        columns=["Model", "Setting", "Task", "Rows", "Parse failures", "Unformatted", "Format followed (%)",
+                 "Generation errors"],
         rows=rows, footnotes=footnotes,
     )
 
