@@ -320,3 +320,14 @@ def test_idiom_csv_errors_name_file_and_row(tmp_path: Path):
 def test_missing_package_is_a_clear_error():
     with pytest.raises(IdiombenchError, match="needs the PyPI package no-such-idiom-package"):
         load_idiom_list(True, "no-such-idiom-package")
+
+
+def test_a_setting_without_rows_has_no_metrics_not_zeros(default_params):
+    empty = {"connotation": [], "chid_open_cloze": []}
+    tables, body = score_and_aggregate(default_params, outputs=empty)
+    assert all(len(t) == 0 for t in tables.values())
+    for setting in empty:
+        entry = body["settings"][setting]
+        assert entry["task"] is None and entry["counts"]["rows"] == 0
+        assert all(value is None for value in entry["metrics"].values()), entry["metrics"]
+        assert BENCHMARK.prediction_metrics(body, None, setting) == {}
