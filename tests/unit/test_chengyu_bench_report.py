@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_chengyu_bench_scoring import ITEMS, OUTPUTS, score_and_aggregate
+from chengyu_scoring_cases import ITEMS, OUTPUTS, score_and_aggregate
 
 from idiombench.benchmarks.chengyu_bench import BENCHMARK
 from idiombench.report.build import ReportContext
