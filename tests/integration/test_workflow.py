@@ -40,21 +40,23 @@ def ran_stages(output: str) -> list[str]:
 
 
 def test_dvc_repro_is_incremental_per_benchmark(make_project, mirror: Path):
+    """The data and prompt stages (`dvc repro render`: every render@<benchmark> and what it
+    needs). generate runs a model: tests/integration/test_generate_workflow.py runs it."""
     project = make_project()
     env = tool_env(mirror)
-    first = run(["dvc", "repro"], project, env)
+    first = run(["dvc", "repro", "render"], project, env)
     assert sorted(ran_stages(first.stdout)) == sorted(
         [f"{stage}@{n}" for stage in ("acquire", "build", "render") for n in NAMES]
     )
-    second = run(["dvc", "repro"], project, env)
+    second = run(["dvc", "repro", "render"], project, env)
     assert ran_stages(second.stdout) == []
 
     params = yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8"))
     params["benchmarks"]["orderprobe"]["build"]["dedupe"] = True
     (project / "params.yaml").write_text(yaml.safe_dump(params, allow_unicode=True, sort_keys=False), encoding="utf-8")
-    status = json.loads(run(["dvc", "status", "--json"], project, env).stdout)
+    status = json.loads(run(["dvc", "status", "render", "--with-deps", "--json"], project, env).stdout)
     assert sorted(status) == ["build@orderprobe"]
-    third = run(["dvc", "repro"], project, env)
+    third = run(["dvc", "repro", "render"], project, env)
     assert ran_stages(third.stdout) == ["build@orderprobe", "render@orderprobe"]
     stats = json.loads((project / "data/processed/orderprobe/build_stats.json").read_text(encoding="utf-8"))
     assert stats["details"]["dedupe"] is True
@@ -63,9 +65,9 @@ def test_dvc_repro_is_incremental_per_benchmark(make_project, mirror: Path):
     # a render option reruns only that benchmark's render
     params["benchmarks"]["semanticqa"]["render"]["sample"]["items_per_task"] = 3
     (project / "params.yaml").write_text(yaml.safe_dump(params, allow_unicode=True, sort_keys=False), encoding="utf-8")
-    status = json.loads(run(["dvc", "status", "--json"], project, env).stdout)
+    status = json.loads(run(["dvc", "status", "render", "--with-deps", "--json"], project, env).stdout)
     assert sorted(status) == ["render@semanticqa"]
-    fourth = run(["dvc", "repro"], project, env)
+    fourth = run(["dvc", "repro", "render"], project, env)
     assert ran_stages(fourth.stdout) == ["render@semanticqa"]
     rendered = json.loads((project / "results/prompts/semanticqa/render_stats.json").read_text(encoding="utf-8"))
     assert rendered["settings"]["0-shot"]["prompts"] == 3 * 12

@@ -86,3 +86,26 @@ ModelConfig = Annotated[
     HFModel | VLLMModel | OpenAIModel | ReplayModel | ReferenceModel,
     Field(discriminator="backend"),
 ]
+
+
+# ---------------------------------------------------------------------------
+# Generation passes: `benchmarks.<name>.generate` in params.yaml.
+
+
+class SamplingConfig(StrictModel):
+    """Decoding of one generation pass. temperature 0 is greedy decoding; n > 1 asks for
+    n samples per prompt (sample_index 0..n-1), seeded by params `seed`."""
+
+    temperature: float = Field(0.0, ge=0)
+    top_p: float = Field(1.0, gt=0, le=1)
+    max_new_tokens: int = Field(256, ge=1)
+    n: int = Field(1, ge=1, description="Samples per prompt in this pass.")
+    stop: list[str] = Field(default_factory=list, description="Stop strings (excluded from the text).")
+
+
+class GenerateConfig(StrictModel):
+    """Every prompt gets the `main` pass; each `extra` pass adds sampled completions under
+    its own name (e.g. OrderProbe's `consistency` samples for S_Cons)."""
+
+    main: SamplingConfig = SamplingConfig()
+    extra: dict[str, SamplingConfig] = Field(default_factory=dict)

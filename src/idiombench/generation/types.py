@@ -62,6 +62,7 @@ class Request:
     seed: int
     sample_index: int
     item: ItemContext
+    pass_name: str = "main"  # the generation pass (benchmarks.<b>.generate): "main" or an extra pass
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from ..base import BuildResult
 from . import build as _build
 from .config import ChengyuBenchConfig
 from . import render as _render
-from .answers import format_reference_answer  # noqa: F401  (hook for the reference backends)
+from .answers import CLASSIFICATION_TASKS, format_reference_answer  # noqa: F401  (reference backends' hooks)
 
 if TYPE_CHECKING:
     from ...render import RenderOutput

@@ -20,6 +20,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
+from ...generation.config import GenerateConfig
 from ...schema import StrictModel
 from ...schema import no_repeats
 
@@ -162,3 +163,4 @@ class ChengyuBenchConfig(StrictModel):
     enabled: bool = True
     render: ChengyuBenchRender = ChengyuBenchRender()
     build: ChengyuBenchBuild = ChengyuBenchBuild()
+    generate: GenerateConfig = GenerateConfig()

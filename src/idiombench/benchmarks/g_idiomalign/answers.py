@@ -13,6 +13,9 @@ from __future__ import annotations
 import json
 
 from ...generation.types import ItemContext
+
+# Task 1 (multiple choice) is the one `random` and `majority` answer.
+CLASSIFICATION_TASKS: frozenset[str] = frozenset({"mcq"})
 from ...parsing import LETTERS
 
 

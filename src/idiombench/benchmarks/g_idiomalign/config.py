@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
+from ...generation.config import GenerateConfig
 from ...schema import StrictModel
 from ...schema import no_repeats
 
@@ -63,3 +64,4 @@ class GIdiomAlignConfig(StrictModel):
     enabled: bool = True
     render: GIdiomAlignRender = GIdiomAlignRender()
     build: GIdiomAlignBuild = GIdiomAlignBuild()
+    generate: GenerateConfig = GenerateConfig()

@@ -9,6 +9,7 @@ from ...data.manifest import FileSpec, load_file_specs
 from ...items import Item
 from ..base import BuildResult
 from . import build as _build
+from .answers import CLASSIFICATION_TASKS, format_reference_answer  # noqa: F401  (reference backends' hooks)
 from .config import OrderProbeConfig
 from . import render as _render
 

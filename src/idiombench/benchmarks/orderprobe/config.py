@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
+from ...generation.config import GenerateConfig, SamplingConfig
 from ...schema import StrictModel
 from ...schema import no_repeats
 
@@ -64,3 +65,4 @@ class OrderProbeConfig(StrictModel):
     enabled: bool = True
     render: OrderProbeRender = OrderProbeRender()
     build: OrderProbeBuild = OrderProbeBuild()
+    generate: GenerateConfig = GenerateConfig(extra={"consistency": SamplingConfig(n=5, temperature=0.7)})

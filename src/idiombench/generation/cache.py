@@ -1,0 +1,157 @@
+"""Content-addressed store of completions: reruns are free and a killed run resumes.
+
+A request's key is the sha256 of the canonical JSON of exactly what determines its
+output: the backend's identity (backend, model id, revision or weight-file hash,
+dtype ...), the messages, the sampling parameters, the seed and the sample index.
+Two models never share entries (their identities differ, and each model has its own
+directory), and changing any sampling parameter changes the key.
+
+On disk, `<cache_dir>/shard-<hash>.jsonl` holds the completions of one completed
+batch, one JSON object per line. A shard is written to a temporary file and renamed
+into place (idiombench.io), so a SIGKILL loses at most the batch in flight and never
+leaves a half shard under a shard name. Loading reads every complete shard, ignores
+temporary files, and reports (never crashes on) a line that does not parse.
+Failed completions are not stored: a rerun retries them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..io import write_text
+from .types import Completion, Message, Sampling
+
+SHARD_PREFIX = "shard-"
+SHARD_SUFFIX = ".jsonl"
+_COMPLETION_FIELDS = ("text", "prompt_tokens", "completion_tokens", "finish_reason", "latency_s")
+
+
+def canonical_json(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def request_key(
+    identity: dict[str, Any],
+    messages: Sequence[Message],
+    sampling: Sampling,
+    seed: int,
+    sample_index: int,
+) -> str:
+    """sha256 (hex) of the canonical JSON of exactly the inputs that determine a completion."""
+    payload = {
+        "identity": identity,
+        "messages": [{"role": m.role, "content": m.content} for m in messages],
+        "sampling": sampling.to_json(),
+        "seed": seed,
+        "sample_index": sample_index,
+    }
+    return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
+
+
+@dataclass
+class CacheProblem:
+    """A shard line that could not be read (reported, then skipped)."""
+
+    path: str
+    line: int
+    problem: str
+
+    def __str__(self) -> str:
+        return f"{self.path}, line {self.line}: {self.problem}"
+
+
+def completion_to_json(key: str, completion: Completion) -> dict[str, Any]:
+    return {"key": key, **{name: getattr(completion, name) for name in _COMPLETION_FIELDS}}
+
+
+def completion_from_json(record: Any) -> tuple[str, Completion]:
+    """(key, completion) from one shard line's object; ValueError says what is wrong."""
+    if not isinstance(record, dict):
+        raise ValueError(f"expected a JSON object, got {type(record).__name__}")
+    missing = [name for name in ("key", *_COMPLETION_FIELDS) if name not in record]
+    if missing:
+        raise ValueError(f"missing keys {missing}")
+    key = record["key"]
+    if not isinstance(key, str) or len(key) != 64:
+        raise ValueError(f"bad key {key!r} (expected 64 hex digits)")
+    if not isinstance(record["text"], str) or not isinstance(record["finish_reason"], str):
+        raise ValueError("text and finish_reason must be strings")
+    for name in ("prompt_tokens", "completion_tokens"):
+        if record[name] is not None and not isinstance(record[name], int):
+            raise ValueError(f"{name} must be an integer or null")
+    if not isinstance(record["latency_s"], (int, float)):
+        raise ValueError("latency_s must be a number")
+    return key, Completion(
+        text=record["text"],
+        prompt_tokens=record["prompt_tokens"],
+        completion_tokens=record["completion_tokens"],
+        finish_reason=record["finish_reason"],
+        latency_s=float(record["latency_s"]),
+    )
+
+
+@dataclass
+class GenerationCache:
+    """The completed entries of one model, loaded from its shard directory."""
+
+    directory: Path
+    entries: dict[str, Completion] = field(default_factory=dict)
+    problems: list[CacheProblem] = field(default_factory=list)
+    shards_read: int = 0
+
+    @classmethod
+    def load(cls, directory: str | Path) -> GenerationCache:
+        cache = cls(Path(directory))
+        if cache.directory.is_dir():
+            for shard in sorted(cache.directory.glob(f"{SHARD_PREFIX}*{SHARD_SUFFIX}")):
+                cache._read_shard(shard)
+        return cache
+
+    def _read_shard(self, shard: Path) -> None:
+        # Temporary files of an interrupted write start with "." (io.atomic_path): not matched by the glob.
+        self.shards_read += 1
+        try:
+            lines = shard.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            self.problems.append(CacheProblem(str(shard), 0, f"unreadable shard: {exc}"))
+            return
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                key, completion = completion_from_json(json.loads(line))
+            except (ValueError, TypeError) as exc:  # json.JSONDecodeError is a ValueError
+                self.problems.append(CacheProblem(str(shard), number, str(exc)))
+                continue
+            self.entries.setdefault(key, completion)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.entries
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def get(self, key: str) -> Completion | None:
+        return self.entries.get(key)
+
+    def put_batch(self, items: Iterable[tuple[str, Completion]]) -> Path | None:
+        """Store one completed batch as one shard (atomically). Failed completions are
+        left out so that a rerun retries them. Returns the shard path, or None if empty."""
+        records = sorted(
+            (completion_to_json(key, c) for key, c in items if not c.failed), key=lambda r: r["key"]
+        )
+        if not records:
+            return None
+        body = "".join(canonical_json(r) + "\n" for r in records)
+        # Named by content: rewriting the same batch gives the same shard name.
+        name = hashlib.sha256(body.encode("utf-8")).hexdigest()[:24]
+        path = self.directory / f"{SHARD_PREFIX}{name}{SHARD_SUFFIX}"
+        write_text(path, body)
+        for record in records:
+            self.entries.setdefault(record["key"], completion_from_json(record)[1])
+        return path

@@ -1,0 +1,150 @@
+"""Claiming GPU device ids for a generate job.
+
+Snakemake's `resources: gpu=N` only limits how many GPUs run at once; on a local
+machine it assigns no device ids. So the job claims N free ids itself: one lock file
+per device (fcntl.flock, released by the kernel when the process ends, even on
+SIGKILL) in a lock directory, then sets CUDA_VISIBLE_DEVICES before anything imports
+CUDA. Two 1-GPU jobs started side by side thus run on different devices.
+
+Devices are discovered from IDIOMBENCH_GPUS (a comma list; for tests and clusters),
+else CUDA_VISIBLE_DEVICES (as set by a scheduler such as Slurm), else
+`nvidia-smi --query-gpu=index --format=csv,noheader`.
+
+When fewer than N devices are free, the claim waits up to IDIOMBENCH_GPU_WAIT_S
+seconds (default 0: fail at once) and then fails with a message naming the busy devices
+and the processes holding them. It never holds some devices while waiting for others.
+A model with gpus: 0 claims nothing and hides every GPU (CUDA_VISIBLE_DEVICES="").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import re
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+from ..errors import IdiombenchError
+
+LOCK_DIR_ENV = "IDIOMBENCH_GPU_LOCK_DIR"
+DEVICES_ENV = "IDIOMBENCH_GPUS"
+WAIT_ENV = "IDIOMBENCH_GPU_WAIT_S"
+POLL_S = 0.5
+
+
+class GpuError(IdiombenchError):
+    """Not enough GPUs exist, or not enough are free."""
+
+
+def default_lock_dir() -> Path:
+    return Path(tempfile.gettempdir()) / "idiombench-gpu-locks"
+
+
+def lock_dir() -> Path:
+    return Path(os.environ.get(LOCK_DIR_ENV) or default_lock_dir())
+
+
+def _split(value: str) -> list[str]:
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def discover_devices() -> tuple[list[str], str]:
+    """(device ids, where they came from)."""
+    if DEVICES_ENV in os.environ:
+        return _split(os.environ[DEVICES_ENV]), DEVICES_ENV
+    if "CUDA_VISIBLE_DEVICES" in os.environ:
+        return _split(os.environ["CUDA_VISIBLE_DEVICES"]), "CUDA_VISIBLE_DEVICES"
+    try:
+        result = subprocess.run(
+            ["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"],
+            capture_output=True, text=True, timeout=30, check=True,
+        )
+    except (FileNotFoundError, subprocess.CalledProcessError, subprocess.TimeoutExpired):
+        return [], "nvidia-smi (not available)"
+    return _split(result.stdout.replace("\n", ",")), "nvidia-smi"
+
+
+def _lock_path(directory: Path, device: str) -> Path:
+    return directory / f"gpu-{re.sub(r'[^A-Za-z0-9_.-]', '_', device)}.lock"
+
+
+def _holder(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8").strip() or "unknown process"
+    except OSError:
+        return "unknown process"
+
+
+def _try_lock(path: Path) -> IO[str] | None:
+    handle = open(path, "a+", encoding="utf-8")
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        return None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"pid {os.getpid()} since {time.strftime('%Y-%m-%dT%H:%M:%S')}\n")
+    handle.flush()
+    return handle
+
+
+def _release(held: list[tuple[str, IO[str]]]) -> None:
+    for _device, handle in held:
+        with contextlib.suppress(OSError):
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        handle.close()
+
+
+@contextlib.contextmanager
+def claim_gpus(count: int, *, wait_s: float | None = None, who: str = "generate") -> Iterator[list[str]]:
+    """Hold `count` free device ids for the duration of the block; CUDA_VISIBLE_DEVICES is
+    set to them (to "" when count is 0)."""
+    if count == 0:
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""
+        yield []
+        return
+    devices, source = discover_devices()
+    if count > len(devices):
+        raise GpuError(
+            f"{who} needs {count} GPU(s) but {len(devices)} exist ({source}: {devices or 'none'}); "
+            f"lower the model's gpus or set {DEVICES_ENV}"
+        )
+    if wait_s is None:
+        wait_s = float(os.environ.get(WAIT_ENV) or 0)
+    directory = lock_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + wait_s
+    while True:
+        held: list[tuple[str, IO[str]]] = []
+        for device in devices:
+            handle = _try_lock(_lock_path(directory, device))
+            if handle is not None:
+                held.append((device, handle))
+                if len(held) == count:
+                    break
+        if len(held) == count:
+            break
+        _release(held)  # never hold some devices while waiting for the rest
+        if time.monotonic() >= deadline:
+            busy = [
+                f"{d} ({_holder(_lock_path(directory, d))})" for d in devices
+                if d not in {h for h, _ in held}
+            ]
+            raise GpuError(
+                f"{who} needs {count} GPU(s) but only {len(held)} of {len(devices)} are free "
+                f"(busy: {', '.join(busy)}; locks in {directory}); waited {wait_s:.0f} s "
+                f"(set {WAIT_ENV} to wait longer)"
+            )
+        time.sleep(POLL_S)
+    ids = [device for device, _ in held]
+    os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(ids)
+    try:
+        yield ids
+    finally:
+        _release(held)

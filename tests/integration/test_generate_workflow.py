@@ -1,0 +1,86 @@
+"""generate inside the pipelines: Snakemake and DVC run render -> generate for reference
+models on the real data; reruns do nothing; a generation option reruns only generate,
+and the content cache makes that rerun free when the requests did not change."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from idiombench.benchmarks import NAMES
+
+from helpers import run, tool_env
+
+pytestmark = [pytest.mark.mirror, pytest.mark.slow]
+MODELS = {
+    "oracle": {"backend": "oracle", "gpus": 1},
+    "majority": {"backend": "majority", "gpus": 1},
+}
+
+
+def set_models(project: Path) -> dict:
+    params = yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8"))
+    params["models"] = MODELS
+    write(project, params)
+    return params
+
+
+def write(project: Path, params: dict) -> None:
+    (project / "params.yaml").write_text(yaml.safe_dump(params, allow_unicode=True, sort_keys=False), encoding="utf-8")
+
+
+def summary(project: Path, model: str) -> dict:
+    return json.loads((project / "results" / "logs" / f"generate-{model}.json").read_text(encoding="utf-8"))
+
+
+def test_snakemake_runs_one_generate_job_per_model_on_claimed_gpus(make_project, mirror: Path, tmp_path: Path):
+    project = make_project()
+    set_models(project)
+    env = {**tool_env(mirror), "IDIOMBENCH_GPUS": "0,1", "IDIOMBENCH_GPU_LOCK_DIR": str(tmp_path / "locks"),
+           "IDIOMBENCH_GPU_WAIT_S": "60"}
+    targets = [f"results/generations/{m}" for m in MODELS]
+    run(["snakemake", *targets, "--cores", "2", "--resources", "gpu=2"], project, env)
+    for model in MODELS:
+        out = project / "results" / "generations" / model
+        tables = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.parquet"))
+        assert "orderprobe/cot.parquet" in tables or model == "majority"
+        assert json.loads((out / "identity.json").read_text(encoding="utf-8"))["backend"] == model
+        assert summary(project, model)["gpus"] in (["0"], ["1"])
+    assert {p.parent.name for p in (project / "results" / "generations" / "oracle").rglob("*.parquet")} == set(NAMES)
+    again = run(["snakemake", *targets, "--cores", "2", "--resources", "gpu=2"], project, env)
+    assert "Nothing to be done" in again.stdout + again.stderr
+
+
+def ran_stages(output: str) -> list[str]:
+    return re.findall(r"Running stage '([^']+)'", output)
+
+
+def test_dvc_generate_reruns_only_on_its_params_and_hits_the_cache(make_project, mirror: Path, tmp_path: Path):
+    project = make_project()
+    params = set_models(project)
+    env = {**tool_env(mirror), "IDIOMBENCH_GPUS": "0,1", "IDIOMBENCH_GPU_LOCK_DIR": str(tmp_path / "locks")}
+    first = run(["dvc", "repro", "generate"], project, env)
+    assert {"generate@oracle", "generate@majority"} <= set(ran_stages(first.stdout))
+    oracle = summary(project, "oracle")["total"]
+    assert oracle["generated"] > 0 and oracle["failed"] == 0
+    assert run(["dvc", "repro", "generate"], project, env).stdout.count("Running stage") == 0
+
+    # fewer consistency samples: generate reruns (its params changed), every request is cached
+    params["benchmarks"]["orderprobe"]["generate"]["extra"]["consistency"]["n"] = 2
+    write(project, params)
+    status = json.loads(run(["dvc", "status", "--json"], project, env).stdout)
+    assert sorted(status) == ["generate@majority", "generate@oracle"]
+    second = run(["dvc", "repro", "generate"], project, env)
+    assert sorted(ran_stages(second.stdout)) == ["generate@majority", "generate@oracle"]
+    rerun = summary(project, "oracle")["total"]
+    assert rerun["generated"] == 0 and rerun["cache_hit_rate"] == 1.0
+
+    # a render option reruns render and then generate, never the builds
+    params["benchmarks"]["semanticqa"]["render"]["sample"]["items_per_task"] = 3
+    write(project, params)
+    third = run(["dvc", "repro", "generate"], project, env)
+    assert sorted(ran_stages(third.stdout)) == ["generate@majority", "generate@oracle", "render@semanticqa"]

@@ -1,0 +1,39 @@
+"""make_backend imports a backend's module only when a model uses it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from idiombench.generation.backends import MODULES
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+def test_every_backend_of_the_model_schema_has_a_module():
+    from typing import get_args
+
+    from idiombench.generation.config import ModelConfig
+
+    union = get_args(ModelConfig)[0]
+    names = {name for model in get_args(union) for name in get_args(model.model_fields["backend"].annotation)}
+    assert names == set(MODULES)
+    for module in set(MODULES.values()):
+        assert (SRC / "idiombench" / "generation" / "backends" / f"{module}.py").is_file() or module in ("vllm", "openai")
+
+
+def test_cli_and_reference_backends_import_no_model_library():
+    code = (
+        "import sys\n"
+        "import idiombench.cli\n"
+        "from idiombench.generation.backends import make_backend\n"
+        "from idiombench.generation.config import ReferenceModel\n"
+        "make_backend('o', ReferenceModel(backend='oracle')).identity()\n"
+        "heavy = sorted(m for m in ('torch', 'transformers', 'vllm', 'openai', 'httpx') if m in sys.modules)\n"
+        "print(heavy)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], env={"PYTHONPATH": str(SRC), "PATH": ""},
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"

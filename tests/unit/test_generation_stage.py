@@ -1,0 +1,174 @@
+"""The generate stage on reference backends: passes, batching, resume, output, summary."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gen_project import IDIOMS, PATTERNS, SETTINGS, write_project
+from idiombench.config import load_params
+from idiombench.errors import IdiombenchError
+from idiombench.generation.stage import make_batches, run_generate
+from idiombench.generation.table import GENERATION_SCHEMA, read_generations
+from idiombench.generation.types import ItemContext, Message, Request, Sampling
+from idiombench.io import read_parquet
+
+ITEM = ItemContext("orderprobe", "restore", "zero_shot", "i", "x")
+
+
+def request(key: str, text: str, sampling: Sampling = Sampling()) -> Request:
+    return Request(key=key, prompt_id=key, messages=(Message("user", text),), sampling=sampling, seed=0,
+                   sample_index=0, item=ITEM)
+
+
+def test_batches_depend_only_on_request_content():
+    greedy, sampled = Sampling(), Sampling(temperature=0.7)
+    requests = [request(f"{i:02d}" * 32, "x" * (i % 5), greedy if i % 3 else sampled) for i in range(20)]
+    requests.append(requests[0])  # a duplicate key is generated once
+    batches = make_batches(requests, 4)
+    assert make_batches(list(reversed(requests)), 4) == batches
+    assert sum(len(b) for b in batches) == 20
+    for batch in batches:
+        assert len(batch) <= 4 and len({r.sampling for r in batch}) == 1
+    flat = [r for b in batches for r in b]
+    assert len({r.key for r in flat}) == 20
+    # a subset (e.g. what is left to do) does not change how the full list is cut
+    assert make_batches(requests, 4) == batches
+
+
+def run(project: Path, model: str, monkeypatch, **kwargs):
+    monkeypatch.chdir(project)
+    lines: list[str] = []
+    result = run_generate(load_params(project / "params.yaml"), model, echo=lines.append, **kwargs)
+    return result, lines
+
+
+def test_oracle_generates_every_pass_and_a_rerun_is_all_cache_hits(tmp_path: Path, monkeypatch):
+    project = write_project(tmp_path, {"oracle": {"backend": "oracle", "batch_size": 5}}, consistency_n=3)
+    result, lines = run(project, "oracle", monkeypatch)
+    out = project / "results" / "generations" / "oracle"
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == [
+        "generation_info.json", "identity.json", "orderprobe/cot.parquet", "orderprobe/zero_shot.parquet",
+    ]
+    identity = json.loads((out / "identity.json").read_text(encoding="utf-8"))
+    assert identity["backend"] == "oracle" and identity["loaded"] == "oracle"
+    items = len(IDIOMS) * len(PATTERNS)
+    rows = read_generations(out / "orderprobe" / "cot.parquet")
+    assert read_parquet(out / "orderprobe" / "cot.parquet").schema.equals(GENERATION_SCHEMA)
+    assert len(rows) == items * (1 + 3)
+    assert [(r["prompt_id"], r["pass"], r["sample_index"]) for r in rows] == sorted(
+        (r["prompt_id"], r["pass"], r["sample_index"]) for r in rows
+    )
+    first = rows[0]
+    assert first["prompt_id"] == "orderprobe/restore/cot/zh-CN/0000/ABCD"
+    assert first["text"] == "Thinking Process: 画蛇添足 → 画蛇添足\nFinal Meaning: 比喻做了多余的事"
+    zero = read_generations(out / "orderprobe" / "zero_shot.parquet")
+    assert zero[0]["text"] == "画蛇添足：比喻做了多余的事"
+    assert {r["pass"] for r in rows} == {"main", "consistency"}
+    total = result.summary["total"]
+    # oracle answers do not depend on the prompt text, but keys do: zero_shot and cot differ
+    assert total["generated"] == 2 * items * 4 and total["cached"] == 0 and total["failed"] == 0
+    assert lines[-1].startswith("generate oracle total: 48 items")
+    summary_file = project / "results" / "logs" / "generate-oracle.json"
+    assert json.loads(summary_file.read_text(encoding="utf-8"))["total"]["generated"] == 2 * items * 4
+
+    before = {p: p.read_bytes() for p in out.rglob("*.parquet")}
+    again, lines = run(project, "oracle", monkeypatch)
+    assert again.summary["total"]["cached"] == 2 * items * 4 and again.summary["total"]["generated"] == 0
+    assert again.summary["total"]["cache_hit_rate"] == 1.0
+    assert "(100% cache hits" in lines[-1]
+    assert {p: p.read_bytes() for p in out.rglob("*.parquet")} == before
+
+
+def test_changing_a_sampling_parameter_misses_the_cache(tmp_path: Path, monkeypatch):
+    project = write_project(tmp_path, {"echo": {"backend": "echo"}}, consistency_n=1)
+    run(project, "echo", monkeypatch)
+    write_project(tmp_path, {"echo": {"backend": "echo"}}, consistency_n=1, max_new_tokens=9)
+    result, _ = run(project, "echo", monkeypatch)
+    assert result.summary["total"]["cached"] == 0
+    rows = read_generations(project / "results" / "generations" / "echo" / "orderprobe" / "zero_shot.parquet")
+    main = [r for r in rows if r["pass"] == "main"]
+    assert [r["item_id"] for r in main[:2]] == ["zh-CN/0000/ABCD", "zh-CN/0000/BACD"]
+    assert main[0]["text"] == "画蛇添足" and main[1]["text"] == "蛇画添足"  # echo returns the scrambled input
+
+
+def test_random_and_majority_skip_non_classification_tasks_and_say_why(tmp_path: Path, monkeypatch):
+    project = write_project(tmp_path, {"majority": {"backend": "majority"}})
+    result, lines = run(project, "majority", monkeypatch)
+    assert result.summary["total"]["requests"] == 0
+    assert any("skipped: majority: not a classification task (declared by the benchmark)" in l for l in lines)
+    info = json.loads((project / "results/generations/majority/generation_info.json").read_text(encoding="utf-8"))
+    assert len(info["skipped_jobs"]) == len(SETTINGS) * 2 and info["tables"] == {}
+
+
+def test_unknown_model_and_missing_prompts_are_clear_errors(tmp_path: Path, monkeypatch):
+    project = write_project(tmp_path, {"oracle": {"backend": "oracle"}})
+    with pytest.raises(IdiombenchError, match=r"unknown model 'nope' \(models in params: oracle\)"):
+        run(project, "nope", monkeypatch)
+    for path in (project / "results" / "prompts" / "orderprobe").iterdir():
+        path.unlink()
+    with pytest.raises(IdiombenchError, match=r"no prompt tables \(run `idiombench render orderprobe` first\)"):
+        run(project, "oracle", monkeypatch)
+
+
+def test_a_prompt_without_its_item_names_the_file_and_row(tmp_path: Path, monkeypatch):
+    from gen_project import orderprobe_items
+    from idiombench.items import write_items
+
+    project = write_project(tmp_path, {"oracle": {"backend": "oracle"}})
+    write_items(project / "data/processed/orderprobe/restore.parquet", orderprobe_items()[1:])
+    with pytest.raises(IdiombenchError, match=r"cot.parquet, row 0: prompt orderprobe/restore/cot/zh-CN/0000/ABCD: "
+                                               r"item zh-CN/0000/ABCD is not in"):
+        run(project, "oracle", monkeypatch)
+
+
+def test_output_is_complete_or_absent(tmp_path: Path, monkeypatch):
+    """A failing backend leaves the previous output untouched and no staging directory."""
+    project = write_project(tmp_path, {"oracle": {"backend": "oracle"}})
+    run(project, "oracle", monkeypatch)
+    out = project / "results" / "generations" / "oracle"
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+
+    class Broken:
+        def identity(self):
+            return {"backend": "broken"}
+
+        def generate(self, requests):
+            raise RuntimeError("device lost")
+
+        def close(self):
+            pass
+
+    with pytest.raises(RuntimeError, match="device lost"):
+        run(project, "oracle", monkeypatch, backend=Broken())
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert [p.name for p in out.parent.iterdir()] == ["oracle"]
+
+
+def test_model_configs_the_stage_refuses(tmp_path: Path, monkeypatch):
+    project = write_project(tmp_path, {
+        "cuda0": {"backend": "hf", "model": "x", "device": "cuda", "gpus": 0},
+        "two": {"backend": "hf", "model": "x", "gpus": 2},
+    })
+    with pytest.raises(IdiombenchError, match="device cuda needs gpus >= 1"):
+        run(project, "cuda0", monkeypatch)
+    with pytest.raises(IdiombenchError, match="the hf backend runs on one GPU"):
+        run(project, "two", monkeypatch)
+
+
+def test_cli_reports_bad_input_in_one_line(tmp_path: Path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from idiombench.cli import app
+
+    project = write_project(tmp_path, {"oracle": {"backend": "oracle"}})
+    monkeypatch.chdir(project)
+    result = CliRunner().invoke(app, ["generate", "--model", "nope"])
+    assert result.exit_code == 2
+    assert "unknown model 'nope' (models in params.yaml: oracle)" in result.output
+    assert "Traceback" not in result.output
+    result = CliRunner().invoke(app, ["generate", "--model", "oracle"])
+    assert result.exit_code == 0, result.output
+    assert (project / "results" / "generations" / "oracle" / "orderprobe" / "cot.parquet").is_file()

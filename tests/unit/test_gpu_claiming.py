@@ -1,0 +1,113 @@
+"""GPU claiming with lock files: concurrent jobs get different device ids; a job that finds
+none free fails at once with a clear message (or waits when IDIOMBENCH_GPU_WAIT_S is set)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from idiombench.generation.gpus import GpuError, claim_gpus, discover_devices
+
+CLAIM = """
+import os, sys, time
+from pathlib import Path
+from idiombench.generation.gpus import claim_gpus
+release = Path(sys.argv[1])
+with claim_gpus(1, who="job") as ids:
+    print(os.environ["CUDA_VISIBLE_DEVICES"], flush=True)
+    while not release.exists():
+        time.sleep(0.05)
+"""
+
+
+@pytest.fixture
+def fake_gpus(tmp_path: Path, monkeypatch) -> dict[str, str]:
+    env = {"IDIOMBENCH_GPUS": "0,1", "IDIOMBENCH_GPU_LOCK_DIR": str(tmp_path / "locks")}
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("IDIOMBENCH_GPU_WAIT_S", raising=False)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)  # claim_gpus sets it; restored afterwards
+    src = Path(__file__).resolve().parents[2] / "src"
+    return {**os.environ, **env, "PYTHONPATH": str(src)}
+
+
+def start(env: dict[str, str], release: Path) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, "-c", CLAIM, str(release)], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    return proc
+
+
+def test_two_jobs_get_different_devices_and_a_third_fails_clearly(fake_gpus, tmp_path: Path):
+    release = tmp_path / "release"
+    first, second = start(fake_gpus, release), start(fake_gpus, release)
+    try:
+        ids = {first.stdout.readline().strip(), second.stdout.readline().strip()}
+        assert ids == {"0", "1"}
+        third = subprocess.run([sys.executable, "-c", CLAIM, str(release)], env=fake_gpus, capture_output=True,
+                               text=True, timeout=60)
+        assert third.returncode != 0
+        assert "job needs 1 GPU(s) but only 0 of 2 are free (busy: 0 (pid " in third.stderr
+        assert "set IDIOMBENCH_GPU_WAIT_S to wait longer" in third.stderr
+    finally:
+        release.touch()
+        first.wait(timeout=30)
+        second.wait(timeout=30)
+    assert first.returncode == 0 and second.returncode == 0
+
+
+def test_a_waiting_job_gets_the_device_once_it_is_released(fake_gpus, tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("IDIOMBENCH_GPUS", "7")
+    env = {**fake_gpus, "IDIOMBENCH_GPUS": "7"}
+    release = tmp_path / "release"
+    holder = start(env, release)
+    try:
+        assert holder.stdout.readline().strip() == "7"
+        with pytest.raises(GpuError, match="only 0 of 1 are free"):
+            with claim_gpus(1):
+                pass
+        started = time.monotonic()
+        subprocess.Popen([sys.executable, "-c", "import time, pathlib, sys; time.sleep(1); pathlib.Path(sys.argv[1]).touch()",
+                          str(release)])
+        with claim_gpus(1, wait_s=30) as ids:
+            assert ids == ["7"] and os.environ["CUDA_VISIBLE_DEVICES"] == "7"
+            assert time.monotonic() - started >= 0.9
+    finally:
+        release.touch()
+        holder.wait(timeout=30)
+
+
+def test_a_killed_holder_frees_its_device(fake_gpus, tmp_path: Path):
+    holder = start(fake_gpus, tmp_path / "never")
+    assert holder.stdout.readline().strip() == "0"
+    holder.kill()
+    holder.wait(timeout=30)
+    with claim_gpus(2) as ids:
+        assert ids == ["0", "1"] and os.environ["CUDA_VISIBLE_DEVICES"] == "0,1"
+
+
+def test_asking_for_more_gpus_than_exist_is_a_clear_error(fake_gpus):
+    with pytest.raises(GpuError, match=r"needs 3 GPU\(s\) but 2 exist \(IDIOMBENCH_GPUS: \['0', '1'\]\)"):
+        with claim_gpus(3):
+            pass
+
+
+def test_zero_gpus_claims_nothing_and_hides_every_device(fake_gpus, tmp_path: Path):
+    with claim_gpus(0) as ids:
+        assert ids == [] and os.environ["CUDA_VISIBLE_DEVICES"] == ""
+    assert not (tmp_path / "locks").exists()
+
+
+def test_device_discovery_order(monkeypatch):
+    monkeypatch.setenv("IDIOMBENCH_GPUS", "2, 3")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    assert discover_devices() == (["2", "3"], "IDIOMBENCH_GPUS")
+    monkeypatch.delenv("IDIOMBENCH_GPUS")
+    assert discover_devices() == (["0"], "CUDA_VISIBLE_DEVICES")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert discover_devices() == ([], "nvidia-smi (not available)")

