@@ -213,3 +213,13 @@ def test_vllm_models_need_a_gpu():
 
 def test_the_fake_does_not_leak_into_other_tests():
     assert "vllm" not in sys.modules or sys.modules["vllm"] is None
+
+
+def test_vllm_is_an_optional_extra_only():
+    import re
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    names = [re.split(r"[<>=!~\[; ]", dep, maxsplit=1)[0].lower() for dep in project["dependencies"]]
+    assert "vllm" not in names and not any(name.startswith("nvidia-") for name in names)
+    assert project["optional-dependencies"]["vllm"] == ["vllm>=0.8.3"]
