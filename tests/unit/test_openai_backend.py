@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from idiombench.errors import ConfigError
-from idiombench.generation.backends.openai import OpenAIBackend
+from idiombench.generation.backends.openai import OpenAIBackend, make
 from idiombench.generation.config import OpenAIModel
 from idiombench.generation.types import ItemContext, Message, Request, Sampling
 
@@ -206,6 +206,7 @@ def test_429_then_500_then_success_is_retried(server):
     assert server.attempts == {"steady": 1, "flaky": 3}
     # Retry-After: 0 on the 429 is honoured; the 500 has none: backoff 0.25 * 2**1
     assert delays == [0.0, 0.5]
+    assert backend.report() == [f"openai 127.0.0.1:{server.port} model served-model: 2 requests, 2 retries, 0 failed"]
 
 
 def test_failure_after_retries_is_an_error_completion_not_a_crash(server, caplog):
@@ -218,6 +219,7 @@ def test_failure_after_retries_is_an_error_completion_not_a_crash(server, caplog
     assert "HTTP 503" in doomed.error and "overloaded" in doomed.error and "3 attempts" in doomed.error
     assert server.attempts["doomed"] == 3
     assert "retry 2/2" in caplog.text
+    assert backend.report()[0].endswith("2 requests, 2 retries, 1 failed")
 
 
 def test_client_errors_are_not_retried(server):
@@ -285,3 +287,11 @@ def test_unreachable_endpoint_is_an_error_completion(server):
     backend = OpenAIBackend(config(server, base_url="http://127.0.0.1:9/v1", max_retries=1), sleep=lambda s: None)
     (completion,) = backend.generate([request("nobody home")])
     assert completion.failed and "connection error" in completion.error
+
+
+def test_make_builds_the_backend_by_model_name(server, monkeypatch):
+    backend = make("judge", config(server), seed=3, cache_root=None)
+    assert backend.generate([request("via make")])[0].text == "via make"
+    monkeypatch.delenv(KEY_ENV)
+    with pytest.raises(ConfigError, match="model judge:"):
+        make("judge", config(server))

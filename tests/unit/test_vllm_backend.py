@@ -223,3 +223,13 @@ def test_vllm_is_an_optional_extra_only():
     names = [re.split(r"[<>=!~\[; ]", dep, maxsplit=1)[0].lower() for dep in project["dependencies"]]
     assert "vllm" not in names and not any(name.startswith("nvidia-") for name in names)
     assert project["optional-dependencies"]["vllm"] == ["vllm>=0.8.3"]
+
+
+def test_make_passes_the_params_seed_to_the_engine_and_reports(fake_vllm):
+    from idiombench.generation.backends.vllm import make
+
+    backend = make("tiny", model(gpus=4), seed=5, cache_root=Path("/unused"))
+    assert fake_vllm.INSTANCES[0].init_kwargs["seed"] == 5
+    assert backend.report() == [
+        "vllm 0.8.3+fake: org/tiny-chat@abc123, tensor_parallel_size=4, prefix caching on"
+    ]

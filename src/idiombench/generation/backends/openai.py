@@ -20,6 +20,7 @@ from __future__ import annotations
 import email.utils
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -56,6 +57,8 @@ class OpenAIBackend:
         self._sleep = sleep
         key = _read_key(config, name or config.model, os.environ if environ is None else environ)
         self._secrets = (key,) if key != NO_KEY else ()
+        self._counts = {"requests": 0, "retries": 0, "failed": 0}
+        self._counts_lock = threading.Lock()
         self._client = openai.OpenAI(
             api_key=key,
             base_url=config.base_url,
@@ -73,6 +76,13 @@ class OpenAIBackend:
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="openai-backend") as pool:
             return list(pool.map(self._complete, requests))
 
+    def report(self) -> list[str]:
+        counts = self._counts
+        return [
+            f"openai {_host(self._config.base_url)} model {self._config.model}: {counts['requests']} requests, "
+            f"{counts['retries']} retries, {counts['failed']} failed"
+        ]
+
     def close(self) -> None:
         self._client.close()
 
@@ -80,6 +90,13 @@ class OpenAIBackend:
         return f"OpenAIBackend(host={_host(self._config.base_url)!r}, model={self._config.model!r})"
 
     def _complete(self, request: Request) -> Completion:
+        completion = self._attempt(request)
+        with self._counts_lock:
+            self._counts["requests"] += 1
+            self._counts["failed"] += completion.failed
+        return completion
+
+    def _attempt(self, request: Request) -> Completion:
         openai = self._openai
         attempts = self._config.max_retries + 1
         started = time.perf_counter()
@@ -107,6 +124,8 @@ class OpenAIBackend:
                     "openai backend: %s from %s (model %s); retry %d/%d in %.2f s",
                     problem, _host(self._config.base_url), self._config.model, attempt + 1, attempts - 1, delay,
                 )
+                with self._counts_lock:
+                    self._counts["retries"] += 1
                 self._sleep(delay)
         return self._failure(problem, attempts, started)
 
@@ -198,3 +217,8 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
         return email.utils.parsedate_to_datetime(value).timestamp() - time.time()
     except (TypeError, ValueError):
         return None
+
+
+def make(name: str, config: OpenAIModel, **_: Any) -> OpenAIBackend:
+    """Entry point for backends.make_backend."""
+    return OpenAIBackend(config, name=name)

@@ -26,8 +26,8 @@ from .seeds import sample_seed
 
 INSTALL_HINT = "the vllm backend needs `pip install idiombench[vllm]` on a CUDA machine"
 
-# Seed of the engine's own generator. Every SamplingParams carries its own seed (see
-# seeds.sample_seed), so this only matters to vLLM internals; fixed for reproducibility.
+# Default seed of the engine's own generator (make() passes params `seed`). Every
+# SamplingParams carries its own seed (seeds.sample_seed), so this only reaches vLLM internals.
 ENGINE_SEED = 0
 
 
@@ -38,7 +38,7 @@ class BackendUnavailable(IdiombenchError):
 class VLLMBackend:
     """`types.Backend` over vLLM's offline `LLM`; tensor_parallel_size is the model's `gpus`."""
 
-    def __init__(self, config: VLLMModel, *, use_tqdm: bool = False) -> None:
+    def __init__(self, config: VLLMModel, *, engine_seed: int = ENGINE_SEED, use_tqdm: bool = False) -> None:
         try:
             import vllm  # lazy: an optional, CUDA-only dependency
         except ImportError as error:
@@ -54,7 +54,7 @@ class VLLMBackend:
             gpu_memory_utilization=config.gpu_memory_utilization,
             max_model_len=config.max_model_len,
             enable_prefix_caching=config.enable_prefix_caching,
-            seed=ENGINE_SEED,
+            seed=engine_seed,
             trust_remote_code=config.trust_remote_code,
         )
 
@@ -83,6 +83,14 @@ class VLLMBackend:
         if len(outputs) != len(requests):
             raise RuntimeError(f"vLLM returned {len(outputs)} outputs for {len(requests)} requests")
         return [_completion(output, per_request) for output in outputs]
+
+    def report(self) -> list[str]:
+        config = self._config
+        return [
+            f"vllm {getattr(self._vllm, '__version__', 'unknown')}: {config.model}"
+            f"{'@' + config.revision if config.revision else ''}, tensor_parallel_size={config.gpus}, "
+            f"prefix caching {'on' if config.enable_prefix_caching else 'off'}"
+        ]
 
     def close(self) -> None:
         # vLLM frees the engine (and its GPU memory) when the LLM object is collected.
@@ -139,3 +147,8 @@ def _completion(output: Any, latency_s: float) -> Completion:
         finish_reason=sample.finish_reason or "unknown",
         latency_s=latency_s,
     )
+
+
+def make(name: str, config: VLLMModel, *, seed: int = ENGINE_SEED, **_: Any) -> VLLMBackend:
+    """Entry point for backends.make_backend."""
+    return VLLMBackend(config, engine_seed=seed)
