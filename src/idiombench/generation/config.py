@@ -115,6 +115,9 @@ class SamplingConfig(StrictModel):
     max_new_tokens: int = Field(256, ge=1)
     n: int = Field(1, ge=1, description="Samples per prompt in this pass.")
     stop: list[str] = Field(default_factory=list, description="Stop strings (excluded from the text).")
+    settings: list[str] | None = Field(
+        None, description="Extra passes only: the render settings this pass runs on (null: all)."
+    )
 
 
 class GenerateConfig(StrictModel):
