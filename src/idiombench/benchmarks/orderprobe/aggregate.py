@@ -29,7 +29,8 @@ canonical inputs; S_Rob needs perturbed inputs, so table 11 shows S_struct there
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from math import fsum
 from typing import Any
 
 import pandas as pd
@@ -41,15 +42,20 @@ from . import metrics
 from .build import CATEGORIES, permutation_patterns
 from .config import OrderProbeScore
 from .neural import NLI_ROLE, ROLES, roles_for_language
-from .score import MAIN_PASS
+from .score import MAIN_PASS, SORT_KEY
 
 S_ACC_COMPONENTS = ("ce", "bert", "sts", "lex", "f_beta")
 
 
+def mean(values: Sequence[float]) -> float:
+    """Exactly rounded (math.fsum), so the result does not depend on the row order."""
+    return fsum(values) / len(values)
+
+
 def _mean(series: pd.Series) -> float | None:
-    """Mean of the non-null values in row order (None when there are none)."""
+    """Mean of the non-null values (None when there are none)."""
     values = [float(v) for v in series.tolist() if v is not None and not pd.isna(v)]
-    return sum(values) / len(values) if values else None
+    return mean(values) if values else None
 
 
 def _rate(flags: pd.Series) -> float | None:
@@ -113,12 +119,11 @@ def consistency_metrics(samples: pd.DataFrame) -> tuple[dict[str, float | None],
         per_expression.append(metrics.consistency(gaps))
     if not per_expression:
         return {"s_cons": None, "e_perf": None, "r_sens": None}, 0
-    n = len(per_expression)
     return {
-        "s_cons": sum(c.s_cons for c in per_expression) / n,
-        "e_perf": sum(c.e_perf for c in per_expression) / n,
-        "r_sens": sum(c.r_sens for c in per_expression) / n,
-    }, n
+        "s_cons": mean([c.s_cons for c in per_expression]),
+        "e_perf": mean([c.e_perf for c in per_expression]),
+        "r_sens": mean([c.r_sens for c in per_expression]),
+    }, len(per_expression)
 
 
 # ---------------------------------------------------------------------------- S_Rob
@@ -126,7 +131,7 @@ def consistency_metrics(samples: pd.DataFrame) -> tuple[dict[str, float | None],
 
 def expression_means(perturbed: pd.DataFrame) -> dict[str, float]:
     """S_Acc^mean per expression over its perturbed inputs."""
-    return {key: float(sum(rows["s_acc"].tolist()) / len(rows)) for key, rows in perturbed.groupby("expression_id", sort=True)}
+    return {key: mean([float(v) for v in rows["s_acc"].tolist()]) for key, rows in perturbed.groupby("expression_id", sort=True)}
 
 
 def structural(perturbed: pd.DataFrame) -> tuple[float | None, dict[str, float], int]:
@@ -141,7 +146,7 @@ def structural(perturbed: pd.DataFrame) -> tuple[float | None, dict[str, float],
             uncategorised += 1
             continue
         by_category.setdefault(str(category), []).append(value)
-    mu = {k: sum(v) / len(v) for k, v in sorted(by_category.items(), key=lambda kv: _category_order(kv[0]))}
+    mu = {k: mean(v) for k, v in sorted(by_category.items(), key=lambda kv: _category_order(kv[0]))}
     return metrics.s_struct(list(mu.values())), mu, uncategorised
 
 
@@ -168,12 +173,11 @@ def sequential(perturbed: pd.DataFrame, canonical: pd.DataFrame, cfg: OrderProbe
     counts = {"s_rob_expressions": len(used), "s_rob_excluded_s_orig_zero": zero, "s_rob_excluded_no_canonical_input": missing}
     if not used:
         return {"s_seq": None, "mdr": None, "mda": None}, counts
-    n = len(used)
-    mean_seq = sum(v for _, v in used) / n
+    mean_seq = mean([v for _, v in used])
     return {
         "s_seq": mean_seq if rob.s_seq_clip == "per_expression" else metrics.clip01(mean_seq),
-        "mdr": sum(d.mdr for d, _ in used) / n,
-        "mda": sum(d.mda for d, _ in used) / n,
+        "mdr": mean([d.mdr for d, _ in used]),
+        "mda": mean([d.mda for d, _ in used]),
     }, counts
 
 
@@ -290,8 +294,11 @@ def role_records(scoring_meta: Mapping[str, Any], params: Any) -> tuple[dict[str
     return {role: infos[role].as_dict() for role in ROLES}, "params at aggregation time (the score stage recorded none)"
 
 
-def depends_on(languages: list[str]) -> dict[str, list[str]]:
-    """Which scorer roles each metric of a group of these languages depends on."""
+def depends_on(rows: pd.DataFrame, cfg: OrderProbeScore) -> dict[str, list[str]]:
+    """Which scorer roles each metric of a group of rows depends on: the S_Acc roles of the
+    languages whose rows enter the semantic aggregates (none for Japanese, which has no
+    references), and the NLI role for S_Logic."""
+    languages = sorted(semantic_rows(rows, cfg)["language"].unique().tolist())
     s_acc = sorted({role for language in languages for role in roles_for_language(language)}, key=ROLES.index)
     return {"s_acc_mean": s_acc, "s_cons": s_acc, "s_rob": s_acc, "s_logic": [NLI_ROLE]}
 
@@ -351,30 +358,32 @@ def aggregate_scores(
     patterns: dict[str, Any] = {}
     canonical: dict[str, Any] = {}
     templates: dict[str, Any] = {}
-    for setting, frame in sorted(scores.items()):
+    for setting, unsorted in sorted(scores.items()):
+        frame = unsorted.sort_values(SORT_KEY, kind="stable").reset_index(drop=True)
         present = bool((frame["pass"] == cfg.s_cons.pass_name).any())
         options = {"nli_computed": nli_computed, "consistency_present": present}
         languages = sorted(frame["language"].unique().tolist())
         whole = group_metrics(frame, cfg, **options)
-        whole["depends_on"] = depends_on(languages)
+        whole["depends_on"] = depends_on(frame, cfg)
         whole["languages"] = languages
         settings[setting] = whole
         per_language[setting] = {}
         for language in languages:
-            part = group_metrics(frame[frame["language"] == language], cfg, **options)
-            part["depends_on"] = depends_on([language])
+            subset = frame[frame["language"] == language]
+            part = group_metrics(subset, cfg, **options)
+            part["depends_on"] = depends_on(subset, cfg)
             per_language[setting][language] = part
         per_category[setting] = {}
         categories = sorted({str(c) for c in frame["category"].dropna().unique()}, key=_category_order)
         for category in categories:
             subset = frame[frame["category"] == category]
             part = group_metrics(subset, cfg, **options)
-            part["depends_on"] = depends_on(sorted(subset["language"].unique().tolist()))
+            part["depends_on"] = depends_on(subset, cfg)
             per_category[setting][category] = part
         main = frame[frame["pass"] == MAIN_PASS]
         patterns[setting] = per_pattern(main[~main["is_canonical"]])
         canon = canonical_metrics(frame, cfg, **options)
-        canon["depends_on"] = depends_on(languages)
+        canon["depends_on"] = depends_on(frame, cfg)
         canonical[setting] = canon
         templates[setting] = template_hashes(frame)
     return {

@@ -36,7 +36,7 @@ def over_references(values: Sequence[float], how: Aggregation) -> float:
     if how == "max":
         return float(max(values))
     if how == "mean":
-        return float(sum(values) / len(values))
+        return math.fsum(values) / len(values)
     raise ValueError(f"unknown reference aggregation {how!r} (expected max or mean)")
 
 
@@ -119,7 +119,7 @@ def consistency(gaps: Sequence[float]) -> Consistency:
     sampled explanations of permutation p."""
     if not gaps:
         raise ValueError("S_Cons needs at least one permutation with samples")
-    e_perf = sum(gaps) / len(gaps)
+    e_perf = math.fsum(gaps) / len(gaps)
     r_sens = max(gaps)
     return Consistency(e_perf, r_sens, (1.0 - e_perf) * (1.0 - r_sens))
 
@@ -129,7 +129,7 @@ def sample_gap(sample_scores: Sequence[float]) -> float:
     if not sample_scores:
         raise ValueError("no samples")
     # >= 0 by definition; clamp the rounding of a mean of equal values (1e-17 below the max)
-    return max(0.0, max(sample_scores) - sum(sample_scores) / len(sample_scores))
+    return max(0.0, max(sample_scores) - math.fsum(sample_scores) / len(sample_scores))
 
 
 @dataclass(frozen=True)
@@ -145,7 +145,7 @@ def degradation(s_orig: float, s_perturbed: Sequence[float]) -> Degradation:
     if not s_perturbed:
         raise ValueError("no perturbed scores")
     drops = [(s_orig - s) / s_orig for s in s_perturbed]
-    return Degradation(sum(drops) / len(drops), max(drops))
+    return Degradation(math.fsum(drops) / len(drops), max(drops))
 
 
 def s_seq(d: Degradation, weight_mdr: float = 0.5, weight_mda: float = 0.5) -> float:
@@ -158,8 +158,8 @@ def clip01(value: float) -> float:
 
 
 def population_std(values: Sequence[float]) -> float:
-    mean = sum(values) / len(values)
-    return math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+    mean = math.fsum(values) / len(values)
+    return math.sqrt(math.fsum((v - mean) ** 2 for v in values) / len(values))
 
 
 # Category means closer than this are equal: σ / (max μ − min μ) does not shrink with the
