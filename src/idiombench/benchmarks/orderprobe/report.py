@@ -274,9 +274,11 @@ def recovery_table(ctx: Any, models: list[str], settings: list[str]) -> Table:
         rows=rows,
         footnotes=notes.lines() + [
             "Default: the canonical expression occurs in the NFKC-normalised, whitespace-free output (reasoning blocks "
-            "removed). Strict: the explanation's first run of 4+ CJK/kana/Hangul characters starts with it. Identity "
-            "inputs are permutations equal to the canonical form (expressions with a repeated character): echoing the "
-            "input recovers them.",
+            "removed). Strict: the explanation's first run of 4+ CJK/kana/Hangul characters starts with it; in CoT and "
+            "three-shot the explanation is the Final Meaning line, which the prompts do not ask to name the expression "
+            "(the oracle reference system restores it in the Thinking Process line, so it scores 100% only in the "
+            "default test there). Identity inputs are permutations equal to the canonical form (expressions with a "
+            "repeated character): echoing the input recovers them.",
         ] + sample_footnote(ctx.metrics),
     )
 
