@@ -184,6 +184,17 @@ def sequential(perturbed: pd.DataFrame, canonical: pd.DataFrame, cfg: OrderProbe
 # ---------------------------------------------------------------------------- one group of rows
 
 
+def explain_missing(out: dict[str, Any], not_computed: dict[str, str], semantic: pd.DataFrame, inputs: str) -> None:
+    """A reason for every mean that is None and has none yet."""
+    for name in ("s_acc_mean", "s_info", "s_logic", *(f"{c}_mean" for c in S_ACC_COMPONENTS)):
+        if name not in out or out[name] is not None or name in not_computed:
+            continue
+        if semantic.empty:
+            not_computed[name] = f"no {inputs} input with a reference gloss"
+        else:
+            not_computed[name] = "the scorer role of this term is not computed in this profile"
+
+
 def group_metrics(
     rows: pd.DataFrame, cfg: OrderProbeScore, *, nli_computed: bool, consistency_present: bool,
 ) -> dict[str, Any]:
@@ -225,12 +236,8 @@ def group_metrics(
     if out["s_rob"] is None:
         not_computed["s_rob"] = "; ".join(not_computed[k] for k in ("s_seq", "s_struct") if k in not_computed)
 
-    for name in ("s_acc_mean", "s_info"):
-        if out[name] is None:
-            not_computed[name] = "no perturbed input with a reference gloss"
-
-    format_rows = main
-    out["format_failure_rate"] = _rate(~format_rows["format_ok"]) if len(format_rows) else None
+    explain_missing(out, not_computed, semantic, "perturbed")
+    out["format_failure_rate"] = _rate(~main["format_ok"])
     counts = {
         "main_rows": len(main),
         "perturbed_inputs": len(perturbed),
@@ -277,6 +284,7 @@ def canonical_metrics(rows: pd.DataFrame, cfg: OrderProbeScore, *, nli_computed:
         not_computed["s_cons"] = f"no `{cfg.s_cons.pass_name}` pass in this setting's generations"
     if struct is None:
         not_computed["s_struct"] = f"needs two or more syntactic categories; {len(mu)} present"
+    explain_missing(out, not_computed, semantic, "canonical")
     counts = {"canonical_inputs": len(main), "semantic_rows": len(semantic), "s_cons_expressions": cons_expressions}
     return {"metrics": out, "counts": counts, "not_computed": not_computed}
 
