@@ -62,13 +62,20 @@ def scores(project: Path, model: str, setting: str) -> pd.DataFrame:
 
 
 def test_every_generation_row_is_scored(project: Path):
+    consistency = load_params(project / "params.yaml").benchmark("orderprobe").generate.extra["consistency"]
     for model in MODELS:
         for setting in SETTINGS:
             generations = pd.read_parquet(project / paths.generations_file(model, "orderprobe", setting))
             table = scores(project, model, setting)
-            assert len(table) == len(generations) == 96 * 6  # 4 expressions x 24 inputs x (main + 5 samples)
+            samples = consistency.n if consistency.settings is None or setting in consistency.settings else 0
+            assert len(table) == len(generations) == 96 * (1 + samples)  # 4 expressions x 24 inputs x passes
             assert list(table["prompt_id"]) == list(generations["prompt_id"])
             assert table["template_hash"].notna().all()
+            s_cons = metrics(project, model)["settings"][setting]
+            if samples:
+                assert s_cons["metrics"]["s_cons"] == pytest.approx(1.0)  # reference systems answer alike every time
+            else:
+                assert s_cons["metrics"]["s_cons"] is None and "consistency" in s_cons["not_computed"]["s_cons"]
 
 
 def test_oracle_recovers_everything(project: Path):

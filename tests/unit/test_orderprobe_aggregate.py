@@ -15,6 +15,7 @@ import pytest
 from idiombench.benchmarks.orderprobe.aggregate import aggregate_scores
 from idiombench.benchmarks.orderprobe.config import OrderProbeScore
 from idiombench.benchmarks.orderprobe.score import COLUMN_TYPES, COLUMNS
+from idiombench.generation.config import GenerateConfig
 from idiombench.scoring.roles import all_role_infos
 
 from orderprobe_fixtures import index, items_for, paper_like_config, scoring_config
@@ -153,6 +154,12 @@ def test_s_cons_by_hand_and_absent_consistency_pass():
     assert cot["metrics"]["s_cons"] is None
     assert cot["not_computed"]["s_cons"] == "no `consistency` pass in this setting's generations"
     assert cot["metrics"]["s_acc_mean"] == pytest.approx(0.4)  # the rest is computed
+    # with the generate config at hand, the reason names the option that restricts the pass
+    generate = GenerateConfig.model_validate({"extra": {"consistency": {"n": 2, "settings": ["zero_shot"]}}})
+    restricted = aggregate_scores({"cot": table(cot_rows())}, ITEMS, OrderProbeScore(), roles(), "test", None, generate)
+    assert restricted["settings"]["cot"]["not_computed"]["s_cons"] == (
+        "the `consistency` pass runs on zero_shot only (benchmarks.orderprobe.generate.extra.consistency.settings)")
+    assert restricted["breakdowns"]["canonical"]["cot"]["not_computed"]["s_cons"].startswith("the `consistency` pass")
 
 
 def test_s_rob_by_hand_with_s_orig_zero_excluded_and_counted():

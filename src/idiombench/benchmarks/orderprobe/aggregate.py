@@ -195,8 +195,21 @@ def explain_missing(out: dict[str, Any], not_computed: dict[str, str], semantic:
             not_computed[name] = "the scorer role of this term is not computed in this profile"
 
 
+def missing_pass_reason(pass_name: str, setting: str, generate: Any = None) -> str:
+    """Why a setting's generations hold no samples of the consistency pass."""
+    extra = getattr(generate, "extra", {}) if generate is not None else {}
+    if generate is not None and pass_name not in extra:
+        return f"no `{pass_name}` pass is configured (benchmarks.orderprobe.generate.extra)"
+    restricted = getattr(extra.get(pass_name), "settings", None) if generate is not None else None
+    if restricted is not None and setting not in restricted:
+        return (f"the `{pass_name}` pass runs on {', '.join(restricted)} only "
+                f"(benchmarks.orderprobe.generate.extra.{pass_name}.settings)")
+    return f"no `{pass_name}` pass in this setting's generations"
+
+
 def group_metrics(
     rows: pd.DataFrame, cfg: OrderProbeScore, *, nli_computed: bool, consistency_present: bool,
+    missing_pass: str = "no `consistency` pass in this setting's generations",
 ) -> dict[str, Any]:
     """Every table-3 metric over one group of score rows (a setting, a language, a category)."""
     main = rows[rows["pass"] == MAIN_PASS]
@@ -220,7 +233,7 @@ def group_metrics(
     cons, cons_expressions = consistency_metrics(samples)
     out.update(cons)
     if not consistency_present:
-        not_computed["s_cons"] = f"no `{cfg.s_cons.pass_name}` pass in this setting's generations"
+        not_computed["s_cons"] = missing_pass
     elif cons_expressions == 0:
         not_computed["s_cons"] = "no sampled explanation of a perturbed input with a reference"
 
@@ -260,7 +273,8 @@ def group_metrics(
     return {"metrics": out, "counts": counts, "not_computed": not_computed, "category_means": mu}
 
 
-def canonical_metrics(rows: pd.DataFrame, cfg: OrderProbeScore, *, nli_computed: bool, consistency_present: bool) -> dict[str, Any]:
+def canonical_metrics(rows: pd.DataFrame, cfg: OrderProbeScore, *, nli_computed: bool, consistency_present: bool,
+                      missing_pass: str = "no `consistency` pass in this setting's generations") -> dict[str, Any]:
     """Table 11: the diagnostics over the canonical (unperturbed) inputs."""
     main = rows[(rows["pass"] == MAIN_PASS) & rows["is_canonical"]]
     semantic = semantic_rows(main, cfg)
@@ -281,7 +295,7 @@ def canonical_metrics(rows: pd.DataFrame, cfg: OrderProbeScore, *, nli_computed:
     if not nli_computed:
         not_computed["s_logic"] = f"scorer role {NLI_ROLE} is not computed in this profile"
     if not consistency_present:
-        not_computed["s_cons"] = f"no `{cfg.s_cons.pass_name}` pass in this setting's generations"
+        not_computed["s_cons"] = missing_pass
     if struct is None:
         not_computed["s_struct"] = f"needs two or more syntactic categories; {len(mu)} present"
     explain_missing(out, not_computed, semantic, "canonical")
@@ -358,6 +372,7 @@ def sample_record(frames: Mapping[str, pd.DataFrame], items: Mapping[str, Mappin
 def aggregate_scores(
     scores: Mapping[str, pd.DataFrame], items: Mapping[str, Mapping[str, Any]], cfg: OrderProbeScore,
     roles: dict[str, dict[str, Any]], roles_source: str, scoring_notes: list[str] | None = None,
+    generate: Any = None,
 ) -> dict[str, Any]:
     nli_computed = roles[NLI_ROLE].get("status") != "not_computed"
     settings: dict[str, Any] = {}
@@ -369,7 +384,8 @@ def aggregate_scores(
     for setting, unsorted in sorted(scores.items()):
         frame = unsorted.sort_values(SORT_KEY, kind="stable").reset_index(drop=True)
         present = bool((frame["pass"] == cfg.s_cons.pass_name).any())
-        options = {"nli_computed": nli_computed, "consistency_present": present}
+        options = {"nli_computed": nli_computed, "consistency_present": present,
+                   "missing_pass": missing_pass_reason(cfg.s_cons.pass_name, setting, generate)}
         languages = sorted(frame["language"].unique().tolist())
         whole = group_metrics(frame, cfg, **options)
         whole["depends_on"] = depends_on(frame, cfg)
@@ -417,4 +433,5 @@ def aggregate_scores(
 def aggregate(ctx: Any) -> dict[str, Any]:
     """The BENCHMARK.aggregate hook (evaluation.run_aggregate)."""
     roles, source = role_records(ctx.scoring_meta, ctx.params)
-    return aggregate_scores(ctx.scores, ctx.items, ctx.config.score, roles, source, ctx.scoring_meta.get("notes"))
+    return aggregate_scores(ctx.scores, ctx.items, ctx.config.score, roles, source, ctx.scoring_meta.get("notes"),
+                            ctx.config.generate)
