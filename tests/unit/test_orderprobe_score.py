@@ -207,3 +207,30 @@ def test_setting_mismatch_is_a_clear_error():
     misplaced = gen_row(BY_PATTERN["ABDC"], "cot", E1)
     with pytest.raises(DataError, match="row of setting 'cot' in the 'zero_shot' table"):
         score_generations("m", {"zero_shot": frame([misplaced])}, index(ZH), OrderProbeScore(), FakeScorers(scoring_config()), [])
+
+
+def test_template_provenance_and_stale_prompt_hash_note(tmp_path):
+    from idiombench.benchmarks.orderprobe.score import load_prompt_index
+    from idiombench.generation.types import Message
+    from idiombench.prompts import Prompt, write_prompts
+
+    item = BY_PATTERN["ABDC"]
+    prompt = Prompt(benchmark="orderprobe", task="restore", setting="zero_shot", item_id=item.item_id,
+                    language="zh-CN", messages=(Message("user", "x"),), template_id="orderprobe/zero_shot/zh-CN",
+                    template_hash="f" * 64)
+    write_prompts(tmp_path / "prompts" / "zero_shot.parquet", [prompt])
+    index_ = load_prompt_index(tmp_path / "prompts")
+    assert index_ == {prompt.prompt_id: {"template_id": "orderprobe/zero_shot/zh-CN", "template_hash": "f" * 64,
+                                         "prompt_hash": prompt.prompt_hash}}
+    notes: list[str] = []
+    gens = {"zero_shot": frame([gen_row(item, "zero_shot", E1)])}  # its prompt hash is not the table's
+    out = score_generations("m", gens, index(ZH), OrderProbeScore(), FakeScorers(scoring_config()), notes, index_)
+    assert out["zero_shot"].iloc[0]["template_hash"] == "f" * 64
+    assert any("1 generation rows have a prompt hash that differs" in n for n in notes)
+    (tmp_path / "bad").mkdir()
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    pq.write_table(pa.table({"a": [1]}), tmp_path / "bad" / "cot.parquet")
+    with pytest.raises(DataError, match="cot.parquet: not a prompts table"):
+        load_prompt_index(tmp_path / "bad")
+    assert load_prompt_index(tmp_path / "missing") == {}

@@ -30,12 +30,13 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow.parquet as pq
 
 from ... import paths
 from ...errors import DataError, IdiombenchError
 from ...items import Item
 from ...parsing import clean_output
-from ...prompts import read_prompts
+from ...prompts import PROMPT_SCHEMA
 from ...scoring.lexical import f_beta as f_beta_score
 from ...scoring.lexical import lexical_cosine, rouge_l_precision, token_length
 from ...scoring.polarity import polarity_contradicts
@@ -114,17 +115,20 @@ class RowWork:
         return bool(self.explanation) and bool(self.item.references)
 
 
+PROMPT_COLUMNS = ["prompt_id", "template_id", "template_hash", "prompt_hash"]
+
+
 def load_prompt_index(directory: Path) -> dict[str, dict[str, str]]:
-    """prompt_id -> template id / hash and prompt hash, from the render stage's tables."""
+    """prompt_id -> template id / hash and prompt hash, from the render stage's tables
+    (only these columns are read: the messages of a full render are large)."""
     index: dict[str, dict[str, str]] = {}
     if not directory.is_dir():
         return index
     for path in sorted(directory.glob("*.parquet")):
-        for prompt in read_prompts(path):
-            index[f"{prompt.benchmark}/{prompt.task}/{prompt.setting}/{prompt.item_id}"] = {
-                "template_id": prompt.template_id, "template_hash": prompt.template_hash,
-                "prompt_hash": prompt.prompt_hash,
-            }
+        if not pq.read_schema(path).equals(PROMPT_SCHEMA, check_metadata=False):
+            raise DataError(path, "not a prompts table", expected=str(PROMPT_SCHEMA))
+        for row in pq.read_table(path, columns=PROMPT_COLUMNS).to_pylist():
+            index[row.pop("prompt_id")] = row
     return index
 
 
