@@ -109,3 +109,18 @@ def test_prediction_metrics_table3_cells():
         BENCHMARK.prediction_metrics(body, None, "three_shot")
     with pytest.raises(IdiombenchError, match="one task, restore"):
         BENCHMARK.prediction_metrics(body, "other", "zero_shot")
+
+
+def test_a_partial_metrics_body_renders_with_dashes_and_says_why(tmp_path: Path):
+    """A body written by another version (or by hand, as MLflow tests do): what is there is
+    shown, the rest is a dash with a footnote; nothing is made up, nothing crashes."""
+    body = {"status": "scored", "settings": {"zero_shot": {"metrics": {"recovery": 0.25}, "counts": {"items": 24}}},
+            "provenance": {"roles": {"cross_encoder": "substitute"}}}
+    result = section(tmp_path, {"oracle": body})
+    t3 = by_id(result)["orderprobe_table3"]
+    assert [c.display() for c in t3.rows[0]] == ["oracle", "Zero-shot", "—", "—", "—", "—", "—", "25.000"]
+    assert any("not in the metrics file" in n for n in t3.footnotes)
+    assert any("sample scored for oracle is not recorded" in n for n in t3.footnotes)
+    assert by_id(result)["orderprobe_table4"].rows == []
+    assert [c.display() for c in by_id(result)["orderprobe_format_failures"].rows[0]][2:4] == ["—", "—"]
+    assert all(f.path.is_file() for f in result.figures)

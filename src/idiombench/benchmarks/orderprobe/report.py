@@ -11,6 +11,7 @@ the benchmark was scored.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -77,11 +78,15 @@ class Notes:
 
 def metric_cell(group: Mapping[str, Any], metric: str, roles: Mapping[str, Any], notes: Notes, where: str,
                 fmt: str = "{:.3f}", percent: bool = False, depends_metric: str | None = None) -> Cell:
-    value = group["metrics"].get(metric)
+    values = group.get("metrics") or {}
+    value = values.get(metric)
     depends = group.get("depends_on", {}).get(depends_metric or metric, [])
     marks = notes.marks(roles, depends, metric)
     if value is None:
-        notes.missing_value(metric, group.get("not_computed", {}).get(metric), where)
+        reason = group.get("not_computed", {}).get(metric)
+        if metric not in values:
+            reason = "not in the metrics file (written by another version of the aggregate stage?)"
+        notes.missing_value(metric, reason, where)
         return cell(None, marks=marks)
     return cell(float(value) * (100.0 if percent else 1.0), fmt, marks)
 
@@ -93,7 +98,9 @@ def sample_footnote(metrics: Mapping[str, Mapping[str, Any]]) -> list[str]:
         sample = body.get("provenance", {}).get("sample", {})
         scored = sample.get("expressions_scored", {})
         available = sample.get("expressions_available", {})
-        if sample.get("full_benchmark"):
+        if not sample:
+            line = f"The sample scored for {model} is not recorded in its metrics file."
+        elif sample.get("full_benchmark"):
             line = "Scored on the full benchmark (every expression of every configured language)."
         else:
             counts = {}
@@ -265,7 +272,7 @@ def recovery_table(ctx: Any, models: list[str], settings: list[str]) -> Table:
                     notes.missing_value(key, "no such inputs in the sample", where)
                 row.append(cell(None if value is None else float(value) * 100.0, "{:.1f}"))
             counts = group["counts"]
-            row.append(Cell(f"{counts['perturbed_inputs']:,} / {counts['identity_inputs']:,}"))
+            row.append(Cell(f"{count_text(counts, 'perturbed_inputs')} / {count_text(counts, 'identity_inputs')}"))
             rows.append(row)
     return Table(
         table_id=f"{BENCH}_recovery",
@@ -292,11 +299,13 @@ def format_table(ctx: Any, models: list[str], settings: list[str]) -> Table:
             if group is None:
                 continue
             counts, rate = group["counts"], group["metrics"].get("format_failure_rate")
+            sampled = (counts["format_failures_all_passes"] - counts["format_failures"]
+                       if "format_failures_all_passes" in counts and "format_failures" in counts else None)
             rows.append([
-                Cell(ctx.display_name(model)), Cell(setting_label(setting)), Cell(f"{counts['main_rows']:,}"),
-                Cell(f"{counts['format_failures']:,}"), cell(None if rate is None else rate * 100.0, "{:.1f}"),
-                Cell(f"{counts['empty_explanations']:,}"), Cell(f"{counts['generation_errors']:,}"),
-                Cell(f"{counts['format_failures_all_passes'] - counts['format_failures']:,}"),
+                Cell(ctx.display_name(model)), Cell(setting_label(setting)), Cell(count_text(counts, "main_rows")),
+                Cell(count_text(counts, "format_failures")), cell(None if rate is None else rate * 100.0, "{:.1f}"),
+                Cell(count_text(counts, "empty_explanations")), Cell(count_text(counts, "generation_errors")),
+                Cell(count_text({"sampled": sampled}, "sampled")),
             ])
     return Table(
         table_id=f"{BENCH}_format_failures",
@@ -338,7 +347,30 @@ def pattern_table(ctx: Any, models: list[str], settings: list[str]) -> Table:
     )
 
 
+def count_text(counts: Mapping[str, Any], key: str) -> str:
+    value = counts.get(key)
+    return "—" if value is None else f"{int(value):,}"
+
+
+def normalised(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The metrics body with every part the tables read present: a body written by another
+    version (or by hand) renders what it has, with dashes and footnotes for the rest."""
+    out = dict(body)
+    out["settings"] = {
+        setting: {key: dict(group.get(key) or {}) for key in ("metrics", "counts", "not_computed", "depends_on")}
+        for setting, group in (body.get("settings") or {}).items()
+    }
+    breakdowns = body.get("breakdowns") or {}
+    out["breakdowns"] = {key: breakdowns.get(key) or {} for key in ("per_language", "per_category", "per_pattern", "canonical")}
+    provenance = dict(body.get("provenance") or {})
+    provenance["roles"] = {role: info if isinstance(info, Mapping) else {"status": str(info)}
+                           for role, info in (provenance.get("roles") or {}).items()}
+    out["provenance"] = provenance
+    return out
+
+
 def report_section(ctx: Any) -> Section | None:
+    ctx = dataclasses.replace(ctx, metrics={model: normalised(body) for model, body in ctx.metrics.items()})
     models = [m for m in ctx.params.models if m in ctx.metrics] + sorted(set(ctx.metrics) - set(ctx.params.models))
     if not models:
         return None
