@@ -140,6 +140,11 @@ class Scorers:
             out[name] = entry
         return out
 
+    def statuses(self) -> dict[str, dict[str, Any]]:
+        """used_models() plus each role's configured note: what the score stage records in
+        scoring_meta.json (evaluation.run_score) for the aggregates and the report."""
+        return {name: {**entry, "note": self.config.role(name).note} for name, entry in self.used_models().items()}
+
     # -- scorers --------------------------------------------------------------
 
     def cross_encoder(self, pairs: Sequence[Pair], role: str = "cross_encoder") -> PairScores:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...data.manifest import FileSpec, load_file_specs
 from ...items import Item
@@ -12,6 +12,9 @@ from . import build as _build
 from .answers import CLASSIFICATION_TASKS, format_reference_answer  # noqa: F401  (reference backends' hooks)
 from .config import OrderProbeConfig
 from . import render as _render
+from . import aggregate as _aggregate
+from . import report as _report
+from . import score as _score
 
 if TYPE_CHECKING:
     from ...render import RenderOutput
@@ -31,6 +34,22 @@ class OrderProbe:
     def render(self, tasks: dict[str, list[Item]], config: OrderProbeConfig, raw_dir: Path) -> RenderOutput:
         """Prompts for every configured setting (see render.py)."""
         return _render.render(tasks, config, raw_dir)
+
+    def score(self, ctx: Any) -> Any:
+        """Per generation row: Recovery, S_Acc and its components, S_Logic, S_Info (score.py)."""
+        return _score.score(ctx)
+
+    def aggregate(self, ctx: Any) -> dict[str, Any]:
+        """The metrics JSON: table 3 per setting, breakdowns, provenance (aggregate.py)."""
+        return _aggregate.aggregate(ctx)
+
+    def report_section(self, ctx: Any) -> Any:
+        """Tables 3, 4, 11, figures 4 and 5, format failures (report.py)."""
+        return _report.report_section(ctx)
+
+    def prediction_metrics(self, body: dict[str, Any], task: str | None, setting: str) -> dict[str, float]:
+        """Table 3's cells for one setting, as the paper prints them (report.py)."""
+        return _report.prediction_metrics(body, task, setting)
 
 
 BENCHMARK = OrderProbe()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from ...generation.config import GenerateConfig, SamplingConfig
 from ...schema import StrictModel
@@ -61,8 +61,111 @@ class OrderProbeRender(StrictModel):
         return no_repeats(settings)
 
 
+class RecoveryScore(StrictModel):
+    """Recovery (METRICS.md §1): both modes and both identity treatments are always reported;
+    these choose the headline number of table 3 / table 4 / figure 5."""
+
+    headline_mode: Literal["default", "strict"] = Field(
+        "default",
+        description="default: the canonical expression occurs in the NFKC-normalised, whitespace-free output; "
+        "strict: the explanation's first CJK/kana/Hangul run of 4+ characters starts with it.",
+    )
+    headline_identity_inputs: Literal["include", "exclude"] = Field(
+        "include",
+        description="Perturbed inputs equal to the canonical form (expressions with a repeated character): include "
+        "(the paper's 3,543 x 23 inputs) or exclude them from the headline Recovery.",
+    )
+
+
+class SAccScore(StrictModel):
+    """S_Acc = w_ce*CE + w_rep*mean(BERT, STS, LEX) + w_fbeta*Fβ (paper eq. 8)."""
+
+    weight_ce: float = Field(0.5, ge=0)
+    weight_representation: float = Field(0.3, ge=0)
+    weight_f_beta: float = Field(0.2, ge=0)
+    beta: float = Field(2.0, gt=0, description="Fβ over content tokens; β > 1 weighs recall more.")
+    reference_aggregation: Literal["max", "mean"] = Field(
+        "max", description="How each term is aggregated over an item's references."
+    )
+    polarity_halving: bool = Field(
+        False,
+        description="The released code's rule: halve Fβ when the explanation's polarity contradicts every reference.",
+    )
+
+    @model_validator(mode="after")
+    def _some_weight(self) -> "SAccScore":
+        if self.weight_ce + self.weight_representation + self.weight_f_beta <= 0:
+            raise ValueError("at least one S_Acc weight must be positive")
+        return self
+
+
+class SLogicScore(StrictModel):
+    """S_Logic (paper appendix B.2): NLI entailment, contradiction-aware, max over references."""
+
+    directions: Literal["both", "explanation_to_reference"] = Field(
+        "both",
+        description="both: max entailment of reference->explanation and explanation->reference (paper B.2); "
+        "explanation_to_reference: the released code's single direction, P(e => r).",
+    )
+    entailment_threshold: float = Field(
+        0.05, ge=0, le=1, description="Above this entailment the contradiction penalty applies."
+    )
+    contradiction_weight: float = Field(
+        0.5, ge=0, description="λ: score = max(0, entailment - λ * P(contradiction)) above the threshold."
+    )
+    reference_aggregation: Literal["max", "mean"] = "max"
+
+
+class SInfoScore(StrictModel):
+    """S_Info = BP * ROUGE-L precision (paper appendix A.7)."""
+
+    bp_mode: Literal["paper", "bleu"] = Field(
+        "paper",
+        description="paper: penalise explanations longer than the reference; bleu: the released code's BLEU "
+        "penalty on shorter ones.",
+    )
+    reference_aggregation: Literal["max", "mean"] = "max"
+
+
+class SConsScore(StrictModel):
+    pass_name: str = Field(
+        "consistency",
+        description="The generate pass whose n samples per input give S_max / S_mean (paper appendix A.3).",
+    )
+
+
+class SRobScore(StrictModel):
+    """S_Rob (paper appendix A.4-A.5)."""
+
+    weight_mdr: float = Field(0.5, ge=0, description="α in S_seq = 1 - (α*MDR + β*MDA).")
+    weight_mda: float = Field(0.5, ge=0, description="β in S_seq = 1 - (α*MDR + β*MDA).")
+    s_seq_clip: Literal["per_expression", "mean"] = Field(
+        "per_expression",
+        description="Where S_seq is clipped to [0, 1]: each expression's value before averaging (default: an "
+        "expression with a tiny S_orig cannot dominate the mean), or the mean over expressions.",
+    )
+
+
+class OrderProbeScore(StrictModel):
+    """`idiombench score orderprobe` and its aggregation (METRICS.md §1)."""
+
+    recovery: RecoveryScore = RecoveryScore()
+    s_acc: SAccScore = SAccScore()
+    s_logic: SLogicScore = SLogicScore()
+    s_info: SInfoScore = SInfoScore()
+    s_cons: SConsScore = SConsScore()
+    s_rob: SRobScore = SRobScore()
+    no_reference_items: Literal["exclude", "zero"] = Field(
+        "exclude",
+        description="Items without a reference gloss (the whole Japanese release) score 0 per row (flagged); "
+        "exclude: the semantic aggregates (S_Acc, S_Cons, S_Logic, S_Rob, S_Info) leave them out and count them; "
+        "zero: they enter the means as 0. Recovery needs no reference and always counts them.",
+    )
+
+
 class OrderProbeConfig(StrictModel):
     enabled: bool = True
     render: OrderProbeRender = OrderProbeRender()
     build: OrderProbeBuild = OrderProbeBuild()
     generate: GenerateConfig = GenerateConfig(extra={"consistency": SamplingConfig(n=5, temperature=0.7)})
+    score: OrderProbeScore = OrderProbeScore()

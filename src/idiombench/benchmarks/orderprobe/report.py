@@ -1,0 +1,425 @@
+"""OrderProbe's section of the report: the shapes of paper tables 3, 4 and 11 and figures 4
+and 5 for the models that were scored, plus the Recovery variants and format failures.
+
+Marks: a cell whose value depends on a scorer role that ran a substitute model (†), a
+paper model the paper does not name (*), or a role that is not computed (‡) carries
+the role's mark; the footnotes name the models (scoring.roles). `—` is a value that could
+not be computed; a footnote gives each reason. § marks table 11's robustness column (S_struct
+stands in for S_Rob over canonical inputs). Every table's footnotes say which sample of
+the benchmark was scored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ...errors import IdiombenchError
+from ...report.tables import Cell, Figure, Section, Table, cell
+from .build import CATEGORIES, permutation_patterns
+from . import figures
+
+BENCH = "orderprobe"
+SETTING_LABELS = {"zero_shot": "Zero-shot", "cot": "+CoT", "three_shot": "Three-shot"}
+LANGUAGE_LABELS = {"zh-CN": "Simplified Chinese", "zh-TW": "Traditional Chinese", "ja": "Japanese", "ko": "Korean"}
+# table 3's diagnostic columns, in the paper's order: (metric key, header)
+DIAGNOSTICS = (("s_acc_mean", "S_Acc^mean"), ("s_cons", "S_Cons"), ("s_logic", "S_Logic"), ("s_rob", "S_Rob"),
+               ("s_info", "S_Info"))
+METRIC_NAMES = {"s_acc_mean": "S_Acc^mean", "s_cons": "S_Cons", "s_logic": "S_Logic", "s_rob": "S_Rob",
+                "s_seq": "S_seq", "s_struct": "S_struct", "s_info": "S_Info", "recovery": "Recovery"}
+STRUCT_MARK = "§"
+S_ACC_METRICS = {"s_acc_mean", "s_cons", "s_rob", "s_seq", "s_struct"}
+
+
+def setting_label(setting: str) -> str:
+    return SETTING_LABELS.get(setting, setting)
+
+
+class Notes:
+    """Collects the footnotes a table's marks and dashes need, in first-use order."""
+
+    def __init__(self) -> None:
+        self.role_lines: dict[str, str] = {}
+        self.missing: dict[str, list[str]] = {}
+        self.s_acc_without: set[str] = set()
+
+    def marks(self, roles: Mapping[str, Mapping[str, Any]], depends: Iterable[str], metric: str = "") -> str:
+        marks = []
+        for role in depends:
+            info = roles.get(role)
+            if not info or not info.get("mark"):
+                continue
+            if metric in S_ACC_METRICS and info.get("status") == "not_computed":
+                self.s_acc_without.add(role)
+            if info["mark"] not in marks:
+                marks.append(info["mark"])
+            footnote = info.get("footnote") or f"{role}: status {info.get('status')}"
+            self.role_lines.setdefault(role, f"{info['mark']} {footnote}")
+        return "".join(sorted(marks, key="*†‡".index))
+
+    def missing_value(self, metric: str, reason: str | None, where: str) -> None:
+        key = f"{METRIC_NAMES.get(metric, metric)}: {reason or 'not computed'}"
+        self.missing.setdefault(key, []).append(where)
+
+    def lines(self) -> list[str]:
+        out = list(self.role_lines.values())
+        if self.s_acc_without:
+            out.append(
+                f"‡ on S_Acc^mean, S_Cons and S_Rob: S_Acc is formed without {', '.join(sorted(self.s_acc_without))}: the "
+                "representation ensemble averages the terms among BERT, STS and LEX that were computed, and the weights "
+                "(CE 0.5, ensemble 0.3, Fβ 0.2) are renormalised over the computed terms (benchmarks/orderprobe/metrics.py)."
+            )
+        for reason, where in self.missing.items():
+            shown = ", ".join(where[:6]) + (f" and {len(where) - 6} more" if len(where) > 6 else "")
+            out.append(f"— {reason} ({shown}).")
+        return out
+
+
+def metric_cell(group: Mapping[str, Any], metric: str, roles: Mapping[str, Any], notes: Notes, where: str,
+                fmt: str = "{:.3f}", percent: bool = False, depends_metric: str | None = None) -> Cell:
+    values = group.get("metrics") or {}
+    value = values.get(metric)
+    depends = group.get("depends_on", {}).get(depends_metric or metric, [])
+    marks = notes.marks(roles, depends, metric)
+    if value is None:
+        reason = group.get("not_computed", {}).get(metric)
+        if metric not in values:
+            reason = "not in the metrics file (written by another version of the aggregate stage?)"
+        notes.missing_value(metric, reason, where)
+        return cell(None, marks=marks)
+    return cell(float(value) * (100.0 if percent else 1.0), fmt, marks)
+
+
+def sample_footnote(metrics: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """What was scored: one line per distinct sample among the models."""
+    lines = []
+    for model, body in metrics.items():
+        sample = body.get("provenance", {}).get("sample", {})
+        scored = sample.get("expressions_scored", {})
+        available = sample.get("expressions_available", {})
+        if not sample:
+            line = f"The sample scored for {model} is not recorded in its metrics file."
+        elif sample.get("full_benchmark"):
+            line = "Scored on the full benchmark (every expression of every configured language)."
+        else:
+            counts = {}
+            for setting_counts in scored.values():
+                for language, n in setting_counts.items():
+                    counts[language] = max(counts.get(language, 0), n)
+            parts = [f"{lang} {counts.get(lang, 0):,} of {available.get(lang, 0):,}" for lang in sorted(available)]
+            selection = sample.get("selection") or "a subset of the expressions"
+            line = (f"Sample, not the full benchmark: {selection}; expressions scored per language: {', '.join(parts)} "
+                    f"(the paper's tables use all 3,543). Each expression contributes its 23 permutations and its "
+                    f"canonical input.")
+        if line not in lines:
+            lines.append(line)
+    return [f"Sample: {line}" if not line.startswith("Sample") else line for line in lines]
+
+
+def recovery_caption(body: Mapping[str, Any]) -> str:
+    params = body.get("provenance", {}).get("score_params", {}).get("recovery", {})
+    mode = params.get("headline_mode", "default")
+    identity = params.get("headline_identity_inputs", "include")
+    test = ("the canonical expression occurs in the NFKC-normalised, whitespace-free output" if mode == "default"
+            else "the explanation's first CJK/kana/Hangul run of 4+ characters starts with the canonical expression")
+    inputs = "including" if identity == "include" else "excluding"
+    return (f"Recovery (%): {mode} test ({test}), over the perturbed inputs, {inputs} inputs identical to the "
+            "canonical form (repeated characters).")
+
+
+def ordered_settings(ctx: Any, metrics: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    configured = list(ctx.params.benchmark(BENCH).render.settings)
+    present = {s for body in metrics.values() for s in body.get("settings", {})}
+    return [s for s in configured if s in present] + sorted(present - set(configured))
+
+
+def table3(ctx: Any, models: list[str], settings: list[str]) -> Table:
+    notes = Notes()
+    rows = []
+    for model in models:
+        body = ctx.metrics[model]
+        roles = body["provenance"]["roles"]
+        for setting in settings:
+            group = body["settings"].get(setting)
+            if group is None:
+                continue
+            where = f"{ctx.display_name(model)} {setting_label(setting)}"
+            row = [Cell(ctx.display_name(model)), Cell(setting_label(setting))]
+            row += [metric_cell(group, key, roles, notes, where) for key, _ in DIAGNOSTICS]
+            row.append(metric_cell(group, "recovery", roles, notes, where, "{:.3f}", percent=True))
+            rows.append(row)
+    first = ctx.metrics[models[0]]
+    return Table(
+        table_id=f"{BENCH}_table3",
+        title="OrderProbe: model × setting (paper table 3)",
+        columns=["Model", "Setting", *[h for _, h in DIAGNOSTICS], "Recovery (%)"],
+        rows=rows,
+        footnotes=notes.lines() + sample_footnote(ctx.metrics),
+        caption=recovery_caption(first) + " Diagnostics are means over the perturbed inputs with a reference gloss.",
+    )
+
+
+def table4(ctx: Any, models: list[str], settings: list[str]) -> Table:
+    notes = Notes()
+    rows = []
+    for model in models:
+        body = ctx.metrics[model]
+        roles = body["provenance"]["roles"]
+        for setting in settings:
+            languages = body["breakdowns"]["per_language"].get(setting, {})
+            for language in sorted(languages, key=lambda l: list(LANGUAGE_LABELS).index(l) if l in LANGUAGE_LABELS else 99):
+                group = languages[language]
+                where = f"{ctx.display_name(model)} {setting_label(setting)} {language}"
+                row = [Cell(ctx.display_name(model)), Cell(setting_label(setting)), Cell(LANGUAGE_LABELS.get(language, language))]
+                row += [metric_cell(group, key, roles, notes, where, "{:.4f}") for key, _ in DIAGNOSTICS]
+                row.append(metric_cell(group, "recovery", roles, notes, where, "{:.2f}", percent=True))
+                rows.append(row)
+    return Table(
+        table_id=f"{BENCH}_table4",
+        title="OrderProbe: per script setting (paper table 4)",
+        columns=["Model", "Setting", "Language", *[h for _, h in DIAGNOSTICS], "Recovery (%)"],
+        rows=rows,
+        footnotes=notes.lines() + [
+            "The Japanese release ships no reference glosses: its semantic diagnostics cannot be computed "
+            "(Recovery needs none)."] + sample_footnote(ctx.metrics),
+        caption=recovery_caption(ctx.metrics[models[0]]),
+    )
+
+
+def category_table(ctx: Any, models: list[str], settings: list[str]) -> Table:
+    notes = Notes()
+    rows = []
+    columns = (("s_acc_mean", "S_SEM"), ("s_cons", "S_CON"), ("s_logic", "S_LOG"), ("s_seq", "S_ROB (S_seq)"),
+               ("s_info", "S_INFO"))
+    for model in models:
+        body = ctx.metrics[model]
+        roles = body["provenance"]["roles"]
+        for setting in settings:
+            categories = body["breakdowns"]["per_category"].get(setting, {})
+            for category in sorted(categories, key=lambda c: CATEGORIES.index(c) if c in CATEGORIES else 99):
+                group = categories[category]
+                where = f"{ctx.display_name(model)} {setting_label(setting)} {category}"
+                row = [Cell(ctx.display_name(model)), Cell(setting_label(setting)), Cell(category)]
+                row += [metric_cell(group, key, roles, notes, where, depends_metric="s_rob" if key == "s_seq" else None)
+                        for key, _ in columns]
+                row.append(metric_cell(group, "recovery", roles, notes, where, "{:.1f}", percent=True))
+                rows.append(row)
+    return Table(
+        table_id=f"{BENCH}_figure5",
+        title="OrderProbe: per syntactic category (paper figure 5)",
+        columns=["Model", "Setting", "Category", *[h for _, h in columns], "Recov (%)"],
+        rows=rows,
+        footnotes=notes.lines() + [
+            "Robustness per category is S_seq: S_struct (and so S_Rob) compares the categories with each other."
+        ] + sample_footnote(ctx.metrics),
+        caption=recovery_caption(ctx.metrics[models[0]]),
+    )
+
+
+def table11(ctx: Any, models: list[str], settings: list[str]) -> Table:
+    notes = Notes()
+    rows = []
+    for model in models:
+        body = ctx.metrics[model]
+        roles = body["provenance"]["roles"]
+        for setting in settings:
+            group = body["breakdowns"]["canonical"].get(setting)
+            if group is None:
+                continue
+            where = f"{ctx.display_name(model)} {setting_label(setting)}"
+            row = [Cell(ctx.display_name(model)), Cell(setting_label(setting))]
+            for key, _ in DIAGNOSTICS:
+                if key == "s_rob":
+                    struct = metric_cell(group, "s_struct", roles, notes, where, depends_metric="s_rob")
+                    row.append(Cell(struct.text, struct.marks + STRUCT_MARK))
+                else:
+                    row.append(metric_cell(group, key, roles, notes, where))
+            row.append(metric_cell(group, "recovery", roles, notes, where, "{:.1f}", percent=True))
+            rows.append(row)
+    return Table(
+        table_id=f"{BENCH}_table11",
+        title="OrderProbe: canonical (unperturbed) inputs (paper table 11)",
+        columns=["Model", "Setting", *[h for _, h in DIAGNOSTICS], "Recovery (%)"],
+        rows=rows,
+        footnotes=notes.lines() + [
+            f"{STRUCT_MARK} S_Rob measures degradation from the canonical input, so over canonical inputs only its "
+            "structural part S_struct is defined; the column shows S_struct.",
+            "Recovery is measured on the canonical inputs (the paper sets it to 100%): a model that echoes its input "
+            "scores 100% here.",
+        ] + sample_footnote(ctx.metrics),
+        caption="The same diagnostics over each expression's canonical input; S_Cons from the samples of the canonical input.",
+    )
+
+
+def recovery_table(ctx: Any, models: list[str], settings: list[str]) -> Table:
+    notes = Notes()
+    keys = (("recovery_default", "Default"), ("recovery_default_excl_identity", "Default excl. identity"),
+            ("recovery_strict", "Strict"), ("recovery_strict_excl_identity", "Strict excl. identity"),
+            ("recovery_identity_inputs", "Identity inputs only"), ("recovery_canonical", "Canonical inputs"))
+    rows = []
+    for model in models:
+        body = ctx.metrics[model]
+        for setting in settings:
+            group = body["settings"].get(setting)
+            if group is None:
+                continue
+            where = f"{ctx.display_name(model)} {setting_label(setting)}"
+            row = [Cell(ctx.display_name(model)), Cell(setting_label(setting))]
+            for key, _ in keys:
+                value = group["metrics"].get(key)
+                if value is None:
+                    notes.missing_value(key, "no such inputs in the sample", where)
+                row.append(cell(None if value is None else float(value) * 100.0, "{:.1f}"))
+            counts = group["counts"]
+            row.append(Cell(f"{count_text(counts, 'perturbed_inputs')} / {count_text(counts, 'identity_inputs')}"))
+            rows.append(row)
+    return Table(
+        table_id=f"{BENCH}_recovery",
+        title="OrderProbe: Recovery (%) in both tests, with and without identity inputs",
+        columns=["Model", "Setting", *[h for _, h in keys], "Perturbed / identity inputs"],
+        rows=rows,
+        footnotes=notes.lines() + [
+            "Default: the canonical expression occurs in the NFKC-normalised, whitespace-free output (reasoning blocks "
+            "removed). Strict: the explanation's first run of 4+ CJK/kana/Hangul characters starts with it; in CoT and "
+            "three-shot the explanation is the Final Meaning line, which the prompts do not ask to name the expression "
+            "(the oracle reference system restores it in the Thinking Process line, so it scores 100% only in the "
+            "default test there). Identity inputs are permutations equal to the canonical form (expressions with a "
+            "repeated character): echoing the input recovers them.",
+        ] + sample_footnote(ctx.metrics),
+    )
+
+
+def format_table(ctx: Any, models: list[str], settings: list[str]) -> Table:
+    rows = []
+    for model in models:
+        body = ctx.metrics[model]
+        for setting in settings:
+            group = body["settings"].get(setting)
+            if group is None:
+                continue
+            counts, rate = group["counts"], group["metrics"].get("format_failure_rate")
+            sampled = (counts["format_failures_all_passes"] - counts["format_failures"]
+                       if "format_failures_all_passes" in counts and "format_failures" in counts else None)
+            rows.append([
+                Cell(ctx.display_name(model)), Cell(setting_label(setting)), Cell(count_text(counts, "main_rows")),
+                Cell(count_text(counts, "format_failures")), cell(None if rate is None else rate * 100.0, "{:.1f}"),
+                Cell(count_text(counts, "empty_explanations")), Cell(count_text(counts, "generation_errors")),
+                Cell(count_text({"sampled": sampled}, "sampled")),
+            ])
+    return Table(
+        table_id=f"{BENCH}_format_failures",
+        title="OrderProbe: format failures per model and setting",
+        columns=["Model", "Setting", "Main outputs", "Format failures", "Rate (%)", "Empty explanations",
+                 "Generation errors", "Format failures (sampled)"],
+        rows=rows,
+        footnotes=[
+            "A format failure is an output that does not follow the requested shape (zero-shot: one line; CoT and "
+            "three-shot: a Thinking Process line then a Final Meaning line). Such outputs are still scored: their "
+            "explanation is read leniently (parse.py); an empty explanation scores 0 on every semantic term.",
+            "Sampled: the consistency pass's outputs (S_Cons).",
+        ] + sample_footnote(ctx.metrics),
+    )
+
+
+def pattern_table(ctx: Any, models: list[str], settings: list[str]) -> Table:
+    columns, series = [], []
+    for model in models:
+        for setting in settings:
+            if setting in ctx.metrics[model]["breakdowns"]["per_pattern"]:
+                columns.append(f"{ctx.display_name(model)} {setting_label(setting)}")
+                series.append(ctx.metrics[model]["breakdowns"]["per_pattern"][setting])
+    key = figures.pattern_key(ctx.metrics[models[0]])
+    rows = []
+    for pattern in permutation_patterns():
+        row = [Cell(pattern)]
+        for patterns in series:
+            value = patterns.get(pattern, {}).get(key)
+            row.append(cell(None if value is None else value * 100.0, "{:.1f}"))
+        rows.append(row)
+    return Table(
+        table_id=f"{BENCH}_figure4",
+        title="OrderProbe: Recovery (%) per permutation pattern (paper figure 4)",
+        columns=["Pattern", *columns],
+        rows=rows,
+        footnotes=[f"Values: {key.replace('_', ' ')}. Pattern = the canonical positions read in order (ABCD is the "
+                   "canonical form), itertools order. — : no such input in the sample."] + sample_footnote(ctx.metrics),
+    )
+
+
+def count_text(counts: Mapping[str, Any], key: str) -> str:
+    value = counts.get(key)
+    return "—" if value is None else f"{int(value):,}"
+
+
+def normalised(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The metrics body with every part the tables read present: a body written by another
+    version (or by hand) renders what it has, with dashes and footnotes for the rest."""
+    out = dict(body)
+    out["settings"] = {
+        setting: {key: dict(group.get(key) or {}) for key in ("metrics", "counts", "not_computed", "depends_on")}
+        for setting, group in (body.get("settings") or {}).items()
+    }
+    breakdowns = body.get("breakdowns") or {}
+    out["breakdowns"] = {key: breakdowns.get(key) or {} for key in ("per_language", "per_category", "per_pattern", "canonical")}
+    provenance = dict(body.get("provenance") or {})
+    provenance["roles"] = {role: info if isinstance(info, Mapping) else {"status": str(info)}
+                           for role, info in (provenance.get("roles") or {}).items()}
+    out["provenance"] = provenance
+    return out
+
+
+def report_section(ctx: Any) -> Section | None:
+    ctx = dataclasses.replace(ctx, metrics={model: normalised(body) for model, body in ctx.metrics.items()})
+    models = [m for m in ctx.params.models if m in ctx.metrics] + sorted(set(ctx.metrics) - set(ctx.params.models))
+    if not models:
+        return None
+    settings = ordered_settings(ctx, ctx.metrics)
+    section = Section(benchmark=BENCH, title="OrderProbe")
+    section.intro.append(
+        "Restoring scrambled four-character expressions (zh-CN, zh-TW, ja, ko). Recovery is the primary metric; "
+        "S_Acc^mean, S_Cons, S_Logic, S_Rob and S_Info are the paper's diagnostics (METRICS.md §1)."
+    )
+    section.intro += sample_footnote(ctx.metrics)
+    section.tables = [
+        table3(ctx, models, settings),
+        table4(ctx, models, settings),
+        category_table(ctx, models, settings),
+        table11(ctx, models, settings),
+        recovery_table(ctx, models, settings),
+        pattern_table(ctx, models, settings),
+        format_table(ctx, models, settings),
+    ]
+    section.figures = [
+        figures.pattern_figure(ctx, models, settings),
+        figures.category_figure(ctx, models, settings),
+    ]
+    roles = {}
+    for model in models:
+        provenance = ctx.metrics[model].get("provenance", {})
+        for role, info in provenance.get("roles", {}).items():
+            roles.setdefault(role, info)
+    section.notes += [
+        f"Scorer role {role}: {info.get('status')}, model {info.get('model') or 'none'} (paper: {info.get('paper_model')})"
+        for role, info in roles.items()
+    ]
+    return section
+
+
+def prediction_metrics(body: Mapping[str, Any], task: str | None, setting: str) -> dict[str, float]:
+    """Table 3's cells for one setting as the paper prints them: Recovery in percent, the
+    five diagnostics in [0, 1]. Metrics that could not be computed are left out (the
+    aggregate body's `not_computed` says why)."""
+    if task not in (None, "restore"):
+        raise IdiombenchError(f"orderprobe has one task, restore; got {task!r}")
+    settings = body.get("settings", {})
+    if setting not in settings:
+        raise IdiombenchError(f"orderprobe: no setting {setting!r} in the metrics (have: {', '.join(sorted(settings)) or 'none'})")
+    values = settings[setting]["metrics"]
+    out: dict[str, float] = {}
+    for key, header in DIAGNOSTICS:
+        if values.get(key) is not None:
+            out[header] = float(values[key])
+    if values.get("recovery") is not None:
+        out["Recovery (%)"] = float(values["recovery"]) * 100.0
+    return out

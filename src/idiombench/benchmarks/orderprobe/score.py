@@ -1,0 +1,329 @@
+"""`idiombench score orderprobe`: per generation row, Recovery and the semantic terms.
+
+One output row per generation row (main pass and every sampled `consistency` row), sorted
+by (prompt_id, pass, sample_index); nothing is dropped. Columns:
+
+- identity: prompt_id, task, setting, item_id, pass, sample_index, prompt_hash,
+  template_id, template_hash (from the prompts table; null when it is not there);
+- the item: language, expression_id, expression, input, pattern, category,
+  is_canonical, is_identity, n_references;
+- the output: finish_reason, generation_error, explanation (parse.py's value),
+  format_ok, parse_flags (flag names joined by commas);
+- recovered (default test), recovered_strict (recovery.py);
+- S_Acc and its five components ce, bert, sts, lex, f_beta (each aggregated over the
+  references; null = the term's scorer role is not computed in this profile),
+  f_beta_halved (the polarity rule fired), s_acc (metrics.s_acc);
+- s_logic (main pass only: no aggregate uses the samples' S_Logic and NLI is the costliest
+  scorer; null on consistency rows and when the nli role is not computed), s_info;
+- score_flags: why a row's terms are 0 (`empty_explanation`, `no_references`,
+  `generation_error`), joined by commas.
+
+Neural scorers are called once per role over the pairs of ALL rows of ALL settings
+(neural.py); lexical terms are memoised per distinct text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow.parquet as pq
+
+from ... import paths
+from ...errors import DataError, IdiombenchError
+from ...items import Item
+from ...parsing import clean_output
+from ...prompts import PROMPT_SCHEMA
+from ...scoring.lexical import f_beta as f_beta_score
+from ...scoring.lexical import lexical_cosine, rouge_l_precision, token_length
+from ...scoring.polarity import polarity_contradicts
+from ...scoring.tokenize import content_tokens
+from . import metrics
+from .config import OrderProbeScore
+from .neural import CE_ROLE, NLI_ROLE, ROLES, Requests, Results, bert_role, run_requests, sts_role
+from .parse import parse_explanation
+from .recovery import recovered_default, recovered_strict
+
+BENCHMARK = "orderprobe"
+MAIN_PASS = "main"
+SORT_KEY = ["prompt_id", "pass", "sample_index"]
+# Column -> dtype, fixed so that every run writes the same Parquet schema (a column that is
+# all null, e.g. `bert` when no BERTScore model is configured, stays float64, not Arrow null).
+COLUMN_TYPES = {
+    "prompt_id": "string", "task": "string", "setting": "string", "item_id": "string", "pass": "string",
+    "sample_index": "int64",
+    "language": "string", "expression_id": "string", "expression": "string", "input": "string", "pattern": "string",
+    "category": "string", "is_canonical": "bool", "is_identity": "bool", "n_references": "int64",
+    "prompt_hash": "string", "template_id": "string", "template_hash": "string", "finish_reason": "string",
+    "generation_error": "string",
+    "explanation": "string", "format_ok": "bool", "parse_flags": "string",
+    "recovered": "bool", "recovered_strict": "bool",
+    "ce": "float64", "bert": "float64", "sts": "float64", "lex": "float64", "f_beta": "float64",
+    "f_beta_halved": "bool", "s_acc": "float64",
+    "s_logic": "float64", "s_info": "float64", "score_flags": "string",
+}
+COLUMNS = list(COLUMN_TYPES)
+FLAG_SEPARATOR = ","  # parse_flags / score_flags: flag names joined ("" when none)
+
+
+@dataclass
+class LexicalMemo:
+    """Token lists and ROUGE-L / lengths, computed once per distinct input."""
+
+    content: dict[tuple[str, str, str], list[str]] = field(default_factory=dict)
+    lengths: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    rouge: dict[tuple[str, str, str, str], float] = field(default_factory=dict)
+
+    def content_tokens(self, text: str, language: str, expression: str) -> list[str]:
+        key = (text, language, expression)
+        if key not in self.content:
+            self.content[key] = content_tokens(text, language, keep=[expression])
+        return self.content[key]
+
+    def length(self, text: str, language: str, expression: str) -> int:
+        key = (text, language, expression)
+        if key not in self.lengths:
+            self.lengths[key] = token_length(text, language, keep=[expression])
+        return self.lengths[key]
+
+    def rouge_precision(self, explanation: str, reference: str, language: str, expression: str) -> float:
+        key = (explanation, reference, language, expression)
+        if key not in self.rouge:
+            self.rouge[key] = rouge_l_precision(explanation, reference, language, keep=[expression])
+        return self.rouge[key]
+
+
+@dataclass
+class RowWork:
+    """One generation row on its way to a score row."""
+
+    record: dict[str, Any]
+    item: Item
+    explanation: str | None
+    # positions of this row's pairs in each role's request list, one per reference
+    ce: list[int] = field(default_factory=list)
+    sts: list[int] = field(default_factory=list)
+    bert: list[int] = field(default_factory=list)
+    nli_e_to_r: list[int] = field(default_factory=list)
+    nli_r_to_e: list[int] = field(default_factory=list)
+
+    @property
+    def scorable(self) -> bool:
+        return bool(self.explanation) and bool(self.item.references)
+
+
+PROMPT_COLUMNS = ["prompt_id", "template_id", "template_hash", "prompt_hash"]
+
+
+def load_prompt_index(directory: Path) -> dict[str, dict[str, str]]:
+    """prompt_id -> template id / hash and prompt hash, from the render stage's tables
+    (only these columns are read: the messages of a full render are large)."""
+    index: dict[str, dict[str, str]] = {}
+    if not directory.is_dir():
+        return index
+    for path in sorted(directory.glob("*.parquet")):
+        if not pq.read_schema(path).equals(PROMPT_SCHEMA, check_metadata=False):
+            raise DataError(path, "not a prompts table", expected=str(PROMPT_SCHEMA))
+        for row in pq.read_table(path, columns=PROMPT_COLUMNS).to_pylist():
+            index[row.pop("prompt_id")] = row
+    return index
+
+
+def role_computed(scorers: Any, role: str) -> bool:
+    return scorers is not None and scorers.info(role).computed
+
+
+def _item_columns(item: Item) -> dict[str, Any]:
+    meta = item.meta
+    return {
+        "language": item.language,
+        "expression_id": meta["expression_id"],
+        "expression": meta["expression"],
+        "input": item.input,
+        "pattern": meta["pattern"],
+        "category": meta.get("category"),
+        "is_canonical": bool(meta["is_canonical"]),
+        "is_identity": bool(meta["is_identity"]),
+        "n_references": len(item.references),
+    }
+
+
+def prepare_rows(
+    model: str, generations: Mapping[str, pd.DataFrame], items: Mapping[str, Mapping[str, Item]],
+    prompt_index: Mapping[str, Mapping[str, str]], notes: list[str],
+) -> list[RowWork]:
+    """Parse every generation row and compute Recovery; nothing neural yet."""
+    work: list[RowWork] = []
+    stale = 0
+    for setting, frame in sorted(generations.items()):
+        source = paths.generations_file(model, BENCHMARK, setting)
+        for position, row in enumerate(frame.to_dict("records")):  # position: the row in the file
+            if row["setting"] != setting:
+                raise DataError(source, f"row of setting {row['setting']!r} in the {setting!r} table", row=position,
+                                expected=f"setting {setting}")
+            task_items = items.get(row["task"])
+            item = task_items.get(row["item_id"]) if task_items is not None else None
+            if item is None:
+                raise DataError(source, f"item {row['task']}/{row['item_id']} is not among the built items", row=position,
+                                expected="generations of the current build (rerun render and generate)")
+            text = row["text"] if isinstance(row["text"], str) else ""
+            parsed = parse_explanation(text, setting)
+            cleaned, _ = clean_output(text)
+            expression = item.meta["expression"]
+            prompt = prompt_index.get(row["prompt_id"], {})
+            if prompt and prompt.get("prompt_hash") != row["prompt_hash"]:
+                stale += 1
+            error = row.get("error")
+            record = {
+                "prompt_id": row["prompt_id"], "task": row["task"], "setting": setting, "item_id": row["item_id"],
+                "pass": row["pass"], "sample_index": int(row["sample_index"]),
+                **_item_columns(item),
+                "prompt_hash": row["prompt_hash"], "template_id": prompt.get("template_id"),
+                "template_hash": prompt.get("template_hash"), "finish_reason": row["finish_reason"],
+                "generation_error": error if isinstance(error, str) and error else None,
+                "explanation": parsed.value, "format_ok": bool(parsed.ok), "parse_flags": FLAG_SEPARATOR.join(parsed.flags),
+                "recovered": recovered_default(cleaned, expression),
+                "recovered_strict": recovered_strict(parsed.value, expression),
+            }
+            work.append(RowWork(record, item, parsed.value or None))
+    if stale:
+        notes.append(f"orderprobe: {stale} generation rows have a prompt hash that differs from the current prompts "
+                     "table (generations older than the last render)")
+    return work
+
+
+def request_pairs(work: list[RowWork], scorers: Any, cfg: OrderProbeScore) -> Requests:
+    """Every (explanation, reference) pair each computed role needs, for all rows."""
+    requests = Requests()
+    both = cfg.s_logic.directions == "both"
+    nli = role_computed(scorers, NLI_ROLE)
+    ce = role_computed(scorers, CE_ROLE)
+    for row in work:
+        if not row.scorable:
+            continue
+        language = row.item.language
+        sts, bert = sts_role(language), bert_role(language)
+        sts_on, bert_on = role_computed(scorers, sts), role_computed(scorers, bert)
+        explanation = row.explanation
+        assert explanation is not None
+        for reference in row.item.references:
+            if ce:
+                row.ce.append(requests.add(CE_ROLE, (reference, explanation)))
+            if sts_on:
+                row.sts.append(requests.add(sts, (explanation, reference)))
+            if bert_on:
+                row.bert.append(requests.add(bert, (explanation, reference)))
+            if nli and row.record["pass"] == MAIN_PASS:
+                row.nli_e_to_r.append(requests.add(NLI_ROLE, (explanation, reference)))
+                if both:
+                    row.nli_r_to_e.append(requests.add(NLI_ROLE, (reference, explanation)))
+    return requests
+
+
+def _term(results: Results, role: str, positions: list[int], how: str) -> float:
+    return metrics.over_references([float(results.get(role, p)) for p in positions], how)
+
+
+def finish_row(row: RowWork, results: Results, scorers: Any, cfg: OrderProbeScore, memo: LexicalMemo) -> dict[str, Any]:
+    """The semantic terms of one row from the batched results and the lexical memo."""
+    record = row.record
+    language, expression = row.item.language, row.item.meta["expression"]
+    flags: list[str] = []
+    if record["generation_error"]:
+        flags.append("generation_error")
+    if not row.explanation:
+        flags.append("empty_explanation")
+    if not row.item.references:
+        flags.append("no_references")
+    ce_on = role_computed(scorers, CE_ROLE)
+    sts_on = role_computed(scorers, sts_role(language))
+    bert_on = role_computed(scorers, bert_role(language))
+    nli_on = role_computed(scorers, NLI_ROLE) and record["pass"] == MAIN_PASS
+    acc = cfg.s_acc
+    if row.scorable:
+        explanation, references = row.explanation, row.item.references
+        assert explanation is not None
+        ce = _term(results, CE_ROLE, row.ce, acc.reference_aggregation) if ce_on else None
+        sts = _term(results, sts_role(language), row.sts, acc.reference_aggregation) if sts_on else None
+        bert = _term(results, bert_role(language), row.bert, acc.reference_aggregation) if bert_on else None
+        mine = memo.content_tokens(explanation, language, expression)
+        golds = [memo.content_tokens(r, language, expression) for r in references]
+        lex = metrics.over_references([lexical_cosine(mine, g) for g in golds], acc.reference_aggregation)
+        f_beta = metrics.over_references([f_beta_score(mine, g, acc.beta) for g in golds], acc.reference_aggregation)
+        halved = bool(acc.polarity_halving and polarity_contradicts(explanation, list(references), language))
+        f_beta = metrics.halve_if_contradicting(f_beta, halved)
+        length = memo.length(explanation, language, expression)
+        s_info = metrics.over_references([
+            metrics.info_for_reference(memo.rouge_precision(explanation, r, language, expression), length,
+                                       memo.length(r, language, expression), cfg.s_info.bp_mode)
+            for r in references
+        ], cfg.s_info.reference_aggregation)
+        s_logic = None
+        if nli_on:
+            logic = cfg.s_logic
+            per_reference = []
+            for i, e_to_r in enumerate(row.nli_e_to_r):
+                r_to_e = row.nli_r_to_e[i] if row.nli_r_to_e else None
+                per_reference.append(metrics.logic_for_reference(
+                    tuple(results.get(NLI_ROLE, e_to_r)),  # type: ignore[arg-type]
+                    tuple(results.get(NLI_ROLE, r_to_e)) if r_to_e is not None else None,  # type: ignore[arg-type]
+                    logic.entailment_threshold, logic.contradiction_weight,
+                ))
+            s_logic = metrics.over_references(per_reference, logic.reference_aggregation)
+    else:
+        # A term that cannot be computed for this item counts 0 (flagged above); a role
+        # that is not computed in the profile stays None.
+        ce = 0.0 if ce_on else None
+        sts = 0.0 if sts_on else None
+        bert = 0.0 if bert_on else None
+        lex = f_beta = s_info = 0.0
+        halved = False
+        s_logic = 0.0 if nli_on else None
+    weights = metrics.SAccWeights(acc.weight_ce, acc.weight_representation, acc.weight_f_beta)
+    return {
+        **record,
+        "ce": ce, "bert": bert, "sts": sts, "lex": lex, "f_beta": f_beta, "f_beta_halved": halved,
+        "s_acc": metrics.s_acc(ce, bert, sts, lex, f_beta, weights),
+        "s_logic": s_logic, "s_info": s_info, "score_flags": FLAG_SEPARATOR.join(flags),
+    }
+
+
+def score_generations(
+    model: str, generations: Mapping[str, pd.DataFrame], items: Mapping[str, Mapping[str, Item]],
+    cfg: OrderProbeScore, scorers: Any, notes: list[str],
+    prompt_index: Mapping[str, Mapping[str, str]] | None = None,
+) -> dict[str, pd.DataFrame]:
+    """Score tables per setting (see the module docstring)."""
+    work = prepare_rows(model, generations, items, prompt_index or {}, notes)
+    requests = request_pairs(work, scorers, cfg)
+    results = run_requests(scorers, requests) if requests.pairs else Results()
+    for call in results.calls:
+        via = "" if call.computed_by == call.role else f" (embedded in the same call as {call.computed_by}: same model)"
+        notes.append(f"orderprobe: {call.role}: {call.pairs:,} pairs ({call.distinct_pairs:,} distinct) in one call{via}")
+    if scorers is not None:
+        for role in ROLES:
+            if not scorers.info(role).computed:
+                notes.append(f"orderprobe: {role} is not computed in this profile: its term is reported as not computed")
+    memo = LexicalMemo()
+    rows = [finish_row(row, results, scorers, cfg, memo) for row in work]
+    tables: dict[str, pd.DataFrame] = {}
+    for setting in sorted(generations):
+        selected = [r for r in rows if r["setting"] == setting]
+        frame = pd.DataFrame(selected, columns=COLUMNS).astype(COLUMN_TYPES)
+        tables[setting] = frame.sort_values(SORT_KEY, kind="stable").reset_index(drop=True)
+    return tables
+
+
+def score(ctx: Any) -> dict[str, pd.DataFrame]:
+    """The BENCHMARK.score hook (evaluation.run_score)."""
+    if ctx.scorers is None:
+        raise IdiombenchError("orderprobe: scoring needs the `scoring` section of params (scorer roles)")
+    prompt_index = load_prompt_index(paths.prompts_dir(BENCHMARK))
+    if not prompt_index:
+        ctx.notes.append(f"orderprobe: {paths.prompts_dir(BENCHMARK)} has no prompts tables: template ids and hashes "
+                         "are not recorded")
+    return score_generations(ctx.model, ctx.generations, ctx.items, ctx.config.score, ctx.scorers, ctx.notes,
+                             prompt_index)
