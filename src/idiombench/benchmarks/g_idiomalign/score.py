@@ -97,13 +97,16 @@ GENERATION_COLUMNS = [*ID_COLUMNS, "direction", "source_lang", "target_lang", "p
 
 
 def sorted_frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
-    frame = pd.DataFrame(rows, columns=columns)
-    return frame.sort_values(SORT_KEY, kind="stable").reset_index(drop=True)
+    frame = pd.DataFrame(rows, columns=columns).sort_values(SORT_KEY, kind="stable").reset_index(drop=True)
+    for column in frame.columns:  # text columns: plain objects with None for a missing value (not NaN)
+        if frame[column].dtype == object or pd.api.types.is_string_dtype(frame[column].dtype):
+            frame[column] = frame[column].astype(object).where(frame[column].notna(), None)
+    return frame
 
 
 def score_generation(
     setting: str, generations: pd.DataFrame, items: dict[str, dict[str, Item]], cfg: GIdiomAlignScore,
-    notes: list[str], tokenizer_notes: set[str],
+    tokenizer_notes: set[str],
 ) -> list[dict[str, Any]]:
     """Task 2 rows without the similarity (filled in for all settings at once)."""
     rows = []
@@ -175,7 +178,7 @@ def score(ctx: Any) -> dict[str, pd.DataFrame]:
         if setting == MCQ_SETTING:
             tables[setting] = score_mcq(generations, ctx.items, cfg)
         elif setting in GENERATION_SETTINGS:
-            generation_rows[setting] = score_generation(setting, generations, ctx.items, cfg, ctx.notes, tokenizer_notes)
+            generation_rows[setting] = score_generation(setting, generations, ctx.items, cfg, tokenizer_notes)
         else:
             raise IdiombenchError(f"g-idiomalign: no scorer for setting {setting!r} (known: mcq, no_gloss, with_gloss)")
     all_rows = [row for rows in generation_rows.values() for row in rows]
