@@ -110,7 +110,7 @@ def test_construction_table_from_the_stage_output(params, tmp_path: Path, monkey
     (table,) = section.tables
     assert table.table_id == "g_idiomalign_construction"
     assert [r[0].text for r in table.rows] == ["English-French", "English-German", "All pairs (pooled)"]
-    assert [c.display() for c in table.rows[0][1:]] == ["4 / 4", "5", "80.0†", "4†", "80.0†", "0.994†", "3†", "3†", "100.0†", "60.0†"]
+    assert [c.display() for c in table.rows[0][1:]] == ["4 / 4", "5", "0", "80.0†", "4†", "80.0†", "0.994†", "3†", "3†", "100.0†", "60.0†"]
     assert any("only the aligned pairs" in n for n in table.footnotes)
     assert any(n.startswith("† embedder_en") for n in table.footnotes)
     assert section.figures == []

@@ -37,8 +37,9 @@ Outputs (a directory, written whole or not at all):
 - released_status.parquet: per released pair, the rank of each side among the other's top-k
   (null beyond k), whether it is an MNN pair and whether it was rebuilt;
 - construction.json: params, the role and its status, the pool note, and per pair: pool sizes,
-  released rows / distinct pairs, top-k and MNN recall, MNN count, modal bin, cutoff, rebuilt
-  count, overlap, precision and recall against the release.
+  released rows / distinct pairs (and how many share an idiom entry with another released pair:
+  MNN is one-to-one, so at most one of those can be rebuilt), top-k and MNN recall, MNN count,
+  modal bin, cutoff, rebuilt count, overlap, precision and recall against the release.
 Timings are returned (and logged by the caller), not written into the outputs, so reruns
 write the same bytes.
 """
@@ -46,6 +47,7 @@ write the same bytes.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -280,6 +282,10 @@ def rebuild_pair(pair: PairFile, entries: tuple[set[Entry], set[Entry]], vectors
         })
 
     distinct_released = len(released_set)
+    # MNN is one-to-one: of released pairs that share an entry, at most one can be rebuilt
+    source_uses = Counter(x for x, _ in released_set)
+    target_uses = Counter(y for _, y in released_set)
+    sharing = sum(1 for x, y in released_set if source_uses[x] > 1 or target_uses[y] > 1)
     overlap = len(rebuilt_pairs & released_set)
     in_top_k = sum(1 for s in status if s["rank_target_among_source_top_k"] is not None)
     summary = {
@@ -291,6 +297,7 @@ def rebuild_pair(pair: PairFile, entries: tuple[set[Entry], set[Entry]], vectors
         "left_out_empty_gloss": {"source": no_gloss_a, "target": no_gloss_b},
         "released_rows": len(pair.released),
         "released_pairs": distinct_released,
+        "released_sharing_an_entry": sharing,
         "released_in_top_k": in_top_k,
         "top_k_recall": ratio(in_top_k, len(pair.released)),
         "mnn": len(candidates),
@@ -310,7 +317,8 @@ def rebuild_pair(pair: PairFile, entries: tuple[set[Entry], set[Entry]], vectors
 
 def totals(summaries: list[dict[str, Any]]) -> dict[str, Any]:
     sums = {key: sum(s[key] for s in summaries) for key in
-            ("released_rows", "released_pairs", "released_in_top_k", "mnn", "mnn_released", "rebuilt", "overlap")}
+            ("released_rows", "released_pairs", "released_sharing_an_entry", "released_in_top_k", "mnn", "mnn_released",
+             "rebuilt", "overlap")}
     return {
         "pairs": len(summaries),
         **sums,

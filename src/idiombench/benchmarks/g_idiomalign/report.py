@@ -323,6 +323,7 @@ def construction_table(ctx: Any) -> Table | None:
         pools = "—" if entry.get("pool_source") is None else f"{entry['pool_source']} / {entry['pool_target']}"
         rows.append([
             Cell(entry["pair"].replace("_", "-")), Cell(pools), Cell(f"{entry['released_pairs']:,}"),
+            Cell(f"{entry['released_sharing_an_entry']:,}"),
             pct(entry["top_k_recall"]), Cell(f"{entry['mnn']:,}", mark), pct(entry["mnn_recall"]),
             cell(entry.get("cutoff"), "{:.3f}", mark if entry.get("cutoff") is not None else ""),
             Cell(f"{entry['rebuilt']:,}", mark), Cell(f"{entry['overlap']:,}", mark),
@@ -332,11 +333,13 @@ def construction_table(ctx: Any) -> Table | None:
     footnotes = marks.footnotes() + [f"Candidate pool ({body['pool']}): {body['note']}"]
     return Table(
         f"{PREFIX}_construction", "G-IdiomAlign construction pipeline rebuilt from the released glosses (paper section 3.1, appendix C)",
-        ["Pair", "Pool src / tgt", "Released", f"Top-{params['k']} rec. %", "MNN", "MNN rec. %", "Cutoff", "Rebuilt",
+        ["Pair", "Pool src / tgt", "Released", "Shared entry", f"Top-{params['k']} rec. %", "MNN", "MNN rec. %", "Cutoff", "Rebuilt",
          "Overlap", "Precision %", "Recall %"],
         rows, footnotes,
         caption=f"Glosses embedded with scoring role {role.get('role')} ({role.get('model')}); top-{params['k']} retrieval both "
-        f"ways, mutual nearest neighbours, {params['bins']}-bin modal cutoff per pair (first maximiser on ties). Top-k rec.: "
+        f"ways, mutual nearest neighbours, {params['bins']}-bin modal cutoff per pair (first maximiser on ties). Shared entry: "
+        "released pairs whose idiom entry is released in another pair too (MNN is one-to-one: at most one of them can "
+        "be rebuilt). Top-k rec.: "
         "released pairs whose target is among the source's top-k; MNN rec.: released pairs that are mutual nearest "
         "neighbours; Precision / Recall: rebuilt set against the release. The release already passed the modal-bin "
         "filter once, so filtering again drops lower bins anew even when the MNN step agrees.",
