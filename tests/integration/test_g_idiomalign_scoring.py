@@ -50,7 +50,7 @@ def generation_rows(setting: str, items: list[Item], text_of) -> pd.DataFrame:
 @pytest.fixture(scope="module")
 def tasks(built) -> dict[str, list[Item]]:
     out = built("g-idiomalign")
-    return {task: read_items(out / f"{task}.parquet") for task in ("mcq", "gloss_generation")}
+    return {task: read_items(out / f"{task}.parquet") for task in ("mcq", "gloss_generation", "gloss_generation_additional")}
 
 
 def mcq_letter_answer(item: Item, letter: str) -> str:
@@ -109,6 +109,34 @@ def test_task2_oracle_surface_metrics_are_100_on_every_item(tasks):
         assert (m["EM"], m["BLEU"], m["chrF"]) == (100.0, 100.0, 100.0)
         assert m["MeanSim"] is None
         assert frame["direction"].nunique() == 72
+
+
+def test_additional_pairs_are_scored_apart(tasks):
+    main = tasks["gloss_generation"][:50]
+    extra = tasks["gloss_generation_additional"]
+    assert len(extra) == 2_028
+    ctx = Ctx({"no_gloss": generation_rows("no_gloss", [*main, *extra], lambda i: "" if i in main else i.references[0])},
+              {"gloss_generation": {i.item_id: i for i in main},
+               "gloss_generation_additional": {i.item_id: i for i in extra}})
+    frame = score(ctx)["no_gloss"]
+    assert int(frame["additional"].sum()) == 2_028
+    body = agg.aggregate(AggCtx({"no_gloss": frame}, ctx.items))
+    assert body["settings"]["no_gloss"]["metrics"]["EM"] == 0.0  # the main rows: empty outputs
+    assert body["settings"]["no_gloss"]["counts"]["answers"] == 50
+    extra_metrics = body["settings"]["no_gloss_additional"]
+    assert extra_metrics["metrics"]["EM"] == 100.0 and extra_metrics["counts"]["answers"] == 2_028
+    assert extra_metrics["counts"]["directions"] == 84  # 42 pairs, both directions
+    assert body["provenance"]["bleu_tokenizers_used"]["th"] == "char"
+
+
+@dataclass
+class AggCtx:
+    scores: dict[str, pd.DataFrame]
+    items: dict[str, dict[str, Item]]
+    config: GIdiomAlignConfig = field(default_factory=GIdiomAlignConfig)
+    params: Any = None
+    benchmark: str = "g-idiomalign"
+    scoring_meta: dict[str, Any] = field(default_factory=dict)
 
 
 @pytest.mark.slow
