@@ -10,20 +10,14 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from idiombench.benchmarks.g_idiomalign.config import GIdiomAlignConstruct
+from g_idiomalign_fixtures import ANGLES, HandEmbedder, items, params_for
 from idiombench.benchmarks.g_idiomalign.construct import (
     modal_bin_cutoff,
     mutual_nearest,
     run_construction,
     top_k_neighbours,
 )
-from idiombench.config import load_params
 from idiombench.errors import IdiombenchError
-from idiombench.items import Item
-from idiombench.scoring.registry import Embeddings
-from idiombench.scoring.roles import RoleInfo
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 # --------------------------------------------------------------------------- modal-bin cutoff
@@ -119,70 +113,6 @@ def test_k_larger_than_the_pool():
 
 
 # --------------------------------------------------------------------------- end to end
-
-def pair_item(pair: str, row: int, source: tuple[str, str], target: tuple[str, str]) -> Item:
-    a, b = pair.split("_")
-    return Item(
-        item_id=f"pairs/{pair}/{row:05d}", benchmark="g-idiomalign", task="aligned_pairs", language="x",
-        input=source[0], references=(target[0],),
-        fields={"source_idiom": source[0], "source_meaning": source[1], "target_idiom": target[0],
-                "target_meaning": target[1], "source_language": a, "target_language": b},
-        meta={"pair": pair, "row": row},
-    )
-
-
-class HandEmbedder:
-    """Glosses map to hand-chosen 2-D directions (angle in degrees)."""
-
-    def __init__(self, angles: dict[str, float], computed: bool = True, kind: str = "embedder"):
-        self.angles = angles
-        self.calls = 0
-        status = "substitute" if computed else "not_computed"
-        self._info = RoleInfo("embedder_en", kind, "hand" if computed else None, "text-embedding-3-large", True,
-                              status, "†" if computed else "‡", f"embedder_en: {status}")
-
-    def info(self, role: str) -> RoleInfo:
-        return self._info
-
-    def embed(self, role: str, texts):
-        self.calls += 1
-        radians = np.deg2rad([self.angles[t] for t in texts])
-        return Embeddings(self._info, np.stack([np.cos(radians), np.sin(radians)], axis=1))
-
-
-ANGLES = {
-    # English_French: rows 0-2 align by gloss; row 3's glosses point elsewhere
-    "rain": 0, "pluie": 1, "joy": 40, "joie": 41, "anger": 80, "colere": 79, "sleep": 150, "chat": 170,
-    # English_German
-    "water": 0, "wasser": 0,
-}
-
-
-def items() -> list[Item]:
-    ef = [
-        pair_item("English_French", 0, ("raining cats", "rain"), ("pleuvoir", "pluie")),
-        pair_item("English_French", 1, ("over the moon", "joy"), ("aux anges", "joie")),
-        pair_item("English_French", 2, ("see red", "anger"), ("voir rouge", "colere")),
-        pair_item("English_French", 3, ("hit the sack", "sleep"), ("avoir un chat", "chat")),
-        pair_item("English_French", 4, ("no gloss", ""), ("sans glose", "")),
-    ]
-    ed = [pair_item("English_German", 0, ("Adam's ale", "water"), ("nasses Element", "wasser"))]
-    return ef + ed
-
-
-def params_for(pairs: list[str] | None, tmp_path: Path, **construct):
-    params = load_params(ROOT / "params.yaml")
-    bench = params.benchmark("g-idiomalign")
-    cfg = GIdiomAlignConstruct(pairs=pairs, **construct)
-
-    class Params:
-        scoring = params.scoring
-
-        def benchmark(self, name: str):
-            return bench.model_copy(update={"construction": cfg})
-
-    return Params()
-
 
 def test_rebuild_by_hand(tmp_path: Path):
     embedder = HandEmbedder(ANGLES)

