@@ -94,3 +94,18 @@ def test_pdf_without_sections_says_so(tmp_path: Path):
     document = pdfium.PdfDocument(str(tmp_path / "empty.pdf"))
     assert len(document) == 1
     assert "No benchmark has been scored yet" in document[0].get_textpage().get_text_range()
+
+
+def test_second_pdf_in_one_process_gets_its_own_glyphs(tmp_path: Path):
+    """Each PDF embeds a font subset of its own text; reportlab's registry is process-wide, so a
+    second report in the same process must not reuse the first one's subset (missing glyphs)."""
+    import pypdfium2 as pdfium
+
+    texts = {}
+    for name, words in (("first", "画蛇添足"), ("second", "顺序探测 작심삼일")):
+        section = Section("orderprobe", words, intro=[words])
+        path = tmp_path / f"{name}.pdf"
+        write_pdf(path, TitlePage("t", "default", "2026-01-01", "abc", [], []), [section])
+        texts[name] = pdfium.PdfDocument(str(path))[1].get_textpage().get_text_range()
+    assert "画蛇添足" in texts["first"]
+    assert "顺序探测 작심삼일" in texts["second"]

@@ -9,6 +9,7 @@ convert the outlines to TrueType with fontTools (fast: a subset, not the 16 MB f
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 from pathlib import Path
 
@@ -92,9 +93,12 @@ def register_cjk_fonts(text: str, workdir: Path) -> tuple[str, str]:
     from reportlab.pdfbase.ttfonts import TTFont as ReportlabTTFont
 
     names = []
+    # reportlab's font registry is process-wide and keeps the first font registered under a name:
+    # a name per subset, so a second report in the same process gets the glyphs it needs
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
     for weight in ("regular", "bold"):
         path = subset_to_truetype(font_source(weight), text, workdir / f"NotoSansCJK-{weight}.ttf")
-        name = f"NotoSansCJK-{weight}"
+        name = f"NotoSansCJK-{weight}-{digest}"
         pdfmetrics.registerFont(ReportlabTTFont(name, str(path)))
         names.append(name)
     return names[0], names[1]
