@@ -109,3 +109,24 @@ def test_second_pdf_in_one_process_gets_its_own_glyphs(tmp_path: Path):
         texts[name] = pdfium.PdfDocument(str(path))[1].get_textpage().get_text_range()
     assert "画蛇添足" in texts["first"]
     assert "鬱鬱蔥蔥 깍두기" in texts["second"]
+
+
+def test_same_report_gives_the_same_pdf_bytes(tmp_path: Path):
+    """Two processes, a second apart, write byte-identical PDFs (no font timestamps)."""
+    import subprocess
+    import sys
+    import time
+
+    script = (
+        "import sys; from pathlib import Path\n"
+        "from idiombench.report.pdf import TitlePage, write_pdf\n"
+        "from idiombench.report.tables import Section\n"
+        "write_pdf(Path(sys.argv[1]), TitlePage('t', 'default', '2026-01-01', 'abc', [], []),"
+        " [Section('x', '画蛇添足 깍두기', intro=['顺序'])])\n"
+    )
+    paths = [tmp_path / "a.pdf", tmp_path / "b.pdf"]
+    for index, path in enumerate(paths):
+        if index:
+            time.sleep(1.1)
+        subprocess.run([sys.executable, "-c", script, str(path)], check=True)
+    assert paths[0].read_bytes() == paths[1].read_bytes()

@@ -45,7 +45,7 @@ def subset_to_truetype(source: Path, text: str, dest: Path, suffix: str = "") ->
     options.notdef_outline = True
     options.glyph_names = True
     options.layout_features = []
-    font = TTFont(source)
+    font = TTFont(source, recalcTimestamp=False)  # keep head.modified: the same text gives the same bytes
     subsetter = subset.Subsetter(options)
     subsetter.populate(text=text + " ")
     subsetter.subset(font)
