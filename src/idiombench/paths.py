@@ -89,3 +89,9 @@ def report_tables_dir() -> Path:
 
 def report_figures_dir() -> Path:
     return REPORTS / "figures"
+
+
+def construction_dir(benchmark: str) -> Path:
+    """A benchmark's own data-construction pipeline rebuilt from its release (G-IdiomAlign's
+    gloss alignment): the rebuilt set and its comparison with the release."""
+    return RESULTS / "construction" / benchmark

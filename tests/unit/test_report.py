@@ -94,3 +94,39 @@ def test_pdf_without_sections_says_so(tmp_path: Path):
     document = pdfium.PdfDocument(str(tmp_path / "empty.pdf"))
     assert len(document) == 1
     assert "No benchmark has been scored yet" in document[0].get_textpage().get_text_range()
+
+
+def test_second_pdf_in_one_process_gets_its_own_glyphs(tmp_path: Path):
+    """Each PDF embeds a font subset of its own text; reportlab's registry is process-wide, so a
+    second report in the same process must not reuse the first one's subset (missing glyphs)."""
+    import pypdfium2 as pdfium
+
+    texts = {}
+    for name, words in (("first", "画蛇添足"), ("second", "鬱鬱蔥蔥 깍두기")):  # glyphs no other test draws
+        section = Section("orderprobe", words, intro=[words])
+        path = tmp_path / f"{name}.pdf"
+        write_pdf(path, TitlePage("t", "default", "2026-01-01", "abc", [], []), [section])
+        texts[name] = pdfium.PdfDocument(str(path))[1].get_textpage().get_text_range()
+    assert "画蛇添足" in texts["first"]
+    assert "鬱鬱蔥蔥 깍두기" in texts["second"]
+
+
+def test_same_report_gives_the_same_pdf_bytes(tmp_path: Path):
+    """Two processes, a second apart, write byte-identical PDFs (no font timestamps)."""
+    import subprocess
+    import sys
+    import time
+
+    script = (
+        "import sys; from pathlib import Path\n"
+        "from idiombench.report.pdf import TitlePage, write_pdf\n"
+        "from idiombench.report.tables import Section\n"
+        "write_pdf(Path(sys.argv[1]), TitlePage('t', 'default', '2026-01-01', 'abc', [], []),"
+        " [Section('x', '画蛇添足 깍두기', intro=['顺序'])])\n"
+    )
+    paths = [tmp_path / "a.pdf", tmp_path / "b.pdf"]
+    for index, path in enumerate(paths):
+        if index:
+            time.sleep(1.1)
+        subprocess.run([sys.executable, "-c", script, str(path)], check=True)
+    assert paths[0].read_bytes() == paths[1].read_bytes()

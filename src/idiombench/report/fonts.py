@@ -9,6 +9,7 @@ convert the outlines to TrueType with fontTools (fast: a subset, not the 16 MB f
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 from pathlib import Path
 
@@ -36,14 +37,15 @@ def font_source(weight: str) -> Path:
     return path
 
 
-def subset_to_truetype(source: Path, text: str, dest: Path) -> Path:
-    """Keep the glyphs `text` needs and convert cubic CFF outlines to quadratic TrueType."""
+def subset_to_truetype(source: Path, text: str, dest: Path, suffix: str = "") -> Path:
+    """Keep the glyphs `text` needs and convert cubic CFF outlines to quadratic TrueType;
+    `suffix` is appended to the PostScript name (name ID 6), which identifies the face."""
     options = subset.Options()
     options.name_IDs = ["*"]
     options.notdef_outline = True
     options.glyph_names = True
     options.layout_features = []
-    font = TTFont(source)
+    font = TTFont(source, recalcTimestamp=False)  # keep head.modified: the same text gives the same bytes
     subsetter = subset.Subsetter(options)
     subsetter.populate(text=text + " ")
     subsetter.subset(font)
@@ -81,6 +83,11 @@ def subset_to_truetype(source: Path, text: str, dest: Path) -> Path:
     post.mapping = {}
     post.glyphOrder = order
     font.sfntVersion = "\x00\x01\x00\x00"
+    if suffix:
+        ps_name = f"{font['name'].getDebugName(6)}-{suffix}"
+        for record in list(font["name"].names):
+            if record.nameID == 6:
+                font["name"].setName(ps_name, 6, record.platformID, record.platEncID, record.langID)
     dest.parent.mkdir(parents=True, exist_ok=True)
     font.save(dest)
     return dest
@@ -92,9 +99,13 @@ def register_cjk_fonts(text: str, workdir: Path) -> tuple[str, str]:
     from reportlab.pdfbase.ttfonts import TTFont as ReportlabTTFont
 
     names = []
+    # reportlab's registry is process-wide and maps a font to the first one registered with the
+    # same PostScript face name: each subset gets its own names, so a second report in the same
+    # process (tests, a notebook) is drawn with its own glyphs, not the first report's subset
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
     for weight in ("regular", "bold"):
-        path = subset_to_truetype(font_source(weight), text, workdir / f"NotoSansCJK-{weight}.ttf")
-        name = f"NotoSansCJK-{weight}"
+        path = subset_to_truetype(font_source(weight), text, workdir / f"NotoSansCJK-{weight}.ttf", digest)
+        name = f"NotoSansCJK-{weight}-{digest}"
         pdfmetrics.registerFont(ReportlabTTFont(name, str(path)))
         names.append(name)
     return names[0], names[1]

@@ -49,6 +49,17 @@ class PairScores:
 
 
 @dataclass(frozen=True)
+class Embeddings:
+    """vectors[i] is the unit-norm embedding of input text i (zero for a zero vector)."""
+
+    info: RoleInfo
+    vectors: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.vectors)
+
+
+@dataclass(frozen=True)
 class BertScores:
     info: RoleInfo
     precision: np.ndarray
@@ -173,6 +184,20 @@ class Scorers:
         values = np.einsum("ij,ij->i", vectors[left], vectors[right]) if len(checked) else np.zeros(0)
         values = np.clip(values, -1.0, 1.0)
         return PairScores(self.info(role), values)
+
+    def embed(self, role: str, texts: Sequence[str]) -> Embeddings:
+        """Unit-norm float64 embeddings, one row per text (each distinct text embedded once).
+        For neighbour search over many texts, where cosine() over explicit pairs would be quadratic."""
+        if not all(isinstance(text, str) for text in texts):
+            raise TypeError(f"scoring role '{role}': embed() takes strings")
+        backend = self._backend(role, ("embedder",), "embed()")
+        unique, inverse = dedupe(list(texts))
+        if not unique:
+            return Embeddings(self.info(role), np.zeros((0, 0)))
+        vectors = np.asarray(backend.embed(unique), dtype=np.float64)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        vectors = np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
+        return Embeddings(self.info(role), vectors[inverse])
 
     def bertscore(self, role: str, pairs: Sequence[Pair]) -> BertScores:
         """BERTScore (P, R, F1) of each candidate against its reference; pairs are (candidate, reference)."""

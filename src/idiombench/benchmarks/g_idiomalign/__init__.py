@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...data.manifest import FileSpec, load_file_specs
 from ...items import Item
@@ -14,7 +14,10 @@ from . import render as _render
 from .answers import CLASSIFICATION_TASKS, format_reference_answer  # noqa: F401  (reference backends' hooks)
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from ...render import RenderOutput
+    from ...report.tables import Section
 
 
 class GIdiomAlign:
@@ -32,6 +35,34 @@ class GIdiomAlign:
     def render(self, tasks: dict[str, list[Item]], config: GIdiomAlignConfig, raw_dir: Path) -> RenderOutput:
         """Prompts for every configured setting (see render.py)."""
         return _render.render(tasks, config, raw_dir)
+
+    def score(self, ctx: Any) -> dict[str, pd.DataFrame]:
+        """Per-answer scores per setting (score.py)."""
+        from .score import score
+
+        return score(ctx)
+
+    def aggregate(self, ctx: Any) -> dict[str, Any]:
+        """Tables 3, 4, 12, 14, 16 numbers (aggregate.py)."""
+        from .aggregate import aggregate
+
+        return aggregate(ctx)
+
+    def report_section(self, ctx: Any) -> Section | None:
+        from .report import report_section
+
+        return report_section(ctx)
+
+    def prediction_metrics(self, body: dict[str, Any], task: str | None, setting: str) -> dict[str, float]:
+        from .aggregate import prediction_metrics
+
+        return prediction_metrics(body, task, setting)
+
+    def run_construction(self, params: Any, source: Path | list[Item], out_dir: Path) -> dict[str, Any]:
+        """The paper's alignment pipeline rebuilt from the released glosses (construct.py)."""
+        from .construct import run_construction
+
+        return run_construction(params, source, out_dir)
 
 
 BENCHMARK = GIdiomAlign()

@@ -157,14 +157,13 @@ def build(raw_dir: Path, cfg: GIdiomAlignBuild, files: list[str]) -> BuildResult
     }
     details["text"] = text_repair_details(stats)
     details["repair_mojibake"] = cfg.repair_mojibake
-    details["duplicate_option_target_correct"] = cfg.duplicate_option_target_correct
 
     stats.details = details
     stats.notes.extend([
         "MCQ option types: original_positions[i] is the pre-shuffle slot of option i+1 "
         "(1 reference, 2 LT, 3 LC, 4 CA); verified against correct_position on every item.",
         "MCQ items whose target text fills two options carry target_letters; with "
-        "duplicate_option_target_correct an answer at any of them counts as correct.",
+        "score.duplicate_option_target_correct an answer at any of them counts as correct.",
         "The MCQ schema lists target_meaning, but no released MCQ item has it.",
         "Row numbers in ids, meta and errors are 0-based indices into each file's JSON array.",
     ])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from ...generation.config import GenerateConfig
 from ...schema import StrictModel
@@ -12,11 +12,6 @@ from ...schema import no_repeats
 
 
 class GIdiomAlignBuild(StrictModel):
-    duplicate_option_target_correct: bool = Field(
-        True,
-        description="On the MCQ items whose options contain the target idiom twice (48 of them name the "
-        "copy at a distractor slot), count an answer whose option text equals the target idiom as correct.",
-    )
     repair_mojibake: bool = Field(
         True,
         description="Every French idiom in the release is UTF-8 decoded as Latin-1 (`Ã©` for `é`); re-decode "
@@ -60,8 +55,91 @@ class GIdiomAlignRender(StrictModel):
         return no_repeats(settings)
 
 
+class GIdiomAlignScore(StrictModel):
+    """`idiombench score/aggregate g-idiomalign` (METRICS.md section 2; score.py, aggregate.py)."""
+
+    duplicate_option_target_correct: bool = Field(
+        True,
+        description="Task 1: on the MCQ items whose options contain the target idiom twice (48 of them name the "
+        "copy at a distractor slot), count an answer whose option text equals the target idiom as correct. "
+        "false: only the released correct_option counts.",
+    )
+    similarity_role: str = Field(
+        "embedder_multilingual",
+        description="Task 2: the scoring role (kind embedder) whose cosine of output and gold target idiom gives "
+        "MeanSim and Acc@t (paper: Qwen3-Embedding-8B).",
+    )
+    thresholds: list[float] = Field(
+        default_factory=lambda: [0.65, 0.70, 0.75, 0.80],
+        description="Task 2 Acc@t thresholds: a prediction counts when cosine >= t (paper table 14).",
+    )
+    headline_thresholds: list[float] = Field(
+        default_factory=lambda: [0.70, 0.80],
+        description="The thresholds of the paper's table 4 (a subset of `thresholds`); the last one also gives "
+        "table 4's With - No-gloss delta column.",
+    )
+    exact_match_casefold: bool = Field(
+        True, description="Task 2 EM compares the cleaned idioms after NFKC and case folding (false: NFKC only)."
+    )
+    bleu_tokenize: dict[str, str] = Field(
+        default_factory=lambda: {"zh": "zh", "ja": "ja-mecab", "th": "char"},
+        description="sacrebleu BLEU tokenizer per target language code; a tokenizer whose dependencies are not "
+        "installed (ja-mecab needs mecab-python3 + ipadic) falls back to `char`, recorded in the provenance.",
+    )
+    bleu_tokenize_default: str = Field("13a", description="sacrebleu tokenizer for the other target languages.")
+    surface_aggregation: Literal["sentence", "corpus"] = Field(
+        "sentence",
+        description="Task 2 BLEU / chrF per direction: sentence = mean of the items' sentence scores (BLEU with "
+        "effective n-gram order, so a correct idiom shorter than 4 tokens scores 100); corpus = sacrebleu corpus "
+        "score of the direction's outputs. Either way macro-averaged over directions.",
+    )
+
+    @model_validator(mode="after")
+    def _check_thresholds(self) -> "GIdiomAlignScore":
+        if not self.thresholds or any(not 0.0 < t <= 1.0 for t in self.thresholds):
+            raise ValueError("thresholds must be a non-empty list of values in (0, 1]")
+        if len(set(self.thresholds)) != len(self.thresholds):
+            raise ValueError("thresholds: listed more than once")
+        missing = [t for t in self.headline_thresholds if t not in self.thresholds]
+        if missing or not self.headline_thresholds:
+            raise ValueError(f"headline_thresholds must be a non-empty subset of thresholds (not in it: {missing})")
+        return self
+
+
+class GIdiomAlignConstruct(StrictModel):
+    """`idiombench construct g-idiomalign` (construct.py): the paper's alignment pipeline (section 3.1,
+    appendix C) rebuilt from the released glosses and compared with the release."""
+
+    role: str = Field(
+        "embedder_en",
+        description="Scoring role (kind embedder) that embeds the glosses. The glosses are English, so the English "
+        "role (paper: text-embedding-3-large) is the default.",
+    )
+    k: int = Field(10, ge=1, description="Top-k candidates retrieved per idiom in each direction (paper: 10).")
+    bins: int = Field(10, ge=1, description="Equal-width bins over [min, max] of a pair's MNN scores (paper: 10).")
+    batch_size: int = Field(1024, ge=1, description="Source rows per similarity-matrix product in the neighbour search.")
+    pool: Literal["pair", "language"] = Field(
+        "pair",
+        description="Candidate pool of a language: pair = the entries of the pair file being rebuilt; language = "
+        "the language's entries in every released pair file (larger, closer to the paper's Wiktionary pool).",
+    )
+    pairs: list[str] | None = Field(
+        None,
+        description="Language pairs to rebuild, by release file stem (e.g. Chinese_English); null: every pair "
+        "of aligned_pairs.",
+    )
+
+    @field_validator("pairs")
+    @classmethod
+    def _unique_pairs(cls, pairs: list[str] | None) -> list[str] | None:
+        return None if pairs is None else no_repeats(pairs)
+
+
 class GIdiomAlignConfig(StrictModel):
     enabled: bool = True
     render: GIdiomAlignRender = GIdiomAlignRender()
     build: GIdiomAlignBuild = GIdiomAlignBuild()
     generate: GenerateConfig = GenerateConfig()
+    score: GIdiomAlignScore = GIdiomAlignScore()
+    # `construct` in params; the attribute has another name because pydantic models have a construct() method
+    construction: GIdiomAlignConstruct = Field(default_factory=GIdiomAlignConstruct, alias="construct")

@@ -40,7 +40,7 @@ GROUP_TARGETS: dict[str, set[str] | None] = {"Zh-target": {"Chinese"}, "En-targe
 class DecodedOptions:
     option_types: dict[str, str]  # letter -> reference / LT / LC / CA
     reference_letter: str
-    target_letters: list[str]  # letters whose text equals the target idiom
+    target_letters: list[str]  # letters whose released text equals the released target idiom
     duplicate_option: bool  # correct_option is a copy of the target text at a distractor slot
 
 
@@ -147,9 +147,6 @@ def read_mcq_file(
             stats.flag("duplicate_option", {**example, "correct_option": record["correct_option"],
                                             "reference_letter": decoded.reference_letter,
                                             "target_letters": decoded.target_letters, "target_idiom": record["target_idiom"]})
-        if len(decoded.target_letters) > 1:
-            stats.flag("target_text_in_several_options", {**example, "target_letters": decoded.target_letters,
-                                                          "duplicate_option": decoded.duplicate_option})
         texts = list(record["options_detail"].values())
         distractors = [t for t in texts if t != record["target_idiom"]]
         if len(set(distractors)) < len(distractors):
@@ -163,6 +160,11 @@ def read_mcq_file(
         choices = tuple(repaired(t, cfg) for t in texts)
         repaired_fields = [k for k in fixed if fixed[k] != record[k]]
         repaired_fields += [f"option_{letter}" for letter, old, new in zip(LETTERS, texts, choices) if old != new]
+        # after the repair: a released LT option in proper UTF-8 can equal a mojibake target (mcq/fi-fr/00122)
+        target_letters = [letter for letter, text in zip(LETTERS, choices) if text == fixed["target_idiom"]]
+        if len(target_letters) > 1:
+            stats.flag("target_text_in_several_options", {**example, "target_letters": target_letters,
+                                                          "duplicate_option": decoded.duplicate_option})
         if repaired_fields:
             stats.flag("mojibake_repaired", {**example, "fields": repaired_fields, "source_idiom": record["source_idiom"]})
         join = pair_rows.get((source_code, target_code, fixed["source_idiom"].strip(), fixed["target_idiom"].strip()))
@@ -194,7 +196,7 @@ def read_mcq_file(
                     "row": row,
                     "option_types": decoded.option_types,
                     "reference_letter": decoded.reference_letter,
-                    "target_letters": decoded.target_letters,
+                    "target_letters": target_letters,
                     "duplicate_option": decoded.duplicate_option,
                     "original_positions": record["original_positions"],
                     "correct_position": record["correct_position"],
