@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from idiombench.benchmarks.semanticqa import BENCHMARK
-from idiombench.benchmarks.semanticqa.config import TASKS
+from idiombench.benchmarks.semanticqa.report import TASKS
 from idiombench.report.build import ReportContext
 
 from test_semanticqa_scoring import FakeScorers, OUTPUTS, SEQ_ITEMS, SEQ_OUTPUTS, generations, run
@@ -43,7 +43,7 @@ def test_tables_have_the_papers_shape(bodies, tmp_path: Path):
                            "semanticqa_table5", "semanticqa_table6"}
     t3 = tables["semanticqa_table3"]
     assert t3.columns[:4] == ["Model", "Setting", "IED (ACC)", "IEE (ACC_s)"] and len(t3.columns) == 2 + len(TASKS)
-    assert "IEI (MTR)" in t3.columns and "VIE (ACC_s)" in t3.columns
+    assert t3.columns[-3:] == ["VPE (ACC_s)", "LVE (ACC_s)", "VIE (ACC_s)"] and "IEI (MTR)" in t3.columns
     # model-a: 0-shot, 3-shot; model-b: 0-shot (sequential settings are not in table 3)
     assert [(r[0].text, r[1].text) for r in t3.rows] == [("model-a", "0-shot"), ("model-a", "3-shot"),
                                                          ("model-b", "0-shot")]
@@ -77,7 +77,9 @@ def test_meteor_not_computed_is_marked(bodies, tmp_path: Path):
     params, metrics = bodies
     body = metrics["model-a"]
     missing = {**body, "provenance": {**body["provenance"], "meteor": {
-        "status": "not_computed", "reason": "METEOR not computed: WordNet is not installed in x"}}}
+        "status": "not_computed", "reason": "METEOR not computed: WordNet is not installed in x"}},
+        "settings": {s: {**v, "metrics": {t: {**m, "METEOR": None} if "METEOR" in m else m
+                                          for t, m in v["metrics"].items()}} for s, v in body["settings"].items()}}
     t3 = next(t for t in section(params, {"model-a": missing}, tmp_path).tables if t.table_id == "semanticqa_table3")
     assert t3.rows[0][t3.columns.index("IEI (MTR)")].marks.startswith("‡")
     assert "‡ METEOR not computed: WordNet is not installed in x" in t3.footnotes

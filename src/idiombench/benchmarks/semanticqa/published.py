@@ -4,8 +4,11 @@ the replay backend (generation/backends/replay.py), for scoring predictions prod
 elsewhere with the pipeline's own score/aggregate code.
 
 Every built item of the task gets one row: its prediction, or a failed row (error "no
-prediction in replay source") that scores as wrong; lines that match no item are counted
-in the summary (`unmatched_lines`, `unmatched_examples`), never dropped silently.
+prediction in replay source") that scores as wrong. With only_matched, items without a
+prediction get no row (the scores then cover the items the file covers, as the authors'
+own evaluation did: the counts say how many of the task's items that is). Either way the
+summary counts the lines that match no item (`unmatched_lines`, `unmatched_examples`) and
+the items without a prediction (`requests_without_prediction`); nothing is dropped silently.
 """
 
 from __future__ import annotations
@@ -27,8 +30,8 @@ BENCHMARK = "semanticqa"
 MAIN_PASS = "main"
 
 
-def published_generations(path: Path, task: str, setting: str, items: dict[str, Item],
-                          model: str = "published") -> tuple[pd.DataFrame, dict[str, Any]]:
+def published_generations(path: Path, task: str, setting: str, items: dict[str, Item], model: str = "published",
+                          only_matched: bool = False) -> tuple[pd.DataFrame, dict[str, Any]]:
     """(generations table of `task` in `setting`, the replay summary) for one published file."""
     source = {"benchmark": BENCHMARK, "task": task, "setting": setting, "path": str(path), "format": "semanticqa"}
     backend = make_backend(model, ReplayModel(backend="replay", sources=[source]))
@@ -53,6 +56,7 @@ def published_generations(path: Path, task: str, setting: str, items: dict[str, 
             "request_key": r.key,
         }
         for r, c in zip(requests, completions)
+        if not (only_matched and c.failed)
     ]
     frame = pd.DataFrame(rows, columns=GENERATION_SCHEMA.names)
     summary = backend.summary()

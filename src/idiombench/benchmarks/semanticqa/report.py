@@ -15,13 +15,18 @@ from typing import Any
 from ...report.tables import Cell, Figure, Section, Table
 from .adapters import ADAPTERS
 from .aggregate import PRIMARY, setting_order
-from .config import TASKS
 from .sequential import COMPOSITIONS
 
 NOT_COMPUTED = "‡"
 SAMPLE = "§"
 FIGURE_ID = "semanticqa_table3"
 INTERPRETATION_TASKS = ("idiom_paraphrase", "collocation_interpretation", "noun_compound_interpretation")
+# the paper's column order (tables 3 and 12): IE, LC, NC, then VPE, LVE, VIE
+TASKS = (
+    "idiom_detection", "idiom_extraction", "idiom_paraphrase", "collocation_categorization", "collocation_extraction",
+    "collocation_interpretation", "noun_compound_compositionality", "noun_compound_extraction",
+    "noun_compound_interpretation", "vmwe_extraction_VPC", "vmwe_extraction_LVC", "vmwe_extraction_VID",
+)
 METRIC_LABELS = {"ACC": "ACC", "ACC_s": "ACC_s", "METEOR": "MTR"}
 
 
@@ -53,20 +58,20 @@ def sample_mark(body: dict[str, Any], setting: str, task: str, marks: Marks) -> 
     return ""
 
 
-def bertscore_mark(body: dict[str, Any], marks: Marks) -> str:
-    provenance = body.get("provenance", {})
-    if not provenance.get("bertscore_computed"):
+def bertscore_mark(body: dict[str, Any], value: float | None, marks: Marks) -> str:
+    """The bertscore_en role's mark on a value (substitute †, assumed paper model *); ‡ when not computed."""
+    if value is None:
         return marks.use(NOT_COMPUTED, "not computed: the bertscore_en scoring role has no model in this profile.")
-    info = provenance.get("roles", {}).get("bertscore_en", {})
+    info = body.get("provenance", {}).get("roles", {}).get("bertscore_en", {})
     mark = info.get("mark") or ""
     return marks.use(mark, f"BERTScore F1: {info.get('footnote')}") if mark else ""
 
 
-def meteor_mark(body: dict[str, Any], marks: Marks) -> str:
-    meteor = body.get("provenance", {}).get("meteor", {})
-    if meteor.get("status") == "not_computed":
-        return marks.use(NOT_COMPUTED, f"{meteor.get('reason')}")
-    return ""
+def meteor_mark(body: dict[str, Any], value: float | None, marks: Marks) -> str:
+    if value is not None:
+        return ""
+    reason = body.get("provenance", {}).get("meteor", {}).get("reason") or "METEOR not computed (see the scoring notes)."
+    return marks.use(NOT_COMPUTED, reason)
 
 
 def rows_by_model(ctx: Any, keep: Callable[[str, dict[str, Any]], bool]) -> list[tuple[str, str, dict[str, Any]]]:
@@ -83,14 +88,17 @@ def is_atomic(setting: str, body: dict[str, Any]) -> bool:
     return body.get("provenance", {}).get("setting_kinds", {}).get(setting, "atomic") == "atomic"
 
 
-def metric_cell(body: dict[str, Any], setting: str, task: str, metric: str, marks: Marks, extra: str = "") -> Cell:
-    value = body["settings"][setting]["metrics"].get(task, {}).get(metric)
-    if task not in body["settings"][setting]["metrics"]:
+def metric_cell(body: dict[str, Any], setting: str, task: str, metric: str, marks: Marks,
+                scorer_mark: Callable[[float | None], str] | None = None) -> Cell:
+    """One cell: the value, the mark of the scorer behind it, § for a sample; — when not scored."""
+    metrics = body["settings"][setting]["metrics"]
+    if task not in metrics:
         return Cell("—")
-    mark = extra + sample_mark(body, setting, task, marks)
-    if value is None and not extra:
-        mark = marks.use(NOT_COMPUTED, "not computed (see the scoring notes).") + mark
-    return Cell(fmt(value), mark)
+    value = metrics[task].get(metric)
+    scorer = scorer_mark(value) if scorer_mark is not None else ""
+    if value is None and not scorer:
+        scorer = marks.use(NOT_COMPUTED, "not computed (see the scoring notes).")
+    return Cell(fmt(value), scorer + sample_mark(body, setting, task, marks))
 
 
 def table3(ctx: Any, marks: Marks) -> Table:
@@ -100,8 +108,8 @@ def table3(ctx: Any, marks: Marks) -> Table:
         row = [Cell(ctx.display_name(model)), Cell(setting)]
         for task in TASKS:
             kind = ADAPTERS[task].kind
-            extra = meteor_mark(body, marks) if kind == "interpretation" else ""
-            row.append(metric_cell(body, setting, task, PRIMARY[kind], marks, extra))
+            scorer = (lambda v, b=body: meteor_mark(b, v, marks)) if kind == "interpretation" else None
+            row.append(metric_cell(body, setting, task, PRIMARY[kind], marks, scorer))
         rows.append(row)
     return Table(
         "semanticqa_table3", "SemanticQA: main results (paper table 3 / 12)", columns, rows,
@@ -115,10 +123,9 @@ def table4(ctx: Any, marks: Marks) -> Table:
     rows = []
     for model, setting, body in rows_by_model(ctx, is_atomic):
         row = [Cell(ctx.display_name(model)), Cell(setting)]
-        bs_mark = bertscore_mark(body, marks)
         for task in INTERPRETATION_TASKS:
             row.append(metric_cell(body, setting, task, "ROUGE-L", marks))
-            row.append(metric_cell(body, setting, task, "BERTScore", marks, bs_mark))
+            row.append(metric_cell(body, setting, task, "BERTScore", marks, lambda v, b=body: bertscore_mark(b, v, marks)))
         rows.append(row)
     return Table(
         "semanticqa_table4", "SemanticQA: interpretation, ROUGE-L and BERTScore F1 (paper table 4)", columns, rows,
@@ -172,10 +179,10 @@ def sequential_tables(ctx: Any, marks: Marks) -> list[Table]:
             head = [Cell(comp.phrase_type), Cell(ctx.display_name(model)), Cell(setting)]
             sample = sample_mark(body, setting, task, marks)
             if comp.second == "interpretation":
-                m = meteor_mark(body, marks)
+                cond, overall = values.get("Cond"), values.get("Overall")
                 interp_rows.append(head + [Cell(fmt(values.get("Ext")), sample),
-                                           Cell(fmt(values.get("Cond")), m + sample),
-                                           Cell(fmt(values.get("Overall")), m + sample)])
+                                           Cell(fmt(cond), meteor_mark(body, cond, marks) + sample),
+                                           Cell(fmt(overall), meteor_mark(body, overall, marks) + sample)])
             else:
                 judge_rows.append(head + [Cell(fmt(values.get("Ext")), sample), Cell(fmt(values.get("Cond")), sample),
                                           Cell(fmt(values.get("Overall")), sample)])

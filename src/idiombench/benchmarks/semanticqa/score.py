@@ -32,6 +32,7 @@ prompt hash matches the generation's; otherwise they are null.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -195,11 +196,19 @@ def score_sequential(row: dict[str, Any], item: Item, text: str, setting: str, c
     row["gold"] = gold_phrase
     row["extraction_correct"] = strict_match(parts.extracted, [gold_phrase] if isinstance(gold_phrase, str) else [])
     if comp.second == "judgement":
-        letter = parse_letter(parts.second or "", LETTERS[: len(item.choices) or 4], item.choices)
-        row["parsed"] = letter.value
-        row["ok"] = parts.ok and letter.ok
-        row["flags"] = sorted(set(row["flags"]) | {f"option:{f}" for f in letter.flags})
-        row["correct"] = as_float(letter.value is not None and letter.value == item.answer)
+        valid = LETTERS[: len(item.choices) or 4]
+        if "json_object" in parts.flags:
+            # an already-parsed value (the authors' result files): a letter, or unreadable (as their scorer)
+            bare = re.fullmatch(r"\(?([A-Za-z])\)?[.:]?", (parts.second or "").strip())
+            value = bare.group(1).upper() if bare and bare.group(1).upper() in valid else None
+            row["parsed"], row["ok"] = value, parts.ok and value is not None
+            if value is None and parts.second is not None:
+                row["flags"] = sorted(set(row["flags"]) | {"option_not_a_letter"})
+        else:
+            letter = parse_letter(parts.second or "", valid, item.choices)
+            row["parsed"], row["ok"] = letter.value, parts.ok and letter.ok
+            row["flags"] = sorted(set(row["flags"]) | {f"option:{f}" for f in letter.flags})
+        row["correct"] = as_float(row["parsed"] is not None and row["parsed"] == item.answer)
         return
     paraphrase = parse_interpretation(parts.second) if parts.second is not None else None
     row["parsed"] = paraphrase.value if paraphrase is not None else None

@@ -111,14 +111,19 @@ def _from_lines(text: str, comp: Composition) -> tuple[str | None, str | None]:
 
 def parse_two_parts(raw: str, comp: Composition) -> TwoParts:
     """The extracted phrase and the second part (option or paraphrase, still raw) of one output."""
-    text, flags = clean_output(raw)
-    if not text:
-        return TwoParts(None, None, False, tuple(sorted(flags)))
-    parsed = _from_json(text, comp)
+    # a JSON object first (the authors' parsed results; a value may itself hold "</think>")
+    parsed = _from_json(raw.strip(), comp) if isinstance(raw, str) else None
     if parsed is not None:
-        flags.add("json_object")
+        flags = {"json_object"}
     else:
-        parsed = _from_lines(text, comp)
+        text, flags = clean_output(raw)
+        if not text:
+            return TwoParts(None, None, False, tuple(sorted(flags)))
+        parsed = _from_json(text, comp)
+        if parsed is not None:
+            flags.add("json_object")
+        else:
+            parsed = _from_lines(text, comp)
     extracted, second = parsed
     if extracted is not None:
         extracted, _ = unwrap(extracted)
