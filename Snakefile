@@ -11,11 +11,10 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/render.smk"
 include: "workflow/rules/generate.smk"
+include: "workflow/rules/evaluate.smk"
 
 
 rule all:
     default_target: True
     input:
-        built_targets(),
-        rendered_targets(),
-        generated_targets(),
+        "reports/all_tables.pdf",

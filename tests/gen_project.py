@@ -62,7 +62,8 @@ def orderprobe_prompts(items: list[Item], settings: dict[str, str] = SETTINGS) -
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def params_dict(models: dict[str, Any], *, consistency_n: int = 2, max_new_tokens: int = 8, seed: int = 0) -> dict:
+def params_dict(models: dict[str, Any], *, consistency_n: int = 2, max_new_tokens: int = 8, seed: int = 0,
+                consistency_settings: list[str] | None = None) -> dict:
     off = {"enabled": False}
     # sections generate does not read are taken from the project's params.yaml
     default = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
@@ -75,7 +76,8 @@ def params_dict(models: dict[str, Any], *, consistency_n: int = 2, max_new_token
                 "enabled": True,
                 "generate": {
                     "main": {"max_new_tokens": max_new_tokens},
-                    "extra": {"consistency": {"n": consistency_n, "temperature": 0.7, "max_new_tokens": max_new_tokens}},
+                    "extra": {"consistency": {"n": consistency_n, "temperature": 0.7, "max_new_tokens": max_new_tokens,
+                                              "settings": consistency_settings}},
                 },
             },
             "g-idiomalign": off,

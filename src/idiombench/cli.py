@@ -214,18 +214,23 @@ def aggregate(
 @user_errors
 def track(
     benchmark: BenchmarkArg,
+    model: ModelOption,
     params: ParamsOption = DEFAULT_PARAMS,
-    out: Annotated[Path | None, typer.Option(help="Destination (default results/tracking/<benchmark>.json).")] = None,
+    out: Annotated[Path | None, typer.Option(help="Destination (default results/tracking/<benchmark>/<model>.json).")] = None,
 ) -> None:
-    """Log every model x setting of a benchmark as an MLflow run (updated in place when re-tracked)."""
-    from .tracking.mlflow_runs import track as run_track
+    """Log one model's settings on a benchmark as MLflow runs (updated in place when re-tracked)."""
+    from .tracking.mlflow_runs import track as run_track, tracking_uri
 
     _check_benchmark(benchmark)
-    record = run_track(load_params(params), benchmark, out)
+    record = run_track(load_params(params), benchmark, model, out)
     counts = record["counts"]
+    if record["status"] != "scored":
+        console.print(f"track {benchmark} {model}: nothing to log ({record['status']})")
+        return
     console.print(
-        f"track {benchmark}: {len(record['runs'])} run(s) in experiment {benchmark!r} "
-        f"({counts['created']} created, {counts['updated']} updated, {counts['replaced']} replaced)"
+        f"track {benchmark} {model}: {len(record['runs'])} run(s) in MLflow experiment {benchmark!r} "
+        f"({counts['created']} created, {counts['updated']} updated, {counts['replaced']} replaced); "
+        f"store: {'MLFLOW_TRACKING_URI' if tracking_uri() != 'sqlite:///mlflow.db' else 'sqlite:///mlflow.db'}"
     )
 
 
@@ -241,6 +246,43 @@ def report(
     summary = build_report(load_params(params), out)
     sections = ", ".join(summary["sections"]) or "none (nothing scored yet)"
     console.print(f"report: {summary['pdf']}: sections {sections}; {summary['tables']} tables, {summary['figures']} figures")
+
+
+@app.command("evaluate-predictions")
+@user_errors
+def evaluate_predictions(
+    file: Annotated[Path, typer.Argument(help="The predictions file.")],
+    benchmark: Annotated[str, typer.Option(help=f"One of: {', '.join(NAMES)}.")],
+    task: Annotated[str, typer.Option(help="Task (SemanticQA: the instance file stem, e.g. idiom_detection).")],
+    setting: Annotated[str, typer.Option(help="Setting, e.g. 0-shot, 3-shot, 5-shot (SemanticQA), zero_shot (OrderProbe).")],
+    model: Annotated[str, typer.Option(help="A name for the system that produced the predictions.")] = "predictions",
+    format: Annotated[str, typer.Option("--format", help="semanticqa (published results format) or idiombench "
+                                        "(this project's generations table).")] = "",
+    as_json: Annotated[bool, typer.Option("--json", help="Print only a JSON object of metric -> value (percent).")] = False,
+    params: ParamsOption = DEFAULT_PARAMS,
+) -> None:
+    """Score predictions produced elsewhere with the pipeline's own scoring code."""
+    import json
+
+    from .predictions import evaluate_predictions as run
+
+    _check_benchmark(benchmark)
+    fmt = format or ("idiombench" if file.suffix == ".parquet" else "semanticqa")
+    result = run(load_params(params), benchmark, task, setting, model, file, fmt)
+    console.print(
+        f"evaluate-predictions {benchmark}/{task}/{setting} ({model}): {result.items:,} items, "
+        f"{result.predicted:,} with a prediction, {result.items - result.predicted:,} without (scored as wrong); "
+        f"{result.lines:,} lines read, {len(result.unmatched_lines):,} matched no item"
+        + (f" (lines {', '.join(map(str, result.unmatched_lines[:10]))}{' ...' if len(result.unmatched_lines) > 10 else ''})"
+           if result.unmatched_lines else "")
+    )
+    for note in result.notes:
+        console.print(f"note: {note}")
+    if as_json:
+        typer.echo(json.dumps(result.metrics, ensure_ascii=False, sort_keys=True))
+    else:
+        for name, value in result.metrics.items():
+            typer.echo(f"{name}\t{value:.2f}" if isinstance(value, (int, float)) else f"{name}\t{value}")
 
 
 def main() -> None:  # pragma: no cover - console entry point

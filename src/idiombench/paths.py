@@ -74,8 +74,9 @@ def metrics_file(benchmark: str, model: str) -> Path:
     return RESULTS / "metrics" / benchmark / f"{model}.json"
 
 
-def tracking_record(benchmark: str) -> Path:
-    return RESULTS / "tracking" / f"{benchmark}.json"
+def tracking_record(benchmark: str, model: str) -> Path:
+    """What `track` logged for one model on one benchmark: run ids per setting."""
+    return RESULTS / "tracking" / benchmark / f"{model}.json"
 
 
 def report_pdf() -> Path:

@@ -45,6 +45,18 @@ def runs_in(client, experiment_id: str) -> list:
     return list(client.search_runs([experiment_id], max_results=100))
 
 
+def test_a_skipped_pair_logs_nothing_and_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from idiombench.tracking.mlflow_runs import track
+
+    params = project(tmp_path, monkeypatch)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")
+    write_json(tmp_path / "results" / "metrics" / "semanticqa" / "oracle.json",
+               {"benchmark": "semanticqa", "model": "oracle", "status": "skipped", "reason": "disabled"})
+    record = track(params, "semanticqa", "oracle")
+    assert record["status"] == "skipped" and record["runs"] == {}
+    assert not (tmp_path / "mlflow.db").exists()  # no store was even opened
+
+
 def test_retracking_updates_runs_instead_of_duplicating(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     from mlflow.tracking import MlflowClient
 
@@ -53,11 +65,13 @@ def test_retracking_updates_runs_instead_of_duplicating(tmp_path: Path, monkeypa
     params = project(tmp_path, monkeypatch)
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
-    first = track(params, "orderprobe")
-    assert first["counts"] == {"created": 4, "updated": 0, "replaced": 0}
-    second = track(params, "orderprobe")
-    assert second["counts"] == {"created": 0, "updated": 4, "replaced": 0}
-    assert {k: v["run_id"] for k, v in first["runs"].items()} == {k: v["run_id"] for k, v in second["runs"].items()}
+    first = {model: track(params, "orderprobe", model) for model in ("oracle", "echo")}
+    assert all(r["counts"] == {"created": 2, "updated": 0, "replaced": 0} for r in first.values())
+    second = {model: track(params, "orderprobe", model) for model in ("oracle", "echo")}
+    assert all(r["counts"] == {"created": 0, "updated": 2, "replaced": 0} for r in second.values())
+    assert {k: v["run_id"] for r in first.values() for k, v in r["runs"].items()} == {
+        k: v["run_id"] for r in second.values() for k, v in r["runs"].items()}
+    assert (tmp_path / "results" / "tracking" / "orderprobe" / "echo.json").is_file()
 
     client = MlflowClient(uri)
     experiment = client.get_experiment_by_name("orderprobe")
@@ -77,8 +91,8 @@ def test_retracking_updates_runs_instead_of_duplicating(tmp_path: Path, monkeypa
         **json.loads((tmp_path / "results/metrics/orderprobe/oracle.json").read_text(encoding="utf-8")),
         "provenance": {"roles": {"cross_encoder": "paper"}},
     })
-    third = track(params, "orderprobe")
-    assert third["counts"] == {"created": 2, "updated": 2, "replaced": 2}
+    third = track(params, "orderprobe", "oracle")
+    assert third["counts"] == {"created": 2, "updated": 0, "replaced": 2}
     assert len(runs_in(client, experiment.experiment_id)) == 4
 
 
@@ -120,8 +134,9 @@ def test_runs_are_found_through_an_mlflow_server(tmp_path: Path, monkeypatch: py
                     raise AssertionError("mlflow server did not start:\n" + (server.stdout.read() if server.poll() is not None else ""))
                 time.sleep(1)
         monkeypatch.setenv("MLFLOW_TRACKING_URI", base)
-        track(params, "orderprobe")
-        track(params, "orderprobe")  # re-tracking: no duplicates
+        for _ in range(2):  # re-tracking: no duplicates
+            track(params, "orderprobe", "oracle")
+            track(params, "orderprobe", "echo")
         experiment = rest(base, "/api/2.0/mlflow/experiments/get-by-name?experiment_name=orderprobe")["experiment"]
         found = rest(base, "/api/2.0/mlflow/runs/search", {
             "experiment_ids": [experiment["experiment_id"]],

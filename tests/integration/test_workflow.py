@@ -54,7 +54,7 @@ def test_dvc_repro_is_incremental_per_benchmark(make_project, mirror: Path):
     params = yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8"))
     params["benchmarks"]["orderprobe"]["build"]["dedupe"] = True
     (project / "params.yaml").write_text(yaml.safe_dump(params, allow_unicode=True, sort_keys=False), encoding="utf-8")
-    status = json.loads(run(["dvc", "status", "render", "--json"], project, env).stdout)
+    status = json.loads(run(["dvc", "status", "render", "--with-deps", "--json"], project, env).stdout)
     assert sorted(status) == ["build@orderprobe"]
     third = run(["dvc", "repro", "render"], project, env)
     assert ran_stages(third.stdout) == ["build@orderprobe", "render@orderprobe"]
@@ -65,7 +65,7 @@ def test_dvc_repro_is_incremental_per_benchmark(make_project, mirror: Path):
     # a render option reruns only that benchmark's render
     params["benchmarks"]["semanticqa"]["render"]["sample"]["items_per_task"] = 3
     (project / "params.yaml").write_text(yaml.safe_dump(params, allow_unicode=True, sort_keys=False), encoding="utf-8")
-    status = json.loads(run(["dvc", "status", "render", "--json"], project, env).stdout)
+    status = json.loads(run(["dvc", "status", "render", "--with-deps", "--json"], project, env).stdout)
     assert sorted(status) == ["render@semanticqa"]
     fourth = run(["dvc", "repro", "render"], project, env)
     assert ran_stages(fourth.stdout) == ["render@semanticqa"]

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from gen_project import IDIOMS, PATTERNS, SETTINGS, write_project
 from idiombench.config import load_params
@@ -80,6 +81,27 @@ def test_oracle_generates_every_pass_and_a_rerun_is_all_cache_hits(tmp_path: Pat
     assert again.summary["total"]["cache_hit_rate"] == 1.0
     assert "(100% cache hits" in lines[-1]
     assert {p: p.read_bytes() for p in out.rglob("*.parquet")} == before
+
+
+def test_an_extra_pass_restricted_to_some_settings(tmp_path: Path, monkeypatch):
+    project = write_project(tmp_path, {"oracle": {"backend": "oracle"}}, consistency_n=2,
+                            consistency_settings=["zero_shot"])
+    run(project, "oracle", monkeypatch)
+    out = project / "results" / "generations" / "oracle" / "orderprobe"
+    items = len(IDIOMS) * len(PATTERNS)
+    zero = read_generations(out / "zero_shot.parquet")
+    cot = read_generations(out / "cot.parquet")
+    assert len(zero) == items * 3 and {r["pass"] for r in zero} == {"main", "consistency"}
+    assert len(cot) == items and {r["pass"] for r in cot} == {"main"}
+
+
+def test_the_main_pass_cannot_be_restricted(tmp_path: Path, monkeypatch):
+    project = write_project(tmp_path, {"oracle": {"backend": "oracle"}})
+    params = yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8"))
+    params["benchmarks"]["orderprobe"]["generate"]["main"]["settings"] = ["cot"]
+    (project / "params.yaml").write_text(yaml.safe_dump(params, allow_unicode=True), encoding="utf-8")
+    with pytest.raises(IdiombenchError, match="generate.main.settings"):
+        run(project, "oracle", monkeypatch)
 
 
 def test_changing_a_sampling_parameter_misses_the_cache(tmp_path: Path, monkeypatch):

@@ -37,6 +37,7 @@ class VLLMModel(ModelBase):
     """vLLM offline inference (`LLM.chat`); tensor_parallel_size = gpus."""
 
     backend: Literal["vllm"]
+    gpus: int = Field(1, ge=1, description="GPUs the generate job claims; vLLM's tensor_parallel_size.")
     model: str
     revision: str | None = None
     dtype: Dtype = "auto"
@@ -53,11 +54,24 @@ class OpenAIModel(ModelBase):
     model: str = Field(description="Model name sent in the request.")
     base_url: str = "https://api.openai.com/v1"
     api_key_env: str | None = Field(
-        "OPENAI_API_KEY", description="Environment variable holding the API key (never logged or written)."
+        "OPENAI_API_KEY",
+        description="Environment variable holding the API key (never logged or written); "
+        "null for an endpoint without authentication (e.g. `vllm serve` without --api-key).",
     )
-    concurrency: int = Field(4, ge=1)
-    max_retries: int = Field(5, ge=0)
-    timeout_s: float = Field(120.0, gt=0)
+    concurrency: int = Field(4, ge=1, description="Requests in flight at once.")
+    max_retries: int = Field(
+        5, ge=0, description="Retries after the first attempt, on 429, 5xx, timeouts and connection errors."
+    )
+    timeout_s: float = Field(120.0, gt=0, description="Per-attempt timeout.")
+    retry_backoff_s: float = Field(
+        1.0, ge=0, description="First retry delay when the server sends no Retry-After; doubles per retry."
+    )
+    max_backoff_s: float = Field(60.0, ge=0, description="Upper bound on any retry delay, Retry-After included.")
+    max_tokens_param: Literal["max_tokens", "max_completion_tokens"] = Field(
+        "max_tokens",
+        description="Request field carrying the token limit: `max_tokens` (vllm serve and most servers) or "
+        "`max_completion_tokens` (OpenAI's reasoning models reject `max_tokens`).",
+    )
 
 
 class ReplaySource(StrictModel):
@@ -101,6 +115,9 @@ class SamplingConfig(StrictModel):
     max_new_tokens: int = Field(256, ge=1)
     n: int = Field(1, ge=1, description="Samples per prompt in this pass.")
     stop: list[str] = Field(default_factory=list, description="Stop strings (excluded from the text).")
+    settings: list[str] | None = Field(
+        None, description="Extra passes only: the render settings this pass runs on (null: all)."
+    )
 
 
 class GenerateConfig(StrictModel):

@@ -89,6 +89,9 @@ def to_sampling(config: SamplingConfig) -> Sampling:
 def passes(config: GenerateConfig) -> list[tuple[str, SamplingConfig]]:
     if MAIN_PASS in config.extra:
         raise IdiombenchError(f"generate.extra: a pass may not be called {MAIN_PASS!r}")
+    if config.main.settings is not None:
+        raise IdiombenchError("generate.main.settings: the main pass runs on every setting; "
+                              "restrict settings in the render section instead")
     return [(MAIN_PASS, config.main), *sorted(config.extra.items())]
 
 
@@ -134,6 +137,8 @@ def build_rows(
         generate = params.benchmark(benchmark).generate
         for prompt, item in joined:
             for pass_name, config in passes(generate):
+                if config.settings is not None and prompt.setting not in config.settings:
+                    continue
                 sampling = to_sampling(config)
                 for sample_index in range(config.n):
                     key = request_key(identity, prompt.messages, sampling, params.seed, sample_index)

@@ -1,0 +1,224 @@
+"""Any OpenAI-compatible chat completions endpoint: hosted APIs, `vllm serve`, llama.cpp server...
+
+Built on the official `openai` SDK with the SDK's own retries off (max_retries=0): this
+module retries itself, so that the policy is the one documented here and tested:
+  - retried: HTTP 429 and 5xx, timeouts, connection errors; at most `max_retries` times;
+  - delay: the server's Retry-After (or retry-after-ms) when present, else
+    `retry_backoff_s * 2**retry`; both capped at `max_backoff_s`;
+  - anything else (400, 401, 404, ...) or a request still failing after the retries becomes
+    a Completion with `error` set and finish_reason "error": the driver counts it; one bad
+    request never stops the run.
+Requests of a batch run on `concurrency` threads; completions come back in request order.
+
+The API key is read only from the environment variable named by `api_key_env`, handed to
+the client and nowhere else: it is not in identity(), not in any log line, and error texts
+are scrubbed of it (a server could echo it back).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+from urllib.parse import urlsplit
+
+from ...errors import ConfigError
+from ..config import OpenAIModel
+from ..types import Completion, Request
+from .seeds import sample_seed
+
+log = logging.getLogger(__name__)
+
+# Sent when `api_key_env` is null: the SDK insists on a key, servers without auth ignore it.
+NO_KEY = "EMPTY"
+ERROR_DETAIL_CHARS = 300
+
+
+class OpenAIBackend:
+    """`types.Backend` over an OpenAI-compatible `/chat/completions` endpoint."""
+
+    def __init__(
+        self,
+        config: OpenAIModel,
+        *,
+        name: str | None = None,
+        environ: Mapping[str, str] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        import openai  # deferred: only generate jobs on this backend need the SDK loaded
+
+        self._openai = openai
+        self._config = config
+        self._sleep = sleep
+        key = _read_key(config, name or config.model, os.environ if environ is None else environ)
+        self._secrets = (key,) if key != NO_KEY else ()
+        self._counts = {"requests": 0, "retries": 0, "failed": 0}
+        self._counts_lock = threading.Lock()
+        self._client = openai.OpenAI(
+            api_key=key,
+            base_url=config.base_url,
+            timeout=config.timeout_s,
+            max_retries=0,
+        )
+
+    def identity(self) -> dict[str, Any]:
+        return {"backend": "openai", "host": _host(self._config.base_url), "model": self._config.model}
+
+    def generate(self, requests: Sequence[Request]) -> list[Completion]:
+        if not requests:
+            return []
+        workers = min(self._config.concurrency, len(requests))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="openai-backend") as pool:
+            return list(pool.map(self._complete, requests))
+
+    def report(self) -> list[str]:
+        counts = self._counts
+        return [
+            f"openai {_host(self._config.base_url)} model {self._config.model}: {counts['requests']} requests, "
+            f"{counts['retries']} retries, {counts['failed']} failed"
+        ]
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __repr__(self) -> str:
+        return f"OpenAIBackend(host={_host(self._config.base_url)!r}, model={self._config.model!r})"
+
+    def _complete(self, request: Request) -> Completion:
+        completion = self._attempt(request)
+        with self._counts_lock:
+            self._counts["requests"] += 1
+            self._counts["failed"] += completion.failed
+        return completion
+
+    def _attempt(self, request: Request) -> Completion:
+        openai = self._openai
+        attempts = self._config.max_retries + 1
+        started = time.perf_counter()
+        for attempt in range(attempts):
+            attempt_started = time.perf_counter()
+            retry_after: float | None = None
+            try:
+                response = self._client.chat.completions.create(**self._payload(request))
+            except openai.APIStatusError as error:
+                problem = f"HTTP {error.status_code}: {self._detail(error.message)}"
+                if not _retryable_status(error.status_code):
+                    return self._failure(problem, attempt + 1, started)
+                retry_after = _retry_after(error.response.headers)
+            except openai.APITimeoutError:
+                problem = f"timed out after {self._config.timeout_s:g} s"
+            except openai.APIConnectionError as error:
+                problem = f"connection error: {self._detail(str(error))}"
+            except openai.APIError as error:  # e.g. a body that is not a chat completion
+                return self._failure(f"{type(error).__name__}: {self._detail(str(error))}", attempt + 1, started)
+            else:
+                return self._success(response, time.perf_counter() - attempt_started)
+            if attempt + 1 < attempts:
+                delay = self._delay(attempt, retry_after)
+                log.warning(
+                    "openai backend: %s from %s (model %s); retry %d/%d in %.2f s",
+                    problem, _host(self._config.base_url), self._config.model, attempt + 1, attempts - 1, delay,
+                )
+                with self._counts_lock:
+                    self._counts["retries"] += 1
+                self._sleep(delay)
+        return self._failure(problem, attempts, started)
+
+    def _payload(self, request: Request) -> dict[str, Any]:
+        sampling = request.sampling
+        payload: dict[str, Any] = {
+            "model": self._config.model,
+            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+            "temperature": sampling.temperature,  # 0 is greedy
+            "top_p": sampling.top_p,
+            self._config.max_tokens_param: sampling.max_new_tokens,
+            "seed": sample_seed(request),
+            "n": 1,
+        }
+        if sampling.stop:
+            payload["stop"] = list(sampling.stop)
+        return payload
+
+    def _delay(self, retry: int, retry_after: float | None) -> float:
+        wanted = retry_after if retry_after is not None else self._config.retry_backoff_s * 2**retry
+        return max(0.0, min(wanted, self._config.max_backoff_s))
+
+    def _success(self, response: Any, latency_s: float) -> Completion:
+        if not response.choices:
+            return Completion("", None, None, "error", latency_s, error="the response has no choices")
+        choice = response.choices[0]
+        usage = response.usage
+        return Completion(
+            text=choice.message.content or "",
+            prompt_tokens=usage.prompt_tokens if usage else None,
+            completion_tokens=usage.completion_tokens if usage else None,
+            finish_reason=choice.finish_reason or "unknown",
+            latency_s=latency_s,
+        )
+
+    def _failure(self, problem: str, attempts: int, started: float) -> Completion:
+        tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
+        error = self._scrub(f"{problem} ({tries}, {_host(self._config.base_url)}, model {self._config.model})")
+        return Completion("", None, None, "error", time.perf_counter() - started, error=error)
+
+    def _detail(self, text: str) -> str:
+        text = self._scrub(" ".join(str(text).split()))
+        return text if len(text) <= ERROR_DETAIL_CHARS else text[:ERROR_DETAIL_CHARS] + "..."
+
+    def _scrub(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, "[api key]")
+        return text
+
+
+def _read_key(config: OpenAIModel, name: str, environ: Mapping[str, str]) -> str:
+    if config.api_key_env is None:
+        return NO_KEY
+    key = environ.get(config.api_key_env, "").strip()
+    if not key:
+        raise ConfigError(
+            f"model {name}: the environment variable {config.api_key_env} (its api_key_env) is not set; "
+            f"export the API key there, or set api_key_env: null for an endpoint without authentication"
+        )
+    return key
+
+
+def _host(base_url: str) -> str:
+    """host[:port] of the endpoint, never the user:password part of the URL."""
+    parts = urlsplit(base_url)
+    host = parts.hostname or base_url
+    return f"{host}:{parts.port}" if parts.port else host
+
+
+def _retryable_status(status: int) -> bool:
+    return status == 429 or status >= 500
+
+
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds the server asks us to wait: retry-after-ms, or Retry-After as seconds or a date."""
+    if (millis := headers.get("retry-after-ms")) is not None:
+        try:
+            return float(millis) / 1000
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        return email.utils.parsedate_to_datetime(value).timestamp() - time.time()
+    except (TypeError, ValueError):
+        return None
+
+
+def make(name: str, config: OpenAIModel, **_: Any) -> OpenAIBackend:
+    """Entry point for backends.make_backend."""
+    return OpenAIBackend(config, name=name)

@@ -1,0 +1,297 @@
+"""The openai backend end to end against a small OpenAI-compatible server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from idiombench.errors import ConfigError
+from idiombench.generation.backends.openai import OpenAIBackend, make
+from idiombench.generation.config import OpenAIModel
+from idiombench.generation.types import ItemContext, Message, Request, Sampling
+
+KEY = "sk-test-5f1d0c9a-do-not-leak"
+KEY_ENV = "IDIOMBENCH_TEST_OPENAI_KEY"
+
+
+@dataclass
+class FakeServer:
+    """Scripted /v1/chat/completions. The reply echoes the last user message.
+
+    failures[content]: statuses to answer (in order) before succeeding for that content;
+    a status 0 means "never succeed" (always 503). delay_s: every answer waits this long."""
+
+    port: int = 0
+    failures: dict[str, list[int]] = field(default_factory=dict)
+    delay_s: float = 0.0
+    authorizations: list[str | None] = field(default_factory=list)
+    bodies: list[dict] = field(default_factory=list)
+    attempts: dict[str, int] = field(default_factory=dict)
+    in_flight: int = 0
+    max_in_flight: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+
+def make_handler(server: FakeServer):
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args) -> None:  # keep test output quiet
+            pass
+
+        def do_POST(self) -> None:
+            if self.path != "/v1/chat/completions":
+                return self.reply(404, {"error": {"message": f"no route {self.path}"}})
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            content = body["messages"][-1]["content"]
+            with server.lock:
+                server.authorizations.append(self.headers.get("Authorization"))
+                server.bodies.append(body)
+                server.attempts[content] = server.attempts.get(content, 0) + 1
+                attempt = server.attempts[content]
+                server.in_flight += 1
+                server.max_in_flight = max(server.max_in_flight, server.in_flight)
+            try:
+                time.sleep(server.delay_s)
+                script = server.failures.get(content, [])
+                if script == [0]:
+                    return self.reply(503, {"error": {"message": "overloaded"}})
+                if attempt <= len(script):
+                    status = script[attempt - 1]
+                    if content == "echo-auth":  # a careless server that echoes the credentials
+                        return self.reply(status, {"error": {"message": f"bad key {self.headers['Authorization']}"}})
+                    headers = {"Retry-After": "0"} if status == 429 else {}
+                    return self.reply(status, {"error": {"message": f"scripted {status}"}}, headers)
+                words = content.split()
+                limit = body.get("max_tokens") or body.get("max_completion_tokens")
+                finish = "length" if len(words) > limit else "stop"
+                self.reply(
+                    200,
+                    {
+                        "id": f"chatcmpl-{attempt}",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": body["model"],
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": {"role": "assistant", "content": " ".join(words[:limit])},
+                                "finish_reason": finish,
+                                "logprobs": None,
+                            }
+                        ],
+                        "usage": {
+                            "prompt_tokens": 10 + len(body["messages"]),
+                            "completion_tokens": min(len(words), limit),
+                            "total_tokens": 10 + len(body["messages"]) + min(len(words), limit),
+                        },
+                    },
+                )
+            finally:
+                with server.lock:
+                    server.in_flight -= 1
+
+        def reply(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+
+    return Handler
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.setenv(KEY_ENV, KEY)
+    state = FakeServer()
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(state))
+    httpd.daemon_threads = True
+    state.port = httpd.server_address[1]
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    yield state
+    httpd.shutdown()
+    httpd.server_close()
+    thread.join(timeout=5)
+
+
+def config(server: FakeServer, **overrides) -> OpenAIModel:
+    values = {
+        "backend": "openai",
+        "model": "served-model",
+        "base_url": server.base_url,
+        "api_key_env": KEY_ENV,
+        "concurrency": 2,
+        "max_retries": 3,
+        "timeout_s": 5.0,
+        "retry_backoff_s": 0.01,
+        **overrides,
+    }
+    return OpenAIModel(**values)
+
+
+def request(text: str, *, index: int = 0, seed: int = 11, sampling: Sampling | None = None) -> Request:
+    return Request(
+        key=f"key-{text}-{index}",
+        prompt_id=f"prompt-{text}",
+        messages=(Message("system", "answer briefly"), Message("user", text)),
+        sampling=sampling or Sampling(),
+        seed=seed,
+        sample_index=index,
+        item=ItemContext(benchmark="b", task="t", setting="s", item_id=text, input=text),
+    )
+
+
+def test_end_to_end_in_order_with_usage_and_bearer_key(server):
+    backend = OpenAIBackend(config(server))
+    texts = [f"item {i} " + "word " * i for i in range(6)]
+    completions = backend.generate([request(t) for t in texts])
+    assert [c.text for c in completions] == [" ".join(t.split()) for t in texts]
+    assert [c.completion_tokens for c in completions] == [2 + i for i in range(6)]
+    assert all(c.prompt_tokens == 12 for c in completions)  # 10 + two messages
+    assert all(c.finish_reason == "stop" and c.error is None and c.latency_s > 0 for c in completions)
+    assert server.authorizations == [f"Bearer {KEY}"] * 6
+    backend.close()
+
+
+def test_request_body_carries_sampling_seed_and_stop(server):
+    backend = OpenAIBackend(config(server))
+    sampled = Sampling(temperature=0.8, top_p=0.95, max_new_tokens=64, stop=("\n",))
+    backend.generate([request("greedy one"), request("sampled", index=2, sampling=sampled)])
+    bodies = {body["messages"][-1]["content"]: body for body in server.bodies}
+    greedy = bodies["greedy one"]
+    assert greedy == {
+        "model": "served-model",
+        "messages": [{"role": "system", "content": "answer briefly"}, {"role": "user", "content": "greedy one"}],
+        "temperature": 0.0,
+        "top_p": 1.0,
+        "max_tokens": 256,
+        "seed": 11,
+        "n": 1,
+    }
+    sampled_body = bodies["sampled"]
+    assert (sampled_body["temperature"], sampled_body["top_p"], sampled_body["max_tokens"]) == (0.8, 0.95, 64)
+    assert sampled_body["seed"] == 13  # run seed + sample index
+    assert sampled_body["stop"] == ["\n"]
+
+
+def test_max_completion_tokens_param(server):
+    backend = OpenAIBackend(config(server, max_tokens_param="max_completion_tokens"))
+    (completion,) = backend.generate([request("a b c", sampling=Sampling(max_new_tokens=2))])
+    (body,) = server.bodies
+    assert "max_tokens" not in body and body["max_completion_tokens"] == 2
+    assert (completion.text, completion.finish_reason) == ("a b", "length")
+
+
+def test_429_then_500_then_success_is_retried(server):
+    server.failures["flaky"] = [429, 500]
+    delays: list[float] = []
+    backend = OpenAIBackend(config(server, retry_backoff_s=0.25), sleep=delays.append)
+    steady, flaky = backend.generate([request("steady"), request("flaky")])
+    assert (flaky.text, flaky.error) == ("flaky", None)
+    assert steady.text == "steady"
+    assert server.attempts == {"steady": 1, "flaky": 3}
+    # Retry-After: 0 on the 429 is honoured; the 500 has none: backoff 0.25 * 2**1
+    assert delays == [0.0, 0.5]
+    assert backend.report() == [f"openai 127.0.0.1:{server.port} model served-model: 2 requests, 2 retries, 0 failed"]
+
+
+def test_failure_after_retries_is_an_error_completion_not_a_crash(server, caplog):
+    server.failures["doomed"] = [0]
+    backend = OpenAIBackend(config(server, max_retries=2))
+    with caplog.at_level(logging.WARNING):
+        ok, doomed = backend.generate([request("fine"), request("doomed")])
+    assert ok.text == "fine" and not ok.failed
+    assert doomed.failed and doomed.finish_reason == "error" and doomed.text == ""
+    assert "HTTP 503" in doomed.error and "overloaded" in doomed.error and "3 attempts" in doomed.error
+    assert server.attempts["doomed"] == 3
+    assert "retry 2/2" in caplog.text
+    assert backend.report()[0].endswith("2 requests, 2 retries, 1 failed")
+
+
+def test_client_errors_are_not_retried(server):
+    server.failures["bad"] = [400]
+    backend = OpenAIBackend(config(server))
+    (bad,) = backend.generate([request("bad")])
+    assert bad.failed and "HTTP 400" in bad.error and "1 attempt" in bad.error
+    assert server.attempts["bad"] == 1
+
+
+def test_timeouts_are_retried_then_reported(server):
+    server.delay_s = 0.5
+    delays: list[float] = []
+    backend = OpenAIBackend(config(server, timeout_s=0.1, max_retries=1), sleep=delays.append)
+    (slow,) = backend.generate([request("slow")])
+    assert slow.failed and "timed out after 0.1 s" in slow.error and "2 attempts" in slow.error
+    assert len(delays) == 1
+
+
+def test_concurrency_limit_holds(server):
+    server.delay_s = 0.25  # long enough for three requests to overlap even on a busy machine
+    backend = OpenAIBackend(config(server, concurrency=3))
+    completions = backend.generate([request(f"r{i}") for i in range(9)])
+    assert [c.text for c in completions] == [f"r{i}" for i in range(9)]
+    assert server.max_in_flight == 3  # reached, never exceeded
+
+
+def test_the_key_never_appears_in_errors_logs_or_identity(server, caplog):
+    server.failures["echo-auth"] = [401]
+    server.failures["retried"] = [0]
+    backend = OpenAIBackend(config(server, max_retries=1))
+    with caplog.at_level(logging.DEBUG):
+        (failed,) = backend.generate([request("echo-auth")])
+        backend.generate([request("retried")])
+    assert failed.failed and "HTTP 401" in failed.error
+    assert "[api key]" in failed.error  # the server did echo it; we scrubbed it
+    assert KEY not in failed.error
+    assert KEY not in caplog.text
+    assert KEY not in json.dumps(backend.identity())
+    assert KEY not in repr(backend)
+    assert server.authorizations[0] == f"Bearer {KEY}"  # it was sent, only to the server
+
+
+def test_identity_is_backend_host_and_model(server):
+    backend = OpenAIBackend(config(server, base_url=f"http://user:pw@127.0.0.1:{server.port}/v1"))
+    assert backend.identity() == {"backend": "openai", "host": f"127.0.0.1:{server.port}", "model": "served-model"}
+    hosted = OpenAIBackend(config(server, base_url="https://api.example.com/v1"))
+    assert hosted.identity()["host"] == "api.example.com"
+
+
+def test_missing_key_variable_is_a_clear_error(server, monkeypatch):
+    monkeypatch.delenv(KEY_ENV)
+    with pytest.raises(ConfigError, match=f"model judge: the environment variable {KEY_ENV} .* is not set"):
+        OpenAIBackend(config(server), name="judge")
+
+
+def test_no_key_for_endpoints_without_auth(server):
+    backend = OpenAIBackend(config(server, api_key_env=None))
+    (completion,) = backend.generate([request("open")])
+    assert completion.text == "open"
+    assert server.authorizations == ["Bearer EMPTY"]
+
+
+def test_unreachable_endpoint_is_an_error_completion(server):
+    backend = OpenAIBackend(config(server, base_url="http://127.0.0.1:9/v1", max_retries=1), sleep=lambda s: None)
+    (completion,) = backend.generate([request("nobody home")])
+    assert completion.failed and "connection error" in completion.error
+
+
+def test_make_builds_the_backend_by_model_name(server, monkeypatch):
+    backend = make("judge", config(server), seed=3, cache_root=None)
+    assert backend.generate([request("via make")])[0].text == "via make"
+    monkeypatch.delenv(KEY_ENV)
+    with pytest.raises(ConfigError, match="model judge:"):
+        make("judge", config(server))

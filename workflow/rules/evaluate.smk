@@ -1,0 +1,76 @@
+# score:     results/generations/<model>/ -> results/scores/<model>/<benchmark>/<setting>.parquet
+# aggregate: per-item scores -> results/metrics/<benchmark>/<model>.json (DVC metrics)
+# track:     metrics + artifacts -> MLflow runs (one per model x setting), record in results/tracking/
+# report:    every metrics file -> reports/all_tables.pdf, reports/tables/, reports/figures/
+# A (model, benchmark) pair that does not apply (benchmark disabled, or not in the model's
+# `benchmarks:` list) still has its jobs: they record "skipped" with the reason.
+
+
+def score_params(benchmark):
+    return json.dumps(
+        {"score": PARAMS_DUMP["benchmarks"][benchmark]["score"],
+         "enabled": PARAMS_DUMP["benchmarks"][benchmark]["enabled"],
+         "scoring": PARAMS_DUMP["scoring"]},
+        sort_keys=True, ensure_ascii=False,
+    )
+
+
+def metrics_targets():
+    return [f"results/metrics/{b}/{m}.json" for b in BENCHMARK_NAMES for m in MODEL_NAMES]
+
+
+def tracking_targets():
+    return [f"results/tracking/{b}/{m}.json" for b in BENCHMARK_NAMES for m in MODEL_NAMES]
+
+
+def score_targets():
+    return [f"results/scores/{m}/{b}" for b in BENCHMARK_NAMES for m in MODEL_NAMES]
+
+
+rule score:
+    input:
+        "results/generations/{model}",
+        "data/processed/{benchmark}",
+        "src/idiombench/benchmarks",
+        "src/idiombench/scoring",
+    output:
+        directory("results/scores/{model}/{benchmark}"),
+    params:
+        score=lambda wc: score_params(wc.benchmark),
+    shell:
+        "{CLI} score {wildcards.benchmark} --model {wildcards.model} {PARAMS_ARG}"
+
+
+rule aggregate:
+    input:
+        "results/scores/{model}/{benchmark}",
+        "data/processed/{benchmark}",
+    output:
+        "results/metrics/{benchmark}/{model}.json",
+    params:
+        score=lambda wc: section("benchmarks", wc.benchmark, "score"),
+    shell:
+        "{CLI} aggregate {wildcards.benchmark} --model {wildcards.model} {PARAMS_ARG}"
+
+
+rule track:
+    input:
+        "results/metrics/{benchmark}/{model}.json",
+        "results/scores/{model}/{benchmark}",
+    output:
+        "results/tracking/{benchmark}/{model}.json",
+    shell:
+        "{CLI} track {wildcards.benchmark} --model {wildcards.model} {PARAMS_ARG}"
+
+
+rule report:
+    input:
+        metrics_targets(),
+        tracking_targets(),
+        score_targets(),
+    output:
+        "reports/all_tables.pdf",
+        directory("reports/tables"),
+        directory("reports/figures"),
+    shell:
+        "{CLI} report {PARAMS_ARG}"
