@@ -233,3 +233,27 @@ def test_item_coverage_is_counted(replayed):
     lcc = bodies["DeepSeek-R1"]["settings"]["0-shot"]
     assert lcc["counts"]["collocation_categorization"]["parse_failures"] == 0  # "AntiBon **Explanation:** ..." read
     assert lcc["metrics"]["collocation_categorization"]["macro-F1"] is not None
+
+
+def test_evaluate_predictions_cli_prints_the_papers_cell(built, mirror: Path, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch):
+    """`idiombench evaluate-predictions` (the CLI around prediction_metrics) on a published file."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from idiombench.cli import app
+
+    (tmp_path / "data" / "processed").mkdir(parents=True)
+    (tmp_path / "data" / "processed" / "semanticqa").symlink_to(built("semanticqa"))
+    monkeypatch.chdir(tmp_path)
+    published = mirror / "semanticqa" / "published_predictions"
+    result = CliRunner().invoke(app, [
+        "evaluate-predictions", "--benchmark", "semanticqa", "--task", "idiom_detection", "--setting", "5-shot",
+        "--json", "--params", str(ROOT / "params.yaml"),
+        str(published / "idiom_detection" / "idiom_detection_5-shot_DeepSeek-R1-Instruct.json"),
+    ])
+    assert result.exit_code == 0, result.output
+    metrics = json.loads(result.output.strip().splitlines()[-1])
+    assert metrics == {"ACC": pytest.approx(230 / 273 * 100)}  # paper table 3: 84.3
+    assert "273 items, 273 with a prediction" in result.output.replace("\n", " ")
