@@ -94,3 +94,17 @@ def test_pdf_without_sections_says_so(tmp_path: Path):
     document = pdfium.PdfDocument(str(tmp_path / "empty.pdf"))
     assert len(document) == 1
     assert "No benchmark has been scored yet" in document[0].get_textpage().get_text_range()
+
+
+def test_second_pdf_in_a_process_gets_its_own_glyphs(tmp_path: Path):
+    """reportlab keeps the first font registered under a name (and a PostScript name) for the
+    whole process: each report's font subset must be registered under names of its own."""
+    pdfium = pytest.importorskip("pypdfium2")
+    title = TitlePage("idiombench: results", "default", "2026-01-01", "abc123", ["oracle"], ["x"])
+    # characters no other report in this test session uses
+    texts = {"first": "SemanticQA 鬱鬯 plain", "second": "OrderProbe 龘靐 둠벙"}
+    for name, text in texts.items():
+        write_pdf(tmp_path / f"{name}.pdf", title, [Section("x", text, intro=[text])])
+    for name, text in texts.items():
+        page = pdfium.PdfDocument(str(tmp_path / f"{name}.pdf"))[1]
+        assert text in page.get_textpage().get_text_range(), name

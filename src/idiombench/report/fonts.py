@@ -9,6 +9,7 @@ convert the outlines to TrueType with fontTools (fast: a subset, not the 16 MB f
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 from pathlib import Path
 
@@ -36,8 +37,9 @@ def font_source(weight: str) -> Path:
     return path
 
 
-def subset_to_truetype(source: Path, text: str, dest: Path) -> Path:
-    """Keep the glyphs `text` needs and convert cubic CFF outlines to quadratic TrueType."""
+def subset_to_truetype(source: Path, text: str, dest: Path, postscript_name: str | None = None) -> Path:
+    """Keep the glyphs `text` needs and convert cubic CFF outlines to quadratic TrueType.
+    postscript_name: the subset's PostScript name (name ID 6) instead of the source font's."""
     options = subset.Options()
     options.name_IDs = ["*"]
     options.notdef_outline = True
@@ -81,6 +83,11 @@ def subset_to_truetype(source: Path, text: str, dest: Path) -> Path:
     post.mapping = {}
     post.glyphOrder = order
     font.sfntVersion = "\x00\x01\x00\x00"
+    if postscript_name is not None:
+        names = font["name"]
+        names.names = [record for record in names.names if record.nameID != 6]
+        names.setName(postscript_name, 6, 3, 1, 0x409)
+        names.setName(postscript_name, 6, 1, 0, 0)
     dest.parent.mkdir(parents=True, exist_ok=True)
     font.save(dest)
     return dest
@@ -92,9 +99,13 @@ def register_cjk_fonts(text: str, workdir: Path) -> tuple[str, str]:
     from reportlab.pdfbase.ttfonts import TTFont as ReportlabTTFont
 
     names = []
+    # reportlab keeps the first font registered under a font name, and under a PostScript
+    # (face) name, for the whole process (pdfmetrics.registerFont): each subset gets names of
+    # its own, else a second report in the same process is drawn with the first one's glyphs
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
     for weight in ("regular", "bold"):
-        path = subset_to_truetype(font_source(weight), text, workdir / f"NotoSansCJK-{weight}.ttf")
-        name = f"NotoSansCJK-{weight}"
+        name = f"NotoSansCJK-{weight}-{digest}"
+        path = subset_to_truetype(font_source(weight), text, workdir / f"NotoSansCJK-{weight}.ttf", postscript_name=name)
         pdfmetrics.registerFont(ReportlabTTFont(name, str(path)))
         names.append(name)
     return names[0], names[1]
