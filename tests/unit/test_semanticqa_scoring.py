@@ -389,3 +389,18 @@ def test_lcc_scaling_aggregation(params):
     _, body, _ = run(params, gens, items=items, config=config)
     entry = body["breakdowns"]["lcc_scaling"]["0-shot"]["2"]
     assert entry == {"mean": 75.0, "std": 25.0, "runs": {"0": 100.0, "1": 50.0}}
+
+
+def test_lcc_f1_counts_what_accuracy_counts(params):
+    items = [item("collocation_categorization", "k1", answer="Bon"), item("collocation_categorization", "k2", answer="Magn")]
+    outputs = {("collocation_categorization", "k1"): "The label is Bon",  # label_in_text: off-format, a label
+               ("collocation_categorization", "k2"): "Unsure"}  # unknown_label: no class
+    _, body, _ = run(params, {"0-shot": generations(outputs)}, items=items)
+    lcc = body["settings"]["0-shot"]["metrics"]["collocation_categorization"]
+    # labels {Bon, Magn}: Bon F1 1, Magn F1 0 (missed, and "Unsure" adds no class)
+    assert lcc == {"ACC": 50.0, "macro-F1": 50.0, "micro-F1": pytest.approx(100 * 2 / 3), "weighted-F1": 50.0}
+    config = params.benchmark("semanticqa")
+    strict = config.model_copy(update={"score": config.score.model_copy(update={"count_format_deviations": False})})
+    _, body, _ = run(params, {"0-shot": generations(outputs)}, items=items, config=strict)
+    lcc = body["settings"]["0-shot"]["metrics"]["collocation_categorization"]
+    assert lcc == {"ACC": 0.0, "macro-F1": 0.0, "micro-F1": 0.0, "weighted-F1": 0.0}

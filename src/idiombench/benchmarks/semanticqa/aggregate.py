@@ -99,12 +99,20 @@ def task_counts(frame: pd.DataFrame, items_in_task: int) -> dict[str, int]:
     }
 
 
-def atomic_metrics(frame: pd.DataFrame, kind: str) -> dict[str, float | None]:
+def recognised_label(parsed: Any, ok: bool, flags: Any, count_format_deviations: bool) -> str | None:
+    """The predicted taxonomy label an F1 counts: what ACC compared, unless it is no label at all."""
+    if not isinstance(parsed, str) or "unknown_label" in list(flags):
+        return None
+    return parsed if ok or count_format_deviations else None
+
+
+def atomic_metrics(frame: pd.DataFrame, kind: str, count_format_deviations: bool = True) -> dict[str, float | None]:
     if kind in ("mcq", "label", "extraction"):
         out: dict[str, float | None] = {PRIMARY[kind]: percent(frame["correct"])}
         if kind == "label":
             scored = frame[frame["correct"].notna()]
-            predicted = [p if ok else None for p, ok in zip(scored["parsed"], scored["ok"])]
+            predicted = [recognised_label(p, ok, f, count_format_deviations)
+                         for p, ok, f in zip(scored["parsed"], scored["ok"], scored["flags"])]
             out.update(f1_scores([str(g) for g in scored["gold"]], predicted))
         return out
     scored = frame[~frame["flags"].apply(lambda f: "no_gold" in list(f))]
@@ -221,7 +229,7 @@ def aggregate(ctx: Any) -> dict[str, Any]:
                 metrics[task] = sequential_metrics(group)
                 counts[task]["extraction_failures"] = int((~group["extraction_correct"].fillna(False)).sum())
             else:
-                metrics[task] = atomic_metrics(group, ADAPTERS[task].kind)
+                metrics[task] = atomic_metrics(group, ADAPTERS[task].kind, config.score.count_format_deviations)
         other = frame[frame["pass"] != MAIN_PASS]
         if len(other):
             counts["other_passes_not_aggregated"] = int(len(other))
