@@ -276,13 +276,14 @@ NUMBERING = re.compile(r"^\s*(?:\d+\s*[.)、:：]|[（(]\d+[)）])\s*")
 PLACEHOLDER_NAMES = re.compile(r"^idiom\s*\d*$", re.IGNORECASE)
 
 
-def parse_ranked_list(raw: str, expected: int = 5) -> ParseResult:
+def parse_ranked_list(raw: str, expected: int = 5, keep_duplicates: bool = False) -> ParseResult:
     """Idioms from the last `<answer><i1, i2, …></answer>` block, best first. Inner angle
     brackets are optional (`no_inner_brackets`), each item may carry its own (`<i1>, <i2>`);
     separators: commas (ASCII or full-width), 、, semicolons, newlines. Flags:
     `no_answer_block`, `unclosed_answer_block` (read to the end), `fewer_items` /
-    `more_items` than expected, `duplicate_items`, `echoed_format` (the format's own
-    `idiom1, idiom2` placeholders)."""
+    `more_items` distinct items than expected, `duplicate_items` (repeats are dropped, or
+    kept in place with keep_duplicates, for scorers that rank by written position),
+    `echoed_format` (the format's own `idiom1, idiom2` placeholders)."""
     text, flags = clean_output(raw)
     blocks = ANSWER_BLOCK.findall(text)
     if blocks:
@@ -312,12 +313,14 @@ def parse_ranked_list(raw: str, expected: int = 5) -> ParseResult:
         return result(None, False, raw, flags | {"empty_answer_block"})
     if all(PLACEHOLDER_NAMES.match(i) for i in items):
         return result(None, False, raw, flags | {"echoed_format"})
-    if len(set(items)) < len(items):
+    distinct = list(dict.fromkeys(items))
+    if len(distinct) < len(items):
         flags.add("duplicate_items")
-        items = list(dict.fromkeys(items))
-    if len(items) < expected:
+        if not keep_duplicates:
+            items = distinct
+    if len(distinct) < expected:
         flags.add("fewer_items")
-    elif len(items) > expected:
+    elif len(distinct) > expected:
         flags.add("more_items")
     ok = "unclosed_answer_block" not in flags
     return result(tuple(items), ok, raw, flags)

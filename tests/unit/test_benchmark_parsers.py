@@ -234,7 +234,16 @@ CANDIDATES = ("严阵以待", "改朝换代", "不共戴天", "天南海北", "�
         ("chid_candidates", "<answer>改朝换代</answer>", ("改朝换代",), True),
         ("chid_candidates", "<answer><一鸣惊人></answer>", ("一鸣惊人",), False),
         ("chid_candidates", "<answer><改朝换代, 严阵以待></answer>", ("改朝换代", "严阵以待"), False),
-        ("chid_candidates", "改朝换代", None, False),
+        # no answer block: the one candidate the text names (lenient, ok False); two named: nothing
+        ("chid_candidates", "改朝换代", ("改朝换代",), False),
+        ("chid_candidates", "我选择“改朝换代”。", ("改朝换代",), False),
+        ("chid_candidates", "改朝换代还是严阵以待？", None, False),
+        ("chid_candidates", "<think>严阵以待?</think>改朝换代", ("改朝换代",), False),
+        # a candidate's number (1-7) in the block
+        ("chid_candidates", "<answer><2></answer>", ("改朝换代",), False),
+        ("chid_candidates", "<answer><8></answer>", ("8",), False),
+        # open cloze keeps repeats in place (ranks are positions as written)
+        ("open_cloze", "<answer><一鸣惊人, 一鸣惊人, 画蛇添足></answer>", ("一鸣惊人", "一鸣惊人", "画蛇添足"), True),
         ("unknown", "x", None, False),
     ],
 )
@@ -248,6 +257,12 @@ def test_chengyu_flags():
     item = ctx("chengyu-bench", "chid", "chid_candidates", choices=CANDIDATES)
     assert "not_a_candidate" in chengyu_parse(item, "<answer><一鸣惊人></answer>").flags
     assert "several_idioms" in chengyu_parse(item, "<answer><改朝换代, 严阵以待></answer>").flags
+    assert "candidate_in_text" in chengyu_parse(item, "答案是改朝换代").flags
+    assert "several_candidates_in_text" in chengyu_parse(item, "改朝换代或严阵以待").flags
+    assert "candidate_number" in chengyu_parse(item, "<answer><2></answer>").flags
+    assert "not_a_candidate" in chengyu_parse(item, "<answer><8></answer>").flags
+    cloze = ctx("chengyu-bench", "open_cloze", "open_cloze")
+    assert {"duplicate_items", "fewer_items"} <= set(chengyu_parse(cloze, "<answer><一鸣惊人, 一鸣惊人></answer>").flags)
 
 
 @pytest.mark.parametrize(

@@ -182,6 +182,14 @@ def test_parse_ranked_list(raw: str, value: tuple[str, ...] | None, ok: bool, fl
     assert flags <= set(parsed.flags), parsed
 
 
+def test_parse_ranked_list_can_keep_duplicates_in_place():
+    raw = "<answer><一鸣惊人, 画蛇添足, 一鸣惊人, 刻舟求剑></answer>"
+    kept = parse_ranked_list(raw, expected=5, keep_duplicates=True)
+    assert kept.value == ("一鸣惊人", "画蛇添足", "一鸣惊人", "刻舟求剑")
+    assert {"duplicate_items", "fewer_items"} <= set(kept.flags)  # fewer DISTINCT items than asked
+    assert parse_ranked_list(raw, expected=5).value == ("一鸣惊人", "画蛇添足", "刻舟求剑")
+
+
 # --------------------------------------------------------------------------- small text helpers
 
 

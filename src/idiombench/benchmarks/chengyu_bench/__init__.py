@@ -10,18 +10,26 @@ clearly labelled sample tasks and says so in a "NOT AVAILABLE" note.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...data.manifest import FileSpec, load_file_specs
 from ...items import Item
+from ...report.tables import Section
 from ..base import BuildResult
 from . import build as _build
 from .config import ChengyuBenchConfig
+from . import aggregate as _aggregate
 from . import render as _render
+from . import report as _report
+from . import score as _score
 from .answers import CLASSIFICATION_TASKS, format_reference_answer  # noqa: F401  (reference backends' hooks)
 
 if TYPE_CHECKING:
+    import pandas as pd
+
+    from ...evaluation import AggregateContext, ScoreContext
     from ...render import RenderOutput
+    from ...report.build import ReportContext
 
 
 class ChengyuBench:
@@ -50,6 +58,19 @@ class ChengyuBench:
     def render(self, tasks: dict[str, list[Item]], config: ChengyuBenchConfig, raw_dir: Path) -> RenderOutput:
         """Prompts for every configured setting (see render.py)."""
         return _render.render(tasks, config, raw_dir)
+
+    def score(self, ctx: ScoreContext) -> dict[str, pd.DataFrame]:
+        """Per-row scores of each setting (score.py; metric definitions in metrics.py)."""
+        return _score.score(ctx)
+
+    def aggregate(self, ctx: AggregateContext) -> dict[str, Any]:
+        return _aggregate.aggregate(ctx)
+
+    def report_section(self, ctx: ReportContext) -> Section | None:
+        return _report.report_section(ctx)
+
+    def prediction_metrics(self, body: dict[str, Any], task: str | None, setting: str) -> dict[str, float]:
+        return _aggregate.prediction_metrics(body, task, setting)
 
 
 BENCHMARK = ChengyuBench()

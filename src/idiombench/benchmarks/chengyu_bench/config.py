@@ -159,8 +159,32 @@ class ChengyuBenchRender(StrictModel):
         return no_repeats(settings)
 
 
+class ValidIdiomConfig(StrictModel):
+    """The dictionary behind Open Cloze's Valid Idiom rate (a stand-in for the paper's Xinhua
+    Dictionary list; see idioms.py): the idiom list of the PyPI package china-idiom-without-tone."""
+
+    four_character_only: bool = Field(
+        True,
+        description="Keep only the list's four-character words (29,502 in version 0.1.0). false: every "
+        "word of the list (30,884 distinct), longer sayings such as 醉翁之意不在酒 included.",
+    )
+
+
+class ChengyuBenchScore(StrictModel):
+    """`idiombench score chengyu-bench`: see metrics.py for every definition."""
+
+    accept_unformatted: bool = Field(
+        True,
+        description="Count answers read without the requested format (a bare 褒义 or `positive` without its "
+        "tag, a ChID candidate named outside <answer>…</answer>, an unclosed answer block). They are "
+        "flagged and counted either way (metric format_ok); false: they score as wrong.",
+    )
+    valid_idiom: ValidIdiomConfig = ValidIdiomConfig()
+
+
 class ChengyuBenchConfig(StrictModel):
     enabled: bool = True
     render: ChengyuBenchRender = ChengyuBenchRender()
     build: ChengyuBenchBuild = ChengyuBenchBuild()
     generate: GenerateConfig = GenerateConfig()
+    score: ChengyuBenchScore = ChengyuBenchScore()

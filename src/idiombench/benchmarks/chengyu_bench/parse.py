@@ -4,15 +4,22 @@
   (idiombench.parsing.parse_tag_label: an echo of the format is ignored, two different
   tags give None; a bare label word or its Chinese name gives the value with ok False).
 - open_cloze, chid_open_cloze: the ranked idioms of the last `<answer><i1, …, i5></answer>`
-  block (value: a tuple, best first; 5 expected).
+  block (value: a tuple, best first, as written: a repeated idiom keeps its place and is
+  flagged `duplicate_items`; 5 expected).
 - chid_candidates: the same block with one idiom (value: a one-element tuple); an idiom
-  that is not one of the item's candidates is flagged `not_a_candidate` (ok False).
+  that is not one of the item's candidates is flagged `not_a_candidate` (ok False). Read
+  leniently (ok False): a candidate's number 1-7 in the block (`candidate_number`), and,
+  without any answer block, the one candidate the text names (`candidate_in_text`; two
+  or more named: None).
 """
 
 from __future__ import annotations
 
 from ...generation.types import ItemContext
-from ...parsing import ParseResult, parse_ranked_list, parse_tag_label, result
+import re
+
+from ...parsing import ParseResult, clean_output, parse_ranked_list, parse_tag_label, result
+from .metrics import normalise_idiom
 
 CONNOTATION_WORDS = {"褒义": "positive", "贬义": "negative", "褒義": "positive", "貶義": "negative"}
 APPROPRIATENESS_WORDS = {"正确": "correct", "错误": "wrong", "正確": "correct", "錯誤": "wrong", "incorrect": "wrong"}
@@ -27,14 +34,31 @@ def parse_appropriateness(raw: str) -> ParseResult:
     return parse_tag_label(raw, ("correct", "wrong"), APPROPRIATENESS_WORDS)
 
 
+def _candidate_in_text(raw: str, candidates: tuple[str, ...], flags: set[str]) -> ParseResult:
+    """No answer block: the one candidate the (think-stripped) text names, if exactly one."""
+    text, _ = clean_output(raw)
+    text = normalise_idiom(text)
+    named = [c for c in dict.fromkeys(candidates) if normalise_idiom(c) and normalise_idiom(c) in text]
+    if len(named) == 1:
+        return result((named[0],), False, raw, flags | {"candidate_in_text"})
+    return result(None, False, raw, flags | ({"several_candidates_in_text"} if named else set()))
+
+
 def parse_candidate_choice(raw: str, candidates: tuple[str, ...]) -> ParseResult:
     parsed = parse_ranked_list(raw, expected=1)
-    if parsed.value is None or not candidates:
+    if not candidates:
         return parsed
     flags = set(parsed.flags)
+    if parsed.value is None:
+        if "no_answer_block" in flags:
+            return _candidate_in_text(raw, candidates, flags)
+        return parsed
+    number = re.fullmatch(r"\d{1,2}", parsed.value[0]) if len(parsed.value) == 1 else None
+    if number and 1 <= int(number.group(0)) <= len(candidates):
+        return result((candidates[int(number.group(0)) - 1],), False, raw, flags | {"candidate_number"})
     if len(parsed.value) > 1:
         flags.add("several_idioms")
-    if parsed.value[0] not in candidates:
+    if normalise_idiom(parsed.value[0]) not in {normalise_idiom(c) for c in candidates}:
         flags.add("not_a_candidate")
     ok = parsed.ok and "not_a_candidate" not in flags and len(parsed.value) == 1
     return result(parsed.value, ok, raw, flags - {"fewer_items", "more_items"})
@@ -47,7 +71,7 @@ def parse_output(item: ItemContext, raw: str) -> ParseResult:
     if setting == "appropriateness":
         return parse_appropriateness(raw)
     if setting in ("open_cloze", "chid_open_cloze"):
-        return parse_ranked_list(raw, expected=OPEN_CLOZE_SIZE)
+        return parse_ranked_list(raw, expected=OPEN_CLOZE_SIZE, keep_duplicates=True)
     if setting == "chid_candidates":
         return parse_candidate_choice(raw, item.choices)
     return result(None, False, raw if isinstance(raw, str) else "", {f"unknown_setting:{setting}"})

@@ -1,0 +1,177 @@
+"""`idiombench aggregate chengyu-bench`: per-setting metrics (percent, as the paper prints
+them), counts, breakdowns and provenance, from the per-row scores of score.py.
+
+A setting's `metrics` and `counts` are those of its paper task: the one task it rendered
+(connotation / connotation_sample ...), and `chid` (test_public) for the ChID settings.
+Other tasks of a setting (chid_train_few, chid_dev_few when built) are under
+breakdowns.tasks. Only the `main` generation pass is aggregated; rows of other passes are
+counted (counts.other_pass_rows). Several samples per prompt: the mean over all rows.
+A metric that cannot be computed (no rows, no predicted idiom) is None.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from ...errors import IdiombenchError
+from ...templating import load_package_templates
+from .idioms import PAPER_DICTIONARY, load_idiom_list
+from .metrics import KS, TOP_K
+from .render import PACKAGE, template_key
+from .score import HIT_COLUMNS, data_source, setting_kind
+
+MAIN_PASS = "main"
+PAPER_TASK = {"chid_open_cloze": "chid", "chid_candidates": "chid"}
+DATA_DESCRIPTION = {
+    "release": "the official Chengyu-Bench release (read through the field mapping in params.yaml)",
+    "sample": "the idiombench project's own SAMPLE (not the official Chengyu-Bench data)",
+    "chid": "FewCLUE ChID (official data)",
+}
+# The paper's table 7 cells of each kind of setting (prediction_metrics).
+PAPER_CELLS = {"label": ("accuracy",), "choice": ("accuracy",),
+               "ranked": tuple(f"acc_at_{k}" for k in KS) + ("valid_idiom",)}
+
+
+def percent(numerator: float, denominator: float) -> float | None:
+    return None if denominator == 0 else round(100.0 * numerator / denominator, 6)
+
+
+def _sum(frame: pd.DataFrame, column: str) -> int:
+    return int(frame[column].astype(bool).sum()) if len(frame) else 0
+
+
+def _flagged(frame: pd.DataFrame, flag: str) -> int:
+    return int(sum(flag in list(flags) for flags in frame["flags"])) if len(frame) else 0
+
+
+def summarise(kind: str, frame: pd.DataFrame) -> dict[str, Any]:
+    """metrics + counts of one task's main-pass rows."""
+    rows = len(frame)
+    counts: dict[str, int] = {
+        "rows": rows,
+        "items": int(frame["item_id"].nunique()) if rows else 0,
+        "answered": _sum(frame, "answered"),
+        "parse_failures": _sum(frame, "parse_failed"),
+        "unformatted": _sum(frame, "unformatted"),
+        "format_ok": _sum(frame, "ok"),
+        "generation_errors": _sum(frame, "generation_error"),
+        "prompts_not_matching_template": rows - _sum(frame, "prompt_matches_template"),
+    }
+    metrics: dict[str, float | None] = {
+        "format_ok": percent(counts["format_ok"], rows),
+        "parse_failure_rate": percent(counts["parse_failures"], rows),
+    }
+    if kind in ("label", "choice"):
+        counts["correct"] = _sum(frame, "correct")
+        metrics["accuracy"] = percent(counts["correct"], rows)
+        if kind == "choice":
+            counts["ambiguous"] = _sum(frame, "ambiguous")
+            counts["not_a_candidate"] = _sum(frame, "not_a_candidate")
+    else:
+        for k in range(1, TOP_K + 1):
+            counts[f"hit_at_{k}"] = _sum(frame, f"hit_at_{k}")
+        for k in KS:
+            metrics[f"acc_at_{k}"] = percent(counts[f"hit_at_{k}"], rows)
+        counts["predicted_idioms"] = int(frame["n_predicted"].sum()) if rows else 0
+        counts["valid_idioms"] = int(frame["n_valid"].sum()) if rows else 0
+        metrics["valid_idiom"] = percent(counts["valid_idioms"], counts["predicted_idioms"])
+        answered = frame[frame["answered"].astype(bool)] if rows else frame
+        counts["fewer_than_5"] = int((answered["n_predicted"] < TOP_K).sum()) if len(answered) else 0
+        counts["more_than_5"] = int((answered["listed"] > TOP_K).sum()) if len(answered) else 0
+        counts["duplicates"] = _flagged(answered, "duplicate_items")
+    return {"metrics": metrics, "counts": counts}
+
+
+def by_gold(frame: pd.DataFrame) -> dict[str, Any]:
+    """Accuracy per gold label and the distribution of predictions (classification settings)."""
+    out: dict[str, Any] = {"accuracy": {}, "predictions": {}}
+    for gold, group in sorted(frame.groupby("gold"), key=lambda g: str(g[0])):
+        out["accuracy"][str(gold)] = {"n": len(group), "accuracy": percent(_sum(group, "correct"), len(group))}
+    if len(frame):
+        predictions = frame["prediction"].fillna("(no answer)").astype(str).value_counts()
+        out["predictions"] = {str(k): int(v) for k, v in sorted(predictions.items())}
+    return out
+
+
+def acc_at_k(frame: pd.DataFrame) -> dict[str, float | None]:
+    return {str(k): percent(_sum(frame, column), len(frame)) for k, column in enumerate(HIT_COLUMNS, start=1)}
+
+
+def paper_task(setting: str, tasks: list[str]) -> str | None:
+    preferred = PAPER_TASK.get(setting)
+    if preferred in tasks:
+        return preferred
+    return tasks[0] if tasks else None
+
+
+def data_info(task: str | None, scored_items: int, items: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    if task is None:
+        return {"task": None, "source": None, "official": None, "description": "no rows", "items_scored": 0,
+                "items_available": 0, "subset": False}
+    source = data_source(task)
+    available = len(items.get(task, {}))
+    return {
+        "task": task, "source": source, "official": source != "sample", "description": DATA_DESCRIPTION[source],
+        "items_scored": scored_items, "items_available": available, "subset": scored_items < available,
+    }
+
+
+def aggregate(ctx: Any) -> dict[str, Any]:
+    settings: dict[str, Any] = {}
+    breakdowns: dict[str, Any] = {"tasks": {}, "by_gold": {}, "acc_at_k": {}}
+    provenance: dict[str, Any] = {"template_hashes": {}, "data": {}, "idiom_list": None}
+    templates = load_package_templates(PACKAGE, "chengyu_bench")
+    for setting, frame in sorted(ctx.scores.items()):
+        kind = setting_kind(setting)
+        main = frame[frame["pass"] == MAIN_PASS] if len(frame) else frame
+        tasks = sorted(main["task"].unique()) if len(main) else []
+        task = paper_task(setting, tasks)
+        per_task = {t: summarise(kind, main[main["task"] == t]) for t in tasks}
+        primary = per_task[task] if task is not None else summarise(kind, main.iloc[0:0])
+        info = data_info(task, primary["counts"]["items"], ctx.items)
+        counts = dict(primary["counts"], other_pass_rows=len(frame) - len(main))
+        settings[setting] = {"task": task, "data": info["source"], "metrics": primary["metrics"], "counts": counts}
+        breakdowns["tasks"][setting] = {
+            t: dict(summary, data=data_info(t, summary["counts"]["items"], ctx.items)) for t, summary in per_task.items()
+        }
+        task_rows = main[main["task"] == task] if task is not None else main.iloc[0:0]
+        if kind == "ranked":
+            breakdowns["acc_at_k"][setting] = acc_at_k(task_rows)
+        elif kind == "label":
+            breakdowns["by_gold"][setting] = by_gold(task_rows)
+        template = templates.get(template_key(setting))
+        provenance["template_hashes"][setting] = {"template_id": template.template_id,
+                                                  "template_hash": template.template_hash}
+        provenance["data"][setting] = info
+    cfg = ctx.config.score
+    if any(setting_kind(s) == "ranked" for s in settings):
+        idioms = load_idiom_list(cfg.valid_idiom.four_character_only)
+        provenance["idiom_list"] = dict(idioms.provenance(), description=idioms.describe(),
+                                        stand_in_for=PAPER_DICTIONARY)
+    provenance["release"] = "available" if any(t in ctx.items for t in ("connotation", "appropriateness",
+                                                                          "open_cloze")) else "not available"
+    provenance["scoring"] = {"accept_unformatted": cfg.accept_unformatted,
+                             "valid_idiom_four_character_only": cfg.valid_idiom.four_character_only}
+    provenance["notes"] = list(ctx.scoring_meta.get("notes", []))
+    return {"settings": settings, "breakdowns": breakdowns, "provenance": provenance}
+
+
+def prediction_metrics(body: dict[str, Any], task: str | None, setting: str) -> dict[str, float]:
+    """The paper's table 7 cells of one setting (and task), in percent: accuracy for
+    connotation, appropriateness and chid_candidates; acc_at_1/3/5 and valid_idiom for
+    open_cloze and chid_open_cloze. A cell that could not be computed is left out."""
+    settings = body.get("settings", {})
+    if setting not in settings:
+        raise IdiombenchError(f"chengyu-bench: no scores for setting {setting!r} (scored: {', '.join(sorted(settings)) or 'none'})")
+    entry = settings[setting]
+    if task is None or task == entry.get("task"):
+        metrics = entry["metrics"]
+    else:
+        tasks = body.get("breakdowns", {}).get("tasks", {}).get(setting, {})
+        if task not in tasks:
+            raise IdiombenchError(f"chengyu-bench: setting {setting!r} has no task {task!r} "
+                                  f"(scored: {', '.join(sorted(tasks)) or 'none'})")
+        metrics = tasks[task]["metrics"]
+    return {name: float(metrics[name]) for name in PAPER_CELLS[setting_kind(setting)] if metrics.get(name) is not None}

@@ -1,0 +1,242 @@
+"""Chengyu-Bench's report section: the paper's table 7 for the scored models, ChID asked as
+an open cloze, the parse counts, and an Acc@k figure.
+
+Marks: § = not the full official data (the project's own SAMPLE, or a seeded sample of
+the official items); the column header then says "sample" too. ‡ = not run (the
+official release, which holds the Open Cloze data, is not available). Every mark used
+is explained in the table's footnotes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...report.tables import Cell, Figure, Section, Table, cell
+from .metrics import KS, TOP_K
+
+BENCH_ID = "chengyu_bench"
+SAMPLE_MARK = "§"
+NOT_RUN_MARK = "‡"
+FMT = "{:.2f}"
+SETTING_NAMES = {
+    "connotation": "Connotation", "appropriateness": "Appropriateness", "open_cloze": "Open Cloze",
+    "chid_open_cloze": "ChID as open cloze", "chid_candidates": "ChID (7 candidates)",
+}
+
+
+def _setting(body: dict[str, Any], setting: str) -> dict[str, Any] | None:
+    entry = body.get("settings", {}).get(setting)
+    return entry if entry is not None and entry.get("task") is not None else None
+
+
+def _data(body: dict[str, Any], setting: str) -> dict[str, Any]:
+    return body.get("provenance", {}).get("data", {}).get(setting, {})
+
+
+def _is_sample(body: dict[str, Any], setting: str) -> bool:
+    info = _data(body, setting)
+    return bool(info) and (info.get("source") == "sample" or bool(info.get("subset")))
+
+
+class Marks:
+    """Collects the sample footnotes of one table (one line per distinct data description)."""
+
+    def __init__(self) -> None:
+        self.sample_lines: dict[str, None] = {}
+        self.not_run = False
+
+    def sample(self, body: dict[str, Any], setting: str) -> str:
+        if not _is_sample(body, setting):
+            return ""
+        info = _data(body, setting)
+        name = SETTING_NAMES[setting]
+        scored = f"{info['items_scored']:,} of its {info['items_available']:,} items scored"
+        if info.get("source") == "sample":
+            line = (f"{name}: the idiombench project's own SAMPLE ({info['task']}; {scored}), written by the project, "
+                    "not the official Chengyu-Bench data: not comparable with the paper's table 7.")
+        else:
+            line = (f"{name}: a seeded sample of the official data ({info['task']}: {info['items_scored']:,} of "
+                    f"{info['items_available']:,} items; render.sample.items_per_task).")
+        self.sample_lines[line] = None
+        return SAMPLE_MARK
+
+    def footnotes(self) -> list[str]:
+        notes = [f"{SAMPLE_MARK} {line}" for line in self.sample_lines]
+        if self.not_run:
+            notes.append(f"{NOT_RUN_MARK} not run: the Open Cloze data is part of the official Chengyu-Bench release, "
+                         "which is not available (benchmarks.chengyu-bench.build.release_dir is null); see the table "
+                         "of ChID passages asked as an open cloze.")
+        return notes
+
+
+def _header(name: str, sampled: bool) -> str:
+    return f"{name} (sample {SAMPLE_MARK})" if sampled else name
+
+
+def _idiom_footnote(metrics: dict[str, dict[str, Any]]) -> str | None:
+    for body in metrics.values():
+        idioms = body.get("provenance", {}).get("idiom_list")
+        if idioms:
+            return (f"Valid Idiom: share of the distinct predicted idioms (first {TOP_K} of each answer) found in "
+                    f"{idioms['description']}, a stand-in for {idioms['stand_in_for']} that the paper used.")
+    return None
+
+
+def table7(ctx: Any) -> Table:
+    marks = Marks()
+    rows = []
+    sampled = {s: False for s in SETTING_NAMES}
+    for model, body in ctx.metrics.items():
+        row = [Cell(ctx.display_name(model))]
+        for setting in ("connotation", "appropriateness"):
+            entry = _setting(body, setting)
+            mark = marks.sample(body, setting) if entry else ""
+            sampled[setting] |= bool(mark)
+            row.append(cell(entry["metrics"].get("accuracy") if entry else None, FMT, mark))
+        entry = _setting(body, "open_cloze")
+        if entry is None:
+            release = body.get("provenance", {}).get("release") == "available"
+            marks.not_run |= not release
+            row += [cell(None, FMT, "" if release else NOT_RUN_MARK)] * (len(KS) + 1)
+        else:
+            mark = marks.sample(body, "open_cloze")
+            sampled["open_cloze"] |= bool(mark)
+            row += [cell(entry["metrics"].get(f"acc_at_{k}"), FMT, mark) for k in KS]
+            row.append(cell(entry["metrics"].get("valid_idiom"), FMT, mark))
+        entry = _setting(body, "chid_candidates")
+        mark = marks.sample(body, "chid_candidates") if entry else ""
+        sampled["chid_candidates"] |= bool(mark)
+        row.append(cell(entry["metrics"].get("accuracy") if entry else None, FMT, mark))
+        rows.append(row)
+    columns = ["Model", _header("Connotation", sampled["connotation"]),
+               _header("Appropriateness", sampled["appropriateness"])]
+    columns += [_header(f"Open Cloze Acc.@{k}", sampled["open_cloze"]) for k in KS]
+    columns += [_header("Valid Idiom", sampled["open_cloze"]), _header("ChID Acc.", sampled["chid_candidates"])]
+    footnotes = marks.footnotes()
+    if any(c.text == "—" and not c.marks.startswith(NOT_RUN_MARK) for row in rows for c in row[1:]):
+        footnotes.append("—: not computed (the setting was not scored for the model, or no idiom was read from "
+                         "any answer for Valid Idiom).")
+    idiom_note = _idiom_footnote({m: b for m, b in ctx.metrics.items() if _setting(b, "open_cloze")})
+    if idiom_note:
+        footnotes.append(idiom_note)
+    footnotes.append("ChID Acc.: FewCLUE ChID passages with their 7 candidates (the prompt is the project's: the "
+                     "paper does not print its ChID prompt). Unparseable answers count as wrong.")
+    return Table(
+        table_id=f"{BENCH_ID}_table7",
+        title="Chengyu-Bench table 7: Connotation, Appropriateness, Open Cloze and ChID (%)",
+        columns=columns, rows=rows, footnotes=footnotes,
+        caption="Acc.@k: an acceptable idiom among the first k of the five ranked predictions. "
+                "Valid Idiom: share of predicted idioms listed in the idiom dictionary.",
+    )
+
+
+def chid_open_cloze_table(ctx: Any, models: list[str]) -> Table:
+    marks = Marks()
+    rows = []
+    sampled = False
+    for model in models:
+        body = ctx.metrics[model]
+        entry = _setting(body, "chid_open_cloze")
+        mark = marks.sample(body, "chid_open_cloze")
+        sampled |= bool(mark)
+        rows.append([Cell(ctx.display_name(model))]
+                    + [cell(entry["metrics"].get(f"acc_at_{k}"), FMT, mark) for k in KS]
+                    + [cell(entry["metrics"].get("valid_idiom"), FMT, mark), cell(entry["counts"]["items"])])
+    columns = [("Model")] + [_header(f"Acc.@{k}", sampled) for k in KS] + [_header("Valid Idiom", sampled), "Passages"]
+    footnotes = marks.footnotes()
+    idiom_note = _idiom_footnote({m: ctx.metrics[m] for m in models})
+    if idiom_note:
+        footnotes.append(idiom_note)
+    if any(row[len(KS) + 1].text == "—" for row in rows):
+        footnotes.append("— Valid Idiom: not computable, no idiom was read from any answer (all unparseable).")
+    return Table(
+        table_id=f"{BENCH_ID}_chid_open_cloze",
+        title="ChID passages asked as an open cloze (candidates hidden): not the paper's Open Cloze data (%)",
+        columns=columns, rows=rows, footnotes=footnotes,
+        caption="The paper's Open Cloze prompt on FewCLUE ChID test_public passages; the gold is ChID's answer idiom.",
+    )
+
+
+def counts_table(ctx: Any) -> Table:
+    rows = []
+    for model, body in ctx.metrics.items():
+        for setting, entry in sorted(body.get("settings", {}).items()):
+            counts = entry["counts"]
+            rows.append([
+                Cell(ctx.display_name(model)), Cell(setting), Cell(entry.get("task") or "—"), cell(counts["rows"]),
+                cell(counts["parse_failures"]), cell(counts["unformatted"]),
+                cell(entry["metrics"].get("format_ok"), FMT), cell(counts["generation_errors"]),
+            ])
+    settings = {s for body in ctx.metrics.values() for s in body.get("settings", {})}
+    accept = next((b.get("provenance", {}).get("scoring", {}).get("accept_unformatted") for b in ctx.metrics.values()), None)
+    rule = ("counted as answers (score.accept_unformatted: true)" if accept
+            else "scored as wrong (score.accept_unformatted: false)")
+    footnotes = [f"Parse failures: nothing could be read; scored as wrong. Unformatted: an answer read without the "
+                 f"requested format (e.g. 褒义 without <…>), {rule}."]
+    if any(s in settings for s in ("connotation", "appropriateness")) and any(
+            _data(b, s).get("source") == "sample" for b in ctx.metrics.values() for s in ("connotation", "appropriateness")):
+        footnotes.append("Tasks ending in _sample: the idiombench project's own sample, not the official data.")
+    return Table(
+        table_id=f"{BENCH_ID}_parse_counts",
+        title="Chengyu-Bench: answers read per model and setting",
+        columns=["Model", "Setting", "Task", "Rows", "Parse failures", "Unformatted", "Format followed (%)",
+                 "Generation errors"],
+        rows=rows, footnotes=footnotes,
+    )
+
+
+def acc_at_k_figure(ctx: Any) -> Figure | None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    settings = [s for s in ("open_cloze", "chid_open_cloze")
+                if any(s in b.get("breakdowns", {}).get("acc_at_k", {}) and _setting(b, s) for b in ctx.metrics.values())]
+    if not settings:
+        return None
+    fig, axes = plt.subplots(1, len(settings), figsize=(4.2 * len(settings), 3.2), squeeze=False)
+    for ax, setting in zip(axes[0], settings):
+        for model, body in ctx.metrics.items():
+            curve = body.get("breakdowns", {}).get("acc_at_k", {}).get(setting)
+            if not curve or not _setting(body, setting):
+                continue
+            ks = sorted(int(k) for k in curve)
+            values = [curve[str(k)] if curve[str(k)] is not None else float("nan") for k in ks]
+            label = ctx.display_name(model) + (f" {SAMPLE_MARK}" if _is_sample(body, setting) else "")
+            ax.plot(ks, values, marker="o", label=label)
+        ax.set_title(SETTING_NAMES[setting])
+        ax.set_xlabel("k")
+        ax.set_ylabel("Acc.@k (%)")
+        ax.set_xticks(range(1, TOP_K + 1))
+        ax.set_ylim(0, 100)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    path = ctx.figures_dir / f"{BENCH_ID}_acc_at_k.png"
+    fig.savefig(path, dpi=150, metadata={"Software": None})
+    plt.close(fig)
+    caption = "Share of passages whose gold idiom is among the first k predictions, k = 1…5."
+    if any(_is_sample(b, s) for b in ctx.metrics.values() for s in settings):
+        caption += f" {SAMPLE_MARK}: computed on a sample (see the tables' footnotes)."
+    return Figure(f"{BENCH_ID}_acc_at_k", "Chengyu-Bench: Acc.@k by k", path, caption)
+
+
+def report_section(ctx: Any) -> Section | None:
+    if not ctx.metrics:
+        return None
+    tables = [table7(ctx)]
+    chid_models = [m for m, b in ctx.metrics.items() if _setting(b, "chid_open_cloze")]
+    if chid_models:
+        tables.append(chid_open_cloze_table(ctx, chid_models))
+    tables.append(counts_table(ctx))
+    figure = acc_at_k_figure(ctx)
+    intro = ["Chengyu-Bench (Evaluative Connotation, Appropriateness, Open Cloze) and ChID accuracy, as in the "
+             "paper's table 7; percentages."]
+    if any(b.get("provenance", {}).get("release") != "available" for b in ctx.metrics.values()):
+        intro.append("The official Chengyu-Bench release is not available: Connotation and Appropriateness are "
+                     "computed on the project's own SAMPLE (marked §, not comparable with the paper) and Open Cloze "
+                     "is not run; ChID passages asked as an open cloze stand in for it in a separate table.")
+    notes = sorted({n for b in ctx.metrics.values() for n in b.get("provenance", {}).get("notes", [])})
+    return Section(benchmark="chengyu-bench", title="Chengyu-Bench", intro=intro, tables=tables,
+                   figures=[figure] if figure else [], notes=notes)
