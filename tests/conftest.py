@@ -90,3 +90,16 @@ def tiny_chat_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tiny_model import build_tiny_chat_model
 
     return build_tiny_chat_model(tmp_path_factory.mktemp("models") / "tiny-llama")
+
+
+@pytest.fixture(scope="session")
+def wordnet_root() -> Path:
+    """The project's WordNet 3.0 for METEOR (installed like `make setup` does when missing)."""
+    from idiombench.scoring import wordnet
+
+    if not wordnet.available():
+        try:
+            wordnet.install()
+        except wordnet.WordNetInstallError as exc:
+            pytest.skip(f"WordNet is not installed and cannot be installed here: {exc}")
+    return wordnet.data_dir()

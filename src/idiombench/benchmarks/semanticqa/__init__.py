@@ -4,7 +4,7 @@ twelve test sets (paper table 1) plus two oracle-schema VMWE sets; see build.py 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...data.manifest import FileSpec, load_file_specs
 from ...items import Item
@@ -15,7 +15,12 @@ from . import render as _render
 from .answers import CLASSIFICATION_TASKS, format_reference_answer  # noqa: F401  (reference backends' hooks)
 
 if TYPE_CHECKING:
+    import pandas as pd
+
+    from ...evaluation import AggregateContext, ScoreContext
     from ...render import RenderOutput
+    from ...report.build import ReportContext
+    from ...report.tables import Section
 
 
 class SemanticQA:
@@ -32,6 +37,29 @@ class SemanticQA:
     def render(self, tasks: dict[str, list[Item]], config: SemanticQAConfig, raw_dir: Path) -> RenderOutput:
         """Prompts for every configured setting (see render.py)."""
         return _render.render(tasks, config, raw_dir)
+
+    def score(self, ctx: ScoreContext) -> dict[str, pd.DataFrame]:
+        """Per-row scores per setting (score.py)."""
+        from .score import score
+
+        return score(ctx)
+
+    def aggregate(self, ctx: AggregateContext) -> dict[str, Any]:
+        """The metrics JSON body (aggregate.py)."""
+        from .aggregate import aggregate
+
+        return aggregate(ctx)
+
+    def report_section(self, ctx: ReportContext) -> Section | None:
+        from .report import report_section
+
+        return report_section(ctx)
+
+    def prediction_metrics(self, body: dict[str, Any], task: str | None, setting: str) -> dict[str, float | None]:
+        """The paper's cells of one task and setting, in percent (for `evaluate-predictions`)."""
+        from .aggregate import prediction_metrics
+
+        return prediction_metrics(body, task, setting)
 
 
 BENCHMARK = SemanticQA()

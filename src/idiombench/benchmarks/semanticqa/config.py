@@ -135,8 +135,68 @@ class SemanticQARender(StrictModel):
         return no_repeats(settings)
 
 
+class SemanticQASequential(StrictModel):
+    """Sequential task compositions (paper tables 5 and 6): one output holds an extracted
+    phrase and a judgement or an interpretation. Settings whose name starts with
+    `setting_prefix` (the authors' result files say `multi_step_<k>-shot`) are scored as the
+    composition of their task: idiom_detection -> IE extraction + judgement,
+    noun_compound_compositionality -> NC extraction + judgement, idiom_paraphrase -> IE
+    extraction + interpretation, collocation_interpretation -> LC extraction +
+    interpretation. (LC extraction + categorization at 4/8/16 classes used item sets that
+    are not released; see score.py.)"""
+
+    enabled: bool = Field(False, description="Score `<setting_prefix><k>-shot` settings as sequential compositions.")
+    setting_prefix: str = Field("multi_step_", min_length=1, description="Name prefix of the sequential settings.")
+
+
+class SemanticQAScaling(StrictModel):
+    """LCC category scaling (paper figure 6, table 13): accuracy of collocation_categorization
+    runs over n-class subsets of the taxonomy, averaged over class combinations. Settings
+    named `scaling_<n>_<combination>_<k>-shot` (the authors' files: `sacling_...`) are such
+    runs. The paper's scaling item sets (30 per class, 16-class taxonomy) are not released,
+    and render does not write n-class prompts: see score.py."""
+
+    enabled: bool = Field(False, description="Aggregate `scaling_<n>_<combination>_<k>-shot` settings (figure 6).")
+    setting_pattern: str = Field(
+        r"(?:scaling|sacling)_(?P<classes>\d+)_(?P<combination>\d+)_(?P<shots>\d+-shot)",
+        description="Regular expression (full match) with groups classes, combination, shots.",
+    )
+
+    @field_validator("setting_pattern")
+    @classmethod
+    def _groups(cls, pattern: str) -> str:
+        try:
+            compiled = re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"not a regular expression: {exc}") from None
+        missing = {"classes", "combination", "shots"} - set(compiled.groupindex)
+        if missing:
+            raise ValueError(f"needs the named groups {sorted(missing)}")
+        return pattern
+
+
+class SemanticQAScore(StrictModel):
+    """`idiombench score semanticqa` (METRICS.md §3): how outputs are read and compared."""
+
+    extraction_match: Literal["strict", "released_code"] = Field(
+        "strict",
+        description="strict (paper §3.4): the normalised output equals a normalised gold phrase; partial spans "
+        "do not count. released_code: also count the authors' scorer's containment patterns "
+        "(semantic_qa/eval.py exact-match: `is <gold>` or `<gold> the|in|it|this ...` inside the output).",
+    )
+    count_format_deviations: bool = Field(
+        True,
+        description="true: a value read from an output that did not follow the requested format (ok false, e.g. "
+        "an option's text instead of its letter) is compared with the gold; false: such rows count as wrong.",
+    )
+    rouge_stemmer: bool = Field(False, description="Porter stemming in ROUGE-L (evaluate's rouge default: off).")
+    sequential: SemanticQASequential = SemanticQASequential()
+    lcc_scaling: SemanticQAScaling = SemanticQAScaling()
+
+
 class SemanticQAConfig(StrictModel):
     enabled: bool = True
     render: SemanticQARender = SemanticQARender()
     build: SemanticQABuild = SemanticQABuild()
     generate: GenerateConfig = GenerateConfig()
+    score: SemanticQAScore = SemanticQAScore()

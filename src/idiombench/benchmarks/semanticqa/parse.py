@@ -4,8 +4,9 @@ for the answer only; how it is read depends on the task's kind (adapters.TaskAda
 - mcq (IED, NCC): an option letter (idiombench.parsing.parse_letter), also from the
   authors' letter-colon form `B: Partly compositional`; an option's text maps to its letter.
 - label (LCC): the relation label, matched case-insensitively against the labels of the
-  item's taxonomy text (fields `taxonomy*`) and returned in the taxonomy's spelling; an
-  unknown label is kept as written (`unknown_label`, ok False).
+  item's taxonomy text (fields `taxonomy*`) and returned in the taxonomy's spelling; a
+  label followed by a comment (`AntiBon **Explanation:** ...`) gives that label
+  (`label_with_text`); an unknown label is kept as written (`unknown_label`, ok False).
 - extraction (IEE, LCE, NCE, VMWE): the phrase: first non-empty line, leading label and
   surrounding quotes/punctuation removed, case kept (exact match compares
   normalise_answer of both sides).
@@ -89,6 +90,16 @@ def parse_label(raw: str, labels: list[str]) -> ParseResult:
     by_key = {label.lower(): label for label in labels}
     if text.lower() in by_key:
         return result(by_key[text.lower()], True, raw, flags)
+    # "AntiBon **Explanation:** ...": the answer first, then a comment (like "B. Adam's ale")
+    for label in sorted(labels, key=len, reverse=True):
+        leading = re.match(re.escape(label) + r"(?![A-Za-z0-9])", text, re.IGNORECASE)
+        if leading:
+            rest = text[leading.end():]
+            others = "|".join(re.escape(other) for other in labels if other != label)
+            if others and re.match(r"\s*(?:or|and|/|,|&)\s*[\"'(\[*]*(?:" + others + r")(?![A-Za-z0-9])", rest,
+                                   re.IGNORECASE):
+                return result(None, False, raw, flags | {"multiple_labels"})  # "Magn or Bon"
+            return result(label, True, raw, flags | {"label_with_text"})
     found = [label for label in labels if re.search(r"(?<![A-Za-z0-9])" + re.escape(label) + r"(?![A-Za-z0-9])", text)]
     if len(set(found)) == 1:
         return result(found[0], False, raw, flags | {"label_in_text"})

@@ -1,0 +1,280 @@
+"""SemanticQA's report section: paper table 3 (tasks x settings per model), table 4's ROUGE-L
+and BERTScore columns, LCC F1s, read/parse counts, and, when scored, the sequential
+compositions (tables 5-6) and LCC category scaling (figure 6).
+
+Marks: the BERTScore role's own mark († substitute, * assumed paper model, ‡ not
+computed); ‡ on METEOR when it could not run; § on a cell computed on a sample of the
+task's items. Every mark used is explained in the table's footnotes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ...report.tables import Cell, Figure, Section, Table
+from .adapters import ADAPTERS
+from .aggregate import PRIMARY, setting_order
+from .sequential import COMPOSITIONS
+
+NOT_COMPUTED = "‡"
+SAMPLE = "§"
+FIGURE_ID = "semanticqa_table3"
+INTERPRETATION_TASKS = ("idiom_paraphrase", "collocation_interpretation", "noun_compound_interpretation")
+# the paper's column order (tables 3 and 12): IE, LC, NC, then VPE, LVE, VIE
+TASKS = (
+    "idiom_detection", "idiom_extraction", "idiom_paraphrase", "collocation_categorization", "collocation_extraction",
+    "collocation_interpretation", "noun_compound_compositionality", "noun_compound_extraction",
+    "noun_compound_interpretation", "vmwe_extraction_VPC", "vmwe_extraction_LVC", "vmwe_extraction_VID",
+)
+METRIC_LABELS = {"ACC": "ACC", "ACC_s": "ACC_s", "METEOR": "MTR"}
+
+
+def fmt(value: Any) -> str:
+    return "—" if value is None else f"{value:.1f}"
+
+
+class Marks:
+    """Collects the marks a table uses and their footnotes (each explained once)."""
+
+    def __init__(self) -> None:
+        self.notes: dict[str, str] = {}
+
+    def use(self, mark: str, note: str) -> str:
+        if mark:
+            self.notes.setdefault(mark, note)
+        return mark
+
+    def footnotes(self) -> list[str]:
+        return [f"{mark} {note}" for mark, note in self.notes.items()]
+
+
+def sample_mark(body: dict[str, Any], setting: str, task: str, marks: Marks) -> str:
+    counts = body["settings"][setting]["counts"].get(task, {})
+    items, total = counts.get("items"), counts.get("items_in_task")
+    if items is not None and total and items < total:
+        return marks.use(SAMPLE, "computed on a sample of the task's items (render.sample); the count of items "
+                                 "scored per task is in the counts table; not comparable with the paper's full sets.")
+    return ""
+
+
+def bertscore_mark(body: dict[str, Any], value: float | None, marks: Marks) -> str:
+    """The bertscore_en role's mark on a value (substitute †, assumed paper model *); ‡ when not computed."""
+    if value is None:
+        return marks.use(NOT_COMPUTED, "not computed: the bertscore_en scoring role has no model in this profile.")
+    info = body.get("provenance", {}).get("roles", {}).get("bertscore_en", {})
+    mark = info.get("mark") or ""
+    return marks.use(mark, f"BERTScore F1: {info.get('footnote')}") if mark else ""
+
+
+def meteor_mark(body: dict[str, Any], value: float | None, marks: Marks) -> str:
+    if value is not None:
+        return ""
+    reason = body.get("provenance", {}).get("meteor", {}).get("reason") or "METEOR not computed (see the scoring notes)."
+    return marks.use(NOT_COMPUTED, reason)
+
+
+def rows_by_model(ctx: Any, keep: Callable[[str, dict[str, Any]], bool]) -> list[tuple[str, str, dict[str, Any]]]:
+    out = []
+    for model in sorted(ctx.metrics):
+        body = ctx.metrics[model]
+        for setting in sorted(body.get("settings", {}), key=setting_order):
+            if keep(setting, body):
+                out.append((model, setting, body))
+    return out
+
+
+def is_atomic(setting: str, body: dict[str, Any]) -> bool:
+    return body.get("provenance", {}).get("setting_kinds", {}).get(setting, "atomic") == "atomic"
+
+
+def metric_cell(body: dict[str, Any], setting: str, task: str, metric: str, marks: Marks,
+                scorer_mark: Callable[[float | None], str] | None = None) -> Cell:
+    """One cell: the value, the mark of the scorer behind it, § for a sample; — when not scored."""
+    metrics = body["settings"][setting]["metrics"]
+    if task not in metrics:
+        return Cell("—")
+    value = metrics[task].get(metric)
+    scorer = scorer_mark(value) if scorer_mark is not None else ""
+    if value is None and not scorer:
+        scorer = marks.use(NOT_COMPUTED, "not computed (see the scoring notes).")
+    return Cell(fmt(value), scorer + sample_mark(body, setting, task, marks))
+
+
+def table3(ctx: Any, marks: Marks) -> Table:
+    columns = ["Model", "Setting"] + [f"{ADAPTERS[t].code} ({METRIC_LABELS[PRIMARY[ADAPTERS[t].kind]]})" for t in TASKS]
+    rows = []
+    for model, setting, body in rows_by_model(ctx, is_atomic):
+        row = [Cell(ctx.display_name(model)), Cell(setting)]
+        for task in TASKS:
+            kind = ADAPTERS[task].kind
+            scorer = (lambda v, b=body: meteor_mark(b, v, marks)) if kind == "interpretation" else None
+            row.append(metric_cell(body, setting, task, PRIMARY[kind], marks, scorer))
+        rows.append(row)
+    return Table(
+        "semanticqa_table3", "SemanticQA: main results (paper table 3 / 12)", columns, rows,
+        caption="ACC: accuracy; ACC_s: sequence-level exact match (partial spans do not count); MTR: METEOR "
+                "(NLTK, WordNet 3.0, max over references). Percent.",
+    )
+
+
+def table4(ctx: Any, marks: Marks) -> Table:
+    columns = ["Model", "Setting"] + [f"{ADAPTERS[t].code} {m}" for t in INTERPRETATION_TASKS for m in ("R-L", "B-S")]
+    rows = []
+    for model, setting, body in rows_by_model(ctx, is_atomic):
+        row = [Cell(ctx.display_name(model)), Cell(setting)]
+        for task in INTERPRETATION_TASKS:
+            row.append(metric_cell(body, setting, task, "ROUGE-L", marks))
+            row.append(metric_cell(body, setting, task, "BERTScore", marks, lambda v, b=body: bertscore_mark(b, v, marks)))
+        rows.append(row)
+    return Table(
+        "semanticqa_table4", "SemanticQA: interpretation, ROUGE-L and BERTScore F1 (paper table 4)", columns, rows,
+        caption="R-L: ROUGE-L F (rouge-score); B-S: BERTScore F1 (no idf, no baseline rescaling); both the max "
+                "over the item's references. Percent.",
+    )
+
+
+def lcc_table(ctx: Any, marks: Marks) -> Table:
+    columns = ["Model", "Setting", "ACC", "macro-F1", "micro-F1", "weighted-F1"]
+    rows = []
+    task = "collocation_categorization"
+    for model, setting, body in rows_by_model(ctx, is_atomic):
+        if task not in body["settings"][setting]["metrics"]:
+            continue
+        rows.append([Cell(ctx.display_name(model)), Cell(setting)]
+                    + [metric_cell(body, setting, task, m, marks) for m in columns[2:]])
+    return Table("semanticqa_lcc_f1", "SemanticQA: LCC accuracy and F1 (lexical-function labels)", columns, rows,
+                 caption="F1 over the gold labels and the recognised predicted labels; an unreadable prediction is "
+                         "a miss for its gold label. Percent.")
+
+
+def counts_table(ctx: Any) -> Table:
+    columns = ["Model", "Setting"] + [ADAPTERS[t].code for t in TASKS]
+    rows = []
+    for model, setting, body in rows_by_model(ctx, is_atomic):
+        counts = body["settings"][setting]["counts"]
+        row = [Cell(ctx.display_name(model)), Cell(setting)]
+        for task in TASKS:
+            c = counts.get(task)
+            if c is None:
+                row.append(Cell("—"))
+                continue
+            unread = c["parse_failures"] + c["generation_failures"]
+            row.append(Cell(f"{c['items']}/{c['items_in_task']} ({unread})"))
+        rows.append(row)
+    return Table(
+        "semanticqa_counts", "SemanticQA: items scored of the task's items (unreadable or failed outputs)",
+        columns, rows,
+        caption="Unreadable or failed outputs count as wrong (0); their flags are in the per-row scores.",
+    )
+
+
+def sequential_tables(ctx: Any, marks: Marks) -> list[Table]:
+    interp_rows, judge_rows = [], []
+    for model, setting, body in rows_by_model(ctx, lambda s, b: not is_atomic(s, b)):
+        for task, values in sorted(body["settings"][setting]["metrics"].items()):
+            comp = COMPOSITIONS.get(task)
+            if comp is None:
+                continue
+            head = [Cell(comp.phrase_type), Cell(ctx.display_name(model)), Cell(setting)]
+            sample = sample_mark(body, setting, task, marks)
+            if comp.second == "interpretation":
+                cond, overall = values.get("Cond"), values.get("Overall")
+                interp_rows.append(head + [Cell(fmt(values.get("Ext")), sample),
+                                           Cell(fmt(cond), meteor_mark(body, cond, marks) + sample),
+                                           Cell(fmt(overall), meteor_mark(body, overall, marks) + sample)])
+            else:
+                judge_rows.append(head + [Cell(fmt(values.get("Ext")), sample), Cell(fmt(values.get("Cond")), sample),
+                                          Cell(fmt(values.get("Overall")), sample)])
+    tables = []
+    if interp_rows:
+        tables.append(Table("semanticqa_table5", "SemanticQA: sequential extraction -> interpretation (paper table 5)",
+                            ["Type", "Model", "Setting", "Ext. (ACC)", "Cond. (MTR)", "Overall (MTR)"], interp_rows,
+                            caption="Cond.: METEOR over correctly extracted items; Overall: METEOR with 0 where the "
+                                    "extraction failed, over all items. Percent."))
+    if judge_rows:
+        tables.append(Table("semanticqa_table6", "SemanticQA: sequential extraction -> judgement (paper table 6)",
+                            ["Type", "Model", "Setting", "Ext. (ACC)", "Cond.", "Overall"], judge_rows,
+                            caption="Cond.: accuracy given a correct extraction; Overall: both steps correct, over all "
+                                    "items (4 options: the paper's 4-class rows). LC rows need unreleased item sets."))
+    return tables
+
+
+def scaling_table(ctx: Any) -> Table | None:
+    rows = []
+    for model in sorted(ctx.metrics):
+        scaling = ctx.metrics[model].get("breakdowns", {}).get("lcc_scaling") or {}
+        for shots, by_classes in scaling.items():
+            for classes, entry in by_classes.items():
+                rows.append([Cell(ctx.display_name(model)), Cell(shots), Cell(classes),
+                             Cell(f"{entry['mean']:.1f} ± {entry['std']:.1f}"), Cell(str(len(entry["runs"])))])
+    if not rows:
+        return None
+    return Table("semanticqa_scaling", "SemanticQA: LCC category scaling (paper figure 6, table 13)",
+                 ["Model", "Setting", "Classes", "ACC (mean ± std)", "Runs"], rows,
+                 caption="Mean and population standard deviation over class combinations. Percent.")
+
+
+def figure(ctx: Any) -> Figure | None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    series = []
+    for model, setting, body in rows_by_model(ctx, is_atomic):
+        metrics = body["settings"][setting]["metrics"]
+        series.append((f"{ctx.display_name(model)} {setting}",
+                       [metrics.get(t, {}).get(PRIMARY[ADAPTERS[t].kind]) for t in TASKS]))
+    if not series:
+        return None
+    fig, ax = plt.subplots(figsize=(11, 4.2))
+    width = 0.8 / len(series)
+    for index, (label, values) in enumerate(series):
+        xs = [x + index * width for x in range(len(TASKS))]
+        ax.bar(xs, [v if v is not None else 0.0 for v in values], width, label=label)
+    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(TASKS))])
+    ax.set_xticklabels([ADAPTERS[t].code for t in TASKS])
+    ax.set_ylabel("primary metric (%)")
+    ax.set_ylim(0, 100)
+    ax.legend(fontsize=7, ncol=2)
+    ax.set_title("SemanticQA: ACC / ACC_s / METEOR per task")
+    fig.tight_layout()
+    path = ctx.figures_dir / f"{FIGURE_ID}.png"
+    fig.savefig(path, dpi=120, metadata={"Software": None})
+    plt.close(fig)
+    return Figure(FIGURE_ID, "SemanticQA primary metric per task (not comparable across tasks)", path,
+                  caption="Bars at 0 with no value are not computed (see table 3).")
+
+
+def report_section(ctx: Any) -> Section | None:
+    if not ctx.metrics:
+        return None
+    tables: list[Table] = []
+    for build in (table3, table4, lcc_table):
+        marks = Marks()
+        table = build(ctx, marks)
+        table.footnotes = marks.footnotes()
+        if table.rows:
+            tables.append(table)
+    tables.append(counts_table(ctx))
+    marks = Marks()
+    sequential = sequential_tables(ctx, marks)
+    for table in sequential:
+        table.footnotes = marks.footnotes()
+    tables += sequential
+    scaling = scaling_table(ctx)
+    if scaling is not None:
+        tables.append(scaling)
+    tables = [t for t in tables if t.rows]
+    fig = figure(ctx)
+    notes = sorted({note for body in ctx.metrics.values() for note in body.get("provenance", {}).get("scoring_notes", [])})
+    return Section(
+        benchmark="semanticqa",
+        title="SemanticQA",
+        intro=["Twelve test sets (paper table 1), 0-, 3- and 5-shot with the released templates; metrics as in "
+               "paper §3.4 (METRICS.md §3)."],
+        tables=tables,
+        figures=[fig] if fig is not None else [],
+        notes=notes,
+    )

@@ -1,0 +1,345 @@
+"""SemanticQA per-row scores (paper §3.4; METRICS.md §3).
+
+One row per generation row, per setting; nothing is dropped. What each task kind scores:
+
+- mcq (IED, NCC) and label (LCC): `correct` = the parsed option letter / taxonomy label
+  equals the gold (accuracy, ACC);
+- extraction (IEE, LCE, NCE, VPE, LVE, VIE): `correct` = sequence-level exact match (ACC_s)
+  of the parsed phrase with ANY reference after normalisation (parse.normalise_answer:
+  `<think>` blocks and a leading `Answer:`/`Output:` label removed, NFKC, lower case,
+  whitespace collapsed, surrounding quotes and punctuation stripped). A partial span does
+  not count (`correct_strict`). `correct_released_code` also applies the containment
+  patterns of the authors' scorer (see RELEASED_CODE_PATTERNS); params
+  `score.extraction_match` says which one is `correct`;
+- interpretation (IEI, LCI, NCI): METEOR (primary), ROUGE-L F and BERTScore F1 of the
+  parsed paraphrase, each the max over the item's references.
+
+A row whose output cannot be read (no value; or a failed generation) is wrong: `correct`
+0, interpretation metrics 0, with `ok` False and its flags. Items without a gold get
+`correct` None (`no_gold`) and are counted, not scored. Neural terms: BERTScore through
+the `bertscore_en` role (all pairs of all settings in one call); when the role is not
+computed, or METEOR cannot run (no WordNet), those columns are None and a note says why.
+
+Settings named `<score.sequential.setting_prefix><k>-shot` are scored as sequential
+compositions when `score.sequential.enabled` (sequential.py): `extracted`,
+`extraction_correct`, and the second step in `parsed`/`correct` or the interpretation
+metrics.
+
+Provenance columns (template_id, template_hash, exemplar_ids) come from the rendered
+prompts (results/prompts/semanticqa/<setting>.parquet) when they are there and their
+prompt hash matches the generation's; otherwise they are null.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ... import paths
+from ...errors import IdiombenchError
+from ...generation.stage import item_context
+from ...io import read_parquet
+from ...items import Item
+from ...parsing import LETTERS, ParseResult, clean_output, parse_letter
+from ...scoring.lexical import rouge_l_f
+from .adapters import ADAPTERS
+from .config import SemanticQAScore
+from .parse import normalise_answer, parse_interpretation, parse_output
+from .sequential import COMPOSITIONS, Composition, parse_two_parts
+
+BERTSCORE_ROLE = "bertscore_en"
+# The authors' exact-match scorer (semantic_qa/eval.py, compute_metric "exact-match") also counts
+# an output that CONTAINS the gold in one of these patterns (lower-cased, stripped).
+RELEASED_CODE_PATTERNS = (
+    " is {g}", "{g} this ", "{g} the ", "{g} it ", "{g} in ", "{g} explanation", "{g} is a noun compound",
+    "{g} refers to",
+)
+SORT_KEY = ["prompt_id", "pass", "sample_index"]
+COLUMNS = [
+    "prompt_id", "setting", "task", "code", "kind", "item_id", "pass", "sample_index", "composition",
+    "generation_error", "parsed", "ok", "flags", "gold", "correct", "correct_strict", "correct_released_code",
+    "extracted", "extraction_correct", "n_references", "meteor", "rouge_l", "bertscore_f1",
+    "template_id", "template_hash", "exemplar_ids",
+]
+
+
+def released_code_match(text: str, gold: str) -> bool:
+    pred, g = text.strip().lower(), gold.strip().lower()
+    return pred == g or any(p.format(g=g) in pred for p in RELEASED_CODE_PATTERNS)
+
+
+def strict_match(value: str | None, references: Sequence[str]) -> bool:
+    if value is None:
+        return False
+    normal = normalise_answer(value)
+    return bool(normal) and any(normal == normalise_answer(ref) for ref in references)
+
+
+def sequential_setting(setting: str, cfg: SemanticQAScore) -> bool:
+    return cfg.sequential.enabled and setting.startswith(cfg.sequential.setting_prefix)
+
+
+@dataclass
+class InterpretationJob:
+    """A row whose paraphrase is compared with its references (atomic or second step)."""
+
+    setting: str
+    index: int
+    prediction: str | None
+    references: tuple[str, ...]
+
+
+@dataclass
+class Scored:
+    rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    jobs: list[InterpretationJob] = field(default_factory=list)
+
+
+def prompt_provenance(benchmark: str, setting: str, directory: Path | None = None) -> dict[str, dict[str, Any]]:
+    """prompt_id -> {prompt_hash, template_id, template_hash, exemplar_ids}, from the rendered prompts."""
+    path = (directory / f"{setting}.parquet") if directory else paths.prompts_file(benchmark, setting)
+    if not path.is_file():
+        return {}
+    table = read_parquet(path).select(["prompt_id", "prompt_hash", "template_id", "template_hash", "exemplar_ids"])
+    return {row["prompt_id"]: row for row in table.to_pylist()}
+
+
+def find_item(items: dict[str, dict[str, Item]], setting: str, row: dict[str, Any]) -> Item:
+    task_items = items.get(row["task"])
+    if task_items is None:
+        raise IdiombenchError(
+            f"semanticqa/{setting}: generation {row['prompt_id']} is for task {row['task']!r}, which is not built "
+            f"(built: {', '.join(sorted(items))}); rebuild or regenerate"
+        )
+    item = task_items.get(row["item_id"])
+    if item is None:
+        raise IdiombenchError(
+            f"semanticqa/{setting}: generation {row['prompt_id']} names item {row['item_id']!r}, which is not in the "
+            f"built {row['task']} items: the generations are stale (rebuild, render and generate again)"
+        )
+    return item
+
+
+def base_row(setting: str, g: dict[str, Any], item: Item, provenance: dict[str, Any] | None) -> dict[str, Any]:
+    adapter = ADAPTERS[item.task]
+    if provenance is not None and provenance.get("prompt_hash") != g.get("prompt_hash"):
+        provenance = None  # the prompts were re-rendered since: not this generation's template
+    return {
+        "prompt_id": g["prompt_id"], "setting": setting, "task": item.task, "code": adapter.code,
+        "kind": adapter.kind, "item_id": item.item_id, "pass": g["pass"], "sample_index": int(g["sample_index"]),
+        "composition": None, "generation_error": text_or_none(g.get("error")), "parsed": None, "ok": False, "flags": [],
+        "gold": item.answer if item.answer is not None else (item.references[0] if adapter.kind == "extraction"
+                                                              and item.references else None),
+        "correct": None, "correct_strict": None, "correct_released_code": None,
+        "extracted": None, "extraction_correct": None,
+        "n_references": len(item.references) if adapter.kind in ("extraction", "interpretation") else None,
+        "meteor": None, "rouge_l": None, "bertscore_f1": None,
+        "template_id": provenance.get("template_id") if provenance else None,
+        "template_hash": provenance.get("template_hash") if provenance else None,
+        "exemplar_ids": list(provenance.get("exemplar_ids") or []) if provenance else None,
+    }
+
+
+def text_or_none(value: Any) -> str | None:
+    """A text cell, or None (pandas may hand a missing string back as NaN)."""
+    return value if isinstance(value, str) else None
+
+
+def as_float(flag: bool) -> float:
+    return 1.0 if flag else 0.0
+
+
+def score_atomic(row: dict[str, Any], item: Item, text: str, setting: str, cfg: SemanticQAScore,
+                 jobs: list[InterpretationJob], index: int) -> None:
+    kind = row["kind"]
+    parsed: ParseResult = parse_output(item_context(item, setting), text)
+    row["parsed"] = None if parsed.value is None else str(parsed.value)
+    row["ok"] = parsed.ok
+    row["flags"] = list(parsed.flags)
+    usable = parsed.value is not None and (parsed.ok or cfg.count_format_deviations)
+    if kind == "interpretation":
+        if item.meta.get("no_gold"):
+            row["flags"].append("no_gold")
+            return
+        jobs.append(InterpretationJob(setting, index, row["parsed"] if usable else None, tuple(item.references)))
+        return
+    if item.meta.get("no_gold"):
+        row["flags"].append("no_gold")
+        return
+    if kind in ("mcq", "label"):
+        row["correct"] = as_float(usable and parsed.value == item.answer)
+        return
+    strict = usable and strict_match(row["parsed"], item.references)
+    cleaned, _ = clean_output(text)
+    released = strict or any(released_code_match(cleaned, ref) for ref in item.references)
+    row["correct_strict"] = as_float(strict)
+    row["correct_released_code"] = as_float(released)
+    row["correct"] = row["correct_released_code"] if cfg.extraction_match == "released_code" else row["correct_strict"]
+
+
+def score_sequential(row: dict[str, Any], item: Item, text: str, setting: str, comp: Composition | None,
+                     jobs: list[InterpretationJob], index: int) -> None:
+    if comp is None:
+        row["flags"] = ["no_sequential_composition"]
+        return
+    row["composition"] = comp.name
+    parts = parse_two_parts(text, comp)
+    row["flags"] = list(parts.flags)
+    row["extracted"] = parts.extracted
+    gold_phrase = item.fields.get(comp.phrase_field)
+    row["gold"] = gold_phrase
+    row["extraction_correct"] = strict_match(parts.extracted, [gold_phrase] if isinstance(gold_phrase, str) else [])
+    if comp.second == "judgement":
+        valid = LETTERS[: len(item.choices) or 4]
+        if "json_object" in parts.flags:
+            # an already-parsed value (the authors' result files): a letter, or unreadable (as their scorer)
+            bare = re.fullmatch(r"\(?([A-Za-z])\)?[.:]?", (parts.second or "").strip())
+            value = bare.group(1).upper() if bare and bare.group(1).upper() in valid else None
+            row["parsed"], row["ok"] = value, parts.ok and value is not None
+            if value is None and parts.second is not None:
+                row["flags"] = sorted(set(row["flags"]) | {"option_not_a_letter"})
+        else:
+            letter = parse_letter(parts.second or "", valid, item.choices)
+            row["parsed"], row["ok"] = letter.value, parts.ok and letter.ok
+            row["flags"] = sorted(set(row["flags"]) | {f"option:{f}" for f in letter.flags})
+        row["correct"] = as_float(row["parsed"] is not None and row["parsed"] == item.answer)
+        return
+    paraphrase = parse_interpretation(parts.second) if parts.second is not None else None
+    row["parsed"] = paraphrase.value if paraphrase is not None else None
+    row["ok"] = parts.ok and paraphrase is not None and paraphrase.ok
+    jobs.append(InterpretationJob(setting, index, row["parsed"], tuple(item.references)))
+
+
+def score_rows(ctx: Any, cfg: SemanticQAScore, prompts_dir: Path | None = None) -> Scored:
+    scored = Scored()
+    for setting, frame in sorted(ctx.generations.items()):
+        sequential = sequential_setting(setting, cfg)
+        provenance = prompt_provenance(ctx.benchmark, setting, prompts_dir)
+        records = frame.sort_values(SORT_KEY, kind="stable").to_dict("records")
+        out: list[dict[str, Any]] = []
+        for g in records:
+            item = find_item(ctx.items, setting, g)
+            row = base_row(setting, g, item, provenance.get(g["prompt_id"]))
+            text = text_or_none(g.get("text")) or ""
+            index = len(out)
+            out.append(row)
+            if row["generation_error"] is not None:
+                row["flags"] = ["generation_failed"]
+                if sequential:
+                    comp = COMPOSITIONS.get(item.task)
+                    row["composition"] = comp.name if comp else None
+                    row["extraction_correct"] = False if comp else None
+                    if comp and comp.second == "interpretation":
+                        scored.jobs.append(InterpretationJob(setting, index, None, tuple(item.references)))
+                    elif comp:
+                        row["correct"] = 0.0
+                elif row["kind"] == "interpretation":
+                    scored.jobs.append(InterpretationJob(setting, index, None, tuple(item.references)))
+                elif not item.meta.get("no_gold"):
+                    row["correct"] = 0.0
+                    if row["kind"] == "extraction":
+                        row["correct_strict"] = row["correct_released_code"] = 0.0
+                continue
+            if sequential:
+                score_sequential(row, item, text, setting, COMPOSITIONS.get(item.task), scored.jobs, index)
+            else:
+                score_atomic(row, item, text, setting, cfg, scored.jobs, index)
+        scored.rows[setting] = out
+    return scored
+
+
+# --------------------------------------------------------------------------- interpretation metrics
+
+
+def meteor_scorer(notes: list[str]) -> Any:
+    from ...scoring.meteor import MeteorScorer
+    from ...scoring.wordnet import WordNetMissing
+
+    try:
+        return MeteorScorer()
+    except WordNetMissing as exc:
+        notes.append(f"METEOR not computed: {exc}")
+        return None
+
+
+def interpretation_metrics(scored: Scored, cfg: SemanticQAScore, scorers: Any, notes: list[str]) -> None:
+    jobs = scored.jobs
+    if not jobs:
+        return
+    meteor = meteor_scorer(notes)
+    memo_meteor: dict[tuple[str, tuple[str, ...]], float] = {}
+    memo_rouge: dict[tuple[str, str], float] = {}
+    pairs: list[tuple[str, str]] = []
+    owners: list[int] = []
+    for position, job in enumerate(jobs):
+        row = scored.rows[job.setting][job.index]
+        refs = tuple(r for r in job.references if r.strip())
+        if not job.prediction or not refs:
+            row["meteor"] = 0.0 if meteor is not None else None
+            row["rouge_l"] = 0.0
+            continue
+        if meteor is not None:
+            key = (job.prediction, refs)
+            if key not in memo_meteor:
+                memo_meteor[key] = meteor.score(job.prediction, refs)
+            row["meteor"] = memo_meteor[key]
+        best = 0.0
+        for ref in refs:
+            pair = (job.prediction, ref)
+            if pair not in memo_rouge:
+                memo_rouge[pair] = rouge_l_f(job.prediction, ref, "en", use_stemmer=cfg.rouge_stemmer)
+            best = max(best, memo_rouge[pair])
+            pairs.append(pair)
+            owners.append(position)
+        row["rouge_l"] = best
+    bertscore_f1(scored, pairs, owners, scorers, notes)
+
+
+def bertscore_f1(scored: Scored, pairs: list[tuple[str, str]], owners: list[int], scorers: Any,
+                 notes: list[str]) -> None:
+    info = scorers.info(BERTSCORE_ROLE) if scorers is not None else None
+    if info is None or not info.computed:
+        notes.append(
+            f"BERTScore not computed: scoring role {BERTSCORE_ROLE} " +
+            ("has no model in this profile" if info is not None else "unavailable (no scoring section)")
+        )
+        return
+    best = np.full(len(scored.jobs), -np.inf)
+    if pairs:
+        f1 = np.asarray(scorers.bertscore(BERTSCORE_ROLE, pairs).f1, dtype=np.float64)
+        np.maximum.at(best, np.asarray(owners), f1)
+    for position, job in enumerate(scored.jobs):
+        # no prediction (or no reference): no pair was scored, the row is wrong
+        value = float(best[position]) if np.isfinite(best[position]) else 0.0
+        scored.rows[job.setting][job.index]["bertscore_f1"] = value
+    if info.status != "paper":
+        notes.append(f"BERTScore: {info.footnote}")
+
+
+def to_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    for name in ("correct", "correct_strict", "correct_released_code", "meteor", "rouge_l", "bertscore_f1"):
+        frame[name] = frame[name].astype("float64")
+    frame["n_references"] = frame["n_references"].astype("Int64")
+    frame["sample_index"] = frame["sample_index"].astype("int32")
+    frame["ok"] = frame["ok"].astype(bool)
+    frame["extraction_correct"] = frame["extraction_correct"].astype("boolean")
+    return frame
+
+
+def score(ctx: Any, prompts_dir: Path | None = None) -> dict[str, pd.DataFrame]:
+    cfg: SemanticQAScore = ctx.config.score
+    scored = score_rows(ctx, cfg, prompts_dir)
+    interpretation_metrics(scored, cfg, ctx.scorers, ctx.notes)
+    failures = {s: sum(1 for r in rows if r["generation_error"] is not None) for s, rows in scored.rows.items()}
+    for setting, n in sorted(failures.items()):
+        if n:
+            ctx.notes.append(f"{setting}: {n} failed generation(s) scored as wrong")
+    return {setting: to_frame(rows) for setting, rows in scored.rows.items()}
+
