@@ -27,6 +27,9 @@ $(STAMP): pyproject.toml Makefile
 	# Packages that carry files we need but whose own dependencies we must not pull:
 	# the Noto Sans CJK font for the PDF (its dependency rinohtype is not needed).
 	$(BIN)/python -m pip install --quiet --no-deps rinoh-typeface-notosanscjk==0.0.1
+	# WordNet 3.0 for METEOR (SemanticQA) from Debian's wordnet-base/wordnet-sense-index
+	# packages (NLTK's downloader needs GitHub), into the git-ignored .nltk_data/
+	$(BIN)/python -m idiombench.scoring.wordnet
 	touch $(STAMP)
 
 setup: $(STAMP)

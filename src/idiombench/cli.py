@@ -196,6 +196,29 @@ def score(
 
 @app.command()
 @user_errors
+def construct(
+    benchmark: BenchmarkArg,
+    params: ParamsOption = DEFAULT_PARAMS,
+    out: Annotated[Path | None, typer.Option(help="Destination (default results/construction/<benchmark>).")] = None,
+) -> None:
+    """Rebuild a benchmark's own data-construction pipeline from its release and compare (G-IdiomAlign)."""
+    from .evaluation import run_construct
+
+    _check_benchmark(benchmark)
+    body = run_construct(load_params(params), benchmark, out)
+    if body.get("status") == "skipped":
+        console.print(f"construct {benchmark}: skipped ({body['reason']})")
+        return
+    totals = body.get("totals", {})
+    console.print(
+        f"construct {benchmark}: {len(body.get('pairs', []))} pair(s), {body.get('glosses_embedded', 0):,} glosses embedded "
+        f"with {body.get('role', {}).get('model')} ({body.get('role', {}).get('status')}); rebuilt {totals.get('rebuilt', 0):,}, "
+        f"overlap with the release {totals.get('overlap', 0):,} of {totals.get('released_pairs', 0):,}"
+    )
+
+
+@app.command()
+@user_errors
 def aggregate(
     benchmark: BenchmarkArg,
     model: ModelOption,

@@ -26,7 +26,7 @@ import pandas as pd
 import pyarrow as pa
 
 from . import paths
-from .benchmarks import get_benchmark
+from .benchmarks import NAMES, get_benchmark
 from .config import Params
 from .errors import IdiombenchError
 from .io import read_json, read_parquet, staged_directory, write_json, write_parquet
@@ -129,6 +129,29 @@ def run_score(params: Params, model: str, benchmark: str, out: Path | None = Non
         }
         write_json(staging / "scoring_meta.json", meta)
         return meta
+
+
+def construction_benchmarks() -> list[str]:
+    """Benchmarks whose own data-construction pipeline the project rebuilds (`run_construction`)."""
+    return [name for name in NAMES if hasattr(get_benchmark(name), "run_construction")]
+
+
+def run_construct(params: Params, benchmark: str, out: Path | None = None) -> dict[str, Any]:
+    """Rebuild a benchmark's own data from its release (G-IdiomAlign: the gloss alignment) into
+    results/construction/<benchmark>/; a disabled benchmark records "skipped" with the reason."""
+    bench = get_benchmark(benchmark)
+    if not hasattr(bench, "run_construction"):
+        raise IdiombenchError(
+            f"benchmark {benchmark} has no construction pipeline (benchmarks with one: "
+            f"{', '.join(construction_benchmarks()) or 'none'})"
+        )
+    out = out or paths.construction_dir(benchmark)
+    if not params.benchmark(benchmark).enabled:
+        body = {"benchmark": benchmark, "status": SKIPPED, "reason": f"benchmarks.{benchmark}.enabled is false"}
+        with staged_directory(out) as staging:
+            write_json(staging / "construction.json", body)
+        return body
+    return bench.run_construction(params, paths.processed_dir(benchmark), out)
 
 
 def run_aggregate(params: Params, model: str, benchmark: str, out: Path | None = None) -> dict[str, Any]:

@@ -69,11 +69,15 @@ def test_dvc_generate_reruns_only_on_its_params_and_hits_the_cache(make_project,
     assert oracle["generated"] > 0 and oracle["failed"] == 0
     assert run(["dvc", "repro", "generate"], project, env).stdout.count("Running stage") == 0
 
-    # fewer consistency samples: generate reruns (its params changed), every request is cached
-    params["benchmarks"]["orderprobe"]["generate"]["extra"]["consistency"]["n"] = 2
+    # one consistency sample instead of two: generate reruns (its params changed), every request is cached
+    params["benchmarks"]["orderprobe"]["generate"]["extra"]["consistency"]["n"] = 1
     write(project, params)
+    # every stage DVC reports changed: the generate stages, plus the downstream stages that
+    # have never run in this project (they wait on generate's outputs, not on this param)
     status = json.loads(run(["dvc", "status", "--json"], project, env).stdout)
-    assert sorted(status) == ["generate@majority", "generate@oracle"]
+    assert sorted(s for s in status if not s.startswith(("score@", "aggregate@", "track@", "construct@", "report"))) == [
+        "generate@majority", "generate@oracle"]
+    assert not any(s.startswith(("acquire@", "build@", "render@")) for s in status)
     second = run(["dvc", "repro", "generate"], project, env)
     assert sorted(ran_stages(second.stdout)) == ["generate@majority", "generate@oracle"]
     rerun = summary(project, "oracle")["total"]

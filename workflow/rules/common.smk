@@ -3,6 +3,7 @@ import json
 
 from idiombench.benchmarks import MODULES, NAMES as BENCHMARK_NAMES
 from idiombench.config import load_params
+from idiombench.evaluation import construction_benchmarks
 from idiombench.render import template_dependency
 
 PARAMS_FILE = config.get("params", "params.yaml")
@@ -11,6 +12,10 @@ P = load_params(PARAMS_FILE)
 PARAMS_DUMP = P.model_dump(mode="json", by_alias=True)
 CLI = f"idiombench"
 PARAMS_ARG = f"--params {PARAMS_FILE}"
+
+
+# benchmarks whose own data-construction pipeline is rebuilt (G-IdiomAlign's gloss alignment)
+CONSTRUCTION_NAMES = construction_benchmarks()
 
 
 wildcard_constraints:

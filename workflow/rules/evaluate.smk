@@ -1,6 +1,7 @@
 # score:     results/generations/<model>/ -> results/scores/<model>/<benchmark>/<setting>.parquet
 # aggregate: per-item scores -> results/metrics/<benchmark>/<model>.json (DVC metrics)
 # track:     metrics + artifacts -> MLflow runs (one per model x setting), record in results/tracking/
+# construct: a benchmark's own construction pipeline -> results/construction/<benchmark>/
 # report:    every metrics file -> reports/all_tables.pdf, reports/tables/, reports/figures/
 # A (model, benchmark) pair that does not apply (benchmark disabled, or not in the model's
 # `benchmarks:` list) still has its jobs: they record "skipped" with the reason.
@@ -21,6 +22,10 @@ def metrics_targets():
 
 def tracking_targets():
     return [f"results/tracking/{b}/{m}.json" for b in BENCHMARK_NAMES for m in MODEL_NAMES]
+
+
+def construction_targets():
+    return [f"results/construction/{b}" for b in CONSTRUCTION_NAMES]
 
 
 def score_targets():
@@ -63,11 +68,32 @@ rule track:
         "{CLI} track {wildcards.benchmark} --model {wildcards.model} {PARAMS_ARG}"
 
 
+rule construct:
+    input:
+        "data/processed/{benchmark}",
+        "src/idiombench/benchmarks",
+        "src/idiombench/scoring",
+    output:
+        directory("results/construction/{benchmark}"),
+    wildcard_constraints:
+        benchmark="|".join(CONSTRUCTION_NAMES),
+    params:
+        construct=lambda wc: json.dumps(
+            {"construct": PARAMS_DUMP["benchmarks"][wc.benchmark]["construct"],
+             "enabled": PARAMS_DUMP["benchmarks"][wc.benchmark]["enabled"],
+             "scoring": PARAMS_DUMP["scoring"]},
+            sort_keys=True, ensure_ascii=False,
+        ),
+    shell:
+        "{CLI} construct {wildcards.benchmark} {PARAMS_ARG}"
+
+
 rule report:
     input:
         metrics_targets(),
         tracking_targets(),
         score_targets(),
+        construction_targets(),
     output:
         "reports/all_tables.pdf",
         directory("reports/tables"),

@@ -310,6 +310,8 @@ def construction_table(ctx: Any) -> Table | None:
     if not path.exists():
         return None
     body = read_json(path)
+    if body.get("status") == "skipped":
+        return None
     role = body.get("role", {})
     marks = Marks()
     mark = marks.add(role.get("mark", ""), role.get("footnote"))
