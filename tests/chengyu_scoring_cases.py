@@ -73,7 +73,8 @@ OUTPUTS = {
 
 def generations(check: PromptCheck, wrong_hash: tuple[str, str] | None = None,
                 outputs_by_setting: dict[str, list[tuple[str, str, str]]] = OUTPUTS,
-                items: dict[str, dict[str, Item]] = ITEMS) -> dict[str, pd.DataFrame]:
+                items: dict[str, dict[str, Item]] = ITEMS,
+                unknown_hash: tuple[str, str] | None = None) -> dict[str, pd.DataFrame]:
     out = {}
     for setting, outputs in outputs_by_setting.items():
         rows = []
@@ -82,6 +83,8 @@ def generations(check: PromptCheck, wrong_hash: tuple[str, str] | None = None,
             prompt_hash = hash_messages(check.template(setting).render(values_for(setting, it)))
             if wrong_hash == (setting, item_id):
                 prompt_hash = "0" * 16  # generated from another template
+            if unknown_hash == (setting, item_id):
+                prompt_hash = ""  # produced elsewhere (evaluate-predictions): the prompt is unknown
             failed = text == ""
             rows.append({
                 "prompt_id": f"chengyu-bench/{task}/{setting}/{item_id}", "benchmark": "chengyu-bench", "task": task,
@@ -100,10 +103,11 @@ def config(accept_unformatted: bool = True) -> ChengyuBenchConfig:
 
 
 def score_and_aggregate(default_params, accept_unformatted: bool = True, wrong_hash=None,
-                        outputs: dict[str, list[tuple[str, str, str]]] = OUTPUTS, items: dict[str, dict[str, Item]] = ITEMS):
+                        outputs: dict[str, list[tuple[str, str, str]]] = OUTPUTS, items: dict[str, dict[str, Item]] = ITEMS,
+                        unknown_hash=None):
     cfg = config(accept_unformatted)
     ctx = ScoreContext(params=default_params, model="m", benchmark="chengyu-bench", config=cfg,
-                       generations=generations(PromptCheck(), wrong_hash, outputs, items), items=items)
+                       generations=generations(PromptCheck(), wrong_hash, outputs, items, unknown_hash), items=items)
     tables = BENCHMARK.score(ctx)
     body = BENCHMARK.aggregate(AggregateContext(params=default_params, model="m", benchmark="chengyu-bench",
                                                 config=cfg, scores=tables, items=items,

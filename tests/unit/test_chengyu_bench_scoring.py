@@ -116,7 +116,7 @@ def test_aggregate_by_hand(default_params):
     assert conn["task"] == "connotation_sample" and conn["data"] == "sample"
     assert conn["metrics"] == {"accuracy": 50.0, "format_ok": 50.0, "parse_failure_rate": 25.0}
     assert conn["counts"]["parse_failures"] == 1 and conn["counts"]["unformatted"] == 1
-    assert conn["counts"]["prompts_not_matching_template"] == 1
+    assert conn["counts"]["prompts_not_matching_template"] == 1 and conn["counts"]["prompts_unknown"] == 0
     assert body["breakdowns"]["by_gold"]["connotation"]["accuracy"] == {
         "negative": {"n": 2, "accuracy": 50.0}, "positive": {"n": 2, "accuracy": 50.0}}
     assert body["breakdowns"]["by_gold"]["connotation"]["predictions"] == {
@@ -234,3 +234,12 @@ def test_a_setting_without_rows_has_no_metrics_not_zeros(default_params):
         assert entry["task"] is None and entry["counts"]["rows"] == 0
         assert all(value is None for value in entry["metrics"].values()), entry["metrics"]
         assert BENCHMARK.prediction_metrics(body, None, setting) == {}
+
+
+def test_a_prediction_without_its_prompt_is_counted_unknown_not_mismatched(default_params):
+    """evaluate-predictions rows carry no prompt hash: neither a match nor a mismatch."""
+    tables, body = score_and_aggregate(default_params, wrong_hash=("connotation", "c1"), unknown_hash=("connotation", "c2"))
+    column = tables["connotation"].set_index("item_id")["prompt_matches_template"]
+    assert column["c1"] == False and column["c2"] is None  # noqa: E712 (a numpy bool)
+    counts = body["settings"]["connotation"]["counts"]
+    assert (counts["prompts_not_matching_template"], counts["prompts_unknown"]) == (1, 1)

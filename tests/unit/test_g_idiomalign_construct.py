@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from g_idiomalign_fixtures import ANGLES, HandEmbedder, items, params_for
+from g_idiomalign_fixtures import ANGLES, ROOT, HandEmbedder, items, params_for
 from idiombench.benchmarks.g_idiomalign.construct import (
     modal_bin_cutoff,
     mutual_nearest,
@@ -174,3 +174,32 @@ def test_construction_errors_are_clear(tmp_path: Path):
     with pytest.raises(IdiombenchError, match=r"nowhere/aligned_pairs.parquet is missing: run `idiombench build g-idiomalign` first"):
         run_construction(params_for(None, tmp_path), tmp_path / "nowhere", tmp_path / "out", scorers=HandEmbedder(ANGLES))
     assert not (tmp_path / "out").exists()  # nothing partial
+
+
+# --------------------------------------------------------------------------- the stage's command
+
+def test_construct_command_refuses_a_benchmark_without_a_construction_pipeline(tmp_path: Path):
+    from typer.testing import CliRunner
+
+    from idiombench.cli import app
+
+    result = CliRunner().invoke(app, ["construct", "orderprobe", "--params", str(ROOT / "params.yaml")])
+    assert result.exit_code == 2
+    assert "benchmark orderprobe has no construction pipeline (benchmarks with one: g-idiomalign)" in " ".join(result.output.split())
+
+
+def test_construct_command_records_a_disabled_benchmark_as_skipped(tmp_path: Path):
+    import yaml
+    from typer.testing import CliRunner
+
+    from idiombench.cli import app
+
+    params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+    params["benchmarks"]["g-idiomalign"]["enabled"] = False
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(params, allow_unicode=True), encoding="utf-8")
+    out = tmp_path / "construction"
+    result = CliRunner().invoke(app, ["construct", "g-idiomalign", "--params", str(path), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert json.loads((out / "construction.json").read_text(encoding="utf-8")) == {
+        "benchmark": "g-idiomalign", "status": "skipped", "reason": "benchmarks.g-idiomalign.enabled is false"}

@@ -40,6 +40,9 @@ rule generate:
         model=lambda wc: section("models", wc.model),
         seed=lambda wc: section("seed"),
         benchmarks=lambda wc: generate_params(),
+    # A model on the CPU (hf without GPUs) uses every core through torch: it takes all of
+    # them, so Snakemake does not run scoring jobs beside it on oversubscribed cores.
+    threads: lambda wc: workflow.cores if P.models[wc.model].backend == "hf" and P.models[wc.model].gpus == 0 else 1
     resources:
         gpu=lambda wc: P.models[wc.model].gpus,
     shell:

@@ -42,6 +42,14 @@ def _sum(frame: pd.DataFrame, column: str) -> int:
     return int(frame[column].astype(bool).sum()) if len(frame) else 0
 
 
+def _count(frame: pd.DataFrame, column: str, value: bool | None) -> int:
+    """Rows whose `column` is `value` (None: a missing value)."""
+    if not len(frame):
+        return 0
+    column_values = frame[column]
+    return int(column_values.isna().sum()) if value is None else int((column_values.dropna() == value).sum())
+
+
 def _flagged(frame: pd.DataFrame, flag: str) -> int:
     return int(sum(flag in list(flags) for flags in frame["flags"])) if len(frame) else 0
 
@@ -57,7 +65,8 @@ def summarise(kind: str, frame: pd.DataFrame) -> dict[str, Any]:
         "unformatted": _sum(frame, "unformatted"),
         "format_ok": _sum(frame, "ok"),
         "generation_errors": _sum(frame, "generation_error"),
-        "prompts_not_matching_template": rows - _sum(frame, "prompt_matches_template"),
+        "prompts_not_matching_template": _count(frame, "prompt_matches_template", False),
+        "prompts_unknown": _count(frame, "prompt_matches_template", None),
     }
     metrics: dict[str, float | None] = {
         "format_ok": percent(counts["format_ok"], rows),

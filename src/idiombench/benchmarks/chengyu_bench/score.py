@@ -121,7 +121,8 @@ def score_row(setting: str, kind: str, item: Item, gen: dict[str, Any], accept_u
         "parsed": [] if value is None else [str(v) for v in (value if isinstance(value, tuple) else (value,))],
         "ok": parsed.ok, "flags": list(parsed.flags),
         "generation_error": gen.get("error") is not None and not pd.isna(gen.get("error")),
-        "prompt_matches_template": check.matches(setting, item, gen["prompt_hash"]),
+        # None: the prompt is unknown (predictions produced elsewhere, evaluate-predictions)
+        "prompt_matches_template": check.matches(setting, item, gen["prompt_hash"]) if gen["prompt_hash"] else None,
     }
     if kind == "ranked":
         acceptable = list(dict.fromkeys(normalise_idiom(a) for a in (item.answer or "", *item.references) if a))
