@@ -12,15 +12,13 @@
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 import pytest
 import yaml
 
-from g_idiomalign_fixtures import AggCtx
+from g_idiomalign_fixtures import AggCtx, Ctx
 from idiombench.benchmarks.g_idiomalign import aggregate as agg
 from idiombench.benchmarks.g_idiomalign.answers import format_reference_answer
 from idiombench.benchmarks.g_idiomalign.config import GIdiomAlignConfig, GIdiomAlignScore
@@ -29,15 +27,6 @@ from idiombench.items import Item, read_items
 
 pytestmark = pytest.mark.mirror
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@dataclass
-class Ctx:
-    generations: dict[str, pd.DataFrame]
-    items: dict[str, dict[str, Item]]
-    scorers: Any = None
-    config: GIdiomAlignConfig = field(default_factory=GIdiomAlignConfig)
-    notes: list[str] = field(default_factory=list)
 
 
 def generation_rows(setting: str, items: list[Item], text_of) -> pd.DataFrame:
