@@ -124,3 +124,30 @@ def test_a_partial_metrics_body_renders_with_dashes_and_says_why(tmp_path: Path)
     assert by_id(result)["orderprobe_table4"].rows == []
     assert [c.display() for c in by_id(result)["orderprobe_format_failures"].rows[0]][2:4] == ["—", "—"]
     assert all(f.path.is_file() for f in result.figures)
+
+
+def test_sample_outputs_take_the_first_perturbed_main_output_per_language(tmp_path: Path):
+    import pandas as pd
+
+    from idiombench.benchmarks.orderprobe.report import sample_outputs_table
+
+    def row(item_id, language, text, pass_="main", canonical=False, identity=False, recovered=False):
+        return {"item_id": item_id, "pass": pass_, "language": language, "expression": "掩耳盗铃",
+                "input": item_id.rsplit("/", 1)[-1], "is_canonical": canonical, "is_identity": identity,
+                "explanation": text, "recovered": recovered}
+
+    directory = tmp_path / "scores" / "m" / "orderprobe"
+    directory.mkdir(parents=True)
+    pd.DataFrame([
+        row("zh-CN/0001/ABDC", "zh-CN", "second in order"),
+        row("zh-CN/0001/ABCD", "zh-CN", "canonical", canonical=True),
+        row("zh-CN/0001/AACD", "zh-CN", "identity", identity=True),
+        row("zh-CN/0001/ABCE", "zh-CN", "sampled", pass_="consistency"),
+        row("zh-CN/0001/ABDB", "zh-CN", "  掩耳盗铃：\n" + "捂" * 60, recovered=True),
+    ]).to_parquet(directory / "zero_shot.parquet")
+    table = sample_outputs_table(["m", "unscored"], lambda m: m.upper(), tmp_path / "scores")
+    assert table is not None
+    assert [c.display() for c in table.rows[0]] == [
+        "M", "Simplified Chinese", "掩耳盗铃", "ABDB", "掩耳盗铃： " + "捂" * 34 + "…", "yes"]
+    assert len(table.rows) == 1
+    assert sample_outputs_table(["unscored"], str, tmp_path / "scores") is None

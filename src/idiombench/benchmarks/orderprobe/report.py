@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
+from ... import paths
 from ...errors import IdiombenchError
 from ...report.tables import Cell, Figure, Section, Table, cell
 from .build import CATEGORIES, permutation_patterns
@@ -369,6 +371,47 @@ def normalised(body: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+SAMPLE_OUTPUT_CHARS = 40
+
+
+def sample_outputs_table(models: list[str], display_name: Any, scores_root: Path | None = None) -> Table | None:
+    """A few real outputs: per model and language, the first perturbed (non-identity) zero-shot
+    input in item order, the model's greedy explanation (cut) and whether it was recovered.
+    Read from the per-item scores, so the expressions appear as the model saw them."""
+    import pandas as pd
+
+    rows = []
+    for model in models:
+        directory = paths.scores_dir(model, BENCH) if scores_root is None else scores_root / model / BENCH
+        path = directory / "zero_shot.parquet"
+        if not path.is_file():
+            continue
+        columns = ["item_id", "pass", "language", "expression", "input", "is_canonical", "is_identity",
+                   "explanation", "recovered"]
+        frame = pd.read_parquet(path, columns=columns)
+        frame = frame[(frame["pass"] == "main") & ~frame["is_canonical"] & ~frame["is_identity"]]
+        for language in LANGUAGE_LABELS:
+            part = frame[frame["language"] == language].sort_values("item_id", kind="stable")
+            if part.empty:
+                continue
+            first = part.iloc[0]
+            text = " ".join(str(first["explanation"] or "").split())
+            if len(text) > SAMPLE_OUTPUT_CHARS:
+                text = text[:SAMPLE_OUTPUT_CHARS] + "…"
+            rows.append([Cell(display_name(model)), Cell(LANGUAGE_LABELS[language]), Cell(str(first["expression"])),
+                         Cell(str(first["input"])), Cell(text or "(empty)"), Cell("yes" if first["recovered"] else "no")])
+    if not rows:
+        return None
+    return Table(
+        table_id=f"{BENCH}_sample_outputs",
+        title="OrderProbe: sample outputs (zero-shot, first perturbed input per language)",
+        columns=["Model", "Language", "Expression", "Input", "Explanation (cut)", "Recovered"],
+        rows=rows,
+        footnotes=[f"Greedy main-pass explanations, whitespace collapsed and cut at {SAMPLE_OUTPUT_CHARS} characters; "
+                   "the full texts are in results/generations/ and the MLflow runs' artifacts."],
+    )
+
+
 def report_section(ctx: Any) -> Section | None:
     ctx = dataclasses.replace(ctx, metrics={model: normalised(body) for model, body in ctx.metrics.items()})
     models = [m for m in ctx.params.models if m in ctx.metrics] + sorted(set(ctx.metrics) - set(ctx.params.models))
@@ -390,6 +433,9 @@ def report_section(ctx: Any) -> Section | None:
         pattern_table(ctx, models, settings),
         format_table(ctx, models, settings),
     ]
+    samples = sample_outputs_table(models, ctx.display_name)
+    if samples is not None:
+        section.tables.append(samples)
     section.figures = [
         figures.pattern_figure(ctx, models, settings),
         figures.category_figure(ctx, models, settings),
