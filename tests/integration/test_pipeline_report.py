@@ -44,6 +44,16 @@ def smaller_sample(params: dict) -> dict:
     return params
 
 
+def chengyu_sample(params: dict) -> int:
+    return params["benchmarks"]["chengyu-bench"]["render"]["sample"]["items_per_task"]
+
+
+def evaluate(project: Path, env: dict, file: str, benchmark: str, task: str, setting: str) -> dict:
+    result = run(["idiombench", "evaluate-predictions", file, "--benchmark", benchmark, "--task", task,
+                  "--setting", setting, "--model", file.split("/")[2], "--json"], project, env)
+    return {"summary": " ".join(result.stderr.split()), "metrics": json.loads(result.stdout)}
+
+
 def write(project: Path, params: dict) -> None:
     (project / "params.yaml").write_text(yaml.safe_dump(params, allow_unicode=True, sort_keys=False), encoding="utf-8")
 
@@ -97,6 +107,18 @@ def test_dvc_repro_runs_the_main_job_to_the_pdf_and_a_scoring_option_reruns_no_g
             assert tracked["status"] == "scored" and tracked["runs"], (name, model)
 
     assert ran_stages(run(["dvc", "repro"], project, env, timeout=900).stdout) == []
+
+    # the pipeline's own generations, scored again as predictions produced elsewhere: the
+    # sampled items are predicted, the rest of the task counts as unanswered (wrong)
+    chid = evaluate(project, env, "results/generations/oracle/chengyu-bench/chid_candidates.parquet",
+                    "chengyu-bench", "chid", "chid_candidates")
+    chid_items = chengyu_sample(params)
+    assert chid["summary"].startswith(f"evaluate-predictions chengyu-bench/chid/chid_candidates (oracle): 2,002 items, "
+                                      f"{chid_items} with a prediction")
+    assert chid["metrics"] == {"accuracy": pytest.approx(100.0 * chid_items / 2002, abs=1e-6)}  # rounded to 6 places
+    mcq = evaluate(project, env, "results/generations/echo/g-idiomalign/mcq.parquet", "g-idiomalign", "mcq", "mcq")
+    assert "18,999 items, 30 with a prediction" in mcq["summary"] and "0 matched no item" in mcq["summary"]
+    assert mcq["metrics"]["accuracy.micro.overall"] == 0.0  # echo never names an option letter
 
     params["benchmarks"]["orderprobe"]["score"]["s_info"]["bp_mode"] = "bleu"
     write(project, params)

@@ -233,9 +233,9 @@ def test_prediction_metrics_cells():
     assert cells["accuracy.macro.overall"] == pytest.approx(200 / 3) and cells["outcome.En-target.LT"] == 100.0
     gen_cells = agg.prediction_metrics(body, None, "no_gloss")
     assert gen_cells["MeanSim"] == pytest.approx(90.0) and "MeanSim.micro" not in gen_cells
-    with pytest.raises(ValueError, match="no aggregated results for setting 'with_gloss'"):
+    with pytest.raises(IdiombenchError, match="no aggregated results for setting 'with_gloss'"):
         agg.prediction_metrics(body, "gloss_generation", "with_gloss")
-    with pytest.raises(ValueError, match="belongs to task mcq"):
+    with pytest.raises(IdiombenchError, match="belongs to task mcq"):
         agg.prediction_metrics(body, "gloss_generation", "mcq")
 
 

@@ -130,3 +130,22 @@ def test_same_report_gives_the_same_pdf_bytes(tmp_path: Path):
             time.sleep(1.1)
         subprocess.run([sys.executable, "-c", script, str(path)], check=True)
     assert paths[0].read_bytes() == paths[1].read_bytes()
+
+
+def test_column_widths_keep_short_cells_whole_and_let_long_text_wrap():
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+
+    from idiombench.report.pdf import CELL_PADDING, column_widths
+    from idiombench.report.tables import Cell, Table
+
+    long_text = "a model name that is much longer than any number in the table " * 3
+    table = Table("t", "t", ["Model", "Acc"], [[Cell(long_text), Cell("100.00", "§")]])
+    widths = column_widths(table, 300.0, "Helvetica", "Helvetica-Bold", 7.0)
+    assert sum(widths) == pytest.approx(300.0)
+    # the number keeps its whole width; the long text column takes the rest and wraps
+    assert widths[1] >= stringWidth("100.00§", "Helvetica", 7.0) + CELL_PADDING
+    assert widths[0] > widths[1]
+    # a narrow table is spread over the line in proportion to its content
+    narrow = Table("n", "n", ["A", "B"], [[Cell("x"), Cell("yyyy")]])
+    a, b = column_widths(narrow, 300.0, "Helvetica", "Helvetica-Bold", 7.0)
+    assert a + b == pytest.approx(300.0) and b > a

@@ -37,6 +37,41 @@ def _all_text(title: TitlePage, sections: list[Section]) -> str:
     return "".join(parts)
 
 
+CELL_PADDING = 6.0  # left + right padding of a table cell, in points
+
+
+SHORT_CELL = 10  # characters: a cell this short (a number and its marks) is never wrapped
+
+
+def column_widths(table: Table, width: float, regular: str, bold: str, size: float) -> list[float]:
+    """Column widths from content. Each column needs its longest unbreakable piece (a header
+    word, a short cell whole, a long cell's longest word) and would like its longest cell
+    (capped at 40% of the line). Needs are met first; what is left of the line goes to the
+    columns in proportion to what they would still like, so long text columns wrap before
+    numbers do."""
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+
+    def text_width(text: str, font: str) -> float:
+        return stringWidth(text, font, size)
+
+    needs, likes = [], []
+    for index, header in enumerate(table.columns):
+        cells = [row[index].display() for row in table.rows]
+        pieces = [text_width(w, bold) for w in header.split()]
+        pieces += [text_width(c, regular) if len(c) <= SHORT_CELL else max(text_width(w, regular) for w in c.split())
+                   for c in cells if c.strip()]
+        need = max(pieces, default=0.0) + CELL_PADDING
+        like = max([need] + [min(text_width(c, regular), 0.4 * width) + CELL_PADDING for c in cells])
+        needs.append(need)
+        likes.append(like)
+    if sum(needs) >= width:
+        return [width * n / sum(needs) for n in needs]
+    spare, extra = width - sum(needs), [l - n for l, n in zip(likes, needs)]
+    if sum(extra) <= spare:  # everything fits on one line: share the rest by the liked widths
+        return [width * l / sum(likes) for l in likes]
+    return [n + spare * e / sum(extra) for n, e in zip(needs, extra)]
+
+
 def write_pdf(path: Path, title: TitlePage, sections: list[Section]) -> None:
     from reportlab.lib import colors
     from reportlab.lib.pagesizes import A4
@@ -67,14 +102,13 @@ def write_pdf(path: Path, title: TitlePage, sections: list[Section]) -> None:
             return Paragraph(escape(text).replace("\n", "<br/>"), style)
 
         def table_flowables(table: Table, width: float) -> list:
-            data = [[para(c, head_style) for c in table.columns]]
-            data += [[para(c.display(), cell_style) for c in row] for row in table.rows]
-            first = min(0.34 * width, 5.5 * cm) if len(table.columns) > 3 else None
-            if first is not None:
-                rest = (width - first) / (len(table.columns) - 1)
-                widths = [first] + [rest] * (len(table.columns) - 1)
-            else:
-                widths = [width / len(table.columns)] * len(table.columns)
+            # Wide tables get a smaller font; columns get widths from their content.
+            size = 6.0 if len(table.columns) > 10 else cell_style.fontSize
+            body_style = ParagraphStyle("cell_fit", parent=cell_style, fontSize=size, leading=size + 1.5)
+            header_style = ParagraphStyle("head_fit", parent=head_style, fontSize=size, leading=size + 1.5)
+            data = [[para(c, header_style) for c in table.columns]]
+            data += [[para(c.display(), body_style) for c in row] for row in table.rows]
+            widths = column_widths(table, width, regular, bold, size)
             grid = RLTable(data, colWidths=widths, repeatRows=1)
             grid.setStyle(TableStyle([
                 ("LINEABOVE", (0, 0), (-1, 0), 0.8, colors.black),

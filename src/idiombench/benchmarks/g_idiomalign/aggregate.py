@@ -25,6 +25,7 @@ from typing import Any
 import pandas as pd
 
 from ... import paths
+from ...errors import IdiombenchError
 from ...io import read_parquet
 from .config import GIdiomAlignScore
 from .score import MCQ_SETTING
@@ -271,12 +272,12 @@ def prediction_metrics(body: dict[str, Any], task: str | None, setting: str) -> 
     deltas. task gloss_generation_additional reads the additional-pairs settings."""
     key = setting + (ADDITIONAL_SUFFIX if task == "gloss_generation_additional" else "")
     if setting == MCQ_SETTING and task not in (None, "mcq"):
-        raise ValueError(f"g-idiomalign setting mcq belongs to task mcq, not {task!r}")
+        raise IdiombenchError(f"g-idiomalign setting mcq belongs to task mcq, not {task!r}")
     if setting in GENERATION_CONDITIONS and task not in (None, "gloss_generation", "gloss_generation_additional"):
-        raise ValueError(f"g-idiomalign setting {setting} belongs to task gloss_generation(_additional), not {task!r}")
+        raise IdiombenchError(f"g-idiomalign setting {setting} belongs to task gloss_generation(_additional), not {task!r}")
     entry = body.get("settings", {}).get(key)
     if entry is None:
-        raise ValueError(f"g-idiomalign: no aggregated results for setting {key!r} (have: {', '.join(body.get('settings', {})) or 'none'})")
+        raise IdiombenchError(f"g-idiomalign: no aggregated results for setting {key!r} (have: {', '.join(body.get('settings', {})) or 'none'})")
     metrics = entry["metrics"]
     if setting == MCQ_SETTING:
         names = TABLE3_KEYS + TABLE12_KEYS

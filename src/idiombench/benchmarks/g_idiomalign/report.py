@@ -150,11 +150,13 @@ def table12(ctx: Any) -> tuple[Table | None, list[tuple[str, str, dict[str, floa
             row += [cell(values[o], FMT, m) for o in outcomes]
             shares.append((ctx.display_name(model), group, {o: v or 0.0 for o, v in values.items()}))
         rows.append(row)
-    columns = ["Model"] + [f"{group.replace('Other targets', 'Other')} {short.get(o, o)}" for group in GROUPS for o in outcomes]
+    group_short = {"Zh-target": "Zh", "En-target": "En", "Other targets": "Oth"}
+    columns = ["Model"] + [f"{group_short.get(group, group)} {short.get(o, o)}" for group in GROUPS for o in outcomes]
     table = Table(
         f"{PREFIX}_table12", "G-IdiomAlign Task 1: outcome proportions by target group (paper table 12)",
         columns, rows, marks.footnotes(),
-        caption="Micro shares (%) of answers that are correct or pick the Literal Translation (LT), Lexical Cue (LC) or "
+        caption="Zh / En / Oth: Zh-target, En-target and Other-target directions. "
+        "Micro shares (%) of answers that are correct or pick the Literal Translation (LT), Lexical Cue (LC) or "
         "Contextual Association (CA) distractor; Inv = no option letter could be read (the paper has no such column). "
         "Each group's shares sum to 100.",
     )
