@@ -151,3 +151,17 @@ def test_sample_outputs_take_the_first_perturbed_main_output_per_language(tmp_pa
         "M", "Simplified Chinese", "掩耳盗铃", "ABDB", "掩耳盗铃： " + "捂" * 34 + "…", "yes"]
     assert len(table.rows) == 1
     assert sample_outputs_table(["unscored"], str, tmp_path / "scores") is None
+
+
+def test_sample_outputs_from_a_scores_table_without_the_columns_say_so(tmp_path: Path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from idiombench.benchmarks.orderprobe.report import sample_outputs_table
+
+    directory = tmp_path / "scores" / "old" / "orderprobe"
+    directory.mkdir(parents=True)
+    pq.write_table(pa.table({"prompt_id": ["a"], "recovered": [1.0]}), directory / "zero_shot.parquet")
+    table = sample_outputs_table(["old"], str, tmp_path / "scores")
+    assert table is not None and table.rows == []
+    assert "No sample outputs for old:" in table.footnotes[-1] and "lacks item_id, pass" in table.footnotes[-1]

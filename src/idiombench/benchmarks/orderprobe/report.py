@@ -379,15 +379,20 @@ def sample_outputs_table(models: list[str], display_name: Any, scores_root: Path
     input in item order, the model's greedy explanation (cut) and whether it was recovered.
     Read from the per-item scores, so the expressions appear as the model saw them."""
     import pandas as pd
+    import pyarrow.parquet as pq
 
-    rows = []
+    columns = ["item_id", "pass", "language", "expression", "input", "is_canonical", "is_identity",
+               "explanation", "recovered"]
+    rows, skipped = [], []
     for model in models:
         directory = paths.scores_dir(model, BENCH) if scores_root is None else scores_root / model / BENCH
         path = directory / "zero_shot.parquet"
         if not path.is_file():
             continue
-        columns = ["item_id", "pass", "language", "expression", "input", "is_canonical", "is_identity",
-                   "explanation", "recovered"]
+        missing = [c for c in columns if c not in pq.read_schema(path).names]
+        if missing:  # written by another version of the score stage: say so, show nothing made up
+            skipped.append(f"{display_name(model)}: {path} lacks {', '.join(missing)}")
+            continue
         frame = pd.read_parquet(path, columns=columns)
         frame = frame[(frame["pass"] == "main") & ~frame["is_canonical"] & ~frame["is_identity"]]
         for language in LANGUAGE_LABELS:
@@ -400,7 +405,7 @@ def sample_outputs_table(models: list[str], display_name: Any, scores_root: Path
                 text = text[:SAMPLE_OUTPUT_CHARS] + "…"
             rows.append([Cell(display_name(model)), Cell(LANGUAGE_LABELS[language]), Cell(str(first["expression"])),
                          Cell(str(first["input"])), Cell(text or "(empty)"), Cell("yes" if first["recovered"] else "no")])
-    if not rows:
+    if not rows and not skipped:
         return None
     return Table(
         table_id=f"{BENCH}_sample_outputs",
@@ -408,7 +413,8 @@ def sample_outputs_table(models: list[str], display_name: Any, scores_root: Path
         columns=["Model", "Language", "Expression", "Input", "Explanation (cut)", "Recovered"],
         rows=rows,
         footnotes=[f"Greedy main-pass explanations, whitespace collapsed and cut at {SAMPLE_OUTPUT_CHARS} characters; "
-                   "the full texts are in results/generations/ and the MLflow runs' artifacts."],
+                   "the full texts are in results/generations/ and the MLflow runs' artifacts."]
+        + [f"No sample outputs for {line}." for line in skipped],
     )
 
 
