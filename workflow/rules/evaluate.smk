@@ -7,9 +7,11 @@
 # `benchmarks:` list) still has its jobs: they record "skipped" with the reason.
 
 
-def score_params(benchmark):
+def stage_params(benchmark, key):
+    """The params a benchmark stage reads (its section `key`, `enabled` and the scorer roles),
+    as listed in that stage of dvc.yaml."""
     return json.dumps(
-        {"score": PARAMS_DUMP["benchmarks"][benchmark]["score"],
+        {key: PARAMS_DUMP["benchmarks"][benchmark][key],
          "enabled": PARAMS_DUMP["benchmarks"][benchmark]["enabled"],
          "scoring": PARAMS_DUMP["scoring"]},
         sort_keys=True, ensure_ascii=False,
@@ -41,7 +43,7 @@ rule score:
     output:
         directory("results/scores/{model}/{benchmark}"),
     params:
-        score=lambda wc: score_params(wc.benchmark),
+        score=lambda wc: stage_params(wc.benchmark, "score"),
     shell:
         "{CLI} score {wildcards.benchmark} --model {wildcards.model} {PARAMS_ARG}"
 
@@ -78,12 +80,7 @@ rule construct:
     wildcard_constraints:
         benchmark="|".join(CONSTRUCTION_NAMES),
     params:
-        construct=lambda wc: json.dumps(
-            {"construct": PARAMS_DUMP["benchmarks"][wc.benchmark]["construct"],
-             "enabled": PARAMS_DUMP["benchmarks"][wc.benchmark]["enabled"],
-             "scoring": PARAMS_DUMP["scoring"]},
-            sort_keys=True, ensure_ascii=False,
-        ),
+        construct=lambda wc: stage_params(wc.benchmark, "construct"),
     shell:
         "{CLI} construct {wildcards.benchmark} {PARAMS_ARG}"
 
