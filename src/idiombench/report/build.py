@@ -12,6 +12,7 @@ from typing import Any
 from .. import paths
 from ..benchmarks import NAMES, get_benchmark
 from ..config import Params
+from ..environment import environment_line
 from ..io import read_json, sha256_file, staged_directory
 from ..evaluation import SCORED
 from .pdf import TitlePage, write_pdf
@@ -113,6 +114,7 @@ def build_report(params: Params, out_pdf: Path | None = None) -> dict[str, Any]:
             profile=params.profile,
             date=report_date(),
             git_commit=git_commit(),
+            environment=environment_line(),
             models=model_lines(params),
             data=data_lines(),
         )

@@ -20,11 +20,12 @@ class TitlePage:
     git_commit: str
     models: list[str]
     data: list[str]  # "benchmark: sha256 of its ACQUIRED.json record"
+    environment: str = ""  # python, key libraries, lock hash (idiombench.environment)
     notes: list[str] = field(default_factory=list)
 
 
 def _all_text(title: TitlePage, sections: list[Section]) -> str:
-    parts = [title.title, title.profile, title.date, title.git_commit, *title.models, *title.data, *title.notes]
+    parts = [title.title, title.profile, title.date, title.git_commit, title.environment, *title.models, *title.data, *title.notes]
     for section in sections:
         parts += [section.title, *section.intro, *section.notes]
         for table in section.tables:
@@ -135,6 +136,8 @@ def write_pdf(path: Path, title: TitlePage, sections: list[Section]) -> None:
             width = doc.width
             story: list = [para(title.title, title_style)]
             facts = [("Profile", title.profile), ("Date", title.date), ("Git commit", title.git_commit)]
+            if title.environment:
+                facts.append(("Environment", title.environment))
             story.append(RLTable([[para(k, head_style), para(v, cell_style)] for k, v in facts],
                                  colWidths=[3 * cm, width - 3 * cm]))
             story += [para("Models", h2)] + [para(f"• {m}", small) for m in title.models]

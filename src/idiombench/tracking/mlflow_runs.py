@@ -27,6 +27,7 @@ from ..config import Params
 from ..evaluation import SCORED
 from ..io import read_json, read_parquet, write_json
 from ..benchmarks import get_benchmark
+from ..environment import environment_info
 from ..report.build import ReportContext, collect_metrics, git_commit
 
 DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
@@ -63,6 +64,7 @@ def run_params(params: Params, benchmark: str, model: str, setting: str, body: d
     raw["setting"] = setting
     raw["profile"] = params.profile
     raw["git_commit"] = git_commit()
+    flatten("env", environment_info(), raw)
     data_record = paths.acquired_record(benchmark)
     if data_record.exists():
         raw["data.acquired_record"] = json.dumps(

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import IdiombenchError
+from ...hardware import DtypeChoice, auto_dtype, cpu_bf16_native
 from ...io import sha256_file, write_json
 from ..config import HFModel
 from ..types import Completion, Request, Sampling
@@ -152,6 +153,20 @@ def gguf_description(path: Path) -> dict[str, Any]:
     }
 
 
+def choose_dtype(requested: str, device: str) -> DtypeChoice:
+    """The compute dtype for `dtype` in params: `auto` fits the hardware (see
+    idiombench.hardware); an explicit dtype is kept, with a warning when it is bfloat16
+    on a CPU that would emulate it."""
+    if requested == "auto":
+        return auto_dtype(device)
+    if requested == "bfloat16" and device == "cpu":
+        native, why = cpu_bf16_native()
+        if not native:
+            return DtypeChoice(requested, f"bfloat16 (set in params) although {why}: emulated, "
+                                          f"about 4x slower than float32; dtype: auto picks float32 here")
+    return DtypeChoice(requested, f"{requested} (set in params)")
+
+
 def batch_seed(seed: int, requests: Sequence[Request]) -> int:
     """A seed for one sampled batch, derived from the params seed and the batch's keys."""
     digest = hashlib.sha256(f"{seed}:".encode() + "".join(r.key for r in requests).encode()).hexdigest()
@@ -188,18 +203,22 @@ class HFBackend:
         kwargs: dict[str, Any] = {"trust_remote_code": config.trust_remote_code}
         if config.revision:
             kwargs["revision"] = config.revision
-        if self.resolved.gguf_file:
+        load_from = self.resolved.load_from
+        self.dense_note: str | None = None
+        if self.resolved.gguf_file and config.gguf_load == "dense" and self.resolved.weight_files:
+            gguf = self.resolved.weight_files[0]
+            load_from, converted = self._dense_copy(gguf, memo)
+            self.dense_note = (f"{'converted' if converted else 'loaded'} the dense float32 copy of {gguf.name} "
+                               f"in {load_from}")
+        elif self.resolved.gguf_file:
             kwargs["gguf_file"] = self.resolved.gguf_file
         if self.resolved.source["source"] != "hub":
             kwargs["local_files_only"] = True
-        dtype: Any = "auto"
-        if config.dtype != "auto":
-            dtype = getattr(torch, config.dtype)
-        elif device == "cpu":
-            dtype = torch.float32  # half precision on CPU is slow and not always supported
+        self.dtype_choice = choose_dtype(config.dtype, device)
+        dtype = getattr(torch, self.dtype_choice.dtype)
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(self.resolved.load_from, **kwargs)
-            self.model = AutoModelForCausalLM.from_pretrained(self.resolved.load_from, dtype=dtype, **kwargs)
+            self.tokenizer = AutoTokenizer.from_pretrained(load_from, **kwargs)
+            self.model = AutoModelForCausalLM.from_pretrained(load_from, dtype=dtype, **kwargs)
         except (OSError, ValueError, ImportError) as exc:
             raise ModelLoadError(f"model {name}: cannot load {config.model}: {exc}") from exc
         self.model.to(device)
@@ -220,6 +239,13 @@ class HFBackend:
             eos_ids.append(tok.eos_token_id)
         self.eos_ids = [int(e) for e in eos_ids]
         self._identity = self._make_identity(memo)
+
+    @staticmethod
+    def _dense_copy(gguf: Path, memo: Path | None) -> tuple[str, bool]:
+        from ..dense import ensure_dense
+
+        directory, converted = ensure_dense(gguf, file_sha256(gguf, memo))
+        return str(directory), converted
 
     def _make_identity(self, memo: Path | None) -> dict[str, Any]:
         resolved = self.resolved
@@ -264,10 +290,12 @@ class HFBackend:
         return f"{what} from {origin} on {self.device}"
 
     def report(self) -> list[str]:
-        lines = [f"hf: loaded {self.describe()} in {self.load_s:.1f} s"]
+        lines = [f"hf: loaded {self.describe()} in {self.load_s:.1f} s", f"hf: dtype {self.dtype_choice.reason}"]
         if self._identity.get("revision") == "unpinned":
             lines.append(f"hf: WARNING {self.config.model} is not pinned to a revision (set models.{self.name}.revision): "
                          f"cached outputs cannot tell Hub updates apart")
+        if self.dense_note:
+            lines.append(f"hf: {self.dense_note}")
         if self.pad_note:
             lines.append(f"hf: {self.pad_note}")
         return lines

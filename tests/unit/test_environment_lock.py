@@ -1,0 +1,88 @@
+"""The environment is the lock: every installed distribution is pinned in requirements/*.lock
+at the installed version, and every pin of the main lock is installed (issue 9)."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import sys
+from pathlib import Path
+
+import pytest
+
+from idiombench.environment import environment_info, lock_files, lock_hash, normalize, read_lock
+
+ROOT = Path(__file__).resolve().parents[2]
+REQUIREMENTS = ROOT / "requirements"
+# The project itself (installed editable from the checkout) is not in its own lock.
+NOT_LOCKED = {"idiombench"}
+
+
+def installed() -> dict[str, str]:
+    return {normalize(d.metadata["Name"]): d.version for d in importlib.metadata.distributions()}
+
+
+def in_project_venv() -> bool:
+    return Path(sys.prefix).resolve() == (ROOT / ".venv").resolve()
+
+
+def entries(path: Path) -> dict[str, str]:
+    """name==version line -> the entry's text (the line and its continuation lines)."""
+    out: dict[str, str] = {}
+    current = None
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line[:1].isalnum():
+            current = line.split()[0]
+            out[current] = line
+        elif current and line.startswith("    --hash"):
+            out[current] += "\n" + line
+        else:
+            current = None
+    return out
+
+
+def test_every_lock_entry_is_pinned_and_hashed():
+    files = lock_files(ROOT)
+    assert {p.name for p in files} >= {"main.lock", "torch-cpu.lock", "torch-cuda.lock", "no-deps.lock"}
+    for path in files:
+        found = entries(path)
+        assert found, f"{path.name}: no entries"
+        for head, text in found.items():
+            assert "==" in head, f"{path.name}: {head} is not pinned with =="
+            assert "--hash=sha256:" in text, f"{path.name}: {head} has no hash"
+        assert len(read_lock(path)) == len(found)
+
+
+def test_main_lock_leaves_torch_to_the_build_locks():
+    main = read_lock(REQUIREMENTS / "main.lock")
+    assert "torch" not in main and "nvidia-cublas" not in main
+    assert read_lock(REQUIREMENTS / "torch-cpu.lock") == {"torch": "2.13.0+cpu"}
+    cuda = read_lock(REQUIREMENTS / "torch-cuda.lock")
+    assert cuda["torch"] == "2.13.0"
+    # what the CUDA lock shares with the main lock is pinned alike
+    assert {name: version for name, version in cuda.items() if name in main} == {
+        name: main[name] for name in cuda if name in main}
+
+
+@pytest.mark.skipif(not in_project_venv(), reason=f"not running in the project's .venv ({sys.prefix})")
+def test_installed_distributions_match_the_lock():
+    pins: dict[str, set[str]] = {}
+    for path in lock_files(ROOT):
+        for name, version in read_lock(path).items():
+            pins.setdefault(name, set()).add(version)
+    have = installed()
+    unlocked = sorted(f"{n}=={v}" for n, v in have.items() if n not in pins and n not in NOT_LOCKED)
+    wrong = sorted(f"{n}=={v} (lock: {' or '.join(sorted(pins[n]))})" for n, v in have.items()
+                   if n in pins and v not in pins[n])
+    assert not unlocked, f"installed but not in any lock: {unlocked}"
+    assert not wrong, f"installed at another version than locked: {wrong}"
+    main = read_lock(REQUIREMENTS / "main.lock")
+    missing = sorted(n for n in main if n not in have)
+    assert not missing, f"locked but not installed: {missing}"
+    assert have.get("torch") in pins["torch"]
+
+
+def test_environment_info_names_the_lock():
+    info = environment_info(ROOT)
+    assert info["lock_sha256"] == lock_hash(ROOT) and len(info["lock_sha256"]) == 64
+    assert info["python"] == ".".join(map(str, sys.version_info[:3]))
+    assert info["torch"] == importlib.metadata.version("torch")
