@@ -29,7 +29,7 @@ from . import paths
 from .benchmarks import NAMES, get_benchmark
 from .config import Params
 from .errors import IdiombenchError
-from .io import read_json, read_parquet, staged_directory, write_json, write_parquet
+from .io import read_json, read_parquet, require_complete, staged_directory, write_json, write_parquet
 from .items import Item, read_items
 
 SKIPPED = "skipped"
@@ -62,7 +62,9 @@ def load_items(benchmark: str, processed_dir: Path | None = None) -> dict[str, d
 
 def load_generations(model: str, benchmark: str, generations_dir: Path | None = None) -> dict[str, pd.DataFrame]:
     """setting -> generations table of one model on one benchmark."""
-    directory = (generations_dir or paths.generations_dir(model)) / benchmark
+    root = require_complete(generations_dir or paths.generations_dir(model), paths.GENERATION_INFO,
+                            how=f"run `idiombench generate --model {model}` first")
+    directory = root / benchmark
     if not directory.is_dir():
         raise IdiombenchError(f"{directory} is missing: run `idiombench generate --model {model}` first")
     return {path.stem: read_parquet(path).to_pandas() for path in sorted(directory.glob("*.parquet"))}
@@ -186,6 +188,6 @@ def model_info(params: Params, model: str) -> dict[str, Any]:
         "config": json.loads(config.model_dump_json()),
     }
     identity_file = paths.generations_dir(model) / "identity.json"
-    if identity_file.exists():
+    if paths.generations_complete(model) and identity_file.exists():  # never from a partial folder
         info["identity"] = read_json(identity_file)
     return info

@@ -16,9 +16,7 @@
 
 from __future__ import annotations
 
-import shutil
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -29,7 +27,7 @@ from typing import Any
 from .. import paths
 from ..config import Params
 from ..errors import DataError, IdiombenchError
-from ..io import dumps_json, write_json
+from ..io import dumps_json, staged_directory, write_json
 from ..items import Item, read_items
 from ..prompts import Prompt, read_prompts
 from .backends import make_backend
@@ -341,26 +339,22 @@ def run_generate(
     return GenerateResult(out_dir, summary, lines)
 
 
+INFO_FILE = paths.GENERATION_INFO  # the completion record: written last, required by every reader
+
+
 def write_output(
     out_dir: Path,
     tables: dict[tuple[str, str], list[dict[str, Any]]],
     info: dict[str, Any],
     identity: dict[str, Any],
 ) -> None:
-    """Write every table into a staging directory, then swap it into place."""
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    try:
+    """Write every table into a staging directory, then swap it into place
+    (io.staged_directory: the old output is moved aside, never deleted first)."""
+    with staged_directory(out_dir) as staging:
         for (benchmark, setting), rows in sorted(tables.items()):
             write_generations(staging / benchmark / f"{setting}.parquet", rows)
-        (staging / "generation_info.json").write_text(dumps_json(info), encoding="utf-8")
         (staging / "identity.json").write_text(dumps_json(identity), encoding="utf-8")
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        staging.rename(out_dir)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging)
+        (staging / INFO_FILE).write_text(dumps_json(info), encoding="utf-8")
 
 
 def _rate(tokens: int, seconds: float) -> float | None:

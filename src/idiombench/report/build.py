@@ -67,7 +67,7 @@ def model_lines(params: Params) -> list[str]:
             if value:
                 parts.append(f"{key} {value}")
         identity = paths.generations_dir(name) / "identity.json"
-        if identity.exists():
+        if paths.generations_complete(name) and identity.exists():  # never from a partial folder
             ident = read_json(identity)
             for key in ("weights_sha256", "revision", "loaded"):
                 if ident.get(key):

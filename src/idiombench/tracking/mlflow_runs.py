@@ -101,7 +101,7 @@ def _artifacts(benchmark: str, model: str, setting: str, staging: Path, shared: 
         (staging / "scores").mkdir(parents=True, exist_ok=True)
         (staging / "scores" / scores.name).write_bytes(scores.read_bytes())
     generations = paths.generations_dir(model) / benchmark / f"{setting}.parquet"
-    if generations.exists():
+    if paths.generations_complete(model) and generations.exists():  # never from a partial folder
         rows = read_parquet(generations).slice(0, SAMPLE_GENERATIONS).to_pylist()
         (staging / "generations_sample.jsonl").write_text(
             "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows), encoding="utf-8")
