@@ -33,6 +33,7 @@ from ..prompts import Prompt, read_prompts
 from .backends import make_backend
 from .cache import GenerationCache, canonical_json, request_key
 from .config import GenerateConfig, HFModel, ModelConfig, SamplingConfig
+from .lock import model_lock
 from .table import write_generations
 from .types import Backend, Completion, ItemContext, Request, Sampling
 
@@ -203,9 +204,32 @@ def run_generate(
     backend: Backend | None = None,
     devices: Sequence[str] = (),
 ) -> GenerateResult:
+    """Generate one model's outputs, holding the model's lock (lock.py) throughout: a second
+    run of the same model waits or refuses instead of calling the backend twice."""
     if model_name not in params.models:
         known = ", ".join(sorted(params.models)) or "none"
         raise IdiombenchError(f"unknown model {model_name!r} (models in params: {known})")
+    cache_dir = Path(cache_dir) if cache_dir is not None else paths.cache_dir(model_name)
+    with model_lock(cache_dir, model_name):
+        return _run_generate(
+            params, model_name, out_dir=out_dir, prompts_root=prompts_root, items_root=items_root,
+            cache_dir=cache_dir, logs_dir=logs_dir, echo=echo, backend=backend, devices=devices,
+        )
+
+
+def _run_generate(
+    params: Params,
+    model_name: str,
+    *,
+    out_dir: Path | None,
+    prompts_root: Path,
+    items_root: Path,
+    cache_dir: Path,
+    logs_dir: Path | None,
+    echo: Callable[[str], None],
+    backend: Backend | None,
+    devices: Sequence[str],
+) -> GenerateResult:
     model = params.models[model_name]
     if isinstance(model, HFModel) and model.device == "cuda" and model.gpus == 0:
         raise IdiombenchError(f"models.{model_name}: device cuda needs gpus >= 1 (the job claims its GPUs)")
@@ -215,7 +239,6 @@ def run_generate(
             f"for tensor parallelism over {model.gpus} GPUs"
         )
     out_dir = Path(out_dir) if out_dir is not None else paths.generations_dir(model_name)
-    cache_dir = Path(cache_dir) if cache_dir is not None else paths.cache_dir(model_name)
     logs_dir = Path(logs_dir) if logs_dir is not None else paths.logs_dir()
     benchmarks = select_benchmarks(params, model_name, model)
     if not benchmarks:
