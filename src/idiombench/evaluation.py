@@ -31,6 +31,7 @@ from .config import Params
 from .errors import IdiombenchError
 from .io import read_json, read_parquet, require_complete, staged_directory, write_json, write_parquet
 from .items import Item, read_items
+from .redact import scrub
 
 SKIPPED = "skipped"
 SCORED = "scored"
@@ -185,9 +186,9 @@ def model_info(params: Params, model: str) -> dict[str, Any]:
     info: dict[str, Any] = {
         "name": model,
         "display_name": config.display_name or model,
-        "config": json.loads(config.model_dump_json()),
+        "config": scrub(json.loads(config.model_dump_json())),  # never a credential from base_url
     }
     identity_file = paths.generations_dir(model) / "identity.json"
     if paths.generations_complete(model) and identity_file.exists():  # never from a partial folder
-        info["identity"] = read_json(identity_file)
+        info["identity"] = scrub(read_json(identity_file))
     return info

@@ -30,6 +30,7 @@ from ..errors import DataError, IdiombenchError
 from ..io import dumps_json, staged_directory, write_json
 from ..items import Item, read_items
 from ..prompts import Prompt, read_prompts
+from ..redact import scrub
 from .backends import make_backend
 from .cache import GenerationCache, canonical_json, request_key
 from .config import GenerateConfig, HFModel, ModelConfig, SamplingConfig
@@ -336,7 +337,7 @@ def _run_generate(
         "model": model_name,
         "backend": model.backend,
         "identity": identity,
-        "config": model.model_dump(mode="json"),
+        "config": scrub(model.model_dump(mode="json")),  # never a credential from base_url
         "seed": params.seed,
         "benchmarks": benchmarks,
         "tables": {f"{b}/{s}": len(t) for (b, s), t in sorted(tables.items())},
@@ -347,7 +348,7 @@ def _run_generate(
     }
     # identity.json: what the report and MLflow say about the model (evaluation.model_info)
     describe = getattr(backend, "describe", None)
-    identity_record = {**identity, "loaded": describe() if describe is not None else model.backend}
+    identity_record = scrub({**identity, "loaded": describe() if describe is not None else model.backend})
     write_output(out_dir, tables, info, identity_record)
 
     elapsed = time.perf_counter() - started

@@ -27,6 +27,7 @@ from ..config import Params
 from ..evaluation import SCORED
 from ..io import read_json, read_parquet, write_json
 from ..benchmarks import get_benchmark
+from ..redact import scrub
 from ..report.build import ReportContext, collect_metrics, git_commit
 
 DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
@@ -56,8 +57,8 @@ def run_params(params: Params, benchmark: str, model: str, setting: str, body: d
     info = body.get("model_info", {})
     provenance = body.get("provenance", {})
     raw: dict[str, Any] = {}
-    flatten("model", info.get("config", {}), raw)
-    flatten("model.identity", info.get("identity", {}), raw)
+    flatten("model", scrub(info.get("config", {})), raw)  # metrics JSON of an older run may hold a credential
+    flatten("model.identity", scrub(info.get("identity", {})), raw)
     flatten("decoding", params.benchmark(benchmark).model_dump(mode="json").get("generate", {}), raw)
     flatten("provenance", provenance, raw)
     raw["setting"] = setting
