@@ -287,8 +287,6 @@ def evaluate_predictions(
     params: ParamsOption = DEFAULT_PARAMS,
 ) -> None:
     """Score predictions produced elsewhere with the pipeline's own scoring code."""
-    import json
-
     from .predictions import evaluate_predictions as run
 
     _check_benchmark(benchmark)

@@ -97,7 +97,7 @@ def test_a_canary_credential_reaches_no_record(tmp_path: Path, port: int, monkey
     monkeypatch.setenv(KEY_ENV, f"sk-{CANARY}-key")
     base_url = f"http://user-{CANARY}:{CANARY}-pw@127.0.0.1:{port}/v1"
     model = {"backend": "openai", "model": "served", "base_url": base_url, "api_key_env": KEY_ENV,
-             "concurrency": 1, "max_retries": 0, "timeout_s": 10, "batch_size": 4}
+             "concurrency": 1, "max_retries": 0, "timeout_s": 10, "batch_size": 4, "max_failed_share": 1.0}
     project = write_project(tmp_path / "project", {"api": model})
     monkeypatch.chdir(project)
     params = load_params(project / "params.yaml")

@@ -303,6 +303,8 @@ def _run_generate(
     finally:
         backend.close()
 
+    check_failures(model_name, model, failures, total)
+
     # Assemble the output rows and per-job counts.
     tables: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     counts: dict[tuple[str, str, str, str], JobCounts] = defaultdict(JobCounts)
@@ -361,6 +363,26 @@ def _run_generate(
     for line in summary["lines"]:
         echo(line)
     return GenerateResult(out_dir, summary, lines)
+
+
+# Backends whose failed rows are by design ("no answer for this item"), not failed requests.
+TOLERANT_BACKENDS = frozenset({"replay", "oracle", "echo", "random", "majority"})
+
+
+def check_failures(model_name: str, model: ModelConfig, failures: dict[str, Completion], total: int) -> None:
+    """Fail the run (nothing written) when more requests failed than the model allows, so that
+    an unreachable endpoint or a bad key never yields outputs that score as 0.00."""
+    limit = model.max_failed_share
+    if limit is None:
+        limit = 1.0 if model.backend in TOLERANT_BACKENDS else 0.0
+    if not failures or total == 0 or len(failures) / total <= limit:
+        return
+    first = failures[sorted(failures)[0]].error or "no error text"
+    raise IdiombenchError(
+        f"generate {model_name}: {len(failures):,} of {total:,} requests failed ({len(failures) / total:.0%}), more "
+        f"than models.{model_name}.max_failed_share ({limit:g}) allows; first error: {' '.join(first.split())[:300]}; "
+        f"nothing written (successes are cached: a rerun retries only the failures)"
+    )
 
 
 INFO_FILE = paths.GENERATION_INFO  # the completion record: written last, required by every reader
