@@ -27,7 +27,7 @@ from typing import Any
 from .. import paths
 from ..config import Params
 from ..errors import DataError, IdiombenchError
-from ..io import dumps_json, staged_directory, write_json
+from ..io import dumps_json, require_complete, staged_directory, write_json
 from ..items import Item, read_items
 from ..prompts import Prompt, read_prompts
 from ..redact import scrub
@@ -39,6 +39,7 @@ from .table import write_generations
 from .types import Backend, Completion, ItemContext, Request, Sampling
 
 MAIN_PASS = "main"
+RENDER_STATS = "render_stats.json"  # render.STATS_FILE (render imports the benchmarks; this module must not)
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,8 @@ def item_context(item: Item, setting: str) -> ItemContext:
 def load_prompts(benchmark: str, prompts_root: Path, items_root: Path) -> list[tuple[Prompt, ItemContext]]:
     """Every prompt of a benchmark joined with its item; a prompt without an item is an error."""
     directory = prompts_root / benchmark
+    if directory.is_dir():  # render writes render_stats.json last: without it the folder is not render's
+        require_complete(directory, RENDER_STATS, how=f"run `idiombench render {benchmark}` first")
     files = sorted(directory.glob("*.parquet")) if directory.is_dir() else []
     if not files:
         raise IdiombenchError(f"{directory}: no prompt tables (run `idiombench render {benchmark}` first)")
