@@ -94,6 +94,8 @@ def write_project(root: Path, models: dict[str, Any], *, copies: int = 1, **para
     write_items(root / "data" / "processed" / "orderprobe" / "restore.parquet", items)
     for setting, prompts in orderprobe_prompts(items).items():
         write_prompts(root / "results" / "prompts" / "orderprobe" / f"{setting}.parquet", prompts)
+    # render's completion record (written last by render): generate refuses a prompts folder without it
+    (root / "results" / "prompts" / "orderprobe" / "render_stats.json").write_text("{}\n", encoding="utf-8")
     (root / "params.yaml").write_text(
         yaml.safe_dump(params_dict(models, **params), allow_unicode=True, sort_keys=False), encoding="utf-8"
     )

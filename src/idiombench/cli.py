@@ -3,6 +3,7 @@ stages in dvc.yaml only call these commands."""
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from functools import wraps
@@ -16,6 +17,7 @@ from . import paths
 from .benchmarks import NAMES, get_benchmark
 from .config import DEFAULT_PARAMS, load_params
 from .errors import IdiombenchError
+from .redact import scrub
 
 app = typer.Typer(
     add_completion=False,
@@ -54,7 +56,7 @@ def _check_benchmark(name: str) -> None:
 def check_params(params: ParamsOption = DEFAULT_PARAMS) -> None:
     """Validate the params file and print it as the pipeline sees it (defaults filled in)."""
     loaded = load_params(params)
-    typer.echo(loaded.model_dump_json(indent=2, by_alias=True))
+    typer.echo(json.dumps(scrub(loaded.model_dump(mode="json", by_alias=True)), indent=2, ensure_ascii=False))
 
 
 @app.command()
@@ -304,8 +306,6 @@ def evaluate_predictions(
     params: ParamsOption = DEFAULT_PARAMS,
 ) -> None:
     """Score predictions produced elsewhere with the pipeline's own scoring code."""
-    import json
-
     from .predictions import evaluate_predictions as run
 
     _check_benchmark(benchmark)

@@ -29,8 +29,9 @@ from . import paths
 from .benchmarks import NAMES, get_benchmark
 from .config import Params
 from .errors import IdiombenchError
-from .io import read_json, read_parquet, staged_directory, write_json, write_parquet
+from .io import read_json, read_parquet, require_complete, staged_directory, write_json, write_parquet
 from .items import Item, read_items
+from .redact import scrub
 
 SKIPPED = "skipped"
 SCORED = "scored"
@@ -62,7 +63,9 @@ def load_items(benchmark: str, processed_dir: Path | None = None) -> dict[str, d
 
 def load_generations(model: str, benchmark: str, generations_dir: Path | None = None) -> dict[str, pd.DataFrame]:
     """setting -> generations table of one model on one benchmark."""
-    directory = (generations_dir or paths.generations_dir(model)) / benchmark
+    root = require_complete(generations_dir or paths.generations_dir(model), paths.GENERATION_INFO,
+                            how=f"run `idiombench generate --model {model}` first")
+    directory = root / benchmark
     if not directory.is_dir():
         raise IdiombenchError(f"{directory} is missing: run `idiombench generate --model {model}` first")
     return {path.stem: read_parquet(path).to_pandas() for path in sorted(directory.glob("*.parquet"))}
@@ -183,9 +186,9 @@ def model_info(params: Params, model: str) -> dict[str, Any]:
     info: dict[str, Any] = {
         "name": model,
         "display_name": config.display_name or model,
-        "config": json.loads(config.model_dump_json()),
+        "config": scrub(json.loads(config.model_dump_json())),  # never a credential from base_url
     }
     identity_file = paths.generations_dir(model) / "identity.json"
-    if identity_file.exists():
-        info["identity"] = read_json(identity_file)
+    if paths.generations_complete(model) and identity_file.exists():  # never from a partial folder
+        info["identity"] = scrub(read_json(identity_file))
     return info

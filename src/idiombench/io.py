@@ -20,6 +20,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .errors import IdiombenchError
+
 
 def _umask() -> int:
     current = os.umask(0)
@@ -46,6 +48,59 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
             tmp.unlink()
 
 
+ASIDE_SUFFIX = ".replaced"
+
+
+def aside_path(target: Path) -> Path:
+    """Where `replace_directory` parks the previous output while the new one moves in."""
+    return target.parent / f".{target.name}{ASIDE_SUFFIX}"
+
+
+def recover_directory(path: str | os.PathLike[str]) -> None:
+    """Finish or undo a replace that a kill interrupted (see `replace_directory`).
+
+    An aside directory with no current output is the previous complete output, caught
+    between its two renames: it is moved back. An aside directory beside a current
+    output is the old copy that was about to be deleted: it is deleted."""
+    target = Path(path)
+    aside = aside_path(target)
+    if not aside.exists():
+        return
+    if target.exists():
+        shutil.rmtree(aside)
+    else:
+        aside.rename(target)
+
+
+def replace_directory(staging: Path, target: Path) -> None:
+    """Move the complete `staging` directory onto `target`, never deleting before renaming.
+
+    Steps: (1) the old `target` is renamed aside, (2) `staging` is renamed to `target`,
+    (3) the aside copy is deleted. Every step is one rename or happens after the new
+    output is in place, so a kill at any point leaves either the old or the new complete
+    directory (or the old one aside, which `recover_directory` moves back)."""
+    recover_directory(target)
+    aside = aside_path(target)
+    if target.exists():
+        target.rename(aside)
+    staging.rename(target)
+    if aside.exists():
+        shutil.rmtree(aside)
+
+
+def require_complete(directory: str | os.PathLike[str], record: str, *, how: str) -> Path:
+    """`directory` when it holds its completion `record` (written last by its stage), else a
+    one-line IdiombenchError naming it; `how` says how to make it (e.g. the command)."""
+    folder = Path(directory)
+    if not folder.is_dir():
+        raise IdiombenchError(f"{folder} is missing: {how}")
+    if not (folder / record).is_file():
+        raise IdiombenchError(
+            f"{folder} is incomplete (no {record}, which its stage writes last): {how}"
+        )
+    return folder
+
+
 @contextlib.contextmanager
 def staged_directory(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a fresh staging directory beside `path`; on success it replaces `path` whole.
@@ -54,13 +109,12 @@ def staged_directory(path: str | os.PathLike[str]) -> Iterator[Path]:
     mix; on an exception the staging directory is removed and `path` is left untouched."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
+    recover_directory(target)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     os.chmod(staging, 0o777 & ~_umask())  # mkdtemp makes 0700; outputs get the usual permissions
     try:
         yield staging
-        if target.exists():
-            shutil.rmtree(target)
-        staging.rename(target)
+        replace_directory(staging, target)
     finally:
         if staging.exists():
             shutil.rmtree(staging)

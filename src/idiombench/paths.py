@@ -49,6 +49,14 @@ def generations_dir(model: str) -> Path:
     return RESULTS / "generations" / model
 
 
+GENERATION_INFO = "generation_info.json"  # a generations folder's completion record, written last
+
+
+def generations_complete(model: str) -> bool:
+    """Whether the model's generations folder holds its completion record."""
+    return (generations_dir(model) / GENERATION_INFO).is_file()
+
+
 def generations_file(model: str, benchmark: str, setting: str) -> Path:
     return generations_dir(model) / benchmark / f"{setting}.parquet"
 

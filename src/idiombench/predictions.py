@@ -13,6 +13,7 @@ item without a prediction is scored as a failed (wrong) answer, never dropped.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -89,6 +90,20 @@ def _from_idiombench(path: Path, benchmark: str, task: str, setting: str,
     return rows, len(records), unmatched
 
 
+def known_setting(params: Params, benchmark: str, setting: str) -> bool:
+    """A setting the benchmark renders in params, or (SemanticQA) a sequential or LCC-scaling
+    setting its enabled scoring options name."""
+    config = params.benchmark(benchmark)
+    if setting in config.render.settings:
+        return True
+    score = getattr(config, "score", None)
+    sequential = getattr(score, "sequential", None)
+    if sequential is not None and sequential.enabled and setting.startswith(sequential.setting_prefix):
+        return setting[len(sequential.setting_prefix):] in config.render.settings
+    scaling = getattr(score, "lcc_scaling", None)
+    return bool(scaling is not None and scaling.enabled and re.fullmatch(scaling.setting_pattern, setting))
+
+
 def evaluate_predictions(params: Params, benchmark: str, task: str, setting: str, model: str,
                          path: Path, fmt: str) -> PredictionReport:
     bench = get_benchmark(benchmark)
@@ -96,6 +111,11 @@ def evaluate_predictions(params: Params, benchmark: str, task: str, setting: str
         raise IdiombenchError(f"benchmark {benchmark} cannot score predictions yet")
     if fmt not in FORMATS:
         raise IdiombenchError(f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
+    if not known_setting(params, benchmark, setting):
+        configured = ", ".join(params.benchmark(benchmark).render.settings) or "none"
+        raise IdiombenchError(
+            f"--setting {setting!r} is not a setting of {benchmark} (benchmarks.{benchmark}.render.settings: {configured})"
+        )
     if not path.is_file():
         raise IdiombenchError(f"{path}: no such predictions file")
     all_items = load_items(benchmark)
@@ -104,6 +124,11 @@ def evaluate_predictions(params: Params, benchmark: str, task: str, setting: str
     items = all_items[task]
     reader = _from_semanticqa if fmt == "semanticqa" else _from_idiombench
     rows, lines, unmatched = reader(path, benchmark, task, setting, items)
+    if not any(r["error"] is None for r in rows):
+        # An empty file, another task's or benchmark's file: a score of 0 would look like a result.
+        raise DataError(path, f"no prediction matches an item of {benchmark}/{task} ({lines:,} lines read, "
+                        f"{len(unmatched):,} naming no item)", expected=f"predictions for the {len(items):,} items "
+                        f"of {benchmark}/{task}/{setting}")
     generations = pd.DataFrame(rows, columns=GENERATION_SCHEMA.names)
     scorers = _make_scorers(params)
     score_ctx = ScoreContext(params=params, model=model, benchmark=benchmark, config=params.benchmark(benchmark),

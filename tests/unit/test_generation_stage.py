@@ -129,8 +129,14 @@ def test_unknown_model_and_missing_prompts_are_clear_errors(tmp_path: Path, monk
     project = write_project(tmp_path, {"oracle": {"backend": "oracle"}})
     with pytest.raises(IdiombenchError, match=r"unknown model 'nope' \(models in params: oracle\)"):
         run(project, "nope", monkeypatch)
-    for path in (project / "results" / "prompts" / "orderprobe").iterdir():
+    prompts = project / "results" / "prompts" / "orderprobe"
+    (prompts / "render_stats.json").unlink()  # render's completion record: without it, not render's output
+    with pytest.raises(IdiombenchError, match=r"^results/prompts/orderprobe is incomplete \(no render_stats.json, "
+                       r"which its stage writes last\): run `idiombench render orderprobe` first$"):
+        run(project, "oracle", monkeypatch)
+    for path in prompts.iterdir():
         path.unlink()
+    (prompts / "render_stats.json").write_text("{}", encoding="utf-8")
     with pytest.raises(IdiombenchError, match=r"no prompt tables \(run `idiombench render orderprobe` first\)"):
         run(project, "oracle", monkeypatch)
 

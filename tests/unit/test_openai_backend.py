@@ -255,7 +255,7 @@ def test_the_key_never_appears_in_errors_logs_or_identity(server, caplog):
         (failed,) = backend.generate([request("echo-auth")])
         backend.generate([request("retried")])
     assert failed.failed and "HTTP 401" in failed.error
-    assert "[api key]" in failed.error  # the server did echo it; we scrubbed it
+    assert "bad key Bearer [redacted]" in failed.error  # the server did echo it; we scrubbed it
     assert KEY not in failed.error
     assert KEY not in caplog.text
     assert KEY not in json.dumps(backend.identity())

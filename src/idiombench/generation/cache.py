@@ -12,13 +12,19 @@ into place (idiombench.io), so a SIGKILL loses at most the batch in flight and n
 leaves a half shard under a shard name. Loading reads every complete shard, ignores
 temporary files, and reports (never crashes on) a line that does not parse.
 Failed completions are not stored: a rerun retries them.
+
+Entries are written once per key: a writer holds `.write.lock` (fcntl.flock), rereads the
+shards other processes wrote meanwhile, and stores only keys not yet present (the first
+writer wins; `get` then returns the stored entry).
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +34,7 @@ from .types import Completion, Message, Sampling
 
 SHARD_PREFIX = "shard-"
 SHARD_SUFFIX = ".jsonl"
+WRITE_LOCK = ".write.lock"  # held while a shard is checked and written: one entry per key
 _COMPLETION_FIELDS = ("text", "prompt_tokens", "completion_tokens", "finish_reason", "latency_s")
 
 
@@ -104,16 +111,24 @@ class GenerationCache:
     problems: list[CacheProblem] = field(default_factory=list)
     shards_read: int = 0
 
+    seen: set[str] = field(default_factory=set)  # names of the shards read so far
+
     @classmethod
     def load(cls, directory: str | Path) -> GenerationCache:
         cache = cls(Path(directory))
-        if cache.directory.is_dir():
-            for shard in sorted(cache.directory.glob(f"{SHARD_PREFIX}*{SHARD_SUFFIX}")):
-                cache._read_shard(shard)
+        cache.refresh()
         return cache
+
+    def refresh(self) -> None:
+        """Read the shards written since the last look (by this or another process)."""
+        if self.directory.is_dir():
+            for shard in sorted(self.directory.glob(f"{SHARD_PREFIX}*{SHARD_SUFFIX}")):
+                if shard.name not in self.seen:
+                    self._read_shard(shard)
 
     def _read_shard(self, shard: Path) -> None:
         # Temporary files of an interrupted write start with "." (io.atomic_path): not matched by the glob.
+        self.seen.add(shard.name)
         self.shards_read += 1
         try:
             lines = shard.read_text(encoding="utf-8").splitlines()
@@ -142,16 +157,35 @@ class GenerationCache:
     def put_batch(self, items: Iterable[tuple[str, Completion]]) -> Path | None:
         """Store one completed batch as one shard (atomically). Failed completions are
         left out so that a rerun retries them. Returns the shard path, or None if empty."""
-        records = sorted(
-            (completion_to_json(key, c) for key, c in items if not c.failed), key=lambda r: r["key"]
-        )
-        if not records:
+        offered = [(key, c) for key, c in items if not c.failed]
+        if not offered:
             return None
-        body = "".join(canonical_json(r) + "\n" for r in records)
-        # Named by content: rewriting the same batch gives the same shard name.
-        name = hashlib.sha256(body.encode("utf-8")).hexdigest()[:24]
-        path = self.directory / f"{SHARD_PREFIX}{name}{SHARD_SUFFIX}"
-        write_text(path, body)
+        with self._write_lock():
+            # Another process may have stored some of these keys meanwhile: its entry wins, and
+            # ours is dropped, so every key has exactly one entry on disk.
+            self.refresh()
+            records = sorted(
+                (completion_to_json(key, c) for key, c in offered if key not in self.entries), key=lambda r: r["key"]
+            )
+            if not records:
+                return None
+            body = "".join(canonical_json(r) + "\n" for r in records)
+            # Named by content: rewriting the same batch gives the same shard name.
+            name = hashlib.sha256(body.encode("utf-8")).hexdigest()[:24]
+            path = self.directory / f"{SHARD_PREFIX}{name}{SHARD_SUFFIX}"
+            write_text(path, body)
+            self.seen.add(path.name)
         for record in records:
             self.entries.setdefault(record["key"], completion_from_json(record)[1])
         return path
+
+    @contextlib.contextmanager
+    def _write_lock(self) -> Iterator[None]:
+        """Exclusive among writers of this directory, in any process (fcntl.flock)."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        with open(self.directory / WRITE_LOCK, "a", encoding="utf-8") as handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)

@@ -19,6 +19,12 @@ class ModelBase(StrictModel):
     benchmarks: list[str] | None = Field(
         None, description="Benchmarks this model runs; default every enabled benchmark."
     )
+    max_failed_share: float | None = Field(
+        None, ge=0, le=1,
+        description="Largest share of failed requests with which generate still succeeds; null: 0 (any "
+        "failure fails the run) for model backends, 1 for replay and reference backends, whose "
+        "'no answer for this item' rows are by design.",
+    )
 
 
 class HFModel(ModelBase):

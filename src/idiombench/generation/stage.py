@@ -16,9 +16,7 @@
 
 from __future__ import annotations
 
-import shutil
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -29,16 +27,19 @@ from typing import Any
 from .. import paths
 from ..config import Params
 from ..errors import DataError, IdiombenchError
-from ..io import dumps_json, write_json
+from ..io import dumps_json, require_complete, staged_directory, write_json
 from ..items import Item, read_items
 from ..prompts import Prompt, read_prompts
+from ..redact import scrub
 from .backends import make_backend
 from .cache import GenerationCache, canonical_json, request_key
 from .config import GenerateConfig, HFModel, ModelConfig, SamplingConfig
+from .lock import model_lock
 from .table import write_generations
 from .types import Backend, Completion, ItemContext, Request, Sampling
 
 MAIN_PASS = "main"
+RENDER_STATS = "render_stats.json"  # render.STATS_FILE (render imports the benchmarks; this module must not)
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,8 @@ def item_context(item: Item, setting: str) -> ItemContext:
 def load_prompts(benchmark: str, prompts_root: Path, items_root: Path) -> list[tuple[Prompt, ItemContext]]:
     """Every prompt of a benchmark joined with its item; a prompt without an item is an error."""
     directory = prompts_root / benchmark
+    if directory.is_dir():  # render writes render_stats.json last: without it the folder is not render's
+        require_complete(directory, RENDER_STATS, how=f"run `idiombench render {benchmark}` first")
     files = sorted(directory.glob("*.parquet")) if directory.is_dir() else []
     if not files:
         raise IdiombenchError(f"{directory}: no prompt tables (run `idiombench render {benchmark}` first)")
@@ -205,9 +208,32 @@ def run_generate(
     backend: Backend | None = None,
     devices: Sequence[str] = (),
 ) -> GenerateResult:
+    """Generate one model's outputs, holding the model's lock (lock.py) throughout: a second
+    run of the same model waits or refuses instead of calling the backend twice."""
     if model_name not in params.models:
         known = ", ".join(sorted(params.models)) or "none"
         raise IdiombenchError(f"unknown model {model_name!r} (models in params: {known})")
+    cache_dir = Path(cache_dir) if cache_dir is not None else paths.cache_dir(model_name)
+    with model_lock(cache_dir, model_name):
+        return _run_generate(
+            params, model_name, out_dir=out_dir, prompts_root=prompts_root, items_root=items_root,
+            cache_dir=cache_dir, logs_dir=logs_dir, echo=echo, backend=backend, devices=devices,
+        )
+
+
+def _run_generate(
+    params: Params,
+    model_name: str,
+    *,
+    out_dir: Path | None,
+    prompts_root: Path,
+    items_root: Path,
+    cache_dir: Path,
+    logs_dir: Path | None,
+    echo: Callable[[str], None],
+    backend: Backend | None,
+    devices: Sequence[str],
+) -> GenerateResult:
     model = params.models[model_name]
     if isinstance(model, HFModel) and model.device == "cuda" and model.gpus == 0:
         raise IdiombenchError(f"models.{model_name}: device cuda needs gpus >= 1 (the job claims its GPUs)")
@@ -217,7 +243,6 @@ def run_generate(
             f"for tensor parallelism over {model.gpus} GPUs"
         )
     out_dir = Path(out_dir) if out_dir is not None else paths.generations_dir(model_name)
-    cache_dir = Path(cache_dir) if cache_dir is not None else paths.cache_dir(model_name)
     logs_dir = Path(logs_dir) if logs_dir is not None else paths.logs_dir()
     benchmarks = select_benchmarks(params, model_name, model)
     if not benchmarks:
@@ -281,6 +306,8 @@ def run_generate(
     finally:
         backend.close()
 
+    check_failures(model_name, model, failures, total)
+
     # Assemble the output rows and per-job counts.
     tables: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     counts: dict[tuple[str, str, str, str], JobCounts] = defaultdict(JobCounts)
@@ -315,7 +342,7 @@ def run_generate(
         "model": model_name,
         "backend": model.backend,
         "identity": identity,
-        "config": model.model_dump(mode="json"),
+        "config": scrub(model.model_dump(mode="json")),  # never a credential from base_url
         "seed": params.seed,
         "benchmarks": benchmarks,
         "tables": {f"{b}/{s}": len(t) for (b, s), t in sorted(tables.items())},
@@ -326,7 +353,7 @@ def run_generate(
     }
     # identity.json: what the report and MLflow say about the model (evaluation.model_info)
     describe = getattr(backend, "describe", None)
-    identity_record = {**identity, "loaded": describe() if describe is not None else model.backend}
+    identity_record = scrub({**identity, "loaded": describe() if describe is not None else model.backend})
     write_output(out_dir, tables, info, identity_record)
 
     elapsed = time.perf_counter() - started
@@ -341,26 +368,42 @@ def run_generate(
     return GenerateResult(out_dir, summary, lines)
 
 
+# Backends whose failed rows are by design ("no answer for this item"), not failed requests.
+TOLERANT_BACKENDS = frozenset({"replay", "oracle", "echo", "random", "majority"})
+
+
+def check_failures(model_name: str, model: ModelConfig, failures: dict[str, Completion], total: int) -> None:
+    """Fail the run (nothing written) when more requests failed than the model allows, so that
+    an unreachable endpoint or a bad key never yields outputs that score as 0.00."""
+    limit = model.max_failed_share
+    if limit is None:
+        limit = 1.0 if model.backend in TOLERANT_BACKENDS else 0.0
+    if not failures or total == 0 or len(failures) / total <= limit:
+        return
+    first = failures[sorted(failures)[0]].error or "no error text"
+    raise IdiombenchError(
+        f"generate {model_name}: {len(failures):,} of {total:,} requests failed ({len(failures) / total:.0%}), more "
+        f"than models.{model_name}.max_failed_share ({limit:g}) allows; first error: {' '.join(first.split())[:300]}; "
+        f"nothing written (successes are cached: a rerun retries only the failures)"
+    )
+
+
+INFO_FILE = paths.GENERATION_INFO  # the completion record: written last, required by every reader
+
+
 def write_output(
     out_dir: Path,
     tables: dict[tuple[str, str], list[dict[str, Any]]],
     info: dict[str, Any],
     identity: dict[str, Any],
 ) -> None:
-    """Write every table into a staging directory, then swap it into place."""
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    try:
+    """Write every table into a staging directory, then swap it into place
+    (io.staged_directory: the old output is moved aside, never deleted first)."""
+    with staged_directory(out_dir) as staging:
         for (benchmark, setting), rows in sorted(tables.items()):
             write_generations(staging / benchmark / f"{setting}.parquet", rows)
-        (staging / "generation_info.json").write_text(dumps_json(info), encoding="utf-8")
         (staging / "identity.json").write_text(dumps_json(identity), encoding="utf-8")
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        staging.rename(out_dir)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging)
+        (staging / INFO_FILE).write_text(dumps_json(info), encoding="utf-8")
 
 
 def _rate(tokens: int, seconds: float) -> float | None:

@@ -15,6 +15,7 @@ from ..config import Params
 from ..environment import environment_line
 from ..io import read_json, sha256_file, staged_directory
 from ..evaluation import SCORED
+from ..redact import scrub, scrub_url
 from .pdf import TitlePage, write_pdf
 from .tables import Section
 
@@ -66,10 +67,10 @@ def model_lines(params: Params) -> list[str]:
         for key in ("model", "revision", "gguf_file", "base_url"):
             value = getattr(config, key, None)
             if value:
-                parts.append(f"{key} {value}")
+                parts.append(f"{key} {scrub_url(value) if key == 'base_url' else value}")
         identity = paths.generations_dir(name) / "identity.json"
-        if identity.exists():
-            ident = read_json(identity)
+        if paths.generations_complete(name) and identity.exists():  # never from a partial folder
+            ident = scrub(read_json(identity))
             for key in ("weights_sha256", "revision", "loaded"):
                 if ident.get(key):
                     parts.append(f"{key} {str(ident[key])[:64]}")

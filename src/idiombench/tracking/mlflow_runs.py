@@ -28,6 +28,7 @@ from ..evaluation import SCORED
 from ..io import read_json, read_parquet, write_json
 from ..benchmarks import get_benchmark
 from ..environment import environment_info
+from ..redact import scrub
 from ..report.build import ReportContext, collect_metrics, git_commit
 
 DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
@@ -57,8 +58,8 @@ def run_params(params: Params, benchmark: str, model: str, setting: str, body: d
     info = body.get("model_info", {})
     provenance = body.get("provenance", {})
     raw: dict[str, Any] = {}
-    flatten("model", info.get("config", {}), raw)
-    flatten("model.identity", info.get("identity", {}), raw)
+    flatten("model", scrub(info.get("config", {})), raw)  # metrics JSON of an older run may hold a credential
+    flatten("model.identity", scrub(info.get("identity", {})), raw)
     flatten("decoding", params.benchmark(benchmark).model_dump(mode="json").get("generate", {}), raw)
     flatten("provenance", provenance, raw)
     raw["setting"] = setting
@@ -103,7 +104,7 @@ def _artifacts(benchmark: str, model: str, setting: str, staging: Path, shared: 
         (staging / "scores").mkdir(parents=True, exist_ok=True)
         (staging / "scores" / scores.name).write_bytes(scores.read_bytes())
     generations = paths.generations_dir(model) / benchmark / f"{setting}.parquet"
-    if generations.exists():
+    if paths.generations_complete(model) and generations.exists():  # never from a partial folder
         rows = read_parquet(generations).slice(0, SAMPLE_GENERATIONS).to_pylist()
         (staging / "generations_sample.jsonl").write_text(
             "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows), encoding="utf-8")

@@ -12,11 +12,13 @@ Requests of a batch run on `concurrency` threads; completions come back in reque
 
 The API key is read only from the environment variable named by `api_key_env`, handed to
 the client and nowhere else: it is not in identity(), not in any log line, and error texts
-are scrubbed of it (a server could echo it back).
+are scrubbed of it (a server could echo it back), as of any credential in `base_url`'s
+userinfo (idiombench.redact).
 """
 
 from __future__ import annotations
 
+import base64
 import email.utils
 import logging
 import os
@@ -25,9 +27,10 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from ...errors import ConfigError
+from ...redact import scrub_logs, scrub_text
 from ..config import OpenAIModel
 from ..types import Completion, Request
 from .seeds import sample_seed
@@ -56,7 +59,8 @@ class OpenAIBackend:
         self._config = config
         self._sleep = sleep
         key = _read_key(config, name or config.model, os.environ if environ is None else environ)
-        self._secrets = (key,) if key != NO_KEY else ()
+        self._secrets = (*((key,) if key != NO_KEY else ()), *url_secrets(config.base_url))
+        scrub_logs(self._secrets)  # the SDK and httpx log request URLs (userinfo included)
         self._counts = {"requests": 0, "retries": 0, "failed": 0}
         self._counts_lock = threading.Lock()
         self._client = openai.OpenAI(
@@ -171,9 +175,9 @@ class OpenAIBackend:
         return text if len(text) <= ERROR_DETAIL_CHARS else text[:ERROR_DETAIL_CHARS] + "..."
 
     def _scrub(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, "[api key]")
-        return text
+        # The key, the URL's userinfo (plain, %-encoded and as a Basic credential), any URL and
+        # any Authorization value a server echoes back.
+        return scrub_text(text, self._secrets)
 
 
 def _read_key(config: OpenAIModel, name: str, environ: Mapping[str, str]) -> str:
@@ -186,6 +190,18 @@ def _read_key(config: OpenAIModel, name: str, environ: Mapping[str, str]) -> str
             f"export the API key there, or set api_key_env: null for an endpoint without authentication"
         )
     return key
+
+
+def url_secrets(base_url: str) -> tuple[str, ...]:
+    """The credentials in a URL's userinfo, in every form a server could echo them."""
+    parts = urlsplit(base_url)
+    if "@" not in parts.netloc:
+        return ()
+    userinfo = parts.netloc.rsplit("@", 1)[0]
+    user, _, password = userinfo.partition(":")
+    plain = f"{unquote(user)}:{unquote(password)}"
+    basic = base64.b64encode(plain.encode("utf-8")).decode("ascii")
+    return tuple(s for s in {userinfo, plain, basic, unquote(password), password} if len(s) >= 4)
 
 
 def _host(base_url: str) -> str:
