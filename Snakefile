@@ -7,11 +7,24 @@
 # The grid comes from params.yaml, loaded through idiombench's schema (not a bare
 # `configfile:`), so Snakemake and the CLI see the same validated, defaulted values.
 
+import sys
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/render.smk"
 include: "workflow/rules/generate.smk"
 include: "workflow/rules/evaluate.smk"
+
+
+onstart:
+    from idiombench.generation.gpus import gpu_oversubscription_warning
+
+    # Only when a gpu resource is given: discovering devices may call nvidia-smi.
+    _gpus = workflow.global_resources.get("gpu")
+    _gpus = int(getattr(_gpus, "value", _gpus) or 0)  # a Resource in Snakemake 9, an int before
+    _warning = gpu_oversubscription_warning(_gpus) if _gpus else None
+    if _warning:
+        print(_warning, file=sys.stderr)
 
 
 rule all:

@@ -200,3 +200,32 @@ def test_cli_reports_bad_input_in_one_line(tmp_path: Path, monkeypatch):
     result = CliRunner().invoke(app, ["generate", "--model", "oracle"])
     assert result.exit_code == 0, result.output
     assert (project / "results" / "generations" / "oracle" / "orderprobe" / "cot.parquet").is_file()
+
+
+def test_batches_follow_the_given_length_and_keep_content_order():
+    # the length function (the hf backend's token count) decides the order, then the key
+    requests = [request(f"k{i}", "x" * (10 - i)) for i in range(6)]
+    tokens = {f"k{i}": [3, 1, 2, 1, 3, 2][i] for i in range(6)}
+    batches = make_batches(requests, 2, lambda r: tokens[r.key])
+    assert [[r.key for r in b] for b in batches] == [["k1", "k3"], ["k2", "k5"], ["k0", "k4"]]
+    # by default a character estimate: shortest text first
+    assert [r.key for r in make_batches(requests, 6)[0]] == ["k5", "k4", "k3", "k2", "k1", "k0"]
+
+
+def test_batch_size_auto_is_resolved_by_the_hf_backend_and_recorded(tmp_path: Path, monkeypatch, tiny_chat_model: Path):
+    from idiombench.generation.backends.hf import CPU_AUTO_BATCH
+
+    model = {"backend": "hf", "model": str(tiny_chat_model), "device": "cpu", "batch_size": "auto",
+             "benchmarks": ["orderprobe"]}
+    project = write_project(tmp_path, {"tiny": model}, max_new_tokens=2)
+    _result, lines = run(project, "tiny", monkeypatch)
+    assert f"generate tiny: batch_size auto -> {CPU_AUTO_BATCH} (device cpu: the CPU default {CPU_AUTO_BATCH})" in lines
+    assert "hf: dynamic KV cache (cache_implementation auto on cpu)" in lines
+    info = json.loads((project / "results" / "generations" / "tiny" / "generation_info.json").read_text(encoding="utf-8"))
+    assert info["batch_size"] == CPU_AUTO_BATCH and info["config"]["batch_size"] == "auto"
+
+
+def test_batch_size_auto_is_for_the_hf_backend_only(tmp_path: Path):
+    project = write_project(tmp_path, {"oracle": {"backend": "oracle", "batch_size": "auto"}})
+    with pytest.raises(Exception, match="batch_size"):
+        load_params(project / "params.yaml")

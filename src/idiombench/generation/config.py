@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from ..schema import StrictModel
 
@@ -43,6 +43,25 @@ class HFModel(ModelBase):
     dtype: Dtype = "auto"
     device: Literal["auto", "cpu", "cuda"] = "auto"
     trust_remote_code: bool = False
+    batch_size: int | Literal["auto"] = Field(  # type: ignore[assignment]  # hf alone may say auto
+        8, description="Requests per backend call and per cache shard; `auto`: from free GPU memory on CUDA "
+        "(the KV cache each request needs), a fixed default on CPU (see generation/backends/hf.py).",
+    )
+    cache_implementation: Literal["auto", "dynamic", "static"] = Field(
+        "auto",
+        description="KV cache of generate(): dynamic (grows per step), static (preallocated; transformers "
+        "compiles the decoding step with torch.compile on CUDA; prompts padded to a multiple of 32 tokens to "
+        "bound recompiles), or auto: static on CUDA, dynamic on CPU. On an H100 (Llama-3-8B shape, ~60-token "
+        "prompts, 128 new tokens) static decoded 1.2x (batch 512) to 2x (batch 64) faster than dynamic, "
+        "after about half a minute of compilation per new shape; on CPU nothing is compiled.",
+    )
+
+    @field_validator("batch_size")
+    @classmethod
+    def _positive(cls, value: int | str) -> int | str:
+        if isinstance(value, int) and value < 1:
+            raise ValueError("batch_size must be >= 1 or auto")
+        return value
 
 
 class VLLMModel(ModelBase):

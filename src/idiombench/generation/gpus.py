@@ -10,10 +10,16 @@ Devices are discovered from IDIOMBENCH_GPUS (a comma list; for tests and cluster
 else CUDA_VISIBLE_DEVICES (as set by a scheduler such as Slurm), else
 `nvidia-smi --query-gpu=index --format=csv,noheader`.
 
-When fewer than N devices are free, the claim waits up to IDIOMBENCH_GPU_WAIT_S
+When fewer than N devices are free, a standalone claim waits up to IDIOMBENCH_GPU_WAIT_S
 seconds (default 0: fail at once) and then fails with a message naming the busy devices
-and the processes holding them. It never holds some devices while waiting for others.
-A model with gpus: 0 claims nothing and hides every GPU (CUDA_VISIBLE_DEVICES="").
+and the processes holding them. A queued claim (IDIOMBENCH_GPU_QUEUE=1, which
+workflow/rules/generate.smk sets for its jobs; the command stays the one dvc.yaml runs)
+waits for as long as it takes instead,
+saying which processes hold the devices when it starts waiting and whenever the holders
+change: under Snakemake, `--resources gpu=N` may exceed the GPUs present (Snakefile warns),
+and the extra jobs then queue here rather than fail. A claim never holds some devices while
+waiting for others. A model with gpus: 0 claims nothing and hides every GPU
+(CUDA_VISIBLE_DEVICES="").
 """
 
 from __future__ import annotations
@@ -23,9 +29,10 @@ import fcntl
 import os
 import re
 import subprocess
+import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
@@ -34,6 +41,7 @@ from ..errors import IdiombenchError
 LOCK_DIR_ENV = "IDIOMBENCH_GPU_LOCK_DIR"
 DEVICES_ENV = "IDIOMBENCH_GPUS"
 WAIT_ENV = "IDIOMBENCH_GPU_WAIT_S"
+QUEUE_ENV = "IDIOMBENCH_GPU_QUEUE"  # "1": wait for busy GPUs without limit (set under Snakemake)
 POLL_S = 0.5
 
 
@@ -101,10 +109,33 @@ def _release(held: list[tuple[str, IO[str]]]) -> None:
         handle.close()
 
 
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def gpu_oversubscription_warning(requested: int) -> str | None:
+    """A warning when `--resources gpu=N` asks for more GPUs than this machine has (the
+    surplus jobs then wait for a device instead of running side by side)."""
+    devices, source = discover_devices()
+    if requested <= len(devices):
+        return None
+    return (f"WARNING: --resources gpu={requested} but {len(devices)} GPU(s) are present ({source}: "
+            f"{devices or 'none'}); generate jobs beyond that wait for a free GPU")
+
+
 @contextlib.contextmanager
-def claim_gpus(count: int, *, wait_s: float | None = None, who: str = "generate") -> Iterator[list[str]]:
+def claim_gpus(
+    count: int,
+    *,
+    wait_s: float | None = None,
+    who: str = "generate",
+    queue: bool | None = None,
+    notify: Callable[[str], None] = _stderr,
+) -> Iterator[list[str]]:
     """Hold `count` free device ids for the duration of the block; CUDA_VISIBLE_DEVICES is
-    set to them (to "" when count is 0)."""
+    set to them (to "" when count is 0). queue=True (default: IDIOMBENCH_GPU_QUEUE=1) waits
+    without limit (wait_s and IDIOMBENCH_GPU_WAIT_S are then ignored), telling `notify`
+    who holds the devices."""
     if count == 0:
         os.environ["CUDA_VISIBLE_DEVICES"] = ""
         yield []
@@ -115,11 +146,15 @@ def claim_gpus(count: int, *, wait_s: float | None = None, who: str = "generate"
             f"{who} needs {count} GPU(s) but {len(devices)} exist ({source}: {devices or 'none'}); "
             f"lower the model's gpus or set {DEVICES_ENV}"
         )
+    if queue is None:
+        queue = os.environ.get(QUEUE_ENV) == "1"
     if wait_s is None:
         wait_s = float(os.environ.get(WAIT_ENV) or 0)
     directory = lock_dir()
     directory.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + wait_s
+    started = time.monotonic()
+    told: list[str] | None = None  # the busy list last reported while queueing
     while True:
         held: list[tuple[str, IO[str]]] = []
         for device in devices:
@@ -131,11 +166,15 @@ def claim_gpus(count: int, *, wait_s: float | None = None, who: str = "generate"
         if len(held) == count:
             break
         _release(held)  # never hold some devices while waiting for the rest
+        busy = [f"{d} ({_holder(_lock_path(directory, d))})" for d in devices if d not in {h for h, _ in held}]
+        if queue:
+            if busy != told:
+                notify(f"{who} needs {count} GPU(s), {len(held)} of {len(devices)} free: waiting for "
+                       f"{', '.join(busy)} (locks in {directory})")
+                told = busy
+            time.sleep(POLL_S)
+            continue
         if time.monotonic() >= deadline:
-            busy = [
-                f"{d} ({_holder(_lock_path(directory, d))})" for d in devices
-                if d not in {h for h, _ in held}
-            ]
             raise GpuError(
                 f"{who} needs {count} GPU(s) but only {len(held)} of {len(devices)} are free "
                 f"(busy: {', '.join(busy)}; locks in {directory}); waited {wait_s:.0f} s "
@@ -143,6 +182,8 @@ def claim_gpus(count: int, *, wait_s: float | None = None, who: str = "generate"
             )
         time.sleep(POLL_S)
     ids = [device for device, _ in held]
+    if told is not None:
+        notify(f"{who}: got GPU(s) {', '.join(ids)} after waiting {time.monotonic() - started:.0f} s")
     os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(ids)
     try:
         yield ids

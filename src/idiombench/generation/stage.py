@@ -5,8 +5,9 @@
    (data/processed/<bench>/<task>.parquet) into ItemContexts.
 2. Expand passes: the benchmark's `generate.main` pass and each `generate.extra` pass,
    n samples each, into Requests keyed by content (cache.request_key).
-3. Batch deterministically: the unique requests sorted by (sampling, prompt length
-   estimate, key) and cut into batches over the FULL list, so a resumed run meets the
+3. Batch deterministically: the unique requests sorted by (sampling, prompt length, key)
+   (the backend's token count where it has one, `prompt_length`, else a character
+   estimate; similar lengths share a batch, so little padding) and cut into batches over the FULL list, so a resumed run meets the
    same batches and regenerates exactly those not in the cache; batches fully cached
    are skipped; each completed batch is one cache shard.
 4. Write results/generations/<model>/<bench>/<setting>.parquet plus generation_info.json
@@ -158,16 +159,18 @@ def prompt_size(request: Request) -> int:
     return sum(len(m.content) for m in request.messages)
 
 
-def make_batches(requests: Sequence[Request], batch_size: int) -> list[list[Request]]:
+def make_batches(
+    requests: Sequence[Request], batch_size: int, length: Callable[[Request], int] = prompt_size
+) -> list[list[Request]]:
     """Unique requests in a stable order, cut into batches of one sampling setting each.
 
-    The order depends only on the requests' content (sampling, length estimate, key), so a
-    rerun over the same requests meets the same batches whatever was cached before."""
+    The order depends only on the requests' content (sampling, length, key), so a rerun
+    over the same requests meets the same batches whatever was cached before."""
     unique: dict[str, Request] = {}
     for request in requests:
         unique.setdefault(request.key, request)
     ordered = sorted(
-        unique.values(), key=lambda r: (canonical_json(r.sampling.to_json()), prompt_size(r), r.key)
+        unique.values(), key=lambda r: (canonical_json(r.sampling.to_json()), length(r), r.key)
     )
     batches: list[list[Request]] = []
     for request in ordered:
@@ -176,6 +179,19 @@ def make_batches(requests: Sequence[Request], batch_size: int) -> list[list[Requ
         else:
             batches.append([request])
     return batches
+
+
+def resolve_batch_size(
+    model_name: str, model: ModelConfig, backend: Backend, requests: Sequence[Request]
+) -> tuple[int, str | None]:
+    """(batch size, a line saying how `auto` was resolved, or None for a number)."""
+    if model.batch_size != "auto":
+        return int(model.batch_size), None
+    choose = getattr(backend, "choose_batch_size", None)
+    if choose is None:
+        raise IdiombenchError(f"models.{model_name}: batch_size auto needs a backend that sizes batches (hf)")
+    size, why = choose(requests)
+    return size, f"generate {model_name}: batch_size auto -> {size} ({why})"
 
 
 def progress_bar(total: int, initial: int, desc: str) -> Any:
@@ -276,7 +292,12 @@ def _run_generate(
             echo(line)
         for (b, t, s, p), reason in sorted(skipped.items()):
             echo(f"generate {model_name} {b}/{t}/{s} [{p}]: skipped: {reason}")
-        batches = make_batches([row.request for row in rows], model.batch_size)
+        requests = [row.request for row in rows]
+        batch_size, chosen = resolve_batch_size(model_name, model, backend, requests)
+        if chosen:
+            lines.append(chosen)
+            echo(chosen)
+        batches = make_batches(requests, batch_size, getattr(backend, "prompt_length", prompt_size))
         total = sum(len(b) for b in batches)
         cached_at_start = {r.key for b in batches for r in b if r.key in cache}
         failures: dict[str, Completion] = {}
@@ -343,6 +364,7 @@ def _run_generate(
         "backend": model.backend,
         "identity": identity,
         "config": scrub(model.model_dump(mode="json")),  # never a credential from base_url
+        "batch_size": batch_size,  # as used (batch_size auto resolved)
         "seed": params.seed,
         "benchmarks": benchmarks,
         "tables": {f"{b}/{s}": len(t) for (b, s), t in sorted(tables.items())},
