@@ -51,7 +51,8 @@ def orderprobe_items() -> list[Item]:
                     item_id=f"{language}/{row:04d}/{pattern}", benchmark="orderprobe", task="restore",
                     language=language, input=scrambled, answer=form, references=(f"{form}的释义",),
                     fields={"idiom": scrambled},
-                    meta={"expression_id": f"{language}/{row:04d}", "pattern": pattern},
+                    meta={"expression_id": f"{language}/{row:04d}", "pattern": pattern,
+                          "is_canonical": pattern == "ABCD"},
                 ))
     return items
 
@@ -201,6 +202,37 @@ def test_orderprobe_sample_takes_whole_expressions_deterministically(op_dir: Pat
         for s in range(8)
     ]
     assert len(set(seeds)) > 1  # the seed matters
+
+
+def test_orderprobe_permutation_sample_keeps_the_canonical_form_and_k_permutations(op_dir: Path):
+    sample = OrderProbeSample(seed=0, expressions_per_language=1, permutations_per_expression=1)
+    out = render_benchmark("orderprobe", op_config(sample=sample), op_dir, op_dir)
+    again = render_benchmark("orderprobe", op_config(sample=sample), op_dir, op_dir)
+    chosen = out.sample["restore"]["expressions"]
+    assert "the canonical form and 1 seeded permutation(s) each" in out.sample["restore"]["selection"]
+    ids = [p.item_id for p in out.prompts["zero_shot"]]
+    assert ids == [p.item_id for p in again.prompts["zero_shot"]]
+    by_expression: dict[str, list[str]] = {}
+    for item_id in ids:
+        expression, pattern = item_id.rsplit("/", 1)
+        by_expression.setdefault(expression, []).append(pattern)
+    assert set(by_expression) == {e for exprs in chosen.values() for e in exprs}
+    for patterns in by_expression.values():
+        assert "ABCD" in patterns and len(patterns) == 2 and set(patterns) <= set(PATTERNS)
+    # the same items in every setting; the seed decides which permutation an expression keeps
+    assert {s: len(p) for s, p in out.prompts.items()} == {"zero_shot": 8, "cot": 8, "three_shot": 8}
+    draws = {
+        tuple(p.item_id for p in render_benchmark("orderprobe", op_config(sample=OrderProbeSample(
+            seed=seed, expressions_per_language=3, permutations_per_expression=1)), op_dir, op_dir).prompts["cot"])
+        for seed in range(4)
+    }
+    assert len(draws) > 1
+    # without an expression draw: every expression, still k permutations each
+    every = render_benchmark("orderprobe", op_config(sample=OrderProbeSample(permutations_per_expression=1)),
+                             op_dir, op_dir)
+    assert len(every.prompts["cot"]) == 2 * 12  # 12 expressions, canonical + 1 permutation each
+    with pytest.raises(ValueError):
+        OrderProbeSample(permutations_per_expression=24)
 
 
 def test_seeded_subset_is_stable_and_order_free():

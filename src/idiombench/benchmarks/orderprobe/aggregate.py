@@ -353,10 +353,12 @@ def sample_record(frames: Mapping[str, pd.DataFrame], items: Mapping[str, Mappin
         for setting, frame in sorted(frames.items())
     }
     totals = {lang: len(ids) for lang, ids in sorted(available.items())}
-    full = all(scored_langs == totals for scored_langs in scored.values())
     render_stats = paths.prompts_dir("orderprobe") / "render_stats.json"
     render_sample = read_json(render_stats).get("sample", {}).get("restore") if render_stats.exists() else None
     selection = render_sample.get("selection") if isinstance(render_sample, dict) else None
+    # every expression scored is not the full benchmark when only some permutations were drawn
+    some_permutations = bool(selection) and "seeded permutation" in str(selection)
+    full = all(scored_langs == totals for scored_langs in scored.values()) and not some_permutations
     return {
         "expressions_scored": scored,
         "expressions_available": totals,

@@ -30,22 +30,50 @@ def sample_items(items: list[Item], config: OrderProbeConfig, output: RenderOutp
         per_language[item.language].add(item.meta["expression_id"])
     n = sample.expressions_per_language if sample is not None else None
     if n is None:
-        output.sample[TASK] = {"selection": "all", "items": len(items)}
-        return items
+        k = sample.permutations_per_expression if sample is not None else None
+        if k is None:
+            output.sample[TASK] = {"selection": "all", "items": len(items)}
+            return items
+        selected = sample_permutations(items, k, sample.seed)  # type: ignore[union-attr]
+        output.sample[TASK] = {
+            "selection": f"every expression, the canonical form and {k} seeded permutation(s) each "
+                         f"(seed {sample.seed})",  # type: ignore[union-attr]
+            "items": len(selected), "items_available": len(items),
+        }
+        return selected
     chosen: dict[str, list[str]] = {
         language: seeded_subset(expressions, n, sample.seed, BENCHMARK, TASK, language)  # type: ignore[union-attr]
         for language, expressions in sorted(per_language.items())
     }
     keep = {e for expressions in chosen.values() for e in expressions}
     selected = [item for item in items if item.meta["expression_id"] in keep]
+    k = sample.permutations_per_expression  # type: ignore[union-attr]
+    inputs = "all their inputs" if k is None else f"the canonical form and {k} seeded permutation(s) each"
+    if k is not None:
+        selected = sample_permutations(selected, k, sample.seed)  # type: ignore[union-attr]
     output.sample[TASK] = {
-        "selection": f"{n} expression(s) per language, all their inputs (seed {sample.seed})",  # type: ignore[union-attr]
+        "selection": f"{n} expression(s) per language, {inputs} (seed {sample.seed})",  # type: ignore[union-attr]
         "expressions": chosen,
         "expressions_available": {language: len(e) for language, e in sorted(per_language.items())},
         "items": len(selected),
         "items_available": len(items),
     }
     return selected
+
+
+def sample_permutations(items: list[Item], k: int, seed: int) -> list[Item]:
+    """Each expression's canonical input and a seeded draw of k of its permutations, in the
+    items' order (the draw depends on the seed and the expression, not on the other items)."""
+    permutations: dict[str, list[str]] = defaultdict(list)
+    for item in items:
+        if not item.meta["is_canonical"]:
+            permutations[item.meta["expression_id"]].append(item.item_id)
+    keep = {
+        item_id
+        for expression, ids in permutations.items()
+        for item_id in seeded_subset(ids, k, seed, BENCHMARK, TASK, "permutations", expression)
+    }
+    return [item for item in items if item.meta["is_canonical"] or item.item_id in keep]
 
 
 def render(tasks: dict[str, list[Item]], config: OrderProbeConfig, raw_dir: Path) -> RenderOutput:

@@ -112,8 +112,10 @@ def sample_footnote(metrics: Mapping[str, Mapping[str, Any]]) -> list[str]:
             parts = [f"{lang} {counts.get(lang, 0):,} of {available.get(lang, 0):,}" for lang in sorted(available)]
             selection = sample.get("selection") or "a subset of the expressions"
             line = (f"Sample, not the full benchmark: {selection}; expressions scored per language: {', '.join(parts)} "
-                    f"(the paper's tables use all 3,543). Each expression contributes its 23 permutations and its "
-                    f"canonical input.")
+                    f"(the paper's tables use all 3,543). "
+                    + ("Each expression contributes the permutations drawn and its canonical input."
+                       if "seeded permutation" in selection else
+                       "Each expression contributes its 23 permutations and its canonical input."))
         if line not in lines:
             lines.append(line)
     return [f"Sample: {line}" if not line.startswith("Sample") else line for line in lines]
