@@ -331,7 +331,8 @@ def released_terms(row: RowWork, results: Results, ce_on: bool, sts_on: bool, be
     return {
         "ce": ce, "bert": bert, "sts": sts, "lex": lex, "f_beta": f_beta, "f_beta_halved": halved,
         "s_acc": released.s_acc(ce, released.representation(bert, sts, lex), f_beta, weights),
-        "s_logic": s_logic, "s_info": released.s_info(row.explanation, cell),
+        # S_Info and S_Logic read the Sacc output's Prediction column: the cleaned explanation
+        "s_logic": s_logic, "s_info": released.s_info(explanation, cell),
     }
 
 
