@@ -139,8 +139,11 @@ def test_s_acc_s_info_s_logic_means_leave_out_items_without_references():
 
 def test_no_reference_items_zero_mode():
     m = aggregate(OrderProbeScore.model_validate({"no_reference_items": "zero"}))["settings"]["zero_shot"]
-    assert m["metrics"]["s_acc_mean"] == pytest.approx(4.35 / 10)
+    # X4 enters with 0s, but its identity input CDAB stays out (paper eq. 3, the default)
+    assert m["metrics"]["s_acc_mean"] == pytest.approx(4.35 / 9)
     assert m["counts"]["s_rob_excluded_s_orig_zero"] == 2  # X4 now enters and has S_orig 0 as well
+    both = aggregate(OrderProbeScore.model_validate({"no_reference_items": "zero", "identity_inputs": "include"}))
+    assert both["settings"]["zero_shot"]["metrics"]["s_acc_mean"] == pytest.approx(4.35 / 10)
 
 
 def test_s_cons_by_hand_and_absent_consistency_pass():
@@ -166,8 +169,10 @@ def test_s_rob_by_hand_with_s_orig_zero_excluded_and_counted():
     body = aggregate()
     s = body["settings"]["zero_shot"]
     m = s["metrics"]
-    # S_seq per expression (clipped): X1 0.625, X2 1.125 -> 1, X3 0.625; X5 excluded (S_orig = 0)
-    assert m["s_seq"] == pytest.approx((0.625 + 1.0 + 0.625) / 3)
+    # S_seq per expression, unclipped (paper eqs. 12-14): X1 0.625, X2 1.125, X3 0.625; X5 excluded
+    # (S_orig = 0); the mean 0.7917 is inside [0, 1]; X2 is counted out of range
+    assert m["s_seq"] == pytest.approx((0.625 + 1.125 + 0.625) / 3)
+    assert s["counts"]["s_seq_expressions_out_of_range"] == 1
     assert m["mdr"] == pytest.approx((0.25 - 0.25 + 0.25) / 3)
     assert m["mda"] == pytest.approx((0.5 + 0.0 + 0.5) / 3)
     assert s["counts"]["s_rob_expressions"] == 3 and s["counts"]["s_rob_excluded_s_orig_zero"] == 1
@@ -179,10 +184,11 @@ def test_s_rob_by_hand_with_s_orig_zero_excluded_and_counted():
     assert s["category_means"] == pytest.approx({"Parallel (Coordinate)": 0.75, "Subject-Predicate": 0.625,
                                                  "Verb-Object": 0.4})
     assert m["s_struct"] == pytest.approx(s_struct)
-    assert m["s_rob"] == pytest.approx(2 * 0.75 * s_struct / (0.75 + s_struct))
-    # clipping the mean instead: (0.625 + 1.125 + 0.625) / 3 = 0.7917 (< 1, unchanged by the clip)
-    mean_clip = aggregate(OrderProbeScore.model_validate({"s_rob": {"s_seq_clip": "mean"}}))
-    assert mean_clip["settings"]["zero_shot"]["metrics"]["s_seq"] == pytest.approx((0.625 + 1.125 + 0.625) / 3)
+    s_seq = (0.625 + 1.125 + 0.625) / 3
+    assert m["s_rob"] == pytest.approx(2 * s_seq * s_struct / (s_seq + s_struct))
+    # clipping each expression instead: X2 1.125 -> 1
+    per_expression = aggregate(OrderProbeScore.model_validate({"s_rob": {"s_seq_clip": "per_expression"}}))
+    assert per_expression["settings"]["zero_shot"]["metrics"]["s_seq"] == pytest.approx((0.625 + 1.0 + 0.625) / 3)
 
 
 def test_breakdowns_per_language_category_pattern_and_canonical():

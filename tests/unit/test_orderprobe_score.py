@@ -144,11 +144,11 @@ def test_options_mean_aggregation_one_direction_bleu_penalty():
 
 
 def test_polarity_halving_switch():
-    """The released code's rule: Fβ halved when the explanation's polarity contradicts every reference."""
-    text = "虚伪狡猾的谦虚"  # negative (虚伪, 狡猾); R1 谦虚好学 is positive (好)
-    assert content_tokens(text, "zh-CN", keep=[EXPR]) == ["虚伪", "狡猾", "谦虚"]
-    # β = 1 over {虚伪, 狡猾, 谦虚} vs {谦虚, 好学}: P = 1/3, R = 1/2 -> F1 = 0.4
-    items = items_for("zh-CN", 1, EXPR, [R1], "Verb-Object")
+    """The released code's rule and lists: Fβ halved when the explanation's polarity conflicts with every reference."""
+    text = "僵化死板的谦虚"  # negative (僵化, 死板 in the released list); the reference 优秀谦虚 is positive (优秀)
+    assert content_tokens(text, "zh-CN", keep=[EXPR]) == ["僵化", "死板", "谦虚"]
+    # β = 1 over {僵化, 死板, 谦虚} vs {优秀, 谦虚}: P = 1/3, R = 1/2 -> F1 = 0.4
+    items = items_for("zh-CN", 1, EXPR, ["优秀谦虚"], "Verb-Object")
     gens = {"zero_shot": frame([gen_row(BY_PATTERN["ABDC"], "zero_shot", text)])}
 
     def f_beta(halving: bool):

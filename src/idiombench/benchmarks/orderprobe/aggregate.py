@@ -1,7 +1,9 @@
 """`idiombench aggregate orderprobe`: the score rows of one model -> the metrics JSON.
 
 Per setting (paper table 3), over the main pass's PERTURBED inputs (the 23 permutations
-of each expression, identity inputs included unless said otherwise):
+of each expression). Identity inputs (π(x) = x) are left out of every metric over perturbed
+inputs by default (paper eq. 3; score.identity_inputs), Recovery aside (its headline
+follows score.recovery.headline_identity_inputs):
 
 - recovery: the headline (score.recovery: default or strict test, identity inputs
   included or not); every variant is reported too: recovery_default, recovery_strict,
@@ -63,9 +65,14 @@ def _rate(flags: pd.Series) -> float | None:
 
 
 def semantic_rows(frame: pd.DataFrame, cfg: OrderProbeScore) -> pd.DataFrame:
-    """Rows that enter the semantic aggregates."""
+    """Rows that enter the semantic aggregates: with a reference (unless no_reference_items
+    is zero) and, by default, not an identity input (paper eq. 3; canonical rows have
+    is_identity false, so this never removes them)."""
     if cfg.no_reference_items == "exclude":
-        return frame[frame["n_references"] > 0]
+        frame = frame[frame["n_references"] > 0]
+    # the released code knows no identity inputs: released mode keeps them
+    if cfg.identity_inputs == "exclude" and cfg.compatibility != "released":
+        frame = frame[~frame["is_identity"]]
     return frame
 
 
@@ -155,11 +162,15 @@ def _category_order(category: str) -> tuple[int, str]:
 
 
 def sequential(perturbed: pd.DataFrame, canonical: pd.DataFrame, cfg: OrderProbeScore) -> tuple[dict[str, float | None], dict[str, int]]:
-    """S_seq (and mean MDR, MDA) over expressions; counts of the expressions used and excluded."""
+    """S_seq (and mean MDR, MDA) over expressions; counts of the expressions used, excluded,
+    and whose own S_seq falls outside [0, 1] (paper eqs. 12-14 do not clip them; by default
+    only the final value is clipped)."""
+    if cfg.compatibility == "released":
+        return released_sequential(perturbed, canonical, cfg)
     rob = cfg.s_rob
     s_orig = {row["expression_id"]: float(row["s_acc"]) for row in canonical.to_dict("records")}
     used: list[tuple[metrics.Degradation, float]] = []
-    zero = missing = 0
+    zero = missing = outside = 0
     for expression_id, rows in perturbed.groupby("expression_id", sort=True):
         if expression_id not in s_orig:
             missing += 1
@@ -169,8 +180,10 @@ def sequential(perturbed: pd.DataFrame, canonical: pd.DataFrame, cfg: OrderProbe
             continue
         d = metrics.degradation(s_orig[expression_id], [float(v) for v in rows["s_acc"].tolist()])
         value = metrics.s_seq(d, rob.weight_mdr, rob.weight_mda)
+        outside += not 0.0 <= value <= 1.0
         used.append((d, metrics.clip01(value) if rob.s_seq_clip == "per_expression" else value))
-    counts = {"s_rob_expressions": len(used), "s_rob_excluded_s_orig_zero": zero, "s_rob_excluded_no_canonical_input": missing}
+    counts = {"s_rob_expressions": len(used), "s_rob_excluded_s_orig_zero": zero, "s_rob_excluded_no_canonical_input": missing,
+              "s_seq_expressions_out_of_range": outside}
     if not used:
         return {"s_seq": None, "mdr": None, "mda": None}, counts
     mean_seq = mean([v for _, v in used])
@@ -179,6 +192,34 @@ def sequential(perturbed: pd.DataFrame, canonical: pd.DataFrame, cfg: OrderProbe
         "mdr": mean([d.mdr for d, _ in used]),
         "mda": mean([d.mda for d, _ in used]),
     }, counts
+
+
+def released_sequential(perturbed: pd.DataFrame, canonical: pd.DataFrame, cfg: OrderProbeScore) -> tuple[dict[str, float | None], dict[str, int]]:
+    """The released Srobust arithmetic with S_orig = the canonical input's S_Acc (the code's
+    random S_orig cannot be reproduced meaningfully): per permutation pattern ("sheet"),
+    MDR_p = mean over expressions of (S_orig − S)/S_orig and MDA_p = max over expressions of
+    the ABSOLUTE drop S_orig − S; MDR, MDA = means over patterns; S_seq = 1 − (α·MDR + β·MDA),
+    not clipped."""
+    rob = cfg.s_rob
+    s_orig = {row["expression_id"]: float(row["s_acc"]) for row in canonical.to_dict("records")}
+    known = perturbed[perturbed["expression_id"].isin(list(s_orig))]
+    zero = sum(1 for e in known["expression_id"].unique() if s_orig[e] <= 0)
+    mdr_p: list[float] = []
+    mda_p: list[float] = []
+    for _, rows in known.groupby("pattern", sort=True):
+        pairs = [(s_orig[r["expression_id"]], float(r["s_acc"])) for r in rows.to_dict("records")]
+        relative = [(o - v) / o for o, v in pairs if o > 0]  # the code skips S_orig <= 0 in MDR only
+        if relative:
+            mdr_p.append(mean(relative))
+        if pairs:
+            mda_p.append(max(o - v for o, v in pairs))
+    counts = {"s_rob_expressions": int(known["expression_id"].nunique()), "s_rob_excluded_s_orig_zero": zero,
+              "s_rob_excluded_no_canonical_input": int(perturbed["expression_id"].nunique() - known["expression_id"].nunique()),
+              "s_seq_expressions_out_of_range": 0}
+    if not mdr_p or not mda_p:
+        return {"s_seq": None, "mdr": None, "mda": None}, counts
+    mdr, mda = mean(mdr_p), mean(mda_p)
+    return {"s_seq": 1.0 - (rob.weight_mdr * mdr + rob.weight_mda * mda), "mdr": mdr, "mda": mda}, counts
 
 
 # ---------------------------------------------------------------------------- one group of rows

@@ -68,7 +68,7 @@ class OrderProbeRender(StrictModel):
 
 
 class RecoveryScore(StrictModel):
-    """Recovery (METRICS.md §1): both modes and both identity treatments are always reported;
+    """Recovery (docs/METRICS.md §1.2): both modes and both identity treatments are always reported;
     these choose the headline number of table 3 / table 4 / figure 5."""
 
     headline_mode: Literal["default", "strict"] = Field(
@@ -95,7 +95,8 @@ class SAccScore(StrictModel):
     )
     polarity_halving: bool = Field(
         False,
-        description="The released code's rule: halve Fβ when the explanation's polarity contradicts every reference.",
+        description="The released code's rule and word lists (scoring/polarity.py): halve Fβ when the explanation's "
+        "polarity conflicts with every reference. Always on under compatibility: released.",
     )
 
     @model_validator(mode="after")
@@ -111,7 +112,8 @@ class SLogicScore(StrictModel):
     directions: Literal["both", "explanation_to_reference"] = Field(
         "both",
         description="both: max entailment of reference->explanation and explanation->reference (paper B.2); "
-        "explanation_to_reference: the released code's single direction, P(e => r).",
+        "explanation_to_reference: P(e => r) alone. Neither is the released code, which computes P(r => e) "
+        "without the contradiction penalty against the whole reference cell: compatibility: released.",
     )
     entailment_threshold: float = Field(
         0.05, ge=0, le=1, description="Above this entailment the contradiction penalty applies."
@@ -127,8 +129,9 @@ class SInfoScore(StrictModel):
 
     bp_mode: Literal["paper", "bleu"] = Field(
         "paper",
-        description="paper: penalise explanations longer than the reference; bleu: the released code's BLEU "
-        "penalty on shorter ones.",
+        description="paper: penalise explanations longer than the reference; bleu: BLEU's penalty on shorter ones, "
+        "in tokens per reference (the released code's direction only: it counts characters against the whole "
+        "cell, which compatibility: released reproduces).",
     )
     reference_aggregation: Literal["max", "mean"] = "max"
 
@@ -146,14 +149,33 @@ class SRobScore(StrictModel):
     weight_mdr: float = Field(0.5, ge=0, description="α in S_seq = 1 - (α*MDR + β*MDA).")
     weight_mda: float = Field(0.5, ge=0, description="β in S_seq = 1 - (α*MDR + β*MDA).")
     s_seq_clip: Literal["per_expression", "mean"] = Field(
-        "per_expression",
-        description="Where S_seq is clipped to [0, 1]: each expression's value before averaging (default: an "
-        "expression with a tiny S_orig cannot dominate the mean), or the mean over expressions.",
+        "mean",
+        description="Where S_seq is clipped to [0, 1]: mean (default, paper eqs. 12-14): per-expression values "
+        "unclipped, only the final value clipped, the expressions outside [0, 1] counted; per_expression: each "
+        "expression's value clipped before averaging.",
     )
 
 
+Compatibility = Literal["paper", "released"]
+
+
 class OrderProbeScore(StrictModel):
-    """`idiombench score orderprobe` and its aggregation (METRICS.md §1)."""
+    """`idiombench score orderprobe` and its aggregation (docs/METRICS.md §1)."""
+
+    compatibility: Compatibility = Field(
+        "paper",
+        description="paper: the paper's equations with the options below; released: the authors' released code "
+        "exactly (docs/METRICS.md §1.9: references split on || ; ； / 、, jieba words and the released stop words "
+        "for LEX/Fβ in every language, polarity halving, S_Acc without renormalisation, S_Info in characters "
+        "against the whole cell, S_Logic = P(reference => explanation), released MDA), which overrides "
+        "s_acc.polarity_halving, s_logic.*, s_info.bp_mode and s_rob.s_seq_clip.",
+    )
+    identity_inputs: Literal["exclude", "include"] = Field(
+        "exclude",
+        description="Perturbed inputs equal to the canonical form (π(x) = x): exclude (paper eq. 3) or include them "
+        "in MDR, MDA, S_seq, S_Acc^mean, S_Cons, S_Logic and S_Info. Recovery's headline is "
+        "recovery.headline_identity_inputs.",
+    )
 
     recovery: RecoveryScore = RecoveryScore()
     s_acc: SAccScore = SAccScore()

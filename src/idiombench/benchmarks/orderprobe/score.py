@@ -41,7 +41,7 @@ from ...scoring.lexical import f_beta as f_beta_score
 from ...scoring.lexical import lexical_cosine, rouge_l_precision, token_length
 from ...scoring.polarity import polarity_contradicts
 from ...scoring.tokenize import content_tokens
-from . import metrics
+from . import metrics, released
 from .config import OrderProbeScore
 from .neural import CE_ROLE, NLI_ROLE, ROLES, Requests, Results, bert_role, run_requests, sts_role
 from .parse import parse_explanation
@@ -110,9 +110,19 @@ class RowWork:
     nli_e_to_r: list[int] = field(default_factory=list)
     nli_r_to_e: list[int] = field(default_factory=list)
 
+    references: list[str] = field(default_factory=list)  # as the compatibility mode splits them
+
     @property
     def scorable(self) -> bool:
         return bool(self.explanation) and bool(self.item.references)
+
+
+def mode_references(references: list[str], compatibility: str) -> list[str]:
+    """The references a row is scored against: the built `||` split (paper), or the released
+    to_refs rule on the re-joined cell, texts cleaned as the released code cleans them."""
+    if compatibility == "released":
+        return released.split_references(released.reference_cell(references))
+    return list(references)
 
 
 PROMPT_COLUMNS = ["prompt_id", "template_id", "template_hash", "prompt_hash"]
@@ -196,9 +206,12 @@ def prepare_rows(
 
 
 def request_pairs(work: list[RowWork], scorers: Any, cfg: OrderProbeScore) -> Requests:
-    """Every (explanation, reference) pair each computed role needs, for all rows."""
+    """Every (explanation, reference) pair each computed role needs, for all rows.
+    released: CE/STS/BERT over the released split of the cleaned texts, and ONE NLI pair
+    per row, (premise, hypothesis) = (whole reference cell, explanation)."""
     requests = Requests()
-    both = cfg.s_logic.directions == "both"
+    is_released = cfg.compatibility == "released"
+    both = cfg.s_logic.directions == "both" and not is_released
     nli = role_computed(scorers, NLI_ROLE)
     ce = role_computed(scorers, CE_ROLE)
     for row in work:
@@ -209,14 +222,20 @@ def request_pairs(work: list[RowWork], scorers: Any, cfg: OrderProbeScore) -> Re
         sts_on, bert_on = role_computed(scorers, sts), role_computed(scorers, bert)
         explanation = row.explanation
         assert explanation is not None
-        for reference in row.item.references:
+        row.references = mode_references(list(row.item.references), cfg.compatibility)
+        if is_released:
+            explanation = released.clean_text(explanation)
+            if nli and row.record["pass"] == MAIN_PASS:
+                cell = released.reference_cell(list(row.item.references)).strip()
+                row.nli_r_to_e.append(requests.add(NLI_ROLE, (cell, explanation.strip())))
+        for reference in row.references:
             if ce:
                 row.ce.append(requests.add(CE_ROLE, (reference, explanation)))
             if sts_on:
                 row.sts.append(requests.add(sts, (explanation, reference)))
             if bert_on:
                 row.bert.append(requests.add(bert, (explanation, reference)))
-            if nli and row.record["pass"] == MAIN_PASS:
+            if nli and row.record["pass"] == MAIN_PASS and not is_released:
                 row.nli_e_to_r.append(requests.add(NLI_ROLE, (explanation, reference)))
                 if both:
                     row.nli_r_to_e.append(requests.add(NLI_ROLE, (reference, explanation)))
@@ -243,6 +262,9 @@ def finish_row(row: RowWork, results: Results, scorers: Any, cfg: OrderProbeScor
     bert_on = role_computed(scorers, bert_role(language))
     nli_on = role_computed(scorers, NLI_ROLE) and record["pass"] == MAIN_PASS
     acc = cfg.s_acc
+    if row.scorable and cfg.compatibility == "released":
+        terms = released_terms(row, results, ce_on, sts_on, bert_on, nli_on, cfg)
+        return {**record, **terms, "score_flags": FLAG_SEPARATOR.join(flags)}
     if row.scorable:
         explanation, references = row.explanation, row.item.references
         assert explanation is not None
@@ -253,7 +275,7 @@ def finish_row(row: RowWork, results: Results, scorers: Any, cfg: OrderProbeScor
         golds = [memo.content_tokens(r, language, expression) for r in references]
         lex = metrics.over_references([lexical_cosine(mine, g) for g in golds], acc.reference_aggregation)
         f_beta = metrics.over_references([f_beta_score(mine, g, acc.beta) for g in golds], acc.reference_aggregation)
-        halved = bool(acc.polarity_halving and polarity_contradicts(explanation, list(references), language))
+        halved = bool(acc.polarity_halving and polarity_contradicts(explanation, list(references), language, expression))
         f_beta = metrics.halve_if_contradicting(f_beta, halved)
         length = memo.length(explanation, language, expression)
         s_info = metrics.over_references([
@@ -288,6 +310,29 @@ def finish_row(row: RowWork, results: Results, scorers: Any, cfg: OrderProbeScor
         "ce": ce, "bert": bert, "sts": sts, "lex": lex, "f_beta": f_beta, "f_beta_halved": halved,
         "s_acc": metrics.s_acc(ce, bert, sts, lex, f_beta, weights),
         "s_logic": s_logic, "s_info": s_info, "score_flags": FLAG_SEPARATOR.join(flags),
+    }
+
+
+def released_terms(row: RowWork, results: Results, ce_on: bool, sts_on: bool, bert_on: bool, nli_on: bool,
+                   cfg: OrderProbeScore) -> dict[str, Any]:
+    """The terms of one scorable row as the released code computes them (released.py)."""
+    assert row.explanation is not None
+    language, expression = row.item.language, row.item.meta["expression"]
+    how = cfg.s_acc.reference_aggregation
+    explanation = released.clean_text(row.explanation)
+    cell = released.reference_cell(list(row.item.references))
+    ce = _term(results, CE_ROLE, row.ce, how) if ce_on and row.ce else None
+    sts = _term(results, sts_role(language), row.sts, how) if sts_on and row.sts else None
+    bert = _term(results, bert_role(language), row.bert, how) if bert_on and row.bert else None
+    lex = released.lexical_cosine(explanation, row.references, language, how)
+    f_beta, halved = released.f_beta(explanation, row.references, language, expression, cfg.s_acc.beta, how)
+    weights = (cfg.s_acc.weight_ce, cfg.s_acc.weight_representation, cfg.s_acc.weight_f_beta)
+    s_logic = float(results.get(NLI_ROLE, row.nli_r_to_e[0])[0]) if nli_on and row.nli_r_to_e else None
+    return {
+        "ce": ce, "bert": bert, "sts": sts, "lex": lex, "f_beta": f_beta, "f_beta_halved": halved,
+        "s_acc": released.s_acc(ce, released.representation(bert, sts, lex), f_beta, weights),
+        # S_Info and S_Logic read the Sacc output's Prediction column: the cleaned explanation
+        "s_logic": s_logic, "s_info": released.s_info(explanation, cell),
     }
 
 
