@@ -2,13 +2,14 @@
 #   make run    # set up .venv if needed, then run the main job on the embedded default
 #   make test   # set up .venv if needed, then run the test suite (what .ci/run calls)
 #
-# TORCH_SPEC picks the PyTorch build. torch==2.13.0 is the CPU wheel on the
-# development machines; on a GPU machine use the build for your CUDA, e.g.
-#   make run TORCH_SPEC="torch==2.13.0" PIP_EXTRA="--index-url https://download.pytorch.org/whl/cu128"
+# Everything is installed from the hashed locks in requirements/ (README "The environment
+# is locked"). TORCH_LOCK picks the PyTorch build: the CPU build by default; on a CUDA machine
+#   make setup TORCH_LOCK=requirements/torch-cuda.lock
+# Refresh the locks with: bash requirements/refresh.sh
 
 PYTHON ?= python3.11
 VENV ?= .venv
-# The hashed locks (requirements/README.md): PyTorch per build, then everything else.
+# The hashed locks: PyTorch per build, then everything else.
 TORCH_LOCK ?= requirements/torch-cpu.lock
 TARGET ?= all
 CORES ?= 2
