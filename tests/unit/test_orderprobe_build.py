@@ -171,7 +171,7 @@ def test_build_writes_the_released_word_lists_of_its_languages(tmp_path: Path):
     loaded = lexicon.load(tmp_path / "out")
     assert sorted(loaded) == ["ja", "zh-CN"]
     assert loaded["zh-CN"].positive == {"优秀", "出色", "喜欢"}
-    assert loaded["ja"].overrides == {"一心不乱": (True, False)}
+    assert loaded["ja"].overrides == {"一期一会": (True, False)}
     stats = json.loads((tmp_path / "out" / "build_stats.json").read_text(encoding="utf-8"))
     assert stats["details"]["released_word_lists"]["zh-CN"] == {
         "file": "Sacc/sacc_chinese.py", "stopwords": 5, "negations": 2, "positive": 3, "negative": 3,

@@ -33,11 +33,11 @@ def test_every_literal_form_of_the_stand_ins():
     zh = lexicon.extract(SACC_FIXTURE / "Sacc" / "sacc_chinese.py")
     assert zh.stopwords == {"的", "了", "在", "这", "是"}  # set("...") is one entry per character, | unites
     assert zh.negations == {"不", "没有"} and zh.negative == {"死板", "僵化", "失败"}
-    assert zh.overrides == {"爱不释手": (True, False), "循规蹈矩": (False, True)}
+    assert zh.overrides == {"一帆风顺": (True, False), "自作自受": (False, True)}
     ko = lexicon.extract(SACC_FIXTURE / "Sacc" / "sacc_korean.py")
     assert ko.stopwords == {"은", "는", "이", "가"}  # set([...]) in a plain assignment
     assert ko.negations == {"안", "못"}  # set((...))
-    assert ko.overrides == {"자업자득": (False, True)}  # missing "pos": False
+    assert ko.overrides == {"작심삼일": (False, True)}  # missing "pos": False
 
 
 def test_four_languages_and_an_unknown_one():
