@@ -10,7 +10,21 @@ import pytest
 from helpers import PROJECT_FILES, run, tool_env
 
 ROOT = Path(__file__).resolve().parents[1]
-MIRROR = Path(os.environ.get("IDIOMBENCH_MIRROR") or ROOT.parent / "shared" / "benchmarks").resolve()
+
+
+def _mirrors() -> list[Path]:
+    """The mirror directories, as `idiombench acquire` finds them: IDIOMBENCH_MIRROR (directories
+    separated by os.pathsep) else params.yaml's default, ../shared/{benchmarks,reference-code}."""
+    configured = os.environ.get("IDIOMBENCH_MIRROR")
+    if configured:
+        return [Path(entry).resolve() for entry in configured.split(os.pathsep) if entry.strip()]
+    return [(ROOT.parent / "shared" / name).resolve() for name in ("benchmarks", "reference-code")]
+
+
+# Every mirror directory, searched in order (acquire, tool_env); MIRROR is the one holding the
+# benchmark releases (tests read its MANIFEST.json files and published predictions).
+MIRRORS = _mirrors()
+MIRROR = next((m for m in MIRRORS if (m / "orderprobe" / "MANIFEST.json").is_file()), MIRRORS[0])
 HAVE_MIRROR = (MIRROR / "orderprobe" / "MANIFEST.json").is_file()
 
 requires_mirror = pytest.mark.skipif(
@@ -26,6 +40,12 @@ def mirror() -> Path:
 
 
 @pytest.fixture(scope="session")
+def mirrors(mirror: Path) -> list[Path]:
+    """Every mirror directory (the releases, and the authors' code where present)."""
+    return MIRRORS
+
+
+@pytest.fixture(scope="session")
 def default_params():
     from idiombench.config import load_params
 
@@ -33,7 +53,7 @@ def default_params():
 
 
 @pytest.fixture(scope="session")
-def built(tmp_path_factory: pytest.TempPathFactory, mirror: Path, default_params):
+def built(tmp_path_factory: pytest.TempPathFactory, mirrors: list[Path], default_params):
     """build(name) -> processed dir: each benchmark acquired from the mirror and built once."""
     from idiombench.benchmarks import get_benchmark
     from idiombench.benchmarks.base import write_build
@@ -47,7 +67,7 @@ def built(tmp_path_factory: pytest.TempPathFactory, mirror: Path, default_params
             bench = get_benchmark(name)
             config = default_params.benchmark(name)
             raw = root / "raw" / name
-            acquire(name, bench.file_specs(config), raw, mirror, download=False)
+            acquire(name, bench.file_specs(config), raw, mirrors, download=False)
             out = root / "processed" / name
             write_build(bench.build(raw, config), out)
             done[name] = out

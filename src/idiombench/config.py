@@ -25,9 +25,10 @@ DEFAULT_PARAMS = Path("params.yaml")
 
 
 class DataConfig(StrictModel):
-    mirror: str | None = Field(
-        "../shared/benchmarks",
-        description="Directory mirroring the upstream release files; IDIOMBENCH_MIRROR overrides it.",
+    mirror: str | list[str] | None = Field(
+        ["../shared/benchmarks", "../shared/reference-code"],
+        description="Directories mirroring the upstream files (each laid out <benchmark>/<path>), searched in "
+        "order; IDIOMBENCH_MIRROR (directories separated by ':') overrides it.",
     )
     download: bool = Field(True, description="Fall back to the pinned upstream URL when the mirror lacks a file.")
     timeout_s: float = Field(60.0, gt=0)

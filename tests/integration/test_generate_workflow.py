@@ -37,10 +37,10 @@ def summary(project: Path, model: str) -> dict:
     return json.loads((project / "results" / "logs" / f"generate-{model}.json").read_text(encoding="utf-8"))
 
 
-def test_snakemake_runs_one_generate_job_per_model_on_claimed_gpus(make_project, mirror: Path, tmp_path: Path):
+def test_snakemake_runs_one_generate_job_per_model_on_claimed_gpus(make_project, mirrors: list[Path], tmp_path: Path):
     project = make_project()
     set_models(project)
-    env = {**tool_env(mirror), "IDIOMBENCH_GPUS": "0,1", "IDIOMBENCH_GPU_LOCK_DIR": str(tmp_path / "locks"),
+    env = {**tool_env(mirrors), "IDIOMBENCH_GPUS": "0,1", "IDIOMBENCH_GPU_LOCK_DIR": str(tmp_path / "locks"),
            "IDIOMBENCH_GPU_WAIT_S": "60"}
     targets = [f"results/generations/{m}" for m in MODELS]
     run(["snakemake", *targets, "--cores", "2", "--resources", "gpu=2"], project, env)
@@ -59,10 +59,10 @@ def ran_stages(output: str) -> list[str]:
     return re.findall(r"Running stage '([^']+)'", output)
 
 
-def test_dvc_generate_reruns_only_on_its_params_and_hits_the_cache(make_project, mirror: Path, tmp_path: Path):
+def test_dvc_generate_reruns_only_on_its_params_and_hits_the_cache(make_project, mirrors: list[Path], tmp_path: Path):
     project = make_project()
     params = set_models(project)
-    env = {**tool_env(mirror), "IDIOMBENCH_GPUS": "0,1", "IDIOMBENCH_GPU_LOCK_DIR": str(tmp_path / "locks")}
+    env = {**tool_env(mirrors), "IDIOMBENCH_GPUS": "0,1", "IDIOMBENCH_GPU_LOCK_DIR": str(tmp_path / "locks")}
     first = run(["dvc", "repro", "generate"], project, env)
     assert {"generate@oracle", "generate@majority"} <= set(ran_stages(first.stdout))
     oracle = summary(project, "oracle")["total"]

@@ -14,21 +14,31 @@ from idiombench.io import sha256_bytes, sha256_file
 pytestmark = pytest.mark.mirror
 
 
+def mirror_root(mirrors: list[Path], mirror_path: str) -> Path:
+    """The first mirror directory holding the file (acquire's search order)."""
+    for root in mirrors:
+        if (root / mirror_path).is_file():
+            return root
+    pytest.fail(f"{mirror_path} is in no mirror directory ({', '.join(map(str, mirrors))})")
+
+
 @pytest.mark.parametrize("name", NAMES)
-def test_declared_files_match_mirror_manifest(name: str, mirror: Path, default_params):
+def test_declared_files_match_mirror_manifest(name: str, mirrors: list[Path], default_params):
     specs = get_benchmark(name).file_specs(default_params.benchmark(name))
     assert specs, name
-    manifests: dict[str, dict] = {}
+    manifests: dict[Path, dict] = {}
     for spec in specs:
-        bench_dir = spec.mirror_path.split("/", 1)[0]
-        if bench_dir not in manifests:
-            data = json.loads((mirror / bench_dir / "MANIFEST.json").read_text(encoding="utf-8"))
-            manifests[bench_dir] = {f["file"]: f for f in data["files"]}
-        entry = manifests[bench_dir][spec.mirror_path.split("/", 1)[1]]
-        assert (spec.sha256, spec.source_repo, spec.source_commit, spec.source_path) == (
-            entry["sha256"], entry["source_repo"], entry["source_commit"], entry["source_path"]
+        bench_dir, inside = spec.mirror_path.split("/", 1)
+        # Each mirror directory has one MANIFEST.json per benchmark (releases; released code).
+        manifest = mirror_root(mirrors, spec.mirror_path) / bench_dir / "MANIFEST.json"
+        if manifest not in manifests:
+            data = json.loads(manifest.read_text(encoding="utf-8"))
+            manifests[manifest] = {f["file"]: f for f in data["files"]}
+        entry = manifests[manifest][inside]
+        assert (spec.sha256, spec.bytes, spec.source_repo, spec.source_commit, spec.source_path) == (
+            entry["sha256"], entry["bytes"], entry["source_repo"], entry["source_commit"], entry["source_path"]
         )
-        assert sha256_file(mirror / spec.mirror_path) == spec.sha256
+        assert sha256_file(manifest.parent.parent / spec.mirror_path) == spec.sha256
         assert (spec.derive is not None) == ("derived" in entry)
 
 

@@ -69,12 +69,12 @@ def pdf_text(path: Path) -> str:
     return "\n".join(page.get_textpage().get_text_range() for page in document)
 
 
-def test_dvc_repro_runs_the_main_job_to_the_pdf_and_a_scoring_option_reruns_no_generation(make_project, mirror: Path):
+def test_dvc_repro_runs_the_main_job_to_the_pdf_and_a_scoring_option_reruns_no_generation(make_project, mirrors: list[Path]):
     project = make_project()
     params = smaller_sample(yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8")))
     write(project, params)
     run(["git", "commit", "-qam", "smaller sample"], project, tool_env())
-    env = {**tool_env(mirror), "MLFLOW_TRACKING_URI": f"sqlite:///{project / 'mlflow.db'}"}
+    env = {**tool_env(mirrors), "MLFLOW_TRACKING_URI": f"sqlite:///{project / 'mlflow.db'}"}
 
     first = run(["dvc", "repro"], project, env, timeout=1800)
     stages = ran_stages(first.stdout)

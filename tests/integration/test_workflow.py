@@ -19,9 +19,9 @@ BUILT = [f"data/processed/{name}" for name in NAMES]
 RENDERED = [f"results/prompts/{name}" for name in NAMES]
 
 
-def test_snakemake_builds_and_renders_every_benchmark_and_reruns_nothing(make_project, mirror: Path):
+def test_snakemake_builds_and_renders_every_benchmark_and_reruns_nothing(make_project, mirrors: list[Path]):
     project = make_project()
-    env = tool_env(mirror)
+    env = tool_env(mirrors)
     run(["snakemake", "--cores", "2", *BUILT, *RENDERED], project, env)
     for name in NAMES:
         stats = json.loads((project / "data" / "processed" / name / "build_stats.json").read_text(encoding="utf-8"))
@@ -39,11 +39,11 @@ def ran_stages(output: str) -> list[str]:
     return re.findall(r"Running stage '([^']+)'", output)
 
 
-def test_dvc_repro_is_incremental_per_benchmark(make_project, mirror: Path):
+def test_dvc_repro_is_incremental_per_benchmark(make_project, mirrors: list[Path]):
     """The data and prompt stages (`dvc repro render`: every render@<benchmark> and what it
     needs). generate runs a model: tests/integration/test_generate_workflow.py runs it."""
     project = make_project()
-    env = tool_env(mirror)
+    env = tool_env(mirrors)
     first = run(["dvc", "repro", "render"], project, env)
     assert sorted(ran_stages(first.stdout)) == sorted(
         [f"{stage}@{n}" for stage in ("acquire", "build", "render") for n in NAMES]

@@ -12,12 +12,20 @@ import pandas as pd
 import yaml
 
 from idiombench.benchmarks.orderprobe.build import Expression, expression_items
+from idiombench.benchmarks.orderprobe.lexicon import SACC_FILES, ReleasedLexicon, extract_languages
 from idiombench.items import Item
 from idiombench.scoring import ScoringConfig
 from idiombench.scoring.registry import BertScores, NLIScores, PairScores
 from idiombench.scoring.roles import all_role_infos
 
 ROOT = Path(__file__).resolve().parents[2]
+# Hand-written stand-ins for the released Sacc/*.py scripts (a few words per list, README there)
+SACC_FIXTURE = ROOT / "tests" / "fixtures" / "orderprobe"
+
+
+def fixture_lexicons() -> dict[str, ReleasedLexicon]:
+    """The stand-in word lists of the four languages, extracted as the build extracts them."""
+    return extract_languages(SACC_FIXTURE, list(SACC_FILES))
 
 
 def items_for(language: str, row: int, expression: str, references: list[str], category: str | None) -> list[Item]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import urllib.error
 from pathlib import Path
 
@@ -138,7 +139,36 @@ def test_record_is_deterministic_and_stray_files_removed(tmp_path: Path, mirror:
 
 def test_environment_overrides_configured_mirror(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     monkeypatch.setenv("IDIOMBENCH_MIRROR", str(tmp_path))
-    assert resolve_mirror("../shared/benchmarks") == tmp_path
+    assert resolve_mirror("../shared/benchmarks") == [tmp_path]
+    assert resolve_mirror(["../a", "../b"]) == [tmp_path]
+    monkeypatch.setenv("IDIOMBENCH_MIRROR", f"{tmp_path / 'a'}{os.pathsep}{tmp_path / 'b'}")
+    assert resolve_mirror("../shared/benchmarks") == [tmp_path / "a", tmp_path / "b"]
     monkeypatch.delenv("IDIOMBENCH_MIRROR")
-    assert resolve_mirror("../elsewhere") == Path("../elsewhere")
-    assert resolve_mirror(None) is None
+    assert resolve_mirror("../elsewhere") == [Path("../elsewhere")]
+    assert resolve_mirror(["../shared/benchmarks", "../shared/reference-code"]) == [
+        Path("../shared/benchmarks"), Path("../shared/reference-code")]
+    assert resolve_mirror(None) == []
+
+
+def test_several_mirrors_are_searched_in_order(tmp_path: Path, mirror: Path):
+    """The benchmark releases and the authors' code live in different mirror directories."""
+    empty = tmp_path / "empty-mirror"
+    result = acquire_file(spec_for(CONTENT), tmp_path / "raw", [empty, mirror], download=False)
+    assert result.source == "mirror"
+    assert (tmp_path / "raw" / "data" / "a.csv").read_bytes() == CONTENT
+
+
+def test_first_mirror_holding_a_wrong_copy_is_an_error(tmp_path: Path, mirror: Path):
+    other = tmp_path / "other"
+    (other / "bench" / "data").mkdir(parents=True)
+    (other / "bench" / "data" / "a.csv").write_bytes(b"tampered\n")
+    with pytest.raises(ChecksumError, match="other"):
+        acquire_file(spec_for(CONTENT), tmp_path / "raw", [other, mirror], download=False)
+
+
+def test_absent_from_every_mirror_names_each_path(tmp_path: Path):
+    with pytest.raises(AcquireError) as info:
+        acquire_file(spec_for(CONTENT), tmp_path / "raw", [tmp_path / "m1", tmp_path / "m2"], download=False)
+    message = str(info.value)
+    assert str(tmp_path / "m1" / "bench" / "data" / "a.csv") in message
+    assert str(tmp_path / "m2" / "bench" / "data" / "a.csv") in message

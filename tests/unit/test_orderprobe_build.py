@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,8 @@ from idiombench.benchmarks.orderprobe.build import build, permutation_patterns, 
 from idiombench.benchmarks.orderprobe.config import OrderProbeBuild
 from idiombench.errors import DataError
 from idiombench.items import read_items
+
+from orderprobe_fixtures import SACC_FIXTURE
 
 HEADER = "原始词语," + ",".join("".join(p) for p in itertools.permutations("ABCD")) + "\r\n"
 
@@ -43,6 +46,8 @@ def write_release(root: Path, *, zh_rows: list[str], ja_rows: list[str], zh_perm
         bom + "".join(r + "\r\n" for r in zh_struct), encoding="utf-8", newline="")
     (data / "Structure" / "Japanese" / "Japanese.csv").write_text(
         bom + "".join(r + "\r\n" for r in ja_struct), encoding="utf-8", newline="")
+    # the released S_Acc scripts (word lists): the hand-written stand-ins
+    shutil.copytree(SACC_FIXTURE / "Sacc", root / "Sacc")
     return root
 
 
@@ -148,10 +153,33 @@ def test_write_build_is_deterministic_and_readable(tmp_path: Path):
     root = write_release(tmp_path / "release", zh_rows=ZH_ROWS, ja_rows=JA_ROWS)
     write_build(build(root, CONFIG), tmp_path / "out1")
     write_build(build(root, CONFIG), tmp_path / "out2")
-    for name in ("restore.parquet", "build_stats.json"):
+    for name in ("restore.parquet", "build_stats.json", "released_lexicon.json"):
         assert (tmp_path / "out1" / name).read_bytes() == (tmp_path / "out2" / name).read_bytes()
     items = read_items(tmp_path / "out1" / "restore.parquet")
     assert len(items) == 6 * 24 and items[0].item_id == "zh-CN/0001/ABCD"
     stats = json.loads((tmp_path / "out1" / "build_stats.json").read_text(encoding="utf-8"))
     assert stats["tasks"] == {"restore": 144}
     assert not any(p.name.startswith(".") for p in tmp_path.iterdir())  # no staging dir left
+
+
+def test_build_writes_the_released_word_lists_of_its_languages(tmp_path: Path):
+    """The lists come from the acquired Sacc scripts (here the stand-ins), for the built languages only."""
+    from idiombench.benchmarks.orderprobe import lexicon
+
+    root = write_release(tmp_path / "release", zh_rows=ZH_ROWS, ja_rows=JA_ROWS)
+    write_build(build(root, CONFIG), tmp_path / "out")
+    loaded = lexicon.load(tmp_path / "out")
+    assert sorted(loaded) == ["ja", "zh-CN"]
+    assert loaded["zh-CN"].positive == {"优秀", "出色", "喜欢"}
+    assert loaded["ja"].overrides == {"一期一会": (True, False)}
+    stats = json.loads((tmp_path / "out" / "build_stats.json").read_text(encoding="utf-8"))
+    assert stats["details"]["released_word_lists"]["zh-CN"] == {
+        "file": "Sacc/sacc_chinese.py", "stopwords": 5, "negations": 2, "positive": 3, "negative": 3,
+        "idiom_overrides": 2}
+
+
+def test_build_without_the_acquired_scripts_names_the_missing_file(tmp_path: Path):
+    root = write_release(tmp_path / "release", zh_rows=ZH_ROWS, ja_rows=JA_ROWS)
+    (root / "Sacc" / "sacc_japanese.py").unlink()
+    with pytest.raises(DataError, match=r"sacc_japanese\.py: missing"):
+        build(root, CONFIG)

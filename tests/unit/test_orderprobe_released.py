@@ -7,6 +7,8 @@ released extra separators ; ； / 、, brackets, polarity words and negations, p
 overrides, an explanation without content words, explanations longer and shorter than the
 cell). Only model calls are stubbed: every neural value (cross-encoder, embedding cosine,
 BERTScore, NLI) is a fixed function of the pair's texts, fed identically to both sides.
+The released word lists are not taken from the imported modules: they are acquired from
+the reference-code directory through files.json and extracted as the build does (lexicon.py).
 `released` mode must equal the released code to float tolerance; `paper` mode must show the
 documented differences (docs/METRICS.md §1.9). The per-metric maximum differences are
 written to $IDIOMBENCH_DIFF_REPORT (a JSON file) when that variable is set.
@@ -28,10 +30,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from idiombench.benchmarks.orderprobe import metrics, released
+from idiombench.benchmarks.orderprobe import lexicon, metrics, released
 from idiombench.benchmarks.orderprobe.aggregate import sequential
 from idiombench.benchmarks.orderprobe.config import OrderProbeScore
 from idiombench.benchmarks.orderprobe.score import score_generations
+from idiombench.data.acquire import acquire
+from idiombench.data.manifest import load_file_specs
 from idiombench.scoring import polarity
 from idiombench.scoring.registry import BertScores, NLIScores, PairScores
 
@@ -217,7 +221,19 @@ def released_cell(references: list[str]) -> str:
     return released.reference_cell(references)
 
 
-def score_rows(compatibility: str, **options: Any) -> dict[tuple[str, int], dict[str, Any]]:
+@pytest.fixture(scope="module")
+def lexicons(tmp_path_factory) -> dict[str, lexicon.ReleasedLexicon]:
+    """The released word lists as the project gets them: the Sacc scripts declared in files.json
+    acquired (sha256-checked) from the reference-code directory, then extracted as the build does."""
+    specs = [s for s in load_file_specs("idiombench.benchmarks.orderprobe") if s.file.startswith("Sacc/")]
+    assert sorted(s.file for s in specs) == sorted(lexicon.SACC_FILES.values())
+    raw = tmp_path_factory.mktemp("acquired-orderprobe")
+    acquire("orderprobe", specs, raw, [REFERENCE.parent], download=False)
+    return lexicon.extract_languages(raw, list(SACC))
+
+
+def score_rows(compatibility: str, lexicons: dict[str, lexicon.ReleasedLexicon],
+               **options: Any) -> dict[tuple[str, int], dict[str, Any]]:
     """Score every case's canonical input with the project's scorer; keyed by (language, case)."""
     groups, rows, keys = [], [], {}
     for language, cases in CASES.items():
@@ -227,18 +243,19 @@ def score_rows(compatibility: str, **options: Any) -> dict[tuple[str, int], dict
             rows.append(gen_row(items[0], "zero_shot", explanation))
             keys[items[0].item_id] = (language, i)
     cfg = OrderProbeScore.model_validate({"compatibility": compatibility, **options})
-    scored = score_generations("m", {"zero_shot": frame(rows)}, index(*groups), cfg, HashScorers(paper_like_config()), [])
+    scored = score_generations("m", {"zero_shot": frame(rows)}, index(*groups), cfg, HashScorers(paper_like_config()), [],
+                               lexicons=lexicons)
     return {keys[r["item_id"]]: r for r in scored["zero_shot"].to_dict("records")}
 
 
 @pytest.fixture(scope="module")
-def released_rows():
-    return score_rows("released")
+def released_rows(lexicons):
+    return score_rows("released", lexicons)
 
 
 @pytest.fixture(scope="module")
-def paper_rows():
-    return score_rows("paper", s_acc={"polarity_halving": True})
+def paper_rows(lexicons):
+    return score_rows("paper", lexicons, s_acc={"polarity_halving": True})
 
 
 def test_every_language_and_at_least_40_inputs():
@@ -249,8 +266,10 @@ def test_every_language_and_at_least_40_inputs():
 
 
 @pytest.mark.parametrize("language", list(SACC))
-def test_released_word_lists_equal_the_code(sacc, language):
-    mine, theirs = released.lexicon(language), sacc[language]
+def test_released_word_lists_equal_the_code(sacc, lexicons, language):
+    """The lists extracted from the acquired script equal the imported module's values."""
+    mine, theirs = lexicons[language], sacc[language]
+    assert mine.stopwords and mine.negations and mine.positive and mine.negative and mine.overrides
     assert mine.stopwords == theirs.STOPWORDS and mine.negations == theirs.NEGATIONS
     assert mine.positive == theirs.POLAR_POS and mine.negative == theirs.POLAR_NEG
     assert {k: (v["pos"], v["neg"]) for k, v in theirs.IDIOM_POLARITY_OVERRIDES.items()} == mine.overrides
@@ -317,7 +336,7 @@ def test_s_acc_released_mode_equals_the_code(sacc, released_rows, paper_rows):
     assert worst_paper["lex"] > 0.01 and worst_paper["s_acc"] > 0.01
 
 
-def test_polarity_rule_equals_the_code(sacc):
+def test_polarity_rule_equals_the_code(sacc, lexicons):
     n = 0
     for language, cases in CASES.items():
         module = sacc[language]
@@ -325,7 +344,7 @@ def test_polarity_rule_equals_the_code(sacc):
             refs = released.split_references(released_cell(references))
             for idiom in ("", expression):
                 _, theirs = module.content_fbeta_with_polarity_multi(explanation, refs, idiom=idiom)
-                assert polarity.polarity_contradicts(explanation, refs, language, idiom) == theirs
+                assert polarity.polarity_contradicts(explanation, refs, lexicons[language], idiom) == theirs
                 n += 1
     record("polarity conflict", "released", n, 0.0)
 

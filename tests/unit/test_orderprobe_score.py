@@ -4,6 +4,7 @@ inputs), not-computed roles, batching (one scorer call per role) and bad input."
 
 from __future__ import annotations
 
+import json
 import math
 
 import pandas as pd
@@ -11,10 +12,19 @@ import pytest
 
 from idiombench.benchmarks.orderprobe.config import OrderProbeScore
 from idiombench.benchmarks.orderprobe.score import score_generations
-from idiombench.errors import DataError
+from idiombench.errors import DataError, IdiombenchError
 from idiombench.scoring.tokenize import content_tokens, tokenize
 
-from orderprobe_fixtures import FakeScorers, frame, gen_row, index, items_for, paper_like_config, scoring_config
+from orderprobe_fixtures import (
+    FakeScorers,
+    fixture_lexicons,
+    frame,
+    gen_row,
+    index,
+    items_for,
+    paper_like_config,
+    scoring_config,
+)
 
 EXPR = "不耻下问"
 R1, R2 = "谦虚好学", "形容行为放纵"
@@ -144,8 +154,9 @@ def test_options_mean_aggregation_one_direction_bleu_penalty():
 
 
 def test_polarity_halving_switch():
-    """The released code's rule and lists: Fβ halved when the explanation's polarity conflicts with every reference."""
-    text = "僵化死板的谦虚"  # negative (僵化, 死板 in the released list); the reference 优秀谦虚 is positive (优秀)
+    """The released code's rule: Fβ halved when the explanation's polarity conflicts with every reference
+    (word lists: the hand-written stand-ins of tests/fixtures/orderprobe/Sacc, passed as the build's output)."""
+    text = "僵化死板的谦虚"  # negative (僵化, 死板 in the stand-in list); the reference 优秀谦虚 is positive (优秀)
     assert content_tokens(text, "zh-CN", keep=[EXPR]) == ["僵化", "死板", "谦虚"]
     # β = 1 over {僵化, 死板, 谦虚} vs {优秀, 谦虚}: P = 1/3, R = 1/2 -> F1 = 0.4
     items = items_for("zh-CN", 1, EXPR, ["优秀谦虚"], "Verb-Object")
@@ -153,11 +164,49 @@ def test_polarity_halving_switch():
 
     def f_beta(halving: bool):
         cfg = OrderProbeScore.model_validate({"s_acc": {"polarity_halving": halving, "beta": 1.0}})
-        out = score_generations("m", gens, index(items), cfg, FakeScorers(scoring_config()), [])["zero_shot"].iloc[0]
+        out = score_generations("m", gens, index(items), cfg, FakeScorers(scoring_config()), [],
+                                lexicons=fixture_lexicons())["zero_shot"].iloc[0]
         return out["f_beta"], bool(out["f_beta_halved"])
 
     assert f_beta(False) == (pytest.approx(0.4), False)
     assert f_beta(True) == (pytest.approx(0.2), True)
+
+
+def test_polarity_halving_without_the_built_word_lists_is_a_clear_error():
+    items = items_for("zh-CN", 1, EXPR, ["优秀谦虚"], "Verb-Object")
+    gens = {"zero_shot": frame([gen_row(BY_PATTERN["ABDC"], "zero_shot", "僵化死板的谦虚")])}
+    cfg = OrderProbeScore.model_validate({"s_acc": {"polarity_halving": True}})
+    with pytest.raises(IdiombenchError, match="no released word lists for zh-CN"):
+        score_generations("m", gens, index(items), cfg, FakeScorers(scoring_config()), [])
+
+
+def test_score_reads_the_word_lists_from_the_build_output(tmp_path, monkeypatch):
+    """score() loads data/processed/orderprobe/released_lexicon.json only when the options use it."""
+    from idiombench import paths
+    from idiombench.benchmarks.orderprobe import lexicon, score as score_module
+
+    monkeypatch.setattr(paths, "processed_dir", lambda name: tmp_path / name)
+    monkeypatch.setattr(score_module, "load_prompt_index", lambda directory: {})
+    items = items_for("zh-CN", 1, EXPR, ["优秀谦虚"], "Verb-Object")
+    gens = {"zero_shot": frame([gen_row(BY_PATTERN["ABDC"], "zero_shot", "僵化死板的谦虚")])}
+
+    class Ctx:
+        model, generations = "m", gens
+        scorers = FakeScorers(scoring_config())
+
+        def __init__(self, options):
+            self.items = index(items)
+            self.notes: list[str] = []
+            self.config = type("C", (), {"score": OrderProbeScore.model_validate(options)})()
+
+    halving = {"s_acc": {"polarity_halving": True, "beta": 1.0}}
+    assert not score_module.score(Ctx({}))["zero_shot"].iloc[0]["f_beta_halved"]  # lists not needed, not read
+    with pytest.raises(DataError, match="released_lexicon.json: missing"):
+        score_module.score(Ctx(halving))
+    (tmp_path / "orderprobe").mkdir()
+    (tmp_path / "orderprobe" / lexicon.LEXICON_FILE).write_text(
+        json.dumps(lexicon.to_json(fixture_lexicons()), ensure_ascii=False), encoding="utf-8")
+    assert score_module.score(Ctx(halving))["zero_shot"].iloc[0]["f_beta_halved"]
 
 
 def test_empty_output_failed_generation_and_no_references_count_zero_and_are_flagged():

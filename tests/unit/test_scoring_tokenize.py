@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from idiombench.errors import IdiombenchError
 from idiombench.scoring import polarity as pol
 from idiombench.scoring.tokenize import (
     analyse,
@@ -14,6 +15,8 @@ from idiombench.scoring.tokenize import (
     tokenize,
     tokenizer_name,
 )
+
+from orderprobe_fixtures import fixture_lexicons
 
 
 def test_chinese_keeps_the_expression_and_drops_stop_words():
@@ -85,7 +88,16 @@ def test_stop_list_format_and_errors():
         assert listed.forms or listed.tags or listed.form_tags
 
 
-# -- polarity (the released OrderProbe rule and lists) ------------------------
+# -- polarity (the released OrderProbe rule; stand-in word lists) --------------
+# The released lists are build output from the acquired scripts; here the hand-written
+# stand-ins of tests/fixtures/orderprobe/Sacc (a few words each) are extracted the same way.
+
+LEXICONS = fixture_lexicons()
+
+
+def lists(language: str):
+    return pol.lexicon_for(LEXICONS, language)
+
 
 @pytest.mark.parametrize(
     "text,language,expected",
@@ -102,26 +114,38 @@ def test_stop_list_format_and_errors():
     ],
 )
 def test_polarity_features(text: str, language: str, expected: tuple[bool, bool, bool]):
-    f = pol.features(text, language)
+    f = pol.features(text, lists(language))
     assert (f.positive, f.negative, f.negated) == expected
 
 
 def test_polarity_contradicts_every_reference():
     refs = ["形容非常优秀", "比喻出色"]
-    assert pol.polarity_contradicts("态度死板", refs, "zh-CN")  # explanation negative, references positive
-    assert not pol.polarity_contradicts("态度死板", refs + ["指一件事"], "zh-CN")  # one neutral reference
-    assert not pol.polarity_contradicts("形容出色", refs, "zh-CN")  # agrees
-    assert not pol.polarity_contradicts("指一件事", refs, "zh-CN")  # neutral explanation, no negation
-    assert not pol.polarity_contradicts("态度死板", [], "zh-CN")  # no references
-    assert not pol.polarity_contradicts("a bad idea", ["a good idea"], "en")  # no released lists: never
+    zh = lists("zh-CN")
+    assert pol.polarity_contradicts("态度死板", refs, zh)  # explanation negative, references positive
+    assert not pol.polarity_contradicts("态度死板", refs + ["指一件事"], zh)  # one neutral reference
+    assert not pol.polarity_contradicts("形容出色", refs, zh)  # agrees
+    assert not pol.polarity_contradicts("指一件事", refs, zh)  # neutral explanation, no negation
+    assert not pol.polarity_contradicts("态度死板", [], zh)  # no references
+    assert lists("en") is None  # no released lists: never conflicts
+    assert not pol.polarity_contradicts("a bad idea", ["a good idea"], lists("en"))
 
 
-def test_issue_12_false_conflict_is_gone():
-    """The project's former lists flagged a conflict here; the released rule does not."""
-    assert not pol.polarity_contradicts("形容虚心好学。", ["乐于向学问或地位比自己低的人学习，而不觉得不好意思"], "zh-CN")
+def test_negated_explanation_conflicts_with_a_positive_reference():
+    """The rule's second branch: negated and not positive against a positive reference."""
+    assert pol.polarity_contradicts("没有办法", ["形容出色"], lists("zh-CN"))
+    assert not pol.polarity_contradicts("没有办法", ["形容一件事"], lists("zh-CN"))
+
+
+def test_missing_lists_of_a_covered_language_are_an_error():
+    with pytest.raises(IdiombenchError, match="no released word lists for ko"):
+        pol.lexicon_for({"zh-CN": lists("zh-CN")}, "ko")
+    with pytest.raises(IdiombenchError, match="language must be a string"):
+        pol.lexicon_for(LEXICONS, None)  # type: ignore[arg-type]
 
 
 def test_idiom_override_fixes_the_polarity():
-    assert pol.features("随便什么文字", "zh-CN", "爱不释手") == pol.Features(True, False, False)
+    assert pol.features("随便什么文字", lists("zh-CN"), "一帆风顺") == pol.Features(True, False, False)
+    # a key the table leaves out counts False (the released code's ov.get("pos", False))
+    assert pol.features("좋은", lists("ko"), "작심삼일") == pol.Features(False, True, False)
 
 

@@ -68,6 +68,9 @@ class BuildStats:
 class BuildResult:
     tasks: dict[str, list[Item]]
     stats: BuildStats
+    # name -> JSON body: further build outputs a later stage reads from the processed
+    # directory (OrderProbe: the released word lists extracted from the acquired scripts)
+    files: dict[str, Any] = field(default_factory=dict)
 
 
 class Benchmark(Protocol):
@@ -92,6 +95,8 @@ def write_build(result: BuildResult, out_dir: Path) -> dict[str, Any]:
         for task, items in sorted(result.tasks.items()):
             write_items(staging / f"{task}.parquet", items)
             counts[task] = len(items)
+        for name, body in sorted(result.files.items()):
+            write_json(staging / name, body)
         stats = result.stats.to_json(counts)
         write_json(staging / "build_stats.json", stats)
     return stats

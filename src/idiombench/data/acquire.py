@@ -1,5 +1,9 @@
-"""Acquisition: copy each declared file from the mirror, else download it from the
-pinned upstream commit, and verify its sha256 on every copy."""
+"""Acquisition: copy each declared file from the first mirror directory that holds it,
+else download it from the pinned upstream commit, and verify its sha256 on every copy.
+
+A mirror is a list of directories, each laid out `<benchmark>/<path>` (a file's
+`mirror_path`): the benchmark releases and the authors' released code live in different
+directories on developer machines (../shared/benchmarks, ../shared/reference-code)."""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ import json
 import os
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,12 +22,32 @@ from .manifest import DERIVE_DROP_FIELDS, FileSpec
 MIRROR_ENV = "IDIOMBENCH_MIRROR"
 
 Fetcher = Callable[[str, float], bytes]
+Mirrors = Path | Sequence[Path] | None
 
 
-def resolve_mirror(configured: str | None) -> Path | None:
-    """The environment variable wins over params.yaml (CI and users point it elsewhere)."""
-    value = os.environ.get(MIRROR_ENV) or configured
-    return Path(value).expanduser() if value else None
+def resolve_mirror(configured: str | Sequence[str] | None) -> list[Path]:
+    """The mirror directories, in the order they are searched. The environment variable
+    (directories separated by os.pathsep, `:` on POSIX) wins over params.yaml's
+    `data.mirror` (one directory or a list): CI and users point it elsewhere."""
+    from_env = os.environ.get(MIRROR_ENV)
+    if from_env:
+        entries: Sequence[str] = from_env.split(os.pathsep)
+    elif configured is None:
+        entries = []
+    elif isinstance(configured, str):
+        entries = [configured]
+    else:
+        entries = list(configured)
+    return [Path(entry).expanduser() for entry in entries if entry.strip()]
+
+
+def mirror_list(mirrors: Mirrors) -> list[Path]:
+    """One directory, several, or none, as a list (callers pass either)."""
+    if mirrors is None:
+        return []
+    if isinstance(mirrors, Path):
+        return [mirrors]
+    return list(mirrors)
 
 
 def http_fetch(url: str, timeout: float) -> bytes:
@@ -70,7 +94,7 @@ class AcquireReport:
 def acquire_file(
     spec: FileSpec,
     dest_root: Path,
-    mirror: Path | None,
+    mirror: Mirrors,
     *,
     download: bool,
     timeout: float = 60.0,
@@ -80,8 +104,13 @@ def acquire_file(
     if dest.exists() and sha256_file(dest) == spec.sha256:
         return AcquiredFile(spec.file, spec.sha256, "present")
 
-    if mirror is not None and (mirror / spec.mirror_path).is_file():
-        source_path = mirror / spec.mirror_path
+    mirrors = mirror_list(mirror)
+    for root in mirrors:
+        source_path = root / spec.mirror_path
+        if not source_path.is_file():
+            continue
+        # The first directory holding the file decides: a wrong copy there is an error, not
+        # a reason to look further (two differing copies would make the source ambiguous).
         data = source_path.read_bytes()
         actual = sha256_bytes(data)
         if actual != spec.sha256:
@@ -89,7 +118,9 @@ def acquire_file(
         write_bytes(dest, data)
         return AcquiredFile(spec.file, actual, "mirror")
 
-    tried = f"mirror {mirror / spec.mirror_path}" if mirror is not None else "no mirror configured"
+    tried = (
+        "mirror " + ", ".join(str(root / spec.mirror_path) for root in mirrors) if mirrors else "no mirror configured"
+    )
     if not download:
         raise AcquireError(
             f"{spec.file}: not found ({tried}) and downloads are disabled (data.download: false); "
@@ -100,8 +131,8 @@ def acquire_file(
     except (urllib.error.URLError, OSError, TimeoutError) as exc:
         raise AcquireError(
             f"{spec.file}: not found ({tried}) and the download of {spec.upstream_url} failed: {exc}; "
-            f"expected sha256 {spec.sha256}. Set {MIRROR_ENV} or data.mirror to a directory holding "
-            f"{spec.mirror_path}."
+            f"expected sha256 {spec.sha256}. Set {MIRROR_ENV} or data.mirror to directories of which one "
+            f"holds {spec.mirror_path}."
         ) from exc
     if spec.derive is not None:
         data = derive(spec, data)
@@ -116,7 +147,7 @@ def acquire(
     benchmark: str,
     specs: list[FileSpec],
     dest_root: Path,
-    mirror: Path | None,
+    mirror: Mirrors,
     *,
     download: bool,
     timeout: float = 60.0,

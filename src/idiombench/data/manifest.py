@@ -15,7 +15,7 @@ class FileSpec:
     """One file a benchmark needs.
 
     file: path under data/raw/<benchmark>/.
-    mirror_path: path under the mirror root (../shared/benchmarks by default).
+    mirror_path: path under a mirror directory (data.mirror: one or several, searched in order).
     source_repo/source_commit/source_path: where the file lives upstream.
     derive: for files that are not verbatim upstream files (SemanticQA's instances
       are the published results with the model's prediction removed): how to

@@ -11,6 +11,9 @@ Release quirks handled here (all counted in build_stats.json, see METRICS.md §1
   regenerated here (itertools order) and the file is only a cross-check.
 - the structure files may list an expression twice with different categories:
   the first listing wins and the conflict is reported.
+
+The build also extracts the released S_Acc word lists from the acquired Sacc/*.py scripts
+(lexicon.py) into released_lexicon.json: score reads them from the build output.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from ...errors import DataError
 from ...data.readers import read_csv_rows
 from ...items import Item
 from ..base import BuildResult, BuildStats
+from . import lexicon
 from .config import OrderProbeBuild
 
 BENCHMARK = "orderprobe"
@@ -259,9 +263,15 @@ def build(raw_dir: Path, cfg: OrderProbeBuild) -> BuildResult:
         ),
         "dedupe": cfg.dedupe,
     }
+    lexicons = lexicon.extract_languages(raw_dir, list(cfg.languages))
+    stats.details["released_word_lists"] = {
+        language: {"file": lexicon.SACC_FILES[language], **{f: len(getattr(lex, f)) for f in lexicon.WORD_LIST_VARIABLES},
+                   "idiom_overrides": len(lex.overrides)}
+        for language, lex in sorted(lexicons.items())
+    }
     stats.notes.append(
         "The permutation files' header names 24 patterns starting with ABCD, but each row holds the canonical "
         "form followed by the 23 non-identity permutations in itertools order (ABDC ... DCBA); labels here "
         "follow the cells, not the header."
     )
-    return BuildResult(tasks={TASK: items}, stats=stats)
+    return BuildResult(tasks={TASK: items}, stats=stats, files={lexicon.LEXICON_FILE: lexicon.to_json(lexicons)})

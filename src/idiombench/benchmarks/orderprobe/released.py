@@ -1,6 +1,8 @@
 """OrderProbe's `compatibility: released` mode: the arithmetic of the authors' released
 metric code (github Zhaolu-K/OrderProbe, commit 7ef758a; docs/METRICS.md §1.9), rewritten
-here function by function so that the same inputs give the same numbers.
+here function by function so that the same inputs give the same numbers. The released word
+lists are not part of the project: the build extracts them from the acquired scripts
+(lexicon.py) and the functions below receive one language's lists as `lex`.
 
 Where the released code departs from the paper, this module follows the code:
 - references: the cell is split on `||`, `;`, `；`, `/` and `、` (the paper: `||` only),
@@ -26,48 +28,17 @@ input's S_Acc as S_orig and keeps the code's other choices (see aggregate.sequen
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
-from functools import lru_cache
-from importlib import resources
 
-from ...errors import IdiombenchError
+from .lexicon import ReleasedLexicon
 
-LEXICON_FILE = "released_orderprobe.json"  # scoring/data/polarity/
 REFERENCE_SEPARATOR = "||"
 # The released to_refs: `||`, `;`, `；`, `/`, `、` with the spaces around them.
 _SPLIT = re.compile(r"\s*(\|\||;|；|/|、)\s*")
 _SEPARATORS = frozenset({"||", ";", "；", "/", "、"})
-
-
-@dataclass(frozen=True)
-class ReleasedLexicon:
-    stopwords: frozenset[str]
-    negations: frozenset[str]
-    positive: frozenset[str]
-    negative: frozenset[str]
-    # idiom -> (has_positive, has_negative): the code's per-idiom polarity overrides
-    overrides: dict[str, tuple[bool, bool]]
-
-
-@lru_cache(maxsize=None)
-def lexicon(language: str) -> ReleasedLexicon:
-    """The released word lists of a language (zh-CN, zh-TW, ja, ko)."""
-    raw = json.loads(resources.files("idiombench.scoring").joinpath("data", "polarity", LEXICON_FILE)
-                     .read_text(encoding="utf-8"))
-    entry = raw["languages"].get(language)
-    if entry is None:
-        raise IdiombenchError(f"scoring/data/polarity/{LEXICON_FILE}: no released word lists for language "
-                              f"{language!r} (expected one of {', '.join(raw['languages'])})")
-    return ReleasedLexicon(
-        stopwords=frozenset(entry["stopwords"]), negations=frozenset(entry["negations"]),
-        positive=frozenset(entry["positive"]), negative=frozenset(entry["negative"]),
-        overrides={k: (bool(v["positive"]), bool(v["negative"])) for k, v in entry["idiom_overrides"].items()},
-    )
 
 
 def clean_text(text: str) -> str:
@@ -97,9 +68,10 @@ def _cut(text: str) -> list[str]:
     return list(tokenizer.cut(text))
 
 
-def content_words(text: str, language: str) -> list[str]:
-    """The released tokenize_content: jieba words minus stop words and blanks (every language)."""
-    stop = lexicon(language).stopwords
+def content_words(text: str, lex: ReleasedLexicon) -> list[str]:
+    """The released tokenize_content: jieba words minus the language's stop words and blanks
+    (every language)."""
+    stop = lex.stopwords
     return [t for t in _cut(text) if t and t not in stop and not t.isspace()]
 
 
@@ -124,7 +96,7 @@ def aggregate(values: Sequence[float], how: str) -> float | None:
     return math.fsum(kept) / len(kept) if how == "mean" else max(kept)
 
 
-def f_beta(explanation: str, references: Sequence[str], language: str, idiom: str, beta: float = 2.0,
+def f_beta(explanation: str, references: Sequence[str], lex: ReleasedLexicon, idiom: str, beta: float = 2.0,
            how: str = "max") -> tuple[float, bool]:
     """The released content_fbeta_with_polarity_multi: (Fβ aggregated over the references,
     halved when the polarity of every reference conflicts; whether it was halved)."""
@@ -132,25 +104,25 @@ def f_beta(explanation: str, references: Sequence[str], language: str, idiom: st
 
     if not references:
         return 0.0, False
-    mine = set(content_words(explanation, language))
-    scores = [f_beta_sets(mine, set(content_words(r, language)), beta) for r in references]
-    conflicts = reference_conflicts(explanation, references, language, idiom)
+    mine = set(content_words(explanation, lex))
+    scores = [f_beta_sets(mine, set(content_words(r, lex)), beta) for r in references]
+    conflicts = reference_conflicts(explanation, references, lex, idiom)
     value = aggregate(scores, how)
     assert value is not None  # f_beta_sets never returns NaN
     halved = all(conflicts)
     return (value * 0.5 if halved else value), halved
 
 
-def lexical_cosine(explanation: str, references: Sequence[str], language: str, how: str = "max") -> float | None:
+def lexical_cosine(explanation: str, references: Sequence[str], lex: ReleasedLexicon, how: str = "max") -> float | None:
     """The released lexical_cosine_over_refs; None (NaN there) when the explanation has no
     content word or there are no references."""
-    mine = Counter(content_words(explanation, language))
+    mine = Counter(content_words(explanation, lex))
     if not references or not mine:
         return None
     norm_mine = math.sqrt(sum(v * v for v in mine.values()))
     values = []
     for reference in references:
-        theirs = Counter(content_words(reference, language))
+        theirs = Counter(content_words(reference, lex))
         if not theirs:
             continue
         norm_theirs = math.sqrt(sum(v * v for v in theirs.values()))

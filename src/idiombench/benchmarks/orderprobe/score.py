@@ -39,9 +39,9 @@ from ...parsing import clean_output
 from ...prompts import PROMPT_SCHEMA
 from ...scoring.lexical import f_beta as f_beta_score
 from ...scoring.lexical import lexical_cosine, rouge_l_precision, token_length
-from ...scoring.polarity import polarity_contradicts
+from ...scoring.polarity import lexicon_for, polarity_contradicts
 from ...scoring.tokenize import content_tokens
-from . import metrics, released
+from . import lexicon, metrics, released
 from .config import OrderProbeScore
 from .neural import CE_ROLE, NLI_ROLE, ROLES, Requests, Results, bert_role, run_requests, sts_role
 from .parse import parse_explanation
@@ -246,8 +246,15 @@ def _term(results: Results, role: str, positions: list[int], how: str) -> float:
     return metrics.over_references([float(results.get(role, p)) for p in positions], how)
 
 
-def finish_row(row: RowWork, results: Results, scorers: Any, cfg: OrderProbeScore, memo: LexicalMemo) -> dict[str, Any]:
-    """The semantic terms of one row from the batched results and the lexical memo."""
+def needs_lexicons(cfg: OrderProbeScore) -> bool:
+    """Whether scoring reads the released word lists (the build's released_lexicon.json)."""
+    return cfg.compatibility == "released" or cfg.s_acc.polarity_halving
+
+
+def finish_row(row: RowWork, results: Results, scorers: Any, cfg: OrderProbeScore, memo: LexicalMemo,
+               lexicons: Mapping[str, lexicon.ReleasedLexicon]) -> dict[str, Any]:
+    """The semantic terms of one row from the batched results, the lexical memo and the
+    released word lists (language -> lists; read only by the polarity rule and `released`)."""
     record = row.record
     language, expression = row.item.language, row.item.meta["expression"]
     flags: list[str] = []
@@ -263,7 +270,7 @@ def finish_row(row: RowWork, results: Results, scorers: Any, cfg: OrderProbeScor
     nli_on = role_computed(scorers, NLI_ROLE) and record["pass"] == MAIN_PASS
     acc = cfg.s_acc
     if row.scorable and cfg.compatibility == "released":
-        terms = released_terms(row, results, ce_on, sts_on, bert_on, nli_on, cfg)
+        terms = released_terms(row, results, ce_on, sts_on, bert_on, nli_on, cfg, lexicons)
         return {**record, **terms, "score_flags": FLAG_SEPARATOR.join(flags)}
     if row.scorable:
         explanation, references = row.explanation, row.item.references
@@ -275,7 +282,8 @@ def finish_row(row: RowWork, results: Results, scorers: Any, cfg: OrderProbeScor
         golds = [memo.content_tokens(r, language, expression) for r in references]
         lex = metrics.over_references([lexical_cosine(mine, g) for g in golds], acc.reference_aggregation)
         f_beta = metrics.over_references([f_beta_score(mine, g, acc.beta) for g in golds], acc.reference_aggregation)
-        halved = bool(acc.polarity_halving and polarity_contradicts(explanation, list(references), language, expression))
+        halved = bool(acc.polarity_halving and polarity_contradicts(
+            explanation, list(references), lexicon_for(lexicons, language), expression))
         f_beta = metrics.halve_if_contradicting(f_beta, halved)
         length = memo.length(explanation, language, expression)
         s_info = metrics.over_references([
@@ -314,7 +322,7 @@ def finish_row(row: RowWork, results: Results, scorers: Any, cfg: OrderProbeScor
 
 
 def released_terms(row: RowWork, results: Results, ce_on: bool, sts_on: bool, bert_on: bool, nli_on: bool,
-                   cfg: OrderProbeScore) -> dict[str, Any]:
+                   cfg: OrderProbeScore, lexicons: Mapping[str, lexicon.ReleasedLexicon]) -> dict[str, Any]:
     """The terms of one scorable row as the released code computes them (released.py)."""
     assert row.explanation is not None
     language, expression = row.item.language, row.item.meta["expression"]
@@ -324,8 +332,12 @@ def released_terms(row: RowWork, results: Results, ce_on: bool, sts_on: bool, be
     ce = _term(results, CE_ROLE, row.ce, how) if ce_on and row.ce else None
     sts = _term(results, sts_role(language), row.sts, how) if sts_on and row.sts else None
     bert = _term(results, bert_role(language), row.bert, how) if bert_on and row.bert else None
-    lex = released.lexical_cosine(explanation, row.references, language, how)
-    f_beta, halved = released.f_beta(explanation, row.references, language, expression, cfg.s_acc.beta, how)
+    lists = lexicon_for(lexicons, language)
+    if lists is None:
+        raise IdiombenchError(f"orderprobe: compatibility: released has no word lists for language {language!r} "
+                              f"(the released code covers {', '.join(lexicon.SACC_FILES)})")
+    lex = released.lexical_cosine(explanation, row.references, lists, how)
+    f_beta, halved = released.f_beta(explanation, row.references, lists, expression, cfg.s_acc.beta, how)
     weights = (cfg.s_acc.weight_ce, cfg.s_acc.weight_representation, cfg.s_acc.weight_f_beta)
     s_logic = float(results.get(NLI_ROLE, row.nli_r_to_e[0])[0]) if nli_on and row.nli_r_to_e else None
     return {
@@ -340,8 +352,10 @@ def score_generations(
     model: str, generations: Mapping[str, pd.DataFrame], items: Mapping[str, Mapping[str, Item]],
     cfg: OrderProbeScore, scorers: Any, notes: list[str],
     prompt_index: Mapping[str, Mapping[str, str]] | None = None,
+    lexicons: Mapping[str, lexicon.ReleasedLexicon] | None = None,
 ) -> dict[str, pd.DataFrame]:
-    """Score tables per setting (see the module docstring)."""
+    """Score tables per setting (see the module docstring). `lexicons`: the released word
+    lists per language (lexicon.load), needed when needs_lexicons(cfg)."""
     work = prepare_rows(model, generations, items, prompt_index or {}, notes)
     requests = request_pairs(work, scorers, cfg)
     results = run_requests(scorers, requests) if requests.pairs else Results()
@@ -353,7 +367,7 @@ def score_generations(
             if not scorers.info(role).computed:
                 notes.append(f"orderprobe: {role} is not computed in this profile: its term is reported as not computed")
     memo = LexicalMemo()
-    rows = [finish_row(row, results, scorers, cfg, memo) for row in work]
+    rows = [finish_row(row, results, scorers, cfg, memo, lexicons or {}) for row in work]
     tables: dict[str, pd.DataFrame] = {}
     for setting in sorted(generations):
         selected = [r for r in rows if r["setting"] == setting]
@@ -370,5 +384,8 @@ def score(ctx: Any) -> dict[str, pd.DataFrame]:
     if not prompt_index:
         ctx.notes.append(f"orderprobe: {paths.prompts_dir(BENCHMARK)} has no prompts tables: template ids and hashes "
                          "are not recorded")
+    # The released word lists are build output (extracted from the acquired Sacc scripts),
+    # read only when the configuration uses them, so that other profiles need no rebuild.
+    lexicons = lexicon.load(paths.processed_dir(BENCHMARK)) if needs_lexicons(ctx.config.score) else {}
     return score_generations(ctx.model, ctx.generations, ctx.items, ctx.config.score, ctx.scorers, ctx.notes,
-                             prompt_index)
+                             prompt_index, lexicons)
