@@ -14,6 +14,7 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/render.smk"
 include: "workflow/rules/generate.smk"
 include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/dvc_sync.smk"
 
 
 onstart:
@@ -25,6 +26,13 @@ onstart:
     _warning = gpu_oversubscription_warning(_gpus) if _gpus else None
     if _warning:
         print(_warning, file=sys.stderr)
+
+
+onsuccess:
+    # Snakemake -> DVC: record in dvc.lock the stages made of this run's outputs (every job
+    # in the DAG is current after a successful run), so `dvc status` is clean afterwards.
+    for _line in dvc_sync.record_snakemake_run(Path.cwd(), dvc_sync.dag_outputs(workflow)).lines():
+        print(_line, file=sys.stderr)
 
 
 rule all:
