@@ -39,3 +39,5 @@ rule all:
     default_target: True
     input:
         "reports/all_tables.pdf",
+        "results/plots",
+        "results/headline.json",
