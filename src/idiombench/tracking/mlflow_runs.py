@@ -60,6 +60,13 @@ SAMPLE_GENERATIONS = 25
 MAX_PARAM_LENGTH = 6000
 
 
+def ui_url(experiment_id: str, base: str = "http://127.0.0.1:5000") -> str:
+    """The `mlflow ui` link that opens an experiment on its runs table. MLflow 3.17's UI
+    chooses the page from its global GenAI / Model training switch (this URL parameter,
+    else the browser's last choice, GenAI by default), not from the experiment-kind tag."""
+    return f"{base}/#/experiments/{experiment_id}/runs?workflowType=machine_learning"
+
+
 def tracking_uri() -> str:
     return os.environ.get("MLFLOW_TRACKING_URI") or DEFAULT_TRACKING_URI
 
@@ -298,6 +305,7 @@ def track(params: Params, benchmark: str, model: str, out: Path | None = None) -
     client = MlflowClient(tracking_uri=uri)
     experiment_id = ensure_experiment(client, benchmark)
     record["status"] = SCORED
+    record["ui"] = ui_url(experiment_id)
     parent_counts = {"created": 0, "updated": 0, "replaced": 0}
     parent_id = _track_parent(client, experiment_id, params, benchmark, model, body, parent_counts)
     record["parent"] = {"run_id": parent_id, "counts": parent_counts}
