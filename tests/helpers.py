@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 
-PROJECT_FILES = ("Snakefile", "dvc.yaml", "params.yaml", "workflow", "src", "profiles", ".dvcignore")
+PROJECT_FILES = ("Snakefile", "dvc.yaml", "params.yaml", "workflow", "src", "profiles", ".dvcignore", ".gitignore")
 
 
 def tool_env(mirror: Path | None = None) -> dict[str, str]:
