@@ -14,6 +14,7 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/render.smk"
 include: "workflow/rules/generate.smk"
 include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/dvc_sync.smk"
 
 
 onstart:
@@ -27,7 +28,21 @@ onstart:
         print(_warning, file=sys.stderr)
 
 
+onsuccess:
+    # Snakemake -> DVC: record in dvc.lock the stages made of this run's outputs (every job
+    # in the DAG is current after a successful run), so `dvc status` is clean afterwards.
+    # A failure here leaves dvc.lock as it was (DVC would rerun those stages once); the
+    # Snakemake run itself succeeded, so it is reported, not raised.
+    try:
+        for _line in dvc_sync.record_snakemake_run(Path.cwd(), dvc_sync.dag_outputs(workflow)).lines():
+            print(_line, file=sys.stderr)
+    except RuntimeError as _error:
+        print(f"dvc-sync: dvc.lock not updated (`dvc commit -f <stages>` records them): {_error}", file=sys.stderr)
+
+
 rule all:
     default_target: True
     input:
         "reports/all_tables.pdf",
+        "results/plots",
+        "results/headline.json",

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 
-PROJECT_FILES = ("Snakefile", "dvc.yaml", "params.yaml", "workflow", "src", "profiles")
+PROJECT_FILES = ("Snakefile", "dvc.yaml", "params.yaml", "workflow", "src", "profiles", ".dvcignore", ".gitignore")
 
 
 def tool_env(mirror: Path | Sequence[Path] | None = None) -> dict[str, str]:

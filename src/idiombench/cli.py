@@ -274,7 +274,8 @@ def track(
     console.print(
         f"track {benchmark} {model}: {len(record['runs'])} run(s) in MLflow experiment {benchmark!r} "
         f"({counts['created']} created, {counts['updated']} updated, {counts['replaced']} replaced); "
-        f"store: {'MLFLOW_TRACKING_URI' if tracking_uri() != 'sqlite:///mlflow.db' else 'sqlite:///mlflow.db'}"
+        f"store: {'MLFLOW_TRACKING_URI' if tracking_uri() != 'sqlite:///mlflow.db' else 'sqlite:///mlflow.db'}; "
+        f"browse (after `mlflow ui`): {record['ui']}"
     )
 
 
@@ -290,6 +291,15 @@ def report(
     summary = build_report(load_params(params), out)
     sections = ", ".join(summary["sections"]) or "none (nothing scored yet)"
     console.print(f"report: {summary['pdf']}: sections {sections}; {summary['tables']} tables, {summary['figures']} figures")
+
+
+@app.command("plot-data")
+def plot_data(params: ParamsOption = DEFAULT_PARAMS) -> None:
+    """Write results/plots/ for `dvc plots`: per-pattern Recovery and Acc@t, one file per model."""
+    from .tracking.dvc_plots import write_plot_data
+
+    counts = write_plot_data(load_params(params))
+    console.print("plot-data: " + ", ".join(f"{name}: {n} model(s)" for name, n in counts.items()))
 
 
 @app.command("evaluate-predictions")

@@ -2,6 +2,8 @@
 # aggregate: per-item scores -> results/metrics/<benchmark>/<model>.json (DVC metrics)
 # track:     metrics + artifacts -> MLflow runs (one per model x setting), record in results/tracking/
 # construct: a benchmark's own construction pipeline -> results/construction/<benchmark>/
+# plots:     every metrics file -> results/plots/ (per-pattern Recovery, Acc@t; `dvc plots show`)
+#            and results/headline.json (headline metrics; `dvc exp show`)
 # report:    every metrics file -> reports/all_tables.pdf, reports/tables/, reports/figures/
 # A (model, benchmark) pair that does not apply (benchmark disabled, or not in the model's
 # `benchmarks:` list) still has its jobs: they record "skipped" with the reason.
@@ -97,3 +99,13 @@ rule report:
         directory("reports/figures"),
     shell:
         "{CLI} report {PARAMS_ARG}"
+
+
+rule plots:
+    input:
+        metrics_targets(),
+    output:
+        directory("results/plots"),
+        "results/headline.json",
+    shell:
+        "{CLI} plot-data {PARAMS_ARG}"

@@ -1,11 +1,20 @@
-"""Track aggregated results in MLflow.
+"""Track aggregated results in MLflow, laid out for browsing in `mlflow ui`.
 
-One experiment per benchmark, one run per (model, setting). A run is found again by
-its key tag (`idiombench.key` = "<benchmark>/<model>/<setting>"): re-tracking the same
-results updates that run (metrics, tags, artifacts) instead of adding a duplicate.
-When the run's parameters changed (another model revision, other decoding...), the
-old run is deleted and a new one records the new configuration (MLflow parameters
-are immutable), tagged with the id of the run it replaces.
+One experiment per benchmark, tagged as a model-development experiment
+(`mlflow.experimentKind`), so MLflow 3's UI opens it on its runs rather than on the GenAI
+traces overview. In it, one parent run per model (the model's identity, the headline
+metric of every setting: the runs table and the chart view compare models at a glance)
+with one child run per setting (every metric, the per-item scores, figures, a sample of
+generations, and the setting's items and prompts as MLflow dataset inputs whose digest is
+the file's sha256). Runs carry MLflow's own source tags (`mlflow.source.git.commit` ...)
+and the parent is linked to an external logged model named after the model, for the
+Models column.
+
+A run is found again by its key tag (`idiombench.key`: "<benchmark>/<model>" for the
+parent, "<benchmark>/<model>/<setting>" for a child): re-tracking the same results
+updates that run (metrics, tags, artifacts) instead of adding a duplicate. When the run's
+parameters changed (another model revision, other decoding...), the old run is deleted
+and a new one records the new configuration (MLflow parameters are immutable).
 
 The store is MLFLOW_TRACKING_URI when set, else a local SQLite database
 `mlflow.db` in the working directory (what `mlflow ui` opens by default).
@@ -25,7 +34,7 @@ from typing import Any
 from .. import paths
 from ..config import Params
 from ..evaluation import SCORED
-from ..io import read_json, read_parquet, write_json
+from ..io import read_json, read_parquet, sha256_file, write_json
 from ..benchmarks import get_benchmark
 from ..environment import environment_info
 from ..redact import scrub
@@ -33,8 +42,29 @@ from ..report.build import ReportContext, collect_metrics, git_commit
 
 DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
 KEY_TAG = "idiombench.key"
+PARENT_TAG = "mlflow.parentRunId"
+# MLflow 3's UI picks an experiment's landing page from this tag: custom_model_development
+# opens on the runs table ("Model training"), genai_development on the traces overview.
+EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
+EXPERIMENT_KIND = "custom_model_development"
+# The headline metric(s) of each benchmark's settings, matched against the flattened metric
+# names: these go on the parent run as "<setting>/<metric>" so that models compare at a glance.
+HEADLINE: dict[str, tuple[str, ...]] = {
+    "orderprobe": (r"recovery", r"e_perf"),
+    "g-idiomalign": (r"accuracy\.macro\.overall", r"Acc@0\.80", r"EM"),
+    "semanticqa": (r"[^.]+\.(?:ACC|ACC_s|ROUGE-L)",),
+    "chengyu-bench": (r"accuracy", r"acc_at_1"),
+}
+DIGEST_LENGTH = 16  # hex digits of the sha256 shown as a dataset's digest (as on the report's title page)
 SAMPLE_GENERATIONS = 25
 MAX_PARAM_LENGTH = 6000
+
+
+def ui_url(experiment_id: str, base: str = "http://127.0.0.1:5000") -> str:
+    """The `mlflow ui` link that opens an experiment on its runs table. MLflow 3.17's UI
+    chooses the page from its global GenAI / Model training switch (this URL parameter,
+    else the browser's last choice, GenAI by default), not from the experiment-kind tag."""
+    return f"{base}/#/experiments/{experiment_id}/runs?workflowType=machine_learning"
 
 
 def tracking_uri() -> str:
@@ -115,40 +145,148 @@ def _artifacts(benchmark: str, model: str, setting: str, staging: Path, shared: 
     return staging
 
 
-def _track_setting(client: Any, experiment_id: str, params: Params, benchmark: str, model: str,
-                   setting: str, body: dict[str, Any], shared: Path, counts: dict[str, int]) -> dict[str, Any]:
-    """Create or update the run of one (model, setting)."""
-    from mlflow.entities import Metric, Param, RunTag
+def source_tags(benchmark: str) -> dict[str, str]:
+    """MLflow's own source tags (the runs table's Source column; the commit is clickable
+    where the remote is known). A dirty checkout is said in idiombench.git_state."""
+    described = git_commit()
+    commit = described.split(" ")[0]
+    tags = {"mlflow.source.type": "PROJECT", "mlflow.source.name": f"idiombench track {benchmark}",
+            "idiombench.git_state": described}
+    if re.fullmatch(r"[0-9a-f]{40}", commit):
+        tags["mlflow.source.git.commit"] = commit
+    return tags
 
-    key = f"{benchmark}/{model}/{setting}"
-    new_params = run_params(params, benchmark, model, setting, body)
+
+def headline_metrics(benchmark: str, body: dict[str, Any]) -> dict[str, float]:
+    """The parent run's metrics: each setting's headline metrics, as "<setting>/<metric>"."""
+    patterns = [re.compile(p) for p in HEADLINE.get(benchmark, ())]
+    out = {}
+    for setting in sorted(body.get("settings", {})):
+        for name, value in run_metrics(body["settings"][setting]).items():
+            if any(p.fullmatch(name) for p in patterns):
+                out[metric_name(f"{setting}/{name}")] = value
+    return out
+
+
+def dataset_inputs(benchmark: str, setting: str, setting_body: dict[str, Any]) -> list[Any]:
+    """The setting's items (data/processed/<benchmark>/<task>.parquet) and prompts
+    (results/prompts/<benchmark>/<setting>.parquet) as MLflow dataset inputs; digest: the
+    file's sha256 (first 16 hex digits), so a run shows exactly which data it scored."""
+    from mlflow.entities import Dataset, DatasetInput, InputTag
+
+    files = []
+    task = setting_body.get("task")
+    if task and (paths.processed_dir(benchmark) / f"{task}.parquet").is_file():
+        files.append(("items", f"{benchmark}/{task} items", paths.processed_dir(benchmark) / f"{task}.parquet"))
+    if paths.prompts_file(benchmark, setting).is_file():
+        files.append(("prompts", f"{benchmark}/{setting} prompts", paths.prompts_file(benchmark, setting)))
+    inputs = []
+    for context, name, path in files:
+        dataset = Dataset(name=name, digest=sha256_file(path)[:DIGEST_LENGTH], source_type="local",
+                          source=json.dumps({"uri": path.as_posix()}))
+        inputs.append(DatasetInput(dataset, tags=[InputTag("mlflow.data.context", context)]))
+    return inputs
+
+
+def _find_or_create(client: Any, experiment_id: str, key: str, new_params: dict[str, str],
+                    tags: dict[str, str], run_name: str, counts: dict[str, int]) -> str:
+    """The run with this key and these params (updated), else a new one; runs with the key
+    and other params (or another parent) are soft-deleted (recoverable)."""
+    from mlflow.entities import Param
+
     run_id = None
     for run in client.search_runs([experiment_id], filter_string=f"tags.`{KEY_TAG}` = '{key}'", max_results=10):
-        if run.data.params == new_params and run_id is None:
+        same = run.data.params == new_params and run.data.tags.get(PARENT_TAG) == tags.get(PARENT_TAG)
+        if same and run_id is None:
             run_id = run.info.run_id
-        else:  # another configuration (params are immutable in MLflow): soft-delete, recoverable
+        else:  # another configuration (params are immutable in MLflow)
             client.delete_run(run.info.run_id)
             counts["replaced"] += 1
-    tags = {KEY_TAG: key, "idiombench.benchmark": benchmark, "idiombench.model": model,
-            "idiombench.setting": setting, "idiombench.profile": params.profile}
     if run_id is None:
-        run_id = client.create_run(experiment_id, tags=tags, run_name=f"{model} / {setting}").info.run_id
+        run_id = client.create_run(experiment_id, tags=tags, run_name=run_name).info.run_id
         client.log_batch(run_id, params=[Param(k, v) for k, v in new_params.items()])
         counts["created"] += 1
     else:
         counts["updated"] += 1
+    return run_id
+
+
+def _log(client: Any, run_id: str, metrics: dict[str, float], tags: dict[str, str]) -> None:
+    from mlflow.entities import Metric, RunTag
+
     now = int(time.time() * 1000)
-    metrics = run_metrics(body["settings"][setting])
     client.log_batch(run_id, metrics=[Metric(k, v, now, 0) for k, v in metrics.items()],
                      tags=[RunTag(k, v) for k, v in tags.items()])
+
+
+def _link_model(client: Any, experiment_id: str, run_id: str, key: str, model: str, body: dict[str, Any]) -> str:
+    """An external logged model for the model (its identity as params): the runs table's
+    Models column. Found again by key tag and source run, so re-tracking adds none."""
+    from mlflow.entities import LoggedModelOutput
+
+    found = client.search_logged_models([experiment_id], filter_string=f"tags.`{KEY_TAG}` = '{key}'",
+                                        max_results=10)
+    for logged in found:
+        if logged.source_run_id == run_id:
+            return logged.model_id
+    info = body.get("model_info", {})
+    identity = {k: v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+                for k, v in sorted(scrub(info.get("identity", {})).items())}
+    logged = client.create_logged_model(experiment_id, name=re.sub(r"[^\w\-.]", "_", model)[:250],
+                                        source_run_id=run_id, tags={KEY_TAG: key}, model_type="external",
+                                        params={k[:250]: v[:MAX_PARAM_LENGTH] for k, v in identity.items()})
+    client.finalize_logged_model(logged.model_id, "READY")
+    client.log_outputs(run_id, [LoggedModelOutput(logged.model_id, 0)])
+    return logged.model_id
+
+
+def _track_setting(client: Any, experiment_id: str, parent_id: str, params: Params, benchmark: str, model: str,
+                   setting: str, body: dict[str, Any], shared: Path, counts: dict[str, int]) -> dict[str, Any]:
+    """Create or update the child run of one (model, setting)."""
+    key = f"{benchmark}/{model}/{setting}"
+    new_params = run_params(params, benchmark, model, setting, body)
+    tags = {KEY_TAG: key, PARENT_TAG: parent_id, "idiombench.benchmark": benchmark, "idiombench.model": model,
+            "idiombench.setting": setting, "idiombench.profile": params.profile, **source_tags(benchmark)}
+    run_id = _find_or_create(client, experiment_id, key, new_params, tags, f"{model} / {setting}", counts)
+    metrics = run_metrics(body["settings"][setting])
+    _log(client, run_id, metrics, tags)
+    inputs = dataset_inputs(benchmark, setting, body["settings"][setting])
+    if inputs:  # the same (name, digest) logged again is not duplicated by the store
+        client.log_inputs(run_id, datasets=inputs)
     with tempfile.TemporaryDirectory() as staging:
         client.log_artifacts(run_id, str(_artifacts(benchmark, model, setting, Path(staging), shared)))
     client.set_terminated(run_id)
-    return {"run_id": run_id, "metrics": len(metrics)}
+    return {"run_id": run_id, "metrics": len(metrics), "datasets": len(inputs)}
+
+
+def ensure_experiment(client: Any, benchmark: str) -> str:
+    """The benchmark's experiment (created when missing), tagged to open on its runs."""
+    experiment = client.get_experiment_by_name(benchmark)
+    experiment_id = experiment.experiment_id if experiment else client.create_experiment(benchmark)
+    if experiment is None or experiment.tags.get(EXPERIMENT_KIND_TAG) != EXPERIMENT_KIND:
+        client.set_experiment_tag(experiment_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
+    return experiment_id
+
+
+def _track_parent(client: Any, experiment_id: str, params: Params, benchmark: str, model: str,
+                  body: dict[str, Any], counts: dict[str, int]) -> str:
+    """Create or update the parent run of one model on one benchmark."""
+    key = f"{benchmark}/{model}"
+    model_params = {k: v for k, v in run_params(params, benchmark, model, "", body).items() if k != "setting"}
+    display = (body.get("model_info", {}).get("display_name") or model)
+    tags = {KEY_TAG: key, "idiombench.benchmark": benchmark, "idiombench.model": model,
+            "idiombench.level": "model", "idiombench.profile": params.profile, **source_tags(benchmark),
+            "mlflow.note.content": f"{display} on {benchmark}: one child run per setting; "
+                                   f"metrics here are each setting's headline metrics."}
+    run_id = _find_or_create(client, experiment_id, key, model_params, tags, display, counts)
+    _log(client, run_id, headline_metrics(benchmark, body), tags)
+    _link_model(client, experiment_id, run_id, key, model, body)
+    client.set_terminated(run_id)
+    return run_id
 
 
 def track(params: Params, benchmark: str, model: str, out: Path | None = None) -> dict[str, Any]:
-    """Log one model's results on one benchmark: one run per setting."""
+    """Log one model's results on one benchmark: a parent run, one child run per setting."""
     import mlflow
     from mlflow.tracking import MlflowClient
 
@@ -165,16 +303,19 @@ def track(params: Params, benchmark: str, model: str, out: Path | None = None) -
     uri = tracking_uri()
     mlflow.set_tracking_uri(uri)
     client = MlflowClient(tracking_uri=uri)
-    experiment = client.get_experiment_by_name(benchmark)
-    experiment_id = experiment.experiment_id if experiment else client.create_experiment(benchmark)
+    experiment_id = ensure_experiment(client, benchmark)
     record["status"] = SCORED
+    record["ui"] = ui_url(experiment_id)
+    parent_counts = {"created": 0, "updated": 0, "replaced": 0}
+    parent_id = _track_parent(client, experiment_id, params, benchmark, model, body, parent_counts)
+    record["parent"] = {"run_id": parent_id, "counts": parent_counts}
     with tempfile.TemporaryDirectory() as shared_dir:
         shared = Path(shared_dir)
         section_artifacts(params, benchmark, model, body, shared)
         for setting in sorted(body.get("settings", {})):
             key = f"{benchmark}/{model}/{setting}"
-            record["runs"][key] = _track_setting(client, experiment_id, params, benchmark, model, setting, body,
-                                                 shared, counts)
+            record["runs"][key] = _track_setting(client, experiment_id, parent_id, params, benchmark, model,
+                                                 setting, body, shared, counts)
     record["counts"] = counts
     write_json(out, record)
     return record

@@ -1,0 +1,264 @@
+"""One record across Snakemake and DVC.
+
+Snakemake and DVC describe the same stages (tests/integration/test_dag_sync.py) but keep
+separate records of what ran: `.snakemake/metadata/` (per output: params, code, input
+list, end time) and `dvc.lock` (per stage: hashes of deps, params and outs). Without a
+bridge, whichever tool did not run a stage plans it again. This module is that bridge;
+the Snakefile calls it in both directions.
+
+Snakemake -> DVC (`record_snakemake_run`, from the Snakefile's `onsuccess:`). After a
+successful run, every job in Snakemake's DAG is current (it ran, or Snakemake found it up
+to date). The DVC stages whose outputs are all outputs of those jobs are committed with
+`dvc commit -f <stages>`: DVC hashes their deps, params and outs as they are now and
+writes them to dvc.lock, without running anything. Stages outside the DAG are left alone:
+their outputs may exist but be stale, and committing them would make dvc.lock lie.
+`dvc commit` may re-link an output from the cache (a new mtime, same content), so the
+Snakemake records of the committed outputs get the new mtime as their end time.
+
+DVC -> Snakemake (`reconcile_snakemake_records`, when the Snakefile is parsed, before
+Snakemake plans). Snakemake reruns a job when its output is older than an input (mtime)
+or when the params / code / input list in the output's record differ from the rule's
+(the workflow profile's rerun-triggers). After `dvc repro`, the outputs DVC rewrote carry
+Snakemake records of an older run (or none), so the params trigger would fire on them
+forever, or (no record) a params edit would go unnoticed. An output whose Snakemake
+record does not describe it (no record, or the record's end time is not the output's
+mtime) was last written by someone else; for those outputs DVC is asked (`dvc status
+<stages>`, hashes against dvc.lock) and its verdict is written into Snakemake's record:
+  * DVC says the stage is current: the record keeps no params / code / input (Snakemake
+    then compares mtimes only, and DVC's stage order keeps those in order);
+  * DVC says the stage changed (a params edit, a changed dep or out): the record gets a
+    params entry no rule produces, so Snakemake's params trigger reruns the job.
+Records Snakemake wrote itself for the output on disk are never touched. The check costs
+one `dvc status` of the DVC-made outputs' stages per Snakemake invocation (none when
+Snakemake made everything), until Snakemake reruns those jobs and writes full records.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+# The params entry written for a DVC-changed stage: no rule's params serialize to it, so
+# Snakemake's params trigger always sees a difference.
+DVC_CHANGED = "idiombench: dvc status reports this stage changed since dvc.lock"
+# Set to 0 to skip the reconciliation (e.g. while debugging Snakemake's own records).
+SYNC_ENV = "IDIOMBENCH_DVC_SYNC"
+# Snakemake's mtime carrier inside directory outputs (snakemake.io); .dvcignore lists it
+# so that an output's DVC hash is the same whichever tool wrote it.
+TIMESTAMP_FILE = ".snakemake_timestamp"
+MTIME_TOLERANCE_S = 1e-3
+
+
+@dataclass
+class SyncReport:
+    """What one reconciliation did, by DVC stage name (printed by the Snakefile)."""
+
+    current: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    committed: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        out = []
+        if self.current:
+            out.append(f"dvc-sync: Snakemake records take DVC's word (current in dvc.lock): {', '.join(self.current)}")
+        if self.changed:
+            out.append(f"dvc-sync: DVC reports changed, Snakemake will rerun: {', '.join(self.changed)}")
+        if self.committed:
+            out.append(f"dvc-sync: dvc commit recorded {len(self.committed)} stage(s) in dvc.lock: "
+                       f"{', '.join(self.committed)}")
+        return out
+
+
+def enabled() -> bool:
+    return os.environ.get(SYNC_ENV, "1") != "0"
+
+
+def is_dvc_repo(root: Path) -> bool:
+    return (root / ".dvc").is_dir() and (root / "dvc.yaml").is_file()
+
+
+def dvc_command() -> list[str]:
+    """The dvc of this environment (the venv's bin next to the interpreter), else `python -m dvc`."""
+    local = Path(sys.executable).parent / "dvc"
+    if local.exists():
+        return [str(local)]
+    found = shutil.which("dvc")
+    return [found] if found else [sys.executable, "-m", "dvc"]
+
+
+def run_dvc(root: Path, args: list[str]) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run([*dvc_command(), *args], cwd=root, capture_output=True, text=True,
+                            env={**os.environ, "DVC_NO_ANALYTICS": "1"})
+    if result.returncode != 0:
+        raise RuntimeError(f"dvc {' '.join(args)} failed in {root} ({result.returncode}):\n"
+                           f"{result.stdout}\n{result.stderr}")
+    return result
+
+
+# ---------------------------------------------------------------------------- stages
+
+
+def locked_stage_outs(root: Path) -> dict[str, list[str]]:
+    """Stage name -> output paths, as recorded in dvc.lock (empty without a lock)."""
+    lock = root / "dvc.lock"
+    if not lock.is_file():
+        return {}
+    body = yaml.safe_load(lock.read_text(encoding="utf-8")) or {}
+    stages = body.get("stages")
+    if not isinstance(stages, dict):
+        raise ValueError(f"{lock}: expected a mapping under 'stages:' (dvc.lock schema 2.0)")
+    return {name: [str(out["path"]) for out in stage.get("outs", [])] for name, stage in stages.items()}
+
+
+def defined_stage_outs(root: Path) -> dict[str, list[str]]:
+    """Stage name -> output paths for every stage dvc.yaml defines (foreach/matrix expanded by DVC)."""
+    from dvc.repo import Repo
+
+    with Repo(str(root)) as repo:
+        return {stage.addressing: [str(out.def_path) for out in stage.outs]
+                for stage in repo.index.stages if stage.outs}
+
+
+def stages_covered_by(stage_outs: Mapping[str, list[str]], outputs: Iterable[str]) -> list[str]:
+    """The stages whose outputs are all among `outputs` (paths as the rules write them)."""
+    produced = {os.path.normpath(path) for path in outputs}
+    return sorted(name for name, outs in stage_outs.items()
+                  if outs and all(os.path.normpath(out) in produced for out in outs))
+
+
+# ---------------------------------------------------------------- Snakemake records
+
+
+def snakemake_mtime(path: Path) -> float | None:
+    """The mtime Snakemake uses for an output: a directory's .snakemake_timestamp when it has one."""
+    try:
+        if path.is_dir() and not path.is_symlink():
+            stamp = path / TIMESTAMP_FILE
+            if stamp.exists():
+                return stamp.stat().st_mtime
+        return path.lstat().st_mtime
+    except FileNotFoundError:
+        return None
+
+
+def _persistence(root: Path) -> Any:
+    """Snakemake's own file persistence (.snakemake/metadata), so records keep its format."""
+    from snakemake.persistence.file import FilePersistence
+
+    return FilePersistence(path=root / ".snakemake")
+
+
+def _describes(record: Any, mtime: float) -> bool:
+    """True when a full Snakemake record was written for the output now on disk (not a verdict
+    of ours: those are re-asked every time, so a params edit after `dvc repro` is seen)."""
+    return (record is not None and record.params not in (None, [DVC_CHANGED]) and record.endtime is not None
+            and abs(record.endtime - mtime) <= MTIME_TOLERANCE_S)
+
+
+def _write_verdict(persistence: Any, key: str, mtime: float, changed: bool) -> None:
+    from snakemake.persistence import RECORD_FORMAT_VERSION, MetadataRecord
+
+    record = persistence._read_record(key) or MetadataRecord()
+    record.record_format_version = RECORD_FORMAT_VERSION
+    record.incomplete = False
+    record.endtime = mtime
+    record.starttime = record.starttime or mtime
+    # None: Snakemake skips the params / input / code / software-env comparison for this output
+    record.params = [DVC_CHANGED] if changed else None
+    record.input = None
+    record.code = None
+    record.shellcmd = None
+    record.software_stack_hash = None
+    record.input_checksums = {}
+    persistence._write_record(key, record)
+    persistence._clear_cache()
+
+
+def dvc_made_stages(root: Path, stage_outs: Mapping[str, list[str]]) -> list[str]:
+    """Stages with an output on disk that Snakemake's records do not describe."""
+    persistence = _persistence(root)
+    found = []
+    for name, outs in stage_outs.items():
+        for out in outs:
+            mtime = snakemake_mtime(root / out)
+            if mtime is not None and not _describes(persistence._read_record(out), mtime):
+                found.append(name)
+                break
+    return sorted(found)
+
+
+def dvc_changed(root: Path, stages: list[str]) -> set[str]:
+    """The stages among `stages` that `dvc status` reports changed against dvc.lock."""
+    if not stages:
+        return set()
+    status = json.loads(run_dvc(root, ["status", "--json", *stages]).stdout or "{}")
+    return set(status) & set(stages)
+
+
+def reconcile_snakemake_records(root: Path) -> SyncReport:
+    """DVC -> Snakemake: write DVC's verdict into the records of the outputs DVC made."""
+    report = SyncReport()
+    if not enabled() or not is_dvc_repo(root):
+        return report
+    stage_outs = locked_stage_outs(root)
+    candidates = dvc_made_stages(root, stage_outs)
+    if not candidates:
+        return report
+    changed = dvc_changed(root, candidates)
+    persistence = _persistence(root)
+    for name in candidates:
+        for out in stage_outs[name]:
+            mtime = snakemake_mtime(root / out)
+            if mtime is not None:
+                _write_verdict(persistence, out, mtime, name in changed)
+        (report.changed if name in changed else report.current).append(name)
+    return report
+
+
+# ---------------------------------------------------------------- Snakemake -> DVC
+
+
+def refresh_end_times(root: Path, outputs: Iterable[str]) -> None:
+    """After `dvc commit` re-linked outputs (same content, new mtime), Snakemake's records of
+    them still describe them: move their end time to the new mtime."""
+    persistence = _persistence(root)
+    for out in outputs:
+        record = persistence._read_record(out)
+        mtime = snakemake_mtime(root / out)
+        if record is not None and mtime is not None and record.endtime != mtime:
+            record.endtime = mtime
+            persistence._write_record(out, record)
+            persistence._clear_cache()
+
+
+def record_snakemake_run(root: Path, outputs: Iterable[str]) -> SyncReport:
+    """Snakemake -> DVC: `dvc commit -f` the stages made entirely of this run's (current) outputs."""
+    report = SyncReport()
+    if not enabled() or not is_dvc_repo(root):
+        return report
+    outputs = [out for out in outputs if (root / out).exists()]
+    stage_outs = defined_stage_outs(root)
+    stages = stages_covered_by(stage_outs, outputs)
+    if not stages:
+        return report
+    run_dvc(root, ["commit", "--force", *stages])
+    refresh_end_times(root, [out for name in stages for out in stage_outs[name]])
+    report.committed = stages
+    return report
+
+
+def dag_outputs(workflow: Any) -> list[str]:
+    """Every output of every job in Snakemake's DAG of this run (ran, or found up to date)."""
+    dag = workflow.dag
+    if dag is None:
+        return []
+    return sorted({str(out) for job in dag.jobs for out in job.output})

@@ -1,0 +1,63 @@
+"""The Snakemake <-> DVC bridge's pure parts: which DVC stages a Snakemake run covers, and
+which Snakemake records describe the output on disk."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from idiombench.tracking import dvc_sync
+
+STAGES = {
+    "build@a": ["data/processed/a"],
+    "score@m-a": ["results/scores/m/a"],
+    "report": ["reports/all_tables.pdf", "reports/tables", "reports/figures"],
+}
+
+
+def test_a_stage_is_covered_only_when_every_output_is_in_the_run():
+    outputs = ["data/processed/a", "results/scores/m/a/", "reports/all_tables.pdf", "reports/tables"]
+    assert dvc_sync.stages_covered_by(STAGES, outputs) == ["build@a", "score@m-a"]
+    assert dvc_sync.stages_covered_by(STAGES, outputs + ["reports/figures"]) == ["build@a", "report", "score@m-a"]
+    assert dvc_sync.stages_covered_by(STAGES, []) == []
+
+
+def test_snakemake_mtime_uses_the_timestamp_file_of_a_directory(tmp_path: Path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "a.parquet").write_text("x")
+    os.utime(out, (1000, 1000))
+    assert dvc_sync.snakemake_mtime(out) == 1000
+    stamp = out / dvc_sync.TIMESTAMP_FILE
+    stamp.write_text("")
+    os.utime(stamp, (2000, 2000))
+    assert dvc_sync.snakemake_mtime(out) == 2000
+    assert dvc_sync.snakemake_mtime(tmp_path / "missing") is None
+
+
+@pytest.mark.parametrize(("params", "endtime", "describes"), [
+    (["'{}'"], 5.0, True),                    # Snakemake's own record of this very file
+    (["'{}'"], 4.0, False),                   # rewritten since (by dvc repro)
+    (None, 5.0, False),                       # our "current" verdict: asked again every time
+    ([dvc_sync.DVC_CHANGED], 5.0, False),     # our "changed" verdict: asked again too
+])
+def test_only_snakemakes_own_record_of_the_file_on_disk_is_trusted(params, endtime, describes):
+    record = SimpleNamespace(params=params, endtime=endtime)
+    assert dvc_sync._describes(record, 5.0) is describes
+    assert dvc_sync._describes(None, 5.0) is False
+
+
+def test_the_bridge_is_off_outside_a_dvc_project_or_when_disabled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    assert dvc_sync.reconcile_snakemake_records(tmp_path).lines() == []
+    assert dvc_sync.record_snakemake_run(tmp_path, ["x"]).lines() == []
+    monkeypatch.setenv(dvc_sync.SYNC_ENV, "0")
+    assert not dvc_sync.enabled()
+
+
+def test_a_malformed_lock_names_the_file(tmp_path: Path):
+    (tmp_path / "dvc.lock").write_text("schema: '2.0'\nstages: [a, b]\n")
+    with pytest.raises(ValueError, match="dvc.lock: expected a mapping under 'stages:'"):
+        dvc_sync.locked_stage_outs(tmp_path)
