@@ -290,8 +290,8 @@ def test_cli_render_writes_prompts_and_reports_counts(tmp_path: Path, op_dir: Pa
     result = CliRunner().invoke(app, ["render", "orderprobe", "--params", str(params), "--items", str(op_dir),
                                       "--out", str(out)])
     assert result.exit_code == 0, result.output
-    # params.yaml's embedded sample: 1 expression per language, all its inputs (3 in this fixture)
-    assert "render orderprobe: 12 prompts (cot 12)" in result.output
+    # params.yaml's embedded sample: 1 expression per language, its canonical form and 1 permutation
+    assert "render orderprobe: 8 prompts (cot 8)" in result.output
     assert sorted(p.name for p in out.iterdir()) == ["cot.parquet", "render_stats.json"]
 
 
