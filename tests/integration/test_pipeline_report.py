@@ -124,6 +124,6 @@ def test_dvc_repro_runs_the_main_job_to_the_pdf_and_a_scoring_option_reruns_no_g
     write(project, params)
     rerun = ran_stages(run(["dvc", "repro"], project, env, timeout=1800).stdout)
     expected = sorted(
-        [f"{stage}@{m}-orderprobe" for stage in ("score", "aggregate", "track") for m in models] + ["report"]
+        [f"{stage}@{m}-orderprobe" for stage in ("score", "aggregate", "track") for m in models] + ["plots", "report"]
     )
     assert rerun == expected

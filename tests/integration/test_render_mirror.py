@@ -21,9 +21,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 DEFAULT_COUNTS = {
     # settings -> prompts with params.yaml's embedded sample
-    "orderprobe": {"zero_shot": 96, "cot": 96, "three_shot": 96},  # 1 expression x 24 inputs x 4 languages
+    "orderprobe": {"zero_shot": 8, "cot": 8, "three_shot": 8},  # 1 expression x (canonical + 1 permutation) x 4 languages
     "g-idiomalign": {"mcq": 30, "no_gloss": 72, "with_gloss": 72},  # 1 per direction
-    "semanticqa": {"0-shot": 24, "3-shot": 24, "5-shot": 24},  # 2 per task x 12 tasks
+    "semanticqa": {"0-shot": 12, "3-shot": 12, "5-shot": 12},  # 1 per task x 12 tasks
     "chengyu-bench": {"connotation": 4, "appropriateness": 4, "open_cloze": 0, "chid_open_cloze": 4,
                       "chid_candidates": 4},
 }
@@ -34,6 +34,16 @@ FULL_COUNTS = {
     "chengyu-bench": {"connotation": 40, "appropriateness": 40, "open_cloze": 0, "chid_open_cloze": 2_002,
                       "chid_candidates": 2_002},
 }
+
+
+def golden_sample(params, name: str):
+    """The benchmark's config with the sample the golden prompts below were written for:
+    SemanticQA 2 items per task, OrderProbe every input of the drawn expression."""
+    config = params.benchmark(name)
+    sample = config.render.sample
+    update = {"items_per_task": 2} if name == "semanticqa" else {"permutations_per_expression": None}
+    render = config.render.model_copy(update={"sample": sample.model_copy(update=update)})
+    return config.model_copy(update={"render": render})
 
 
 def raw_of(processed: Path) -> Path:
@@ -135,7 +145,7 @@ def test_semanticqa_exemplars_are_drawn_from_the_task_and_never_the_item(full):
 def test_golden_semanticqa_real_item(built, default_params):
     """noun_compound_interpretation_fewshot.txt, 3 exemplars in the authors' demonstration format."""
     processed = built("semanticqa")
-    out = render_benchmark("semanticqa", default_params.benchmark("semanticqa"), processed, raw_of(processed))
+    out = render_benchmark("semanticqa", golden_sample(default_params, "semanticqa"), processed, raw_of(processed))
     prompt = next(p for p in out.prompts["3-shot"] if p.task == "noun_compound_interpretation")
     assert (prompt.item_id, prompt.exemplar_ids) == ("L0059", ("L0036", "L0087", "L0043"))
     assert [(m.role, m.content) for m in prompt.messages] == [(
@@ -193,7 +203,7 @@ def test_golden_g_idiomalign_real_items(built, default_params):
 
 def test_golden_orderprobe_real_item(built, default_params):
     processed = built("orderprobe")
-    out = render_benchmark("orderprobe", default_params.benchmark("orderprobe"), processed, raw_of(processed))
+    out = render_benchmark("orderprobe", golden_sample(default_params, "orderprobe"), processed, raw_of(processed))
     assert out.sample["restore"]["expressions"] == {
         "ja": ["ja/0395"], "ko": ["ko/0061"], "zh-CN": ["zh-CN/0099"], "zh-TW": ["zh-TW/0734"],
     }
