@@ -56,9 +56,9 @@ def dvc_status(project: Path, env: dict[str, str], *targets: str) -> list[str]:
     return sorted(json.loads(run(args, project, env).stdout or "{}"))
 
 
-def test_snakemake_and_dvc_share_one_record(make_project, mirror: Path):
+def test_snakemake_and_dvc_share_one_record(make_project, mirrors: list[Path]):
     project = make_project()
-    env = tool_env(mirror)
+    env = tool_env(mirrors)
     params = yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8"))
     params["models"] = {MODEL: params["models"][MODEL]}
     write_params(project, params)
