@@ -302,6 +302,28 @@ def plot_data(params: ParamsOption = DEFAULT_PARAMS) -> None:
     console.print("plot-data: " + ", ".join(f"{name}: {n} model(s)" for name, n in counts.items()))
 
 
+@app.command("dvc-yaml")
+@user_errors
+def dvc_yaml(
+    out: Annotated[Path, typer.Option("--out", help="Where to write it.")] = Path("dvc.yaml"),
+    check: Annotated[bool, typer.Option("--check", help="Only compare: exit 1 when the file differs.")] = False,
+) -> None:
+    """Write dvc.yaml from the benchmark registry (the stages the Snakefile runs)."""
+    from .dag import dvc_yaml as generate_dvc_yaml
+    from .io import write_text
+
+    text = generate_dvc_yaml()
+    if check:
+        current = out.read_text(encoding="utf-8") if out.is_file() else None
+        if current != text:
+            console.print(f"dvc-yaml: {out} is not what the registry generates; run `idiombench dvc-yaml`")
+            raise typer.Exit(1)
+        console.print(f"dvc-yaml: {out} is up to date")
+        return
+    write_text(out, text)
+    console.print(f"dvc-yaml: wrote {out}")
+
+
 @app.command("evaluate-predictions")
 @user_errors
 def evaluate_predictions(

@@ -26,7 +26,8 @@ import pandas as pd
 import pyarrow as pa
 
 from . import paths
-from .benchmarks import NAMES, get_benchmark
+from .benchmarks import get_benchmark
+from .dag import construction_names
 from .config import Params
 from .errors import IdiombenchError
 from .io import read_json, read_parquet, require_complete, staged_directory, write_json, write_parquet
@@ -134,11 +135,6 @@ def run_score(params: Params, model: str, benchmark: str, out: Path | None = Non
         return meta
 
 
-def construction_benchmarks() -> list[str]:
-    """Benchmarks whose own data-construction pipeline the project rebuilds (`run_construction`)."""
-    return [name for name in NAMES if hasattr(get_benchmark(name), "run_construction")]
-
-
 def run_construct(params: Params, benchmark: str, out: Path | None = None) -> dict[str, Any]:
     """Rebuild a benchmark's own data from its release (G-IdiomAlign: the gloss alignment) into
     results/construction/<benchmark>/; a disabled benchmark records "skipped" with the reason."""
@@ -146,7 +142,7 @@ def run_construct(params: Params, benchmark: str, out: Path | None = None) -> di
     if not hasattr(bench, "run_construction"):
         raise IdiombenchError(
             f"benchmark {benchmark} has no construction pipeline (benchmarks with one: "
-            f"{', '.join(construction_benchmarks()) or 'none'})"
+            f"{', '.join(construction_names()) or 'none'})"
         )
     out = out or paths.construction_dir(benchmark)
     if not params.benchmark(benchmark).enabled:

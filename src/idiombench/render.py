@@ -237,10 +237,3 @@ def run_render(
         benchmark, config, processed_dir or paths.processed_dir(benchmark), raw_dir or paths.raw_dir(benchmark)
     )
     return write_render(benchmark, config, output, out_dir or paths.prompts_dir(benchmark))
-
-
-def template_dependency(benchmark: str) -> str:
-    """Where a benchmark's render reads its templates (the package's prompts/ folder, or for
-    SemanticQA its acquired release): listed as a dependency by the Snakemake rule and the
-    DVC stage, which a test keeps equal."""
-    return str(get_benchmark(benchmark).render_templates)

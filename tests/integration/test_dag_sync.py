@@ -108,3 +108,34 @@ def test_every_dvc_params_key_exists_in_params_yaml(make_project):
         for part in key.split("."):
             assert isinstance(node, dict) and part in node, f"params.yaml lacks {key}"
             node = node[part]
+
+
+def test_dvc_yaml_is_what_the_registry_generates():
+    """dvc.yaml is generated (`idiombench dvc-yaml`): the committed file is its output, so a
+    benchmark added to the registry reaches DVC only through the generator."""
+    from idiombench.dag import dvc_yaml
+
+    committed = (ROOT / "dvc.yaml").read_text(encoding="utf-8")
+    assert committed == dvc_yaml(), "dvc.yaml differs from `idiombench dvc-yaml`'s output: rerun it"
+    check = run(["idiombench", "dvc-yaml", "--check"], ROOT, tool_env())
+    assert "up to date" in check.stdout + check.stderr
+
+
+def test_dvc_yaml_check_fails_on_a_hand_edited_file(tmp_path: Path):
+    import subprocess
+
+    edited = tmp_path / "dvc.yaml"
+    edited.write_text((ROOT / "dvc.yaml").read_text(encoding="utf-8").replace("- data\n", "- data\n        - seed\n", 1),
+                      encoding="utf-8")
+    result = subprocess.run(["idiombench", "dvc-yaml", "--check", "--out", str(edited)], cwd=tmp_path,
+                            env=tool_env(), capture_output=True, text=True)
+    assert result.returncode == 1 and "is not what the registry generates" in result.stderr, result.stderr
+
+
+def test_construct_depends_on_its_own_package_only():
+    from idiombench.dag import benchmark_nodes, construct_deps
+
+    for node in benchmark_nodes():
+        if node.constructs:
+            deps = construct_deps(node)
+            assert node.package in deps and "src/idiombench/benchmarks" not in deps

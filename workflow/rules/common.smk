@@ -1,25 +1,35 @@
-# Shared definitions: the params file, the benchmark list and helpers.
+# Every helper the rules use: the params file, the grid, and each stage's inputs and params.
+# The inputs come from idiombench.dag, which also writes dvc.yaml (`idiombench dvc-yaml`),
+# so both graphs have one source.
 import json
+import os
+import re
 
 from idiombench.benchmarks import MODULES, NAMES as BENCHMARK_NAMES
 from idiombench.config import load_params
-from idiombench.evaluation import construction_benchmarks
-from idiombench.render import template_dependency
+from idiombench import dag
 
 PARAMS_FILE = config.get("params", "params.yaml")
 P = load_params(PARAMS_FILE)
 # Dumped with aliases so the keys read as in params.yaml.
 PARAMS_DUMP = P.model_dump(mode="json", by_alias=True)
-CLI = f"idiombench"
+CLI = "idiombench"
 PARAMS_ARG = f"--params {PARAMS_FILE}"
 
-
+MODEL_NAMES = list(P.models)
+NODES = {node.name: node for node in dag.benchmark_nodes()}
 # benchmarks whose own data-construction pipeline is rebuilt (G-IdiomAlign's gloss alignment)
-CONSTRUCTION_NAMES = construction_benchmarks()
+CONSTRUCTION_NAMES = dag.construction_names()
+
+# Under Snakemake a generate job whose GPUs are busy queues and names the holder, instead of
+# failing as a standalone `idiombench generate` does (inherited by the jobs; the command
+# stays dvc.yaml's).
+os.environ["IDIOMBENCH_GPU_QUEUE"] = "1"
 
 
 wildcard_constraints:
     benchmark="|".join(BENCHMARK_NAMES),
+    model="|".join(re.escape(name) for name in MODEL_NAMES) or "(?!)",
 
 
 def section(*keys):
@@ -31,9 +41,48 @@ def section(*keys):
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
+def stage_params(benchmark, key):
+    """The params a benchmark stage reads (its section `key`, `enabled` and the scorer roles),
+    as listed in that stage of dvc.yaml."""
+    return json.dumps(
+        {key: PARAMS_DUMP["benchmarks"][benchmark][key],
+         "enabled": PARAMS_DUMP["benchmarks"][benchmark]["enabled"],
+         "scoring": PARAMS_DUMP["scoring"]},
+        sort_keys=True, ensure_ascii=False,
+    )
+
+
+def generate_params():
+    """The params sections generate reads, as listed in dvc.yaml's generate stage."""
+    return json.dumps(
+        {b: {key: PARAMS_DUMP["benchmarks"][b][key] for key in ("enabled", "generate")} for b in BENCHMARK_NAMES},
+        sort_keys=True, ensure_ascii=False,
+    )
+
+
 def built_targets():
     return [f"data/processed/{b}" for b in BENCHMARK_NAMES]
 
 
 def rendered_targets():
     return [f"results/prompts/{b}" for b in BENCHMARK_NAMES]
+
+
+def generated_targets():
+    return [f"results/generations/{name}" for name in MODEL_NAMES]
+
+
+def metrics_targets():
+    return [f"results/metrics/{b}/{m}.json" for b in BENCHMARK_NAMES for m in MODEL_NAMES]
+
+
+def tracking_targets():
+    return [f"results/tracking/{b}/{m}.json" for b in BENCHMARK_NAMES for m in MODEL_NAMES]
+
+
+def construction_targets():
+    return [f"results/construction/{b}" for b in CONSTRUCTION_NAMES]
+
+
+def score_targets():
+    return [f"results/scores/{m}/{b}" for b in BENCHMARK_NAMES for m in MODEL_NAMES]

@@ -4,7 +4,7 @@
 
 rule acquire:
     input:
-        lambda wc: f"src/idiombench/benchmarks/{MODULES[wc.benchmark]}/files.json",
+        lambda wc: f"{NODES[wc.benchmark].package}/files.json",
     output:
         directory("data/raw/{benchmark}"),
     params:
@@ -16,7 +16,7 @@ rule acquire:
 rule build:
     input:
         "data/raw/{benchmark}",
-        lambda wc: f"src/idiombench/benchmarks/{MODULES[wc.benchmark]}",
+        lambda wc: NODES[wc.benchmark].package,
     output:
         directory("data/processed/{benchmark}"),
     params:

@@ -9,39 +9,11 @@
 # `benchmarks:` list) still has its jobs: they record "skipped" with the reason.
 
 
-def stage_params(benchmark, key):
-    """The params a benchmark stage reads (its section `key`, `enabled` and the scorer roles),
-    as listed in that stage of dvc.yaml."""
-    return json.dumps(
-        {key: PARAMS_DUMP["benchmarks"][benchmark][key],
-         "enabled": PARAMS_DUMP["benchmarks"][benchmark]["enabled"],
-         "scoring": PARAMS_DUMP["scoring"]},
-        sort_keys=True, ensure_ascii=False,
-    )
-
-
-def metrics_targets():
-    return [f"results/metrics/{b}/{m}.json" for b in BENCHMARK_NAMES for m in MODEL_NAMES]
-
-
-def tracking_targets():
-    return [f"results/tracking/{b}/{m}.json" for b in BENCHMARK_NAMES for m in MODEL_NAMES]
-
-
-def construction_targets():
-    return [f"results/construction/{b}" for b in CONSTRUCTION_NAMES]
-
-
-def score_targets():
-    return [f"results/scores/{m}/{b}" for b in BENCHMARK_NAMES for m in MODEL_NAMES]
-
-
 rule score:
     input:
         "results/generations/{model}",
         "data/processed/{benchmark}",
-        "src/idiombench/benchmarks",
-        "src/idiombench/scoring",
+        lambda wc: dag.score_deps(wc.benchmark),
     output:
         directory("results/scores/{model}/{benchmark}"),
     params:
@@ -74,9 +46,7 @@ rule track:
 
 rule construct:
     input:
-        "data/processed/{benchmark}",
-        "src/idiombench/benchmarks",
-        "src/idiombench/scoring",
+        lambda wc: dag.construct_deps(NODES[wc.benchmark]),
     output:
         directory("results/construction/{benchmark}"),
     wildcard_constraints:

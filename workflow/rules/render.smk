@@ -5,9 +5,9 @@
 rule render:
     input:
         "data/processed/{benchmark}",
-        lambda wc: f"src/idiombench/benchmarks/{MODULES[wc.benchmark]}",
+        lambda wc: NODES[wc.benchmark].package,
         # the package's prompts/ folder, or SemanticQA's acquired release (its templates)
-        lambda wc: template_dependency(wc.benchmark),
+        lambda wc: NODES[wc.benchmark].templates,
     output:
         directory("results/prompts/{benchmark}"),
     params:

@@ -16,6 +16,8 @@ series of its own in `dvc plots show` / `dvc plots diff`.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +67,27 @@ def acc_at_t(body: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+@dataclass(frozen=True)
+class PlotSpec:
+    """One `dvc plots` curve family: the benchmark whose metrics it reads, its folder under
+    results/plots/, and what dvc.yaml's `plots:` declares for it (`idiombench dvc-yaml`)."""
+
+    benchmark: str
+    folder: str
+    title: str
+    x: str
+    series: tuple[str, ...]
+    rows_of: Callable[[dict[str, Any]], list[dict[str, Any]]]
+
+
+PLOTS: tuple[PlotSpec, ...] = (
+    PlotSpec("orderprobe", RECOVERY_DIR, "OrderProbe Recovery by scrambling pattern (%)", "pattern",
+             ORDERPROBE_SETTINGS, recovery_by_pattern),
+    PlotSpec("g-idiomalign", ACC_AT_T_DIR, "G-IdiomAlign Task 2 Acc@t by similarity threshold t (%)", "threshold",
+             G_IDIOMALIGN_SETTINGS, acc_at_t),
+)
+
+
 def headline(params: Params) -> dict[str, dict[str, dict[str, float]]]:
     """{benchmark: {model: {"<setting>/<metric>": value}}}: the MLflow parent runs' metrics."""
     out: dict[str, dict[str, dict[str, float]]] = {}
@@ -78,14 +101,13 @@ def write_plot_data(params: Params, out: Path = OUT, headline_file: Path = HEADL
     """Write every scored model's curves and the headline metrics; returns the number of
     files per plot."""
     write_json(headline_file, headline(params))
-    counts = {RECOVERY_DIR: 0, ACC_AT_T_DIR: 0}
+    counts = {plot.folder: 0 for plot in PLOTS}
     with staged_directory(out) as staging:
-        for benchmark, folder, rows_of in (("orderprobe", RECOVERY_DIR, recovery_by_pattern),
-                                           ("g-idiomalign", ACC_AT_T_DIR, acc_at_t)):
-            (staging / folder).mkdir(parents=True, exist_ok=True)
-            for model, body in sorted(collect_metrics(params, benchmark).items()):
-                rows = rows_of(body)
+        for plot in PLOTS:
+            (staging / plot.folder).mkdir(parents=True, exist_ok=True)
+            for model, body in sorted(collect_metrics(params, plot.benchmark).items()):
+                rows = plot.rows_of(body)
                 if rows:
-                    write_json(staging / folder / f"{model}.json", rows)
-                    counts[folder] += 1
+                    write_json(staging / plot.folder / f"{model}.json", rows)
+                    counts[plot.folder] += 1
     return counts
