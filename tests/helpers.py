@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 
-PROJECT_FILES = ("Snakefile", "dvc.yaml", "params.yaml", "workflow", "src", "profiles", ".dvcignore", ".gitignore")
+PROJECT_FILES = ("Snakefile", "dvc.yaml", "params.yaml", "workflow", "src", "overlays", ".dvcignore", ".gitignore")
 
 
 def tool_env(mirror: Path | Sequence[Path] | None = None) -> dict[str, str]:

@@ -113,11 +113,7 @@ def parse_params(raw: Any, source: str = "params.yaml") -> Params:
 
 
 def load_params(path: str | Path = DEFAULT_PARAMS) -> Params:
-    path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such params file") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
-    return parse_params(raw, str(path))
+    """A params file (or an overlay on one: see overlay.py), validated and defaulted."""
+    from .overlay import read_params_raw
+
+    return parse_params(read_params_raw(path), str(path))

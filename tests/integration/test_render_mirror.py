@@ -52,7 +52,7 @@ def raw_of(processed: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def paper_params():
-    return load_params(ROOT / "profiles" / "paper.yaml")
+    return load_params(ROOT / "overlays" / "paper.yaml")
 
 
 @pytest.fixture(scope="module")

@@ -86,9 +86,11 @@ def test_cli_reports_config_error_without_traceback(tmp_path: Path):
 
 
 def test_paper_profile_validates_and_has_the_same_sections():
+    from idiombench.overlay import read_params_raw
+
     default = raw_params()
-    paper = yaml.safe_load((ROOT / "profiles" / "paper.yaml").read_text(encoding="utf-8"))
-    assert load_params(ROOT / "profiles" / "paper.yaml").profile == "paper"
+    paper = read_params_raw(ROOT / "overlays" / "paper.yaml")
+    assert load_params(ROOT / "overlays" / "paper.yaml").profile == "paper"
 
     def keys(node, prefix=""):
         if not isinstance(node, dict):

