@@ -84,10 +84,8 @@ def acquire(
     console.print(f"acquire {benchmark}: {len(report.files)} files verified ({sources}) -> {dest}")
     if report.removed:
         console.print(f"acquire {benchmark}: removed {len(report.removed)} files no longer declared")
-    extra = getattr(bench, "acquire_notes", None)
-    if extra is not None:
-        for line in extra(loaded.benchmark(benchmark)):
-            console.print(f"acquire {benchmark}: {line}")
+    for line in bench.acquire_notes(loaded.benchmark(benchmark)):
+        console.print(f"acquire {benchmark}: {line}")
 
 
 @app.command()

@@ -36,7 +36,7 @@ def benchmark_nodes() -> list[BenchmarkNode]:
             name=name,
             module=MODULES[name],
             templates=str(bench.render_templates),
-            constructs=hasattr(bench, "run_construction"),
+            constructs=bench.constructs,
         ))
     return nodes
 

@@ -113,8 +113,6 @@ def run_score(params: Params, model: str, benchmark: str, out: Path | None = Non
             write_json(staging / "scoring_meta.json", meta)
             return meta
         bench = get_benchmark(benchmark)
-        if not hasattr(bench, "score"):
-            raise IdiombenchError(f"benchmark {benchmark} has no scorer yet")
         ctx = ScoreContext(
             params=params, model=model, benchmark=benchmark, config=params.benchmark(benchmark),
             generations=load_generations(model, benchmark), items=load_items(benchmark),
@@ -139,7 +137,7 @@ def run_construct(params: Params, benchmark: str, out: Path | None = None) -> di
     """Rebuild a benchmark's own data from its release (G-IdiomAlign: the gloss alignment) into
     results/construction/<benchmark>/; a disabled benchmark records "skipped" with the reason."""
     bench = get_benchmark(benchmark)
-    if not hasattr(bench, "run_construction"):
+    if not bench.constructs:
         raise IdiombenchError(
             f"benchmark {benchmark} has no construction pipeline (benchmarks with one: "
             f"{', '.join(construction_names()) or 'none'})"

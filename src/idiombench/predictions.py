@@ -107,8 +107,6 @@ def known_setting(params: Params, benchmark: str, setting: str) -> bool:
 def evaluate_predictions(params: Params, benchmark: str, task: str, setting: str, model: str,
                          path: Path, fmt: str) -> PredictionReport:
     bench = get_benchmark(benchmark)
-    if not hasattr(bench, "prediction_metrics"):
-        raise IdiombenchError(f"benchmark {benchmark} cannot score predictions yet")
     if fmt not in FORMATS:
         raise IdiombenchError(f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
     if not known_setting(params, benchmark, setting):

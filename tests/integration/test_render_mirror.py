@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from idiombench.benchmarks import MODULES, NAMES
+from idiombench.benchmarks import MODULES, NAMES, get_benchmark
 from idiombench.config import load_params
 from idiombench.generation.types import ItemContext
 from idiombench.render import load_tasks, render_benchmark, run_render
@@ -91,17 +91,14 @@ def test_embedded_default_counts(name: str, built, default_params, tmp_path: Pat
 def test_full_render_counts_placeholders_and_oracle_round_trip(name: str, full):
     out, items = full(name)
     assert {s: len(out.prompts.get(s, [])) for s in FULL_COUNTS[name]} == FULL_COUNTS[name]
-    package = importlib.import_module(f"idiombench.benchmarks.{MODULES[name]}")
     parse = importlib.import_module(f"idiombench.benchmarks.{MODULES[name]}.parse").parse_output
-    formatter = getattr(package, "format_reference_answer", None)
+    formatter = get_benchmark(name).format_reference_answer
     for setting, prompts in out.prompts.items():
         for prompt in prompts:
             for message in prompt.messages:
                 assert "{{" not in message.content and "}}" not in message.content, prompt.prompt_id
                 assert "{idiom}" not in message.content and "{paragraph}" not in message.content, prompt.prompt_id
-    if formatter is None:
-        pytest.skip(f"{name}: no format_reference_answer hook in this checkout (OrderProbe's comes from the "
-                    "generation branch); placeholders and counts were checked")
+    assert formatter is not None, f"{name}: every benchmark writes its reference answers in its own format"
     failures = []
     for setting, prompts in out.prompts.items():
         for prompt in prompts:

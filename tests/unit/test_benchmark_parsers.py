@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from idiombench.benchmarks.chengyu_bench import format_reference_answer as chengyu_answer
+from idiombench.benchmarks.chengyu_bench.answers import format_reference_answer as chengyu_answer
 from idiombench.benchmarks.chengyu_bench.parse import parse_output as chengyu_parse
-from idiombench.benchmarks.g_idiomalign import format_reference_answer as gia_answer
+from idiombench.benchmarks.g_idiomalign.answers import format_reference_answer as gia_answer
 from idiombench.benchmarks.g_idiomalign.parse import parse_output as gia_parse
 from idiombench.benchmarks.orderprobe.parse import parse_explanation
-from idiombench.benchmarks.semanticqa import format_reference_answer as sqa_answer
+from idiombench.benchmarks.semanticqa.answers import format_reference_answer as sqa_answer
 from idiombench.benchmarks.semanticqa.parse import normalise_answer, parse_output as sqa_parse, taxonomy_labels
 from idiombench.generation.types import ItemContext
 

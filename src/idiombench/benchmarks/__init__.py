@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .base import Benchmark
 
 # benchmark name (as used in paths, params.yaml and the CLI) -> subpackage
 MODULES: dict[str, str] = {
@@ -15,8 +18,15 @@ MODULES: dict[str, str] = {
 NAMES: tuple[str, ...] = tuple(MODULES)
 
 
-def get_benchmark(name: str) -> Any:
-    """The module-level BENCHMARK object of a benchmark subpackage."""
+def get_benchmark(name: str) -> Benchmark:
+    """The module-level BENCHMARK object of a benchmark subpackage (a base.Benchmark)."""
+    from .base import Benchmark
+
     if name not in MODULES:
         raise KeyError(f"unknown benchmark {name!r} (known: {', '.join(NAMES)})")
-    return importlib.import_module(f"{__name__}.{MODULES[name]}").BENCHMARK
+    module = importlib.import_module(f"{__name__}.{MODULES[name]}")
+    bench = getattr(module, "BENCHMARK", None)
+    if not isinstance(bench, Benchmark):
+        raise TypeError(f"{module.__name__}.BENCHMARK must be an instance of a base.Benchmark subclass, "
+                        f"got {type(bench).__name__}")
+    return bench

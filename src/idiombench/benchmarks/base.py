@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..data.manifest import FileSpec
 from ..io import staged_directory, write_json
 from ..items import Item, write_items
+
+if TYPE_CHECKING:
+    from ..scoring.provenance import PaperRole
 
 MAX_EXAMPLES = 10
 
@@ -73,18 +78,63 @@ class BuildResult:
     files: dict[str, Any] = field(default_factory=dict)
 
 
-class Benchmark(Protocol):
-    """One benchmark: its declared files, its build and its render (idiombench.render).
-    Later stages add score hooks."""
+class Benchmark(ABC):
+    """What every benchmark provides: the contract the stage drivers call, never probe.
 
-    name: str
-    render_templates: str  # where render reads its templates: a dependency of the render rule / stage
+    Required: `name`, `render_templates`, and the hooks of every stage (files, build,
+    render, score, aggregate, report section, predictions). Optional, with defaults:
+    notes at acquire, a construction pipeline, the scorer roles its metrics need, and the
+    reference backends' hooks. A package registers its instance as `BENCHMARK` (see
+    benchmarks/__init__.py); docs/ARCHITECTURE.md has the recipe.
+    """
 
-    def file_specs(self, config: Any) -> list[FileSpec]: ...
+    name: ClassVar[str]
+    render_templates: ClassVar[str]  # where render reads its templates: a dependency of the render rule / stage
+    # the neural scorer roles its metrics need, with the paper's models (read-only provenance)
+    scorer_roles: ClassVar[tuple[PaperRole, ...]] = ()
+    # tasks the random/majority reference systems answer as classification; None: inferred from the items
+    classification_tasks: ClassVar[frozenset[str] | None] = None
+    # how oracle/echo/random write an answer as a model would (item, answer, kind) -> text;
+    # None: the answer as is. A plain function (its module's source is part of the backends' identity).
+    format_reference_answer: ClassVar[Callable[[Any, str, str], str] | None] = None
+    # whether run_construction rebuilds the benchmark's own data (a construct stage)
+    constructs: ClassVar[bool] = False
 
-    def build(self, raw_dir: Path, config: Any) -> BuildResult: ...
+    @abstractmethod
+    def file_specs(self, config: Any) -> list[FileSpec]:
+        """The upstream files acquire fetches and checks."""
 
-    def render(self, tasks: dict[str, list[Item]], config: Any, raw_dir: Path) -> Any: ...
+    @abstractmethod
+    def build(self, raw_dir: Path, config: Any) -> BuildResult:
+        """Acquired files -> items per task, with counts of what was dropped and why."""
+
+    @abstractmethod
+    def render(self, tasks: dict[str, list[Item]], config: Any, raw_dir: Path) -> Any:
+        """Items -> prompts per setting (a render.RenderOutput)."""
+
+    @abstractmethod
+    def score(self, ctx: Any) -> dict[str, Any]:
+        """Generations -> per-item score tables per setting (ctx: evaluation.ScoreContext)."""
+
+    @abstractmethod
+    def aggregate(self, ctx: Any) -> dict[str, Any]:
+        """Per-item scores -> the metrics JSON body (ctx: evaluation.AggregateContext)."""
+
+    @abstractmethod
+    def report_section(self, ctx: Any) -> Any:
+        """Metrics of every model -> a report.tables.Section, or None (ctx: report.build.ReportContext)."""
+
+    @abstractmethod
+    def prediction_metrics(self, body: dict[str, Any], task: str | None, setting: str) -> dict[str, Any]:
+        """The headline metrics of one task and setting, for `evaluate-predictions`."""
+
+    def acquire_notes(self, config: Any) -> list[str]:
+        """Lines acquire prints after the files (e.g. what could not be acquired)."""
+        return []
+
+    def run_construction(self, params: Any, source: Path | list[Item], out_dir: Path) -> dict[str, Any]:
+        """Rebuild the benchmark's own data from its release (only where `constructs`)."""
+        raise NotImplementedError(f"benchmark {self.name} has no construction pipeline")
 
 
 def write_build(result: BuildResult, out_dir: Path) -> dict[str, Any]:

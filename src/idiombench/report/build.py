@@ -101,10 +101,9 @@ def build_report(params: Params, out_pdf: Path | None = None) -> dict[str, Any]:
             if not params.benchmark(name).enabled:
                 continue
             metrics = collect_metrics(params, name)
-            hook = getattr(get_benchmark(name), "report_section", None)
-            if not metrics or hook is None:
+            if not metrics:
                 continue  # nothing scored: no section, no placeholder page
-            section = hook(ReportContext(params=params, benchmark=name, metrics=metrics, figures_dir=figures_stage))
+            section = get_benchmark(name).report_section(ReportContext(params=params, benchmark=name, metrics=metrics, figures_dir=figures_stage))
             if section is None:
                 continue
             for table in section.tables:

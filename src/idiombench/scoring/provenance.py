@@ -25,7 +25,7 @@ class PaperRole:
 
 @cache
 def paper_roles() -> dict[str, PaperRole]:
-    """Every role declared by a registered benchmark (`scorer_roles`), by name."""
+    """Every role declared by a registered benchmark (`Benchmark.scorer_roles`), by name."""
     from ..benchmarks import NAMES, get_benchmark  # benchmark packages import this module
 
     roles: dict[str, PaperRole] = {}

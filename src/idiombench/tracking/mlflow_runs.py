@@ -117,12 +117,9 @@ def run_metrics(setting_body: dict[str, Any]) -> dict[str, float]:
 def section_artifacts(params: Params, benchmark: str, model: str, body: dict[str, Any], staging: Path) -> None:
     """The benchmark's report tables and figures for this model alone, rendered by the same
     hook as the PDF section, so each run carries the figures of its model."""
-    hook = getattr(get_benchmark(benchmark), "report_section", None)
-    if hook is None:
-        return
     figures = staging / "figures"
     figures.mkdir(parents=True, exist_ok=True)
-    section = hook(ReportContext(params=params, benchmark=benchmark, metrics={model: body}, figures_dir=figures))
+    section = get_benchmark(benchmark).report_section(ReportContext(params=params, benchmark=benchmark, metrics={model: body}, figures_dir=figures))
     if section is not None:
         for table in section.tables:
             table.write(staging / "tables")

@@ -15,15 +15,14 @@ from typing import TYPE_CHECKING, Any
 from ...data.manifest import FileSpec, load_file_specs
 from ...items import Item
 from ...report.tables import Section
-from ..base import BuildResult
+from ..base import Benchmark, BuildResult
 from . import build as _build
 from .config import ChengyuBenchConfig
 from . import aggregate as _aggregate
 from . import render as _render
 from . import report as _report
 from . import score as _score
-from .answers import CLASSIFICATION_TASKS, format_reference_answer  # noqa: F401  (reference backends' hooks)
-from ...scoring.provenance import PaperRole
+from . import answers as _answers
 
 
 if TYPE_CHECKING:
@@ -34,12 +33,13 @@ if TYPE_CHECKING:
     from ...report.build import ReportContext
 
 
-class ChengyuBench:
+class ChengyuBench(Benchmark):
     name = "chengyu-bench"
     # where render reads its templates (a dependency of the render rule / DVC stage)
     render_templates = "src/idiombench/benchmarks/chengyu_bench/prompts"
-    # its metrics need no neural scorer role
-    scorer_roles: tuple[PaperRole, ...] = ()
+    # the reference backends' hooks (answers.py)
+    classification_tasks = _answers.CLASSIFICATION_TASKS
+    format_reference_answer = staticmethod(_answers.format_reference_answer)
 
     def file_specs(self, config: ChengyuBenchConfig) -> list[FileSpec]:
         return load_file_specs(__name__)

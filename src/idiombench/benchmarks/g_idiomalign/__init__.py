@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING, Any
 
 from ...data.manifest import FileSpec, load_file_specs
 from ...items import Item
-from ..base import BuildResult
+from ..base import Benchmark, BuildResult
 from . import build as _build
 from .config import GIdiomAlignConfig
 from . import render as _render
-from .answers import CLASSIFICATION_TASKS, format_reference_answer  # noqa: F401  (reference backends' hooks)
+from . import answers as _answers
 from .roles import SCORER_ROLES
 
 
@@ -22,12 +22,16 @@ if TYPE_CHECKING:
     from ...report.tables import Section
 
 
-class GIdiomAlign:
+class GIdiomAlign(Benchmark):
     name = "g-idiomalign"
     # where render reads its templates (a dependency of the render rule / DVC stage)
     render_templates = "src/idiombench/benchmarks/g_idiomalign/prompts"
     # the neural scorer roles its metrics need, with the paper's models (roles.py)
     scorer_roles = SCORER_ROLES
+    # the reference backends' hooks (answers.py)
+    classification_tasks = _answers.CLASSIFICATION_TASKS
+    format_reference_answer = staticmethod(_answers.format_reference_answer)
+    constructs = True
 
     def file_specs(self, config: GIdiomAlignConfig) -> list[FileSpec]:
         return load_file_specs(__name__)

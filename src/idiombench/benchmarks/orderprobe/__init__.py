@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 from ...data.manifest import FileSpec, load_file_specs
 from ...items import Item
-from ..base import BuildResult
+from ..base import Benchmark, BuildResult
 from . import build as _build
-from .answers import CLASSIFICATION_TASKS, format_reference_answer  # noqa: F401  (reference backends' hooks)
+from . import answers as _answers
 from .config import OrderProbeConfig
 from . import render as _render
 from . import aggregate as _aggregate
@@ -22,12 +22,15 @@ if TYPE_CHECKING:
     from ...render import RenderOutput
 
 
-class OrderProbe:
+class OrderProbe(Benchmark):
     name = "orderprobe"
     # where render reads its templates (a dependency of the render rule / DVC stage)
     render_templates = "src/idiombench/benchmarks/orderprobe/prompts"
     # the neural scorer roles its metrics need, with the paper's models (roles.py)
     scorer_roles = SCORER_ROLES
+    # the reference backends' hooks (answers.py)
+    classification_tasks = _answers.CLASSIFICATION_TASKS
+    format_reference_answer = staticmethod(_answers.format_reference_answer)
 
     def file_specs(self, config: OrderProbeConfig) -> list[FileSpec]:
         return load_file_specs(__name__)

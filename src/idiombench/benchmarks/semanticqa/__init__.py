@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 from ...data.manifest import FileSpec, load_file_specs
 from ...items import Item
-from ..base import BuildResult
+from ..base import Benchmark, BuildResult
 from . import build as _build
 from .config import SemanticQAConfig
 from . import render as _render
-from .answers import CLASSIFICATION_TASKS, format_reference_answer  # noqa: F401  (reference backends' hooks)
+from . import answers as _answers
 from .roles import SCORER_ROLES
 
 
@@ -25,12 +25,15 @@ if TYPE_CHECKING:
     from ...report.tables import Section
 
 
-class SemanticQA:
+class SemanticQA(Benchmark):
     name = "semanticqa"
     # where render reads its templates (a dependency of the render rule / DVC stage)
     render_templates = "data/raw/semanticqa"
     # the neural scorer roles its metrics need, with the paper's models (roles.py)
     scorer_roles = SCORER_ROLES
+    # the reference backends' hooks (answers.py)
+    classification_tasks = _answers.CLASSIFICATION_TASKS
+    format_reference_answer = staticmethod(_answers.format_reference_answer)
 
     def file_specs(self, config: SemanticQAConfig) -> list[FileSpec]:
         return load_file_specs(__name__)

@@ -5,22 +5,21 @@
 - random:   a uniformly drawn label (classification tasks only), seeded per request;
 - majority: the task's most frequent gold label (classification tasks only).
 
-A task is *classification* when its benchmark package says so (`CLASSIFICATION_TASKS`,
+A task is *classification* when its benchmark says so (`Benchmark.classification_tasks`,
 a set of task names) or, when it says nothing, when every item has options (`choices`)
 and its gold is an option letter or an option text, or when its items have no reference
 texts and its gold answers are labels (at most MAX_LABELS distinct values, each used on
 average at least twice). Other tasks are skipped for random/majority with the reason
 reported, never answered with a guess.
 
-The answer TEXT follows the benchmark's output format through the hook
-`format_reference_answer(item, answer, kind) -> str` that a benchmark package may
-expose (idiombench.benchmarks.<pkg>); without a hook the plain answer is returned.
+The answer TEXT follows the benchmark's output format through its hook
+`Benchmark.format_reference_answer(item, answer, kind) -> str`; a benchmark without one
+(None) gets the plain answer.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib
 import inspect
 import random
 import string
@@ -30,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...benchmarks import MODULES as BENCHMARK_MODULES
+from ...benchmarks import NAMES as BENCHMARK_NAMES, get_benchmark
 from ..config import ReferenceModel
 from ..types import Completion, ItemContext, Request
 
@@ -40,22 +39,18 @@ Formatter = Callable[[ItemContext, str, str], str]
 
 
 def answer_formatter(benchmark: str) -> Formatter | None:
-    """The benchmark package's `format_reference_answer`, or None when it has none."""
-    module_name = BENCHMARK_MODULES.get(benchmark)
-    if module_name is None:
+    """The benchmark's `format_reference_answer`, or None when it has none (or the name is
+    not a registered benchmark, as in hand-made test items)."""
+    if benchmark not in BENCHMARK_NAMES:
         return None
-    try:
-        module = importlib.import_module(f"idiombench.benchmarks.{module_name}")
-    except ModuleNotFoundError:
-        return None
-    return getattr(module, "format_reference_answer", None)
+    return get_benchmark(benchmark).format_reference_answer
 
 
 def _formatters_fingerprint() -> str:
     """Hash of this module and every benchmark's answer hook: editing how reference answers
     are written changes the backend identity, so cached answers are not reused stale."""
     digest = hashlib.sha256(Path(__file__).read_bytes())
-    for benchmark in sorted(BENCHMARK_MODULES):
+    for benchmark in sorted(BENCHMARK_NAMES):
         hook = answer_formatter(benchmark)
         if hook is not None:
             digest.update(benchmark.encode())
@@ -85,22 +80,17 @@ def _most_common(values: Sequence[Any]) -> Any:
 
 
 def classification_declared(benchmark: str, task: str) -> bool | None:
-    """What the benchmark package says (its CLASSIFICATION_TASKS), or None if it says nothing."""
-    module_name = BENCHMARK_MODULES.get(benchmark)
-    if module_name is None:
+    """What the benchmark says (its classification_tasks), or None if it says nothing."""
+    if benchmark not in BENCHMARK_NAMES:
         return None
-    try:
-        module = importlib.import_module(f"idiombench.benchmarks.{module_name}")
-    except ModuleNotFoundError:
-        return None
-    declared = getattr(module, "CLASSIFICATION_TASKS", None)
+    declared = get_benchmark(benchmark).classification_tasks
     return None if declared is None else task in declared
 
 
 def label_space(items: Sequence[ItemContext], declared: bool | None = None) -> LabelSpace | str:
     """The task's label space, or the reason the task is not classification.
 
-    `declared` is the benchmark's own word (CLASSIFICATION_TASKS); without it, a task is
+    `declared` is the benchmark's own word (its classification_tasks); without it, a task is
     classification when every item has options, or when no item has reference texts and
     the gold answers are few labels (at most MAX_LABELS, each used twice on average).
     Items without gold are answered too; the label space comes from the others."""
