@@ -9,7 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, Field, ValidationError
 
 from .benchmarks.chengyu_bench.config import ChengyuBenchConfig

@@ -18,7 +18,6 @@ stage of the static DAG has an explicit, truthful output.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,7 @@ import pyarrow as pa
 
 from . import paths
 from .benchmarks import get_benchmark
+from .benchmarks.contexts import AggregateContext, ScoreContext
 from .dag import construction_names
 from .config import Params
 from .errors import IdiombenchError
@@ -70,29 +70,6 @@ def load_generations(model: str, benchmark: str, generations_dir: Path | None = 
     if not directory.is_dir():
         raise IdiombenchError(f"{directory} is missing: run `idiombench generate --model {model}` first")
     return {path.stem: read_parquet(path).to_pandas() for path in sorted(directory.glob("*.parquet"))}
-
-
-@dataclass
-class ScoreContext:
-    params: Params
-    model: str
-    benchmark: str
-    config: Any  # the benchmark's params section
-    generations: dict[str, pd.DataFrame]
-    items: dict[str, dict[str, Item]]
-    scorers: Any = None  # idiombench.scoring.Scorers, created lazily by the stage
-    notes: list[str] = field(default_factory=list)
-
-
-@dataclass
-class AggregateContext:
-    params: Params
-    model: str
-    benchmark: str
-    config: Any
-    scores: dict[str, pd.DataFrame]
-    items: dict[str, dict[str, Item]]
-    scoring_meta: dict[str, Any]
 
 
 def _make_scorers(params: Params) -> Any:

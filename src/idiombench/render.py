@@ -19,81 +19,21 @@ silently.
 
 from __future__ import annotations
 
-import hashlib
-import random
 from collections import Counter
-from collections.abc import Hashable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from . import paths
 from .benchmarks import get_benchmark
 from .benchmarks.base import MAX_EXAMPLES
+from .benchmarks.contexts import RenderOutput
 from .errors import DataError, IdiombenchError
 from .io import read_json, staged_directory, write_json
 from .items import Item, read_items
 from .prompts import Prompt, write_prompts
-from .templating import ChatTemplate
 
 STATS_FILE = "render_stats.json"
-K = TypeVar("K", bound=Hashable)
-
-
-def derived_seed(*parts: object) -> int:
-    """A 64-bit seed from the parts' text: stable across runs, Python versions and platforms."""
-    text = "\x1f".join(str(p) for p in parts)
-    return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big")
-
-
-def seeded_subset(keys: Iterable[K], n: int | None, *seed_parts: object) -> list[K]:
-    """n of the keys drawn without replacement (all when n is None or n >= len), returned in
-    sorted order. The draw depends only on the set of keys and the seed parts."""
-    ordered = sorted(set(keys))  # type: ignore[type-var]
-    if n is None or n >= len(ordered):
-        return ordered
-    chosen = random.Random(derived_seed(*seed_parts)).sample(ordered, n)
-    return sorted(chosen)  # type: ignore[type-var]
-
-
-def seeded_order(keys: Sequence[K], *seed_parts: object) -> list[K]:
-    """The keys in a seeded random order (a permutation of the given sequence)."""
-    order = list(keys)
-    random.Random(derived_seed(*seed_parts)).shuffle(order)
-    return order
-
-
-@dataclass
-class RenderOutput:
-    """What a benchmark's render returns.
-
-    prompts: setting -> prompts (in a deterministic order).
-    templates: template id -> {"hash", "source"} of every template used.
-    sample: task -> how its items were selected (the draw, or "all").
-    skipped: setting -> why it has no prompts.
-    not_rendered: reason -> examples of items left out of a setting.
-    flagged: reason -> examples of prompts rendered with something odd (e.g. fewer exemplars).
-    """
-
-    prompts: dict[str, list[Prompt]] = field(default_factory=dict)
-    templates: dict[str, dict[str, str]] = field(default_factory=dict)
-    sample: dict[str, Any] = field(default_factory=dict)
-    skipped: dict[str, str] = field(default_factory=dict)
-    not_rendered: dict[str, list[Any]] = field(default_factory=dict)
-    flagged: dict[str, list[Any]] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-
-    def add(self, prompt: Prompt) -> None:
-        self.prompts.setdefault(prompt.setting, []).append(prompt)
-
-    def use_template(self, template: ChatTemplate, source: str) -> None:
-        self.templates[template.template_id] = {"hash": template.template_hash, "source": source}
-
-    def leave_out(self, reason: str, example: Any) -> None:
-        self.not_rendered.setdefault(reason, []).append(example)
-
-    def flag(self, reason: str, example: Any) -> None:
-        self.flagged.setdefault(reason, []).append(example)
 
 
 def load_tasks(processed_dir: Path, benchmark: str) -> dict[str, list[Item]]:

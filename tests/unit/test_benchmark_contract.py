@@ -59,3 +59,18 @@ def test_defaults_of_the_optional_hooks():
     assert bench.acquire_notes(None) == [] and not bench.constructs
     with pytest.raises(NotImplementedError, match="orderprobe has no construction pipeline"):
         bench.run_construction(None, [], None)  # type: ignore[arg-type]
+
+
+def test_benchmark_packages_do_not_import_the_stage_drivers():
+    """Context types live beside the contract (benchmarks/contexts.py): a benchmark package
+    depends on the contract, never on the drivers that call it."""
+    import re
+    from pathlib import Path
+
+    root = Path(benchmarks.__file__).parent
+    drivers = r"(evaluation|render|cli|predictions|report\.build|tracking(\.\w+)?)"
+    pattern = re.compile(rf"^\s*from \.\.\.{drivers} import|^\s*import idiombench\.{drivers}\b|^\s*from idiombench\.{drivers} import",
+                         re.MULTILINE)
+    offenders = [f"{path.relative_to(root)}: {m.group(0).strip()}"
+                 for path in sorted(root.rglob("*.py")) for m in pattern.finditer(path.read_text(encoding="utf-8"))]
+    assert offenders == []

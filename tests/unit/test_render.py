@@ -22,7 +22,8 @@ from idiombench.errors import DataError, IdiombenchError
 from idiombench.generation.types import Message
 from idiombench.items import Item
 from idiombench.prompts import hash_messages, read_prompts
-from idiombench.render import load_tasks, render_benchmark, run_render, seeded_subset
+from idiombench.render import load_tasks, render_benchmark, run_render
+from idiombench.sampling import seeded_subset
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 PATTERNS = ("ABCD", "ABDC", "BADC")

@@ -5,12 +5,12 @@ from __future__ import annotations
 import datetime as dt
 import os
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .. import paths
 from ..benchmarks import NAMES, get_benchmark
+from ..benchmarks.contexts import ReportContext
 from ..config import Params
 from ..environment import environment_line
 from ..io import read_json, sha256_file, staged_directory
@@ -18,18 +18,6 @@ from ..evaluation import SCORED
 from ..redact import scrub, scrub_url
 from .pdf import TitlePage, write_pdf
 from .tables import Section
-
-
-@dataclass
-class ReportContext:
-    params: Params
-    benchmark: str
-    metrics: dict[str, dict[str, Any]]  # model -> its metrics JSON (scored models only)
-    figures_dir: Path  # where the section writes its PNGs
-
-    def display_name(self, model: str) -> str:
-        config = self.params.models.get(model)
-        return (config.display_name if config is not None else None) or model
 
 
 def git_commit(root: Path = Path(".")) -> str:

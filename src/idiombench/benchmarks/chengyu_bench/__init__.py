@@ -28,9 +28,9 @@ from . import answers as _answers
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ...evaluation import AggregateContext, ScoreContext
-    from ...render import RenderOutput
-    from ...report.build import ReportContext
+    from ..contexts import AggregateContext, ScoreContext
+    from ..contexts import RenderOutput
+    from ..contexts import ReportContext
 
 
 class ChengyuBench(Benchmark):

@@ -18,7 +18,7 @@ from .roles import SCORER_ROLES
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ...render import RenderOutput
+    from ..contexts import RenderOutput
     from ...report.tables import Section
 
 

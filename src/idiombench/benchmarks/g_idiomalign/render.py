@@ -19,7 +19,8 @@ from pathlib import Path
 from ...errors import DataError
 from ...items import Item
 from ...prompts import Prompt
-from ...render import RenderOutput, seeded_subset
+from ...sampling import seeded_subset
+from ..contexts import RenderOutput
 from ...templating import load_package_templates
 from .config import GIdiomAlignConfig
 

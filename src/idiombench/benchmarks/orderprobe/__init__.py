@@ -19,7 +19,7 @@ from .roles import SCORER_ROLES
 
 
 if TYPE_CHECKING:
-    from ...render import RenderOutput
+    from ..contexts import RenderOutput
 
 
 class OrderProbe(Benchmark):

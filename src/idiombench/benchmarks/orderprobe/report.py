@@ -18,7 +18,7 @@ from typing import Any
 
 from ... import paths
 from ...errors import IdiombenchError
-from ...report.tables import Cell, Figure, Section, Table, cell
+from ...report.tables import Cell, Section, Table, cell
 from .build import CATEGORIES, permutation_patterns
 from . import figures
 

@@ -19,9 +19,9 @@ from .roles import SCORER_ROLES
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ...evaluation import AggregateContext, ScoreContext
-    from ...render import RenderOutput
-    from ...report.build import ReportContext
+    from ..contexts import AggregateContext, ScoreContext
+    from ..contexts import RenderOutput
+    from ..contexts import ReportContext
     from ...report.tables import Section
 
 

@@ -30,7 +30,8 @@ from ...generation.types import Message
 from ...io import sha256_file
 from ...items import Item
 from ...prompts import Prompt
-from ...render import RenderOutput, seeded_order, seeded_subset
+from ...sampling import seeded_order, seeded_subset
+from ..contexts import RenderOutput
 from .adapters import ADAPTERS
 from .config import SemanticQAConfig
 from .templates import PLACEHOLDER, shot_variant, template_path

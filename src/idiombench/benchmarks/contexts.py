@@ -1,0 +1,85 @@
+"""The types a benchmark's hooks receive and return (the contract's other half, beside
+base.Benchmark). The stage drivers build them; benchmark packages import them from here,
+never from the drivers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # config imports the benchmark packages, which import this module
+    import pandas as pd
+
+    from ..config import Params
+    from ..items import Item
+    from ..prompts import Prompt
+    from ..templating import ChatTemplate
+
+
+@dataclass
+class RenderOutput:
+    """What a benchmark's render returns.
+
+    prompts: setting -> prompts (in a deterministic order).
+    templates: template id -> {"hash", "source"} of every template used.
+    sample: task -> how its items were selected (the draw, or "all").
+    skipped: setting -> why it has no prompts.
+    not_rendered: reason -> examples of items left out of a setting.
+    flagged: reason -> examples of prompts rendered with something odd (e.g. fewer exemplars).
+    """
+
+    prompts: dict[str, list[Prompt]] = field(default_factory=dict)
+    templates: dict[str, dict[str, str]] = field(default_factory=dict)
+    sample: dict[str, Any] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+    not_rendered: dict[str, list[Any]] = field(default_factory=dict)
+    flagged: dict[str, list[Any]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, prompt: Prompt) -> None:
+        self.prompts.setdefault(prompt.setting, []).append(prompt)
+
+    def use_template(self, template: ChatTemplate, source: str) -> None:
+        self.templates[template.template_id] = {"hash": template.template_hash, "source": source}
+
+    def leave_out(self, reason: str, example: Any) -> None:
+        self.not_rendered.setdefault(reason, []).append(example)
+
+    def flag(self, reason: str, example: Any) -> None:
+        self.flagged.setdefault(reason, []).append(example)
+
+
+@dataclass
+class ScoreContext:
+    params: Params
+    model: str
+    benchmark: str
+    config: Any  # the benchmark's params section
+    generations: dict[str, pd.DataFrame]
+    items: dict[str, dict[str, Item]]
+    scorers: Any = None  # idiombench.scoring.Scorers, created lazily by the stage
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class AggregateContext:
+    params: Params
+    model: str
+    benchmark: str
+    config: Any
+    scores: dict[str, pd.DataFrame]
+    items: dict[str, dict[str, Item]]
+    scoring_meta: dict[str, Any]
+
+
+@dataclass
+class ReportContext:
+    params: Params
+    benchmark: str
+    metrics: dict[str, dict[str, Any]]  # model -> its metrics JSON (scored models only)
+    figures_dir: Path  # where the section writes its PNGs
+
+    def display_name(self, model: str) -> str:
+        config = self.params.models.get(model)
+        return (config.display_name if config is not None else None) or model
