@@ -356,7 +356,7 @@ def evaluate_predictions(
     denominator: Annotated[str, typer.Option(
         help="test-set: every item of the task (an item without a prediction is wrong); records: only the items the "
              "file has a record for (the SemanticQA authors' own evaluation). Both go in --json; see "
-             "docs/METRICS.md#denominators-of-evaluate-predictions.")] = "test-set",
+             "docs/METRICS.md#5-denominators-of-evaluate-predictions.")] = "test-set",
     as_json: Annotated[bool, typer.Option("--json", help="Print only a JSON object: the metrics (percent) with the "
                                           "chosen denominator, both denominators' metrics and the coverage counts.")] = False,
     params: ParamsOption = DEFAULT_PARAMS,

@@ -8,7 +8,7 @@ Formats:
 - `idiombench`: this project's generations table (results/generations/<model>/<bench>/
   <setting>.parquet), matched by item id; main-pass rows of the requested task.
 Lines that match no item, and items without a prediction, are counted and reported
-(`coverage`). Two denominators (docs/METRICS.md#denominators-of-evaluate-predictions):
+(`coverage`). Two denominators (docs/METRICS.md#5-denominators-of-evaluate-predictions):
 - `test-set` (default): every item of the task; an item without a prediction is scored as
   a failed (wrong) answer, never dropped;
 - `records`: only the items the file has a record for, as the SemanticQA authors' own

@@ -15,7 +15,7 @@ item (a line naming no released item cannot be scored by the project; those line
 counted and the full-file value is printed beside the compared one).
 
 Compared per file, asserted equal (no tolerance) unless listed in DOCUMENTED with the exact
-number of records the two differ by and why (see docs/METRICS.md#semanticqa-released-scorer):
+number of records the two differ by and why (see docs/METRICS.md#34-the-authors-released-scorer):
 ACC, macro-/micro-/weighted-F1, ACC_s (project `extraction_match: released_code`), Ext,
 Cond, Overall. ACC_s with the default `extraction_match: strict` (paper §3.4: a partial span
 is wrong) is compared too: never above the released reading, difference recorded.
