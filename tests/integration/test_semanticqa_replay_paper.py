@@ -9,7 +9,8 @@ METEOR (table 3) and ROUGE-L (table 4) are asserted too when WordNet is installe
 is not computed here (the paper's roberta-large is not available offline; see the report).
 
 Denominators: the rows of the items each file covers (only_matched), as the authors' own
-evaluation divided by the lines of the file; the items a file lacks are counted.
+evaluation divided by the lines of the file: `evaluate-predictions --denominator records`
+(docs/METRICS.md#5-denominators-of-evaluate-predictions); the items a file lacks are counted.
 
 Documented exceptions (EXPECTED_GAPS): cells the released files cannot reproduce, with why.
 Run with `-s` to print every compared cell.
