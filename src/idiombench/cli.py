@@ -353,7 +353,12 @@ def evaluate_predictions(
     model: Annotated[str, typer.Option(help="A name for the system that produced the predictions.")] = "predictions",
     format: Annotated[str, typer.Option("--format", help="semanticqa (published results format) or idiombench "
                                         "(this project's generations table).")] = "",
-    as_json: Annotated[bool, typer.Option("--json", help="Print only a JSON object of metric -> value (percent).")] = False,
+    denominator: Annotated[str, typer.Option(
+        help="test-set: every item of the task (an item without a prediction is wrong); records: only the items the "
+             "file has a record for (the SemanticQA authors' own evaluation). Both go in --json; see "
+             "docs/METRICS.md#5-denominators-of-evaluate-predictions.")] = "test-set",
+    as_json: Annotated[bool, typer.Option("--json", help="Print only a JSON object: the metrics (percent) with the "
+                                          "chosen denominator, both denominators' metrics and the coverage counts.")] = False,
     params: ParamsOption = DEFAULT_PARAMS,
 ) -> None:
     """Score predictions produced elsewhere with the pipeline's own scoring code."""
@@ -361,18 +366,20 @@ def evaluate_predictions(
 
     _check_benchmark(benchmark)
     fmt = format or ("idiombench" if file.suffix == ".parquet" else "semanticqa")
-    result = run(load_params(params), benchmark, task, setting, model, file, fmt)
+    result = run(load_params(params), benchmark, task, setting, model, file, fmt, denominator)
+    missing = "scored as wrong" if denominator == "test-set" else "not in the denominator"
     console.print(
         f"evaluate-predictions {benchmark}/{task}/{setting} ({model}): {result.items:,} items, "
-        f"{result.predicted:,} with a prediction, {result.items - result.predicted:,} without (scored as wrong); "
+        f"{result.predicted:,} with a prediction, {result.items - result.predicted:,} without ({missing}); "
         f"{result.lines:,} lines read, {len(result.unmatched_lines):,} matched no item"
         + (f" (lines {', '.join(map(str, result.unmatched_lines[:10]))}{' ...' if len(result.unmatched_lines) > 10 else ''})"
            if result.unmatched_lines else "")
+        + f"; denominator {denominator}: {result.items if denominator == 'test-set' else result.recorded:,} items"
     )
     for note in result.notes:
         console.print(f"note: {note}")
     if as_json:
-        typer.echo(json.dumps(result.metrics, ensure_ascii=False, sort_keys=True))
+        typer.echo(json.dumps(result.to_json(), ensure_ascii=False, sort_keys=True))
     else:
         for name, value in result.metrics.items():
             typer.echo(f"{name}\t{value:.2f}" if isinstance(value, (int, float)) else f"{name}\t{value}")

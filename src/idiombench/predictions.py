@@ -7,8 +7,14 @@ Formats:
   replay backend's matcher (generation/backends/replay.py).
 - `idiombench`: this project's generations table (results/generations/<model>/<bench>/
   <setting>.parquet), matched by item id; main-pass rows of the requested task.
-Lines that match no item, and items without a prediction, are counted and reported; an
-item without a prediction is scored as a failed (wrong) answer, never dropped.
+Lines that match no item, and items without a prediction, are counted and reported
+(`coverage`). Two denominators (docs/METRICS.md#5-denominators-of-evaluate-predictions):
+- `test-set` (default): every item of the task; an item without a prediction is scored as
+  a failed (wrong) answer, never dropped;
+- `records`: only the items the file has a record for, as the SemanticQA authors' own
+  evaluation divided by the lines of the file (their paper's cells; a line that matches no
+  item cannot be scored and is counted in `coverage`, not in the denominator).
+Both are computed on every call; `--denominator` says which one is the headline.
 """
 
 from __future__ import annotations
@@ -33,16 +39,35 @@ from .io import read_parquet
 from .items import Item
 
 FORMATS = ("semanticqa", "idiombench")
+DENOMINATORS = ("test-set", "records")
 
 
 @dataclass
 class PredictionReport:
-    metrics: dict[str, float]
-    items: int
-    predicted: int
-    lines: int
+    metrics: dict[str, float]  # with the chosen denominator
+    items: int  # the task's items in the test set
+    predicted: int  # items with a usable prediction
+    lines: int  # records (lines / table rows) read from the file
     unmatched_lines: list[int] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    denominator: str = "test-set"
+    recorded: int = 0  # items the file has a record for (the `records` denominator)
+    by_denominator: dict[str, dict[str, float | None]] = field(default_factory=dict)
+
+    def coverage(self) -> dict[str, Any]:
+        return {
+            "test_set_items": self.items,
+            "records_read": self.lines,
+            "records_matched": self.recorded,
+            "records_unmatched": len(self.unmatched_lines),
+            "items_with_prediction": self.predicted,
+            "items_without_record": self.items - self.recorded,
+            "share_of_test_set": self.recorded / self.items if self.items else None,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {"denominator": self.denominator, "metrics": self.metrics,
+                "metrics_by_denominator": self.by_denominator, "coverage": self.coverage()}
 
 
 def _row(benchmark: str, task: str, setting: str, item: Item, text: str | None) -> dict[str, Any]:
@@ -56,27 +81,34 @@ def _row(benchmark: str, task: str, setting: str, item: Item, text: str | None) 
     }
 
 
-def _from_semanticqa(path: Path, benchmark: str, task: str, setting: str,
-                     items: dict[str, Item]) -> tuple[list[dict[str, Any]], int, list[int]]:
+# (generation rows, one per item; records read; unmatched record numbers; ids of the items the file has a record for)
+Read = tuple[list[dict[str, Any]], int, list[int], set[str]]
+
+
+def _from_semanticqa(path: Path, benchmark: str, task: str, setting: str, items: dict[str, Item]) -> Read:
     source = ReplaySource(benchmark=benchmark, task=task, setting=setting, path=str(path), format="semanticqa")
     stats = SourceStats(source)
     matcher = SemanticQASource(source, path, stats)
     rows = []
+    recorded = set()
     for item in items.values():
         request = Request(key="", prompt_id="", messages=(), sampling=Sampling(), seed=0, sample_index=0,
                           item=item_context(item, setting))
-        rows.append(_row(benchmark, task, setting, item, matcher.lookup(request)))
+        text = matcher.lookup(request)
+        if text is not None:
+            recorded.add(item.item_id)
+        rows.append(_row(benchmark, task, setting, item, text))
     summary = stats.to_json()
-    return rows, summary["lines"], stats.unmatched()
+    return rows, summary["lines"], stats.unmatched(), recorded
 
 
-def _from_idiombench(path: Path, benchmark: str, task: str, setting: str,
-                     items: dict[str, Item]) -> tuple[list[dict[str, Any]], int, list[int]]:
+def _from_idiombench(path: Path, benchmark: str, task: str, setting: str, items: dict[str, Item]) -> Read:
     table = read_parquet(path)
     missing = [c for c in ("task", "item_id", "pass", "sample_index", "text", "error") if c not in table.column_names]
     if missing:
         raise DataError(path, f"not an idiombench generations table: missing columns {missing}")
     found: dict[str, str] = {}
+    recorded: set[str] = set()  # a failed generation is a record too: wrong under either denominator
     unmatched = []
     records = table.to_pylist()
     for number, record in enumerate(records, start=1):
@@ -84,10 +116,12 @@ def _from_idiombench(path: Path, benchmark: str, task: str, setting: str,
             continue
         if record["item_id"] not in items:
             unmatched.append(number)
-        elif record["error"] is None:
+            continue
+        recorded.add(record["item_id"])
+        if record["error"] is None:
             found.setdefault(record["item_id"], record["text"])
     rows = [_row(benchmark, task, setting, item, found.get(item.item_id)) for item in items.values()]
-    return rows, len(records), unmatched
+    return rows, len(records), unmatched, recorded
 
 
 def known_setting(params: Params, benchmark: str, setting: str) -> bool:
@@ -104,8 +138,24 @@ def known_setting(params: Params, benchmark: str, setting: str) -> bool:
     return bool(scaling is not None and scaling.enabled and re.fullmatch(scaling.setting_pattern, setting))
 
 
+def _metrics(bench: Any, params: Params, model: str, benchmark: str, task: str, setting: str,
+             scores: dict[str, pd.DataFrame], all_items: dict[str, dict[str, Item]],
+             meta: dict[str, Any]) -> dict[str, float | None]:
+    body = bench.aggregate(AggregateContext(params=params, model=model, benchmark=benchmark,
+                                            config=params.benchmark(benchmark), scores=scores, items=all_items,
+                                            scoring_meta=meta))
+    return bench.prediction_metrics(body, task, setting)
+
+
+def _only_recorded(scores: dict[str, pd.DataFrame], recorded: set[str]) -> dict[str, pd.DataFrame]:
+    """The per-item scores of the items the file has a record for (the `records` denominator)."""
+    return {setting: frame[frame["item_id"].isin(recorded)].reset_index(drop=True) for setting, frame in scores.items()}
+
+
 def evaluate_predictions(params: Params, benchmark: str, task: str, setting: str, model: str,
-                         path: Path, fmt: str) -> PredictionReport:
+                         path: Path, fmt: str, denominator: str = "test-set") -> PredictionReport:
+    if denominator not in DENOMINATORS:
+        raise IdiombenchError(f"unknown denominator {denominator!r} (known: {', '.join(DENOMINATORS)})")
     bench = get_benchmark(benchmark)
     if fmt not in FORMATS:
         raise IdiombenchError(f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
@@ -121,7 +171,7 @@ def evaluate_predictions(params: Params, benchmark: str, task: str, setting: str
         raise IdiombenchError(f"{benchmark} has no task {task!r} (built tasks: {', '.join(sorted(all_items))})")
     items = all_items[task]
     reader = _from_semanticqa if fmt == "semanticqa" else _from_idiombench
-    rows, lines, unmatched = reader(path, benchmark, task, setting, items)
+    rows, lines, unmatched, recorded = reader(path, benchmark, task, setting, items)
     if not any(r["error"] is None for r in rows):
         # An empty file, another task's or benchmark's file: a score of 0 would look like a result.
         raise DataError(path, f"no prediction matches an item of {benchmark}/{task} ({lines:,} lines read, "
@@ -134,11 +184,13 @@ def evaluate_predictions(params: Params, benchmark: str, task: str, setting: str
     scores = bench.score(score_ctx)
     meta = {"status": "scored", "roles": scorers.statuses() if scorers is not None and hasattr(scorers, "statuses") else {},
             "notes": score_ctx.notes}
-    body = bench.aggregate(AggregateContext(params=params, model=model, benchmark=benchmark,
-                                            config=params.benchmark(benchmark), scores=scores, items=all_items,
-                                            scoring_meta=meta))
+    by_denominator = {"test-set": _metrics(bench, params, model, benchmark, task, setting, scores, all_items, meta)}
+    # scored once; only the aggregation differs (a complete file gives the same numbers twice)
+    by_denominator["records"] = by_denominator["test-set"] if len(recorded) == len(items) else _metrics(
+        bench, params, model, benchmark, task, setting, _only_recorded(scores, recorded), all_items, meta)
     predicted = sum(1 for r in rows if r["error"] is None)
     return PredictionReport(
-        metrics=bench.prediction_metrics(body, task, setting), items=len(items), predicted=predicted,
-        lines=lines, unmatched_lines=unmatched, notes=list(score_ctx.notes),
+        metrics=by_denominator[denominator], items=len(items), predicted=predicted, lines=lines,
+        unmatched_lines=unmatched, notes=list(score_ctx.notes), denominator=denominator, recorded=len(recorded),
+        by_denominator=by_denominator,
     )

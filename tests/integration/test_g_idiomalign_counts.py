@@ -1,4 +1,4 @@
-"""G-IdiomAlign built from the mirror: the counts of the paper and of METRICS.md §2."""
+"""G-IdiomAlign built from the mirror: the counts of the paper and of docs/METRICS.md §2.1."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""OrderProbe built from the mirror: the paper's counts and the release quirks of METRICS.md §1."""
+"""OrderProbe built from the mirror: the paper's counts and the release quirks of docs/METRICS.md §1.1."""
 
 from __future__ import annotations
 

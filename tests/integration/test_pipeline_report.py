@@ -51,7 +51,9 @@ def chengyu_sample(params: dict) -> int:
 def evaluate(project: Path, env: dict, file: str, benchmark: str, task: str, setting: str) -> dict:
     result = run(["idiombench", "evaluate-predictions", file, "--benchmark", benchmark, "--task", task,
                   "--setting", setting, "--model", file.split("/")[2], "--json"], project, env)
-    return {"summary": " ".join(result.stderr.split()), "metrics": json.loads(result.stdout)}
+    body = json.loads(result.stdout)
+    assert body["denominator"] == "test-set"  # the default: an item without a prediction is wrong
+    return {"summary": " ".join(result.stderr.split()), "metrics": body["metrics"], "coverage": body["coverage"]}
 
 
 def write(project: Path, params: dict) -> None:

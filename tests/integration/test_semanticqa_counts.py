@@ -1,5 +1,5 @@
 """SemanticQA built from the mirror: the paper's counts, the gold mapping, template coverage
-and the release quirks of METRICS.md §3."""
+and the release quirks of docs/METRICS.md §3.1."""
 
 from __future__ import annotations
 

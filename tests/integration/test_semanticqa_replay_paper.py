@@ -9,7 +9,8 @@ METEOR (table 3) and ROUGE-L (table 4) are asserted too when WordNet is installe
 is not computed here (the paper's roberta-large is not available offline; see the report).
 
 Denominators: the rows of the items each file covers (only_matched), as the authors' own
-evaluation divided by the lines of the file; the items a file lacks are counted.
+evaluation divided by the lines of the file: `evaluate-predictions --denominator records`
+(docs/METRICS.md#5-denominators-of-evaluate-predictions); the items a file lacks are counted.
 
 Documented exceptions (EXPECTED_GAPS): cells the released files cannot reproduce, with why.
 Run with `-s` to print every compared cell.
@@ -250,10 +251,37 @@ def test_evaluate_predictions_cli_prints_the_papers_cell(built, mirror: Path, tm
     published = mirror / "semanticqa" / "published_predictions"
     result = CliRunner().invoke(app, [
         "evaluate-predictions", "--benchmark", "semanticqa", "--task", "idiom_detection", "--setting", "5-shot",
+        "--denominator", "records",  # the authors' evaluation divides by the records of the file
         "--json", "--params", str(ROOT / "params.yaml"),
         str(published / "idiom_detection" / "idiom_detection_5-shot_DeepSeek-R1-Instruct.json"),
     ])
     assert result.exit_code == 0, result.output
-    metrics = json.loads(result.output.strip().splitlines()[-1])
-    assert metrics == {"ACC": pytest.approx(230 / 273 * 100)}  # paper table 3: 84.3
+    body = json.loads(result.output.strip().splitlines()[-1])
+    assert body["denominator"] == "records"
+    assert body["metrics"] == {"ACC": pytest.approx(230 / 273 * 100)}  # paper table 3: 84.3
+    # this file covers the whole test set: the two denominators agree
+    assert body["metrics_by_denominator"]["test-set"] == body["metrics"]
+    assert body["coverage"]["records_matched"] == body["coverage"]["test_set_items"] == 273
     assert "273 items, 273 with a prediction" in result.output.replace("\n", " ")
+
+
+def test_evaluate_predictions_records_denominator_on_a_file_short_of_the_test_set(built, mirror: Path,
+                                                                                  tmp_path: Path,
+                                                                                  monkeypatch: pytest.MonkeyPatch):
+    """The paper's cell of a file with fewer records than the test set is correct / records
+    (`--denominator records`); the default divides by the test set (issue 12)."""
+    from idiombench.config import load_params as load
+    from idiombench.predictions import evaluate_predictions
+
+    (tmp_path / "data" / "processed").mkdir(parents=True)
+    (tmp_path / "data" / "processed" / "semanticqa").symlink_to(built("semanticqa"))
+    monkeypatch.chdir(tmp_path)
+    path = (mirror / "semanticqa" / "published_predictions" / "verbal_mwe_extraction"
+            / "vmwe_extraction_LVC_5-shot_DeepSeek-R1-Instruct.json")
+    result = evaluate_predictions(load(ROOT / "params.yaml"), "semanticqa", "vmwe_extraction_LVC", "5-shot",
+                                  "DeepSeek-R1", path, "semanticqa", "records")
+    assert (result.items, result.recorded) == (180, 179)
+    records, test_set = result.by_denominator["records"]["ACC_s"], result.by_denominator["test-set"]["ACC_s"]
+    assert result.metrics["ACC_s"] == records
+    assert test_set == pytest.approx(records * 179 / 180)  # the missing item is wrong under test-set
+    assert abs(records - TABLE3["5-shot"][ORDER.index("LVE")]) <= TOLERANCE

@@ -1,4 +1,4 @@
-"""OrderProbe's formulas against values computed by hand (METRICS.md §1, paper appendix A/B)."""
+"""OrderProbe's formulas against values computed by hand (docs/METRICS.md §1, paper appendix A/B)."""
 
 from __future__ import annotations
 

@@ -2,8 +2,8 @@
 else download it from the pinned upstream commit, and verify its sha256 on every copy.
 
 A mirror is a list of directories, each laid out `<benchmark>/<path>` (a file's
-`mirror_path`): the benchmark releases and the authors' released code live in different
-directories on developer machines (../shared/benchmarks, ../shared/reference-code)."""
+`mirror_path`): the benchmark releases and the authors' released code may live in different
+directories (params.yaml `data.mirror`, or IDIOMBENCH_MIRROR)."""
 
 from __future__ import annotations
 

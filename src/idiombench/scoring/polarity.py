@@ -1,5 +1,5 @@
 """Polarity conflict between an explanation and its references: the released OrderProbe
-S_Acc rule (Sacc/sacc_*.py, docs/METRICS.md §1.3), used to halve Fβ.
+S_Acc rule (Sacc/sacc_*.py, docs/METRICS.md#13-semantic-accuracy), used to halve Fβ.
 
 The word lists are the released ones, one set per language (zh-CN, zh-TW, ja, ko). The
 project holds no copy: the OrderProbe build extracts them from the acquired scripts

@@ -9,7 +9,7 @@ Tasks (each a Parquet file):
 - additional_pairs, gloss_generation_additional: the same for the Additional_language pairs
   (Ar, Ko, Th, Vi), kept apart from the main tasks as the paper reports them separately.
 
-Release quirks handled here (all counted in build_stats.json, see METRICS.md §2):
+Release quirks handled here (all counted in build_stats.json, see docs/METRICS.md#21-data-and-build):
 - every French idiom is mojibake (UTF-8 read as Latin-1): repaired when `repair_mojibake`.
 - glosses and a few idioms carry surrounding whitespace: stripped in pair files; MCQ texts
   are kept as released since the released instruction shows them that way.

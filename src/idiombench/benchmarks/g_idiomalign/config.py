@@ -56,7 +56,7 @@ class GIdiomAlignRender(StrictModel):
 
 
 class GIdiomAlignScore(StrictModel):
-    """`idiombench score/aggregate g-idiomalign` (METRICS.md section 2; score.py, aggregate.py)."""
+    """`idiombench score/aggregate g-idiomalign` (docs/METRICS.md#2-g-idiomalign; score.py, aggregate.py)."""
 
     duplicate_option_target_correct: bool = Field(
         True,

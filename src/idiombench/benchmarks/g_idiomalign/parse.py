@@ -3,7 +3,7 @@
 - mcq (Task 1): the option letter, from `{"Answer": "B"}` (the released output format), a
   bare letter, `Answer: B`, `B. text` ... (idiombench.parsing.parse_letter); an answer
   written as an option's text maps to its letter (flag `option_text`, ok False). No letter:
-  value None, counted as invalid by the scorer (METRICS.md section 2).
+  value None, counted as invalid by the scorer (docs/METRICS.md#22-task-1-multiple-choice).
 - no_gloss / with_gloss (Task 2): one target-language idiom. Think blocks are removed, a
   leading label (`Idiom:`, `Answer:`, `Output:`, `<language> idiom:`) is dropped, the first
   non-empty line is the idiom (`multiple_lines` when more follow) and matching quotes or

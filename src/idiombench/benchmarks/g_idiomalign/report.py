@@ -125,7 +125,7 @@ def table3(ctx: Any) -> list[Table]:
         ["Model", "All Macro", "All Micro", "Without dup. Macro", "Without dup. Micro", "Dup.-option answers"],
         dup_rows, marks.footnotes(),
         caption="48 released items hold the target idiom twice and name the copy at a distractor slot as correct "
-        "(METRICS.md section 2); the right columns leave those items out.",
+        "(docs/METRICS.md §2.1); the right columns leave those items out.",
     )
     return [main, companion]
 

@@ -1,7 +1,7 @@
 """Task 1 (Multiple-Choice Idiom Equivalence): one answer's verdict and its outcome type.
 
 - The letter is read by parse.py (`{"Answer": "B"}`, a bare letter, a letter with text, ...).
-  No letter: the answer is wrong and counted as `invalid` (METRICS.md section 2).
+  No letter: the answer is wrong and counted as `invalid` (docs/METRICS.md#22-task-1-multiple-choice).
 - Correct when the letter is the item's released answer (`correct_option`), or, with
   `duplicate_option_target_correct` (default), when the chosen option's text equals the
   target idiom (the 48 released items that hold the target twice name the copy at a

@@ -1,6 +1,6 @@
 """OrderProbe: expressions, references, syntactic categories and the 24 inputs per expression.
 
-Release quirks handled here (all counted in build_stats.json, see METRICS.md §1):
+Release quirks handled here (all counted in build_stats.json, see docs/METRICS.md#11-items-identity-inputs-and-parsing):
 - UTF-8 with BOM, CRLF; some expressions carry a trailing space (stripped).
 - 3 rows are not four characters long: dropped by default (the paper's 3,543).
 - repeated expressions inside a language: kept as released rows (or merged with dedupe).

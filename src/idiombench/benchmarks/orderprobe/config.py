@@ -68,7 +68,7 @@ class OrderProbeRender(StrictModel):
 
 
 class RecoveryScore(StrictModel):
-    """Recovery (docs/METRICS.md §1.2): both modes and both identity treatments are always reported;
+    """Recovery (docs/METRICS.md#12-recovery): both modes and both identity treatments are always reported;
     these choose the headline number of table 3 / table 4 / figure 5."""
 
     headline_mode: Literal["default", "strict"] = Field(
@@ -160,12 +160,12 @@ Compatibility = Literal["paper", "released"]
 
 
 class OrderProbeScore(StrictModel):
-    """`idiombench score orderprobe` and its aggregation (docs/METRICS.md §1)."""
+    """`idiombench score orderprobe` and its aggregation (docs/METRICS.md#1-orderprobe)."""
 
     compatibility: Compatibility = Field(
         "paper",
         description="paper: the paper's equations with the options below; released: the authors' released code "
-        "exactly (docs/METRICS.md §1.9: references split on || ; ； / 、, jieba words and the released stop words "
+        "exactly (docs/METRICS.md#19-compatibility-modes: references split on || ; ； / 、, jieba words and the released stop words "
         "for LEX/Fβ in every language, polarity halving, S_Acc without renormalisation, S_Info in characters "
         "against the whole cell, S_Logic = P(reference => explanation), released MDA), which overrides "
         "s_acc.polarity_halving, s_logic.*, s_info.bp_mode and s_rob.s_seq_clip.",

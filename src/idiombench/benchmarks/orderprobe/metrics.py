@@ -1,4 +1,4 @@
-"""OrderProbe's formulas (METRICS.md §1, paper appendix A/B), as pure functions of numbers.
+"""OrderProbe's formulas (docs/METRICS.md#1-orderprobe, paper appendix A/B), as pure functions of numbers.
 
 score.py computes the inputs (scorer outputs, token lists) and aggregate.py groups rows;
 everything that is arithmetic lives here, so each formula is tested by hand.

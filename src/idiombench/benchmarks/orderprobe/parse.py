@@ -1,4 +1,4 @@
-"""Reading OrderProbe outputs (METRICS.md section 1, "Parsing").
+"""Reading OrderProbe outputs (docs/METRICS.md#11-items-identity-inputs-and-parsing).
 
 zero_shot asks for one line of explanation; the prompts show the line's label
 (判断含义：[解释], 判斷含義：[解釋], 意味：[説明], 의미: [설명]), which models often echo:

@@ -1,4 +1,4 @@
-"""Recovery: did the model restore the canonical four-character expression? (METRICS.md §1)
+"""Recovery: did the model restore the canonical four-character expression? (docs/METRICS.md#12-recovery)
 
 The prompts ask for a meaning, not for the expression, and the paper's figures show
 models restating the restored expression inside the answer (`不耻下问，指…` for the input

@@ -1,5 +1,5 @@
 """OrderProbe's `compatibility: released` mode: the arithmetic of the authors' released
-metric code (github Zhaolu-K/OrderProbe, commit 7ef758a; docs/METRICS.md §1.9), rewritten
+metric code (github Zhaolu-K/OrderProbe, commit 7ef758a; docs/METRICS.md#19-compatibility-modes), rewritten
 here function by function so that the same inputs give the same numbers. The released word
 lists are not part of the project: the build extracts them from the acquired scripts
 (lexicon.py) and the functions below receive one language's lists as `lex`.

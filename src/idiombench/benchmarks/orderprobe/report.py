@@ -429,7 +429,7 @@ def report_section(ctx: Any) -> Section | None:
     section = Section(benchmark=BENCH, title="OrderProbe")
     section.intro.append(
         "Restoring scrambled four-character expressions (zh-CN, zh-TW, ja, ko). Recovery is the primary metric; "
-        "S_Acc^mean, S_Cons, S_Logic, S_Rob and S_Info are the paper's diagnostics (METRICS.md §1)."
+        "S_Acc^mean, S_Cons, S_Logic, S_Rob and S_Info are the paper's diagnostics (docs/METRICS.md §1)."
     )
     section.intro += sample_footnote(ctx.metrics)
     section.tables = [

@@ -29,7 +29,7 @@ OPTION_LETTERS = ("A", "B", "C", "D")
 @dataclass(frozen=True)
 class TaskAdapter:
     """task: the instance file stem and the task name in params/paths.
-    code: the paper's abbreviation. kind: how the gold is scored (METRICS.md §3).
+    code: the paper's abbreviation. kind: how the gold is scored (docs/METRICS.md#32-tasks-and-metrics).
     input_field: the main text (`Item.input`). gold_field: where the gold lives.
     question_fields: what the prompt shows; two records with equal values ask the same question.
     phrase_field / context_field: the target phrase and the sentence it occurs in (checked).
@@ -168,7 +168,7 @@ ADAPTERS: dict[str, TaskAdapter] = {
     ]
 }
 
-# Paper table 1 gives VMWE only as a total (LVC 180 + VID 105 + VPC 190, METRICS.md §3).
+# Paper table 1 gives VMWE only as a total (LVC 180 + VID 105 + VPC 190, docs/METRICS.md#31-data-and-build).
 PAPER_VMWE_TOTAL = 475
 
 # PARSEME v1.3 English labels of the release, and the three misspellings found in the

@@ -1,7 +1,7 @@
 """SemanticQA: one task per released instance file (instances/<task>.jsonl).
 
 Each record becomes one item through its task's adapter (adapters.py). Nothing is
-dropped; every problem is recorded in build_stats.json (METRICS.md §3):
+dropped; every problem is recorded in build_stats.json (docs/METRICS.md#31-data-and-build):
 - a line that is not a JSON object, a missing or empty prompt field (context, idiom,
   options ...), or a field of the wrong type: DataError naming the file and line;
 - a missing or empty gold: flagged (`missing_gold` / `empty_gold`), item kept with

@@ -41,7 +41,7 @@ TASKS: tuple[MainTask, ...] = (
     "vmwe_extraction_VPC",
 )
 SHOT_KEY = re.compile(r"[0-9]+-shot")
-# VMWE sets of the oracle-schema study (paper §4.6, table 7): optional extensions (METRICS.md §3).
+# VMWE sets of the oracle-schema study (paper §4.6, table 7): optional extensions (docs/METRICS.md#31-data-and-build).
 EXTENSION_TASKS: tuple[str, ...] = ("vmwe_extraction_oracle", "vmwe_extraction_wo-vmwe-definition")
 
 
@@ -176,7 +176,7 @@ class SemanticQAScaling(StrictModel):
 
 
 class SemanticQAScore(StrictModel):
-    """`idiombench score semanticqa` (METRICS.md §3): how outputs are read and compared."""
+    """`idiombench score semanticqa` (docs/METRICS.md#32-tasks-and-metrics): how outputs are read and compared."""
 
     extraction_match: Literal["strict", "released_code"] = Field(
         "strict",

@@ -6,7 +6,8 @@ elsewhere with the pipeline's own score/aggregate code.
 Every built item of the task gets one row: its prediction, or a failed row (error "no
 prediction in replay source") that scores as wrong. With only_matched, items without a
 prediction get no row (the scores then cover the items the file covers, as the authors'
-own evaluation did: the counts say how many of the task's items that is). Either way the
+own evaluation did, the `records` denominator of evaluate-predictions: the counts say how
+many of the task's items that is). Either way the
 summary counts the lines that match no item (`unmatched_lines`, `unmatched_examples`) and
 the items without a prediction (`requests_without_prediction`); nothing is dropped silently.
 """

@@ -273,7 +273,7 @@ def report_section(ctx: Any) -> Section | None:
         benchmark="semanticqa",
         title="SemanticQA",
         intro=["Twelve test sets (paper table 1), 0-, 3- and 5-shot with the released templates; metrics as in "
-               "paper §3.4 (METRICS.md §3)."],
+               "paper §3.4 (docs/METRICS.md §3.2)."],
         tables=tables,
         figures=[fig] if fig is not None else [],
         notes=notes,

@@ -1,4 +1,4 @@
-"""SemanticQA per-row scores (paper §3.4; METRICS.md §3).
+"""SemanticQA per-row scores (paper §3.4; docs/METRICS.md#32-tasks-and-metrics).
 
 One row per generation row, per setting; nothing is dropped. What each task kind scores:
 

@@ -1,0 +1,104 @@
+"""`evaluate-predictions --denominator test-set|records` and its coverage counts (issue 12,
+item 4), on hand-written SemanticQA items: a file with records for 4 of the 8 items of a
+task (3 right, 1 wrong), plus one record of an item the test set does not have."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from typer.testing import CliRunner
+
+from idiombench.cli import app
+from idiombench.config import load_params
+from idiombench.errors import IdiombenchError
+from idiombench.generation.table import GENERATION_SCHEMA
+from idiombench.io import write_parquet
+from idiombench.items import Item, write_items
+from idiombench.predictions import evaluate_predictions
+
+ROOT = Path(__file__).resolve().parents[2]
+CHOICES = ("criticism game", "exchanged accusations", "Proper Noun", "Meta Usage")
+GOLD = "BDCABDCA"  # the answers of items d0..d7
+ANSWERS = {"d0": "B", "d1": "D", "d2": "C", "d3": "B"}  # records for 4 items: d3 is wrong
+ITEMS, RECORDS, RIGHT = len(GOLD), len(ANSWERS), 3
+
+
+def items() -> list[Item]:
+    return [Item(item_id=f"d{i}", benchmark="semanticqa", task="idiom_detection", language="en", input="ctx",
+                 choices=CHOICES, answer=gold, fields={"idiom": "blame game"}, meta={"no_gold": False})
+            for i, gold in enumerate(GOLD)]
+
+
+def row(item_id: str, text: str | None) -> dict:
+    return {"prompt_id": f"semanticqa/idiom_detection/0-shot/{item_id}", "benchmark": "semanticqa",
+            "task": "idiom_detection", "setting": "0-shot", "item_id": item_id, "prompt_hash": "", "pass": "main",
+            "sample_index": 0, "text": text or "", "prompt_tokens": None, "completion_tokens": None,
+            "finish_reason": "stop" if text is not None else "error",
+            "error": None if text is not None else "HTTP 500", "request_key": ""}
+
+
+def predictions(path: Path, answers: dict[str, str | None]) -> Path:
+    rows = [row(item_id, text) for item_id, text in answers.items()] + [row("stray", "B")]
+    write_parquet(path, pa.Table.from_pylist(rows, schema=GENERATION_SCHEMA))
+    return path
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    write_items(tmp_path / "data" / "processed" / "semanticqa" / "idiom_detection.parquet", items())
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def run(file: Path, denominator: str):
+    return evaluate_predictions(load_params(ROOT / "params.yaml"), "semanticqa", "idiom_detection", "0-shot",
+                                "elsewhere", file, "idiombench", denominator)
+
+
+def test_the_two_denominators_differ_by_the_coverage(project: Path) -> None:
+    file = predictions(project / "p.parquet", ANSWERS)
+    test_set, records = run(file, "test-set"), run(file, "records")
+    assert test_set.metrics == {"ACC": pytest.approx(100.0 * RIGHT / ITEMS)}  # 3 of 8
+    assert records.metrics == {"ACC": pytest.approx(100.0 * RIGHT / RECORDS)}  # 3 of 4
+    # both numbers are always computed; only the headline follows --denominator
+    assert test_set.by_denominator == records.by_denominator
+    assert test_set.coverage() == {
+        "test_set_items": ITEMS, "records_read": RECORDS + 1, "records_matched": RECORDS, "records_unmatched": 1,
+        "items_with_prediction": RECORDS, "items_without_record": ITEMS - RECORDS,
+        "share_of_test_set": pytest.approx(RECORDS / ITEMS),
+    }
+
+
+def test_a_failed_record_stays_in_the_records_denominator_as_wrong(project: Path) -> None:
+    result = run(predictions(project / "p.parquet", {**ANSWERS, "d4": None}), "records")
+    assert (result.recorded, result.predicted) == (RECORDS + 1, RECORDS)
+    assert result.metrics == {"ACC": pytest.approx(100.0 * RIGHT / (RECORDS + 1))}
+
+
+def test_a_complete_file_gives_one_number(project: Path) -> None:
+    result = run(predictions(project / "p.parquet", {f"d{i}": gold for i, gold in enumerate(GOLD)}), "records")
+    assert result.by_denominator["records"] == result.by_denominator["test-set"] == {"ACC": pytest.approx(100.0)}
+
+
+def test_the_cli_json_carries_both_numbers_and_the_coverage(project: Path) -> None:
+    file = predictions(project / "p.parquet", ANSWERS)
+    result = CliRunner().invoke(app, ["evaluate-predictions", str(file), "--benchmark", "semanticqa", "--task",
+                                      "idiom_detection", "--setting", "0-shot", "--denominator", "records", "--json",
+                                      "--params", str(ROOT / "params.yaml")])
+    assert result.exit_code == 0, result.output
+    body = json.loads(result.output.strip().splitlines()[-1])
+    assert body["denominator"] == "records"
+    assert body["metrics"] == {"ACC": pytest.approx(75.0)}
+    assert body["metrics_by_denominator"] == {"records": body["metrics"], "test-set": {"ACC": pytest.approx(37.5)}}
+    assert (body["coverage"]["records_matched"], body["coverage"]["test_set_items"]) == (RECORDS, ITEMS)
+    summary = " ".join(result.output.split())
+    assert "8 items, 4 with a prediction, 4 without (not in the denominator)" in summary
+    assert "denominator records: 4 items" in summary
+
+
+def test_an_unknown_denominator_is_refused(project: Path) -> None:
+    with pytest.raises(IdiombenchError, match="unknown denominator 'lines' \\(known: test-set, records\\)"):
+        run(predictions(project / "p.parquet", ANSWERS), "lines")

@@ -1,0 +1,77 @@
+"""docs/METRICS.md is the metric reference the code, the report, params.yaml and the README
+cite: every cited anchor (`docs/METRICS.md#12-recovery`) and section (`docs/METRICS.md §1.2`)
+exists, nothing cites a METRICS.md outside the repository, and no user-facing text points
+at a path outside it (the data.mirror default aside: a setting, not a citation)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = ROOT / "docs" / "METRICS.md"
+CITING = ["src", "workflow", "overlays", "profiles", "docs", "tests", "README.md", "params.yaml", "Snakefile", "dvc.yaml"]
+SUFFIXES = {".py", ".md", ".yaml", ".yml", ".json", ".smk", ".txt", ""}
+ANCHOR = re.compile(r"docs/METRICS\.md#([\w-]+)")
+SECTION = re.compile(r"docs/METRICS\.md §(\d+(?:\.\d+)?)")
+BARE = re.compile(r"(?<!docs/)METRICS\.md")
+HEADING = re.compile(r"^#{2,4} (.+)$", re.MULTILINE)
+# the only outside paths allowed: the default mirror directories (where acquire looks for the releases)
+MIRROR_DEFAULT = "../shared/benchmarks, ../shared/reference-code"
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation other than - and _ removed, spaces to -."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def citing_files() -> list[Path]:
+    files: list[Path] = []
+    for name in CITING:
+        path = ROOT / name
+        if path.is_file():
+            files.append(path)
+        elif path.is_dir():
+            files += [p for p in sorted(path.rglob("*")) if p.is_file() and p.suffix in SUFFIXES
+                      and "__pycache__" not in p.parts]
+    return files
+
+
+def test_the_slug_is_githubs() -> None:
+    assert slug("1.2 Recovery") == "12-recovery"
+    assert slug("3.4 The authors' released scorer") == "34-the-authors-released-scorer"
+    assert slug("2. G-IdiomAlign") == "2-g-idiomalign"
+
+
+def test_every_cited_anchor_and_section_exists() -> None:
+    headings = HEADING.findall(DOC.read_text(encoding="utf-8"))
+    anchors = {slug(h) for h in headings}
+    sections = {m.group(1).rstrip(".") for h in headings if (m := re.match(r"(\d+(?:\.\d+)?)\.? ", h))}
+    missing, cited = [], 0
+    for path in citing_files():
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for number, line in enumerate(text.splitlines(), start=1):
+            where = f"{path.relative_to(ROOT)}:{number}"
+            for anchor in ANCHOR.findall(line):
+                cited += 1
+                if anchor not in anchors:
+                    missing.append(f"{where}: #{anchor} is not a heading of docs/METRICS.md")
+            for section in SECTION.findall(line):
+                cited += 1
+                if section not in sections:
+                    missing.append(f"{where}: §{section} is not a section of docs/METRICS.md")
+            if path != DOC and BARE.search(line) and "test_metrics_doc.py" not in path.name:
+                missing.append(f"{where}: cites METRICS.md without docs/ (not a file of this repository)")
+    assert not missing, "\n".join(missing)
+    assert cited >= 25  # the code, the report, params.yaml, profiles and the README cite it
+
+
+def test_no_user_facing_text_points_outside_the_repository() -> None:
+    found = []
+    for path in citing_files():
+        if path.is_relative_to(ROOT / "tests"):
+            continue  # tests may read the mirror (skipping when it is absent)
+        for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
+            if "shared/" in line and MIRROR_DEFAULT not in line.replace('"', "").replace("`", "").replace("[", ""):
+                found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert not found, "\n".join(found)
