@@ -9,12 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, create_model
 
-from .benchmarks.chengyu_bench.config import ChengyuBenchConfig
-from .benchmarks.g_idiomalign.config import GIdiomAlignConfig
-from .benchmarks.orderprobe.config import OrderProbeConfig
-from .benchmarks.semanticqa.config import SemanticQAConfig
+from .benchmarks import MODULES, NAMES, get_benchmark
 from .errors import ConfigError
 from .generation.config import ModelConfig
 from .schema import StrictModel
@@ -34,17 +31,24 @@ class DataConfig(StrictModel):
 
 
 
-class BenchmarksConfig(StrictModel):
-    orderprobe: OrderProbeConfig
-    g_idiomalign: GIdiomAlignConfig = Field(alias="g-idiomalign")
-    semanticqa: SemanticQAConfig
-    chengyu_bench: ChengyuBenchConfig = Field(alias="chengyu-bench")
-
+class _BenchmarksBase(StrictModel):
     def get(self, name: str) -> Any:
         for field_name, info in type(self).model_fields.items():
             if name in (field_name, info.alias):
                 return getattr(self, field_name)
-        raise KeyError(name)
+        raise KeyError(f"unknown benchmark {name!r} (known: {', '.join(NAMES)})")
+
+
+def _benchmarks_model() -> type[_BenchmarksBase]:
+    """`benchmarks:` of params.yaml, one section per registered benchmark (its
+    `config_model`), keyed by the benchmark's name: the schema comes from the registry."""
+    fields: dict[str, Any] = {
+        MODULES[name]: (get_benchmark(name).config_model, Field(alias=name)) for name in NAMES
+    }
+    return create_model("BenchmarksConfig", __base__=_BenchmarksBase, **fields)
+
+
+BenchmarksConfig = _benchmarks_model()
 
 
 class Params(StrictModel):

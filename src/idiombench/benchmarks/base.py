@@ -81,7 +81,7 @@ class BuildResult:
 class Benchmark(ABC):
     """What every benchmark provides: the contract the stage drivers call, never probe.
 
-    Required: `name`, `render_templates`, and the hooks of every stage (files, build,
+    Required: `name`, `render_templates`, `config_model`, and the hooks of every stage (files, build,
     render, score, aggregate, report section, predictions). Optional, with defaults:
     notes at acquire, a construction pipeline, the scorer roles its metrics need, and the
     reference backends' hooks. A package registers its instance as `BENCHMARK` (see
@@ -90,6 +90,8 @@ class Benchmark(ABC):
 
     name: ClassVar[str]
     render_templates: ClassVar[str]  # where render reads its templates: a dependency of the render rule / stage
+    # its params section, `benchmarks.<name>` (a schema.StrictModel with build/render/generate/score...)
+    config_model: ClassVar[type[Any]]
     # the neural scorer roles its metrics need, with the paper's models (read-only provenance)
     scorer_roles: ClassVar[tuple[PaperRole, ...]] = ()
     # tasks the random/majority reference systems answer as classification; None: inferred from the items

@@ -37,6 +37,8 @@ class ChengyuBench(Benchmark):
     name = "chengyu-bench"
     # where render reads its templates (a dependency of the render rule / DVC stage)
     render_templates = "src/idiombench/benchmarks/chengyu_bench/prompts"
+    # its params section (benchmarks.<name> in params.yaml)
+    config_model = ChengyuBenchConfig
     # the reference backends' hooks (answers.py)
     classification_tasks = _answers.CLASSIFICATION_TASKS
     format_reference_answer = staticmethod(_answers.format_reference_answer)

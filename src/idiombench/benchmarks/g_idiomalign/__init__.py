@@ -26,6 +26,8 @@ class GIdiomAlign(Benchmark):
     name = "g-idiomalign"
     # where render reads its templates (a dependency of the render rule / DVC stage)
     render_templates = "src/idiombench/benchmarks/g_idiomalign/prompts"
+    # its params section (benchmarks.<name> in params.yaml)
+    config_model = GIdiomAlignConfig
     # the neural scorer roles its metrics need, with the paper's models (roles.py)
     scorer_roles = SCORER_ROLES
     # the reference backends' hooks (answers.py)

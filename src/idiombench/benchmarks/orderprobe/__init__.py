@@ -26,6 +26,8 @@ class OrderProbe(Benchmark):
     name = "orderprobe"
     # where render reads its templates (a dependency of the render rule / DVC stage)
     render_templates = "src/idiombench/benchmarks/orderprobe/prompts"
+    # its params section (benchmarks.<name> in params.yaml)
+    config_model = OrderProbeConfig
     # the neural scorer roles its metrics need, with the paper's models (roles.py)
     scorer_roles = SCORER_ROLES
     # the reference backends' hooks (answers.py)

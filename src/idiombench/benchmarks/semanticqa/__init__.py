@@ -29,6 +29,8 @@ class SemanticQA(Benchmark):
     name = "semanticqa"
     # where render reads its templates (a dependency of the render rule / DVC stage)
     render_templates = "data/raw/semanticqa"
+    # its params section (benchmarks.<name> in params.yaml)
+    config_model = SemanticQAConfig
     # the neural scorer roles its metrics need, with the paper's models (roles.py)
     scorer_roles = SCORER_ROLES
     # the reference backends' hooks (answers.py)
