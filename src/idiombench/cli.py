@@ -351,8 +351,9 @@ def evaluate_predictions(
     task: Annotated[str, typer.Option(help="Task (SemanticQA: the instance file stem, e.g. idiom_detection).")],
     setting: Annotated[str, typer.Option(help="Setting, e.g. 0-shot, 3-shot, 5-shot (SemanticQA), zero_shot (OrderProbe).")],
     model: Annotated[str, typer.Option(help="A name for the system that produced the predictions.")] = "predictions",
-    format: Annotated[str, typer.Option("--format", help="semanticqa (published results format) or idiombench "
-                                        "(this project's generations table).")] = "",
+    format: Annotated[str, typer.Option("--format", help="idiombench (this project's generations table; the default "
+                                        "for .parquet) or a benchmark's published format (e.g. semanticqa; the default "
+                                        "for other files of a benchmark that registers one).")] = "",
     denominator: Annotated[str, typer.Option(
         help="test-set: every item of the task (an item without a prediction is wrong); records: only the items the "
              "file has a record for (the SemanticQA authors' own evaluation). Both go in --json; see "
@@ -362,10 +363,10 @@ def evaluate_predictions(
     params: ParamsOption = DEFAULT_PARAMS,
 ) -> None:
     """Score predictions produced elsewhere with the pipeline's own scoring code."""
-    from .predictions import evaluate_predictions as run
+    from .predictions import default_format, evaluate_predictions as run
 
     _check_benchmark(benchmark)
-    fmt = format or ("idiombench" if file.suffix == ".parquet" else "semanticqa")
+    fmt = format or default_format(benchmark, file)
     result = run(load_params(params), benchmark, task, setting, model, file, fmt, denominator)
     missing = "scored as wrong" if denominator == "test-set" else "not in the denominator"
     console.print(

@@ -2,9 +2,9 @@
 as the pipeline (lm-eval / inspect users ask for this).
 
 Formats:
-- `semanticqa`: the SemanticQA published results as released (one JSON object per line:
-  the item's released fields plus `prediction`), matched to items BY CONTENT with the
-  replay backend's matcher (generation/backends/replay.py).
+- a format a benchmark registers for its published predictions (`Benchmark.prediction_formats`;
+  SemanticQA's `semanticqa`: one JSON object per line, the item's released fields plus
+  `prediction`, matched to items BY CONTENT), read by the replay backend's readers.
 - `idiombench`: this project's generations table (results/generations/<model>/<bench>/
   <setting>.parquet), matched by item id; main-pass rows of the requested task.
 Lines that match no item, and items without a prediction, are counted and reported
@@ -19,7 +19,6 @@ Both are computed on every call; `--denominator` says which one is the headline.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,7 @@ from .benchmarks import get_benchmark
 from .config import Params
 from .errors import DataError, IdiombenchError
 from .evaluation import AggregateContext, ScoreContext, _make_scorers, load_items
-from .generation.backends.replay import NO_PREDICTION, SemanticQASource, SourceStats
+from .generation.backends.replay import NO_PREDICTION, SourceStats, prediction_formats, reader_for
 from .generation.config import ReplaySource
 from .generation.stage import item_context
 from .generation.table import GENERATION_SCHEMA
@@ -38,7 +37,6 @@ from .generation.types import Request, Sampling
 from .io import read_parquet
 from .items import Item
 
-FORMATS = ("semanticqa", "idiombench")
 DENOMINATORS = ("test-set", "records")
 
 
@@ -85,10 +83,11 @@ def _row(benchmark: str, task: str, setting: str, item: Item, text: str | None) 
 Read = tuple[list[dict[str, Any]], int, list[int], set[str]]
 
 
-def _from_semanticqa(path: Path, benchmark: str, task: str, setting: str, items: dict[str, Item]) -> Read:
-    source = ReplaySource(benchmark=benchmark, task=task, setting=setting, path=str(path), format="semanticqa")
+def _from_registered(fmt: str, path: Path, benchmark: str, task: str, setting: str, items: dict[str, Item]) -> Read:
+    """A benchmark's published-predictions format, through its registered replay reader."""
+    source = ReplaySource(benchmark=benchmark, task=task, setting=setting, path=str(path), format=fmt)
     stats = SourceStats(source)
-    matcher = SemanticQASource(source, path, stats)
+    matcher = reader_for(fmt)(source, path, stats)
     rows = []
     recorded = set()
     for item in items.values():
@@ -125,17 +124,20 @@ def _from_idiombench(path: Path, benchmark: str, task: str, setting: str, items:
 
 
 def known_setting(params: Params, benchmark: str, setting: str) -> bool:
-    """A setting the benchmark renders in params, or (SemanticQA) a sequential or LCC-scaling
-    setting its enabled scoring options name."""
-    config = params.benchmark(benchmark)
-    if setting in config.render.settings:
-        return True
-    score = getattr(config, "score", None)
-    sequential = getattr(score, "sequential", None)
-    if sequential is not None and sequential.enabled and setting.startswith(sequential.setting_prefix):
-        return setting[len(sequential.setting_prefix):] in config.render.settings
-    scaling = getattr(score, "lcc_scaling", None)
-    return bool(scaling is not None and scaling.enabled and re.fullmatch(scaling.setting_pattern, setting))
+    """A setting the benchmark scores under its params (Benchmark.scores_setting)."""
+    return get_benchmark(benchmark).scores_setting(params.benchmark(benchmark), setting)
+
+
+def default_format(benchmark: str, path: Path) -> str:
+    """The format of a predictions file given without --format: a Parquet file is this
+    project's generations table; another file is the benchmark's published format, when it
+    registers exactly one."""
+    if path.suffix == ".parquet":
+        return "idiombench"
+    registered = sorted(get_benchmark(benchmark).prediction_formats)
+    if len(registered) != 1:
+        raise IdiombenchError(f"{path}: give --format (formats: {', '.join(sorted(prediction_formats()))})")
+    return registered[0]
 
 
 def _metrics(bench: Any, params: Params, model: str, benchmark: str, task: str, setting: str,
@@ -157,8 +159,9 @@ def evaluate_predictions(params: Params, benchmark: str, task: str, setting: str
     if denominator not in DENOMINATORS:
         raise IdiombenchError(f"unknown denominator {denominator!r} (known: {', '.join(DENOMINATORS)})")
     bench = get_benchmark(benchmark)
-    if fmt not in FORMATS:
-        raise IdiombenchError(f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
+    formats = prediction_formats()
+    if fmt not in formats:
+        raise IdiombenchError(f"unknown format {fmt!r} (known: {', '.join(formats)})")
     if not known_setting(params, benchmark, setting):
         configured = ", ".join(params.benchmark(benchmark).render.settings) or "none"
         raise IdiombenchError(
@@ -170,8 +173,10 @@ def evaluate_predictions(params: Params, benchmark: str, task: str, setting: str
     if task not in all_items:
         raise IdiombenchError(f"{benchmark} has no task {task!r} (built tasks: {', '.join(sorted(all_items))})")
     items = all_items[task]
-    reader = _from_semanticqa if fmt == "semanticqa" else _from_idiombench
-    rows, lines, unmatched, recorded = reader(path, benchmark, task, setting, items)
+    if fmt == "idiombench":
+        rows, lines, unmatched, recorded = _from_idiombench(path, benchmark, task, setting, items)
+    else:
+        rows, lines, unmatched, recorded = _from_registered(fmt, path, benchmark, task, setting, items)
     if not any(r["error"] is None for r in rows):
         # An empty file, another task's or benchmark's file: a score of 0 would look like a result.
         raise DataError(path, f"no prediction matches an item of {benchmark}/{task} ({lines:,} lines read, "

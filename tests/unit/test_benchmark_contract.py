@@ -74,3 +74,42 @@ def test_benchmark_packages_do_not_import_the_stage_drivers():
     offenders = [f"{path.relative_to(root)}: {m.group(0).strip()}"
                  for path in sorted(root.rglob("*.py")) for m in pattern.finditer(path.read_text(encoding="utf-8"))]
     assert offenders == []
+
+
+def test_published_prediction_formats_are_registered_by_their_benchmark():
+    from pathlib import Path
+
+    from pydantic import ValidationError
+
+    from idiombench.errors import IdiombenchError
+    from idiombench.generation.backends.replay import IdiombenchSource, prediction_formats
+    from idiombench.generation.config import ReplaySource
+    from idiombench.predictions import default_format
+
+    formats = prediction_formats()
+    assert formats["idiombench"] is IdiombenchSource
+    assert formats["semanticqa"] is get_benchmark("semanticqa").prediction_formats["semanticqa"]
+    assert sorted(formats) == ["idiombench", "semanticqa"]
+    with pytest.raises(ValidationError, match=r"unknown predictions format 'nope' \(known: idiombench, semanticqa\)"):
+        ReplaySource(benchmark="semanticqa", setting="0-shot", path="x.jsonl", format="nope")
+    assert default_format("semanticqa", Path("preds.jsonl")) == "semanticqa"
+    assert default_format("orderprobe", Path("gens.parquet")) == "idiombench"
+    with pytest.raises(IdiombenchError, match=r"preds.jsonl: give --format"):
+        default_format("orderprobe", Path("preds.jsonl"))
+
+
+def test_a_benchmark_says_which_settings_it_scores():
+    from idiombench.config import load_params
+    from pathlib import Path
+
+    params = load_params(Path(__file__).resolve().parents[2] / "params.yaml")
+    sqa = params.benchmark("semanticqa")
+    bench = get_benchmark("semanticqa")
+    assert bench.scores_setting(sqa, "0-shot") and not bench.scores_setting(sqa, "7-shot")
+    sequential = sqa.score.sequential.model_copy(update={"enabled": True})
+    with_sequential = sqa.model_copy(update={"score": sqa.score.model_copy(update={"sequential": sequential})})
+    assert not bench.scores_setting(sqa, f"{sequential.setting_prefix}0-shot")
+    assert bench.scores_setting(with_sequential, f"{sequential.setting_prefix}0-shot")
+    op = params.benchmark("orderprobe")
+    assert get_benchmark("orderprobe").scores_setting(op, "zero_shot")
+    assert not get_benchmark("orderprobe").scores_setting(op, "0-shot")

@@ -99,6 +99,9 @@ class Benchmark(ABC):
     # how oracle/echo/random write an answer as a model would (item, answer, kind) -> text;
     # None: the answer as is. A plain function (its module's source is part of the backends' identity).
     format_reference_answer: ClassVar[Callable[[Any, str, str], str] | None] = None
+    # formats of predictions it publishes: name -> reader class (generation.backends.replay.PredictionReader),
+    # for replay sources and `evaluate-predictions --format <name>`
+    prediction_formats: ClassVar[dict[str, type[Any]]] = {}
     # whether run_construction rebuilds the benchmark's own data (a construct stage)
     constructs: ClassVar[bool] = False
 
@@ -129,6 +132,11 @@ class Benchmark(ABC):
     @abstractmethod
     def prediction_metrics(self, body: dict[str, Any], task: str | None, setting: str) -> dict[str, Any]:
         """The headline metrics of one task and setting, for `evaluate-predictions`."""
+
+    def scores_setting(self, config: Any, setting: str) -> bool:
+        """Whether `setting` is one its score stage produces under `config` (evaluate-predictions
+        refuses others): by default the rendered settings."""
+        return setting in config.render.settings
 
     def acquire_notes(self, config: Any) -> list[str]:
         """Lines acquire prints after the files (e.g. what could not be acquired)."""

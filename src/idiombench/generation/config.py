@@ -125,7 +125,18 @@ class ReplaySource(StrictModel):
     task: str | None = None
     setting: str
     path: str = Field(description="File of predictions produced elsewhere.")
-    format: Literal["semanticqa", "idiombench"] = "idiombench"
+    format: str = Field("idiombench", description="idiombench (this project's generations table) or a format a "
+                        "benchmark registers for its published predictions (e.g. semanticqa).")
+
+    @field_validator("format")
+    @classmethod
+    def _known_format(cls, fmt: str) -> str:
+        from .backends.replay import prediction_formats  # the benchmarks register formats
+
+        known = prediction_formats()
+        if fmt not in known:
+            raise ValueError(f"unknown predictions format {fmt!r} (known: {', '.join(known)})")
+        return fmt
 
 
 class ReplayModel(ModelBase):

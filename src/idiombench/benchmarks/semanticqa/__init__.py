@@ -3,6 +3,7 @@ twelve test sets (paper table 1) plus two oracle-schema VMWE sets; see build.py 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +14,7 @@ from . import build as _build
 from .config import SemanticQAConfig
 from . import render as _render
 from . import answers as _answers
+from . import published_format as _published_format
 from .roles import SCORER_ROLES
 
 
@@ -36,6 +38,8 @@ class SemanticQA(Benchmark):
     # the reference backends' hooks (answers.py)
     classification_tasks = _answers.CLASSIFICATION_TASKS
     format_reference_answer = staticmethod(_answers.format_reference_answer)
+    # its published results format, for replay sources and evaluate-predictions
+    prediction_formats = {_published_format.FORMAT: _published_format.PublishedResultsSource}
 
     def file_specs(self, config: SemanticQAConfig) -> list[FileSpec]:
         return load_file_specs(__name__)
@@ -63,6 +67,17 @@ class SemanticQA(Benchmark):
         from .report import report_section
 
         return report_section(ctx)
+
+    def scores_setting(self, config: SemanticQAConfig, setting: str) -> bool:
+        """The rendered settings, plus the sequential and LCC-scaling settings its enabled
+        scoring options name (sequential.py)."""
+        if setting in config.render.settings:
+            return True
+        sequential = config.score.sequential
+        if sequential.enabled and setting.startswith(sequential.setting_prefix):
+            return setting[len(sequential.setting_prefix):] in config.render.settings
+        scaling = config.score.lcc_scaling
+        return bool(scaling.enabled and re.fullmatch(scaling.setting_pattern, setting))
 
     def prediction_metrics(self, body: dict[str, Any], task: str | None, setting: str) -> dict[str, float | None]:
         """The paper's cells of one task and setting, in percent (for `evaluate-predictions`)."""

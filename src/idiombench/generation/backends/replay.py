@@ -3,12 +3,9 @@
 Sources come from the model config (`models.<name>.sources`), each for one benchmark,
 setting and (optionally) task. Formats:
 
-- `semanticqa`: the SemanticQA published results as released: one JSON object per line
-  holding the item's released fields plus `prediction`. A line is matched to items BY
-  CONTENT: every released field of the line (all keys but `prediction`) must equal the
-  same key of the item's `fields` (which hold the released record, plus fields the build
-  derived). Non-string predictions (the multi-step files hold objects) are kept as
-  canonical JSON text and counted.
+- a format a benchmark registers for its published predictions
+  (`Benchmark.prediction_formats`: name -> reader class; e.g. SemanticQA's `semanticqa`,
+  benchmarks/semanticqa/published_format.py);
 - `idiombench`: this project's own generations table (results/generations/<model>/...),
   matched by (prompt_id, pass, sample_index), else by (prompt_hash, pass, sample_index).
   A row whose prompt_id matches but whose prompt_hash differs was produced for another
@@ -25,12 +22,11 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from ...errors import DataError
+from ...errors import DataError, IdiombenchError
 from ...io import read_parquet, sha256_file
 from ...prompts import hash_messages
-from ..cache import canonical_json
 from ..config import ReplayModel, ReplaySource
 from ..types import Completion, Request
 
@@ -74,51 +70,6 @@ class SourceStats:
         }
 
 
-class SemanticQASource:
-    """Content index of one published-results file."""
-
-    def __init__(self, source: ReplaySource, path: Path, stats: SourceStats):
-        self.stats = stats
-        # key set -> canonical JSON of the released fields -> (line, prediction)
-        self.index: dict[tuple[str, ...], dict[str, tuple[int, str]]] = {}
-        with open(path, encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                stats.lines = number
-                if not line.strip():
-                    stats.blank_lines.add(number)
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DataError(path, f"not JSON ({exc.msg})", row=number, expected="one JSON object per line") from None
-                if not isinstance(record, dict) or "prediction" not in record:
-                    raise DataError(path, "no `prediction` key", row=number,
-                                    expected="a JSON object with the item's fields and `prediction`")
-                prediction = record.pop("prediction")
-                if not isinstance(prediction, str):
-                    stats.non_string_predictions += 1
-                    prediction = canonical_json(prediction)
-                keys = tuple(sorted(record))
-                content = canonical_json(record)
-                bucket = self.index.setdefault(keys, {})
-                if content in bucket:
-                    if bucket[content][1] != prediction:
-                        stats.conflicting_duplicates.append(number)
-                    stats.duplicate_of[number] = bucket[content][0]
-                    continue
-                bucket[content] = (number, prediction)
-
-    def lookup(self, request: Request) -> str | None:
-        fields = request.item.fields
-        for keys, bucket in self.index.items():
-            if all(key in fields for key in keys):
-                hit = bucket.get(canonical_json({key: fields[key] for key in keys}))
-                if hit is not None:
-                    self.stats.matched_lines.add(hit[0])
-                    return hit[1]
-        return None
-
-
 class IdiombenchSource:
     """A generations table written by `idiombench generate`."""
 
@@ -156,11 +107,42 @@ class IdiombenchSource:
         return hit[1]["text"]
 
 
+class PredictionReader(Protocol):
+    """Reads one predictions file; `lookup` gives a request's prediction or None, and
+    records in `stats` which lines it matched."""
+
+    stats: SourceStats
+
+    def __init__(self, source: ReplaySource, path: Path, stats: SourceStats) -> None: ...
+
+    def lookup(self, request: Request) -> str | None: ...
+
+
+def prediction_formats() -> dict[str, type[PredictionReader]]:
+    """Every known predictions format: this project's own, and those the benchmarks register."""
+    from ...benchmarks import NAMES, get_benchmark  # benchmark packages import this module
+
+    formats: dict[str, type[PredictionReader]] = {"idiombench": IdiombenchSource}
+    for name in NAMES:
+        for fmt, reader in get_benchmark(name).prediction_formats.items():
+            if fmt in formats:
+                raise RuntimeError(f"predictions format {fmt!r} is registered twice (second by {name})")
+            formats[fmt] = reader
+    return formats
+
+
+def reader_for(fmt: str) -> type[PredictionReader]:
+    formats = prediction_formats()
+    if fmt not in formats:
+        raise IdiombenchError(f"unknown predictions format {fmt!r} (known: {', '.join(formats)})")
+    return formats[fmt]
+
+
 class ReplayBackend:
     def __init__(self, name: str, config: ReplayModel, root: Path | None = None):
         self.name = name
         root = Path.cwd() if root is None else root
-        self.sources: list[tuple[ReplaySource, SemanticQASource | IdiombenchSource]] = []
+        self.sources: list[tuple[ReplaySource, PredictionReader]] = []
         self.stats: list[SourceStats] = []
         identity_sources = []
         for source in config.sources:
@@ -168,7 +150,7 @@ class ReplayBackend:
             if not path.is_file():
                 raise DataError(path, f"replay source of model {name!r} not found")
             stats = SourceStats(source)
-            reader = SemanticQASource if source.format == "semanticqa" else IdiombenchSource
+            reader = reader_for(source.format)
             self.sources.append((source, reader(source, path, stats)))
             self.stats.append(stats)
             identity_sources.append({
@@ -183,7 +165,7 @@ class ReplayBackend:
     def identity(self) -> dict[str, Any]:
         return json.loads(json.dumps(self._identity))
 
-    def _applicable(self, benchmark: str, task: str, setting: str) -> list[SemanticQASource | IdiombenchSource]:
+    def _applicable(self, benchmark: str, task: str, setting: str) -> list[PredictionReader]:
         return [
             reader for source, reader in self.sources
             if source.benchmark == benchmark and source.setting == setting and source.task in (None, task)
