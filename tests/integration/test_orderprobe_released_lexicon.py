@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from idiombench.benchmarks.orderprobe import lexicon
-from idiombench.scoring import polarity
+from idiombench.benchmarks.orderprobe import polarity
 
 pytestmark = pytest.mark.mirror
 

@@ -36,7 +36,7 @@ from idiombench.benchmarks.orderprobe.config import OrderProbeScore
 from idiombench.benchmarks.orderprobe.score import score_generations
 from idiombench.data.acquire import acquire
 from idiombench.data.manifest import load_file_specs
-from idiombench.scoring import polarity
+from idiombench.benchmarks.orderprobe import polarity
 from idiombench.scoring.registry import BertScores, NLIScores, PairScores
 
 from orderprobe_fixtures import FakeScorers, frame, gen_row, index, items_for, paper_like_config

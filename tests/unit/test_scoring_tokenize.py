@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from idiombench.errors import IdiombenchError
-from idiombench.scoring import polarity as pol
+from idiombench.benchmarks.orderprobe import polarity as pol
 from idiombench.scoring.tokenize import (
     analyse,
     content_tokens,

@@ -95,7 +95,7 @@ class SAccScore(StrictModel):
     )
     polarity_halving: bool = Field(
         False,
-        description="The released code's rule and word lists (scoring/polarity.py): halve Fβ when the explanation's "
+        description="The released code's rule and word lists (polarity.py): halve Fβ when the explanation's "
         "polarity conflicts with every reference. Always on under compatibility: released.",
     )
 

@@ -11,7 +11,7 @@ Where the released code departs from the paper, this module follows the code:
   released Japanese and Korean scripts also call jieba); Fβ of two empty sets is 1;
   LEX is "not computed" (dropped from the representation mean) when the explanation has
   no content word, and references without content words are skipped;
-- the polarity rule (scoring.polarity) always halves Fβ when every reference conflicts;
+- the polarity rule (polarity.py) always halves Fβ when every reference conflicts;
 - S_Acc = 0.5·CE + 0.3·rep + 0.2·Fβ with a missing term counted 0, never renormalised;
 - S_Info: characters, not tokens, against the WHOLE reference cell; ROUGE-L precision
   falls back to the share of the explanation's distinct characters found in the cell
@@ -100,7 +100,7 @@ def f_beta(explanation: str, references: Sequence[str], lex: ReleasedLexicon, id
            how: str = "max") -> tuple[float, bool]:
     """The released content_fbeta_with_polarity_multi: (Fβ aggregated over the references,
     halved when the polarity of every reference conflicts; whether it was halved)."""
-    from ...scoring.polarity import reference_conflicts
+    from .polarity import reference_conflicts
 
     if not references:
         return 0.0, False

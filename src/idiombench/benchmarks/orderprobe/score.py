@@ -39,7 +39,7 @@ from ...parsing import clean_output
 from ...prompts import PROMPT_SCHEMA
 from ...scoring.lexical import f_beta as f_beta_score
 from ...scoring.lexical import lexical_cosine, rouge_l_precision, token_length
-from ...scoring.polarity import lexicon_for, polarity_contradicts
+from .polarity import lexicon_for, polarity_contradicts
 from ...scoring.tokenize import content_tokens
 from . import lexicon, metrics, released
 from .config import OrderProbeScore

@@ -3,7 +3,7 @@ S_Acc rule (Sacc/sacc_*.py, docs/METRICS.md#13-semantic-accuracy), used to halve
 
 The word lists are the released ones, one set per language (zh-CN, zh-TW, ja, ko). The
 project holds no copy: the OrderProbe build extracts them from the acquired scripts
-(benchmarks/orderprobe/lexicon.py) and callers pass one language's lists (`lex`). A text's
+(lexicon.py) and callers pass one language's lists (`lex`). A text's
 features are three booleans over its jieba words (the released code segments every
 language with jieba): has a positive word, has a negative word, has a negation; an idiom
 in the per-language override table gets the table's (positive, negative) and no negation,
@@ -20,10 +20,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..errors import IdiombenchError
+from ...errors import IdiombenchError
 
 if TYPE_CHECKING:
-    from ..benchmarks.orderprobe.lexicon import ReleasedLexicon
+    from .lexicon import ReleasedLexicon
 
 RELEASED_LANGUAGES = ("zh-CN", "zh-TW", "ja", "ko")
 
@@ -53,7 +53,7 @@ def lexicon_for(lexicons: Mapping[str, ReleasedLexicon], language: str) -> Relea
 
 def features(text: str, lex: ReleasedLexicon, idiom: str = "") -> Features:
     """The released extract_polarity."""
-    from ..benchmarks.orderprobe.released import _cut
+    from .released import _cut
 
     if idiom and idiom in lex.overrides:
         positive, negative = lex.overrides[idiom]
