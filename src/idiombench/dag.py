@@ -71,12 +71,12 @@ def score_deps(benchmark: str) -> list[str]:
 
 def plots_section() -> str:
     """dvc.yaml's `plots:` entries, one per curve family the plots stage writes."""
-    from .tracking.dvc_plots import OUT, PLOTS  # the plot writer pulls in the report modules
+    from .tracking.dvc_plots import OUT, all_plots  # the plot writer pulls in the report modules
 
     return "\n".join(
         f"  - {OUT.as_posix()}/{plot.folder}:\n      title: {plot.title}\n      template: linear\n"
         f"      x: {plot.x}\n      y: [{', '.join(plot.series)}]"
-        for plot in PLOTS)
+        for _, plot in all_plots())
 
 
 def _lines(items: list[str], indent: int) -> str:

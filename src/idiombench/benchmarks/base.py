@@ -15,6 +15,7 @@ from ..items import Item, write_items
 
 if TYPE_CHECKING:
     from ..scoring.provenance import PaperRole
+    from .contexts import PlotSpec
 
 MAX_EXAMPLES = 10
 
@@ -102,6 +103,11 @@ class Benchmark(ABC):
     # formats of predictions it publishes: name -> reader class (generation.backends.replay.PredictionReader),
     # for replay sources and `evaluate-predictions --format <name>`
     prediction_formats: ClassVar[dict[str, type[Any]]] = {}
+    # headline metrics: regexes matched against the flattened metric names of a setting; they go
+    # on the MLflow parent run as "<setting>/<metric>" and into results/headline.json (dvc exp show)
+    headline_metrics: ClassVar[tuple[str, ...]] = ()
+    # `dvc plots` curve families (contexts.PlotSpec), written by the plots stage
+    plots: ClassVar[tuple[PlotSpec, ...]] = ()
     # whether run_construction rebuilds the benchmark's own data (a construct stage)
     constructs: ClassVar[bool] = False
 

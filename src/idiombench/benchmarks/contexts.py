@@ -4,6 +4,7 @@ never from the drivers."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -83,3 +84,16 @@ class ReportContext:
     def display_name(self, model: str) -> str:
         config = self.params.models.get(model)
         return (config.display_name if config is not None else None) or model
+
+
+@dataclass(frozen=True)
+class PlotSpec:
+    """One `dvc plots` curve family a benchmark declares (`Benchmark.plots`): its folder under
+    results/plots/, what dvc.yaml's `plots:` says of it (`idiombench dvc-yaml`), and how a
+    model's metrics body becomes its records (one per x value; a setting not run is None)."""
+
+    folder: str
+    title: str
+    x: str
+    series: tuple[str, ...]
+    rows_of: Callable[[dict[str, Any]], list[dict[str, Any]]]

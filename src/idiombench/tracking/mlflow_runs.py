@@ -47,14 +47,6 @@ PARENT_TAG = "mlflow.parentRunId"
 # opens on the runs table ("Model training"), genai_development on the traces overview.
 EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
 EXPERIMENT_KIND = "custom_model_development"
-# The headline metric(s) of each benchmark's settings, matched against the flattened metric
-# names: these go on the parent run as "<setting>/<metric>" so that models compare at a glance.
-HEADLINE: dict[str, tuple[str, ...]] = {
-    "orderprobe": (r"recovery", r"e_perf"),
-    "g-idiomalign": (r"accuracy\.macro\.overall", r"Acc@0\.80", r"EM"),
-    "semanticqa": (r"[^.]+\.(?:ACC|ACC_s|ROUGE-L)",),
-    "chengyu-bench": (r"accuracy", r"acc_at_1"),
-}
 DIGEST_LENGTH = 16  # hex digits of the sha256 shown as a dataset's digest (as on the report's title page)
 SAMPLE_GENERATIONS = 25
 MAX_PARAM_LENGTH = 6000
@@ -156,7 +148,7 @@ def source_tags(benchmark: str) -> dict[str, str]:
 
 def headline_metrics(benchmark: str, body: dict[str, Any]) -> dict[str, float]:
     """The parent run's metrics: each setting's headline metrics, as "<setting>/<metric>"."""
-    patterns = [re.compile(p) for p in HEADLINE.get(benchmark, ())]
+    patterns = [re.compile(p) for p in get_benchmark(benchmark).headline_metrics]
     out = {}
     for setting in sorted(body.get("settings", {})):
         for name, value in run_metrics(body["settings"][setting]).items():

@@ -39,6 +39,8 @@ class ChengyuBench(Benchmark):
     render_templates = "src/idiombench/benchmarks/chengyu_bench/prompts"
     # its params section (benchmarks.<name> in params.yaml)
     config_model = ChengyuBenchConfig
+    # its headline metrics (regexes on the flattened metric names): MLflow parent runs, dvc exp show
+    headline_metrics = (r"accuracy", r"acc_at_1")
     # the reference backends' hooks (answers.py)
     classification_tasks = _answers.CLASSIFICATION_TASKS
     format_reference_answer = staticmethod(_answers.format_reference_answer)

@@ -12,6 +12,7 @@ from . import build as _build
 from .config import GIdiomAlignConfig
 from . import render as _render
 from . import answers as _answers
+from . import plots as _plots
 from .roles import SCORER_ROLES
 
 
@@ -28,6 +29,10 @@ class GIdiomAlign(Benchmark):
     render_templates = "src/idiombench/benchmarks/g_idiomalign/prompts"
     # its params section (benchmarks.<name> in params.yaml)
     config_model = GIdiomAlignConfig
+    # its headline metrics (regexes on the flattened metric names): MLflow parent runs, dvc exp show
+    headline_metrics = (r"accuracy\.macro\.overall", r"Acc@0\.80", r"EM")
+    # its `dvc plots` curves (plots.py)
+    plots = _plots.PLOTS
     # the neural scorer roles its metrics need, with the paper's models (roles.py)
     scorer_roles = SCORER_ROLES
     # the reference backends' hooks (answers.py)

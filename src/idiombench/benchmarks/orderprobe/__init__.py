@@ -10,6 +10,7 @@ from ...items import Item
 from ..base import Benchmark, BuildResult
 from . import build as _build
 from . import answers as _answers
+from . import plots as _plots
 from .config import OrderProbeConfig
 from . import render as _render
 from . import aggregate as _aggregate
@@ -28,6 +29,10 @@ class OrderProbe(Benchmark):
     render_templates = "src/idiombench/benchmarks/orderprobe/prompts"
     # its params section (benchmarks.<name> in params.yaml)
     config_model = OrderProbeConfig
+    # its headline metrics (regexes on the flattened metric names): MLflow parent runs, dvc exp show
+    headline_metrics = (r"recovery", r"e_perf")
+    # its `dvc plots` curves (plots.py)
+    plots = _plots.PLOTS
     # the neural scorer roles its metrics need, with the paper's models (roles.py)
     scorer_roles = SCORER_ROLES
     # the reference backends' hooks (answers.py)

@@ -33,6 +33,8 @@ class SemanticQA(Benchmark):
     render_templates = "data/raw/semanticqa"
     # its params section (benchmarks.<name> in params.yaml)
     config_model = SemanticQAConfig
+    # its headline metrics (regexes on the flattened metric names): MLflow parent runs, dvc exp show
+    headline_metrics = (r"[^.]+\.(?:ACC|ACC_s|ROUGE-L)",)
     # the neural scorer roles its metrics need, with the paper's models (roles.py)
     scorer_roles = SCORER_ROLES
     # the reference backends' hooks (answers.py)
