@@ -13,6 +13,7 @@ from .. import paths
 from ..benchmarks import NAMES, get_benchmark
 from ..config import Params
 from ..environment import environment_line
+from ..errors import IdiombenchError
 from ..io import read_json, sha256_file, staged_directory
 from ..evaluation import SCORED
 from ..redact import scrub, scrub_url
@@ -45,6 +46,9 @@ def git_commit(root: Path = Path(".")) -> str:
 def report_date() -> str:
     """Today, or SOURCE_DATE_EPOCH when set (reproducible builds)."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch and not epoch.strip().isdigit():
+        raise IdiombenchError(f"environment variable SOURCE_DATE_EPOCH={epoch!r}: expected a whole number of "
+                              "seconds since 1970-01-01 UTC (or unset it)")
     when = dt.datetime.fromtimestamp(int(epoch), dt.timezone.utc) if epoch else dt.datetime.now(dt.timezone.utc)
     return when.strftime("%Y-%m-%d")
 
@@ -93,6 +97,7 @@ def data_lines() -> list[str]:
 
 def build_report(params: Params, out_pdf: Path | None = None) -> dict[str, Any]:
     out_pdf = out_pdf or paths.report_pdf()
+    date = report_date()  # before any work: a bad SOURCE_DATE_EPOCH fails first
     tables_dir = out_pdf.parent / "tables"
     figures_dir = out_pdf.parent / "figures"
     sections: list[Section] = []
@@ -113,7 +118,7 @@ def build_report(params: Params, out_pdf: Path | None = None) -> dict[str, Any]:
         title = TitlePage(
             title="idiombench: results",
             profile=params.profile,
-            date=report_date(),
+            date=date,
             git_commit=git_commit(),
             environment=environment_line(),
             models=model_lines(params),

@@ -81,9 +81,14 @@ class SemanticQASource:
         self.stats = stats
         # key set -> canonical JSON of the released fields -> (line, prediction)
         self.index: dict[tuple[str, ...], dict[str, tuple[int, str]]] = {}
-        with open(path, encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
+        with open(path, "rb") as handle:
+            for number, raw in enumerate(handle, start=1):
                 stats.lines = number
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise DataError(path, f"invalid UTF-8 byte 0x{raw[exc.start]:02x}", row=number,
+                                    expected="UTF-8 text, one JSON object per line") from None
                 if not line.strip():
                     stats.blank_lines.add(number)
                     continue
@@ -126,7 +131,7 @@ class IdiombenchSource:
 
     def __init__(self, source: ReplaySource, path: Path, stats: SourceStats):
         self.stats = stats
-        table = read_parquet(path)
+        table = read_parquet(path, what="generations table")
         missing = [c for c in self.REQUIRED if c not in table.column_names]
         if missing:
             raise DataError(path, f"not a generations table: missing columns {missing}",
