@@ -284,6 +284,12 @@ def _run_generate(
                 if reason:
                     skipped[job] = reason
         rows = [row for row in rows if row.job not in skipped]
+        if not rows:  # e.g. replay sources naming no rendered benchmark/setting: an empty output means nothing
+            first = next(iter(sorted(skipped.items())), None)
+            raise IdiombenchError(
+                f"generate {model_name}: no request to run, every job was skipped"
+                + (f" (first: {'/'.join(first[0][:3])}: {first[1]})" if first else "") + "; nothing written"
+            )
 
         cache = GenerationCache.load(cache_dir)
         for problem in cache.problems:
