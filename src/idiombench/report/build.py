@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,10 +16,13 @@ from ..config import Params
 from ..environment import environment_line
 from ..errors import IdiombenchError
 from ..io import read_json, sha256_file, staged_directory
-from ..evaluation import SCORED
+from ..evaluation import SCORED, applies
 from ..redact import scrub, scrub_url
 from .pdf import TitlePage, write_pdf
-from .tables import Section
+from .tables import Cell, Section, Table
+
+
+FAILED = "failed"  # the text of a failed model's cells
 
 
 @dataclass
@@ -53,9 +57,41 @@ def report_date() -> str:
     return when.strftime("%Y-%m-%d")
 
 
-def collect_metrics(params: Params, benchmark: str) -> dict[str, dict[str, Any]]:
+def failed_models(params: Params, benchmark: str) -> dict[str, str]:
+    """model -> why it has no results on `benchmark`: its last generate failed (more failed
+    requests than models.<m>.max_failed_share allows; paths.generate_failure)."""
     out = {}
     for model in params.models:
+        record = paths.generate_failure(model)
+        if record.is_file() and applies(params, model, benchmark) is None:
+            out[model] = str(read_json(record).get("reason") or "generate failed")
+    return out
+
+
+def mark_failed(table: Table, failed: dict[str, str], display_name: Callable[[str], str]) -> None:
+    """A row of "failed" cells for each failed model in a table with a row per model, and a
+    footnote with the reason: a failed model never shows as a score (0.00 or an older run's)."""
+    if not failed or not table.columns or table.columns[0] != "Model":
+        return
+    for model, reason in sorted(failed.items()):
+        table.rows.append([Cell(display_name(model))] + [Cell(FAILED) for _ in table.columns[1:]])
+        table.footnotes.append(f"{FAILED}: {display_name(model)}: {reason}")
+
+
+def failed_section(benchmark: str, failed: dict[str, str], display_name: Callable[[str], str]) -> Section:
+    """The section of a benchmark on which every model that runs it failed."""
+    table = Table(f"{benchmark.replace('-', '_')}_failed", f"{benchmark}: no results", ["Model", "Status"], [])
+    mark_failed(table, failed, display_name)
+    return Section(benchmark=benchmark, title=benchmark, intro=["Every model that runs this benchmark failed."],
+                   tables=[table])
+
+
+def collect_metrics(params: Params, benchmark: str) -> dict[str, dict[str, Any]]:
+    out = {}
+    failed = failed_models(params, benchmark)
+    for model in params.models:
+        if model in failed:
+            continue  # an older run's metrics are not this configuration's results
         path = paths.metrics_file(benchmark, model)
         if path.exists():
             body = read_json(path)
@@ -78,6 +114,8 @@ def model_lines(params: Params) -> list[str]:
             for key in ("weights_sha256", "revision", "loaded"):
                 if ident.get(key):
                     parts.append(f"{key} {str(ident[key])[:64]}")
+        if paths.generate_failure(name).is_file():
+            parts.append(f"FAILED: its last generate run failed ({paths.generate_failure(name)})")
         lines.append(", ".join(parts))
     return lines
 
@@ -106,12 +144,16 @@ def build_report(params: Params, out_pdf: Path | None = None) -> dict[str, Any]:
             if not params.benchmark(name).enabled:
                 continue
             metrics = collect_metrics(params, name)
+            failed = failed_models(params, name)
+            context = ReportContext(params=params, benchmark=name, metrics=metrics, figures_dir=figures_stage)
             hook = getattr(get_benchmark(name), "report_section", None)
-            if not metrics or hook is None:
-                continue  # nothing scored: no section, no placeholder page
-            section = hook(ReportContext(params=params, benchmark=name, metrics=metrics, figures_dir=figures_stage))
+            section = hook(context) if metrics and hook is not None else None
+            if section is None and failed:
+                section = failed_section(name, failed, context.display_name)
             if section is None:
-                continue
+                continue  # nothing scored and nothing failed: no section, no placeholder page
+            for table in section.tables:
+                mark_failed(table, failed, context.display_name)
             for table in section.tables:
                 table.write(tables_stage)
             sections.append(section)
