@@ -147,9 +147,10 @@ def consistency_problems(params: Params) -> list[str]:
 
 
 def _generate_problems(where: str, config: Any) -> list[str]:
-    """The main pass runs on every rendered setting; an extra pass is not called main and runs
-    on rendered settings only."""
-    generate, settings = config.generate, config.render.settings
+    """The main pass runs on every rendered setting; an extra pass is not called main. (An extra
+    pass naming a setting not rendered is allowed: narrowing render.settings must not force an
+    edit of every pass; that pass just has no prompts there.)"""
+    generate = config.generate
     problems = []
     if generate.main.settings is not None:
         problems.append(f"{where}.generate.main.settings: must be null (the main pass runs on every setting; "
@@ -157,10 +158,6 @@ def _generate_problems(where: str, config: Any) -> list[str]:
     for name, sampling in generate.extra.items():
         if name == "main":
             problems.append(f"{where}.generate.extra.main: an extra pass may not be called 'main'")
-        unknown = [s for s in sampling.settings or [] if s not in settings]
-        if unknown:
-            problems.append(f"{where}.generate.extra.{name}.settings: {', '.join(unknown)} not rendered "
-                            f"(expected some of {where}.render.settings: {', '.join(settings) or 'none'})")
     return problems
 
 

@@ -374,13 +374,6 @@ def _(p: Path) -> list[str]:
     return ["check-params"]
 
 
-@case("params: an extra pass on a setting not rendered", "benchmarks.orderprobe.generate.extra.consistency.settings",
-      "five_shot")
-def _(p: Path) -> list[str]:
-    edit_params(p, orderprobe("generate", "extra", "consistency", "settings", value=["five_shot"]))
-    return ["check-params"]
-
-
 @case("prompts table missing columns", PROMPTS, "missing columns")
 def _(p: Path) -> list[str]:
     pq.write_table(pa.table({"prompt_id": ["a"]}), p / PROMPTS)

@@ -284,7 +284,7 @@ def _run_generate(
                 if reason:
                     skipped[job] = reason
         rows = [row for row in rows if row.job not in skipped]
-        if not rows:  # e.g. replay sources naming no rendered benchmark/setting: an empty output means nothing
+        if not rows and model.backend == "replay":  # its sources name no rendered job: an empty output means nothing
             first = next(iter(sorted(skipped.items())), None)
             raise IdiombenchError(
                 f"generate {model_name}: no request to run, every job was skipped"
