@@ -12,6 +12,7 @@ from functools import wraps
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
+import click
 import typer
 from rich.console import Console
 
@@ -70,6 +71,8 @@ def user_errors(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
+        except (typer.Exit, typer.Abort, click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+            raise  # a command's own exit status or usage error: click reports it
         except IdiombenchError as exc:
             _fail(str(exc), 2)
         except OSError as exc:  # a path the user named: missing, a folder, under a regular file, no access
@@ -165,12 +168,13 @@ def build(
     _check_benchmark(benchmark)
     loaded = load_params(params)
     bench = get_benchmark(benchmark)
+    dest = check_writable(out or paths.processed_dir(benchmark))
     raw_dir = raw or paths.raw_dir(benchmark)
     record = raw_dir / paths.acquired_record(benchmark).name
     if not record.exists():
         raise IdiombenchError(f"{record} is missing: run `idiombench acquire {benchmark}` first")
     result = bench.build(raw_dir, loaded.benchmark(benchmark))
-    stats = write_build(result, check_writable(out or paths.processed_dir(benchmark)))
+    stats = write_build(result, dest)
     tasks = ", ".join(f"{task} {n:,}" for task, n in stats["tasks"].items())
     dropped = sum(v["count"] for v in stats["dropped"].values())
     console.print(

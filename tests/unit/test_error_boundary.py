@@ -71,3 +71,15 @@ def test_in_a_real_process(tmp_path: Path, debug: bool) -> None:
     else:
         assert result.stderr.strip().splitlines() == [
             "error: internal error (ZeroDivisionError: division by zero); rerun with --debug for the traceback"]
+
+
+def test_a_commands_own_exit_status_passes_the_boundary() -> None:
+    import typer
+
+    @cli.user_errors
+    def command() -> None:
+        raise typer.Exit(3)
+
+    with pytest.raises(typer.Exit) as info:
+        command()
+    assert info.value.exit_code == 3
