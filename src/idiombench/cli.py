@@ -3,21 +3,43 @@ stages in dvc.yaml only call these commands."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import wraps
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
+import click
 import typer
 from rich.console import Console
 
-from . import paths
-from .benchmarks import NAMES, get_benchmark
-from .config import DEFAULT_PARAMS, load_params
-from .errors import IdiombenchError
-from .redact import scrub
+
+@contextlib.contextmanager
+def _malformed_epoch_hidden() -> Iterator[None]:
+    """numpy.f2py (imported by scipy, via nltk and rouge-score) calls int(SOURCE_DATE_EPOCH) at
+    import: a malformed value would crash before the error boundary. It is hidden while the
+    modules load and restored, so that `report` names it in one line."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch is None or epoch.strip().isdigit():
+        yield
+        return
+    del os.environ["SOURCE_DATE_EPOCH"]
+    try:
+        yield
+    finally:
+        os.environ["SOURCE_DATE_EPOCH"] = epoch
+
+
+with _malformed_epoch_hidden():
+    from . import paths
+    from .benchmarks import NAMES, get_benchmark
+    from .config import DEFAULT_PARAMS, load_params
+    from .errors import IdiombenchError
+    from .io import check_writable
+    from .redact import scrub
 
 app = typer.Typer(
     add_completion=False,
@@ -32,18 +54,60 @@ ParamsOption = Annotated[Path, typer.Option("--params", "-p", help="The params f
 BenchmarkArg = Annotated[str, typer.Argument(help=f"One of: {', '.join(NAMES)}.")]
 
 
+class _State:
+    debug = False  # set by the global --debug option: let a bug's traceback through
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
 def user_errors(func: F) -> F:
-    """Report IdiombenchError as one line on stderr and exit 2, never a traceback."""
+    """The error boundary of every command: a user-input error becomes one line on stderr
+    and exit 2; any other exception is a bug, reported in one line (exit 1) unless --debug
+    asks for its traceback."""
 
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
+        except (typer.Exit, typer.Abort, click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+            raise  # a command's own exit status or usage error: click reports it
         except IdiombenchError as exc:
-            console.print(f"[bold red]error:[/] {exc}", markup=True, soft_wrap=True)
-            raise typer.Exit(2) from None
+            _fail(str(exc), 2)
+        except OSError as exc:  # a path the user named: missing, a folder, under a regular file, no access
+            if _State.debug:
+                raise
+            _fail(_os_error(exc), 2)
+        except Exception as exc:  # noqa: BLE001 - the boundary: anything else is a bug
+            if _State.debug:
+                raise
+            _fail(f"internal error ({type(exc).__name__}: {_one_line(str(exc))[:300]}); "
+                  "rerun with --debug for the traceback", 1)
 
+    wrapper.error_boundary = True  # type: ignore[attr-defined]  # checked by a test for every command
     return wrapper  # type: ignore[return-value]
+
+
+def _os_error(exc: OSError) -> str:
+    where = exc.filename if exc.filename is not None else "a file"
+    also = f" -> {exc.filename2}" if exc.filename2 is not None else ""
+    return f"{where}{also}: {exc.strerror or _one_line(str(exc))}"
+
+
+def _fail(message: str, code: int) -> None:
+    # soft_wrap and no markup in the message: one line, whatever it contains
+    console.print("[bold red]error:[/] ", markup=True, end="")
+    console.print(_one_line(message), markup=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+@app.callback()
+def _options(
+    debug: Annotated[bool, typer.Option("--debug", help="Show the Python traceback of an internal error.")] = False,
+) -> None:
+    """idiombench: evaluate LLMs on idiom and multiword-expression benchmarks."""
+    _State.debug = debug
 
 
 def _check_benchmark(name: str) -> None:
@@ -73,7 +137,7 @@ def acquire(
     _check_benchmark(benchmark)
     loaded = load_params(params)
     bench = get_benchmark(benchmark)
-    dest = out or paths.raw_dir(benchmark)
+    dest = check_writable(out or paths.raw_dir(benchmark))
     mirror = resolve_mirror(loaded.data.mirror)
     specs = bench.file_specs(loaded.benchmark(benchmark))
     report = run_acquire(
@@ -102,12 +166,13 @@ def build(
     _check_benchmark(benchmark)
     loaded = load_params(params)
     bench = get_benchmark(benchmark)
+    dest = check_writable(out or paths.processed_dir(benchmark))
     raw_dir = raw or paths.raw_dir(benchmark)
     record = raw_dir / paths.acquired_record(benchmark).name
     if not record.exists():
         raise IdiombenchError(f"{record} is missing: run `idiombench acquire {benchmark}` first")
     result = bench.build(raw_dir, loaded.benchmark(benchmark))
-    stats = write_build(result, out or paths.processed_dir(benchmark))
+    stats = write_build(result, dest)
     tasks = ", ".join(f"{task} {n:,}" for task, n in stats["tasks"].items())
     dropped = sum(v["count"] for v in stats["dropped"].values())
     console.print(
@@ -134,6 +199,7 @@ def render(
 
     _check_benchmark(benchmark)
     loaded = load_params(params)
+    check_writable(out or paths.prompts_dir(benchmark))
     result = run_render(benchmark, loaded.benchmark(benchmark), processed_dir=items, raw_dir=raw, out_dir=out)
     for line in result.summary_lines():
         console.print(line, soft_wrap=True)
@@ -157,6 +223,7 @@ def generate(
     if model not in loaded.models:
         known = ", ".join(sorted(loaded.models)) or "none"
         raise IdiombenchError(f"unknown model {model!r} (models in {params}: {known})")
+    check_writable(out or paths.generations_dir(model))
     with claim_gpus(loaded.models[model].gpus, who=f"generate {model}") as devices:
         if devices:
             console.print(f"generate {model}: claimed GPU(s) {', '.join(devices)} (CUDA_VISIBLE_DEVICES)")
@@ -202,7 +269,7 @@ def score(
     from .evaluation import run_score
 
     _check_benchmark(benchmark)
-    meta = run_score(load_params(params), model, benchmark, out)
+    meta = run_score(load_params(params), model, benchmark, check_writable(out or paths.scores_dir(model, benchmark)))
     if meta["status"] == "skipped":
         console.print(f"score {benchmark} {model}: skipped ({meta['reason']})")
     else:
@@ -224,7 +291,7 @@ def construct(
     from .evaluation import run_construct
 
     _check_benchmark(benchmark)
-    body = run_construct(load_params(params), benchmark, out)
+    body = run_construct(load_params(params), benchmark, check_writable(out or paths.construction_dir(benchmark)))
     if body.get("status") == "skipped":
         console.print(f"construct {benchmark}: skipped ({body['reason']})")
         return
@@ -248,7 +315,7 @@ def aggregate(
     from .evaluation import run_aggregate
 
     _check_benchmark(benchmark)
-    body = run_aggregate(load_params(params), model, benchmark, out)
+    body = run_aggregate(load_params(params), model, benchmark, check_writable(out or paths.metrics_file(benchmark, model)))
     console.print(f"aggregate {benchmark} {model}: {body['status']}, {len(body.get('settings', {}))} setting(s)")
 
 
@@ -264,7 +331,7 @@ def track(
     from .tracking.mlflow_runs import track as run_track, tracking_uri
 
     _check_benchmark(benchmark)
-    record = run_track(load_params(params), benchmark, model, out)
+    record = run_track(load_params(params), benchmark, model, check_writable(out or paths.tracking_record(benchmark, model)))
     counts = record["counts"]
     if record["status"] != "scored":
         console.print(f"track {benchmark} {model}: nothing to log ({record['status']})")
@@ -286,12 +353,13 @@ def report(
     """Write reports/all_tables.pdf and the tables as CSV, Markdown and LaTeX."""
     from .report.build import build_report
 
-    summary = build_report(load_params(params), out)
+    summary = build_report(load_params(params), check_writable(out or paths.report_pdf()))
     sections = ", ".join(summary["sections"]) or "none (nothing scored yet)"
     console.print(f"report: {summary['pdf']}: sections {sections}; {summary['tables']} tables, {summary['figures']} figures")
 
 
 @app.command("plot-data")
+@user_errors
 def plot_data(params: ParamsOption = DEFAULT_PARAMS) -> None:
     """Write results/plots/ for `dvc plots`: per-pattern Recovery and Acc@t, one file per model."""
     from .tracking.dvc_plots import write_plot_data

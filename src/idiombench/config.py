@@ -13,11 +13,12 @@ from pydantic import BaseModel, Field, ValidationError, create_model
 
 from .benchmarks import MODULES, NAMES, get_benchmark
 from .errors import ConfigError
-from .generation.config import ModelConfig
+from .generation.config import ModelConfig, backend_names
 from .schema import StrictModel
 from .scoring.config import ScoringConfig
 
 DEFAULT_PARAMS = Path("params.yaml")
+BACKENDS = backend_names()
 
 
 class DataConfig(StrictModel):
@@ -77,8 +78,16 @@ _TYPE_WORDS = {
 }
 
 
+def _user_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The key path as written in params.yaml: pydantic puts the backend (the union's tag) after
+    the model name, `models.m.oracle.batch_size`, where the file says `models.m.batch_size`."""
+    if len(loc) > 2 and loc[0] == "models" and loc[2] in BACKENDS:
+        return loc[:2] + loc[3:]
+    return loc
+
+
 def _format_error(error: dict[str, Any], model: type[BaseModel]) -> str:
-    key = ".".join(str(part) for part in error["loc"]) or "(top level)"
+    key = ".".join(str(part) for part in _user_loc(error["loc"])) or "(top level)"
     kind = error["type"]
     message = _TYPE_WORDS.get(kind) or error["msg"]
     if kind == "extra_forbidden":
@@ -109,10 +118,66 @@ def parse_params(raw: Any, source: str = "params.yaml") -> Params:
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: expected a mapping at the top level, got {type(raw).__name__}")
     try:
-        return Params.model_validate(raw)
+        params = Params.model_validate(raw)
     except ValidationError as exc:
         lines = [_format_error(e, Params) for e in exc.errors()]  # type: ignore[arg-type]
-        raise ConfigError(f"{source}: invalid parameters\n" + "\n".join(f"  {line}" for line in lines)) from None
+        raise ConfigError(f"{source}: invalid parameters: " + "; ".join(lines)) from None
+    problems = consistency_problems(params)
+    if problems:
+        raise ConfigError(f"{source}: invalid parameters: " + "; ".join(problems))
+    return params
+
+
+def consistency_problems(params: Params) -> list[str]:
+    """Rules across keys that the per-field schema cannot state, each as `field.path: problem`,
+    so that check-params catches what generate would otherwise refuse minutes later."""
+    from .benchmarks import NAMES
+
+    problems = []
+    for name in NAMES:
+        problems += _generate_problems(f"benchmarks.{name}", params.benchmark(name))
+    for model_name, model in params.models.items():
+        where = f"models.{model_name}"
+        for index, benchmark in enumerate(model.benchmarks or []):
+            if benchmark not in NAMES:
+                problems.append(f"{where}.benchmarks.{index}: unknown benchmark {benchmark!r} (known: {', '.join(NAMES)})")
+        for index, source in enumerate(getattr(model, "sources", [])):
+            if source.benchmark not in NAMES:
+                problems.append(f"{where}.sources.{index}.benchmark: unknown benchmark {source.benchmark!r} "
+                                f"(known: {', '.join(NAMES)})")
+        problems += _device_problems(where, model)
+    return problems
+
+
+def _generate_problems(where: str, config: Any) -> list[str]:
+    """The main pass runs on every rendered setting; an extra pass is not called main. (An extra
+    pass naming a setting not rendered is allowed: narrowing render.settings must not force an
+    edit of every pass; that pass just has no prompts there.)"""
+    generate = config.generate
+    problems = []
+    if generate.main.settings is not None:
+        problems.append(f"{where}.generate.main.settings: must be null (the main pass runs on every setting; "
+                        f"restrict settings in {where}.render.settings)")
+    for name, sampling in generate.extra.items():
+        if name == "main":
+            problems.append(f"{where}.generate.extra.main: an extra pass may not be called 'main'")
+    return problems
+
+
+def _device_problems(where: str, model: Any) -> list[str]:
+    """Device and GPU count agree: the job claims exactly the GPUs its backend uses."""
+    backend, gpus = model.backend, model.gpus
+    device = getattr(model, "device", None)
+    if backend == "hf" and device == "cuda" and gpus == 0:
+        return [f"{where}.gpus: device cuda needs gpus >= 1 (the job claims its GPUs), got 0"]
+    if backend == "hf" and device == "cpu" and gpus > 0:
+        return [f"{where}.gpus: device cpu uses no GPU (expected 0), got {gpus}"]
+    if backend == "hf" and gpus > 1:
+        return [f"{where}.gpus: the hf backend runs on one GPU (expected 0 or 1; the vllm backend spreads "
+                f"a model over several), got {gpus}"]
+    if backend == "vllm" and gpus > 0 and getattr(model, "cpu_kv_cache_gib", None) is not None:
+        return [f"{where}.cpu_kv_cache_gib: applies to gpus 0 (vLLM's CPU build) only, got gpus {gpus}"]
+    return []
 
 
 def load_params(path: str | Path = DEFAULT_PARAMS) -> Params:

@@ -30,6 +30,7 @@ from .benchmarks.contexts import AggregateContext, ScoreContext
 from .dag import construction_names
 from .config import Params
 from .errors import IdiombenchError
+from .generation.table import GENERATION_SCHEMA
 from .io import read_json, read_parquet, require_complete, staged_directory, write_json, write_parquet
 from .items import Item, read_items
 from .redact import scrub
@@ -69,7 +70,8 @@ def load_generations(model: str, benchmark: str, generations_dir: Path | None = 
     directory = root / benchmark
     if not directory.is_dir():
         raise IdiombenchError(f"{directory} is missing: run `idiombench generate --model {model}` first")
-    return {path.stem: read_parquet(path).to_pandas() for path in sorted(directory.glob("*.parquet"))}
+    return {path.stem: read_parquet(path, GENERATION_SCHEMA, what="generations table").to_pandas()
+            for path in sorted(directory.glob("*.parquet"))}
 
 
 def _make_scorers(params: Params) -> Any:

@@ -20,7 +20,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .errors import IdiombenchError
+from .errors import DataError, IdiombenchError
 
 
 def _umask() -> int:
@@ -120,6 +120,18 @@ def staged_directory(path: str | os.PathLike[str]) -> Iterator[Path]:
             shutil.rmtree(staging)
 
 
+def check_writable(path: str | os.PathLike[str]) -> Path:
+    """`path` when a stage can create it: no existing ancestor is a regular file. Checked
+    before the work, so that a bad --out fails at once, not after generating everything."""
+    target = Path(path)
+    for ancestor in [target, *target.parents][1:]:
+        if ancestor.exists():
+            if not ancestor.is_dir():
+                raise IdiombenchError(f"{target}: cannot be written: {ancestor} is a file (expected a folder)")
+            break
+    return target
+
+
 def write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     with atomic_path(path) as tmp:
         tmp.write_bytes(data)
@@ -139,8 +151,16 @@ def write_json(path: str | os.PathLike[str], obj: Any) -> None:
 
 
 def read_json(path: str | os.PathLike[str]) -> Any:
-    with open(path, encoding="utf-8") as handle:
-        return json.load(handle)
+    """A JSON file some stage wrote; unreadable or malformed is a one-line DataError naming it."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except FileNotFoundError:
+        raise DataError(path, "no such file") from None
+    except UnicodeDecodeError as exc:
+        raise DataError(path, f"not UTF-8 text (offset {exc.start})", expected="a JSON file") from None
+    except json.JSONDecodeError as exc:
+        raise DataError(path, f"not valid JSON ({exc.msg}, line {exc.lineno}, column {exc.colno})") from None
 
 
 def write_parquet(path: str | os.PathLike[str], table: pa.Table) -> None:
@@ -149,8 +169,36 @@ def write_parquet(path: str | os.PathLike[str], table: pa.Table) -> None:
         pq.write_table(table, tmp, compression="zstd", write_statistics=False, store_schema=True)
 
 
-def read_parquet(path: str | os.PathLike[str]) -> pa.Table:
-    return pq.read_table(path)
+def read_parquet(path: str | os.PathLike[str], schema: pa.Schema | None = None, *, what: str = "") -> pa.Table:
+    """A Parquet file as a table. A missing, truncated or non-Parquet file, or (given `schema`)
+    a table without the expected columns and types, is a one-line DataError naming the file."""
+    expected = f"a Parquet file ({what})" if what else "a Parquet file"
+    if Path(path).is_dir():
+        raise DataError(path, "is a folder", expected=expected)
+    try:
+        table = pq.read_table(path)
+    except FileNotFoundError:
+        raise DataError(path, "no such file", expected=expected) from None
+    except (pa.ArrowException, OSError) as exc:  # truncated, empty, random bytes
+        problem = " ".join(str(exc).split())[:200]
+        raise DataError(path, f"not a readable Parquet file ({problem})", expected=expected) from None
+    if schema is not None:
+        check_columns(path, table.schema, schema, what or "table")
+    return table
+
+
+def check_columns(path: str | os.PathLike[str], actual: pa.Schema, expected: pa.Schema, what: str) -> None:
+    """Every column of `expected` present with its type (extra columns are an error too: the
+    file is then not what the stage wrote)."""
+    missing = [f.name for f in expected if f.name not in actual.names]
+    extra = [name for name in actual.names if name not in expected.names]
+    wrong = [f"{f.name} is {actual.field(f.name).type} (expected {f.type})"
+             for f in expected if f.name in actual.names and not actual.field(f.name).type.equals(f.type)]
+    problems = ([f"missing columns {', '.join(missing)}"] if missing else []) + \
+        ([f"unexpected columns {', '.join(extra)}"] if extra else []) + wrong
+    if problems:
+        raise DataError(path, f"not a {what}: {'; '.join(problems)}",
+                        expected=f"columns {', '.join(expected.names)}")
 
 
 def sha256_file(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:

@@ -86,11 +86,14 @@ def write_items(path: str | Path, items: list[Item]) -> None:
 
 
 def read_items(path: str | Path) -> list[Item]:
-    table = read_parquet(path)
-    if not table.schema.equals(ITEM_SCHEMA, check_metadata=False):
-        raise DataError(path, f"schema {table.schema} is not the item schema", expected=str(ITEM_SCHEMA))
-    return [
-        Item(
+    table = read_parquet(path, ITEM_SCHEMA, what="items table")
+    items, seen = [], set()
+    for row_number, row in enumerate(table.to_pylist()):
+        if row["item_id"] in seen:
+            raise DataError(path, f"item_id {row['item_id']!r} repeated", row=row_number,
+                            expected="item ids unique within a task")
+        seen.add(row["item_id"])
+        items.append(Item(
             item_id=row["item_id"],
             benchmark=row["benchmark"],
             task=row["task"],
@@ -99,8 +102,17 @@ def read_items(path: str | Path) -> list[Item]:
             choices=tuple(row["choices"]),
             answer=row["answer"],
             references=tuple(row["references"]),
-            fields=json.loads(row["fields"]),
-            meta=json.loads(row["meta"]),
-        )
-        for row in table.to_pylist()
-    ]
+            fields=_json_object(path, row_number, "fields", row["fields"]),
+            meta=_json_object(path, row_number, "meta", row["meta"]),
+        ))
+    return items
+
+
+def _json_object(path: str | Path, row: int, column: str, text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        value = None
+    if not isinstance(value, dict):
+        raise DataError(path, f"column {column} is not a JSON object", row=row, expected="a JSON object")
+    return value

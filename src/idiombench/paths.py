@@ -73,6 +73,12 @@ def logs_dir() -> Path:
     return RESULTS / "logs"
 
 
+def generate_failure(model: str, logs: Path | None = None) -> Path:
+    """Written by a generate run that failed for too many failed requests, removed by the next
+    successful one: the report marks the model's cells "failed" while it exists."""
+    return (logs if logs is not None else logs_dir()) / f"generate-{model}.failed.json"
+
+
 def scores_dir(model: str, benchmark: str) -> Path:
     return RESULTS / "scores" / model / benchmark
 

@@ -88,20 +88,30 @@ def write_prompts(path: str | Path, prompts: list[Prompt]) -> None:
 
 
 def read_prompts(path: str | Path) -> list[Prompt]:
-    table = read_parquet(path)
-    if not table.schema.equals(PROMPT_SCHEMA, check_metadata=False):
-        raise DataError(path, "not a prompts table", expected=str(PROMPT_SCHEMA))
-    return [
-        Prompt(
+    table = read_parquet(path, PROMPT_SCHEMA, what="prompts table")
+    prompts, seen = [], set()
+    for number, row in enumerate(table.to_pylist()):
+        prompt = Prompt(
             benchmark=row["benchmark"],
             task=row["task"],
             setting=row["setting"],
             item_id=row["item_id"],
             language=row["language"],
-            messages=tuple(Message(**m) for m in json.loads(row["messages"])),
+            messages=_messages(path, number, row["messages"]),
             template_id=row["template_id"],
             template_hash=row["template_hash"],
             exemplar_ids=tuple(row["exemplar_ids"]),
         )
-        for row in table.to_pylist()
-    ]
+        if prompt.prompt_id in seen:
+            raise DataError(path, f"prompt {prompt.prompt_id} repeated", row=number, expected="unique prompt ids")
+        seen.add(prompt.prompt_id)
+        prompts.append(prompt)
+    return prompts
+
+
+def _messages(path: str | Path, row: int, text: str) -> tuple[Message, ...]:
+    try:
+        return tuple(Message(**m) for m in json.loads(text))
+    except (json.JSONDecodeError, TypeError, AttributeError):
+        raise DataError(path, "column messages is not a list of chat messages", row=row,
+                        expected='a JSON list of {"role": ..., "content": ...}') from None

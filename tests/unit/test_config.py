@@ -105,3 +105,70 @@ def test_paper_profile_validates_and_has_the_same_sections():
         return out
 
     assert keys(default) == keys(paper)
+
+
+# Cross-key rules (issue 13, item 6): check-params reports them with params.yaml's key paths.
+CONSISTENCY_CASES = [
+    ("a model's benchmarks name an unknown benchmark",
+     lambda raw: raw["models"].update(m={"backend": "oracle", "benchmarks": ["orderprobe", "nope"]}),
+     "models.m.benchmarks.1: unknown benchmark 'nope'"),
+    ("a replay source names an unknown benchmark",
+     lambda raw: raw["models"].update(r={"backend": "replay", "sources": [
+         {"benchmark": "nope", "setting": "0-shot", "path": "x.jsonl"}]}),
+     "models.r.sources.0.benchmark: unknown benchmark 'nope'"),
+    ("the main pass restricted to settings",
+     lambda raw: raw["benchmarks"]["semanticqa"]["generate"]["main"].update(settings=["0-shot"]),
+     "benchmarks.semanticqa.generate.main.settings: must be null"),
+    ("an extra pass called main",
+     lambda raw: raw["benchmarks"]["orderprobe"]["generate"]["extra"].update(main={"n": 2}),
+     "benchmarks.orderprobe.generate.extra.main: an extra pass may not be called 'main'"),
+    ("device cuda with no GPU",
+     lambda raw: raw["models"].update(g={"backend": "hf", "model": "x", "device": "cuda", "gpus": 0}),
+     "models.g.gpus: device cuda needs gpus >= 1 (the job claims its GPUs), got 0"),
+    ("device cpu claiming GPUs",
+     lambda raw: raw["models"].update(g={"backend": "hf", "model": "x", "device": "cpu", "gpus": 1}),
+     "models.g.gpus: device cpu uses no GPU (expected 0), got 1"),
+    ("hf on two GPUs",
+     lambda raw: raw["models"].update(g={"backend": "hf", "model": "x", "gpus": 2}),
+     "models.g.gpus: the hf backend runs on one GPU"),
+    ("vllm's CPU KV cache with GPUs",
+     lambda raw: raw["models"].update(v={"backend": "vllm", "model": "x", "gpus": 1, "cpu_kv_cache_gib": 4}),
+     "models.v.cpu_kv_cache_gib: applies to gpus 0"),
+]
+
+
+@pytest.mark.parametrize("change, expected", [c[1:] for c in CONSISTENCY_CASES], ids=[c[0] for c in CONSISTENCY_CASES])
+def test_cross_key_rules_name_the_key(change, expected: str) -> None:
+    raw = raw_params()
+    change(raw)
+    with pytest.raises(ConfigError) as info:
+        parse_params(raw)
+    message = str(info.value)
+    assert expected in message and "\n" not in message
+
+
+def test_cross_key_rules_accept_the_consistent_cases() -> None:
+    raw = raw_params()
+    raw["models"].update(
+        gpu={"backend": "hf", "model": "x", "device": "cuda", "gpus": 1},
+        cpu={"backend": "hf", "model": "x", "device": "cpu", "gpus": 0},
+        auto={"backend": "hf", "model": "x", "device": "auto", "gpus": 1},
+        tp={"backend": "vllm", "model": "x", "gpus": 4},
+        sub={"backend": "oracle", "benchmarks": ["orderprobe", "semanticqa"]},
+    )
+    parse_params(raw)
+
+
+def test_union_tags_are_left_out_of_key_paths() -> None:
+    raw = raw_params()
+    raw["models"]["o"] = {"backend": "oracle", "batch_size": 0}
+    with pytest.raises(ConfigError, match=r"models\.o\.batch_size: Input should be greater than or equal to 1, got 0"):
+        parse_params(raw)
+
+
+def test_params_not_utf8_or_a_folder(tmp_path: Path) -> None:
+    (tmp_path / "latin1.yaml").write_bytes(b"profile: caf\xe9\n")
+    with pytest.raises(ConfigError, match=r"latin1.yaml: not UTF-8 text \(byte 0xe9 at offset 12"):
+        load_params(tmp_path / "latin1.yaml")
+    with pytest.raises(ConfigError, match="is a folder"):
+        load_params(tmp_path)

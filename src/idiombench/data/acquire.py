@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Sequence
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import AcquireError, ChecksumError
-from ..io import sha256_bytes, sha256_file, write_bytes, write_json
+from ..io import sha256_bytes, sha256_file, staged_directory, write_bytes, write_json
 from .manifest import DERIVE_DROP_FIELDS, FileSpec
 
 MIRROR_ENV = "IDIOMBENCH_MIRROR"
@@ -99,9 +100,17 @@ def acquire_file(
     download: bool,
     timeout: float = 60.0,
     fetch: Fetcher = http_fetch,
+    previous: Path | None = None,
 ) -> AcquiredFile:
+    """One file into `dest_root`: kept when already there with its hash, copied from the
+    `previous` acquisition when that holds it intact, else from a mirror, else downloaded."""
     dest = dest_root / spec.file
     if dest.exists() and sha256_file(dest) == spec.sha256:
+        return AcquiredFile(spec.file, spec.sha256, "present")
+    kept = previous / spec.file if previous is not None else None
+    if kept is not None and kept.is_file() and sha256_file(kept) == spec.sha256:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(kept, dest)
         return AcquiredFile(spec.file, spec.sha256, "present")
 
     mirrors = mirror_list(mirror)
@@ -154,26 +163,31 @@ def acquire(
     fetch: Fetcher = http_fetch,
     record_path: Path | None = None,
 ) -> AcquireReport:
-    """Acquire every file, then write the record last (its presence means: complete)."""
+    """Acquire every file into a staging folder, write the record last (its presence means:
+    complete), then swap the folder in whole (io.staged_directory): a failed acquire (a checksum
+    mismatch, a failed download) leaves the previous folder as it was."""
     record_path = record_path or dest_root / "ACQUIRED.json"
-    if record_path.exists():
-        record_path.unlink()
-    results = [
-        acquire_file(spec, dest_root, mirror, download=download, timeout=timeout, fetch=fetch)
-        for spec in specs
-    ]
-    declared = {spec.file for spec in specs}
-    stray = sorted(
-        str(p.relative_to(dest_root))
-        for p in dest_root.rglob("*")
-        if p.is_file() and p != record_path and str(p.relative_to(dest_root)) not in declared
-    )
-    for name in stray:
-        # A file an earlier manifest declared would otherwise be read as current data.
-        (dest_root / name).unlink()
+    record_name = record_path.relative_to(dest_root)  # the record lives in the folder it completes
+    with staged_directory(dest_root) as staging:
+        results = [
+            acquire_file(spec, staging, mirror, download=download, timeout=timeout, fetch=fetch, previous=dest_root)
+            for spec in specs
+        ]
+        # Files an earlier manifest declared are not carried over (they would be read as current data).
+        declared = {spec.file for spec in specs}
+        stray = sorted(
+            str(p.relative_to(dest_root))
+            for p in (dest_root.rglob("*") if dest_root.is_dir() else [])
+            if p.is_file() and p != record_path and str(p.relative_to(dest_root)) not in declared
+        )
+        write_json(staging / record_name, _record(benchmark, specs))
+    return AcquireReport(files=results, removed=stray)
+
+
+def _record(benchmark: str, specs: list[FileSpec]) -> dict[str, object]:
     # The record holds no machine-specific facts (where a file came from is logged, not
     # recorded), so that acquiring from the mirror or from upstream gives identical outputs.
-    record = {
+    return {
         "benchmark": benchmark,
         "files": [
             {
@@ -186,5 +200,3 @@ def acquire(
             for spec in sorted(specs, key=lambda s: s.file)
         ],
     }
-    write_json(record_path, record)
-    return AcquireReport(files=results, removed=stray)

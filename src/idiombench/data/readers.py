@@ -60,6 +60,8 @@ def read_csv_rows(
             rows.append((line, cells))
     except csv.Error as exc:
         raise DataError(path, f"malformed CSV ({exc})", row=reader.line_num, expected=names) from exc
+    if len(rows) <= (1 if header else 0):  # an empty release file would drop a whole language silently
+        raise DataError(path, "no data rows (empty file)", expected=f"rows of {names}")
     return rows
 
 
@@ -83,6 +85,8 @@ def read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
         if not isinstance(record, dict):
             raise DataError(path, f"a {type(record).__name__}", row=number, expected="a JSON object")
         rows.append((number, record))
+    if not rows:
+        raise DataError(path, "no records (empty file)", expected="one JSON object per line")
     return rows
 
 

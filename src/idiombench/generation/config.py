@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import typing
 from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
@@ -183,3 +184,11 @@ class GenerateConfig(StrictModel):
 
     main: SamplingConfig = SamplingConfig()
     extra: dict[str, SamplingConfig] = Field(default_factory=dict)
+
+
+def backend_names() -> frozenset[str]:
+    """Every `backend:` value a model may have (the tags of ModelConfig)."""
+    names: set[str] = set()
+    for option in typing.get_args(typing.get_args(ModelConfig)[0]):
+        names.update(typing.get_args(option.model_fields["backend"].annotation))
+    return frozenset(names)

@@ -284,6 +284,12 @@ def _run_generate(
                 if reason:
                     skipped[job] = reason
         rows = [row for row in rows if row.job not in skipped]
+        if not rows and model.backend == "replay":  # its sources name no rendered job: an empty output means nothing
+            first = next(iter(sorted(skipped.items())), None)
+            raise IdiombenchError(
+                f"generate {model_name}: no request to run, every job was skipped"
+                + (f" (first: {'/'.join(first[0][:3])}: {first[1]})" if first else "") + "; nothing written"
+            )
 
         cache = GenerationCache.load(cache_dir)
         for problem in cache.problems:
@@ -327,7 +333,13 @@ def _run_generate(
     finally:
         backend.close()
 
-    check_failures(model_name, model, failures, total)
+    failure_record = paths.generate_failure(model_name, logs_dir)
+    try:
+        check_failures(model_name, model, failures, total)
+    except IdiombenchError as exc:
+        # Nothing is written to the output; the record tells the report to mark the model failed.
+        write_json(failure_record, {"model": model_name, "failed": len(failures), "total": total, "reason": str(exc)})
+        raise
 
     # Assemble the output rows and per-job counts.
     tables: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
@@ -377,6 +389,7 @@ def _run_generate(
     describe = getattr(backend, "describe", None)
     identity_record = scrub({**identity, "loaded": describe() if describe is not None else model.backend})
     write_output(out_dir, tables, info, identity_record)
+    failure_record.unlink(missing_ok=True)  # this run succeeded: an earlier failure no longer stands
 
     elapsed = time.perf_counter() - started
     summary = summarise(model_name, counts, skipped, cache_dir, out_dir, elapsed, lines, len(cache.problems))

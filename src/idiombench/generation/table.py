@@ -13,7 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..errors import DataError
+
 from ..io import read_parquet, write_parquet
 
 GENERATION_SCHEMA = pa.schema(
@@ -44,7 +44,5 @@ def write_generations(path: str | Path, rows: list[dict[str, Any]]) -> None:
 
 
 def read_generations(path: str | Path) -> list[dict[str, Any]]:
-    table = read_parquet(path)
-    if not table.schema.equals(GENERATION_SCHEMA, check_metadata=False):
-        raise DataError(path, "not a generations table", expected=str(GENERATION_SCHEMA))
+    table = read_parquet(path, GENERATION_SCHEMA, what="generations table")
     return table.to_pylist()

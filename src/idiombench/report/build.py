@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,11 +14,15 @@ from ..benchmarks import NAMES, get_benchmark
 from ..benchmarks.contexts import ReportContext
 from ..config import Params
 from ..environment import environment_line
+from ..errors import IdiombenchError
 from ..io import read_json, sha256_file, staged_directory
-from ..evaluation import SCORED
+from ..evaluation import SCORED, applies
 from ..redact import scrub, scrub_url
 from .pdf import TitlePage, write_pdf
-from .tables import Section
+from .tables import Cell, Section, Table
+
+
+FAILED = "failed"  # the text of a failed model's cells
 
 
 def git_commit(root: Path = Path(".")) -> str:
@@ -33,13 +38,48 @@ def git_commit(root: Path = Path(".")) -> str:
 def report_date() -> str:
     """Today, or SOURCE_DATE_EPOCH when set (reproducible builds)."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch and not epoch.strip().isdigit():
+        raise IdiombenchError(f"environment variable SOURCE_DATE_EPOCH={epoch!r}: expected a whole number of "
+                              "seconds since 1970-01-01 UTC (or unset it)")
     when = dt.datetime.fromtimestamp(int(epoch), dt.timezone.utc) if epoch else dt.datetime.now(dt.timezone.utc)
     return when.strftime("%Y-%m-%d")
 
 
-def collect_metrics(params: Params, benchmark: str) -> dict[str, dict[str, Any]]:
+def failed_models(params: Params, benchmark: str) -> dict[str, str]:
+    """model -> why it has no results on `benchmark`: its last generate failed (more failed
+    requests than models.<m>.max_failed_share allows; paths.generate_failure)."""
     out = {}
     for model in params.models:
+        record = paths.generate_failure(model)
+        if record.is_file() and applies(params, model, benchmark) is None:
+            out[model] = str(read_json(record).get("reason") or "generate failed")
+    return out
+
+
+def mark_failed(table: Table, failed: dict[str, str], display_name: Callable[[str], str]) -> None:
+    """A row of "failed" cells for each failed model in a table with a row per model, and a
+    footnote with the reason: a failed model never shows as a score (0.00 or an older run's)."""
+    if not failed or not table.columns or table.columns[0] != "Model":
+        return
+    for model, reason in sorted(failed.items()):
+        table.rows.append([Cell(display_name(model))] + [Cell(FAILED) for _ in table.columns[1:]])
+        table.footnotes.append(f"{FAILED}: {display_name(model)}: {reason}")
+
+
+def failed_section(benchmark: str, failed: dict[str, str], display_name: Callable[[str], str]) -> Section:
+    """The section of a benchmark on which every model that runs it failed."""
+    table = Table(f"{benchmark.replace('-', '_')}_failed", f"{benchmark}: no results", ["Model", "Status"], [])
+    mark_failed(table, failed, display_name)
+    return Section(benchmark=benchmark, title=benchmark, intro=["Every model that runs this benchmark failed."],
+                   tables=[table])
+
+
+def collect_metrics(params: Params, benchmark: str) -> dict[str, dict[str, Any]]:
+    out = {}
+    failed = failed_models(params, benchmark)
+    for model in params.models:
+        if model in failed:
+            continue  # an older run's metrics are not this configuration's results
         path = paths.metrics_file(benchmark, model)
         if path.exists():
             body = read_json(path)
@@ -62,6 +102,8 @@ def model_lines(params: Params) -> list[str]:
             for key in ("weights_sha256", "revision", "loaded"):
                 if ident.get(key):
                     parts.append(f"{key} {str(ident[key])[:64]}")
+        if paths.generate_failure(name).is_file():
+            parts.append(f"FAILED: its last generate run failed ({paths.generate_failure(name)})")
         lines.append(", ".join(parts))
     return lines
 
@@ -81,6 +123,7 @@ def data_lines() -> list[str]:
 
 def build_report(params: Params, out_pdf: Path | None = None) -> dict[str, Any]:
     out_pdf = out_pdf or paths.report_pdf()
+    date = report_date()  # before any work: a bad SOURCE_DATE_EPOCH fails first
     tables_dir = out_pdf.parent / "tables"
     figures_dir = out_pdf.parent / "figures"
     sections: list[Section] = []
@@ -89,18 +132,22 @@ def build_report(params: Params, out_pdf: Path | None = None) -> dict[str, Any]:
             if not params.benchmark(name).enabled:
                 continue
             metrics = collect_metrics(params, name)
-            if not metrics:
-                continue  # nothing scored: no section, no placeholder page
-            section = get_benchmark(name).report_section(ReportContext(params=params, benchmark=name, metrics=metrics, figures_dir=figures_stage))
+            failed = failed_models(params, name)
+            context = ReportContext(params=params, benchmark=name, metrics=metrics, figures_dir=figures_stage)
+            section = get_benchmark(name).report_section(context) if metrics else None
+            if section is None and failed:
+                section = failed_section(name, failed, context.display_name)
             if section is None:
-                continue
+                continue  # nothing scored and nothing failed: no section, no placeholder page
+            for table in section.tables:
+                mark_failed(table, failed, context.display_name)
             for table in section.tables:
                 table.write(tables_stage)
             sections.append(section)
         title = TitlePage(
             title="idiombench: results",
             profile=params.profile,
-            date=report_date(),
+            date=date,
             git_commit=git_commit(),
             environment=environment_line(),
             models=model_lines(params),

@@ -29,9 +29,14 @@ class PublishedResultsSource:
         self.stats = stats
         # key set -> canonical JSON of the released fields -> (line, prediction)
         self.index: dict[tuple[str, ...], dict[str, tuple[int, str]]] = {}
-        with open(path, encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
+        with open(path, "rb") as handle:
+            for number, raw in enumerate(handle, start=1):
                 stats.lines = number
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise DataError(path, f"invalid UTF-8 byte 0x{raw[exc.start]:02x}", row=number,
+                                    expected="UTF-8 text, one JSON object per line") from None
                 if not line.strip():
                     stats.blank_lines.add(number)
                     continue

@@ -82,6 +82,8 @@ class OpenAIBackend:
 
     def report(self) -> list[str]:
         counts = self._counts
+        if not counts["requests"]:  # asked before any request (generate's preamble): nothing to say yet
+            return []
         return [
             f"openai {_host(self._config.base_url)} model {self._config.model}: {counts['requests']} requests, "
             f"{counts['retries']} retries, {counts['failed']} failed"

@@ -77,7 +77,7 @@ class IdiombenchSource:
 
     def __init__(self, source: ReplaySource, path: Path, stats: SourceStats):
         self.stats = stats
-        table = read_parquet(path)
+        table = read_parquet(path, what="generations table")
         missing = [c for c in self.REQUIRED if c not in table.column_names]
         if missing:
             raise DataError(path, f"not a generations table: missing columns {missing}",
