@@ -403,7 +403,8 @@ def dvc_yaml(
     if check:
         current = out.read_text(encoding="utf-8") if out.is_file() else None
         if current != text:
-            console.print(f"dvc-yaml: {out} is not what the registry generates; run `idiombench dvc-yaml`")
+            console.print(f"dvc-yaml: {out} is not what the registry generates; run `idiombench dvc-yaml`",
+                          soft_wrap=True)
             raise typer.Exit(1)
         console.print(f"dvc-yaml: {out} is up to date")
         return

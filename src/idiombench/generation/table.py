@@ -13,7 +13,6 @@ from typing import Any
 
 import pyarrow as pa
 
-
 from ..io import read_parquet, write_parquet
 
 GENERATION_SCHEMA = pa.schema(
