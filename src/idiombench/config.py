@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError, create_model
 
-from .benchmarks import MODULES, NAMES, get_benchmark
+from .benchmarks import BUILTIN, NAMES, get_benchmark
 from .errors import ConfigError
 from .generation.config import ModelConfig, backend_names
 from .schema import StrictModel
@@ -40,12 +40,24 @@ class _BenchmarksBase(StrictModel):
         raise KeyError(f"unknown benchmark {name!r} (known: {', '.join(NAMES)})")
 
 
+def _section(name: str) -> tuple[type[Any], Any]:
+    """A benchmark's section: required for the built-in benchmarks (dvc.yaml reads their keys
+    from params.yaml); a benchmark a package registers runs with its config_model's defaults
+    until params name it (when every key has a default)."""
+    model = get_benchmark(name).config_model
+    if name in BUILTIN:
+        return model, Field(alias=name)
+    try:
+        model()
+    except ValidationError:
+        return model, Field(alias=name)
+    return model, Field(default_factory=model, alias=name)
+
+
 def _benchmarks_model() -> type[_BenchmarksBase]:
     """`benchmarks:` of params.yaml, one section per registered benchmark (its
     `config_model`), keyed by the benchmark's name: the schema comes from the registry."""
-    fields: dict[str, Any] = {
-        MODULES[name]: (get_benchmark(name).config_model, Field(alias=name)) for name in NAMES
-    }
+    fields: dict[str, Any] = {name.replace("-", "_"): _section(name) for name in NAMES}
     return create_model("BenchmarksConfig", __base__=_BenchmarksBase, **fields)
 
 

@@ -5,7 +5,9 @@ changes both graphs without editing either by hand."""
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
+from pathlib import Path
 
 from .benchmarks import MODULES, NAMES, get_benchmark
 
@@ -18,13 +20,26 @@ class BenchmarkNode:
     """What the DAG needs to know about one registered benchmark."""
 
     name: str
-    module: str
+    package: str  # the folder of its code: a dependency of its build, render and construct stages
     templates: str
     constructs: bool
 
-    @property
-    def package(self) -> str:
-        return f"{PACKAGE_DIR}/{self.module}"
+
+def package_dir(module: str) -> str:
+    """A benchmark module's folder as the graphs name it: src/idiombench/benchmarks/<pkg> for
+    the built-in ones, else (a registered package) relative to the working directory when
+    inside it, else absolute."""
+    builtin = f"{__package__}.benchmarks."
+    if module.startswith(builtin):
+        return f"{PACKAGE_DIR}/{module[len(builtin):].split('.')[0]}"
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        raise RuntimeError(f"benchmark module {module} has no source folder")
+    folder = Path(spec.origin).resolve().parent
+    try:
+        return folder.relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return folder.as_posix()
 
 
 def benchmark_nodes() -> list[BenchmarkNode]:
@@ -34,7 +49,7 @@ def benchmark_nodes() -> list[BenchmarkNode]:
         bench = get_benchmark(name)
         nodes.append(BenchmarkNode(
             name=name,
-            module=MODULES[name],
+            package=package_dir(MODULES[name]),
             templates=str(bench.render_templates),
             constructs=bench.constructs,
         ))
@@ -88,9 +103,9 @@ def dvc_yaml() -> str:
     """The text of dvc.yaml for the registered benchmarks."""
     nodes = benchmark_nodes()
     bench_vars = "\n".join(
-        f"      {node.name}: {{module: {node.module}, templates: {node.templates}}}" for node in nodes)
+        f"      {node.name}: {{package: {node.package}, templates: {node.templates}}}" for node in nodes)
     constructing = [node for node in nodes if node.constructs]
-    construct_vars = "\n".join(f"      {node.name}: {{module: {node.module}}}" for node in constructing)
+    construct_vars = "\n".join(f"      {node.name}: {{package: {node.package}}}" for node in constructing)
     construct_stage = "" if not constructing else f"""
   # A benchmark's own data-construction pipeline rebuilt from its release (the benchmarks
   # whose package has run_construction).
@@ -100,7 +115,7 @@ def dvc_yaml() -> str:
       cmd: idiombench construct ${{key}} --params params.yaml
       deps:
         - data/processed/${{key}}
-        - {PACKAGE_DIR}/${{item.module}}
+        - ${{item.package}}
         - {SCORING_DIR}
       params:
         - benchmarks.${{key}}.construct
@@ -129,7 +144,7 @@ stages:
     do:
       cmd: idiombench acquire ${{key}} --params params.yaml
       deps:
-        - {PACKAGE_DIR}/${{item.module}}/files.json
+        - ${{item.package}}/files.json
       params:
         - data
       outs:
@@ -141,7 +156,7 @@ stages:
       cmd: idiombench build ${{key}} --params params.yaml
       deps:
         - data/raw/${{key}}
-        - {PACKAGE_DIR}/${{item.module}}
+        - ${{item.package}}
       params:
         - benchmarks.${{key}}.build
       outs:
@@ -153,7 +168,7 @@ stages:
       cmd: idiombench render ${{key}} --params params.yaml
       deps:
         - data/processed/${{key}}
-        - {PACKAGE_DIR}/${{item.module}}
+        - ${{item.package}}
         - ${{item.templates}}
       params:
         - benchmarks.${{key}}.render

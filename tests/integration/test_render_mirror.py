@@ -91,7 +91,7 @@ def test_embedded_default_counts(name: str, built, default_params, tmp_path: Pat
 def test_full_render_counts_placeholders_and_oracle_round_trip(name: str, full):
     out, items = full(name)
     assert {s: len(out.prompts.get(s, [])) for s in FULL_COUNTS[name]} == FULL_COUNTS[name]
-    parse = importlib.import_module(f"idiombench.benchmarks.{MODULES[name]}.parse").parse_output
+    parse = importlib.import_module(f"{MODULES[name]}.parse").parse_output
     formatter = get_benchmark(name).format_reference_answer
     for setting, prompts in out.prompts.items():
         for prompt in prompts:

@@ -49,7 +49,7 @@ def test_registry_names_the_known_benchmarks_on_a_miss_and_refuses_a_package_wit
     fake = types.ModuleType("idiombench.benchmarks.fake_pkg")
     fake.BENCHMARK = object()
     monkeypatch.setitem(sys.modules, fake.__name__, fake)
-    monkeypatch.setitem(benchmarks.MODULES, "fake", "fake_pkg")
+    monkeypatch.setitem(benchmarks.MODULES, "fake", fake.__name__)
     with pytest.raises(TypeError, match=r"fake_pkg.BENCHMARK must be an instance of a base.Benchmark subclass"):
         get_benchmark("fake")
 

@@ -5,7 +5,7 @@ import json
 import os
 import re
 
-from idiombench.benchmarks import MODULES, NAMES as BENCHMARK_NAMES
+from idiombench.benchmarks import NAMES as BENCHMARK_NAMES
 from idiombench.config import load_params
 from idiombench import dag
 
