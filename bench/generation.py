@@ -28,7 +28,7 @@ A real model shape on a GPU without downloading weights:
 
 builds the shape's config (RANDOM_SHAPES), initialises random bf16 weights on the GPU
 (or the CPU when none is visible), saves them with the tiny offline test tokenizer
-(tests/tiny_model.py) into a temporary directory and measures the hf backend on
+(tests/support/tiny_model.py) into a temporary directory and measures the hf backend on
 synthetic prompts of about --prompt-tokens tokens (lengths spread +-20 %, seeded),
 batched as the generate stage batches them (sorted by token count). The first and last
 batch of each configuration run once untimed first (CUDA warm-up; torch.compile of the

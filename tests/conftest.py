@@ -105,7 +105,7 @@ def make_project(tmp_path: Path):
 
 @pytest.fixture(scope="session")
 def tiny_chat_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A tiny randomly initialised Llama chat model + BPE tokenizer with a chat template (tests/tiny_model.py)."""
+    """A tiny randomly initialised Llama chat model + BPE tokenizer with a chat template (tests/support/tiny_model.py)."""
     pytest.importorskip("transformers", reason="transformers is not installed")
     from tiny_model import build_tiny_chat_model
 

@@ -14,7 +14,7 @@ from idiombench.scoring import Scorers
 from idiombench.scoring.models import LOAD_LOG, clear_loaded
 
 pytestmark = pytest.mark.slow
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 EN_PARAPHRASES = [
     ("to reveal a secret by mistake", "to accidentally disclose something confidential"),

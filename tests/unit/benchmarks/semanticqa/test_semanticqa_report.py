@@ -18,7 +18,7 @@ from test_semanticqa_scoring import FakeScorers, OUTPUTS, SEQ_ITEMS, SEQ_OUTPUTS
 def bodies(tmp_path_factory):
     from idiombench.config import load_params
 
-    params = load_params(Path(__file__).resolve().parents[2] / "params.yaml")
+    params = load_params(Path(__file__).resolve().parents[4] / "params.yaml")
     full = {"0-shot": generations(OUTPUTS), "3-shot": generations(OUTPUTS, "3-shot")}
     _, substitute, _ = run(params, full)
     _, no_bertscore, _ = run(params, {"0-shot": generations(OUTPUTS)}, scorers=FakeScorers(model=None))

@@ -41,7 +41,7 @@ from idiombench.scoring.registry import BertScores, NLIScores, PairScores
 
 from orderprobe_fixtures import FakeScorers, frame, gen_row, index, items_for, paper_like_config
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[4]
 REFERENCE = Path(os.environ.get("IDIOMBENCH_REFERENCE_CODE", REPO / ".." / "shared" / "reference-code")) / "orderprobe"
 pytestmark = pytest.mark.skipif(
     not (REFERENCE / "Sacc" / "sacc_chinese.py").is_file(),

@@ -16,7 +16,7 @@ from idiombench.items import Item
 from idiombench.scoring.registry import Embeddings, PairScores
 from idiombench.scoring.roles import RoleInfo
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LETTERS = ("A", "B", "C", "D")
 
 

@@ -27,7 +27,7 @@ from idiombench.scoring.config import BertScoreRole
 from idiombench.scoring.registry import BertScores
 from idiombench.scoring.roles import role_info
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 TAXONOMY = "Label\tMeaning\nMagn\tintense\nAntiMagn\tweak\nBon\tpositive\nAntiBon\tnegative\n"
 
 

@@ -59,7 +59,7 @@ def orderprobe_prompts(items: list[Item], settings: dict[str, str] = SETTINGS) -
     return out
 
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def params_dict(models: dict[str, Any], *, consistency_n: int = 2, max_new_tokens: int = 8, seed: int = 0,

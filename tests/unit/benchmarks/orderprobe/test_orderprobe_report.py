@@ -15,7 +15,7 @@ from idiombench.errors import IdiombenchError
 from idiombench.report.build import ReportContext
 
 from orderprobe_fixtures import ROOT, paper_like_config
-from test_orderprobe_aggregate import aggregate, cot_rows, table, zero_shot_rows  # noqa: F401 (fixture rows)
+from orderprobe_rows import aggregate, cot_rows, table, zero_shot_rows  # noqa: F401 (fixture rows)
 
 
 @pytest.fixture(autouse=True)

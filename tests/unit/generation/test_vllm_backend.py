@@ -14,7 +14,7 @@ import pytest
 from idiombench.generation.config import VLLMModel
 from idiombench.generation.types import ItemContext, Message, Request, Sampling
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 FAKES = ROOT / "tests" / "fakes"
 
 

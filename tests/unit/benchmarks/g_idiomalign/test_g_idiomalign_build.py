@@ -18,7 +18,7 @@ from idiombench.benchmarks.g_idiomalign.text import repair_mojibake
 from idiombench.errors import DataError
 from idiombench.items import Item
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "g_idiomalign"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "g_idiomalign"
 ZH_MCQ = "Multiple-Choice_Idiom_Equivalence/Zh-target/mcq_data_mcq_data_English_Chinese.json"
 FR_MCQ = "Multiple-Choice_Idiom_Equivalence/Other targets/mcq_data_mcq_data_English_French.json"
 ZH_EN = "Gloss_pivoted_Original/Chinese_English.json"

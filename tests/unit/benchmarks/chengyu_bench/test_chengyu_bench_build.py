@@ -18,7 +18,7 @@ from idiombench.benchmarks.chengyu_bench.config import ChengyuBenchBuild, Chengy
 from idiombench.errors import ConfigError, DataError
 from idiombench.items import read_items
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 FIXTURES = ROOT / "tests" / "fixtures" / "chengyu_bench"
 RAW = FIXTURES / "raw"
 PREFIX = "benchmarks.chengyu-bench.build.release"

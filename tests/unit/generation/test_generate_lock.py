@@ -20,7 +20,7 @@ from idiombench.generation.lock import WAIT_ENV, ModelBusyError, model_lock
 from idiombench.generation.stage import run_generate
 from idiombench.generation.types import Completion
 
-SRC = Path(__file__).resolve().parents[2] / "src"
+SRC = Path(__file__).resolve().parents[3] / "src"
 HOLD = """
 import sys, time
 from pathlib import Path

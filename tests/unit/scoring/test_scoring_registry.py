@@ -18,7 +18,7 @@ from idiombench.scoring import models as scoring_models
 from idiombench.scoring.models import LOAD_LOG, clear_loaded, resolve_model
 from tiny_models import build_tiny_bert
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 NLI_ID2LABEL = {0: "contradiction", 1: "entailment", 2: "neutral"}  # not the output order: read from config
 
 PAIRS = [

@@ -15,7 +15,7 @@ from idiombench.config import load_params
 from idiombench.report.build import ReportContext
 
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 GROUPS = {"en->zh": "Zh-target", "zh->en": "En-target", "de->fr": "Other targets"}
 
 

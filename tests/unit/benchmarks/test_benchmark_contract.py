@@ -102,7 +102,7 @@ def test_a_benchmark_says_which_settings_it_scores():
     from idiombench.config import load_params
     from pathlib import Path
 
-    params = load_params(Path(__file__).resolve().parents[2] / "params.yaml")
+    params = load_params(Path(__file__).resolve().parents[3] / "params.yaml")
     sqa = params.benchmark("semanticqa")
     bench = get_benchmark("semanticqa")
     assert bench.scores_setting(sqa, "0-shot") and not bench.scores_setting(sqa, "7-shot")

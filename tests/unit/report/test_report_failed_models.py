@@ -18,7 +18,7 @@ from idiombench.generation.stage import run_generate
 from idiombench.io import write_json
 from idiombench.report.build import FAILED, build_report, failed_section, mark_failed
 from idiombench.report.tables import Cell, Table
-from test_orderprobe_aggregate import aggregate, cot_rows, table, zero_shot_rows  # noqa: F401 (fixture rows)
+from orderprobe_rows import aggregate, cot_rows, table, zero_shot_rows  # noqa: F401 (fixture rows)
 
 UNREACHABLE = {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1", "api_key_env": None,
                "max_retries": 0, "timeout_s": 5, "batch_size": 64, "display_name": "API model"}

@@ -19,7 +19,7 @@ from idiombench.benchmarks.semanticqa.templates import PLACEHOLDER
 from idiombench.errors import DataError
 from idiombench.items import read_items
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "semanticqa"
+FIXTURE = Path(__file__).resolve().parents[3] / "fixtures" / "semanticqa"
 TAXONOMY = LCCTaxonomy(
     labels="taxonomy/LF_3.txt",
     prompt_by_shots={"0-shot": "taxonomy/LF_3_0-shots.txt", "3-shot": "taxonomy/LF_3_3-shots.txt"},

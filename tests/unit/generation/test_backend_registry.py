@@ -8,7 +8,7 @@ from pathlib import Path
 
 from idiombench.generation.backends import MODULES
 
-SRC = Path(__file__).resolve().parents[2] / "src"
+SRC = Path(__file__).resolve().parents[3] / "src"
 
 
 def test_every_backend_of_the_model_schema_has_a_module():

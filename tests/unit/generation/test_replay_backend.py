@@ -18,7 +18,7 @@ from idiombench.generation.stage import run_generate
 from idiombench.generation.table import read_generations
 from idiombench.generation.types import ItemContext, Message, Request, Sampling
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "replay" / "idiom_detection_0-shot_handmade.json"
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "replay" / "idiom_detection_0-shot_handmade.json"
 
 
 def released_records() -> list[dict]:

@@ -32,7 +32,7 @@ def fake_gpus(tmp_path: Path, monkeypatch) -> dict[str, str]:
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("IDIOMBENCH_GPU_WAIT_S", raising=False)
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)  # claim_gpus sets it; restored afterwards
-    src = Path(__file__).resolve().parents[2] / "src"
+    src = Path(__file__).resolve().parents[3] / "src"
     return {**os.environ, **env, "PYTHONPATH": str(src)}
 
 

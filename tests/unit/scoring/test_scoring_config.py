@@ -15,7 +15,7 @@ from idiombench.benchmarks import NAMES, get_benchmark
 from idiombench.scoring.provenance import paper_role, paper_roles
 from idiombench.scoring.roles import MARKS, all_role_infos, derive_status, role_info
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 KIND_MODELS = {"cross_encoder": CrossEncoderRole, "embedder": EmbedderRole, "nli": NLIRole, "bertscore": BertScoreRole}
 
 

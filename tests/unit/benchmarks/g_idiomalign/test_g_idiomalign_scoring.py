@@ -19,7 +19,7 @@ from idiombench.benchmarks.g_idiomalign.task1 import judge
 from idiombench.config import load_params
 from idiombench.errors import IdiombenchError
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 
 
 # --------------------------------------------------------------------------- Task 1
