@@ -6,7 +6,7 @@ MLflow 3.17's UI picks an experiment's page from its global workflow switch (Gen
 Model training: the URL's `workflowType`, else the browser's last choice, GenAI by
 default), not from the `mlflow.experimentKind` tag; the link names the switch.
 
-Needs Debian's `chromium` (`apt-get install chromium`); skipped without it. The
+Needs Debian's `chromium` (`make browser` installs it); skipped without it. The
 screenshot is kept under the test's tmp dir (runs.png) for a person to look at."""
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (Debian: apt-get install chromium)"),
+    pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not on PATH: `make browser` installs "
+                                                "Debian's chromium (needs root or sudo)"),
 ]
 
 
