@@ -28,6 +28,13 @@ mtime) was last written by someone else; for those outputs DVC is asked (`dvc st
     then compares mtimes only, and DVC's stage order keeps those in order);
   * DVC says the stage changed (a params edit, a changed dep or out): the record gets a
     params entry no rule produces, so Snakemake's params trigger reruns the job.
+DVC's verdict is on content, Snakemake's mtime trigger is on time: outputs that DVC
+wrote out of dependency order (`dvc pull` / `dvc checkout` write them in any order, all at
+about the same time) can be older than their inputs, and Snakemake would rerun them. So
+the outputs of current stages that are not newer than everything their stage depends on
+are given, upstream first, an mtime just above the newest of those inputs (`os.utime`;
+contents and DVC's hashes unchanged): after a fresh clone's `dvc pull`, `snakemake -n`
+plans nothing. After `dvc repro` they are already in order and nothing is touched.
 Records Snakemake wrote itself for the output on disk are never touched. The check costs
 one `dvc status` of the DVC-made outputs' stages per Snakemake invocation (none when
 Snakemake made everything), until Snakemake reruns those jobs and writes full records.
@@ -56,6 +63,9 @@ SYNC_ENV = "IDIOMBENCH_DVC_SYNC"
 # so that an output's DVC hash is the same whichever tool wrote it.
 TIMESTAMP_FILE = ".snakemake_timestamp"
 MTIME_TOLERANCE_S = 1e-3
+# How much newer than its newest input an output is made when mtimes are put in DAG order:
+# above MTIME_TOLERANCE_S and the sub-second mtime resolution of common filesystems.
+ORDER_STEP_S = 0.01
 
 
 @dataclass
@@ -65,11 +75,15 @@ class SyncReport:
     current: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
     committed: list[str] = field(default_factory=list)
+    reordered: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
         out = []
         if self.current:
             out.append(f"dvc-sync: Snakemake records take DVC's word (current in dvc.lock): {', '.join(self.current)}")
+        if self.reordered:
+            out.append(f"dvc-sync: outputs older than their inputs (written out of order, e.g. by dvc pull) "
+                       f"given mtimes in DAG order: {', '.join(self.reordered)}")
         if self.changed:
             out.append(f"dvc-sync: DVC reports changed, Snakemake will rerun: {', '.join(self.changed)}")
         if self.committed:
@@ -119,6 +133,15 @@ def locked_stage_outs(root: Path) -> dict[str, list[str]]:
     return {name: [str(out["path"]) for out in stage.get("outs", [])] for name, stage in stages.items()}
 
 
+def locked_stage_deps(root: Path) -> dict[str, list[str]]:
+    """Stage name -> dependency paths, as recorded in dvc.lock (empty without a lock)."""
+    lock = root / "dvc.lock"
+    if not lock.is_file():
+        return {}
+    stages = (yaml.safe_load(lock.read_text(encoding="utf-8")) or {}).get("stages") or {}
+    return {name: [str(dep["path"]) for dep in stage.get("deps", [])] for name, stage in stages.items()}
+
+
 def defined_stage_outs(root: Path) -> dict[str, list[str]]:
     """Stage name -> output paths for every stage dvc.yaml defines (foreach/matrix expanded by DVC)."""
     from dvc.repo import Repo
@@ -135,6 +158,31 @@ def stages_covered_by(stage_outs: Mapping[str, list[str]], outputs: Iterable[str
                   if outs and all(os.path.normpath(out) in produced for out in outs))
 
 
+def overlaps(a: str, b: str) -> bool:
+    """True when one path is the other or lies inside it (a stage's directory dep holds files
+    other stages write, e.g. the report's results/metrics)."""
+    a, b = os.path.normpath(a), os.path.normpath(b)
+    return a == b or a.startswith(b + os.sep) or b.startswith(a + os.sep)
+
+
+def dag_order(stages: Iterable[str], stage_deps: Mapping[str, list[str]],
+              stage_outs: Mapping[str, list[str]]) -> list[str]:
+    """`stages` upstream first: a stage comes after every stage among them whose output
+    overlaps one of its deps (ties by name, so the order is reproducible)."""
+    names = sorted(set(stages))
+    upstream = {name: {other for other in names if other != name
+                       and any(overlaps(out, dep) for out in stage_outs.get(other, [])
+                               for dep in stage_deps.get(name, []))}
+                for name in names}
+    ordered: list[str] = []
+    while len(ordered) < len(names):
+        ready = [name for name in names if name not in ordered and upstream[name] <= set(ordered)]
+        if not ready:
+            raise ValueError(f"dvc.lock: a dependency cycle among {sorted(set(names) - set(ordered))}")
+        ordered.extend(ready)
+    return ordered
+
+
 # ---------------------------------------------------------------- Snakemake records
 
 
@@ -148,6 +196,39 @@ def snakemake_mtime(path: Path) -> float | None:
         return path.lstat().st_mtime
     except FileNotFoundError:
         return None
+
+
+def set_snakemake_mtime(path: Path, mtime: float) -> None:
+    """Set the mtime `snakemake_mtime` reads (a symlink itself, not the cache file behind it)."""
+    if path.is_dir() and not path.is_symlink() and (path / TIMESTAMP_FILE).exists():
+        path = path / TIMESTAMP_FILE
+    os.utime(path, (mtime, mtime), follow_symlinks=False)
+
+
+def order_mtimes(root: Path, stages: Iterable[str], stage_deps: Mapping[str, list[str]],
+                 stage_outs: Mapping[str, list[str]]) -> list[str]:
+    """Make each output of `stages` (current in dvc.lock: their contents match their inputs)
+    newer than every input of its stage, upstream first, so that Snakemake's mtime trigger
+    agrees with DVC. Only outputs that are not newer already are touched; returns their stages."""
+    every_out = [(name, out) for name, outs in stage_outs.items() for out in outs]
+    moved: list[str] = []
+    for name in dag_order(stages, stage_deps, stage_outs):
+        # a dep made by other stages stands for their outputs (Snakemake's inputs: the report
+        # reads results/metrics/<benchmark>/<model>.json, not the folder); any other dep, itself
+        inputs: set[str] = set()
+        for dep in stage_deps.get(name, []):
+            made = {out for other, out in every_out if other != name and overlaps(out, dep)}
+            inputs |= made or {dep}
+        newest = max((m for m in (snakemake_mtime(root / path) for path in inputs) if m is not None), default=None)
+        if newest is None:
+            continue
+        stale = [out for out in stage_outs.get(name, [])
+                 if (mtime := snakemake_mtime(root / out)) is not None and mtime <= newest]
+        for out in stale:
+            set_snakemake_mtime(root / out, newest + ORDER_STEP_S)
+        if stale:
+            moved.append(name)
+    return moved
 
 
 def _persistence(root: Path) -> Any:
@@ -214,6 +295,9 @@ def reconcile_snakemake_records(root: Path) -> SyncReport:
     if not candidates:
         return report
     changed = dvc_changed(root, candidates)
+    # before the verdicts, which record each output's (possibly new) mtime as its end time
+    report.reordered = order_mtimes(root, [name for name in candidates if name not in changed],
+                                    locked_stage_deps(root), stage_outs)
     persistence = _persistence(root)
     for name in candidates:
         for out in stage_outs[name]:
