@@ -116,3 +116,13 @@ def test_an_output_already_newer_than_its_inputs_keeps_its_mtime(tmp_path: Path)
     assert dvc_sync.order_mtimes(tmp_path, ["build@a", "score@m-a"], DEPS, OUTS) == ["score@m-a"]
     assert dvc_sync.snakemake_mtime(tmp_path / "data/processed/a") == 300
     assert dvc_sync.snakemake_mtime(tmp_path / "results/scores/m/a") == pytest.approx(300 + dvc_sync.ORDER_STEP_S)
+
+
+def test_a_dep_overlaps_the_outputs_it_is_above_below_or_equal_to():
+    index = dvc_sync.OutputIndex({"a": ["results/scores/m/a"], "b": ["results/scores2/x"], "c": ["data/raw"],
+                                  "d": ["results/scores/m/a/"]})
+    assert sorted(index.overlapping("results/scores")) == [("results/scores/m/a", "a"), ("results/scores/m/a", "d")]
+    assert index.overlapping("results/scores/m/a/part.parquet") == [("results/scores/m/a", "a"),
+                                                                     ("results/scores/m/a", "d")]
+    assert index.overlapping("data/raw/x/") == [("data/raw", "c")]
+    assert index.overlapping("results/score") == [] and index.overlapping("data") == [("data/raw", "c")]

@@ -42,6 +42,7 @@ Snakemake made everything), until Snakemake reruns those jobs and writes full re
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import shutil
@@ -158,28 +159,50 @@ def stages_covered_by(stage_outs: Mapping[str, list[str]], outputs: Iterable[str
                   if outs and all(os.path.normpath(out) in produced for out in outs))
 
 
-def overlaps(a: str, b: str) -> bool:
-    """True when one path is the other or lies inside it (a stage's directory dep holds files
-    other stages write, e.g. the report's results/metrics)."""
-    a, b = os.path.normpath(a), os.path.normpath(b)
-    return a == b or a.startswith(b + os.sep) or b.startswith(a + os.sep)
+class OutputIndex:
+    """Every stage output, sorted, to find the outputs a dep overlaps (the same path, one above
+    it or inside it: the report's dep results/metrics holds the aggregate stages' files)
+    without comparing it to all of them (hundreds of stages at paper scale, before every
+    Snakemake plan)."""
+
+    def __init__(self, stage_outs: Mapping[str, list[str]]) -> None:
+        self.entries = sorted((os.path.normpath(out), name) for name, outs in stage_outs.items() for out in outs)
+        self.paths = [path for path, _ in self.entries]
+
+    def overlapping(self, dep: str) -> list[tuple[str, str]]:
+        """(output, stage) for the outputs equal to `dep`, above it or inside it."""
+        dep = os.path.normpath(dep)
+        found = []
+        parts = dep.split(os.sep)
+        for depth in range(1, len(parts) + 1):  # dep itself and the directories above it
+            path = os.sep.join(parts[:depth])
+            at = bisect.bisect_left(self.paths, path)
+            while at < len(self.paths) and self.paths[at] == path:
+                found.append(self.entries[at])
+                at += 1
+        # inside dep: the paths from "dep/" up to (not including) "dep0", the next character
+        low = bisect.bisect_left(self.paths, dep + os.sep)
+        high = bisect.bisect_left(self.paths, dep + chr(ord(os.sep) + 1))
+        return found + self.entries[low:high]
 
 
 def dag_order(stages: Iterable[str], stage_deps: Mapping[str, list[str]],
               stage_outs: Mapping[str, list[str]]) -> list[str]:
     """`stages` upstream first: a stage comes after every stage among them whose output
     overlaps one of its deps (ties by name, so the order is reproducible)."""
-    names = sorted(set(stages))
-    upstream = {name: {other for other in names if other != name
-                       and any(overlaps(out, dep) for out in stage_outs.get(other, [])
-                               for dep in stage_deps.get(name, []))}
+    names = set(stages)
+    index = OutputIndex(stage_outs)
+    upstream = {name: {other for dep in stage_deps.get(name, []) for _, other in index.overlapping(dep)
+                       if other != name and other in names}
                 for name in names}
     ordered: list[str] = []
-    while len(ordered) < len(names):
-        ready = [name for name in names if name not in ordered and upstream[name] <= set(ordered)]
+    done: set[str] = set()
+    while len(done) < len(names):
+        ready = sorted(name for name in names - done if upstream[name] <= done)
         if not ready:
-            raise ValueError(f"dvc.lock: a dependency cycle among {sorted(set(names) - set(ordered))}")
+            raise ValueError(f"dvc.lock: a dependency cycle among {sorted(names - done)}")
         ordered.extend(ready)
+        done.update(ready)
     return ordered
 
 
@@ -210,14 +233,14 @@ def order_mtimes(root: Path, stages: Iterable[str], stage_deps: Mapping[str, lis
     """Make each output of `stages` (current in dvc.lock: their contents match their inputs)
     newer than every input of its stage, upstream first, so that Snakemake's mtime trigger
     agrees with DVC. Only outputs that are not newer already are touched; returns their stages."""
-    every_out = [(name, out) for name, outs in stage_outs.items() for out in outs]
+    index = OutputIndex(stage_outs)
     moved: list[str] = []
     for name in dag_order(stages, stage_deps, stage_outs):
         # a dep made by other stages stands for their outputs (Snakemake's inputs: the report
         # reads results/metrics/<benchmark>/<model>.json, not the folder); any other dep, itself
         inputs: set[str] = set()
         for dep in stage_deps.get(name, []):
-            made = {out for other, out in every_out if other != name and overlaps(out, dep)}
+            made = {out for out, other in index.overlapping(dep) if other != name}
             inputs |= made or {dep}
         newest = max((m for m in (snakemake_mtime(root / path) for path in inputs) if m is not None), default=None)
         if newest is None:
