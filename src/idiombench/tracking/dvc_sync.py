@@ -25,7 +25,7 @@ record does not describe it (no record, or the record's end time is not the outp
 mtime) was last written by someone else; for those outputs DVC is asked (`dvc status
 <stages>`, hashes against dvc.lock) and its verdict is written into Snakemake's record:
   * DVC says the stage is current: the record keeps no params / code / input (Snakemake
-    then compares mtimes only, and DVC's stage order keeps those in order);
+    then compares mtimes only: in dependency order, see below);
   * DVC says the stage changed (a params edit, a changed dep or out): the record gets a
     params entry no rule produces, so Snakemake's params trigger reruns the job.
 DVC's verdict is on content, Snakemake's mtime trigger is on time: outputs that DVC
@@ -172,7 +172,7 @@ class OutputIndex:
     def overlapping(self, dep: str) -> list[tuple[str, str]]:
         """(output, stage) for the outputs equal to `dep`, above it or inside it."""
         dep = os.path.normpath(dep)
-        found = []
+        found: list[tuple[str, str]] = []
         parts = dep.split(os.sep)
         for depth in range(1, len(parts) + 1):  # dep itself and the directories above it
             path = os.sep.join(parts[:depth])
