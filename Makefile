@@ -1,6 +1,7 @@
 # The README's two commands:
 #   make run    # set up .venv if needed, then run the main job on the embedded default
 #   make test   # set up .venv if needed, then run the test suite (what .ci/run calls)
+#   make browser   # Debian's chromium for the browser test (root or sudo; make/browser.mk)
 #
 # Everything is installed from the hashed locks in requirements/ (README "The environment
 # is locked"). TORCH_LOCK picks the PyTorch build: the CPU build by default; on a CUDA machine
@@ -47,3 +48,4 @@ test: $(STAMP)
 clean-results:
 	rm -rf data/raw data/processed results reports/tables reports/figures reports/all_tables.pdf .snakemake
 -include make/vllm.mk
+-include make/browser.mk

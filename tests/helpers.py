@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
-from collections.abc import Sequence
+import time
+import urllib.request
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -32,3 +36,47 @@ def run(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float = 900):
     return result
 
 
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def mlflow_server(backend_store_uri: str, cwd: Path, *args: str, command: str = "server",
+                  start_timeout: float = 120) -> Iterator[str]:
+    """`mlflow <command>` (server or ui) on a free 127.0.0.1 port with one worker; yields its
+    base URL once /health answers and stops it on exit. Its output goes to
+    cwd/mlflow-<command>.log (a pipe nobody reads could fill and stall the server) and is
+    quoted when it does not start."""
+    port = free_port()
+    log_path = cwd / f"mlflow-{command}.log"
+    with log_path.open("w", encoding="utf-8") as log:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "mlflow", command, "--host", "127.0.0.1", "--port", str(port),
+             "--backend-store-uri", backend_store_uri, "--workers", "1", *args],
+            cwd=cwd, stdout=log, stderr=subprocess.STDOUT, text=True,
+        )
+        base = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.time() + start_timeout
+            while True:
+                try:
+                    urllib.request.urlopen(base + "/health", timeout=2)
+                    break
+                except OSError:
+                    if time.time() > deadline or server.poll() is not None:
+                        tail = log_path.read_text(encoding="utf-8", errors="replace")[-3000:]
+                        raise AssertionError(f"mlflow {command} did not answer {base}/health within "
+                                             f"{start_timeout:.0f} s (exit code {server.poll()}):\n{tail}")
+                    time.sleep(1)
+            yield base
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()

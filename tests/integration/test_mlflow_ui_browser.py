@@ -6,17 +6,13 @@ MLflow 3.17's UI picks an experiment's page from its global workflow switch (Gen
 Model training: the URL's `workflowType`, else the browser's last choice, GenAI by
 default), not from the `mlflow.experimentKind` tag; the link names the switch.
 
-Needs Debian's `chromium` (`apt-get install chromium`); skipped without it. The
+Needs Debian's `chromium` (`make browser` installs it); skipped without it. The
 screenshot is kept under the test's tmp dir (runs.png) for a person to look at."""
 
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pyarrow as pa
@@ -26,12 +22,15 @@ import yaml
 from idiombench.config import parse_params
 from idiombench.io import write_json, write_parquet
 
+from helpers import mlflow_server
+
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (Debian: apt-get install chromium)"),
+    pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not on PATH: `make browser` installs "
+                                                "Debian's chromium (needs root or sudo)"),
 ]
 
 
@@ -59,24 +58,6 @@ def tracked_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     return uri
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_for(url: str, server: subprocess.Popen, seconds: float = 120) -> None:
-    deadline = time.time() + seconds
-    while True:
-        try:
-            urllib.request.urlopen(url, timeout=2)
-            return
-        except OSError:
-            if time.time() > deadline or server.poll() is not None:
-                raise AssertionError(f"mlflow ui did not answer {url} within {seconds:.0f} s")
-            time.sleep(1)
-
-
 def chromium(tmp_path: Path, url: str, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -92,15 +73,7 @@ def test_mlflow_ui_opens_the_experiment_on_its_runs(tmp_path: Path, monkeypatch:
 
     uri = tracked_project(tmp_path, monkeypatch)
     experiment = MlflowClient(uri).get_experiment_by_name("orderprobe")
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "mlflow", "ui", "--host", "127.0.0.1", "--port", str(port),
-         "--backend-store-uri", uri, "--workers", "1"],
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_for(base + "/health", server)
+    with mlflow_server(uri, tmp_path, command="ui") as base:
         from idiombench.tracking.mlflow_runs import ui_url
 
         url = ui_url(experiment.experiment_id, base)
@@ -124,9 +97,3 @@ def test_mlflow_ui_opens_the_experiment_on_its_runs(tmp_path: Path, monkeypatch:
         (tmp_path / "charts.html").write_text(chart_dom, encoding="utf-8")
         for text in ("cot/recovery", "zero_shot/recovery", "12.50", "100.00"):
             assert text in chart_dom, f"{text!r} not in the chart view; see {tmp_path / 'charts.html'} and {charts}"
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()

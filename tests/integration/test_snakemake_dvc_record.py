@@ -2,7 +2,10 @@
 DVC runs the data and prompt stages and Snakemake plans none of them again; Snakemake
 runs generate -> score -> aggregate and its `onsuccess` commits exactly the stages of its
 DAG to dvc.lock; a params edit makes `dvc repro` rerun exactly the stages it invalidates,
-after which Snakemake plans nothing; an edit after that is still seen by Snakemake."""
+after which Snakemake plans nothing; an edit after that is still seen by Snakemake.
+DVC as a data tool (item 2): `dvc repro` runs the rest of the DAG to reports/all_tables.pdf,
+`dvc push` sends it to the default remote, and a fresh `git clone` + `dvc pull` has the same
+report with nothing to run for either tool; then `dvc exp run` / `dvc exp show` and `dvc plots`."""
 
 from __future__ import annotations
 
@@ -56,9 +59,17 @@ def dvc_status(project: Path, env: dict[str, str], *targets: str) -> list[str]:
     return sorted(json.loads(run(args, project, env).stdout or "{}"))
 
 
+def report_files(project: Path) -> dict[str, bytes]:
+    """The report (PDF, tables, figures) by path, as bytes (not Snakemake's or git's markers)."""
+    return {path.relative_to(project).as_posix(): path.read_bytes()
+            for path in sorted((project / "reports").rglob("*"))
+            if path.is_file() and path.name not in (".gitkeep", ".snakemake_timestamp")}
+
+
 def test_snakemake_and_dvc_share_one_record(make_project, mirrors: list[Path]):
     project = make_project()
-    env = tool_env(mirrors)
+    # the track stages' MLflow store: the project's own, whatever the environment says
+    env = {**tool_env(mirrors), "MLFLOW_TRACKING_URI": f"sqlite:///{project / 'mlflow.db'}"}
     params = yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8"))
     params["models"] = {MODEL: params["models"][MODEL]}
     write_params(project, params)
@@ -113,21 +124,42 @@ def test_snakemake_and_dvc_share_one_record(make_project, mirrors: list[Path]):
     assert sync_line(out, "dvc-sync: DVC reports changed") == [f"aggregate@{MODEL}-{BENCH}",
                                                                 f"score@{MODEL}-{BENCH}"]
 
-    # DVC as a data tool (item 2). Back to the recorded params, then push to the default
-    # remote; a fresh clone pulls and is clean without running anything.
+    # DVC as a data tool (item 2). Back to the recorded params, then `dvc repro` runs the
+    # rest of the DAG (exactly the stages never run so far) to the report, and `dvc push`
+    # sends every output to the default remote.
     params["benchmarks"][BENCH]["score"]["accept_unformatted"] = False
     write_params(project, params)
     target = f"aggregate@{MODEL}-{BENCH}"
     assert dvc_status(project, env, target) == []
+    assert dvc_ran(run(["dvc", "repro"], project, env, timeout=1800).stdout) == never_run
+    assert dvc_status(project, env) == []
     run(["git", "add", "-A"], project, env)
     run(["git", "commit", "-qm", "results"], project, env)
-    run(["dvc", "push", target, "--with-deps"], project, env)
+    run(["dvc", "push"], project, env)
     assert (project.parent / "idiombench-dvc-storage" / "files" / "md5").is_dir()
+    reports = report_files(project)
+    assert {"reports/all_tables.pdf", "reports/tables/chengyu_bench_table7.csv",
+            "reports/tables/orderprobe_table3.md"} <= set(reports), sorted(reports)
+
+    # A fresh clone (its own cache, the same remote beside it) pulls everything and runs
+    # nothing: DVC finds every stage current, Snakemake plans no job, the report is the same.
     clone = project.parent / "clone"
     run(["git", "clone", "-q", str(project), str(clone)], project.parent, env)
-    run(["dvc", "pull", target, "--with-deps"], clone, env)
-    assert dvc_status(clone, env, target) == []
-    assert dvc_ran(run(["dvc", "repro", target], clone, env).stdout) == []
+    assert not (clone / "reports" / "all_tables.pdf").exists() and not (clone / ".dvc" / "cache").exists()
+    run(["dvc", "pull"], clone, env)
+    assert dvc_status(clone, env) == []
+    pulled = {path: (clone / path).stat().st_mtime_ns for path in reports}
+    assert dvc_ran(run(["dvc", "repro"], clone, env).stdout) == []
+    assert {path: (clone / path).stat().st_mtime_ns for path in reports} == pulled  # nothing rewritten
+    every_stage = sorted(DATA_STAGES + MODEL_STAGES + never_run)
+    for snakemake_target in (["reports/all_tables.pdf"], []):  # the report; the default target (all)
+        planned = run(["snakemake", "-n", "--cores", "2", *snakemake_target], clone, env)
+        out = planned.stdout + planned.stderr
+        assert snakemake_jobs(out) == [] and "Nothing to be done" in out, out
+    # no Snakemake record describes a pulled output: each call asks DVC, which vouches for all
+    assert sync_line(out, "dvc-sync: Snakemake records take DVC's word") == every_stage
+    assert dvc_status(clone, env) == []  # the mtimes put in DAG order changed no hash
+    assert report_files(clone) == reports
     assert (clone / TARGET).read_text(encoding="utf-8") == (project / TARGET).read_text(encoding="utf-8")
 
     # An experiment from the command line: only the invalidated stages run, and

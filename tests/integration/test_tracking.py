@@ -5,10 +5,7 @@ experiment kind for browsing; found through a real `mlflow server`'s REST API.""
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
-import sys
-import time
 import urllib.request
 from pathlib import Path
 
@@ -18,6 +15,8 @@ import yaml
 
 from idiombench.config import parse_params
 from idiombench.io import sha256_file, write_json, write_parquet
+
+from helpers import mlflow_server
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -124,12 +123,6 @@ def test_retracking_updates_runs_instead_of_duplicating(tmp_path: Path, monkeypa
     assert len(runs_in(client, experiment.experiment_id)) == 6
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def rest(base: str, path: str, body: dict | None = None) -> dict:
     data = json.dumps(body).encode() if body is not None else None
     request = urllib.request.Request(base + path, data=data, headers={"Content-Type": "application/json"},
@@ -143,24 +136,8 @@ def test_runs_are_found_through_an_mlflow_server(tmp_path: Path, monkeypatch: py
     from idiombench.tracking.mlflow_runs import track
 
     params = project(tmp_path, monkeypatch)
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(port),
-         "--backend-store-uri", f"sqlite:///{tmp_path / 'server.db'}",
-         "--artifacts-destination", str(tmp_path / "artifacts"), "--workers", "1"],
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 120
-        while True:
-            try:
-                urllib.request.urlopen(base + "/health", timeout=2)
-                break
-            except OSError:
-                if time.time() > deadline or server.poll() is not None:
-                    raise AssertionError("mlflow server did not start:\n" + (server.stdout.read() if server.poll() is not None else ""))
-                time.sleep(1)
+    with mlflow_server(f"sqlite:///{tmp_path / 'server.db'}", tmp_path,
+                       "--artifacts-destination", str(tmp_path / "artifacts")) as base:
         monkeypatch.setenv("MLFLOW_TRACKING_URI", base)
         for _ in range(2):  # re-tracking: no duplicates
             track(params, "orderprobe", "oracle")
@@ -177,9 +154,3 @@ def test_runs_are_found_through_an_mlflow_server(tmp_path: Path, monkeypatch: py
         assert len(every) == 6  # two parents, four settings
         metrics = {m["key"]: m["value"] for m in found[0]["data"]["metrics"]}
         assert metrics["recovery"] == 1.0
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()

@@ -25,9 +25,16 @@ record does not describe it (no record, or the record's end time is not the outp
 mtime) was last written by someone else; for those outputs DVC is asked (`dvc status
 <stages>`, hashes against dvc.lock) and its verdict is written into Snakemake's record:
   * DVC says the stage is current: the record keeps no params / code / input (Snakemake
-    then compares mtimes only, and DVC's stage order keeps those in order);
+    then compares mtimes only: in dependency order, see below);
   * DVC says the stage changed (a params edit, a changed dep or out): the record gets a
     params entry no rule produces, so Snakemake's params trigger reruns the job.
+DVC's verdict is on content, Snakemake's mtime trigger is on time: outputs that DVC
+wrote out of dependency order (`dvc pull` / `dvc checkout` write them in any order, all at
+about the same time) can be older than their inputs, and Snakemake would rerun them. So
+the outputs of current stages that are not newer than everything their stage depends on
+are given, upstream first, an mtime just above the newest of those inputs (`os.utime`;
+contents and DVC's hashes unchanged): after a fresh clone's `dvc pull`, `snakemake -n`
+plans nothing. After `dvc repro` they are already in order and nothing is touched.
 Records Snakemake wrote itself for the output on disk are never touched. The check costs
 one `dvc status` of the DVC-made outputs' stages per Snakemake invocation (none when
 Snakemake made everything), until Snakemake reruns those jobs and writes full records.
@@ -35,6 +42,7 @@ Snakemake made everything), until Snakemake reruns those jobs and writes full re
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import shutil
@@ -56,6 +64,9 @@ SYNC_ENV = "IDIOMBENCH_DVC_SYNC"
 # so that an output's DVC hash is the same whichever tool wrote it.
 TIMESTAMP_FILE = ".snakemake_timestamp"
 MTIME_TOLERANCE_S = 1e-3
+# How much newer than its newest input an output is made when mtimes are put in DAG order:
+# above MTIME_TOLERANCE_S and the sub-second mtime resolution of common filesystems.
+ORDER_STEP_S = 0.01
 
 
 @dataclass
@@ -65,11 +76,15 @@ class SyncReport:
     current: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
     committed: list[str] = field(default_factory=list)
+    reordered: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
         out = []
         if self.current:
             out.append(f"dvc-sync: Snakemake records take DVC's word (current in dvc.lock): {', '.join(self.current)}")
+        if self.reordered:
+            out.append(f"dvc-sync: outputs older than their inputs (written out of order, e.g. by dvc pull) "
+                       f"given mtimes in DAG order: {', '.join(self.reordered)}")
         if self.changed:
             out.append(f"dvc-sync: DVC reports changed, Snakemake will rerun: {', '.join(self.changed)}")
         if self.committed:
@@ -119,6 +134,15 @@ def locked_stage_outs(root: Path) -> dict[str, list[str]]:
     return {name: [str(out["path"]) for out in stage.get("outs", [])] for name, stage in stages.items()}
 
 
+def locked_stage_deps(root: Path) -> dict[str, list[str]]:
+    """Stage name -> dependency paths, as recorded in dvc.lock (empty without a lock)."""
+    lock = root / "dvc.lock"
+    if not lock.is_file():
+        return {}
+    stages = (yaml.safe_load(lock.read_text(encoding="utf-8")) or {}).get("stages") or {}
+    return {name: [str(dep["path"]) for dep in stage.get("deps", [])] for name, stage in stages.items()}
+
+
 def defined_stage_outs(root: Path) -> dict[str, list[str]]:
     """Stage name -> output paths for every stage dvc.yaml defines (foreach/matrix expanded by DVC)."""
     from dvc.repo import Repo
@@ -135,6 +159,53 @@ def stages_covered_by(stage_outs: Mapping[str, list[str]], outputs: Iterable[str
                   if outs and all(os.path.normpath(out) in produced for out in outs))
 
 
+class OutputIndex:
+    """Every stage output, sorted, to find the outputs a dep overlaps (the same path, one above
+    it or inside it: the report's dep results/metrics holds the aggregate stages' files)
+    without comparing it to all of them (hundreds of stages at paper scale, before every
+    Snakemake plan)."""
+
+    def __init__(self, stage_outs: Mapping[str, list[str]]) -> None:
+        self.entries = sorted((os.path.normpath(out), name) for name, outs in stage_outs.items() for out in outs)
+        self.paths = [path for path, _ in self.entries]
+
+    def overlapping(self, dep: str) -> list[tuple[str, str]]:
+        """(output, stage) for the outputs equal to `dep`, above it or inside it."""
+        dep = os.path.normpath(dep)
+        found: list[tuple[str, str]] = []
+        parts = dep.split(os.sep)
+        for depth in range(1, len(parts) + 1):  # dep itself and the directories above it
+            path = os.sep.join(parts[:depth])
+            at = bisect.bisect_left(self.paths, path)
+            while at < len(self.paths) and self.paths[at] == path:
+                found.append(self.entries[at])
+                at += 1
+        # inside dep: the paths from "dep/" up to (not including) "dep0", the next character
+        low = bisect.bisect_left(self.paths, dep + os.sep)
+        high = bisect.bisect_left(self.paths, dep + chr(ord(os.sep) + 1))
+        return found + self.entries[low:high]
+
+
+def dag_order(stages: Iterable[str], stage_deps: Mapping[str, list[str]],
+              stage_outs: Mapping[str, list[str]]) -> list[str]:
+    """`stages` upstream first: a stage comes after every stage among them whose output
+    overlaps one of its deps (ties by name, so the order is reproducible)."""
+    names = set(stages)
+    index = OutputIndex(stage_outs)
+    upstream = {name: {other for dep in stage_deps.get(name, []) for _, other in index.overlapping(dep)
+                       if other != name and other in names}
+                for name in names}
+    ordered: list[str] = []
+    done: set[str] = set()
+    while len(done) < len(names):
+        ready = sorted(name for name in names - done if upstream[name] <= done)
+        if not ready:
+            raise ValueError(f"dvc.lock: a dependency cycle among {sorted(names - done)}")
+        ordered.extend(ready)
+        done.update(ready)
+    return ordered
+
+
 # ---------------------------------------------------------------- Snakemake records
 
 
@@ -148,6 +219,39 @@ def snakemake_mtime(path: Path) -> float | None:
         return path.lstat().st_mtime
     except FileNotFoundError:
         return None
+
+
+def set_snakemake_mtime(path: Path, mtime: float) -> None:
+    """Set the mtime `snakemake_mtime` reads (a symlink itself, not the cache file behind it)."""
+    if path.is_dir() and not path.is_symlink() and (path / TIMESTAMP_FILE).exists():
+        path = path / TIMESTAMP_FILE
+    os.utime(path, (mtime, mtime), follow_symlinks=False)
+
+
+def order_mtimes(root: Path, stages: Iterable[str], stage_deps: Mapping[str, list[str]],
+                 stage_outs: Mapping[str, list[str]]) -> list[str]:
+    """Make each output of `stages` (current in dvc.lock: their contents match their inputs)
+    newer than every input of its stage, upstream first, so that Snakemake's mtime trigger
+    agrees with DVC. Only outputs that are not newer already are touched; returns their stages."""
+    index = OutputIndex(stage_outs)
+    moved: list[str] = []
+    for name in dag_order(stages, stage_deps, stage_outs):
+        # a dep made by other stages stands for their outputs (Snakemake's inputs: the report
+        # reads results/metrics/<benchmark>/<model>.json, not the folder); any other dep, itself
+        inputs: set[str] = set()
+        for dep in stage_deps.get(name, []):
+            made = {out for out, other in index.overlapping(dep) if other != name}
+            inputs |= made or {dep}
+        newest = max((m for m in (snakemake_mtime(root / path) for path in inputs) if m is not None), default=None)
+        if newest is None:
+            continue
+        stale = [out for out in stage_outs.get(name, [])
+                 if (mtime := snakemake_mtime(root / out)) is not None and mtime <= newest]
+        for out in stale:
+            set_snakemake_mtime(root / out, newest + ORDER_STEP_S)
+        if stale:
+            moved.append(name)
+    return moved
 
 
 def _persistence(root: Path) -> Any:
@@ -214,6 +318,9 @@ def reconcile_snakemake_records(root: Path) -> SyncReport:
     if not candidates:
         return report
     changed = dvc_changed(root, candidates)
+    # before the verdicts, which record each output's (possibly new) mtime as its end time
+    report.reordered = order_mtimes(root, [name for name in candidates if name not in changed],
+                                    locked_stage_deps(root), stage_outs)
     persistence = _persistence(root)
     for name in candidates:
         for out in stage_outs[name]:

@@ -61,3 +61,68 @@ def test_a_malformed_lock_names_the_file(tmp_path: Path):
     (tmp_path / "dvc.lock").write_text("schema: '2.0'\nstages: [a, b]\n")
     with pytest.raises(ValueError, match="dvc.lock: expected a mapping under 'stages:'"):
         dvc_sync.locked_stage_outs(tmp_path)
+
+
+DEPS = {
+    "build@a": ["data/raw/a", "src/a"],
+    "score@m-a": ["data/processed/a", "src/scoring"],
+    "report": ["results/scores"],  # a directory holding other stages' outputs
+}
+OUTS = {"build@a": ["data/processed/a"], "score@m-a": ["results/scores/m/a"], "report": ["reports/all_tables.pdf"]}
+
+
+def test_stages_are_ordered_upstream_first_through_directory_deps():
+    assert dvc_sync.dag_order(["report", "score@m-a", "build@a"], DEPS, OUTS) == ["build@a", "score@m-a", "report"]
+    assert dvc_sync.dag_order(["report", "build@a"], DEPS, OUTS) == ["build@a", "report"]
+    with pytest.raises(ValueError, match="cycle"):
+        dvc_sync.dag_order(["x", "y"], {"x": ["b"], "y": ["a"]}, {"x": ["a"], "y": ["b"]})
+
+
+def tree(root: Path, mtimes: dict[str, float]) -> None:
+    """Files (a name with a suffix) and directories with the given mtimes."""
+    for path in mtimes:
+        target = root / path
+        if target.suffix:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(path)
+        else:
+            target.mkdir(parents=True, exist_ok=True)
+            (target / "part.parquet").write_text(path)
+    for path, mtime in mtimes.items():
+        os.utime(root / path, (mtime, mtime))
+
+
+def test_outputs_pulled_out_of_order_get_mtimes_in_dag_order(tmp_path: Path):
+    # as `dvc pull` may leave them: every output older than its stage's inputs
+    tree(tmp_path, {"src/a": 50, "src/scoring": 50, "data/raw/a": 400, "data/processed/a": 300,
+                    "results/scores/m/a": 200, "reports/all_tables.pdf": 100})
+    stamp = tmp_path / "results/scores/m/a" / dvc_sync.TIMESTAMP_FILE  # Snakemake's carrier wins
+    stamp.write_text("")
+    os.utime(stamp, (200, 200))
+    assert dvc_sync.order_mtimes(tmp_path, ["report", "score@m-a", "build@a"], DEPS, OUTS) == [
+        "build@a", "score@m-a", "report"]
+    step = dvc_sync.ORDER_STEP_S
+    assert dvc_sync.snakemake_mtime(tmp_path / "data/processed/a") == pytest.approx(400 + step)
+    assert stamp.stat().st_mtime == pytest.approx(400 + 2 * step)
+    assert dvc_sync.snakemake_mtime(tmp_path / "reports/all_tables.pdf") == pytest.approx(400 + 3 * step)
+    assert (tmp_path / "reports/all_tables.pdf").read_text() == "reports/all_tables.pdf"  # contents untouched
+    # in order now (and as `dvc repro` leaves them): nothing is touched
+    assert dvc_sync.order_mtimes(tmp_path, ["report", "score@m-a", "build@a"], DEPS, OUTS) == []
+
+
+def test_an_output_already_newer_than_its_inputs_keeps_its_mtime(tmp_path: Path):
+    tree(tmp_path, {"src/a": 50, "data/raw/a": 100, "data/processed/a": 300, "src/scoring": 50,
+                    "results/scores/m/a": 200})
+    assert dvc_sync.order_mtimes(tmp_path, ["build@a", "score@m-a"], DEPS, OUTS) == ["score@m-a"]
+    assert dvc_sync.snakemake_mtime(tmp_path / "data/processed/a") == 300
+    assert dvc_sync.snakemake_mtime(tmp_path / "results/scores/m/a") == pytest.approx(300 + dvc_sync.ORDER_STEP_S)
+
+
+def test_a_dep_overlaps_the_outputs_it_is_above_below_or_equal_to():
+    index = dvc_sync.OutputIndex({"a": ["results/scores/m/a"], "b": ["results/scores2/x"], "c": ["data/raw"],
+                                  "d": ["results/scores/m/a/"]})
+    assert sorted(index.overlapping("results/scores")) == [("results/scores/m/a", "a"), ("results/scores/m/a", "d")]
+    assert index.overlapping("results/scores/m/a/part.parquet") == [("results/scores/m/a", "a"),
+                                                                     ("results/scores/m/a", "d")]
+    assert index.overlapping("data/raw/x/") == [("data/raw", "c")]
+    assert index.overlapping("results/score") == [] and index.overlapping("data") == [("data/raw", "c")]
