@@ -48,7 +48,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -357,10 +357,33 @@ def record_snakemake_run(root: Path, outputs: Iterable[str]) -> SyncReport:
     stages = stages_covered_by(stage_outs, outputs)
     if not stages:
         return report
-    run_dvc(root, ["commit", "--force", *stages])
+    commit_stages(root, stages)
     refresh_end_times(root, [out for name in stages for out in stage_outs[name]])
     report.committed = stages
     return report
+
+
+def commit_stages(root: Path, names: Sequence[str]) -> None:
+    """`dvc commit --force <names>` in one pass: one index and one dvc.lock write, as DVC's
+    own commit does for a single target. The CLI collects the index and rewrites dvc.lock once
+    per target: 54 stages took 97 s that way, 11 s here (and hundreds at paper scale)."""
+    from itertools import groupby
+
+    from dvc.repo import Repo, lock_repo
+
+    wanted = set(names)
+    with Repo(str(root)) as repo, lock_repo(repo):
+        stages = [stage for stage in repo.index.stages if stage.addressing in wanted]
+        missing = sorted(wanted - {stage.addressing for stage in stages})
+        if missing:
+            raise RuntimeError(f"dvc.yaml in {root} has no stage(s) {', '.join(missing)}")
+        by_file = groupby(sorted(stages, key=lambda stage: stage.dvcfile.relpath), key=lambda stage: stage.dvcfile)
+        for dvcfile, group in by_file:
+            to_dump = list(group)
+            for stage in to_dump:
+                stage.save()
+                stage.commit()
+            dvcfile.dump_stages(to_dump, update_pipeline=False)
 
 
 def dag_outputs(workflow: Any) -> list[str]:
