@@ -22,14 +22,18 @@ The store is MLFLOW_TRACKING_URI when set, else a local SQLite database
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import math
 import os
 import re
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 from .. import paths
 from ..config import Params
@@ -248,6 +252,36 @@ def _track_setting(client: Any, experiment_id: str, parent_id: str, params: Para
     return {"run_id": run_id, "metrics": len(metrics), "datasets": len(inputs)}
 
 
+def local_store(uri: str) -> Path | None:
+    """The file or folder of a local tracking store (sqlite:///<file>, file:<dir> or a plain
+    path); None for a tracking server, which serialises its clients itself."""
+    parsed = urlparse(uri)
+    if parsed.scheme == "sqlite":
+        return Path(uri[len("sqlite:///"):]) if uri.startswith("sqlite:///") else None
+    if parsed.scheme in ("", "file"):
+        return Path(parsed.path or uri)
+    return None
+
+
+@contextlib.contextmanager
+def store_lock(uri: str) -> Iterator[None]:
+    """One `track` at a time on a local store: Snakemake runs track jobs side by side, and two
+    processes opening a new SQLite store both run MLflow's schema migration (the second fails:
+    "table _alembic_tmp_experiments already exists"); two creating one experiment race too."""
+    store = local_store(uri)
+    if store is None:
+        yield
+        return
+    lock_path = store.parent / f".{store.name}.lock" if store.name else store / ".lock"
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "a", encoding="utf-8") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # waits for the other track job (seconds)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def ensure_experiment(client: Any, benchmark: str) -> str:
     """The benchmark's experiment (created when missing), tagged to open on its runs."""
     experiment = client.get_experiment_by_name(benchmark)
@@ -290,21 +324,22 @@ def track(params: Params, benchmark: str, model: str, out: Path | None = None) -
         write_json(out, record)
         return record
     uri = tracking_uri()
-    mlflow.set_tracking_uri(uri)
-    client = MlflowClient(tracking_uri=uri)
-    experiment_id = ensure_experiment(client, benchmark)
-    record["status"] = SCORED
-    record["ui"] = ui_url(experiment_id)
-    parent_counts = {"created": 0, "updated": 0, "replaced": 0}
-    parent_id = _track_parent(client, experiment_id, params, benchmark, model, body, parent_counts)
-    record["parent"] = {"run_id": parent_id, "counts": parent_counts}
-    with tempfile.TemporaryDirectory() as shared_dir:
-        shared = Path(shared_dir)
-        section_artifacts(params, benchmark, model, body, shared)
-        for setting in sorted(body.get("settings", {})):
-            key = f"{benchmark}/{model}/{setting}"
-            record["runs"][key] = _track_setting(client, experiment_id, parent_id, params, benchmark, model,
-                                                 setting, body, shared, counts)
+    with store_lock(uri):
+        mlflow.set_tracking_uri(uri)
+        client = MlflowClient(tracking_uri=uri)
+        experiment_id = ensure_experiment(client, benchmark)
+        record["status"] = SCORED
+        record["ui"] = ui_url(experiment_id)
+        parent_counts = {"created": 0, "updated": 0, "replaced": 0}
+        parent_id = _track_parent(client, experiment_id, params, benchmark, model, body, parent_counts)
+        record["parent"] = {"run_id": parent_id, "counts": parent_counts}
+        with tempfile.TemporaryDirectory() as shared_dir:
+            shared = Path(shared_dir)
+            section_artifacts(params, benchmark, model, body, shared)
+            for setting in sorted(body.get("settings", {})):
+                key = f"{benchmark}/{model}/{setting}"
+                record["runs"][key] = _track_setting(client, experiment_id, parent_id, params, benchmark, model,
+                                                     setting, body, shared, counts)
     record["counts"] = counts
     write_json(out, record)
     return record
