@@ -1,7 +1,7 @@
 """params.yaml: the single definition of the experiment grid, validated by a schema.
 
 Unknown keys, wrong types and missing sections are reported together in one
-message that names each key (`benchmarks.orderprobe.build.dedupe: ...`).
+message that names each key (`benchmarks.<name>.build.<key>: ...`).
 """
 
 from __future__ import annotations

@@ -2,17 +2,17 @@
 as the pipeline (lm-eval / inspect users ask for this).
 
 Formats:
-- a format a benchmark registers for its published predictions (`Benchmark.prediction_formats`;
-  SemanticQA's `semanticqa`: one JSON object per line, the item's released fields plus
-  `prediction`, matched to items BY CONTENT), read by the replay backend's readers.
+- a format a benchmark registers for its published predictions (`Benchmark.prediction_formats`,
+  e.g. one JSON object per line, the item's released fields plus `prediction`, matched to
+  items BY CONTENT), read by the replay backend's readers.
 - `idiombench`: this project's generations table (results/generations/<model>/<bench>/
   <setting>.parquet), matched by item id; main-pass rows of the requested task.
 Lines that match no item, and items without a prediction, are counted and reported
 (`coverage`). Two denominators (docs/METRICS.md#5-denominators-of-evaluate-predictions):
 - `test-set` (default): every item of the task; an item without a prediction is scored as
   a failed (wrong) answer, never dropped;
-- `records`: only the items the file has a record for, as the SemanticQA authors' own
-  evaluation divided by the lines of the file (their paper's cells; a line that matches no
+- `records`: only the items the file has a record for, as an authors' own evaluation
+  that divides by the lines of the file does (their paper's cells; a line that matches no
   item cannot be scored and is counted in `coverage`, not in the denominator).
 Both are computed on every call; `--denominator` says which one is the headline.
 """

@@ -127,7 +127,7 @@ class ReplaySource(StrictModel):
     setting: str
     path: str = Field(description="File of predictions produced elsewhere.")
     format: str = Field("idiombench", description="idiombench (this project's generations table) or a format a "
-                        "benchmark registers for its published predictions (e.g. semanticqa).")
+                        "benchmark registers for its published predictions (Benchmark.prediction_formats).")
 
     @field_validator("format")
     @classmethod
@@ -180,7 +180,7 @@ class SamplingConfig(StrictModel):
 
 class GenerateConfig(StrictModel):
     """Every prompt gets the `main` pass; each `extra` pass adds sampled completions under
-    its own name (e.g. OrderProbe's `consistency` samples for S_Cons)."""
+    its own name (e.g. sampled explanations for a consistency metric)."""
 
     main: SamplingConfig = SamplingConfig()
     extra: dict[str, SamplingConfig] = Field(default_factory=dict)

@@ -1,7 +1,7 @@
 """params.yaml section `scoring`: one entry per neural scorer role.
 
-A role names the model a metric term needs (`cross_encoder` for OrderProbe's CE term,
-`sts_zh` for its STS term on Chinese, ...). Each entry says which model runs (`model`);
+A role names the model a metric term needs (`cross_encoder` for a relevance term,
+`sts_zh` for sentence similarity in Chinese, ...). Each entry says which model runs (`model`);
 which one the paper used is read-only provenance in code, declared by the benchmark that
 needs the role (`benchmarks/<name>/roles.py`, `scoring.provenance`). The role's status is
 derived from the two, never written by hand:
@@ -110,16 +110,16 @@ CrossEncoderSlot = Annotated[CrossEncoderRole | EmbedderRole, Field(discriminato
 class RolesConfig(StrictModel):
     """The fixed set of roles the benchmarks' metrics ask for (add a field to add a role)."""
 
-    cross_encoder: CrossEncoderSlot = Field(description="OrderProbe S_Acc CE term.")
-    nli: NLIRole = Field(description="OrderProbe S_Logic.")
-    sts_zh: EmbedderRole = Field(description="OrderProbe S_Acc STS term for zh-CN and zh-TW.")
-    sts_multilingual: EmbedderRole = Field(description="OrderProbe S_Acc STS term for ja and ko.")
-    bertscore_zh: BertScoreRole = Field(description="OrderProbe S_Acc BERT term, Chinese.")
-    bertscore_ja: BertScoreRole = Field(description="OrderProbe S_Acc BERT term, Japanese.")
-    bertscore_ko: BertScoreRole = Field(description="OrderProbe S_Acc BERT term, Korean.")
-    bertscore_en: BertScoreRole = Field(description="SemanticQA interpretation tasks' BERTScore.")
-    embedder_en: EmbedderRole = Field(description="English sentence embedder (G-IdiomAlign gloss construction).")
-    embedder_multilingual: EmbedderRole = Field(description="G-IdiomAlign Task 2 cosine to the gold idiom.")
+    cross_encoder: CrossEncoderSlot = Field(description="Cross-encoder relevance of (reference, prediction).")
+    nli: NLIRole = Field(description="NLI entailment and contradiction.")
+    sts_zh: EmbedderRole = Field(description="Sentence similarity, zh-CN and zh-TW.")
+    sts_multilingual: EmbedderRole = Field(description="Sentence similarity, ja and ko.")
+    bertscore_zh: BertScoreRole = Field(description="BERTScore, Chinese.")
+    bertscore_ja: BertScoreRole = Field(description="BERTScore, Japanese.")
+    bertscore_ko: BertScoreRole = Field(description="BERTScore, Korean.")
+    bertscore_en: BertScoreRole = Field(description="BERTScore, English.")
+    embedder_en: EmbedderRole = Field(description="English sentence embedder.")
+    embedder_multilingual: EmbedderRole = Field(description="Multilingual sentence embedder.")
 
 
 class ScoringConfig(StrictModel):

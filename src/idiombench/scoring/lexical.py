@@ -1,13 +1,12 @@
 """Lexical scorers over the language's tokens (scoring.tokenize).
 
-- f_beta: set-based F-beta over content tokens (OrderProbe's Fβ, β = 2: recall weighs more);
-- lexical_cosine: cosine of content-token count vectors (OrderProbe's LEX term; a bag of
-  words, not an embedding, as in the released code);
+- f_beta: set-based F-beta over content tokens (β > 1: recall weighs more);
+- lexical_cosine: cosine of content-token count vectors (a bag of words, not an embedding);
 - rouge_l: ROUGE-L (LCS) with the rouge-score package. English uses rouge-score's own
   tokenizer (lower-case alphanumeric runs; the usual setup for published English ROUGE);
   every other language uses this project's tokeniser (stop words kept, punctuation
   removed), because rouge-score's tokenizer deletes CJK characters;
-- brevity_penalty: OrderProbe's S_Info penalty, in the paper's and the released code's form.
+- brevity_penalty: the information-density penalty, in two forms (docs/METRICS.md §1.7).
 """
 
 from __future__ import annotations
@@ -82,12 +81,12 @@ def rouge_l(pred: str, ref: str, language: str, keep: Sequence[str] = (), use_st
 
 
 def rouge_l_precision(pred: str, ref: str, language: str, keep: Sequence[str] = ()) -> float:
-    """OrderProbe's P_ROUGE-L for S_Info."""
+    """ROUGE-L precision of the prediction against the reference."""
     return rouge_l(pred, ref, language, keep).precision
 
 
 def rouge_l_f(pred: str, ref: str, language: str = "en", use_stemmer: bool = False) -> float:
-    """SemanticQA's ROUGE-L (F-measure)."""
+    """ROUGE-L F-measure."""
     return rouge_l(pred, ref, language, use_stemmer=use_stemmer).fmeasure
 
 
@@ -97,7 +96,7 @@ def token_length(text: str, language: str, keep: Sequence[str] = ()) -> int:
 
 
 def brevity_penalty(len_e: int, len_r: int, mode: BPMode = "paper") -> float:
-    """OrderProbe's brevity penalty for an explanation of len_e tokens and a reference of len_r.
+    """Brevity penalty for an explanation of len_e tokens and a reference of len_r.
 
     paper (default; paper eq. 19 text): penalise explanations LONGER than the reference:
         1 if len_e <= len_r else exp(1 - len_e / len_r)   (0 when len_r = 0 < len_e, the limit)

@@ -1,6 +1,6 @@
 """METEOR (Banerjee and Lavie 2005, as implemented by NLTK) with WordNet synonym matching.
 
-The SemanticQA authors score interpretation with Hugging Face `evaluate`'s "meteor",
+The published interpretation scores (docs/METRICS.md §3.2) use Hugging Face `evaluate`'s "meteor",
 which calls `nltk.translate.meteor_score.meteor_score` on `word_tokenize`d texts with
 alpha 0.9, beta 3, gamma 0.5, and averages over predictions; with several references
 NLTK's meteor_score takes the best one. Differences here, both documented:

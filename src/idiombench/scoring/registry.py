@@ -8,7 +8,7 @@ table cells. A role that is not computed in the profile raises ScorerError when
 called: check `info(role).computed` first and report its terms as not computed.
 
 Pair order conventions:
-- cross_encoder: (query, passage) = (reference, explanation) for OrderProbe's CE term;
+- cross_encoder: (query, passage), e.g. (reference, explanation);
 - cosine: symmetric;
 - bertscore: (candidate, reference), returns P, R, F1 of the candidate;
 - nli: (premise, hypothesis).

@@ -4,8 +4,7 @@ Sources come from the model config (`models.<name>.sources`), each for one bench
 setting and (optionally) task. Formats:
 
 - a format a benchmark registers for its published predictions
-  (`Benchmark.prediction_formats`: name -> reader class; e.g. SemanticQA's `semanticqa`,
-  benchmarks/semanticqa/published_format.py);
+  (`Benchmark.prediction_formats`: name -> reader class, in the benchmark's package);
 - `idiombench`: this project's own generations table (results/generations/<model>/...),
   matched by (prompt_id, pass, sample_index), else by (prompt_hash, pass, sample_index).
   A row whose prompt_id matches but whose prompt_hash differs was produced for another
