@@ -15,9 +15,10 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterable, Literal, Sequence
+from typing import TYPE_CHECKING, Iterable, Literal, Sequence
 
-from rouge_score import rouge_scorer
+if TYPE_CHECKING:  # rouge-score imports nltk (and through it scipy.stats, sklearn): 1.8 s
+    from rouge_score import rouge_scorer
 
 from .tokenize import tokenize
 
@@ -68,6 +69,8 @@ class _LanguageTokenizer:
 
 @lru_cache(maxsize=256)
 def _rouge_scorer(language: str, keep: tuple[str, ...], use_stemmer: bool) -> rouge_scorer.RougeScorer:
+    from rouge_score import rouge_scorer  # here, so that every CLI command does not pay for it
+
     if language == "en" and not keep:
         return rouge_scorer.RougeScorer(["rougeL"], use_stemmer=use_stemmer)
     return rouge_scorer.RougeScorer(["rougeL"], tokenizer=_LanguageTokenizer(language, keep))
