@@ -1,11 +1,20 @@
-"""One record across Snakemake and DVC (issue 10, item 1), both directions on a small grid:
-DVC runs the data and prompt stages and Snakemake plans none of them again; Snakemake
-runs generate -> score -> aggregate and its `onsuccess` commits exactly the stages of its
-DAG to dvc.lock; a params edit makes `dvc repro` rerun exactly the stages it invalidates,
-after which Snakemake plans nothing; an edit after that is still seen by Snakemake.
-DVC as a data tool (item 2): `dvc repro` runs the rest of the DAG to reports/all_tables.pdf,
-`dvc push` sends it to the default remote, and a fresh `git clone` + `dvc pull` has the same
-report with nothing to run for either tool; then `dvc exp run` / `dvc exp show` and `dvc plots`."""
+"""The main job end to end, and one record across Snakemake and DVC (issues 4 and 10), on a
+smaller sample of the embedded default (oracle, echo and SmolLM2-135M-Instruct from PyPI).
+One project goes through every step, so the DAG runs once:
+
+- DVC runs the data and prompt stages and Snakemake plans none of them again; Snakemake runs
+  one model's generate -> score -> aggregate and its `onsuccess` commits exactly the stages
+  of its DAG to dvc.lock; a params edit makes `dvc repro` rerun exactly the stages it
+  invalidates, after which Snakemake plans nothing; an edit after that is still seen by
+  Snakemake.
+- The main job: `snakemake reports/all_tables.pdf` runs the rest of the DAG (acquire ->
+  build -> render -> generate -> score -> aggregate -> track -> construct -> plots ->
+  report) and writes the PDF with a section per benchmark; DVC then finds every stage
+  current (`dvc repro` runs nothing); a scoring option reruns scoring, aggregation,
+  tracking and the report of that benchmark, and no generation.
+- DVC as a data tool: `dvc push` sends every output to the default remote, and a fresh
+  `git clone` + `dvc pull` has the same report with nothing to run for either tool; then
+  `dvc exp run` / `dvc exp show` and `dvc plots`."""
 
 from __future__ import annotations
 
@@ -31,6 +40,29 @@ TARGET = f"results/metrics/{BENCH}/{MODEL}.json"
 DATA_STAGES = sorted(f"{stage}@{name}" for stage in ("acquire", "build", "render") for name in NAMES)
 DATA_TARGETS = [f"{d}/{n}" for d in ("data/processed", "results/prompts") for n in NAMES]
 MODEL_STAGES = sorted([f"generate@{MODEL}", f"score@{MODEL}-{BENCH}", f"aggregate@{MODEL}-{BENCH}"])
+SECTION_TITLES = ("OrderProbe", "G-IdiomAlign", "SemanticQA", "Chengyu-Bench")
+
+
+def smaller_sample(params: dict) -> dict:
+    """The embedded default's models and settings on fewer items and shorter outputs."""
+    bench = params["benchmarks"]
+    orderprobe = bench["orderprobe"]
+    orderprobe["build"]["languages"] = ["zh-CN", "ko"]  # 2 expressions x 24 inputs per setting
+    for spec in [orderprobe["generate"]["main"], *orderprobe["generate"]["extra"].values()]:
+        spec["max_new_tokens"] = 16
+    g_idiomalign = bench["g-idiomalign"]
+    g_idiomalign["render"]["settings"] = ["mcq", "no_gloss"]
+    g_idiomalign["generate"]["main"]["max_new_tokens"] = 12
+    g_idiomalign["construct"]["pairs"] = ["French_Japanese"]
+    semanticqa = bench["semanticqa"]
+    semanticqa["render"]["settings"] = ["0-shot", "3-shot"]
+    semanticqa["render"]["sample"]["items_per_task"] = 1
+    semanticqa["generate"]["main"]["max_new_tokens"] = 16
+    chengyu = bench["chengyu-bench"]
+    chengyu["render"]["sample"]["items_per_task"] = 2
+    chengyu["generate"]["main"]["max_new_tokens"] = 16
+    assert set(params["models"]) == {"oracle", "echo", "smollm2"}, "the embedded default's models changed"
+    return params
 
 
 def write_params(project: Path, params: dict) -> None:
@@ -59,6 +91,11 @@ def dvc_status(project: Path, env: dict[str, str], *targets: str) -> list[str]:
     return sorted(json.loads(run(args, project, env).stdout or "{}"))
 
 
+def dvc_stages(project: Path, env: dict[str, str]) -> list[str]:
+    """Every stage of dvc.yaml (foreach/matrix expanded)."""
+    return sorted(run(["dvc", "stage", "list", "--name-only"], project, env).stdout.split())
+
+
 def report_files(project: Path) -> dict[str, bytes]:
     """The report (PDF, tables, figures) by path, as bytes (not Snakemake's or git's markers)."""
     return {path.relative_to(project).as_posix(): path.read_bytes()
@@ -66,18 +103,33 @@ def report_files(project: Path) -> dict[str, bytes]:
             if path.is_file() and path.name not in (".gitkeep", ".snakemake_timestamp")}
 
 
-def test_snakemake_and_dvc_share_one_record(make_project, mirrors: list[Path]):
+def pdf_text(path: Path) -> str:
+    import pypdfium2 as pdfium
+
+    document = pdfium.PdfDocument(str(path))
+    return "\n".join(page.get_textpage().get_text_range() for page in document)
+
+
+def evaluate(project: Path, env: dict, file: str, benchmark: str, task: str, setting: str) -> dict:
+    result = run(["idiombench", "evaluate-predictions", file, "--benchmark", benchmark, "--task", task,
+                  "--setting", setting, "--model", file.split("/")[2], "--json"], project, env)
+    body = json.loads(result.stdout)
+    assert body["denominator"] == "test-set"  # the default: an item without a prediction is wrong
+    return {"summary": " ".join(result.stderr.split()), "metrics": body["metrics"], "coverage": body["coverage"]}
+
+
+def test_main_job_and_one_record_across_snakemake_and_dvc(make_project, mirrors: list[Path]):
     project = make_project()
     # the track stages' MLflow store: the project's own, whatever the environment says
     env = {**tool_env(mirrors), "MLFLOW_TRACKING_URI": f"sqlite:///{project / 'mlflow.db'}"}
-    params = yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8"))
-    params["models"] = {MODEL: params["models"][MODEL]}
+    params = smaller_sample(yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8")))
+    models = sorted(params["models"])
     write_params(project, params)
     # the project's DVC config (its default remote: ../idiombench-dvc-storage beside the checkout)
     (project / ".dvc" / "config").write_text((ROOT / ".dvc" / "config").read_text(encoding="utf-8"), encoding="utf-8")
     # (the project's .gitignore, copied by make_project, ignores results/*: DVC's cache carries them)
     run(["git", "add", "-A"], project, env)
-    run(["git", "commit", "-qm", "oracle only"], project, env)
+    run(["git", "commit", "-qm", "smaller sample"], project, env)
 
     # DVC first: the data and prompt stages. Snakemake then plans none of them: it has no
     # records of them, dvc.lock vouches for them, and DVC ran them in dependency order.
@@ -93,9 +145,9 @@ def test_snakemake_and_dvc_share_one_record(make_project, mirrors: list[Path]):
     assert snakemake_jobs(out) == ["aggregate", "generate", "score"], out
     assert sync_line(out, "dvc-sync: dvc commit recorded") == sorted(DATA_STAGES + MODEL_STAGES)
     assert dvc_status(project, env, f"aggregate@{MODEL}-{BENCH}") == []
-    never_run = sorted(
-        [f"{s}@{MODEL}-{b}" for s in ("score", "aggregate", "track") for b in NAMES if b != BENCH]
-        + [f"track@{MODEL}-{BENCH}", "construct@g-idiomalign", "plots", "report"])
+    every_stage = dvc_stages(project, env)
+    never_run = sorted(set(every_stage) - set(DATA_STAGES) - set(MODEL_STAGES))
+    assert "generate@smollm2" in never_run and "report" in never_run
     assert dvc_status(project, env) == never_run
 
     # A scoring option of one benchmark: DVC reruns exactly its score and aggregate.
@@ -124,15 +176,69 @@ def test_snakemake_and_dvc_share_one_record(make_project, mirrors: list[Path]):
     assert sync_line(out, "dvc-sync: DVC reports changed") == [f"aggregate@{MODEL}-{BENCH}",
                                                                 f"score@{MODEL}-{BENCH}"]
 
-    # DVC as a data tool (item 2). Back to the recorded params, then `dvc repro` runs the
-    # rest of the DAG (exactly the stages never run so far) to the report, and `dvc push`
-    # sends every output to the default remote.
+    # The main job (issue 4): back to the recorded params, Snakemake runs the rest of the
+    # report's DAG, as a user's first command would, and its `onsuccess` commits every stage
+    # of that DAG: DVC then has only the plots stage to run.
     params["benchmarks"][BENCH]["score"]["accept_unformatted"] = False
     write_params(project, params)
     target = f"aggregate@{MODEL}-{BENCH}"
     assert dvc_status(project, env, target) == []
-    assert dvc_ran(run(["dvc", "repro"], project, env, timeout=1800).stdout) == never_run
-    assert dvc_status(project, env) == []
+    ran = run(["snakemake", "reports/all_tables.pdf", "--cores", "2", "--resources", "gpu=0"], project, env,
+              timeout=1800)
+    out = ran.stdout + ran.stderr
+    # every stage of the report's DAG (the plots stage is not an input of the report)
+    assert sync_line(out, "dvc-sync: dvc commit recorded") == [s for s in every_stage if s != "plots"], out
+    assert dvc_status(project, env) == ["plots"]
+    assert dvc_ran(run(["dvc", "repro"], project, env).stdout) == ["plots"]  # only what is missing
+    assert dvc_ran(run(["dvc", "repro"], project, env).stdout) == []
+
+    text = pdf_text(project / "reports" / "all_tables.pdf")
+    for title in SECTION_TITLES:
+        assert title in text, f"no {title} section in the PDF"
+    assert "SmolLM2-135M-Instruct" in text and "oracle (gold answers)" in text
+    tables = {p.name for p in (project / "reports" / "tables").iterdir()}
+    expected_tables = {"orderprobe_table3.csv", "orderprobe_table3.md", "g_idiomalign_table3.csv",
+                       "g_idiomalign_construction.csv", "semanticqa_table3.csv", "chengyu_bench_table7.csv"}
+    assert expected_tables <= tables, sorted(tables)
+
+    # the reference systems score as they must on the perturbed inputs
+    orderprobe = {m: json.loads((project / "results" / "metrics" / "orderprobe" / f"{m}.json").read_text(encoding="utf-8"))
+                  for m in models}
+    for setting, group in orderprobe["oracle"]["settings"].items():
+        assert group["metrics"]["recovery"] == 1.0, setting
+    for setting, group in orderprobe["echo"]["settings"].items():
+        assert group["metrics"]["recovery_default_excl_identity"] == 0.0, setting
+    smollm2 = json.loads((project / "results" / "logs" / "generate-smollm2.json").read_text(encoding="utf-8"))
+    assert smollm2["total"]["generated"] > 0 and smollm2["total"]["failed"] == 0
+    for name in NAMES:
+        for model in models:
+            tracked = json.loads((project / "results" / "tracking" / name / f"{model}.json").read_text(encoding="utf-8"))
+            assert tracked["status"] == "scored" and tracked["runs"], (name, model)
+
+    # the pipeline's own generations, scored again as predictions produced elsewhere: the
+    # sampled items are predicted, the rest of the task counts as unanswered (wrong)
+    chid = evaluate(project, env, "results/generations/oracle/chengyu-bench/chid_candidates.parquet",
+                    "chengyu-bench", "chid", "chid_candidates")
+    chid_items = params["benchmarks"]["chengyu-bench"]["render"]["sample"]["items_per_task"]
+    assert chid["summary"].startswith(f"evaluate-predictions chengyu-bench/chid/chid_candidates (oracle): 2,002 items, "
+                                      f"{chid_items} with a prediction")
+    assert chid["metrics"] == {"accuracy": pytest.approx(100.0 * chid_items / 2002, abs=1e-6)}  # rounded to 6 places
+    mcq = evaluate(project, env, "results/generations/echo/g-idiomalign/mcq.parquet", "g-idiomalign", "mcq", "mcq")
+    assert "18,999 items, 30 with a prediction" in mcq["summary"] and "0 matched no item" in mcq["summary"]
+    assert mcq["metrics"]["accuracy.micro.overall"] == 0.0  # echo never names an option letter
+
+    # A scoring option (issue 4, item 7): `dvc repro` reruns scoring, aggregation, tracking
+    # and the report of that benchmark, and no generation; Snakemake then plans nothing.
+    params["benchmarks"]["orderprobe"]["score"]["s_info"]["bp_mode"] = "bleu"
+    write_params(project, params)
+    rerun = dvc_ran(run(["dvc", "repro"], project, env, timeout=1800).stdout)
+    assert rerun == sorted([f"{stage}@{m}-orderprobe" for stage in ("score", "aggregate", "track") for m in models]
+                           + ["plots", "report"])
+    planned = run(["snakemake", "-n", "--cores", "2", "reports/all_tables.pdf"], project, env)
+    assert snakemake_jobs(planned.stdout + planned.stderr) == [], planned.stdout + planned.stderr
+
+    # DVC as a data tool (issue 10, item 2): `dvc push` sends every output to the default
+    # remote.
     run(["git", "add", "-A"], project, env)
     run(["git", "commit", "-qm", "results"], project, env)
     run(["dvc", "push"], project, env)
@@ -151,7 +257,6 @@ def test_snakemake_and_dvc_share_one_record(make_project, mirrors: list[Path]):
     pulled = {path: (clone / path).stat().st_mtime_ns for path in reports}
     assert dvc_ran(run(["dvc", "repro"], clone, env).stdout) == []
     assert {path: (clone / path).stat().st_mtime_ns for path in reports} == pulled  # nothing rewritten
-    every_stage = sorted(DATA_STAGES + MODEL_STAGES + never_run)
     for snakemake_target in (["reports/all_tables.pdf"], []):  # the report; the default target (all)
         planned = run(["snakemake", "-n", "--cores", "2", *snakemake_target], clone, env)
         out = planned.stdout + planned.stderr
@@ -180,27 +285,16 @@ def test_snakemake_and_dvc_share_one_record(make_project, mirrors: list[Path]):
     assert rows["strict-format"]["benchmarks.chengyu-bench.score.accept_unformatted"] == "True", shown
     assert float(rows["strict-format"]["settings.connotation.metrics.accuracy"]) == 100.0, shown
 
-    # `dvc plots`: the curves dvc.yaml declares, from the plots stage's command. OrderProbe
-    # and G-IdiomAlign were not scored here: their metrics files are stand-ins with the
-    # breakdowns the curves read (pattern -> Recovery; threshold -> Acc@t).
-    (project / "results/metrics/orderprobe").mkdir(parents=True, exist_ok=True)
-    (project / "results/metrics/orderprobe/oracle.json").write_text(json.dumps({
-        "status": "scored", "settings": {"zero_shot": {"metrics": {"recovery": 1.0}}},
-        "breakdowns": {"per_pattern": {"zero_shot": {"ABDC": {"recovery_default": 0.5}, "BACD": {"recovery_default": 1.0}}}},
-    }), encoding="utf-8")
-    (project / "results/metrics/g-idiomalign").mkdir(parents=True, exist_ok=True)
-    (project / "results/metrics/g-idiomalign/oracle.json").write_text(json.dumps({
-        "status": "scored", "settings": {"no_gloss": {"metrics": {"Acc@0.70": 80.0, "Acc@0.80": 60.0, "EM": 50.0}}},
-    }), encoding="utf-8")
-    run(["idiombench", "plot-data", "--params", "params.yaml"], project, env)
-    assert sorted(json.loads((project / "results" / "headline.json").read_text(encoding="utf-8"))["orderprobe"]["oracle"]) == [
-        "zero_shot/recovery"]
+    # `dvc plots`: the curves dvc.yaml declares, written by the plots stage of the main job
+    # (pattern -> Recovery; threshold -> Acc@t), one file per model.
     plots = json.loads(run(["dvc", "plots", "show", "--json"], project, env).stdout)["data"]
-    assert sorted(plots) == ["results/plots/g-idiomalign-acc-at-t/oracle.json",
-                             "results/plots/orderprobe-recovery-by-pattern/oracle.json"], plots
+    assert sorted(plots) == sorted(f"results/plots/{curve}/{m}.json" for curve in
+                                   ("g-idiomalign-acc-at-t", "orderprobe-recovery-by-pattern") for m in models), plots
     recovery = json.loads((project / "results/plots/orderprobe-recovery-by-pattern/oracle.json").read_text(encoding="utf-8"))
-    assert recovery == [{"pattern": "ABDC", "zero_shot": 50.0, "cot": None, "three_shot": None},
-                        {"pattern": "BACD", "zero_shot": 100.0, "cot": None, "three_shot": None}]
+    for setting in ("zero_shot", "cot", "three_shot"):
+        values = [row[setting] for row in recovery if row[setting] is not None]
+        assert values and set(values) == {100.0}, (setting, recovery)  # the oracle restores every pattern it met
     acc = json.loads((project / "results/plots/g-idiomalign-acc-at-t/oracle.json").read_text(encoding="utf-8"))
-    assert acc == [{"threshold": 0.7, "no_gloss": 80.0, "with_gloss": None},
-                   {"threshold": 0.8, "no_gloss": 60.0, "with_gloss": None}]
+    assert acc and all(row["no_gloss"] == 100.0 and row["with_gloss"] is None for row in acc), acc  # with_gloss not rendered
+    headline = json.loads((project / "results" / "headline.json").read_text(encoding="utf-8"))
+    assert headline["orderprobe"]["oracle"]["zero_shot/recovery"] == 1.0
