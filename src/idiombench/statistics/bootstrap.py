@@ -155,6 +155,9 @@ def compare(a_name: str, a: Estimand, b_name: str, b: Estimand, test: str, resam
     if test not in TESTS:
         raise ValueError(f"test {test!r}: expected one of {TESTS}")
     note = ""
+    if test == "paired-permutation" and (a.kind != b.kind or a.features.shape[1] != b.features.shape[1]):
+        return Comparison(a_name, b_name, a.value() - b.value(), float("nan"), 0,
+                          "not compared: the two statistics are built differently (e.g. other groups present)")
     if not a.same_units(b):
         shared = sorted(set(a.ids.tolist()) & set(b.ids.tolist()))
         if not shared:

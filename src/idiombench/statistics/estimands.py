@@ -66,6 +66,23 @@ class Estimand:
         return self.n == other.n and bool(np.array_equal(self.ids, other.ids))
 
 
+def _make(unit: str, ids: Sequence[str], features: np.ndarray, reduce: Reduce, kind: str,
+          higher_is_better: bool) -> Estimand:
+    """An estimand from per-ROW features: rows of one unit (several samples of an item, the
+    items of an expression) are summed into the unit's row, so the unit is resampled whole
+    (a cluster bootstrap). Units in sorted id order, so the draw does not depend on row order."""
+    keys = np.asarray([str(u) for u in ids], dtype=object)
+    unique, inverse = np.unique(keys, return_inverse=True)
+    features = np.asarray(features, dtype=np.float64).reshape(len(keys), -1)
+    if len(unique) == len(keys):
+        summed = np.empty_like(features)
+        summed[inverse] = features
+    else:
+        summed = np.zeros((len(unique), features.shape[1]))
+        np.add.at(summed, inverse, features)
+    return Estimand(unit, unique.astype(object), summed, reduce, kind, higher_is_better)
+
+
 def _divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
@@ -78,22 +95,20 @@ def _as_mask(values: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
 
 def mean(ids: Sequence[str], values: Sequence[float], mask: Sequence[bool] | None = None, *, unit: str = "item",
          higher_is_better: bool = True) -> Estimand:
-    """Mean of `values` over the units in `mask` (NaN values left out, as the aggregates do):
+    """Mean of `values` over the rows in `mask` (NaN values left out, as the aggregates do):
     sum(w·x·m) / sum(w·m), so a resample in which fewer in-scope units are drawn has fewer in
     its denominator, as the aggregate would."""
     x = np.asarray(values, dtype=np.float64)
     m = _as_mask(x, None if mask is None else np.asarray(mask))
     features = np.column_stack([np.where(m, x, 0.0), m.astype(np.float64)])
-    return Estimand(unit, np.asarray(ids, dtype=object), features, lambda s: _divide(s[:, 0], s[:, 1]), "mean",
-                    higher_is_better)
+    return _make(unit, ids, features, lambda s: _divide(s[:, 0], s[:, 1]), "mean", higher_is_better)
 
 
 def ratio(ids: Sequence[str], numerator: Sequence[float], denominator: Sequence[float], *, unit: str = "item",
           higher_is_better: bool = True) -> Estimand:
     """sum(numerator) / sum(denominator) over the units (e.g. valid idioms / idioms predicted)."""
     features = np.column_stack([np.asarray(numerator, dtype=np.float64), np.asarray(denominator, dtype=np.float64)])
-    return Estimand(unit, np.asarray(ids, dtype=object), features, lambda s: _divide(s[:, 0], s[:, 1]), "ratio",
-                    higher_is_better)
+    return _make(unit, ids, features, lambda s: _divide(s[:, 0], s[:, 1]), "ratio", higher_is_better)
 
 
 def macro_mean(ids: Sequence[str], values: Sequence[float], groups: Sequence[str], mask: Sequence[bool] | None = None, *,
@@ -116,8 +131,7 @@ def macro_mean(ids: Sequence[str], values: Sequence[float], groups: Sequence[str
             group_means = _divide(s[:, :k], s[:, k:])
             return np.nanmean(group_means, axis=1) if k else np.full(len(s), np.nan)
 
-    return Estimand(unit, np.asarray(ids, dtype=object), features, reduce, f"macro_mean:{'|'.join(labels)}",
-                    higher_is_better)
+    return _make(unit, ids, features, reduce, f"macro_mean:{'|'.join(labels)}", higher_is_better)
 
 
 F1_AVERAGES = ("macro", "micro", "weighted")
@@ -159,10 +173,10 @@ def f1(ids: Sequence[str], gold: Sequence[str], predicted: Sequence[str | None],
         present = (t + f_pos + f_neg) > 0
         return _divide((per_label * present).sum(1), present.sum(1).astype(np.float64))
 
-    return Estimand(unit, np.asarray(ids, dtype=object), features, reduce, f"f1:{average}:{'|'.join(labels)}")
+    return _make(unit, ids, features, reduce, f"f1:{average}:{'|'.join(labels)}", True)
 
 
 def custom(ids: Sequence[str], features: np.ndarray, reduce: Reduce, kind: str, *, unit: str = "item",
            higher_is_better: bool = True) -> Estimand:
     """Any other statistic of summed per-unit features (OrderProbe's S_Rob)."""
-    return Estimand(unit, np.asarray(ids, dtype=object), features, reduce, kind, higher_is_better)
+    return _make(unit, ids, features, reduce, kind, higher_is_better)
