@@ -164,6 +164,9 @@ def annotate_table(table: Table, estimands: Estimands, config: UncertaintyConfig
     for key, members in resolved.items():
         _mark_best(table, key, members, q_of, config.alpha)
 
+    if not interval_rows:
+        table.footnotes.append("No interval: no per-unit scores stand behind these numbers (results/scores).")
+        return []
     table.footnotes.append(footnote(table, config, len(pending), units_used, missing,
                                     single=all(len(m) < 2 for m in resolved.values())))
     return [

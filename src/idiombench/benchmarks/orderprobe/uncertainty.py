@@ -35,12 +35,15 @@ def recovery_estimand(perturbed: pd.DataFrame, cfg: OrderProbeScore) -> st.Estim
 
 
 def consistency_estimand(samples: pd.DataFrame) -> st.Estimand | None:
-    ids, values = [], []
-    for expression_id, rows in samples.groupby("expression_id", sort=True):
-        gaps = [metrics.sample_gap([float(v) for v in group["s_acc"].tolist()]) for _, group in rows.groupby("item_id", sort=True)]
-        ids.append(str(expression_id))
-        values.append(metrics.consistency(gaps).s_cons)
-    return st.mean(ids, values, unit=EXPRESSION) if ids else None
+    """Per expression, eqs. 9-11 from the per-input gaps S_max − S_mean (vectorised with
+    pandas; the aggregate's loop gives the same values up to float rounding)."""
+    if samples.empty:
+        return None
+    per_input = samples.groupby(["expression_id", "item_id"], sort=True)["s_acc"].agg(["max", "mean"])
+    gaps = (per_input["max"] - per_input["mean"]).clip(lower=0.0)
+    per_expression = gaps.groupby(level=0, sort=True).agg(["mean", "max"])
+    s_cons = (1.0 - per_expression["mean"]) * (1.0 - per_expression["max"])
+    return st.mean(per_expression.index.astype(str).tolist(), s_cons.to_numpy(), unit=EXPRESSION)
 
 
 def _s_struct(mu: np.ndarray, present: np.ndarray) -> np.ndarray:
@@ -59,24 +62,24 @@ def _s_struct(mu: np.ndarray, present: np.ndarray) -> np.ndarray:
 def robustness_estimand(semantic: pd.DataFrame, semantic_canonical: pd.DataFrame, cfg: OrderProbeScore) -> st.Estimand | None:
     if cfg.compatibility == "released" or semantic.empty:
         return None
-    s_orig = {str(r["expression_id"]): float(r["s_acc"]) for r in semantic_canonical.to_dict("records")}
+    s_orig = semantic_canonical.drop_duplicates("expression_id").set_index("expression_id")["s_acc"].astype(float)
     categories = sorted({str(c) for c in semantic["category"].dropna().unique()},
                         key=lambda c: (CATEGORIES.index(c) if c in CATEGORIES else len(CATEGORIES), c))
     k = len(categories)
-    ids, rows = [], []
-    for expression_id, group in semantic.groupby("expression_id", sort=True):
-        scores = [float(v) for v in group["s_acc"].tolist()]
-        row = np.zeros(2 + 2 * k)
-        orig = s_orig.get(str(expression_id))
-        if orig is not None and orig > 0:
-            value = metrics.s_seq(metrics.degradation(orig, scores), cfg.s_rob.weight_mdr, cfg.s_rob.weight_mda)
-            row[0], row[1] = (metrics.clip01(value) if cfg.s_rob.s_seq_clip == "per_expression" else value), 1.0
-        category = group["category"].iloc[0]
-        if category is not None and not pd.isna(category):
-            index = categories.index(str(category))
-            row[2 + index], row[2 + k + index] = sum(scores) / len(scores), 1.0
-        ids.append(str(expression_id))
-        rows.append(row)
+    frame = semantic[["expression_id", "s_acc", "category"]].copy()
+    frame["orig"] = frame["expression_id"].map(s_orig)
+    frame["drop"] = (frame["orig"] - frame["s_acc"]) / frame["orig"].where(frame["orig"] > 0)
+    per = frame.groupby("expression_id", sort=True).agg(mean=("s_acc", "mean"), mdr=("drop", "mean"), mda=("drop", "max"),
+                                                        orig=("orig", "first"), category=("category", "first"))
+    used = (per["orig"] > 0).to_numpy()  # a canonical input scoring S_orig > 0 (NaN: none)
+    seq = (1.0 - (cfg.s_rob.weight_mdr * per["mdr"] + cfg.s_rob.weight_mda * per["mda"])).to_numpy()
+    seq = np.clip(seq, 0.0, 1.0) if cfg.s_rob.s_seq_clip == "per_expression" else seq
+    features = np.zeros((len(per), 2 + 2 * k))
+    features[:, 0], features[:, 1] = np.where(used, seq, 0.0), used
+    for index, category in enumerate(categories):
+        member = (per["category"].astype(str) == category).to_numpy() & per["category"].notna().to_numpy()
+        features[:, 2 + index], features[:, 2 + k + index] = np.where(member, per["mean"], 0.0), member
+    ids = per.index.astype(str).tolist()
     clip_mean = cfg.s_rob.s_seq_clip != "per_expression"
 
     def reduce(s: np.ndarray) -> np.ndarray:
@@ -88,8 +91,7 @@ def robustness_estimand(semantic: pd.DataFrame, semantic_canonical: pd.DataFrame
             total = seq + struct
             return np.where(total == 0, 0.0, 2.0 * seq * struct / np.where(total == 0, 1.0, total))
 
-    return st.custom(ids, np.array(rows).reshape(len(rows), 2 + 2 * k), reduce, f"s_rob:{'|'.join(categories)}",
-                     unit=EXPRESSION)
+    return st.custom(ids, features, reduce, f"s_rob:{'|'.join(categories)}", unit=EXPRESSION)
 
 
 def group_estimands(rows: pd.DataFrame, cfg: OrderProbeScore, prefix: str) -> dict[str, st.Estimand]:
