@@ -1,5 +1,6 @@
 """Uncertainty of reported cells: estimands (per-unit features + a vectorised statistic), a
-seeded paired bootstrap over units, paired tests and Benjamini-Hochberg (docs/METRICS.md#6)."""
+seeded paired bootstrap over units, paired tests and Benjamini-Hochberg
+(docs/METRICS.md#6-intervals-and-significance)."""
 
 from .bootstrap import (
     TESTS,
