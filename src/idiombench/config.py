@@ -16,6 +16,7 @@ from .errors import ConfigError
 from .generation.config import ModelConfig, backend_names
 from .schema import StrictModel
 from .scoring.config import ScoringConfig
+from .statistics.config import ReportConfig
 
 DEFAULT_PARAMS = Path("params.yaml")
 BACKENDS = backend_names()
@@ -71,6 +72,7 @@ class Params(StrictModel):
     benchmarks: BenchmarksConfig
     models: dict[str, ModelConfig] = Field(default_factory=dict)
     scoring: ScoringConfig = Field(description="Neural scorer roles: which model each metric term runs with.")
+    report: ReportConfig = Field(default_factory=ReportConfig, description="What the report prints beside each number.")
 
     def benchmark(self, name: str) -> Any:
         return self.benchmarks.get(name)

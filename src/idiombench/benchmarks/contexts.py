@@ -86,6 +86,19 @@ class ReportContext:
         return (config.display_name if config is not None else None) or model
 
 
+@dataclass
+class UncertaintyContext:
+    """What a benchmark's `estimands` hook reads: every scored model's per-unit score tables
+    (results/scores/<model>/<benchmark>/<setting>.parquet), all at once, so that what is
+    compared across models (e.g. an F1's label set) is fixed the same way for each."""
+
+    params: Params
+    benchmark: str
+    config: Any
+    scores: dict[str, dict[str, pd.DataFrame]]  # model -> setting -> per-row scores
+    metrics: dict[str, dict[str, Any]]  # model -> its metrics JSON (the aggregate's options and values)
+
+
 @dataclass(frozen=True)
 class PlotSpec:
     """One `dvc plots` curve family a benchmark declares (`Benchmark.plots`): its folder under

@@ -20,6 +20,7 @@ from ..evaluation import SCORED, applies
 from ..redact import scrub, scrub_url
 from .pdf import TitlePage, write_pdf
 from .tables import Cell, Section, Table
+from .uncertainty import annotate_section, section_estimands
 
 
 FAILED = "failed"  # the text of a failed model's cells
@@ -88,6 +89,17 @@ def collect_metrics(params: Params, benchmark: str) -> dict[str, dict[str, Any]]
     return out
 
 
+def uncertainty_tables(params: Params, benchmark: str, metrics: dict[str, dict[str, Any]], section: Section,
+                       display_name: Callable[[str], str]) -> list[Table]:
+    """Intervals and significance marks in the section's tables (report.uncertainty), and the
+    companion tables with the bounds and the p / q values (written beside them, not in the PDF)."""
+    config = params.report.uncertainty
+    if not config.enabled or not metrics:
+        return []
+    estimands = section_estimands(params, benchmark, metrics)
+    return annotate_section(section, estimands, config, display_name)
+
+
 def model_lines(params: Params) -> list[str]:
     lines = []
     for name, config in params.models.items():
@@ -141,7 +153,8 @@ def build_report(params: Params, out_pdf: Path | None = None) -> dict[str, Any]:
                 continue  # nothing scored and nothing failed: no section, no placeholder page
             for table in section.tables:
                 mark_failed(table, failed, context.display_name)
-            for table in section.tables:
+            companions = uncertainty_tables(params, name, metrics, section, context.display_name)
+            for table in section.tables + companions:
                 table.write(tables_stage)
             sections.append(section)
         title = TitlePage(

@@ -16,21 +16,39 @@ from ..io import write_text
 
 
 @dataclass(frozen=True)
+class CellRef:
+    """Which estimand a number is (report.uncertainty): the model, the name under which the
+    benchmark's `estimands` hook returns it, and the factor from that statistic to the
+    printed number (100 for a share printed in percent)."""
+
+    model: str
+    name: str
+    scale: float = 1.0
+
+
+@dataclass(frozen=True)
 class Cell:
     text: str
     marks: str = ""
+    ref: CellRef | None = None  # set by a benchmark for a number that has per-unit data behind it
+    low: float | None = None  # the interval's bounds, on the printed scale (report.uncertainty)
+    high: float | None = None
 
     def display(self) -> str:
         return f"{self.text}{self.marks}"
 
 
-def cell(value: object, fmt: str = "{:.3f}", marks: str = "") -> Cell:
+def cell(value: object, fmt: str = "{:.3f}", marks: str = "", ref: CellRef | None = None) -> Cell:
     """A number formatted with `fmt`, None as an em dash, anything else as str."""
     if value is None:
         return Cell("—", marks)
     if isinstance(value, float):
-        return Cell(fmt.format(value), marks)
-    return Cell(str(value), marks)
+        return Cell(fmt.format(value), marks, ref)
+    return Cell(str(value), marks, ref)
+
+
+def bound_text(value: float | None) -> str:
+    return "" if value is None else f"{value:.6g}"
 
 
 @dataclass
@@ -47,12 +65,23 @@ class Table:
             if len(row) != len(self.columns):
                 raise ValueError(f"{self.table_id}: row {row} has {len(row)} cells for {len(self.columns)} columns")
 
+    def bounded_columns(self) -> list[int]:
+        """Columns with at least one interval: the CSV gives each a `_lo` and a `_hi` column."""
+        return [i for i in range(len(self.columns)) if any(row[i].low is not None for row in self.rows)]
+
     def to_csv(self) -> str:
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(self.columns)
+        bounded = set(self.bounded_columns())
+        header: list[str] = []
+        for index, column in enumerate(self.columns):
+            header += [column, f"{column}_lo", f"{column}_hi"] if index in bounded else [column]
+        writer.writerow(header)
         for row in self.rows:
-            writer.writerow([c.display() for c in row])
+            values: list[str] = []
+            for index, c in enumerate(row):
+                values += [c.display(), bound_text(c.low), bound_text(c.high)] if index in bounded else [c.display()]
+            writer.writerow(values)
         return buffer.getvalue()
 
     def to_markdown(self) -> str:
@@ -78,6 +107,7 @@ class Table:
                              ("{", r"\{"), ("}", r"\}")):
                 text = text.replace(old, new)
             text = text.replace("\x00", r"\textbackslash{}")
+            text = text.replace("±", r"$\pm$").replace("≈", r"$^{\approx}$").replace("▲", r"$^{\triangle}$")
             return text.replace("†", r"$^\dagger$").replace("‡", r"$^\ddagger$").replace("§", r"\S{}")
 
         spec = "l" + "r" * (len(self.columns) - 1)

@@ -77,6 +77,11 @@ class ChengyuBench(Benchmark):
     def report_section(self, ctx: ReportContext) -> Section | None:
         return _report.report_section(ctx)
 
+    def estimands(self, ctx: Any) -> dict[str, dict[str, Any]]:
+        from . import uncertainty  # numpy work only the report stage needs
+
+        return uncertainty.estimands(ctx)
+
     def prediction_metrics(self, body: dict[str, Any], task: str | None, setting: str) -> dict[str, float]:
         return _aggregate.prediction_metrics(body, task, setting)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...report.tables import Cell, Figure, Section, Table, cell
+from ...report.tables import Cell, CellRef, Figure, Section, Table, cell
 from .metrics import KS, TOP_K
 
 BENCH_ID = "chengyu_bench"
@@ -92,7 +92,8 @@ def table7(ctx: Any) -> Table:
             entry = _setting(body, setting)
             mark = marks.sample(body, setting) if entry else ""
             sampled[setting] |= bool(mark)
-            row.append(cell(entry["metrics"].get("accuracy") if entry else None, FMT, mark))
+            row.append(cell(entry["metrics"].get("accuracy") if entry else None, FMT, mark,
+                            CellRef(model, f"{setting}/accuracy", 100.0)))
         entry = _setting(body, "open_cloze")
         if entry is None:
             release = body.get("provenance", {}).get("release") == "available"
@@ -101,12 +102,14 @@ def table7(ctx: Any) -> Table:
         else:
             mark = marks.sample(body, "open_cloze")
             sampled["open_cloze"] |= bool(mark)
-            row += [cell(entry["metrics"].get(f"acc_at_{k}"), FMT, mark) for k in KS]
-            row.append(cell(entry["metrics"].get("valid_idiom"), FMT, mark))
+            row += [cell(entry["metrics"].get(f"acc_at_{k}"), FMT, mark, CellRef(model, f"open_cloze/acc_at_{k}", 100.0))
+                    for k in KS]
+            row.append(cell(entry["metrics"].get("valid_idiom"), FMT, mark, CellRef(model, "open_cloze/valid_idiom", 100.0)))
         entry = _setting(body, "chid_candidates")
         mark = marks.sample(body, "chid_candidates") if entry else ""
         sampled["chid_candidates"] |= bool(mark)
-        row.append(cell(entry["metrics"].get("accuracy") if entry else None, FMT, mark))
+        row.append(cell(entry["metrics"].get("accuracy") if entry else None, FMT, mark,
+                        CellRef(model, "chid_candidates/accuracy", 100.0)))
         rows.append(row)
     columns = ["Model", _header("Connotation", sampled["connotation"]),
                _header("Appropriateness", sampled["appropriateness"])]
@@ -140,8 +143,10 @@ def chid_open_cloze_table(ctx: Any, models: list[str]) -> Table:
         mark = marks.sample(body, "chid_open_cloze")
         sampled |= bool(mark)
         rows.append([Cell(ctx.display_name(model))]
-                    + [cell(entry["metrics"].get(f"acc_at_{k}"), FMT, mark) for k in KS]
-                    + [cell(entry["metrics"].get("valid_idiom"), FMT, mark), cell(entry["counts"]["items"])])
+                    + [cell(entry["metrics"].get(f"acc_at_{k}"), FMT, mark, CellRef(model, f"chid_open_cloze/acc_at_{k}", 100.0))
+                       for k in KS]
+                    + [cell(entry["metrics"].get("valid_idiom"), FMT, mark, CellRef(model, "chid_open_cloze/valid_idiom", 100.0)),
+                       cell(entry["counts"]["items"])])
     columns = [("Model")] + [_header(f"Acc.@{k}", sampled) for k in KS] + [_header("Valid Idiom", sampled), "Passages"]
     footnotes = marks.footnotes()
     idiom_note = _idiom_footnote({m: ctx.metrics[m] for m in models})

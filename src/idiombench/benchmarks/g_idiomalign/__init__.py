@@ -68,6 +68,11 @@ class GIdiomAlign(Benchmark):
 
         return report_section(ctx)
 
+    def estimands(self, ctx: Any) -> dict[str, dict[str, Any]]:
+        from .uncertainty import estimands
+
+        return estimands(ctx)
+
     def prediction_metrics(self, body: dict[str, Any], task: str | None, setting: str) -> dict[str, float]:
         from .aggregate import prediction_metrics
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from ... import paths
 from ...io import read_json
-from ...report.tables import Cell, Figure, Section, Table, cell
+from ...report.tables import Cell, CellRef, Figure, Section, Table, cell
 from .aggregate import ADDITIONAL_SUFFIX, DELTA_PREFIX, GENERATION_CONDITIONS, OVERALL, threshold_name
 from .task1 import CORRECT, DISTRACTOR_TYPES, GROUPS, INVALID, TARGET_COPY
 
@@ -101,12 +101,14 @@ def table3(ctx: Any) -> list[Table]:
         row = [Cell(ctx.display_name(model))]
         for scope in (*GROUPS, OVERALL):
             for kind in ("macro", "micro"):
-                row.append(cell(metric(body, "mcq", f"accuracy.{kind}.{scope}"), FMT, m))
+                row.append(cell(metric(body, "mcq", f"accuracy.{kind}.{scope}"), FMT, m,
+                                CellRef(model, f"mcq/accuracy.{kind}.{scope}", 100.0)))
         rows.append(row)
         dup = [Cell(ctx.display_name(model))]
         for prefix in ("accuracy", "accuracy_without_duplicate_option"):
             for kind in ("macro", "micro"):
-                dup.append(cell(metric(body, "mcq", f"{prefix}.{kind}.{OVERALL}"), FMT, m))
+                dup.append(cell(metric(body, "mcq", f"{prefix}.{kind}.{OVERALL}"), FMT, m,
+                                CellRef(model, f"mcq/{prefix}.{kind}.{OVERALL}", 100.0)))
         counts = body["settings"]["mcq"]["counts"]
         dup.append(Cell(f"{counts['duplicate_option_answers']:,} of {counts['answers']:,}"))
         dup_rows.append(dup)
@@ -224,8 +226,9 @@ def table4_and_14(ctx: Any, suffix: str = "") -> list[Table]:
         row = [Cell(ctx.display_name(model))]
         for setting in settings:
             m = sim + sample_mark(body, setting, marks)
-            row.append(cell(metric(body, setting, "MeanSim"), FMT, m))
-            row += [cell(metric(body, setting, threshold_name(t)), FMT, m) for t in headline]
+            row.append(cell(metric(body, setting, "MeanSim"), FMT, m, CellRef(model, f"{setting}/MeanSim", 100.0)))
+            row += [cell(metric(body, setting, threshold_name(t)), FMT, m,
+                         CellRef(model, f"{setting}/{threshold_name(t)}", 100.0)) for t in headline]
         last = threshold_name(headline[-1])
         row.append(cell(metric(body, settings[1], DELTA_PREFIX + last), FMT,
                         sim + sample_mark(body, settings[1], marks)))

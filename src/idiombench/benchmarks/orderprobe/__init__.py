@@ -61,6 +61,12 @@ class OrderProbe(Benchmark):
         """Tables 3, 4, 11, figures 4 and 5, format failures (report.py)."""
         return _report.report_section(ctx)
 
+    def estimands(self, ctx: Any) -> dict[str, dict[str, Any]]:
+        """Tables 3 and 4's cells for the report's intervals and tests (uncertainty.py)."""
+        from .uncertainty import estimands
+
+        return estimands(ctx)
+
     def prediction_metrics(self, body: dict[str, Any], task: str | None, setting: str) -> dict[str, float]:
         """Table 3's cells for one setting, as the paper prints them (report.py)."""
         return _report.prediction_metrics(body, task, setting)

@@ -18,7 +18,7 @@ from typing import Any
 
 from ... import paths
 from ...errors import IdiombenchError
-from ...report.tables import Cell, Section, Table, cell
+from ...report.tables import Cell, CellRef, Section, Table, cell
 from .build import CATEGORIES, permutation_patterns
 from . import figures
 
@@ -79,7 +79,9 @@ class Notes:
 
 
 def metric_cell(group: Mapping[str, Any], metric: str, roles: Mapping[str, Any], notes: Notes, where: str,
-                fmt: str = "{:.3f}", percent: bool = False, depends_metric: str | None = None) -> Cell:
+                fmt: str = "{:.3f}", percent: bool = False, depends_metric: str | None = None,
+                ref: tuple[str, str] | None = None) -> Cell:
+    """`ref`: (model, estimand prefix) when per-unit data stand behind the cell (uncertainty.py)."""
     values = group.get("metrics") or {}
     value = values.get(metric)
     depends = group.get("depends_on", {}).get(depends_metric or metric, [])
@@ -90,7 +92,8 @@ def metric_cell(group: Mapping[str, Any], metric: str, roles: Mapping[str, Any],
             reason = "not in the metrics file (written by another version of the aggregate stage?)"
         notes.missing_value(metric, reason, where)
         return cell(None, marks=marks)
-    return cell(float(value) * (100.0 if percent else 1.0), fmt, marks)
+    scale = 100.0 if percent else 1.0
+    return cell(float(value) * scale, fmt, marks, CellRef(ref[0], f"{ref[1]}/{metric}", scale) if ref else None)
 
 
 def sample_footnote(metrics: Mapping[str, Mapping[str, Any]]) -> list[str]:
@@ -150,8 +153,9 @@ def table3(ctx: Any, models: list[str], settings: list[str]) -> Table:
                 continue
             where = f"{ctx.display_name(model)} {setting_label(setting)}"
             row = [Cell(ctx.display_name(model)), Cell(setting_label(setting))]
-            row += [metric_cell(group, key, roles, notes, where) for key, _ in DIAGNOSTICS]
-            row.append(metric_cell(group, "recovery", roles, notes, where, "{:.3f}", percent=True))
+            ref = (model, setting)
+            row += [metric_cell(group, key, roles, notes, where, ref=ref) for key, _ in DIAGNOSTICS]
+            row.append(metric_cell(group, "recovery", roles, notes, where, "{:.3f}", percent=True, ref=ref))
             rows.append(row)
     first = ctx.metrics[models[0]]
     return Table(
@@ -176,8 +180,9 @@ def table4(ctx: Any, models: list[str], settings: list[str]) -> Table:
                 group = languages[language]
                 where = f"{ctx.display_name(model)} {setting_label(setting)} {language}"
                 row = [Cell(ctx.display_name(model)), Cell(setting_label(setting)), Cell(LANGUAGE_LABELS.get(language, language))]
-                row += [metric_cell(group, key, roles, notes, where, "{:.4f}") for key, _ in DIAGNOSTICS]
-                row.append(metric_cell(group, "recovery", roles, notes, where, "{:.2f}", percent=True))
+                ref = (model, f"{setting}/{language}")
+                row += [metric_cell(group, key, roles, notes, where, "{:.4f}", ref=ref) for key, _ in DIAGNOSTICS]
+                row.append(metric_cell(group, "recovery", roles, notes, where, "{:.2f}", percent=True, ref=ref))
                 rows.append(row)
     return Table(
         table_id=f"{BENCH}_table4",

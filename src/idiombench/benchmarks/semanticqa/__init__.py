@@ -70,6 +70,11 @@ class SemanticQA(Benchmark):
 
         return report_section(ctx)
 
+    def estimands(self, ctx: Any) -> dict[str, dict[str, Any]]:
+        from .uncertainty import estimands
+
+        return estimands(ctx)
+
     def scores_setting(self, config: SemanticQAConfig, setting: str) -> bool:
         """The rendered settings, plus the sequential and LCC-scaling settings its enabled
         scoring options name (sequential.py)."""

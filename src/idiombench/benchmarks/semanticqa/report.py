@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ...report.tables import Cell, Figure, Section, Table
+from ...report.tables import Cell, CellRef, Figure, Section, Table
 from .adapters import ADAPTERS
 from .aggregate import PRIMARY, setting_order
 from .sequential import COMPOSITIONS
@@ -98,7 +98,8 @@ def metric_cell(body: dict[str, Any], setting: str, task: str, metric: str, mark
     scorer = scorer_mark(value) if scorer_mark is not None else ""
     if value is None and not scorer:
         scorer = marks.use(NOT_COMPUTED, "not computed (see the scoring notes).")
-    return Cell(fmt(value), scorer + sample_mark(body, setting, task, marks))
+    ref = CellRef(str(body["model"]), f"{setting}/{task}/{metric}", 100.0) if value is not None and "model" in body else None
+    return Cell(fmt(value), scorer + sample_mark(body, setting, task, marks), ref)
 
 
 def table3(ctx: Any, marks: Marks) -> Table:

@@ -1,0 +1,73 @@
+"""G-IdiomAlign's estimands (report.uncertainty): tables 3 and 4, over items.
+
+As aggregate.py computes them from the main-pass rows: Task 1 accuracy per target group and
+overall, micro (mean of `correct`) and macro (mean over directions of each direction's
+accuracy), with and without the duplicate-option items; Task 2 MeanSim, Acc@t and EM, macro
+over directions (a direction not drawn in a resample leaves that resample's macro mean, as it
+would leave the aggregate). The With-gloss − No-gloss deltas have none (two settings).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from ... import statistics as st
+from .aggregate import ADDITIONAL_SUFFIX, GENERATION_CONDITIONS, OVERALL, main_pass, threshold_name
+from .score import MCQ_SETTING
+from .task1 import GROUPS
+
+
+def _accuracy(ids: list[str], rows: pd.DataFrame, kind: str) -> st.Estimand:
+    values = rows["correct"].astype(float)
+    if kind == "micro":
+        return st.mean(ids, values)
+    return st.macro_mean(ids, values, rows["direction"].astype(str).tolist())
+
+
+def mcq_estimands(frame: pd.DataFrame) -> dict[str, st.Estimand]:
+    rows = main_pass(frame)
+    out: dict[str, st.Estimand] = {}
+    for prefix, part in (("accuracy", rows), ("accuracy_without_duplicate_option", rows[~rows["duplicate_option"].astype(bool)])):
+        for scope in (*GROUPS, OVERALL):
+            chosen = part if scope == OVERALL else part[part["group"] == scope]
+            if chosen.empty:
+                continue
+            ids = chosen["item_id"].astype(str).tolist()
+            for kind in ("macro", "micro"):
+                out[f"{MCQ_SETTING}/{prefix}.{kind}.{scope}"] = _accuracy(ids, chosen, kind)
+    return out
+
+
+def generation_estimands(setting: str, rows: pd.DataFrame, thresholds: list[float]) -> dict[str, st.Estimand]:
+    ids = rows["item_id"].astype(str).tolist()
+    directions = rows["direction"].astype(str).tolist()
+    sims = rows["similarity"].astype(float)
+    out = {f"{setting}/EM": st.macro_mean(ids, rows["exact_match"].astype(float), directions)}
+    if sims.notna().any():
+        out[f"{setting}/MeanSim"] = st.macro_mean(ids, sims, directions)
+        for t in thresholds:
+            out[f"{setting}/{threshold_name(t)}"] = st.macro_mean(ids, (sims >= t).astype(float).where(sims.notna()),
+                                                                  directions)
+    return out
+
+
+def estimands(ctx: Any) -> dict[str, dict[str, st.Estimand]]:
+    """The Benchmark.estimands hook: model -> "<setting>/<metric>" -> estimand (a share; printed x 100)."""
+    thresholds = list(ctx.config.score.thresholds)
+    out: dict[str, dict[str, st.Estimand]] = {}
+    for model, scores in ctx.scores.items():
+        mine = out.setdefault(model, {})
+        for setting, frame in sorted(scores.items()):
+            if not len(frame):
+                continue
+            if setting == MCQ_SETTING:
+                mine.update(mcq_estimands(frame))
+            elif setting in GENERATION_CONDITIONS:
+                rows = main_pass(frame)
+                for additional, suffix in ((False, ""), (True, ADDITIONAL_SUFFIX)):
+                    part = rows[rows["additional"].astype(bool) == additional]
+                    if len(part):
+                        mine.update(generation_estimands(setting + suffix, part, thresholds))
+    return out
