@@ -278,12 +278,14 @@ def test_main_job_and_one_record_across_snakemake_and_dvc(make_project, mirrors:
     assert "Ran experiment(s): strict-format" in exp.stdout + exp.stderr
     rewritten = [path for path in watched if (project / path).stat().st_mtime_ns != before[path]]
     assert rewritten == [f"results/scores/{MODEL}/{BENCH}/scoring_meta.json", TARGET]
+    # every model's metrics file has the key: DVC names the column <file>:<key>
+    accuracy = f"{TARGET}:settings.connotation.metrics.accuracy"
     shown = run(["dvc", "exp", "show", "--no-pager", "--csv", "--drop", ".*", "--keep",
-                 r"Experiment|settings\.connotation\.metrics\.accuracy|benchmarks\.chengyu-bench\.score\.accept_unformatted"],
+                 rf"Experiment|{re.escape(accuracy)}|benchmarks\.chengyu-bench\.score\.accept_unformatted"],
                 project, env).stdout
     rows = {row["Experiment"]: row for row in csv.DictReader(shown.splitlines())}
     assert rows["strict-format"]["benchmarks.chengyu-bench.score.accept_unformatted"] == "True", shown
-    assert float(rows["strict-format"]["settings.connotation.metrics.accuracy"]) == 100.0, shown
+    assert float(rows["strict-format"][accuracy]) == 100.0, shown
 
     # `dvc plots`: the curves dvc.yaml declares, written by the plots stage of the main job
     # (pattern -> Recovery; threshold -> Acc@t), one file per model.
