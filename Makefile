@@ -49,3 +49,4 @@ clean-results:
 	rm -rf data/raw data/processed results reports/tables reports/figures reports/all_tables.pdf .snakemake
 -include make/vllm.mk
 -include make/browser.mk
+-include make/slurm.mk
