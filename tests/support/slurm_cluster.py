@@ -36,6 +36,7 @@ DAEMONS = ("munged", "mariadbd", "mariadb-install-db", "slurmdbd", "slurmctld", 
 CLUSTER = "idiombench"
 PARTITION = "debug"
 FAKE_GPUS = 2
+GPU_TYPE = "fake"  # the GRES type of the fake GPUs: `sbatch --gpus=fake:1`
 
 
 class ClusterUnavailable(RuntimeError):
@@ -215,16 +216,18 @@ class SlurmCluster:
             # the MUNGE socket for slurmdbd connections (AuthInfo covers the others)
             f"AccountingStoragePass={self.root / 'run' / 'munge.socket'}",
             "JobAcctGatherType=jobacct_gather/linux", "JobAcctGatherFrequency=30",
+            # sacct's Comment column: the Slurm executor puts rule_<rule>_wildcards_<...> there
+            "AccountingStoreFlags=job_comment", "DefMemPerCPU=512",
             "ReturnToService=2", "SchedulerType=sched/backfill", "SchedulerParameters=sched_interval=2",
             "MinJobAge=600", "KillWait=5", "InactiveLimit=0", "SlurmdTimeout=120",
             f"NodeName=localhost NodeAddr=127.0.0.1 CPUs={hw['CPUs']} Boards={hw.get('Boards', 1)} "
             f"SocketsPerBoard={hw.get('SocketsPerBoard', 1)} CoresPerSocket={hw.get('CoresPerSocket', hw['CPUs'])} "
-            f"ThreadsPerCore={hw.get('ThreadsPerCore', 1)} RealMemory={real_memory} Gres=gpu:{FAKE_GPUS} State=UNKNOWN",
+            f"ThreadsPerCore={hw.get('ThreadsPerCore', 1)} RealMemory={real_memory} Gres=gpu:{GPU_TYPE}:{FAKE_GPUS} State=UNKNOWN",
             f"PartitionName={PARTITION} Nodes=localhost Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO",
             "",
         ]))
         (etc / "gres.conf").write_text(
-            f"AutoDetect=off\nNodeName=localhost Name=gpu File={self.root / 'dev'}/nvidia[0-{FAKE_GPUS - 1}]\n")
+            f"AutoDetect=off\nNodeName=localhost Name=gpu Type={GPU_TYPE} File={self.root / 'dev'}/nvidia[0-{FAKE_GPUS - 1}]\n")
 
     def _wait_node_idle(self, timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s
