@@ -218,6 +218,10 @@ class SlurmCluster:
             "JobAcctGatherType=jobacct_gather/linux", "JobAcctGatherFrequency=30",
             # sacct's Comment column: the Slurm executor puts rule_<rule>_wildcards_<...> there
             "AccountingStoreFlags=job_comment", "DefMemPerCPU=512",
+            # Slurm does not pass SLURM_CONF into a job's environment (it expects the default
+            # path, or configless mode): the task prolog exports it, so that the srun and sacct
+            # the Slurm executor runs inside its jobs find this cluster
+            f"TaskProlog={etc / 'task_prolog.sh'}",
             "ReturnToService=2", "SchedulerType=sched/backfill", "SchedulerParameters=sched_interval=2",
             "MinJobAge=600", "KillWait=5", "InactiveLimit=0", "SlurmdTimeout=120",
             f"NodeName=localhost NodeAddr=127.0.0.1 CPUs={hw['CPUs']} Boards={hw.get('Boards', 1)} "
@@ -226,6 +230,9 @@ class SlurmCluster:
             f"PartitionName={PARTITION} Nodes=localhost Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO",
             "",
         ]))
+        prolog = etc / "task_prolog.sh"
+        prolog.write_text(f"#!/bin/sh\necho export SLURM_CONF={self.conf}\n")
+        os.chmod(prolog, 0o755)
         (etc / "gres.conf").write_text(
             f"AutoDetect=off\nNodeName=localhost Name=gpu Type={GPU_TYPE} File={self.root / 'dev'}/nvidia[0-{FAKE_GPUS - 1}]\n")
 
