@@ -81,8 +81,14 @@ class SlurmCluster:
 
     @property
     def env(self) -> dict[str, str]:
-        """What a client (sbatch, sacct, Snakemake's Slurm executor) needs: SLURM_CONF."""
-        return {"SLURM_CONF": str(self.conf)}
+        """What a client (sbatch, sacct, Snakemake's Slurm executor) needs: SLURM_CONF, and
+        bin/ first on PATH (the srun wrapper that jobs use; see _write_configs)."""
+        return {"SLURM_CONF": str(self.conf),
+                "PATH": f"{self.root / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+    def env_over(self, env: dict[str, str]) -> dict[str, str]:
+        """`env` with this cluster's SLURM_CONF and bin/ first on its PATH."""
+        return {**env, "SLURM_CONF": str(self.conf), "PATH": f"{self.root / 'bin'}{os.pathsep}{env.get('PATH', '')}"}
 
     def client_env(self) -> dict[str, str]:
         return {**os.environ, **self.env}
@@ -218,10 +224,6 @@ class SlurmCluster:
             "JobAcctGatherType=jobacct_gather/linux", "JobAcctGatherFrequency=30",
             # sacct's Comment column: the Slurm executor puts rule_<rule>_wildcards_<...> there
             "AccountingStoreFlags=job_comment", "DefMemPerCPU=512",
-            # Slurm does not pass SLURM_CONF into a job's environment (it expects the default
-            # path, or configless mode): the task prolog exports it, so that the srun and sacct
-            # the Slurm executor runs inside its jobs find this cluster
-            f"TaskProlog={etc / 'task_prolog.sh'}",
             "ReturnToService=2", "SchedulerType=sched/backfill", "SchedulerParameters=sched_interval=2",
             "MinJobAge=600", "KillWait=5", "InactiveLimit=0", "SlurmdTimeout=120",
             f"NodeName=localhost NodeAddr=127.0.0.1 CPUs={hw['CPUs']} Boards={hw.get('Boards', 1)} "
@@ -230,9 +232,14 @@ class SlurmCluster:
             f"PartitionName={PARTITION} Nodes=localhost Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO",
             "",
         ]))
-        prolog = etc / "task_prolog.sh"
-        prolog.write_text(f"#!/bin/sh\necho export SLURM_CONF={self.conf}\n")
-        os.chmod(prolog, 0o755)
+        # Inside a job, the Slurm executor's jobstep plugin (0.6.1) runs `srun` with every
+        # SLURM_* variable but the job's ids removed, SLURM_CONF included: on a cluster whose
+        # config is at the default path or served configless that is harmless, here srun would
+        # find no cluster. bin/srun (first on the jobs' PATH: self.env) puts it back.
+        wrapper = self.root / "bin" / "srun"
+        wrapper.parent.mkdir(exist_ok=True)
+        wrapper.write_text(f"#!/bin/sh\nSLURM_CONF={self.conf} exec {shutil.which('srun') or '/usr/bin/srun'} \"$@\"\n")
+        os.chmod(wrapper, 0o755)
         (etc / "gres.conf").write_text(
             f"AutoDetect=off\nNodeName=localhost Name=gpu Type={GPU_TYPE} File={self.root / 'dev'}/nvidia[0-{FAKE_GPUS - 1}]\n")
 
