@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Refresh the hashed dependency locks (pip-tools' pip-compile --generate-hashes).
-#   bash requirements/refresh.sh          # main.lock + torch-cpu.lock
+#   bash requirements/refresh.sh          # main.lock + torch-cpu.lock + slurm.lock
 #   bash requirements/refresh.sh cuda     # also torch-cuda.lock (downloads the CUDA wheels to hash them, ~4 GB)
 # Needs PyPI and the PyTorch CPU index (PYTORCH_CPU_INDEX; set it empty where pip finds
 # torch==2.13.0+cpu in a local wheel directory instead). Commit the changed locks; `make setup` reinstalls
@@ -25,3 +25,9 @@ INDEX="${PYTORCH_CPU_INDEX-https://download.pytorch.org/whl/cpu}"
 if [[ "${1:-}" == "cuda" ]]; then
     (cd requirements && "../${COMPILE[0]}" "${COMPILE[@]:1}" -o torch-cuda.lock torch-cuda.in)
 fi
+
+# The optional Slurm executor plugin (make/slurm.mk), constrained by the new main.lock: only
+# what it adds to main.lock is kept in slurm.lock.
+(cd requirements && "../${COMPILE[0]}" "${COMPILE[@]:1}" --strip-extras -o ../.venv-lock/slurm-all.lock slurm.in)
+.venv-lock/bin/python requirements/only_new.py requirements/main.lock .venv-lock/slurm-all.lock requirements/slurm.lock \
+"$(sed -n '/^SLURM_LOCK_HEADER/s/^SLURM_LOCK_HEADER := //p' make/slurm.mk | sed 's/\\#/#/g; s/\\n/\n/g')"

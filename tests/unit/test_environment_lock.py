@@ -15,6 +15,9 @@ ROOT = Path(__file__).resolve().parents[2]
 REQUIREMENTS = ROOT / "requirements"
 # The project itself (installed editable from the checkout) is not in its own lock.
 NOT_LOCKED = {"idiombench"}
+# Optional additions to .venv, each installed whole or not at all (`make slurm-plugin`:
+# Snakemake's Slurm executor). They pin only what main.lock does not.
+OPTIONAL_LOCKS = (REQUIREMENTS / "slurm.lock",)
 
 
 def installed() -> dict[str, str]:
@@ -75,10 +78,32 @@ def project_venv_pins(torch_version: str) -> dict[str, str]:
     return pins
 
 
+def test_optional_locks_add_only_what_main_lock_lacks():
+    main = read_lock(REQUIREMENTS / "main.lock")
+    for path in OPTIONAL_LOCKS:
+        extra = read_lock(path)
+        assert extra, f"{path.name}: no entries"
+        assert not set(extra) & set(main), f"{path.name} repins main.lock's {sorted(set(extra) & set(main))}"
+    assert "snakemake-executor-plugin-slurm" in read_lock(REQUIREMENTS / "slurm.lock")
+
+
+def optional_pins(have: dict[str, str]) -> dict[str, str]:
+    """The pins of each optional lock of which anything is installed: then all of it must be."""
+    pins: dict[str, str] = {}
+    for path in OPTIONAL_LOCKS:
+        lock = read_lock(path)
+        if set(lock) & set(have):
+            missing = sorted(f"{n}=={v}" for n, v in lock.items() if n not in have)
+            assert not missing, f"{path.name} is installed in part: missing {missing}"
+            pins.update(lock)
+    return pins
+
+
 @pytest.mark.skipif(not in_project_venv(), reason=f"not running in the project's .venv ({sys.prefix})")
 def test_installed_distributions_match_the_lock():
     have = installed()
     pins = project_venv_pins(have["torch"])
+    pins.update(optional_pins(have))
     unlocked = sorted(f"{n}=={v}" for n, v in have.items() if n not in pins and n not in NOT_LOCKED)
     wrong = sorted(f"{n}=={v} (lock: {pins[n]})" for n, v in have.items() if n in pins and v != pins[n])
     assert not unlocked, f"installed but not in .venv's locks: {unlocked}"
@@ -93,3 +118,12 @@ def test_environment_info_names_the_lock():
     assert info["lock_sha256"] == lock_hash(ROOT) and len(info["lock_sha256"]) == 64
     assert info["python"] == ".".join(map(str, sys.version_info[:3]))
     assert info["torch"] == importlib.metadata.version("torch")
+
+
+def test_an_optional_lock_counts_only_when_installed_whole():
+    slurm = read_lock(REQUIREMENTS / "slurm.lock")
+    assert optional_pins({"numpy": "2.4.6"}) == {}
+    assert optional_pins(dict(slurm)) == slurm
+    first = next(iter(slurm))
+    with pytest.raises(AssertionError, match="installed in part"):
+        optional_pins({first: slurm[first]})

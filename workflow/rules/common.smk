@@ -17,6 +17,8 @@ CLI = "idiombench"
 PARAMS_ARG = f"--params {PARAMS_FILE}"
 
 MODEL_NAMES = list(P.models)
+# GPUs of a score job: one when the scorer roles run on CUDA (workflow/rules/evaluate.smk)
+SCORE_GPUS = 1 if P.scoring.device == "cuda" else 0
 NODES = {node.name: node for node in dag.benchmark_nodes()}
 # benchmarks whose own data-construction pipeline is rebuilt (G-IdiomAlign's gloss alignment)
 CONSTRUCTION_NAMES = dag.construction_names()

@@ -1,6 +1,11 @@
 # acquire: release files -> data/raw/<benchmark>/ (sha256-checked)
 # build:   data/raw/<benchmark>/ -> data/processed/<benchmark>/<task>.parquet + build_stats.json
 
+# acquire runs where Snakemake runs (on a cluster: the login node), not as a cluster job:
+# compute nodes often have no internet access, and copying from the mirror is light.
+localrules:
+    acquire,
+
 
 rule acquire:
     input:

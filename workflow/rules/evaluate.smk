@@ -9,6 +9,9 @@
 # `benchmarks:` list) still has its jobs: they record "skipped" with the reason.
 
 
+# A score job asks for one GPU when the scorer roles run on CUDA (params `scoring.device:
+# cuda`), else none (`auto` finds no GPU in a job that was granted none): on Slurm that is
+# `sbatch --gpus=1` or a CPU job; locally it counts against `--resources gpu=N`.
 rule score:
     input:
         "results/generations/{model}",
@@ -18,6 +21,8 @@ rule score:
         directory("results/scores/{model}/{benchmark}"),
     params:
         score=lambda wc: stage_params(wc.benchmark, "score"),
+    resources:
+        gpu=SCORE_GPUS,
     shell:
         "{CLI} score {wildcards.benchmark} --model {wildcards.model} {PARAMS_ARG}"
 

@@ -2,6 +2,8 @@
 # One job per model serves every benchmark and setting (weights loaded once). The job
 # claims `gpus` free device ids itself (Snakemake assigns none locally) and sets
 # CUDA_VISIBLE_DEVICES, so `--resources gpu=2` runs two 1-GPU models side by side.
+# On Slurm (workflow/profiles/slurm) `gpu` becomes `sbatch --gpus=N` (no GPUs when 0): Slurm
+# grants the devices and sets CUDA_VISIBLE_DEVICES, and the claim takes exactly those.
 # Under Snakemake a job whose GPUs are busy queues (IDIOMBENCH_GPU_QUEUE=1, set in
 # common.smk) and names the holder; the Snakefile warns when --resources gpu=N exceeds the
 # GPUs present.

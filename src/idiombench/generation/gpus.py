@@ -10,6 +10,13 @@ Devices are discovered from IDIOMBENCH_GPUS (a comma list; for tests and cluster
 else CUDA_VISIBLE_DEVICES (as set by a scheduler such as Slurm), else
 `nvidia-smi --query-gpu=index --format=csv,noheader`.
 
+Inside a Slurm job (SLURM_JOB_ID set) the devices in CUDA_VISIBLE_DEVICES are the ones Slurm
+granted to this job alone, so the locks live in a directory of that job
+(idiombench-gpu-locks-slurm-<job id>): two jobs on one node that were granted different GPUs
+never wait for each other, even where Slurm numbers each job's GPUs from 0 (ConstrainDevices
+with cgroups); jobs sharing one allocation (Snakemake run inside `salloc`) still share the
+locks. IDIOMBENCH_GPU_LOCK_DIR overrides the directory.
+
 When fewer than N devices are free, a standalone claim waits up to IDIOMBENCH_GPU_WAIT_S
 seconds (default 0: fail at once) and then fails with a message naming the busy devices
 and the processes holding them. A queued claim (IDIOMBENCH_GPU_QUEUE=1, which
@@ -50,6 +57,9 @@ class GpuError(IdiombenchError):
 
 
 def default_lock_dir() -> Path:
+    slurm_job = os.environ.get("SLURM_JOB_ID", "").strip()
+    if slurm_job:
+        return Path(tempfile.gettempdir()) / f"idiombench-gpu-locks-slurm-{re.sub(r'[^A-Za-z0-9_.-]', '_', slurm_job)}"
     return Path(tempfile.gettempdir()) / "idiombench-gpu-locks"
 
 

@@ -167,3 +167,30 @@ def test_oversubscribed_gpu_resource_is_warned(fake_gpus):
     assert gpu_oversubscription_warning(2) is None
     warning = gpu_oversubscription_warning(3)
     assert warning is not None and "--resources gpu=3 but 2 GPU(s) are present (IDIOMBENCH_GPUS: ['0', '1'])" in warning
+
+
+def test_inside_a_slurm_job_the_locks_are_the_jobs_own(tmp_path: Path, monkeypatch):
+    """Slurm grants a job its GPUs alone and, with ConstrainDevices, numbers them from 0 in
+    every job: two jobs on one node both see CUDA_VISIBLE_DEVICES=0 and must not queue
+    behind each other. Jobs of one allocation (same SLURM_JOB_ID) still share the locks."""
+    from idiombench.generation.gpus import default_lock_dir
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    for key in ("IDIOMBENCH_GPUS", "IDIOMBENCH_GPU_LOCK_DIR", "IDIOMBENCH_GPU_WAIT_S", "IDIOMBENCH_GPU_QUEUE"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    assert default_lock_dir().name == "idiombench-gpu-locks"
+    src = Path(__file__).resolve().parents[3] / "src"
+    base = {**os.environ, "PYTHONPATH": str(src), "CUDA_VISIBLE_DEVICES": "0", "TMPDIR": str(tmp_path)}
+    release = tmp_path / "release"
+    first = start({**base, "SLURM_JOB_ID": "101"}, release)
+    assert first.stdout.readline().strip() == "0"
+    second = start({**base, "SLURM_JOB_ID": "102"}, release)  # another job, its own GPU 0
+    assert second.stdout.readline().strip() == "0"
+    same = subprocess.run([sys.executable, "-c", CLAIM, str(release)], env={**base, "SLURM_JOB_ID": "101"},
+                          capture_output=True, text=True, timeout=60)  # a step of the first job's allocation
+    release.touch()
+    assert first.wait(timeout=30) == 0 and second.wait(timeout=30) == 0
+    assert same.returncode != 0 and "busy: 0 (pid" in same.stderr, same.stderr
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("idiombench-gpu-locks")) == [
+        "idiombench-gpu-locks-slurm-101", "idiombench-gpu-locks-slurm-102"]
