@@ -95,7 +95,7 @@ def test_snakemake_and_dvc_share_one_record(make_project, mirrors: list[Path]):
     assert dvc_status(project, env, f"aggregate@{MODEL}-{BENCH}") == []
     never_run = sorted(
         [f"{s}@{MODEL}-{b}" for s in ("score", "aggregate", "track") for b in NAMES if b != BENCH]
-        + [f"track@{MODEL}-{BENCH}", "construct@g-idiomalign", "plots", "report"])
+        + [f"track@{MODEL}-{BENCH}", "construct@g-idiomalign", f"attention@{MODEL}-g-idiomalign", "plots", "report"])
     assert dvc_status(project, env) == never_run
 
     # A scoring option of one benchmark: DVC reruns exactly its score and aggregate.

@@ -50,11 +50,11 @@ def skip_reason(params: Params, model: str, benchmark: str) -> str | None:
     settings = params.benchmark(benchmark).attention
     if not settings.enabled:
         return f"benchmarks.{benchmark}.attention.enabled is false"
-    if settings.models is not None and model not in settings.models:
-        return f"benchmarks.{benchmark}.attention.models does not list {model}"
     backend = params.models[model].backend
     if backend != "hf":
         return f"backend {backend} gives no attention weights (the diagnostics need a model on the hf backend)"
+    if settings.models is not None and model not in settings.models:
+        return f"benchmarks.{benchmark}.attention.models does not list {model}"
     return None
 
 
