@@ -67,7 +67,10 @@ def overview(ctx: Any, bodies: dict[str, dict[str, Any]]) -> Table:
         "those steps: IAR on the source-idiom tokens, GAR on the gloss tokens (0 No-gloss), DR = 1 - IAR - GAR; OtherTop1 "
         "is the largest share of one prompt token outside both spans. Output keys: the part of DR on the output's own "
         "earlier tokens. Greedy agr.: share of the recorded output tokens that are the model's argmax when teacher-forced. "
-        f"Groups: {how}. Fractions, not percentages.",
+        f"Groups: {how}. Computed on a seeded sample of Task 2 items (benchmarks.g-idiomalign.attention.items: "
+        + ", ".join(f"{ctx.display_name(m)} {b['sample']['items']}" for m, b in bodies.items())
+        + " items, each in both conditions), not on the paper's 200 annotated generations per condition. "
+        "Fractions, not percentages.",
     )
 
 
