@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from idiombench import paths  # noqa: E402
 from idiombench.analysis.attention import locate, measure, use_eager  # noqa: E402
-from idiombench.analysis.stage import load_rendered, load_scores  # noqa: E402
+from idiombench.analysis.stage import load_rendered, load_scores, transformers_config  # noqa: E402
 from idiombench.benchmarks import get_benchmark  # noqa: E402
 from idiombench.benchmarks.contexts import AttentionContext  # noqa: E402
 from idiombench.config import load_params  # noqa: E402
@@ -86,7 +86,8 @@ def main() -> None:
     from idiombench.generation.backends.hf import HFBackend
 
     started = time.perf_counter()
-    backend = HFBackend(args.model, params.models[args.model], seed=params.seed, cache_root=paths.cache_dir(args.model))
+    backend = HFBackend(args.model, transformers_config(params.models[args.model]), seed=params.seed,
+                        cache_root=paths.cache_dir(args.model))
     use_eager(backend.model)
     load_s = time.perf_counter() - started
     torch = backend.torch

@@ -311,8 +311,9 @@ def attention(
     params: ParamsOption = DEFAULT_PARAMS,
     out: Annotated[Path | None, typer.Option(help="Destination (default results/analysis/<benchmark>/attention/<model>).")] = None,
 ) -> None:
-    """Attention diagnostics of a model's recorded generations (hf backend; G-IdiomAlign): per-item span
-    attention and the paper's statistics; other models are recorded as skipped with the reason."""
+    """Attention diagnostics of a model's recorded generations (its weights in transformers: hf or vllm
+    backend; G-IdiomAlign): per-item span attention and the paper's statistics; other models are
+    recorded as skipped with the reason."""
     from .analysis.stage import run_attention, skip_reason
     from .generation.gpus import claim_gpus
 

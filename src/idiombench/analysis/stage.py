@@ -5,8 +5,10 @@ results/analysis/<benchmark>/attention/<model>/:
 - items.parquet: one row per measured prompt (the benchmark's labels, the attention mass on
   each span, off-span and generated mass, OtherTop1, per-(layer, head) span scores);
 - summary.json: the benchmark's statistics (`attention_summary`), or "skipped" with the reason
-  (benchmark disabled, model not listed, backend other than hf), so the static DAG always has
-  a truthful output.
+  (benchmark disabled, model not listed, a backend without weights), so the static DAG always
+  has a truthful output. A model on the vllm backend is measured on its own weights loaded by
+  transformers (vLLM returns no attention weights; its greedy outputs may differ slightly from
+  transformers', which the per-item greedy agreement shows).
 
 Timings and memory go to results/logs/attention-<benchmark>-<model>.json (they differ between
 runs, so they are kept out of the declared outputs).
@@ -28,12 +30,14 @@ from ..benchmarks import get_benchmark
 from ..benchmarks.contexts import AttentionContext, AttentionPrompt
 from ..config import Params
 from ..errors import IdiombenchError
+from ..generation.config import HFModel
 from ..evaluation import SKIPPED, applies, load_generations, load_items
 from ..io import read_json, staged_directory, write_json, write_parquet
 from ..prompts import read_prompts
 from .attention import AttentionError, Measurement, locate, measure, use_eager
 
 MEASURED = "measured"
+WEIGHT_BACKENDS = ("hf", "vllm")  # backends whose weights transformers can load with eager attention
 
 
 def attention_names() -> list[str]:
@@ -50,12 +54,25 @@ def skip_reason(params: Params, model: str, benchmark: str) -> str | None:
     settings = params.benchmark(benchmark).attention
     if not settings.enabled:
         return f"benchmarks.{benchmark}.attention.enabled is false"
-    backend = params.models[model].backend
-    if backend != "hf":
-        return f"backend {backend} gives no attention weights (the diagnostics need a model on the hf backend)"
+    config = params.models[model]
+    if config.backend not in WEIGHT_BACKENDS:
+        return (f"backend {config.backend} gives no attention weights (the diagnostics need the model's weights: "
+                f"a model on the hf or vllm backend)")
+    if config.backend == "vllm" and config.gpus > 1:
+        return f"models.{model}.gpus is {config.gpus}: transformers measures a vllm model's weights on one GPU"
     if settings.models is not None and model not in settings.models:
         return f"benchmarks.{benchmark}.attention.models does not list {model}"
     return None
+
+
+def transformers_config(config: Any) -> HFModel:
+    """The hf backend's config for a model's weights: a vllm model's own weights, loaded by
+    transformers (vLLM returns no attention weights) on its GPU, or on the CPU for gpus 0."""
+    if isinstance(config, HFModel):
+        return config
+    return HFModel(backend="hf", model=config.model, revision=config.revision, gguf_file=config.gguf_file,
+                   dtype=config.dtype, device="cuda" if config.gpus else "cpu", gpus=config.gpus,
+                   trust_remote_code=config.trust_remote_code, display_name=config.display_name)
 
 
 def load_scores(model: str, benchmark: str) -> dict[str, pd.DataFrame]:
@@ -114,7 +131,8 @@ def run_attention(params: Params, benchmark: str, model: str, out: Path | None =
         from ..generation.backends.hf import HFBackend
 
         started = time.perf_counter()
-        backend = HFBackend(model, params.models[model], seed=params.seed, cache_root=paths.cache_dir(model))
+        backend = HFBackend(model, transformers_config(params.models[model]), seed=params.seed,
+                            cache_root=paths.cache_dir(model))
         use_eager(backend.model)
         load_s = time.perf_counter() - started
         rss_loaded = peak_rss_mib()
@@ -144,6 +162,7 @@ def run_attention(params: Params, benchmark: str, model: str, out: Path | None =
         backend.close()
         frame = pd.DataFrame(rows).sort_values(["setting", "prompt_id"], kind="stable").reset_index(drop=True)
         summary = {"benchmark": benchmark, "model": model, "status": MEASURED, "identity": identity,
+                   "loaded_by": "transformers (hf backend)",
                    "attn_implementation": "eager", **bench.attention_summary(ctx, frame), "notes": ctx.notes}
         write_parquet(staging / "items.parquet", pa.Table.from_pandas(frame, preserve_index=False))
         write_json(staging / "summary.json", summary)

@@ -101,6 +101,22 @@ def test_the_stage_says_why_a_model_is_not_measured():
         "benchmarks.g-idiomalign.attention.enabled is false"
 
 
+def test_a_vllm_model_is_measured_on_its_weights_in_transformers_on_one_gpu():
+    from idiombench.analysis.stage import transformers_config
+    from idiombench.config import load_params
+
+    params = load_params(ROOT / "overlays" / "paper.yaml")
+    qwen = params.models["qwen3-8b"]
+    assert qwen.backend == "vllm" and skip_reason(params, "qwen3-8b", "g-idiomalign") is None
+    hf = transformers_config(qwen)
+    assert (hf.backend, hf.model, hf.revision, hf.device, hf.gpus) == ("hf", qwen.model, qwen.revision, "cuda", 1)
+    two = SimpleNamespace(models={**params.models, "big": qwen.model_copy(update={"gpus": 2})},
+                          benchmark=params.benchmark)
+    section = params.benchmark("g-idiomalign")
+    two.benchmark = lambda name: section.model_copy(update={"attention": section.attention.model_copy(update={"models": None})})
+    assert "one GPU" in skip_reason(two, "big", "g-idiomalign")
+
+
 def test_human_labels_are_read_and_checked(tmp_path: Path):
     good = tmp_path / "labels.csv"
     good.write_text("prompt_id,label\na,1\nb,3\n", encoding="utf-8")
