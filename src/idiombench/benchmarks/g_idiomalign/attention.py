@@ -130,7 +130,11 @@ def attention_prompts(ctx: AttentionContext) -> list[AttentionPrompt]:
     chosen = seeded_subset(common, cfg.items, cfg.seed, "g-idiomalign", "attention")
     annotations = read_annotations(cfg.annotations) if cfg.annotations else None
     templates = load_package_templates(PACKAGE, "gloss_generation")
-    items = ctx.items[TASK]
+    items = ctx.items.get(TASK, {})
+    missing = sorted(set(chosen) - set(items))
+    if missing:
+        raise IdiombenchError(f"g-idiomalign attention: generated item(s) {', '.join(missing[:3])} are not in "
+                              f"data/processed/g-idiomalign/{TASK}.parquet (rebuild, rerender and regenerate)")
     out = []
     for setting in conditions:
         template = templates.get(setting)
