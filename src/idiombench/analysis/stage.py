@@ -29,6 +29,7 @@ from .. import paths
 from ..benchmarks import get_benchmark
 from ..benchmarks.contexts import AttentionContext, AttentionPrompt
 from ..config import Params
+from ..dag import attention_names
 from ..errors import IdiombenchError
 from ..generation.config import HFModel
 from ..evaluation import SKIPPED, applies, load_generations, load_items
@@ -38,12 +39,6 @@ from .attention import AttentionError, Measurement, locate, measure, use_eager
 
 MEASURED = "measured"
 WEIGHT_BACKENDS = ("hf", "vllm")  # backends whose weights transformers can load with eager attention
-
-
-def attention_names() -> list[str]:
-    from ..benchmarks import NAMES
-
-    return [name for name in NAMES if get_benchmark(name).attention_diagnostics]
 
 
 def skip_reason(params: Params, model: str, benchmark: str) -> str | None:
