@@ -142,8 +142,8 @@ class GIdiomAlignAttention(StrictModel):
 
     enabled: bool = Field(False, description="Run the attention stage (a model not on the hf backend is skipped, with the reason).")
     models: list[str] | None = Field(
-        None, description="Models measured (names under `models:`, hf backend); null: every hf model. The others are "
-        "recorded as skipped.")
+        None, description="Models measured (names under `models:`); null: every model with weights transformers "
+        "loads (hf backend; vllm on at most one GPU). The others are recorded as skipped.")
     items: int | None = Field(
         8, ge=1, description="Task 2 items drawn (seeded) among those generated in every rendered condition; each is "
         "measured in both conditions (2 x items forward passes). null: every item (the paper annotated 200 per condition).")

@@ -127,3 +127,21 @@ def test_human_labels_are_read_and_checked(tmp_path: Path):
         read_annotations(str(bad))
     with pytest.raises(DataError, match="file not found"):
         read_annotations(str(tmp_path / "missing.csv"))
+
+
+def test_the_attention_params_are_validated(tmp_path: Path):
+    import yaml
+
+    from idiombench.config import load_params
+    from idiombench.errors import IdiombenchError
+
+    raw = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+    assert raw["benchmarks"]["g-idiomalign"]["attention"]["models"] is None  # a narrowed model list stays valid
+    for change, message in (({"models": ["smollm3"]}, "attention.models.0: unknown model 'smollm3'"),
+                            ({"items": 0}, "attention.items"), ({"layers": 3}, "attention.layers: unknown key")):
+        edited = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+        edited["benchmarks"]["g-idiomalign"]["attention"].update(change)
+        path = tmp_path / "params.yaml"
+        path.write_text(yaml.safe_dump(edited, allow_unicode=True), encoding="utf-8")
+        with pytest.raises(IdiombenchError, match=message):
+            load_params(path)
