@@ -14,6 +14,7 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/render.smk"
 include: "workflow/rules/generate.smk"
 include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/analysis.smk"
 include: "workflow/rules/dvc_sync.smk"
 
 

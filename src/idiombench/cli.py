@@ -305,6 +305,39 @@ def construct(
 
 @app.command()
 @user_errors
+def attention(
+    benchmark: BenchmarkArg,
+    model: ModelOption,
+    params: ParamsOption = DEFAULT_PARAMS,
+    out: Annotated[Path | None, typer.Option(help="Destination (default results/analysis/<benchmark>/attention/<model>).")] = None,
+) -> None:
+    """Attention diagnostics of a model's recorded generations (its weights in transformers: hf or vllm
+    backend; G-IdiomAlign): per-item span attention and the paper's statistics; other models are
+    recorded as skipped with the reason."""
+    from .analysis.stage import run_attention, skip_reason
+    from .generation.gpus import claim_gpus
+
+    _check_benchmark(benchmark)
+    loaded = load_params(params)
+    destination = check_writable(out or paths.attention_dir(benchmark, model))
+    gpus = loaded.models[model].gpus if model in loaded.models and skip_reason(loaded, model, benchmark) is None else 0
+    with claim_gpus(gpus, who=f"attention {benchmark} {model}"):
+        summary = run_attention(loaded, benchmark, model, destination)
+    if summary["status"] != "measured":
+        console.print(f"attention {benchmark} {model}: skipped ({summary['reason']})")
+        return
+    log = summary["log"]
+    counts = ", ".join(f"{c} {n['measured']}/{n['prompts']}" for c, n in summary.get("counts", {}).items())
+    per_item = log["seconds_per_item"]
+    console.print(
+        f"attention {benchmark} {model}: measured {counts} prompt(s) with eager attention on {log['device']}; "
+        f"model load {log['load_s']:.1f} s, {per_item if per_item is None else round(per_item, 3)} s per item, "
+        f"peak RSS {log['peak_rss_mib']:.0f} MiB (timings: results/logs/attention-{benchmark}-{model}.json)"
+    )
+
+
+@app.command()
+@user_errors
 def aggregate(
     benchmark: BenchmarkArg,
     model: ModelOption,

@@ -150,6 +150,11 @@ def consistency_problems(params: Params) -> list[str]:
     problems = []
     for name in NAMES:
         problems += _generate_problems(f"benchmarks.{name}", params.benchmark(name))
+        attention = getattr(params.benchmark(name), "attention", None)  # benchmarks with attention diagnostics
+        for index, model in enumerate(getattr(attention, "models", None) or []):
+            if model not in params.models:
+                problems.append(f"benchmarks.{name}.attention.models.{index}: unknown model {model!r} "
+                                f"(models: {', '.join(params.models) or 'none'})")
     for model_name, model in params.models.items():
         where = f"models.{model_name}"
         for index, benchmark in enumerate(model.benchmarks or []):

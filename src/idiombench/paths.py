@@ -109,3 +109,8 @@ def construction_dir(benchmark: str) -> Path:
     """A benchmark's own data-construction pipeline rebuilt from its release (G-IdiomAlign's
     gloss alignment): the rebuilt set and its comparison with the release."""
     return RESULTS / "construction" / benchmark
+
+
+def attention_dir(benchmark: str, model: str) -> Path:
+    """A model's attention diagnostics on a benchmark (per-item table, summary)."""
+    return RESULTS / "analysis" / benchmark / "attention" / model

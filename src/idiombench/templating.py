@@ -41,6 +41,15 @@ ROLES = ("system", "user", "assistant")
 
 
 @dataclass(frozen=True)
+class FieldSpan:
+    """Where a placeholder's value sits in a rendered prompt: message index, [start, end) in its content."""
+
+    message: int
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
 class ChatTemplate:
     template_id: str
     messages: tuple[Message, ...]  # contents hold {placeholders}
@@ -71,6 +80,21 @@ class ChatTemplate:
             return values[match.group(1)]
 
         return tuple(Message(m.role, PLACEHOLDER.sub(fill, m.content)) for m in self.messages)
+
+    def render_spans(self, values: Mapping[str, str]) -> tuple[tuple[Message, ...], dict[str, list[FieldSpan]]]:
+        """`render`, plus where each placeholder's value landed: name -> one FieldSpan per
+        occurrence (message index and character offsets in that message's content). The
+        offsets come from the template's own pieces, not from searching the rendered text."""
+        messages = self.render(values)
+        spans: dict[str, list[FieldSpan]] = {}
+        for index, message in enumerate(self.messages):
+            shift = 0  # rendered offset minus template offset, so far in this message
+            for match in PLACEHOLDER.finditer(message.content):
+                value = values[match.group(1)]
+                start = match.start() + shift
+                spans.setdefault(match.group(1), []).append(FieldSpan(index, start, start + len(value)))
+                shift += len(value) - (match.end() - match.start())
+        return messages, spans
 
     def with_joined_system(self) -> ChatTemplate:
         """The same template with consecutive leading system messages joined by a newline

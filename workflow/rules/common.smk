@@ -22,6 +22,8 @@ SCORE_GPUS = 1 if P.scoring.device == "cuda" else 0
 NODES = {node.name: node for node in dag.benchmark_nodes()}
 # benchmarks whose own data-construction pipeline is rebuilt (G-IdiomAlign's gloss alignment)
 CONSTRUCTION_NAMES = dag.construction_names()
+# benchmarks with attention diagnostics (an attention job per model; G-IdiomAlign)
+ATTENTION_NAMES = dag.attention_names()
 
 # Under Snakemake a generate job whose GPUs are busy queues and names the holder, instead of
 # failing as a standalone `idiombench generate` does (inherited by the jobs; the command
@@ -88,3 +90,7 @@ def construction_targets():
 
 def score_targets():
     return [f"results/scores/{m}/{b}" for b in BENCHMARK_NAMES for m in MODEL_NAMES]
+
+
+def analysis_targets():
+    return [f"results/analysis/{b}/attention/{m}" for b in ATTENTION_NAMES for m in MODEL_NAMES]

@@ -68,6 +68,7 @@ rule report:
         tracking_targets(),
         score_targets(),
         construction_targets(),
+        analysis_targets(),
     output:
         "reports/all_tables.pdf",
         directory("reports/tables"),

@@ -110,6 +110,10 @@ class Benchmark(ABC):
     plots: ClassVar[tuple[PlotSpec, ...]] = ()
     # whether run_construction rebuilds the benchmark's own data (a construct stage)
     constructs: ClassVar[bool] = False
+    # whether it has attention diagnostics: an `attention` stage per model (hf backend only),
+    # configured by its params section's `attention` (with `enabled` and `models`), and the
+    # hooks attention_prompts + attention_summary
+    attention_diagnostics: ClassVar[bool] = False
 
     @abstractmethod
     def file_specs(self, config: Any) -> list[FileSpec]:
@@ -159,6 +163,15 @@ class Benchmark(ABC):
     def run_construction(self, params: Any, source: Path | list[Item], out_dir: Path) -> dict[str, Any]:
         """Rebuild the benchmark's own data from its release (only where `constructs`)."""
         raise NotImplementedError(f"benchmark {self.name} has no construction pipeline")
+
+    def attention_prompts(self, ctx: Any) -> list[Any]:
+        """The generations to measure, with their spans (ctx: contexts.AttentionContext ->
+        contexts.AttentionPrompt list; only where `attention_diagnostics`)."""
+        raise NotImplementedError(f"benchmark {self.name} has no attention diagnostics")
+
+    def attention_summary(self, ctx: Any, rows: Any) -> dict[str, Any]:
+        """The measured per-item table (a DataFrame) -> the summary JSON body (statistics)."""
+        raise NotImplementedError(f"benchmark {self.name} has no attention diagnostics")
 
 
 def write_build(result: BuildResult, out_dir: Path) -> dict[str, Any]:

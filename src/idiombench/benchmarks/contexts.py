@@ -13,6 +13,7 @@ if TYPE_CHECKING:  # config imports the benchmark packages, which import this mo
     import pandas as pd
 
     from ..config import Params
+    from ..generation.types import Message
     from ..items import Item
     from ..prompts import Prompt
     from ..templating import ChatTemplate
@@ -110,3 +111,34 @@ class PlotSpec:
     x: str
     series: tuple[str, ...]
     rows_of: Callable[[dict[str, Any]], list[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class AttentionPrompt:
+    """One generation to measure (`Benchmark.attention_prompts`): the prompt's messages, its
+    tracked spans as name -> (message index, start, end) character offsets in that message
+    (from the template, e.g. templating.ChatTemplate.render_spans), the recorded output and
+    the [start, end) characters of its content-bearing segment (None: nothing to measure, e.g.
+    an empty output), and labels kept as columns of the per-item table (group, condition...)."""
+
+    prompt_id: str
+    setting: str
+    item_id: str
+    messages: tuple[Message, ...]
+    spans: dict[str, tuple[int, int, int]]
+    output: str
+    content: tuple[int, int] | None
+    labels: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class AttentionContext:
+    params: Params
+    model: str
+    benchmark: str
+    config: Any  # the benchmark's params section
+    generations: dict[str, pd.DataFrame]
+    items: dict[str, dict[str, Item]]
+    scores: dict[str, pd.DataFrame]  # the score stage's per-item tables (setting -> table)
+    prompts: dict[str, dict[str, Prompt]]  # setting -> prompt_id -> the rendered prompt
+    notes: list[str] = field(default_factory=list)

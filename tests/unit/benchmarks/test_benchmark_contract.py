@@ -68,7 +68,7 @@ def test_benchmark_packages_do_not_import_the_stage_drivers():
     from pathlib import Path
 
     root = Path(benchmarks.__file__).parent
-    drivers = r"(evaluation|render|cli|predictions|report\.build|tracking(\.\w+)?)"
+    drivers = r"(evaluation|render|cli|predictions|report\.build|tracking(\.\w+)?|analysis\.stage)"
     pattern = re.compile(rf"^\s*from \.\.\.{drivers} import|^\s*import idiombench\.{drivers}\b|^\s*from idiombench\.{drivers} import",
                          re.MULTILINE)
     offenders = [f"{path.relative_to(root)}: {m.group(0).strip()}"

@@ -39,6 +39,8 @@ class GIdiomAlign(Benchmark):
     classification_tasks = _answers.CLASSIFICATION_TASKS
     format_reference_answer = staticmethod(_answers.format_reference_answer)
     constructs = True
+    # the paper's attention diagnostics (section 5.3, appendices L-M; attention.py): an attention stage per model
+    attention_diagnostics = True
 
     def file_specs(self, config: GIdiomAlignConfig) -> list[FileSpec]:
         return load_file_specs(__name__)
@@ -83,6 +85,18 @@ class GIdiomAlign(Benchmark):
         from .construct import run_construction
 
         return run_construction(params, source, out_dir)
+
+    def attention_prompts(self, ctx: Any) -> list[Any]:
+        """Task 2 generations in both gloss conditions with their idiom and gloss spans (attention.py)."""
+        from .attention import attention_prompts
+
+        return attention_prompts(ctx)
+
+    def attention_summary(self, ctx: Any, rows: Any) -> dict[str, Any]:
+        """Tables 6-8 statistics of the measured generations (attention.py)."""
+        from .attention import attention_summary
+
+        return attention_summary(ctx, rows)
 
 
 BENCHMARK = GIdiomAlign()

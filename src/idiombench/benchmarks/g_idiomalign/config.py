@@ -135,6 +135,40 @@ class GIdiomAlignConstruct(StrictModel):
         return None if pairs is None else no_repeats(pairs)
 
 
+class GIdiomAlignAttention(StrictModel):
+    """`idiombench attention g-idiomalign --model <m>` (attention.py; docs/METRICS.md#25-attention-diagnostics):
+    the paper's attention diagnostics (section 5.3, appendices L-M) on a seeded sample of Task 2 items, each in
+    both gloss conditions, for models on the hf backend (others are recorded as skipped)."""
+
+    enabled: bool = Field(False, description="Run the attention stage (a model not on the hf backend is skipped, with the reason).")
+    models: list[str] | None = Field(
+        None, description="Models measured (names under `models:`); null: every model with weights transformers "
+        "loads (hf backend; vllm on at most one GPU). The others are recorded as skipped.")
+    items: int | None = Field(
+        8, ge=1, description="Task 2 items drawn (seeded) among those generated in every rendered condition; each is "
+        "measured in both conditions (2 x items forward passes). null: every item (the paper annotated 200 per condition).")
+    seed: int = Field(0, description="Seed of the item draw.")
+    correct_threshold: float | None = Field(
+        None, gt=0.0, le=1.0, description="Correct = Task 2 similarity to the gold idiom >= this (an automatic stand-in "
+        "for the paper's human label Type 1); null: the last of score.headline_thresholds.")
+    annotations: str | None = Field(
+        None, description="Optional CSV of human labels with columns prompt_id,label (the paper's Types 0-4: 0 invalid, "
+        "excluded; 1 correct; 2 literal; 3 meaning-correct but non-idiomatic; 4 other wrong), relative to the project "
+        "root. Given: it decides Correct / Wrong and the error types of table 8; without it table 8 is not computed. "
+        "The file's content is not a tracked dependency: rerun the stage after editing it.")
+    top_k_heads: int = Field(10, ge=1, description="Per-sample top-k heads by idiom-span head score (appendix L: k = 10).")
+    salient_heads: int = Field(50, ge=1, description="Salient head set: the m most frequent per-sample top-k heads (m = 50).")
+    salient_layers: int = Field(10, ge=1, description="Salient layer set: the n layers holding most per-sample top-k heads (n = 10).")
+    min_group: int = Field(
+        3, ge=1, description="Smallest group size for a Mann-Whitney or Kruskal-Wallis test; smaller groups are reported "
+        "with their n and no test.")
+
+    @field_validator("models")
+    @classmethod
+    def _unique_models(cls, models: list[str] | None) -> list[str] | None:
+        return None if models is None else no_repeats(models)
+
+
 class GIdiomAlignConfig(StrictModel):
     enabled: bool = True
     render: GIdiomAlignRender = GIdiomAlignRender()
@@ -143,3 +177,4 @@ class GIdiomAlignConfig(StrictModel):
     score: GIdiomAlignScore = GIdiomAlignScore()
     # `construct` in params; the attribute has another name because pydantic models have a construct() method
     construction: GIdiomAlignConstruct = Field(default_factory=GIdiomAlignConstruct, alias="construct")
+    attention: GIdiomAlignAttention = GIdiomAlignAttention()

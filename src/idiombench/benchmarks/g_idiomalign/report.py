@@ -377,6 +377,11 @@ def report_section(ctx: Any) -> Section | None:
     sample_notes = [n for n in (t12.footnotes if t12 is not None else []) if n.startswith(SAMPLE_MARK)]
     figures = [f for f in [figure3(ctx, shares, " ".join(sample_notes).removeprefix(SAMPLE_MARK).strip().capitalize())]
                if f is not None]
+    from .attention_report import attention_part  # the attention stage's tables 6-8 and figure
+
+    attention_tables, attention_figures, attention_notes = attention_part(ctx)
+    tables += attention_tables
+    figures += attention_figures
     if not tables and not figures:
         return None
     intro = [
@@ -387,4 +392,5 @@ def report_section(ctx: Any) -> Section | None:
     notes = []
     if construction is None:
         notes.append("The construction stage (`idiombench construct g-idiomalign`) has not been run: no construction table.")
+    notes += attention_notes
     return Section(BENCHMARK, "G-IdiomAlign", intro=intro, tables=tables, figures=figures, notes=notes)

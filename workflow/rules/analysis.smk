@@ -1,0 +1,24 @@
+# attention: a model's recorded generations -> results/analysis/<benchmark>/attention/<model>/
+# (benchmarks with attention diagnostics; the model's weights in transformers with eager attention:
+# hf or vllm backend).
+# A model that is not measured (another backend, not in the benchmark's attention.models, or
+# attention.enabled false) records "skipped" with the reason, so the grid stays static.
+rule attention:
+    input:
+        lambda wc: dag.attention_deps(wc.model, wc.benchmark),
+    output:
+        directory("results/analysis/{benchmark}/attention/{model}"),
+    wildcard_constraints:
+        benchmark="|".join(ATTENTION_NAMES) or "(?!)",
+    params:
+        attention=lambda wc: json.dumps(
+            {key: PARAMS_DUMP["benchmarks"][wc.benchmark][key] for key in ("attention", "score", "enabled")}
+            | {"model": PARAMS_DUMP["models"][wc.model]},
+            sort_keys=True, ensure_ascii=False,
+        ),
+    # A model on the CPU runs torch on every core, as its generate job does.
+    threads: lambda wc: workflow.cores if P.models[wc.model].backend in ("hf", "vllm") and P.models[wc.model].gpus == 0 else 1
+    resources:
+        gpu=lambda wc: min(P.models[wc.model].gpus, 1) if P.models[wc.model].backend in ("hf", "vllm") else 0,
+    shell:
+        "{CLI} attention {wildcards.benchmark} --model {wildcards.model} {PARAMS_ARG}"
