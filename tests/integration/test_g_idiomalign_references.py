@@ -164,4 +164,5 @@ def test_pipeline_in_process_oracle_and_echo(built, mirror: Path, tmp_path: Path
     assert summary["sections"] == ["g-idiomalign"] and summary["figures"] == 1
     assert (tmp_path / "reports" / "figures" / "g_idiomalign_figure3.png").is_file()
     table4 = (tmp_path / "reports" / "tables" / "g_idiomalign_table4.md").read_text(encoding="utf-8")
-    assert "| oracle | 100.00†§ |" in table4 and "† embedder_multilingual" in table4 and "§ computed on a sample" in table4
+    # ±: the bootstrap half-width (every item scores 100); ▲: the best model of the column
+    assert "| oracle | 100.00 ±0.00†§▲ |" in table4 and "† embedder_multilingual" in table4 and "§ computed on a sample" in table4

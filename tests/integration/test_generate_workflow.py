@@ -75,7 +75,7 @@ def test_dvc_generate_reruns_only_on_its_params_and_hits_the_cache(make_project,
     # every stage DVC reports changed: the generate stages, plus the downstream stages that
     # have never run in this project (they wait on generate's outputs, not on this param)
     status = json.loads(run(["dvc", "status", "--json"], project, env).stdout)
-    assert sorted(s for s in status if not s.startswith(("score@", "aggregate@", "track@", "construct@", "plots",
+    assert sorted(s for s in status if not s.startswith(("score@", "aggregate@", "track@", "attention@", "construct@", "plots",
                                                           "report"))) == [
         "generate@majority", "generate@oracle"]
     assert not any(s.startswith(("acquire@", "build@", "render@")) for s in status)

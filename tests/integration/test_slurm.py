@@ -32,6 +32,7 @@ import pytest
 import yaml
 
 from idiombench.benchmarks import NAMES
+from idiombench.dag import attention_names
 
 from helpers import mlflow_server, run, tool_env
 
@@ -230,7 +231,8 @@ def run_on_slurm(slurm: SlurmCluster, project: Path, base_env: dict[str, str], t
     rules = sorted(re.match(r"rule_([a-z_]+?)(?:_wildcards_|$)", r[5]).group(1) for r in dag_jobs)
     pairs = len(NAMES) * len(MODELS)
     expected = sorted(["build"] * len(NAMES) + ["render"] * len(NAMES) + ["generate"] * len(MODELS)
-                      + ["score", "aggregate", "track"] * pairs + ["construct", "plots", "report"])
+                      + ["score", "aggregate", "track"] * pairs + ["construct", "plots", "report"]
+                      + ["attention"] * (len(attention_names()) * len(MODELS)))  # reference models: "skipped" records
     assert rules == expected, sacct
     assert {r[1] for r in dag_jobs} == {"COMPLETED"} and {r[3] for r in dag_jobs} == {PARTITION}, sacct
     assert "localrule acquire:" in out and "rule acquire:" not in out.replace("localrule acquire:", "")
