@@ -42,6 +42,8 @@ def project(built, tmp_path_factory, wordnet_root):
     for name in raw["benchmarks"]:
         raw["benchmarks"][name]["enabled"] = name == "semanticqa"
     raw["models"] = {name: {"backend": name, "benchmarks": ["semanticqa"]} for name in MODELS}
+    # PER_TASK items per test set, under the default min_units: intervals on every cell all the same
+    raw["report"]["uncertainty"]["min_units"] = 2
     (root / "params.yaml").write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
     return root
 

@@ -104,12 +104,12 @@ def annotate_table(table: Table, estimands: Estimands, config: UncertaintyConfig
                 groups.setdefault((col, c.ref.name), []).append((r, c.ref))
     if not groups:
         return []
-    missing = 0
+    missing = too_few = 0
     wanted: list[tuple[str, str, Estimand]] = []
     for members in groups.values():
         for _, ref in members:
             estimand = estimands.get(ref.model, {}).get(ref.name)
-            if estimand is not None:
+            if estimand is not None and estimand.n >= config.min_units:
                 wanted.append((ref.model, ref.name, estimand))
     reps.prepare(wanted)
 
@@ -124,6 +124,9 @@ def annotate_table(table: Table, estimands: Estimands, config: UncertaintyConfig
             value = estimand.value() if estimand is not None else math.nan
             if estimand is None or math.isnan(value) or not _close(value * ref.scale, table.rows[r][col].text):
                 missing += 1
+                continue
+            if estimand.n < config.min_units:
+                too_few += 1
                 continue
             found = interval(value, reps[(ref.model, ref.name)], config.confidence)
             if found is None:
@@ -165,10 +168,12 @@ def annotate_table(table: Table, estimands: Estimands, config: UncertaintyConfig
         _mark_best(table, key, members, q_of, config.alpha)
 
     if not interval_rows:
-        table.footnotes.append("No interval: no per-unit scores stand behind these numbers (results/scores).")
+        table.footnotes.append(
+            f"No interval: every cell rests on fewer than {config.min_units} units (report.uncertainty.min_units)."
+            if too_few and not missing else "No interval: no per-unit scores stand behind these numbers (results/scores).")
         return []
     table.footnotes.append(footnote(table, config, len(pending), units_used, missing,
-                                    single=all(len(m) < 2 for m in resolved.values())))
+                                    single=all(len(m) < 2 for m in resolved.values()), too_few=too_few))
     return [
         Table(f"{table.table_id}_intervals", f"{table.title}: {config.confidence:.0%} bootstrap intervals",
               ["Column", "Row", "Model", "Value", "Low", "High", "Resampled"], interval_rows),
@@ -198,7 +203,7 @@ def _mark_best(table: Table, key: tuple[int, str], members: list[Member],
 
 
 def footnote(table: Table, config: UncertaintyConfig, comparisons: int, units: set[str], missing: int,
-             single: bool) -> str:
+             single: bool, too_few: int = 0) -> str:
     unit_text = " / ".join(f"{u}s" for u in sorted(units)) or "units"
     text = (f"±: half-width of the {config.confidence:.0%} percentile interval of a paired bootstrap "
             f"({config.resamples:,} seeded resamples of the {unit_text}, seed {config.seed}; the statistic is recomputed "
@@ -211,6 +216,9 @@ def footnote(table: Table, config: UncertaintyConfig, comparisons: int, units: s
                  f"comparisons, q ≥ {config.alpha}); p and q in {table.table_id}_comparisons.")
     if missing:
         text += f" {missing} numbered cell(s) without ±: no per-unit data behind them (or not defined on resamples)."
+    if too_few:
+        text += (f" {too_few} numbered cell(s) without ± and outside the tests: fewer than {config.min_units} units "
+                 "behind them (report.uncertainty.min_units).")
     return text
 
 

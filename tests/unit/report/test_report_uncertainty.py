@@ -57,6 +57,21 @@ def test_cells_get_intervals_best_and_tied_marks_and_the_csv_bounds() -> None:
     assert "paired bootstrap" in t.footnotes[-1] and "Benjamini-Hochberg" in t.footnotes[-1]
 
 
+def test_cells_on_fewer_units_than_min_units_get_no_interval_and_no_mark() -> None:
+    """One item per model: a bootstrap would print ±0 and a test would call 100 vs 0 significant."""
+    estimands = {m: {"acc": st.mean(["i000"], np.array([v]))} for m, v in (("good", 1.0), ("bad", 0.0))}
+    rows = [[Cell(m), cell(100 * v, "{:.1f}", ref=CellRef(m, "acc", 100.0))] for m, v in (("good", 1.0), ("bad", 0.0))]
+    t = Table("tiny", "Tiny", ["Model", "Accuracy"], rows)
+    assert annotate(t, estimands) == []
+    assert [row[1].text for row in t.rows] == ["100.0", "0.0"] and not any(row[1].marks for row in t.rows)
+    assert t.footnotes == ["No interval: every cell rests on fewer than 10 units (report.uncertainty.min_units)."]
+    big, big_estimands = toy()
+    annotate(big, big_estimands, UncertaintyConfig(min_units=201))  # 200 units each
+    assert not any("±" in row[1].text for row in big.rows)
+    annotate(t2 := toy()[0], toy()[1], UncertaintyConfig(min_units=200))
+    assert all("±" in row[1].text for row in t2.rows)
+
+
 def test_the_same_params_give_byte_identical_tables() -> None:
     first, estimands = toy()
     second, _ = toy()
