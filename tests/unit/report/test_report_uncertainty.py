@@ -7,7 +7,6 @@ import csv
 import io
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from idiombench import statistics as st
