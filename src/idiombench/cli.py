@@ -19,15 +19,18 @@ from rich.console import Console
 
 @contextlib.contextmanager
 def _malformed_epoch_hidden() -> Iterator[None]:
-    """numpy.f2py (imported by scipy, via nltk and rouge-score) calls int(SOURCE_DATE_EPOCH) at
-    import: a malformed value would crash before the error boundary. It is hidden while the
-    modules load and restored, so that `report` names it in one line."""
+    """numpy.f2py (imported by scipy, which commands import lazily: rouge-score's nltk, the
+    attention statistics) calls int(SOURCE_DATE_EPOCH) once, at import: a malformed value
+    would crash the command as an internal error. It is hidden while the CLI's modules and
+    numpy.f2py load (only then: f2py costs 0.13 s), and restored, so that a later scipy import
+    finds f2py loaded and `report` names the value in one line."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     if epoch is None or epoch.strip().isdigit():
         yield
         return
     del os.environ["SOURCE_DATE_EPOCH"]
     try:
+        import numpy.f2py  # noqa: F401
         yield
     finally:
         os.environ["SOURCE_DATE_EPOCH"] = epoch
