@@ -304,7 +304,10 @@ def dvc_changed(root: Path, stages: list[str]) -> set[str]:
     """The stages among `stages` that `dvc status` reports changed against dvc.lock."""
     if not stages:
         return set()
-    status = json.loads(run_dvc(root, ["status", "--json", *stages]).stdout or "{}")
+    # One status of the whole pipeline, not of each stage: dvc collects its index once per
+    # target, so `dvc status s1 ... s56` took 30 s where `dvc status` takes 4 s, and every
+    # dry run after `dvc repro` or `dvc pull` paid it. A stage's status is its own either way.
+    status = json.loads(run_dvc(root, ["status", "--json"]).stdout or "{}")
     return set(status) & set(stages)
 
 
