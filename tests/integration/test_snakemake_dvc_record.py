@@ -48,12 +48,14 @@ def smaller_sample(params: dict) -> dict:
     bench = params["benchmarks"]
     orderprobe = bench["orderprobe"]
     orderprobe["build"]["languages"] = ["zh-CN", "ko"]  # 2 expressions x 24 inputs per setting
+    orderprobe["render"]["settings"] = ["zero_shot", "three_shot"]  # CoT: as long a prompt as three-shot
     for spec in [orderprobe["generate"]["main"], *orderprobe["generate"]["extra"].values()]:
         spec["max_new_tokens"] = 16
     g_idiomalign = bench["g-idiomalign"]
     g_idiomalign["render"]["settings"] = ["mcq", "no_gloss"]
     g_idiomalign["generate"]["main"]["max_new_tokens"] = 12
     g_idiomalign["construct"]["pairs"] = ["French_Japanese"]
+    g_idiomalign["attention"]["items"] = 4
     semanticqa = bench["semanticqa"]
     semanticqa["render"]["settings"] = ["0-shot", "3-shot"]
     semanticqa["render"]["sample"]["items_per_task"] = 1
@@ -229,10 +231,10 @@ def test_main_job_and_one_record_across_snakemake_and_dvc(make_project, mirrors:
 
     # A scoring option (issue 4, item 7): `dvc repro` reruns scoring, aggregation, tracking
     # and the report of that benchmark, and no generation; Snakemake then plans nothing.
-    params["benchmarks"]["orderprobe"]["score"]["s_info"]["bp_mode"] = "bleu"
+    params["benchmarks"][BENCH]["score"]["valid_idiom"]["four_character_only"] = False
     write_params(project, params)
     rerun = dvc_ran(run(["dvc", "repro"], project, env, timeout=1800).stdout)
-    assert rerun == sorted([f"{stage}@{m}-orderprobe" for stage in ("score", "aggregate", "track") for m in models]
+    assert rerun == sorted([f"{stage}@{m}-{BENCH}" for stage in ("score", "aggregate", "track") for m in models]
                            + ["plots", "report"])
     planned = run(["snakemake", "-n", "--cores", "2", "reports/all_tables.pdf"], project, env)
     assert snakemake_jobs(planned.stdout + planned.stderr) == [], planned.stdout + planned.stderr
@@ -293,7 +295,7 @@ def test_main_job_and_one_record_across_snakemake_and_dvc(make_project, mirrors:
     assert sorted(plots) == sorted(f"results/plots/{curve}/{m}.json" for curve in
                                    ("g-idiomalign-acc-at-t", "orderprobe-recovery-by-pattern") for m in models), plots
     recovery = json.loads((project / "results/plots/orderprobe-recovery-by-pattern/oracle.json").read_text(encoding="utf-8"))
-    for setting in ("zero_shot", "cot", "three_shot"):
+    for setting in ("zero_shot", "three_shot"):
         values = [row[setting] for row in recovery if row[setting] is not None]
         assert values and set(values) == {100.0}, (setting, recovery)  # the oracle restores every pattern it met
     acc = json.loads((project / "results/plots/g-idiomalign-acc-at-t/oracle.json").read_text(encoding="utf-8"))
