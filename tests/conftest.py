@@ -76,31 +76,56 @@ def built(tmp_path_factory: pytest.TempPathFactory, mirrors: list[Path], default
     return build
 
 
+def _new_project(dest: Path) -> Path:
+    """A fresh git + DVC project at dest holding a copy of this project's workflow files."""
+    import shutil
+
+    dest.mkdir()
+    for entry in PROJECT_FILES:
+        source = ROOT / entry
+        if source.is_dir():
+            shutil.copytree(source, dest / entry, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+        elif source.exists():
+            shutil.copy2(source, dest / entry)
+    env = tool_env()
+    run(["git", "init", "-q"], dest, env)
+    run(["git", "config", "user.email", "test@example.com"], dest, env)
+    run(["git", "config", "user.name", "test"], dest, env)
+    run(["dvc", "init", "-q"], dest, env)
+    run(["dvc", "config", "core.analytics", "false"], dest, env)
+    run(["git", "add", "-A"], dest, env)
+    run(["git", "commit", "-qm", "project copy"], dest, env)
+    return dest
+
+
 @pytest.fixture
 def make_project(tmp_path: Path):
     """make_project() -> a fresh git + DVC project holding a copy of this project's workflow files."""
-    import shutil
 
     def make(name: str = "project") -> Path:
-        dest = tmp_path / name
-        dest.mkdir()
-        for entry in PROJECT_FILES:
-            source = ROOT / entry
-            if source.is_dir():
-                shutil.copytree(source, dest / entry, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-            elif source.exists():
-                shutil.copy2(source, dest / entry)
-        env = tool_env()
-        run(["git", "init", "-q"], dest, env)
-        run(["git", "config", "user.email", "test@example.com"], dest, env)
-        run(["git", "config", "user.name", "test"], dest, env)
-        run(["dvc", "init", "-q"], dest, env)
-        run(["dvc", "config", "core.analytics", "false"], dest, env)
-        run(["git", "add", "-A"], dest, env)
-        run(["git", "commit", "-qm", "project copy"], dest, env)
-        return dest
+        return _new_project(tmp_path / name)
 
     return make
+
+
+@pytest.fixture(scope="session")
+def _rendered_template(tmp_path_factory: pytest.TempPathFactory, mirrors: list[Path]) -> tuple[Path, str]:
+    """One project on the default params after `dvc repro render`, and that command's output:
+    the data and prompt stages take about 40 s, so the tests that start from them share one run."""
+    project = _new_project(tmp_path_factory.mktemp("rendered") / "project")
+    return project, run(["dvc", "repro", "render"], project, tool_env(mirrors)).stdout
+
+
+@pytest.fixture
+def rendered_project(_rendered_template: tuple[Path, str], tmp_path: Path) -> tuple[Path, str]:
+    """(a copy of the default project after `dvc repro render`, that command's output). The copy
+    (git and DVC cache included, mtimes kept) is the test's own to change."""
+    import shutil
+
+    template, output = _rendered_template
+    dest = tmp_path / "project"
+    shutil.copytree(template, dest, symlinks=True)
+    return dest, output
 
 
 @pytest.fixture(scope="session")

@@ -37,13 +37,16 @@ def summary(project: Path, model: str) -> dict:
     return json.loads((project / "results" / "logs" / f"generate-{model}.json").read_text(encoding="utf-8"))
 
 
-def test_snakemake_runs_one_generate_job_per_model_on_claimed_gpus(make_project, mirrors: list[Path], tmp_path: Path):
-    project = make_project()
+def test_snakemake_runs_one_generate_job_per_model_on_claimed_gpus(rendered_project: tuple[Path, str],
+                                                                    mirrors: list[Path], tmp_path: Path):
+    project, _ = rendered_project  # DVC ran the data and prompt stages: Snakemake takes its word
     set_models(project)
     env = {**tool_env(mirrors), "IDIOMBENCH_GPUS": "0,1", "IDIOMBENCH_GPU_LOCK_DIR": str(tmp_path / "locks"),
            "IDIOMBENCH_GPU_WAIT_S": "60"}
     targets = [f"results/generations/{m}" for m in MODELS]
-    run(["snakemake", *targets, "--cores", "2", "--resources", "gpu=2"], project, env)
+    ran = run(["snakemake", *targets, "--cores", "2", "--resources", "gpu=2"], project, env)
+    out = ran.stdout + ran.stderr
+    assert sorted(re.findall(r"^\s*(?:local)?rule (\w+):", out, flags=re.MULTILINE)) == ["generate", "generate"], out
     for model in MODELS:
         out = project / "results" / "generations" / model
         tables = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.parquet"))
@@ -59,12 +62,13 @@ def ran_stages(output: str) -> list[str]:
     return re.findall(r"Running stage '([^']+)'", output)
 
 
-def test_dvc_generate_reruns_only_on_its_params_and_hits_the_cache(make_project, mirrors: list[Path], tmp_path: Path):
-    project = make_project()
+def test_dvc_generate_reruns_only_on_its_params_and_hits_the_cache(rendered_project: tuple[Path, str],
+                                                                   mirrors: list[Path], tmp_path: Path):
+    project, _ = rendered_project  # after `dvc repro render`
     params = set_models(project)
     env = {**tool_env(mirrors), "IDIOMBENCH_GPUS": "0,1", "IDIOMBENCH_GPU_LOCK_DIR": str(tmp_path / "locks")}
     first = run(["dvc", "repro", "generate"], project, env)
-    assert {"generate@oracle", "generate@majority"} <= set(ran_stages(first.stdout))
+    assert sorted(ran_stages(first.stdout)) == ["generate@majority", "generate@oracle"]
     oracle = summary(project, "oracle")["total"]
     assert oracle["generated"] > 0 and oracle["failed"] == 0
     assert run(["dvc", "repro", "generate"], project, env).stdout.count("Running stage") == 0

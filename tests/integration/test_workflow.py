@@ -39,13 +39,12 @@ def ran_stages(output: str) -> list[str]:
     return re.findall(r"Running stage '([^']+)'", output)
 
 
-def test_dvc_repro_is_incremental_per_benchmark(make_project, mirrors: list[Path]):
+def test_dvc_repro_is_incremental_per_benchmark(rendered_project: tuple[Path, str], mirrors: list[Path]):
     """The data and prompt stages (`dvc repro render`: every render@<benchmark> and what it
     needs). generate runs a model: tests/integration/test_generate_workflow.py runs it."""
-    project = make_project()
+    project, first = rendered_project  # a fresh project's first `dvc repro render`, shared
     env = tool_env(mirrors)
-    first = run(["dvc", "repro", "render"], project, env)
-    assert sorted(ran_stages(first.stdout)) == sorted(
+    assert sorted(ran_stages(first)) == sorted(
         [f"{stage}@{n}" for stage in ("acquire", "build", "render") for n in NAMES]
     )
     second = run(["dvc", "repro", "render"], project, env)
