@@ -3,7 +3,7 @@ default, params.yaml), and of the lexical scorers, on this machine's CPU (or GPU
 
     PYTHONPATH=src python bench/scorers.py [--params params.yaml] [--pairs 300]
         [--orderprobe data/processed/orderprobe/restore.parquet]
-        [--semanticqa ../shared/benchmarks/semanticqa/instances/idiom_paraphrase.jsonl]
+        [--semanticqa data/raw/semanticqa/instances/idiom_paraphrase.jsonl]
 
 Pairs are real texts: OrderProbe references (each paired with another expression's
 reference) for zh-CN/zh-TW/ko, SemanticQA IEI sentences for English. Every pair is
@@ -56,7 +56,7 @@ def cjk_pairs(path: Path, n: int, seed: int) -> dict[str, list[tuple[str, str, s
 
 def en_pairs(path: Path, n: int) -> list[tuple[str, str, str]]:
     if not path.is_file():
-        sys.exit(f"{path}: not found; pass --semanticqa")
+        sys.exit(f"{path}: not found; acquire SemanticQA first (idiombench acquire semanticqa) or pass --semanticqa")
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     return [(r["idiom"], r["context_literal"], r["context_idiomatic"]) for r in rows[:n]]
 
@@ -72,7 +72,7 @@ def main() -> None:
     parser.add_argument("--params", default=str(ROOT / "params.yaml"))
     parser.add_argument("--pairs", type=int, default=300)
     parser.add_argument("--orderprobe", default=str(ROOT / "data/processed/orderprobe/restore.parquet"))
-    parser.add_argument("--semanticqa", default=str(ROOT.parent / "shared/benchmarks/semanticqa/instances/idiom_paraphrase.jsonl"))
+    parser.add_argument("--semanticqa", default=str(ROOT / "data/raw/semanticqa/instances/idiom_paraphrase.jsonl"))
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 

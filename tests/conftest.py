@@ -7,35 +7,25 @@ from pathlib import Path
 
 import pytest
 
-from helpers import PROJECT_FILES, run, tool_env
+from helpers import PROJECT_FILES, in_mirror, mirror_dirs, run, tool_env
 
 ROOT = Path(__file__).resolve().parents[1]
 
+# Every mirror directory, searched in order (acquire, tool_env): IDIOMBENCH_MIRROR. MIRROR is the
+# one holding the benchmark releases (tests read its MANIFEST.json files and published predictions).
+MIRRORS = mirror_dirs()
+_RELEASES = in_mirror("orderprobe/MANIFEST.json")
+MIRROR = _RELEASES.parent.parent if _RELEASES else None
+NO_MIRROR = ("no benchmark mirror: set IDIOMBENCH_MIRROR to directories laid out <benchmark>/<path> holding the "
+             f"benchmark releases (now {os.environ.get('IDIOMBENCH_MIRROR', 'unset')!r}; .ci/run sets it)")
 
-def _mirrors() -> list[Path]:
-    """The mirror directories, as `idiombench acquire` finds them: IDIOMBENCH_MIRROR (directories
-    separated by os.pathsep) else params.yaml's default, ../shared/{benchmarks,reference-code}."""
-    configured = os.environ.get("IDIOMBENCH_MIRROR")
-    if configured:
-        return [Path(entry).resolve() for entry in configured.split(os.pathsep) if entry.strip()]
-    return [(ROOT.parent / "shared" / name).resolve() for name in ("benchmarks", "reference-code")]
-
-
-# Every mirror directory, searched in order (acquire, tool_env); MIRROR is the one holding the
-# benchmark releases (tests read its MANIFEST.json files and published predictions).
-MIRRORS = _mirrors()
-MIRROR = next((m for m in MIRRORS if (m / "orderprobe" / "MANIFEST.json").is_file()), MIRRORS[0])
-HAVE_MIRROR = (MIRROR / "orderprobe" / "MANIFEST.json").is_file()
-
-requires_mirror = pytest.mark.skipif(
-    not HAVE_MIRROR, reason=f"benchmark mirror not found at {MIRROR} (set IDIOMBENCH_MIRROR)"
-)
+requires_mirror = pytest.mark.skipif(MIRROR is None, reason=NO_MIRROR)
 
 
 @pytest.fixture(scope="session")
 def mirror() -> Path:
-    if not HAVE_MIRROR:
-        pytest.skip(f"benchmark mirror not found at {MIRROR} (set IDIOMBENCH_MIRROR)")
+    if MIRROR is None:
+        pytest.skip(NO_MIRROR)
     return MIRROR
 
 

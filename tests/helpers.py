@@ -13,13 +13,26 @@ from contextlib import contextmanager
 from pathlib import Path
 
 
+def mirror_dirs() -> list[Path]:
+    """The mirror directories, as `idiombench acquire` finds them when params.yaml names none:
+    IDIOMBENCH_MIRROR (directories separated by os.pathsep), resolved; [] when it is unset.
+    (CI sets it in .ci/run; a user without a mirror downloads from the pinned upstream.)"""
+    configured = os.environ.get("IDIOMBENCH_MIRROR", "")
+    return [Path(entry).expanduser().resolve() for entry in configured.split(os.pathsep) if entry.strip()]
+
+
+def in_mirror(relative: str) -> Path | None:
+    """The first mirror directory holding `relative` (laid out <benchmark>/<path>), else None."""
+    return next((root / relative for root in mirror_dirs() if (root / relative).exists()), None)
+
+
 PROJECT_FILES = ("Snakefile", "dvc.yaml", "params.yaml", "workflow", "src", "overlays", ".dvcignore", ".gitignore")
 
 
 def tool_env(mirror: Path | Sequence[Path] | None = None) -> dict[str, str]:
     """Environment for running the CLI, snakemake and dvc as a user would: the venv's
     bin first on PATH (rules call `idiombench`), no DVC analytics, the mirror directories if
-    known (a project copied elsewhere cannot use params.yaml's relative default)."""
+    given (as absolute paths: the tools run in a project elsewhere)."""
     env = dict(os.environ)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env["DVC_NO_ANALYTICS"] = "1"

@@ -24,9 +24,10 @@ BACKENDS = backend_names()
 
 class DataConfig(StrictModel):
     mirror: str | list[str] | None = Field(
-        ["../shared/benchmarks", "../shared/reference-code"],
-        description="Directories mirroring the upstream files (each laid out <benchmark>/<path>), searched in "
-        "order; IDIOMBENCH_MIRROR (directories separated by ':') overrides it.",
+        default_factory=list,
+        description="Local directories holding copies of the upstream files (each laid out <benchmark>/<path>), "
+        "searched in order before downloading; IDIOMBENCH_MIRROR (directories separated by ':') overrides it. "
+        "Empty: every file is downloaded from its pinned upstream commit.",
     )
     download: bool = Field(True, description="Fall back to the pinned upstream URL when the mirror lacks a file.")
     timeout_s: float = Field(60.0, gt=0)

@@ -54,13 +54,16 @@ from idiombench.config import Params, load_params
 from idiombench.data.acquire import acquire
 from idiombench.predictions import PredictionReport, evaluate_predictions
 
+from helpers import in_mirror
+
 REPO = Path(__file__).resolve().parents[2]
-REFERENCE = Path(os.environ.get("IDIOMBENCH_REFERENCE_CODE", REPO.parent / "shared" / "reference-code")) / "semanticqa"
+# the authors' code, in a mirror directory laid out <benchmark>/<path> (IDIOMBENCH_MIRROR)
+REFERENCE = (in_mirror("semanticqa/semantic_qa/eval.py") or Path("semanticqa/semantic_qa/eval.py")).parents[1]
 EVAL = REFERENCE / "semantic_qa" / "eval.py"
 pytestmark = [
     pytest.mark.mirror,
     pytest.mark.skipif(not EVAL.is_file(), reason=f"the authors' released SemanticQA eval.py is not at {EVAL} "
-                                                  "(set IDIOMBENCH_REFERENCE_CODE)"),
+                                                  "(no IDIOMBENCH_MIRROR directory holds semanticqa/semantic_qa/)"),
 ]
 
 # published file name: <task>_[multi_step_]<k>-shot_<model>.json

@@ -139,14 +139,14 @@ def test_record_is_deterministic_and_stray_files_removed(tmp_path: Path, mirror:
 
 def test_environment_overrides_configured_mirror(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     monkeypatch.setenv("IDIOMBENCH_MIRROR", str(tmp_path))
-    assert resolve_mirror("../shared/benchmarks") == [tmp_path]
+    assert resolve_mirror("../mirror/releases") == [tmp_path]
     assert resolve_mirror(["../a", "../b"]) == [tmp_path]
     monkeypatch.setenv("IDIOMBENCH_MIRROR", f"{tmp_path / 'a'}{os.pathsep}{tmp_path / 'b'}")
-    assert resolve_mirror("../shared/benchmarks") == [tmp_path / "a", tmp_path / "b"]
+    assert resolve_mirror("../mirror/releases") == [tmp_path / "a", tmp_path / "b"]
     monkeypatch.delenv("IDIOMBENCH_MIRROR")
     assert resolve_mirror("../elsewhere") == [Path("../elsewhere")]
-    assert resolve_mirror(["../shared/benchmarks", "../shared/reference-code"]) == [
-        Path("../shared/benchmarks"), Path("../shared/reference-code")]
+    assert resolve_mirror(["../mirror/releases", "../mirror/code"]) == [
+        Path("../mirror/releases"), Path("../mirror/code")]
     assert resolve_mirror(None) == []
 
 

@@ -1,5 +1,6 @@
 """Differential tests (issue 12): the project's OrderProbe scoring against the authors'
-released metric code in ../shared/reference-code/orderprobe (skipped when it is absent).
+released metric code, read from the mirror (IDIOMBENCH_MIRROR: a directory holding orderprobe/Sacc/;
+skipped when none does).
 
 Both sides get the same inputs: 48 hand-made (expression, references, explanation) cases,
 12 per language (zh-CN, zh-TW, ja, ko), edge cases included (multi-reference cells, the
@@ -39,13 +40,14 @@ from idiombench.data.manifest import load_file_specs
 from idiombench.benchmarks.orderprobe import polarity
 from idiombench.scoring.registry import BertScores, NLIScores, PairScores
 
+from helpers import in_mirror
 from orderprobe_fixtures import FakeScorers, frame, gen_row, index, items_for, paper_like_config
 
-REPO = Path(__file__).resolve().parents[4]
-REFERENCE = Path(os.environ.get("IDIOMBENCH_REFERENCE_CODE", REPO / ".." / "shared" / "reference-code")) / "orderprobe"
+# the authors' code, in a mirror directory laid out <benchmark>/<path> (IDIOMBENCH_MIRROR)
+REFERENCE = (in_mirror("orderprobe/Sacc/sacc_chinese.py") or Path("orderprobe/Sacc/sacc_chinese.py")).parents[1]
 pytestmark = pytest.mark.skipif(
     not (REFERENCE / "Sacc" / "sacc_chinese.py").is_file(),
-    reason=f"the authors' released OrderProbe code is not at {REFERENCE} (set IDIOMBENCH_REFERENCE_CODE)",
+    reason="the authors' released OrderProbe code (orderprobe/Sacc/) is in no IDIOMBENCH_MIRROR directory",
 )
 SACC = {"zh-CN": "sacc_chinese.py", "zh-TW": "sacc_traditional_chinese.py", "ja": "sacc_japanese.py", "ko": "sacc_korean.py"}
 TOLERANCE = 1e-9
