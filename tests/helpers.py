@@ -26,7 +26,8 @@ def in_mirror(relative: str) -> Path | None:
     return next((root / relative for root in mirror_dirs() if (root / relative).exists()), None)
 
 
-PROJECT_FILES = ("Snakefile", "dvc.yaml", "params.yaml", "workflow", "src", "overlays", ".dvcignore", ".gitignore")
+PROJECT_FILES = ("Snakefile", "dvc.yaml", "params.yaml", "workflow", "src", "overlays", "data/annotations", ".dvcignore",
+                 ".gitignore")
 
 
 def tool_env(mirror: Path | Sequence[Path] | None = None) -> dict[str, str]:

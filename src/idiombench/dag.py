@@ -10,10 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .benchmarks import MODULES, NAMES, get_benchmark
+from .paths import ANNOTATIONS
 
 PACKAGE_DIR = "src/idiombench/benchmarks"
 SCORING_DIR = "src/idiombench/scoring"
 ANALYSIS_DIR = "src/idiombench/analysis"
+ANNOTATIONS_DIR = ANNOTATIONS.as_posix()
 
 
 @dataclass(frozen=True)
@@ -72,9 +74,9 @@ def attention_names() -> list[str]:
 def attention_deps(model: str, benchmark: str) -> list[str]:
     """An attention job reads the model's generations and scores (the groups), the benchmark's
     prompts and items (the spans), the benchmark packages (as score_deps: DVC's matrix cannot
-    name one package) and the analysis code."""
+    name one package), the analysis code and the human-label directory (its optional labels)."""
     return [f"results/generations/{model}", f"results/scores/{model}/{benchmark}", f"results/prompts/{benchmark}",
-            f"data/processed/{benchmark}", PACKAGE_DIR, ANALYSIS_DIR]
+            f"data/processed/{benchmark}", PACKAGE_DIR, ANALYSIS_DIR, ANNOTATIONS_DIR]
 
 
 def generate_deps() -> list[str]:

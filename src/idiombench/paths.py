@@ -12,6 +12,9 @@ from pathlib import Path
 DATA = Path("data")
 RAW = DATA / "raw"
 PROCESSED = DATA / "processed"
+# human labels an analysis reads (e.g. benchmarks.g-idiomalign.attention.annotations): a
+# tracked input of every attention job, so that editing a label file reruns the analysis
+ANNOTATIONS = DATA / "annotations"
 RESULTS = Path("results")
 REPORTS = Path("reports")
 

@@ -90,6 +90,23 @@ def test_snakemake_and_dvc_have_the_same_stages_edges_and_commands(make_project)
     assert snake_edges == dvc_edges and snake_edges
 
 
+def test_a_configured_label_file_is_an_input_of_snakemakes_attention_jobs(make_project):
+    """Besides dvc.yaml's data/annotations directory (which the test above matches), Snakemake
+    gets the label file itself: it dates a directory by its own mtime, so an edited file
+    inside it would go unnoticed."""
+    import yaml
+
+    project = make_project()
+    labels = "data/annotations/g-idiomalign-attention.csv"
+    (project / labels).write_text("prompt_id,label\n", encoding="utf-8")
+    params = yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8"))
+    params["benchmarks"]["g-idiomalign"]["attention"]["annotations"] = labels
+    (project / "params.yaml").write_text(yaml.safe_dump(params, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    jobs = snakemake_jobs(project)
+    attention = [job for job in jobs.values() if job.name.startswith("attention ")]
+    assert attention and all({labels, "data/annotations"} <= job.inputs for job in attention), attention
+
+
 def test_every_dvc_params_key_exists_in_params_yaml(make_project):
     """DVC fails on a params key that is missing from params.yaml: params.yaml spells out every section."""
     import yaml

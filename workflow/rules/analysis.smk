@@ -3,9 +3,16 @@
 # hf or vllm backend).
 # A model that is not measured (another backend, not in the benchmark's attention.models, or
 # attention.enabled false) records "skipped" with the reason, so the grid stays static.
+def annotation_file(benchmark):
+    """The benchmark's configured label file, besides dvc.yaml's data/annotations directory:
+    Snakemake dates a directory by its own mtime, which an edit inside it does not change."""
+    path = PARAMS_DUMP["benchmarks"][benchmark].get("attention", {}).get("annotations")
+    return [path] if path else []
+
+
 rule attention:
     input:
-        lambda wc: dag.attention_deps(wc.model, wc.benchmark),
+        lambda wc: dag.attention_deps(wc.model, wc.benchmark) + annotation_file(wc.benchmark),
     output:
         directory("results/analysis/{benchmark}/attention/{model}"),
     wildcard_constraints:

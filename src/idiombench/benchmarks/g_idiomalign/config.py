@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import PurePosixPath
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from ...generation.config import GenerateConfig
+from ...paths import ANNOTATIONS
 from ...schema import StrictModel
 from ...schema import no_repeats
 
@@ -154,8 +156,8 @@ class GIdiomAlignAttention(StrictModel):
     annotations: str | None = Field(
         None, description="Optional CSV of human labels with columns prompt_id,label (the paper's Types 0-4: 0 invalid, "
         "excluded; 1 correct; 2 literal; 3 meaning-correct but non-idiomatic; 4 other wrong), relative to the project "
-        "root. Given: it decides Correct / Wrong and the error types of table 8; without it table 8 is not computed. "
-        "The file's content is not a tracked dependency: rerun the stage after editing it.")
+        "root and inside data/annotations/ (a tracked input of the attention stage: editing the file reruns it). "
+        "Given: it decides Correct / Wrong and the error types of table 8; without it table 8 is not computed.")
     top_k_heads: int = Field(10, ge=1, description="Per-sample top-k heads by idiom-span head score (appendix L: k = 10).")
     salient_heads: int = Field(50, ge=1, description="Salient head set: the m most frequent per-sample top-k heads (m = 50).")
     salient_layers: int = Field(10, ge=1, description="Salient layer set: the n layers holding most per-sample top-k heads (n = 10).")
@@ -167,6 +169,17 @@ class GIdiomAlignAttention(StrictModel):
     @classmethod
     def _unique_models(cls, models: list[str] | None) -> list[str] | None:
         return None if models is None else no_repeats(models)
+
+    @field_validator("annotations")
+    @classmethod
+    def _tracked_annotations(cls, path: str | None) -> str | None:
+        # Outside data/annotations/ neither DVC nor Snakemake would see the file change.
+        if path is not None:
+            parts = PurePosixPath(path).parts
+            if PurePosixPath(path).is_absolute() or ".." in parts or parts[:2] != ANNOTATIONS.parts or len(parts) < 3:
+                raise ValueError(f"{path!r} must be a file under {ANNOTATIONS.as_posix()}/, relative to the project "
+                                 "root (that directory is a tracked input of the attention stage)")
+        return path
 
 
 class GIdiomAlignConfig(StrictModel):

@@ -87,6 +87,9 @@ class Neighbours:
     ba_score: np.ndarray
 
 
+SCORE_DECIMALS = 12  # of a candidate's cosine in mnn_candidates.parquet
+
+
 def _order_desc(scores: np.ndarray, axis: int) -> np.ndarray:
     """Indices sorting `scores` descending along `axis`; equal scores keep the lower index first."""
     return np.argsort(-scores, axis=axis, kind="stable")
@@ -141,10 +144,10 @@ class Binning:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "edges": [float(e) for e in self.edges],
+            "edges": [round(float(e), SCORE_DECIMALS) for e in self.edges],
             "counts": [int(c) for c in self.counts],
             "modal_bin": self.modal_bin,
-            "cutoff": None if self.cutoff is None else float(self.cutoff),
+            "cutoff": None if self.cutoff is None else round(float(self.cutoff), SCORE_DECIMALS),
         }
 
 
@@ -254,12 +257,14 @@ def rebuild_pair(pair: PairFile, entries: tuple[set[Entry], set[Entry]], vectors
     index_a = {e: i for i, e in enumerate(pool_a)}
     index_b = {e: j for j, e in enumerate(pool_b)}
     candidates = []
+    # Scores (and bin edges) are stored to SCORE_DECIMALS places: BLAS kernels differ across
+    # CPUs in the last bits (a dvc.lock written on another machine differed in one score by 2e-17).
     for i, j, score, bin_, kept in zip(mnn_i, mnn_j, mnn_score, binning.bin_of, binning.keep):
         x, y = pool_a[i], pool_b[j]
         candidates.append({
             "pair": pair.name, "source_language": pair.source_language, "target_language": pair.target_language,
             "source_idiom": x[0], "source_meaning": x[1], "target_idiom": y[0], "target_meaning": y[1],
-            "score": float(score), "bin": int(bin_), "kept": bool(kept), "released": (x, y) in released_set,
+            "score": round(float(score), SCORE_DECIMALS), "bin": int(bin_), "kept": bool(kept), "released": (x, y) in released_set,
         })
     rebuilt = [c for c in candidates if c["kept"]]
     mnn_pairs = {((c["source_idiom"], c["source_meaning"]), (c["target_idiom"], c["target_meaning"])) for c in candidates}
@@ -306,7 +311,7 @@ def rebuild_pair(pair: PairFile, entries: tuple[set[Entry], set[Entry]], vectors
         "rank1_ties": int(np.sum(neighbours.ab_score[:, 0] == neighbours.ab_score[:, 1])) if neighbours.ab_score.shape[1] > 1 else 0,
         "binning": binning.as_dict(),
         "modal_bin": binning.modal_bin,
-        "cutoff": binning.cutoff,
+        "cutoff": binning.as_dict()["cutoff"],
         "rebuilt": len(rebuilt),
         "overlap": overlap,
         "precision": ratio(overlap, len(rebuilt)),

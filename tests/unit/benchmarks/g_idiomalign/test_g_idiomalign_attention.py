@@ -45,7 +45,7 @@ def context(annotations: str | None) -> SimpleNamespace:
 
 def test_table7_and_table8_are_the_papers_tests_with_bh_within_each_condition():
     data = frame(np.random.default_rng(0))
-    body = attention_summary(context("labels.csv"), data)
+    body = attention_summary(context("data/annotations/labels.csv"), data)
     for condition, metrics in (("with_gloss", ["IAR", "GAR", "DR", "OtherTop1"]), ("no_gloss", ["IAR", "DR", "OtherTop1"])):
         rows = data[data["condition"] == condition]
         assert list(body["table7"][condition]) == metrics
@@ -138,10 +138,34 @@ def test_the_attention_params_are_validated(tmp_path: Path):
     raw = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
     assert raw["benchmarks"]["g-idiomalign"]["attention"]["models"] is None  # a narrowed model list stays valid
     for change, message in (({"models": ["smollm3"]}, "attention.models.0: unknown model 'smollm3'"),
-                            ({"items": 0}, "attention.items"), ({"layers": 3}, "attention.layers: unknown key")):
+                            ({"items": 0}, "attention.items"), ({"layers": 3}, "attention.layers: unknown key"),
+                            # a label file outside data/annotations/ would be no tracked input
+                            ({"annotations": "labels.csv"}, "attention.annotations: .*must be a file under data/annotations/"),
+                            ({"annotations": "data/annotations/../labels.csv"}, "attention.annotations"),
+                            ({"annotations": "/tmp/data/annotations/x.csv"}, "attention.annotations"),
+                            ({"annotations": "data/annotations"}, "attention.annotations")):
         edited = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
         edited["benchmarks"]["g-idiomalign"]["attention"].update(change)
         path = tmp_path / "params.yaml"
         path.write_text(yaml.safe_dump(edited, allow_unicode=True), encoding="utf-8")
         with pytest.raises(IdiombenchError, match=message):
             load_params(path)
+
+
+def test_a_label_file_is_a_tracked_input_of_the_attention_stage(tmp_path: Path):
+    """DVC hashes the data/annotations directory; Snakemake also gets the file itself (it dates
+    a directory by its own mtime, which an edit inside it does not change)."""
+    import yaml
+
+    from idiombench import dag
+    from idiombench.config import load_params
+
+    assert "data/annotations" in dag.attention_deps("smollm2", "g-idiomalign")
+    stage = yaml.safe_load((ROOT / "dvc.yaml").read_text(encoding="utf-8"))["stages"]["attention"]
+    assert "data/annotations" in stage["deps"]
+    assert (ROOT / "data" / "annotations" / "README.md").is_file()  # the directory exists in every clone
+    edited = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+    edited["benchmarks"]["g-idiomalign"]["attention"]["annotations"] = "data/annotations/g-idiomalign-attention.csv"
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(edited, allow_unicode=True), encoding="utf-8")
+    assert load_params(path).benchmark("g-idiomalign").attention.annotations == "data/annotations/g-idiomalign-attention.csv"

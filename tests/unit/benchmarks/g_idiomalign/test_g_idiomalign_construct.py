@@ -147,6 +147,10 @@ def test_rebuild_is_byte_identical_on_rerun(tmp_path: Path):
         run_construction(params_for(None, tmp_path), items(), tmp_path / name, scorers=HandEmbedder(ANGLES))
     for file in ("alignments.parquet", "mnn_candidates.parquet", "released_status.parquet", "construction.json"):
         assert (tmp_path / "one" / file).read_bytes() == (tmp_path / "two" / file).read_bytes()
+    # to 12 places: a different CPU's BLAS, off in the 17th digit, writes the same bytes
+    scores = pq.read_table(tmp_path / "one" / "mnn_candidates.parquet").column("score").to_pylist()
+    assert scores and all(score == round(score, 12) for score in scores)
+    assert any(score != round(score, 11) for score in scores)  # nothing coarser than that
 
 
 def test_all_equal_pair_keeps_its_single_mnn_pair(tmp_path: Path):
