@@ -17,8 +17,9 @@ def mirror_dirs() -> list[Path]:
     """The mirror directories, as `idiombench acquire` finds them when params.yaml names none:
     IDIOMBENCH_MIRROR (directories separated by os.pathsep), resolved; [] when it is unset.
     (CI sets it in .ci/run; a user without a mirror downloads from the pinned upstream.)"""
-    configured = os.environ.get("IDIOMBENCH_MIRROR", "")
-    return [Path(entry).expanduser().resolve() for entry in configured.split(os.pathsep) if entry.strip()]
+    from idiombench.data.acquire import resolve_mirror
+
+    return [root.resolve() for root in resolve_mirror(None)]
 
 
 def in_mirror(relative: str) -> Path | None:

@@ -17,7 +17,6 @@ ANCHOR = re.compile(r"docs/METRICS\.md#([\w-]+)")
 SECTION = re.compile(r"docs/METRICS\.md §(\d+(?:\.\d+)?)")
 BARE = re.compile(r"(?<!docs/)METRICS\.md")
 HEADING = re.compile(r"^#{2,4} (.+)$", re.MULTILINE)
-# the only outside paths allowed: the default mirror directories (where acquire looks for the releases)
 # the development machines' and CI's mirror beside the checkout, which users do not have
 OUTSIDE = re.compile(r"\.\./shared\b|\bshared/(?:benchmarks|reference-code|papers|docs)\b")
 

@@ -175,8 +175,9 @@ class GIdiomAlignAttention(StrictModel):
     def _tracked_annotations(cls, path: str | None) -> str | None:
         # Outside data/annotations/ neither DVC nor Snakemake would see the file change.
         if path is not None:
-            parts = PurePosixPath(path).parts
-            if PurePosixPath(path).is_absolute() or ".." in parts or parts[:2] != ANNOTATIONS.parts or len(parts) < 3:
+            posix = PurePosixPath(path)
+            parts = posix.parts
+            if posix.is_absolute() or ".." in parts or parts[:2] != ANNOTATIONS.parts or len(parts) < 3:
                 raise ValueError(f"{path!r} must be a file under {ANNOTATIONS.as_posix()}/, relative to the project "
                                  "root (that directory is a tracked input of the attention stage)")
         return path

@@ -293,6 +293,7 @@ def rebuild_pair(pair: PairFile, entries: tuple[set[Entry], set[Entry]], vectors
     sharing = sum(1 for x, y in released_set if source_uses[x] > 1 or target_uses[y] > 1)
     overlap = len(rebuilt_pairs & released_set)
     in_top_k = sum(1 for s in status if s["rank_target_among_source_top_k"] is not None)
+    binned = binning.as_dict()  # scores rounded to SCORE_DECIMALS
     summary = {
         "pair": pair.name,
         "source_language": pair.source_language,
@@ -309,9 +310,9 @@ def rebuild_pair(pair: PairFile, entries: tuple[set[Entry], set[Entry]], vectors
         "mnn_released": len(mnn_pairs & released_set),
         "mnn_recall": ratio(len(mnn_pairs & released_set), distinct_released),
         "rank1_ties": int(np.sum(neighbours.ab_score[:, 0] == neighbours.ab_score[:, 1])) if neighbours.ab_score.shape[1] > 1 else 0,
-        "binning": binning.as_dict(),
+        "binning": binned,
         "modal_bin": binning.modal_bin,
-        "cutoff": binning.as_dict()["cutoff"],
+        "cutoff": binned["cutoff"],
         "rebuilt": len(rebuilt),
         "overlap": overlap,
         "precision": ratio(overlap, len(rebuilt)),
