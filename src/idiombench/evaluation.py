@@ -37,6 +37,7 @@ from .redact import scrub
 
 SKIPPED = "skipped"
 SCORED = "scored"
+METRICS_KEYS = ("benchmark", "model", "status")  # in every metrics file: its mark (cli: aggregate replaces only these)
 
 
 def applies(params: Params, model: str, benchmark: str) -> str | None:
@@ -86,7 +87,7 @@ def _make_scorers(params: Params) -> Any:
 def run_score(params: Params, model: str, benchmark: str, out: Path | None = None) -> dict[str, Any]:
     out = out or paths.scores_dir(model, benchmark)
     reason = applies(params, model, benchmark)
-    with staged_directory(out) as staging:
+    with staged_directory(out, paths.SCORING_META) as staging:
         if reason is not None:
             meta = {"benchmark": benchmark, "model": model, "status": SKIPPED, "reason": reason}
             write_json(staging / "scoring_meta.json", meta)
@@ -124,8 +125,8 @@ def run_construct(params: Params, benchmark: str, out: Path | None = None) -> di
     out = out or paths.construction_dir(benchmark)
     if not params.benchmark(benchmark).enabled:
         body = {"benchmark": benchmark, "status": SKIPPED, "reason": f"benchmarks.{benchmark}.enabled is false"}
-        with staged_directory(out) as staging:
-            write_json(staging / "construction.json", body)
+        with staged_directory(out, paths.CONSTRUCTION) as staging:
+            write_json(staging / paths.CONSTRUCTION, body)
         return body
     return bench.run_construction(params, paths.processed_dir(benchmark), out)
 

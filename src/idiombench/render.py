@@ -33,7 +33,7 @@ from .io import read_json, staged_directory, write_json
 from .items import Item, read_items
 from .prompts import Prompt, write_prompts
 
-STATS_FILE = "render_stats.json"
+STATS_FILE = paths.RENDER_STATS
 
 
 def load_tasks(processed_dir: Path, benchmark: str) -> dict[str, list[Item]]:
@@ -155,7 +155,7 @@ def write_render(benchmark: str, config: Any, output: RenderOutput | None, out_d
     """Write the prompt tables and render_stats.json into a staging directory that then
     replaces `out_dir`: it is the previous complete render or the new complete one."""
     stats = render_stats(benchmark, config, output)
-    with staged_directory(out_dir) as staging:
+    with staged_directory(out_dir, STATS_FILE) as staging:
         if output is not None:
             for setting in config.render.settings:
                 prompts = output.prompts.get(setting)

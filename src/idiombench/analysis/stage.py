@@ -104,15 +104,20 @@ def row_of(prompt: AttentionPrompt, result: Measurement | None, reason: str | No
     return row
 
 
-def run_attention(params: Params, benchmark: str, model: str, out: Path | None = None,
-                  logs: Path | None = None) -> dict[str, Any]:
-    bench = get_benchmark(benchmark)
-    if not bench.attention_diagnostics:
+def check_attention_benchmark(benchmark: str) -> None:
+    """The benchmark has attention diagnostics (and so an attention params section)."""
+    if not get_benchmark(benchmark).attention_diagnostics:
         raise IdiombenchError(f"benchmark {benchmark} has no attention diagnostics (benchmarks with them: "
                               f"{', '.join(attention_names()) or 'none'})")
+
+
+def run_attention(params: Params, benchmark: str, model: str, out: Path | None = None,
+                  logs: Path | None = None) -> dict[str, Any]:
+    check_attention_benchmark(benchmark)
+    bench = get_benchmark(benchmark)
     out = out or paths.attention_dir(benchmark, model)
     reason = skip_reason(params, model, benchmark)
-    with staged_directory(out) as staging:
+    with staged_directory(out, paths.ATTENTION_SUMMARY) as staging:
         if reason is not None:
             summary = {"benchmark": benchmark, "model": model, "status": SKIPPED, "reason": reason}
             write_json(staging / "summary.json", summary)

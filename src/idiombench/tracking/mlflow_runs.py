@@ -37,12 +37,13 @@ from urllib.parse import urlparse
 
 from .. import paths
 from ..config import Params
+from ..errors import IdiombenchError
 from ..evaluation import SCORED
 from ..io import read_json, read_parquet, sha256_file, write_json
 from ..benchmarks import get_benchmark
 from ..environment import environment_info
 from ..redact import scrub
-from ..report.build import ReportContext, collect_metrics, git_commit
+from ..report.build import ReportContext, collect_metrics, failed_models, git_commit
 
 DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
 KEY_TAG = "idiombench.key"
@@ -308,12 +309,20 @@ def _track_parent(client: Any, experiment_id: str, params: Params, benchmark: st
     return run_id
 
 
+RECORD_KEYS = ("benchmark", "model", "experiment", "runs")  # in every tracking record: its mark
+
+
 def track(params: Params, benchmark: str, model: str, out: Path | None = None) -> dict[str, Any]:
     """Log one model's results on one benchmark: a parent run, one child run per setting."""
     import mlflow
     from mlflow.tracking import MlflowClient
 
     out = out or paths.tracking_record(benchmark, model)
+    failed = failed_models(params, benchmark).get(model)
+    if failed is not None:  # its metrics are an older run's: never logged as this configuration's results
+        raise IdiombenchError(f"{paths.generate_failure(model)}: the last `idiombench generate --model {model}` "
+                              f"failed ({failed}); rerun it before tracking (the metrics in "
+                              f"{paths.metrics_file(benchmark, model)} are an earlier run's)")
     record: dict[str, Any] = {"benchmark": benchmark, "model": model, "experiment": benchmark, "runs": {}}
     counts = {"created": 0, "updated": 0, "replaced": 0}
     body = collect_metrics(params, benchmark).get(model)
