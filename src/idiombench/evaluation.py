@@ -29,9 +29,9 @@ from .benchmarks import get_benchmark
 from .benchmarks.contexts import AggregateContext, ScoreContext
 from .dag import construction_names
 from .config import Params
-from .errors import IdiombenchError
+from .errors import DataError, IdiombenchError
 from .generation.table import GENERATION_SCHEMA
-from .io import read_json, read_parquet, require_complete, staged_directory, write_json, write_parquet
+from .io import read_json, read_json_object, read_parquet, require_complete, staged_directory, write_json, write_parquet
 from .items import Item, read_items
 from .redact import scrub
 
@@ -137,10 +137,13 @@ def run_aggregate(params: Params, model: str, benchmark: str, out: Path | None =
     meta_path = scores_dir / "scoring_meta.json"
     if not meta_path.exists():
         raise IdiombenchError(f"{meta_path} is missing: run `idiombench score {benchmark} --model {model}` first")
-    meta = read_json(meta_path)
+    meta = read_json_object(meta_path)
+    if meta.get("status") not in (SCORED, SKIPPED):
+        raise DataError(meta_path, f"status {meta.get('status')!r}",
+                        expected=f"a record of `idiombench score` (status {SCORED!r} or {SKIPPED!r})")
     body: dict[str, Any] = {"benchmark": benchmark, "model": model, "status": meta["status"]}
     if meta["status"] == SKIPPED:
-        body["reason"] = meta["reason"]
+        body["reason"] = meta.get("reason", "skipped")
     else:
         scores = {p.stem: read_parquet(p).to_pandas() for p in sorted(scores_dir.glob("*.parquet"))}
         ctx = AggregateContext(

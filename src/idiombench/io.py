@@ -224,28 +224,53 @@ def read_json(path: str | os.PathLike[str]) -> Any:
         raise DataError(path, f"not valid JSON ({exc.msg}, line {exc.lineno}, column {exc.colno})") from None
 
 
+def read_json_object(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """A JSON record some stage wrote (an object at the top level); anything else is a
+    one-line DataError naming the file."""
+    body = read_json(path)
+    if not isinstance(body, dict):
+        raise DataError(path, f"a JSON {type(body).__name__} at the top level", expected="a JSON object")
+    return body
+
+
 def write_parquet(path: str | os.PathLike[str], table: pa.Table) -> None:
     """Write a Parquet file atomically and reproducibly (no creation timestamps in metadata)."""
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp, compression="zstd", write_statistics=False, store_schema=True)
 
 
-def read_parquet(path: str | os.PathLike[str], schema: pa.Schema | None = None, *, what: str = "") -> pa.Table:
-    """A Parquet file as a table. A missing, truncated or non-Parquet file, or (given `schema`)
-    a table without the expected columns and types, is a one-line DataError naming the file."""
+def _parquet(path: str | os.PathLike[str], what: str, read: Callable[[], Any]) -> Any:
+    """`read()` of a Parquet file, its failures as one-line DataErrors naming the file."""
     expected = f"a Parquet file ({what})" if what else "a Parquet file"
     if Path(path).is_dir():
         raise DataError(path, "is a folder", expected=expected)
     try:
-        table = pq.read_table(path)
+        return read()
     except FileNotFoundError:
         raise DataError(path, "no such file", expected=expected) from None
     except (pa.ArrowException, OSError) as exc:  # truncated, empty, random bytes
         problem = " ".join(str(exc).split())[:200]
         raise DataError(path, f"not a readable Parquet file ({problem})", expected=expected) from None
+
+
+def read_parquet(path: str | os.PathLike[str], schema: pa.Schema | None = None, *, what: str = "",
+                 columns: list[str] | None = None) -> pa.Table:
+    """A Parquet file as a table (only `columns`, given). A missing, truncated or non-Parquet
+    file, a missing column, or (given `schema`) a table without the expected columns and types,
+    is a one-line DataError naming the file."""
+    if columns is not None:
+        missing = [c for c in columns if c not in read_parquet_schema(path, what=what).names]
+        if missing:
+            raise DataError(path, f"missing columns {', '.join(missing)}", expected=f"columns {', '.join(columns)}")
+    table = _parquet(path, what, lambda: pq.read_table(path, columns=columns))
     if schema is not None:
         check_columns(path, table.schema, schema, what or "table")
     return table
+
+
+def read_parquet_schema(path: str | os.PathLike[str], *, what: str = "") -> pa.Schema:
+    """The schema of a Parquet file (its footer only); unreadable is a one-line DataError."""
+    return _parquet(path, what, lambda: pq.read_schema(path))
 
 
 def check_columns(path: str | os.PathLike[str], actual: pa.Schema, expected: pa.Schema, what: str) -> None:

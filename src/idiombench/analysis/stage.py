@@ -33,7 +33,7 @@ from ..dag import attention_names
 from ..errors import IdiombenchError
 from ..generation.config import HFModel
 from ..evaluation import SKIPPED, applies, load_generations, load_items
-from ..io import read_json, staged_directory, write_json, write_parquet
+from ..io import read_json, read_parquet, staged_directory, write_json, write_parquet
 from ..prompts import read_prompts
 from .attention import AttentionError, Measurement, locate, measure, use_eager
 
@@ -75,7 +75,7 @@ def load_scores(model: str, benchmark: str) -> dict[str, pd.DataFrame]:
     meta = directory / "scoring_meta.json"
     if not meta.is_file():
         raise IdiombenchError(f"{directory} is not scored: run `idiombench score {benchmark} --model {model}` first")
-    return {path.stem: pd.read_parquet(path) for path in sorted(directory.glob("*.parquet"))}
+    return {path.stem: read_parquet(path, what="scores table").to_pandas() for path in sorted(directory.glob("*.parquet"))}
 
 
 def load_rendered(benchmark: str) -> dict[str, dict[str, Any]]:

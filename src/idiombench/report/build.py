@@ -16,7 +16,7 @@ from ..benchmarks.contexts import ReportContext
 from ..config import Params
 from ..environment import environment_line
 from ..errors import IdiombenchError
-from ..io import check_output_file, check_output_folder, read_json, sha256_file, staged_directory, write_index
+from ..io import check_output_file, check_output_folder, read_json, read_json_object, sha256_file, staged_directory, write_index
 from ..evaluation import SCORED, applies
 from ..redact import scrub, scrub_url
 from .pdf import TitlePage, is_report_pdf, write_pdf
@@ -54,7 +54,7 @@ def failed_models(params: Params, benchmark: str) -> dict[str, str]:
     for model in params.models:
         record = paths.generate_failure(model)
         if record.is_file() and applies(params, model, benchmark) is None:
-            out[model] = str(read_json(record).get("reason") or "generate failed")
+            out[model] = str(read_json_object(record).get("reason") or "generate failed")
     return out
 
 
@@ -84,7 +84,7 @@ def collect_metrics(params: Params, benchmark: str) -> dict[str, dict[str, Any]]
             continue  # an older run's metrics are not this configuration's results
         path = paths.metrics_file(benchmark, model)
         if path.exists():
-            body = read_json(path)
+            body = read_json_object(path)
             if body.get("status") == SCORED:
                 out[model] = body
     return out
@@ -126,7 +126,7 @@ def data_lines() -> list[str]:
     for name in NAMES:
         record = paths.acquired_record(name)
         if record.exists():
-            body = read_json(record)
+            body = read_json_object(record)
             commits = sorted({f"{f['source_repo']}@{f['source_commit'][:10]}" for f in body["files"]})
             lines.append(f"{name}: {sha256_file(record)[:16]} ({len(body['files'])} files; {', '.join(commits)})")
         else:

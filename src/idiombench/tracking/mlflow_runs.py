@@ -39,7 +39,7 @@ from .. import paths
 from ..config import Params
 from ..errors import IdiombenchError
 from ..evaluation import SCORED
-from ..io import read_json, read_parquet, sha256_file, write_json
+from ..io import read_json_object, read_parquet, sha256_file, write_json
 from ..benchmarks import get_benchmark
 from ..environment import environment_info
 from ..redact import scrub
@@ -96,7 +96,7 @@ def run_params(params: Params, benchmark: str, model: str, setting: str, body: d
     data_record = paths.acquired_record(benchmark)
     if data_record.exists():
         raw["data.acquired_record"] = json.dumps(
-            sorted({(f["source_repo"], f["source_commit"]) for f in read_json(data_record)["files"]}))
+            sorted({(f["source_repo"], f["source_commit"]) for f in read_json_object(data_record)["files"]}))
     return {key[:250]: json.dumps(value, ensure_ascii=False)[:MAX_PARAM_LENGTH] if not isinstance(value, str)
             else value[:MAX_PARAM_LENGTH] for key, value in sorted(raw.items())}
 
@@ -328,7 +328,7 @@ def track(params: Params, benchmark: str, model: str, out: Path | None = None) -
     body = collect_metrics(params, benchmark).get(model)
     if body is None:  # skipped (or not aggregated): nothing to log, and the record says why
         metrics_path = paths.metrics_file(benchmark, model)
-        record["status"] = read_json(metrics_path).get("status", "missing") if metrics_path.exists() else "missing"
+        record["status"] = read_json_object(metrics_path).get("status", "missing") if metrics_path.exists() else "missing"
         record["counts"] = counts
         write_json(out, record)
         return record

@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import pyarrow.parquet as pq
 
 from ... import paths
 from ...errors import DataError, IdiombenchError
+from ...io import read_parquet, read_parquet_schema
 from ...items import Item
 from ...parsing import clean_output
 from ...prompts import PROMPT_SCHEMA
@@ -135,9 +135,9 @@ def load_prompt_index(directory: Path) -> dict[str, dict[str, str]]:
     if not directory.is_dir():
         return index
     for path in sorted(directory.glob("*.parquet")):
-        if not pq.read_schema(path).equals(PROMPT_SCHEMA, check_metadata=False):
+        if not read_parquet_schema(path, what="prompts table").equals(PROMPT_SCHEMA, check_metadata=False):
             raise DataError(path, "not a prompts table", expected=str(PROMPT_SCHEMA))
-        for row in pq.read_table(path, columns=PROMPT_COLUMNS).to_pylist():
+        for row in read_parquet(path, what="prompts table", columns=PROMPT_COLUMNS).to_pylist():
             index[row.pop("prompt_id")] = row
     return index
 
