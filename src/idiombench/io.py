@@ -137,9 +137,11 @@ def check_writable(path: str | os.PathLike[str]) -> Path:
 
 # A stage replaces only what it made. An output folder is its stage's when it holds the file
 # the stage writes last in it (its completion record: build_stats.json, generation_info.json,
-# ...), which every output since the first version has had, so today's results and a `dvc
-# pull` are recognised as they are (no extra file: an output's DVC hash does not change).
-# An output file is recognised by its content (a JSON record's keys, the PDF's author).
+# ...), which those outputs have always had, so today's results and a `dvc pull` are
+# recognised as they are (no extra file, no changed DVC hash). The folders that had none
+# (report's tables/ and figures/, results/plots/) get an index.json (write_index), and their
+# earlier versions are recognised by their layout (the `legacy` test of the caller). An output
+# file is recognised by its content (a JSON record's keys, the PDF's author).
 NOT_OURS = "move it away (or delete it) if it is no longer needed, or write elsewhere (--out)"
 
 

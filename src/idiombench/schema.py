@@ -12,7 +12,7 @@ from pydantic_core import PydanticCustomError
 # keys, pass names, settings, tasks, benchmark names): letters, digits, '.', '_' and '-', not
 # starting with '.' or '-' (no hidden file, no '..', no command-line option), at most 64
 # characters. Such a name can neither leave its folder nor change a shell command.
-NAME_RULE = ("letters, digits, '.', '_' and '-', not starting with '.' or '-', at most 64 characters")
+NAME_RULE = "letters, digits, '.', '_' and '-', not starting with '.' or '-', at most 64 characters"
 NAME_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,63}")
 # Model keys and benchmark names are also params paths for DVC (`models.<key>`,
 # `benchmarks.<name>.build`), which reads every '.' as a nesting level: no '.' in them.

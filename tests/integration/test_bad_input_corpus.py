@@ -844,6 +844,13 @@ def _(p: Path) -> list[str]:
     return ["dvc-yaml", "--check"]
 
 
+@case("score: items that OrderProbe's build did not write (meta lacks its keys)", ITEMS, "item zh-CN/0000/ABCD",
+      "meta lacks expression_id")
+def _(p: Path) -> list[str]:
+    write_items(p / ITEMS, orderprobe_items())  # generate's hand-written items: no expression meta
+    return ["score", "orderprobe", "-m", "oracle"]
+
+
 @case("aggregate: a scoring record without a status", f"{SCORES}/scoring_meta.json", "status None")
 def _(p: Path) -> list[str]:
     (p / SCORES / "scoring_meta.json").write_text('{"benchmark": "orderprobe"}\n', encoding="utf-8")
@@ -1124,3 +1131,29 @@ def test_corpus_size_and_kinds() -> None:
         assert not missing, f"commands without a bad-input case: {sorted(missing)}"
     print(f"bad-input corpus: {len(CASES)} cases; by kind: {dict(Counter(bad.kind for bad in CASES))}; "
           f"by tool: {dict(Counter(bad.tool for bad in CASES))}; outcomes of this run: {dict(OUTCOMES)}")
+
+
+def test_outputs_of_an_earlier_version_are_replaced(base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Today's results and a `dvc pull` of them stay replaceable: folders are recognised by the
+    completion records every version wrote, and report's tables/ and figures/ and results/plots,
+    which had none before index.json, by their layout. Rerunning every stage replaces them and
+    writes the same bytes where the stage is deterministic."""
+    from typer.testing import CliRunner
+
+    from idiombench.cli import app
+
+    project = tmp_path / "project"
+    shutil.copytree(base, project)
+    for index in ("reports/tables/index.json", "reports/figures/index.json", "results/plots/index.json"):
+        (project / index).unlink()  # as an earlier version left them
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("TQDM_DISABLE", "1")
+    for command in (["generate", "-m", "oracle"], ["score", "orderprobe", "-m", "oracle"],
+                    ["aggregate", "orderprobe", "-m", "oracle"], ["report"], ["plot-data"]):
+        result = CliRunner().invoke(app, command)
+        assert result.exit_code == 0, (command, result.output)
+    for index in ("reports/tables/index.json", "reports/figures/index.json", "results/plots/index.json"):
+        assert (project / index).is_file()
+    changed = [path for path in ("results/generations", "results/scores", "results/metrics", "reports/tables", "results/plots")
+            if snapshot(project / path) != snapshot(base / path)]
+    assert not changed, f"rerunning changed {changed}"

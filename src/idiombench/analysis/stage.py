@@ -75,7 +75,8 @@ def load_scores(model: str, benchmark: str) -> dict[str, pd.DataFrame]:
     meta = directory / "scoring_meta.json"
     if not meta.is_file():
         raise IdiombenchError(f"{directory} is not scored: run `idiombench score {benchmark} --model {model}` first")
-    return {path.stem: read_parquet(path, what="scores table").to_pandas() for path in sorted(directory.glob("*.parquet"))}
+    return {path.stem: read_parquet(path, what="scores table").to_pandas()
+            for path in sorted(directory.glob("*.parquet"))}
 
 
 def load_rendered(benchmark: str) -> dict[str, dict[str, Any]]:

@@ -16,7 +16,8 @@ from ..benchmarks.contexts import ReportContext
 from ..config import Params
 from ..environment import environment_line
 from ..errors import IdiombenchError
-from ..io import check_output_file, check_output_folder, read_json, read_json_object, sha256_file, staged_directory, write_index
+from ..io import (check_output_file, check_output_folder, read_json, read_json_object, sha256_file, staged_directory,
+                  write_index)
 from ..evaluation import SCORED, applies
 from ..redact import scrub, scrub_url
 from .pdf import TitlePage, is_report_pdf, write_pdf

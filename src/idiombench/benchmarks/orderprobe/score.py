@@ -146,6 +146,16 @@ def role_computed(scorers: Any, role: str) -> bool:
     return scorers is not None and scorers.info(role).computed
 
 
+ITEM_META = ("expression_id", "expression", "pattern", "is_canonical", "is_identity")  # written by build.py
+
+
+def _check_item_meta(item: Item) -> None:
+    missing = [key for key in ITEM_META if key not in item.meta]
+    if missing:  # an items table that OrderProbe's build did not write
+        raise DataError(paths.task_items(BENCHMARK, item.task), f"item {item.item_id}: meta lacks {', '.join(missing)}",
+                        expected=f"OrderProbe's build output (meta keys {', '.join(ITEM_META)})")
+
+
 def _item_columns(item: Item) -> dict[str, Any]:
     meta = item.meta
     return {
@@ -182,6 +192,7 @@ def prepare_rows(
             text = row["text"] if isinstance(row["text"], str) else ""
             parsed = parse_explanation(text, setting)
             cleaned, _ = clean_output(text)
+            _check_item_meta(item)
             expression = item.meta["expression"]
             prompt = prompt_index.get(row["prompt_id"], {})
             if prompt and prompt.get("prompt_hash") != row["prompt_hash"]:
