@@ -1,11 +1,14 @@
 # idiombench workflow. Rules only call the `idiombench` CLI with explicit paths;
 # dvc.yaml describes the same stages (tests/integration/test_dag_sync.py keeps them in step).
 #
-#   snakemake --cores 8 --resources gpu=2 reports/all_tables.pdf
-#   snakemake --cores 2 --config params=profiles/paper.yaml ...   # another params file
+#   snakemake --cores 8 --resources gpu=2                                # default target: reports/all_tables.pdf
+#   snakemake reports/all_tables.pdf --cores 8 --resources gpu=2         # a target: before --resources (it takes a list)
+#   snakemake --cores 2 --config params=overlays/paper.yaml              # another params file (an overlay)
+#   snakemake --workflow-profile workflow/profiles/paper                 # the paper profile (sets that params file)
 #
 # The grid comes from params.yaml, loaded through idiombench's schema (not a bare
-# `configfile:`), so Snakemake and the CLI see the same validated, defaulted values.
+# `configfile:`), so Snakemake and the CLI see the same validated, defaulted values; bad
+# params stop the parse with one line. Every value a rule puts into a command is quoted (:q).
 
 import sys
 

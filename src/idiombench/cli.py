@@ -41,7 +41,7 @@ with _malformed_epoch_hidden():
     from .benchmarks import NAMES, get_benchmark
     from .config import DEFAULT_PARAMS, load_params
     from .errors import IdiombenchError
-    from .io import check_writable
+    from .io import check_output_file, check_output_folder, json_object_with
     from .redact import scrub
 
 app = typer.Typer(
@@ -118,12 +118,24 @@ def _check_benchmark(name: str) -> None:
         raise IdiombenchError(f"unknown benchmark {name!r} (known: {', '.join(NAMES)})")
 
 
+def _check_model(loaded: Any, model: str, params: Path) -> None:
+    """Before any path is built from it: the model is a key of params `models:` (a valid name)."""
+    if model not in loaded.models:
+        known = ", ".join(sorted(loaded.models)) or "none"
+        raise IdiombenchError(f"unknown model {model!r} (models in {params}: {known})")
+
+
 @app.command("check-params")
 @user_errors
-def check_params(params: ParamsOption = DEFAULT_PARAMS) -> None:
+def check_params(
+    params: ParamsOption = DEFAULT_PARAMS,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only validate: print nothing when the file is "
+                                        "valid (dvc.yaml runs this before every command that names a model).")] = False,
+) -> None:
     """Validate the params file and print it as the pipeline sees it (defaults filled in)."""
     loaded = load_params(params)
-    typer.echo(json.dumps(scrub(loaded.model_dump(mode="json", by_alias=True)), indent=2, ensure_ascii=False))
+    if not quiet:
+        typer.echo(json.dumps(scrub(loaded.model_dump(mode="json", by_alias=True)), indent=2, ensure_ascii=False))
 
 
 @app.command()
@@ -140,12 +152,12 @@ def acquire(
     _check_benchmark(benchmark)
     loaded = load_params(params)
     bench = get_benchmark(benchmark)
-    dest = check_writable(out or paths.raw_dir(benchmark))
+    dest = check_output_folder(out or paths.raw_dir(benchmark), paths.ACQUIRED)
     mirror = resolve_mirror(loaded.data.mirror)
     specs = bench.file_specs(loaded.benchmark(benchmark))
     report = run_acquire(
         benchmark, specs, dest, mirror, download=loaded.data.download, timeout=loaded.data.timeout_s,
-        record_path=dest / paths.acquired_record(benchmark).name,
+        record_path=dest / paths.ACQUIRED,
     )
     sources = ", ".join(f"{n} {source}" for source, n in sorted(report.counts().items()))
     console.print(f"acquire {benchmark}: {len(report.files)} files verified ({sources}) -> {dest}")
@@ -169,9 +181,9 @@ def build(
     _check_benchmark(benchmark)
     loaded = load_params(params)
     bench = get_benchmark(benchmark)
-    dest = check_writable(out or paths.processed_dir(benchmark))
+    dest = check_output_folder(out or paths.processed_dir(benchmark), paths.BUILD_STATS)
     raw_dir = raw or paths.raw_dir(benchmark)
-    record = raw_dir / paths.acquired_record(benchmark).name
+    record = raw_dir / paths.ACQUIRED
     if not record.exists():
         raise IdiombenchError(f"{record} is missing: run `idiombench acquire {benchmark}` first")
     result = bench.build(raw_dir, loaded.benchmark(benchmark))
@@ -202,7 +214,7 @@ def render(
 
     _check_benchmark(benchmark)
     loaded = load_params(params)
-    check_writable(out or paths.prompts_dir(benchmark))
+    check_output_folder(out or paths.prompts_dir(benchmark), paths.RENDER_STATS)
     result = run_render(benchmark, loaded.benchmark(benchmark), processed_dir=items, raw_dir=raw, out_dir=out)
     for line in result.summary_lines():
         console.print(line, soft_wrap=True)
@@ -223,10 +235,8 @@ def generate(
     from .generation.gpus import claim_gpus
 
     loaded = load_params(params)
-    if model not in loaded.models:
-        known = ", ".join(sorted(loaded.models)) or "none"
-        raise IdiombenchError(f"unknown model {model!r} (models in {params}: {known})")
-    check_writable(out or paths.generations_dir(model))
+    _check_model(loaded, model, params)
+    check_output_folder(out or paths.generations_dir(model), paths.GENERATION_INFO)
     with claim_gpus(loaded.models[model].gpus, who=f"generate {model}") as devices:
         if devices:
             console.print(f"generate {model}: claimed GPU(s) {', '.join(devices)} (CUDA_VISIBLE_DEVICES)")
@@ -272,7 +282,10 @@ def score(
     from .evaluation import run_score
 
     _check_benchmark(benchmark)
-    meta = run_score(load_params(params), model, benchmark, check_writable(out or paths.scores_dir(model, benchmark)))
+    loaded = load_params(params)
+    _check_model(loaded, model, params)
+    meta = run_score(loaded, model, benchmark,
+                     check_output_folder(out or paths.scores_dir(model, benchmark), paths.SCORING_META))
     if meta["status"] == "skipped":
         console.print(f"score {benchmark} {model}: skipped ({meta['reason']})")
     else:
@@ -294,7 +307,8 @@ def construct(
     from .evaluation import run_construct
 
     _check_benchmark(benchmark)
-    body = run_construct(load_params(params), benchmark, check_writable(out or paths.construction_dir(benchmark)))
+    body = run_construct(load_params(params), benchmark,
+                         check_output_folder(out or paths.construction_dir(benchmark), paths.CONSTRUCTION))
     if body.get("status") == "skipped":
         console.print(f"construct {benchmark}: skipped ({body['reason']})")
         return
@@ -317,13 +331,15 @@ def attention(
     """Attention diagnostics of a model's recorded generations (its weights in transformers: hf or vllm
     backend; G-IdiomAlign): per-item span attention and the paper's statistics; other models are
     recorded as skipped with the reason."""
-    from .analysis.stage import run_attention, skip_reason
+    from .analysis.stage import check_attention_benchmark, run_attention, skip_reason
     from .generation.gpus import claim_gpus
 
     _check_benchmark(benchmark)
+    check_attention_benchmark(benchmark)
     loaded = load_params(params)
-    destination = check_writable(out or paths.attention_dir(benchmark, model))
-    gpus = loaded.models[model].gpus if model in loaded.models and skip_reason(loaded, model, benchmark) is None else 0
+    _check_model(loaded, model, params)
+    destination = check_output_folder(out or paths.attention_dir(benchmark, model), paths.ATTENTION_SUMMARY)
+    gpus = loaded.models[model].gpus if skip_reason(loaded, model, benchmark) is None else 0
     with claim_gpus(gpus, who=f"attention {benchmark} {model}"):
         summary = run_attention(loaded, benchmark, model, destination)
     if summary["status"] != "measured":
@@ -348,10 +364,14 @@ def aggregate(
     out: Annotated[Path | None, typer.Option(help="Destination (default results/metrics/<benchmark>/<model>.json).")] = None,
 ) -> None:
     """Aggregate per-item scores into the metrics JSON (a DVC metrics file)."""
-    from .evaluation import run_aggregate
+    from .evaluation import METRICS_KEYS, run_aggregate
 
     _check_benchmark(benchmark)
-    body = run_aggregate(load_params(params), model, benchmark, check_writable(out or paths.metrics_file(benchmark, model)))
+    loaded = load_params(params)
+    _check_model(loaded, model, params)
+    destination = check_output_file(out or paths.metrics_file(benchmark, model), json_object_with(*METRICS_KEYS),
+                                    "a metrics file of `idiombench aggregate`")
+    body = run_aggregate(loaded, model, benchmark, destination)
     console.print(f"aggregate {benchmark} {model}: {body['status']}, {len(body.get('settings', {}))} setting(s)")
 
 
@@ -364,10 +384,14 @@ def track(
     out: Annotated[Path | None, typer.Option(help="Destination (default results/tracking/<benchmark>/<model>.json).")] = None,
 ) -> None:
     """Log one model's settings on a benchmark as MLflow runs (updated in place when re-tracked)."""
-    from .tracking.mlflow_runs import track as run_track, tracking_uri
+    from .tracking.mlflow_runs import RECORD_KEYS, track as run_track, tracking_uri
 
     _check_benchmark(benchmark)
-    record = run_track(load_params(params), benchmark, model, check_writable(out or paths.tracking_record(benchmark, model)))
+    loaded = load_params(params)
+    _check_model(loaded, model, params)
+    destination = check_output_file(out or paths.tracking_record(benchmark, model), json_object_with(*RECORD_KEYS),
+                                    "a tracking record of `idiombench track`")
+    record = run_track(loaded, benchmark, model, destination)
     counts = record["counts"]
     if record["status"] != "scored":
         console.print(f"track {benchmark} {model}: nothing to log ({record['status']})")
@@ -387,9 +411,10 @@ def report(
     out: Annotated[Path | None, typer.Option(help="The PDF (default reports/all_tables.pdf); tables/ and figures/ beside it.")] = None,
 ) -> None:
     """Write reports/all_tables.pdf and the tables as CSV, Markdown and LaTeX."""
-    from .report.build import build_report
+    from .report.build import build_report, check_report_outputs
 
-    summary = build_report(load_params(params), check_writable(out or paths.report_pdf()))
+    loaded = load_params(params)
+    summary = build_report(loaded, check_report_outputs(out or paths.report_pdf()))
     sections = ", ".join(summary["sections"]) or "none (nothing scored yet)"
     console.print(f"report: {summary['pdf']}: sections {sections}; {summary['tables']} tables, {summary['figures']} figures")
 
@@ -429,21 +454,21 @@ def merge_params(
 @user_errors
 def dvc_yaml(
     out: Annotated[Path, typer.Option("--out", help="Where to write it.")] = Path("dvc.yaml"),
-    check: Annotated[bool, typer.Option("--check", help="Only compare: exit 1 when the file differs.")] = False,
+    check: Annotated[bool, typer.Option("--check", help="Only compare: exit 2 when the file differs.")] = False,
 ) -> None:
-    """Write dvc.yaml from the benchmark registry (the stages the Snakefile runs)."""
-    from .dag import dvc_yaml as generate_dvc_yaml
+    """Write dvc.yaml from the benchmark registry (the stages the Snakefile runs); --check exits 2 when it differs."""
+    from .dag import GENERATED_HEADER, dvc_yaml as generate_dvc_yaml
     from .io import write_text
 
     text = generate_dvc_yaml()
     if check:
         current = out.read_text(encoding="utf-8") if out.is_file() else None
         if current != text:
-            console.print(f"dvc-yaml: {out} is not what the registry generates; run `idiombench dvc-yaml`",
-                          soft_wrap=True)
-            raise typer.Exit(1)
+            raise IdiombenchError(f"{out} is not what the registry generates: run `idiombench dvc-yaml`")
         console.print(f"dvc-yaml: {out} is up to date")
         return
+    check_output_file(out, lambda path: path.read_bytes().startswith(GENERATED_HEADER.encode()),
+                      "a dvc.yaml that `idiombench dvc-yaml` generated")
     write_text(out, text)
     console.print(f"dvc-yaml: wrote {out}")
 

@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field, ValidationError, create_model
 from .benchmarks import BUILTIN, NAMES, get_benchmark
 from .errors import ConfigError
 from .generation.config import ModelConfig, backend_names
-from .schema import StrictModel
+from .schema import INVALID_NAME, Key, StrictModel
 from .scoring.config import ScoringConfig
 from .statistics.config import ReportConfig
 
@@ -71,7 +71,8 @@ class Params(StrictModel):
     seed: int = 0
     data: DataConfig = DataConfig()
     benchmarks: BenchmarksConfig
-    models: dict[str, ModelConfig] = Field(default_factory=dict)
+    models: dict[Key, ModelConfig] = Field(
+        default_factory=dict, description="Keyed by the model's name in paths, wildcards and commands (a Key).")
     scoring: ScoringConfig = Field(description="Neural scorer roles: which model each metric term runs with.")
     report: ReportConfig = Field(default_factory=ReportConfig, description="What the report prints beside each number.")
 
@@ -102,8 +103,16 @@ def _user_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 def _format_error(error: dict[str, Any], model: type[BaseModel]) -> str:
-    key = ".".join(str(part) for part in _user_loc(error["loc"])) or "(top level)"
+    loc = _user_loc(error["loc"])
     kind = error["type"]
+    if loc and loc[-1] == "[key]":  # a mapping's key (a model key): pydantic puts the key itself before "[key]"
+        where = ".".join(str(part) for part in loc[:-2])
+        if kind == INVALID_NAME:
+            return f"{where}: the key {error['msg']}"
+        return f"{where}: the key {loc[-2]!r}: {_TYPE_WORDS.get(kind) or error['msg']}"
+    key = ".".join(str(part) for part in loc) or "(top level)"
+    if kind == INVALID_NAME:
+        return f"{key}: {error['msg']}"
     message = _TYPE_WORDS.get(kind) or error["msg"]
     if kind == "extra_forbidden":
         parent = _model_at(model, error["loc"][:-1])

@@ -29,14 +29,15 @@ from .benchmarks import get_benchmark
 from .benchmarks.contexts import AggregateContext, ScoreContext
 from .dag import construction_names
 from .config import Params
-from .errors import IdiombenchError
+from .errors import DataError, IdiombenchError
 from .generation.table import GENERATION_SCHEMA
-from .io import read_json, read_parquet, require_complete, staged_directory, write_json, write_parquet
+from .io import read_json, read_json_object, read_parquet, require_complete, staged_directory, write_json, write_parquet
 from .items import Item, read_items
 from .redact import scrub
 
 SKIPPED = "skipped"
 SCORED = "scored"
+METRICS_KEYS = ("benchmark", "model", "status")  # in every metrics file: its mark (cli: aggregate replaces only these)
 
 
 def applies(params: Params, model: str, benchmark: str) -> str | None:
@@ -86,7 +87,7 @@ def _make_scorers(params: Params) -> Any:
 def run_score(params: Params, model: str, benchmark: str, out: Path | None = None) -> dict[str, Any]:
     out = out or paths.scores_dir(model, benchmark)
     reason = applies(params, model, benchmark)
-    with staged_directory(out) as staging:
+    with staged_directory(out, paths.SCORING_META) as staging:
         if reason is not None:
             meta = {"benchmark": benchmark, "model": model, "status": SKIPPED, "reason": reason}
             write_json(staging / "scoring_meta.json", meta)
@@ -124,8 +125,8 @@ def run_construct(params: Params, benchmark: str, out: Path | None = None) -> di
     out = out or paths.construction_dir(benchmark)
     if not params.benchmark(benchmark).enabled:
         body = {"benchmark": benchmark, "status": SKIPPED, "reason": f"benchmarks.{benchmark}.enabled is false"}
-        with staged_directory(out) as staging:
-            write_json(staging / "construction.json", body)
+        with staged_directory(out, paths.CONSTRUCTION) as staging:
+            write_json(staging / paths.CONSTRUCTION, body)
         return body
     return bench.run_construction(params, paths.processed_dir(benchmark), out)
 
@@ -136,10 +137,13 @@ def run_aggregate(params: Params, model: str, benchmark: str, out: Path | None =
     meta_path = scores_dir / "scoring_meta.json"
     if not meta_path.exists():
         raise IdiombenchError(f"{meta_path} is missing: run `idiombench score {benchmark} --model {model}` first")
-    meta = read_json(meta_path)
+    meta = read_json_object(meta_path)
+    if meta.get("status") not in (SCORED, SKIPPED):
+        raise DataError(meta_path, f"status {meta.get('status')!r}",
+                        expected=f"a record of `idiombench score` (status {SCORED!r} or {SKIPPED!r})")
     body: dict[str, Any] = {"benchmark": benchmark, "model": model, "status": meta["status"]}
     if meta["status"] == SKIPPED:
-        body["reason"] = meta["reason"]
+        body["reason"] = meta.get("reason", "skipped")
     else:
         scores = {p.stem: read_parquet(p).to_pandas() for p in sorted(scores_dir.glob("*.parquet"))}
         ctx = AggregateContext(

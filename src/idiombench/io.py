@@ -13,7 +13,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -102,12 +102,15 @@ def require_complete(directory: str | os.PathLike[str], record: str, *, how: str
 
 
 @contextlib.contextmanager
-def staged_directory(path: str | os.PathLike[str]) -> Iterator[Path]:
+def staged_directory(path: str | os.PathLike[str], record: str, *,
+                     legacy: Callable[[Path], bool] | None = None) -> Iterator[Path]:
     """Yield a fresh staging directory beside `path`; on success it replaces `path` whole.
 
     Readers see either the previous complete directory or the new complete one, never a
-    mix; on an exception the staging directory is removed and `path` is left untouched."""
-    target = Path(path)
+    mix; on an exception the staging directory is removed and `path` is left untouched.
+    `record` is the file the stage writes into it (last), which marks a folder as this
+    stage's output: an existing `path` without it is refused (check_output_folder)."""
+    target = check_output_folder(path, record, legacy=legacy)
     target.parent.mkdir(parents=True, exist_ok=True)
     recover_directory(target)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
@@ -130,6 +133,66 @@ def check_writable(path: str | os.PathLike[str]) -> Path:
                 raise IdiombenchError(f"{target}: cannot be written: {ancestor} is a file (expected a folder)")
             break
     return target
+
+
+# A stage replaces only what it made. An output folder is its stage's when it holds the file
+# the stage writes last in it (its completion record: build_stats.json, generation_info.json,
+# ...), which those outputs have always had, so today's results and a `dvc pull` are
+# recognised as they are (no extra file, no changed DVC hash). The folders that had none
+# (report's tables/ and figures/, results/plots/) get an index.json (write_index), and their
+# earlier versions are recognised by their layout (the `legacy` test of the caller). An output
+# file is recognised by its content (a JSON record's keys, the PDF's author).
+NOT_OURS = "move it away (or delete it) if it is no longer needed, or write elsewhere (--out)"
+
+
+def check_output_folder(path: str | os.PathLike[str], record: str, *,
+                        legacy: Callable[[Path], bool] | None = None) -> Path:
+    """`path` when a stage may write its output folder there: it does not exist, is empty, or
+    was made by idiombench (it holds `record`; or `legacy`, given, recognises an output of an
+    earlier version that had no record). Otherwise a one-line error, before any work."""
+    target = check_writable(path)
+    if not os.path.lexists(target):
+        return target
+    if not target.is_dir():
+        raise IdiombenchError(f"{target} is a file, not an output folder of idiombench: {NOT_OURS}")
+    if (target / record).is_file() or not any(target.iterdir()) or (legacy is not None and legacy(target)):
+        return target
+    raise IdiombenchError(f"{target} exists and was not written by idiombench (it has no {record}); "
+                          f"it would be replaced whole: {NOT_OURS}")
+
+
+def check_output_file(path: str | os.PathLike[str], ours: Callable[[Path], bool], what: str) -> Path:
+    """`path` when a stage may write its output file there: it does not exist, or `ours`
+    recognises it as `what` (e.g. "a metrics file of `idiombench aggregate`"). Otherwise a
+    one-line error, before any work."""
+    target = check_writable(path)
+    if not os.path.lexists(target):
+        return target
+    if target.is_dir():
+        raise IdiombenchError(f"{target} is a folder (expected {what}): {NOT_OURS}")
+    if not ours(target):
+        raise IdiombenchError(f"{target} exists and is not {what}; it would be overwritten: {NOT_OURS}")
+    return target
+
+
+def json_object_with(*keys: str) -> Callable[[Path], bool]:
+    """Recognises a JSON record by its keys (an output file's mark, for check_output_file)."""
+    def ours(path: Path) -> bool:
+        try:
+            body = json.loads(path.read_bytes())
+        except (OSError, ValueError):
+            return False
+        return isinstance(body, dict) and all(key in body for key in keys)
+    return ours
+
+
+def write_index(path: Path, stage: str) -> None:
+    """The record of a folder that a stage fills with files of its own naming (report's tables/
+    and figures/, results/plots/): the files it wrote, listed last; it marks the folder as the
+    stage's (check_output_folder)."""
+    folder = path.parent
+    files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() and p != path)
+    write_json(path, {"written_by": f"idiombench {stage}", "files": files})
 
 
 def write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
@@ -163,28 +226,53 @@ def read_json(path: str | os.PathLike[str]) -> Any:
         raise DataError(path, f"not valid JSON ({exc.msg}, line {exc.lineno}, column {exc.colno})") from None
 
 
+def read_json_object(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """A JSON record some stage wrote (an object at the top level); anything else is a
+    one-line DataError naming the file."""
+    body = read_json(path)
+    if not isinstance(body, dict):
+        raise DataError(path, f"a JSON {type(body).__name__} at the top level", expected="a JSON object")
+    return body
+
+
 def write_parquet(path: str | os.PathLike[str], table: pa.Table) -> None:
     """Write a Parquet file atomically and reproducibly (no creation timestamps in metadata)."""
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp, compression="zstd", write_statistics=False, store_schema=True)
 
 
-def read_parquet(path: str | os.PathLike[str], schema: pa.Schema | None = None, *, what: str = "") -> pa.Table:
-    """A Parquet file as a table. A missing, truncated or non-Parquet file, or (given `schema`)
-    a table without the expected columns and types, is a one-line DataError naming the file."""
+def _parquet(path: str | os.PathLike[str], what: str, read: Callable[[], Any]) -> Any:
+    """`read()` of a Parquet file, its failures as one-line DataErrors naming the file."""
     expected = f"a Parquet file ({what})" if what else "a Parquet file"
     if Path(path).is_dir():
         raise DataError(path, "is a folder", expected=expected)
     try:
-        table = pq.read_table(path)
+        return read()
     except FileNotFoundError:
         raise DataError(path, "no such file", expected=expected) from None
     except (pa.ArrowException, OSError) as exc:  # truncated, empty, random bytes
         problem = " ".join(str(exc).split())[:200]
         raise DataError(path, f"not a readable Parquet file ({problem})", expected=expected) from None
+
+
+def read_parquet(path: str | os.PathLike[str], schema: pa.Schema | None = None, *, what: str = "",
+                 columns: list[str] | None = None) -> pa.Table:
+    """A Parquet file as a table (only `columns`, given). A missing, truncated or non-Parquet
+    file, a missing column, or (given `schema`) a table without the expected columns and types,
+    is a one-line DataError naming the file."""
+    if columns is not None:
+        missing = [c for c in columns if c not in read_parquet_schema(path, what=what).names]
+        if missing:
+            raise DataError(path, f"missing columns {', '.join(missing)}", expected=f"columns {', '.join(columns)}")
+    table = _parquet(path, what, lambda: pq.read_table(path, columns=columns))
     if schema is not None:
         check_columns(path, table.schema, schema, what or "table")
     return table
+
+
+def read_parquet_schema(path: str | os.PathLike[str], *, what: str = "") -> pa.Schema:
+    """The schema of a Parquet file (its footer only); unreadable is a one-line DataError."""
+    return _parquet(path, what, lambda: pq.read_schema(path))
 
 
 def check_columns(path: str | os.PathLike[str], actual: pa.Schema, expected: pa.Schema, what: str) -> None:

@@ -18,6 +18,18 @@ ANNOTATIONS = DATA / "annotations"
 RESULTS = Path("results")
 REPORTS = Path("reports")
 
+# The file each stage writes last into its output folder: the folder is complete with it, and
+# it marks the folder as the stage's own (a stage replaces only a folder that holds it:
+# io.check_output_folder).
+ACQUIRED = "ACQUIRED.json"
+BUILD_STATS = "build_stats.json"
+RENDER_STATS = "render_stats.json"
+GENERATION_INFO = "generation_info.json"
+SCORING_META = "scoring_meta.json"
+CONSTRUCTION = "construction.json"
+ATTENTION_SUMMARY = "summary.json"
+INDEX = "index.json"  # report's tables/ and figures/, results/plots/: what the stage wrote there
+
 
 def raw_dir(benchmark: str) -> Path:
     return RAW / benchmark
@@ -25,7 +37,7 @@ def raw_dir(benchmark: str) -> Path:
 
 def acquired_record(benchmark: str) -> Path:
     """Written last by `acquire`: the list of files, their hashes and where each came from."""
-    return raw_dir(benchmark) / "ACQUIRED.json"
+    return raw_dir(benchmark) / ACQUIRED
 
 
 def processed_dir(benchmark: str) -> Path:
@@ -37,7 +49,7 @@ def task_items(benchmark: str, task: str) -> Path:
 
 
 def build_stats(benchmark: str) -> Path:
-    return processed_dir(benchmark) / "build_stats.json"
+    return processed_dir(benchmark) / BUILD_STATS
 
 
 def prompts_dir(benchmark: str) -> Path:
@@ -50,9 +62,6 @@ def prompts_file(benchmark: str, setting: str) -> Path:
 
 def generations_dir(model: str) -> Path:
     return RESULTS / "generations" / model
-
-
-GENERATION_INFO = "generation_info.json"  # a generations folder's completion record, written last
 
 
 def generations_complete(model: str) -> bool:

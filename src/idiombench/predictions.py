@@ -101,16 +101,30 @@ def _from_registered(fmt: str, path: Path, benchmark: str, task: str, setting: s
     return rows, summary["lines"], stats.unmatched(), recorded
 
 
+IDIOMBENCH_COLUMNS = ("benchmark", "setting", "task", "item_id", "pass", "sample_index", "text", "error")
+
+
 def _from_idiombench(path: Path, benchmark: str, task: str, setting: str, items: dict[str, Item]) -> Read:
-    table = read_parquet(path)
-    missing = [c for c in ("task", "item_id", "pass", "sample_index", "text", "error") if c not in table.column_names]
+    """This project's generations table: the main-pass rows of `benchmark`/`setting`/`task`. A
+    table whose rows are all of another benchmark or setting is refused, naming what it holds
+    (its rows are never scored under the command line's labels)."""
+    table = read_parquet(path, what="generations table")
+    missing = [c for c in IDIOMBENCH_COLUMNS if c not in table.column_names]
     if missing:
         raise DataError(path, f"not an idiombench generations table: missing columns {missing}")
+    records = table.select(list(IDIOMBENCH_COLUMNS)).to_pylist()
+    held = sorted({(str(r["benchmark"]), str(r["setting"])) for r in records})
+    if records and (benchmark, setting) not in held:
+        holds = ", ".join(f"{b}/{s}" for b, s in held[:10]) + (" ..." if len(held) > 10 else "")
+        raise DataError(path, f"no row of {benchmark}/{setting} (the table holds {holds})",
+                        expected=f"predictions for --benchmark {benchmark} --setting {setting}, or the "
+                                 "--benchmark / --setting the table was generated for")
     found: dict[str, str] = {}
     recorded: set[str] = set()  # a failed generation is a record too: wrong under either denominator
     unmatched = []
-    records = table.to_pylist()
     for number, record in enumerate(records, start=1):
+        if (record["benchmark"], record["setting"]) != (benchmark, setting):
+            continue  # another benchmark's or setting's rows (a table may hold several)
         if record["task"] != task or record["pass"] != "main" or record["sample_index"] != 0:
             continue
         if record["item_id"] not in items:

@@ -29,11 +29,11 @@ from .benchmarks import get_benchmark
 from .benchmarks.base import MAX_EXAMPLES
 from .benchmarks.contexts import RenderOutput
 from .errors import DataError, IdiombenchError
-from .io import read_json, staged_directory, write_json
+from .io import read_json_object, staged_directory, write_json
 from .items import Item, read_items
 from .prompts import Prompt, write_prompts
 
-STATS_FILE = "render_stats.json"
+STATS_FILE = paths.RENDER_STATS
 
 
 def load_tasks(processed_dir: Path, benchmark: str) -> dict[str, list[Item]]:
@@ -41,7 +41,7 @@ def load_tasks(processed_dir: Path, benchmark: str) -> dict[str, list[Item]]:
     stats_path = processed_dir / paths.build_stats(benchmark).name
     if not stats_path.is_file():
         raise IdiombenchError(f"{stats_path} is missing: run `idiombench build {benchmark}` first")
-    stats = read_json(stats_path)
+    stats = read_json_object(stats_path)
     tasks = stats.get("tasks")
     if not isinstance(tasks, dict):
         raise DataError(stats_path, "no `tasks` mapping", expected="the build's task -> item count")
@@ -155,7 +155,7 @@ def write_render(benchmark: str, config: Any, output: RenderOutput | None, out_d
     """Write the prompt tables and render_stats.json into a staging directory that then
     replaces `out_dir`: it is the previous complete render or the new complete one."""
     stats = render_stats(benchmark, config, output)
-    with staged_directory(out_dir) as staging:
+    with staged_directory(out_dir, STATS_FILE) as staging:
         if output is not None:
             for setting in config.render.settings:
                 prompts = output.prompts.get(setting)

@@ -1,8 +1,52 @@
-"""Base class of every params.yaml section."""
+"""Base class of every params.yaml section, and the one pattern of a configured name."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+import re
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict
+from pydantic_core import PydanticCustomError
+
+# A configured name that becomes a path component, a Snakemake wildcard or a shell word (model
+# keys, pass names, settings, tasks, benchmark names): letters, digits, '.', '_' and '-', not
+# starting with '.' or '-' (no hidden file, no '..', no command-line option), at most 64
+# characters. Such a name can neither leave its folder nor change a shell command.
+NAME_RULE = "letters, digits, '.', '_' and '-', not starting with '.' or '-', at most 64 characters"
+NAME_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,63}")
+# Model keys and benchmark names are also params paths for DVC (`models.<key>`,
+# `benchmarks.<name>.build`), which reads every '.' as a nesting level: no '.' in them.
+KEY_RULE = "letters, digits, '_' and '-', not starting with '-', at most 64 characters"
+KEY_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]{0,63}")
+
+
+def name_problem(value: object, *, key: bool = False) -> str | None:
+    """None when `value` is a valid name (a params key, with `key`), else what is wrong."""
+    pattern, rule = (KEY_PATTERN, KEY_RULE) if key else (NAME_PATTERN, NAME_RULE)
+    if isinstance(value, str) and pattern.fullmatch(value):
+        return None
+    return f"{value!r} is not a valid name (expected {rule})"
+
+
+INVALID_NAME = "invalid_name"  # the pydantic error type of a bad name (config.py words it)
+
+
+def _name(value: str) -> str:
+    problem = name_problem(value)
+    if problem:
+        raise PydanticCustomError(INVALID_NAME, problem)
+    return value
+
+
+def _key(value: str) -> str:
+    problem = name_problem(value, key=True)
+    if problem:
+        raise PydanticCustomError(INVALID_NAME, problem)
+    return value
+
+
+Name = Annotated[str, AfterValidator(_name)]  # a setting, pass or task name
+Key = Annotated[str, AfterValidator(_key)]  # a model key or a benchmark name
 
 
 class StrictModel(BaseModel):

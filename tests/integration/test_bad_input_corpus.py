@@ -1,14 +1,19 @@
-"""The bad-input corpus (issue 13, item 2): every input a new user might get wrong, run
-through the CLI as a subprocess. Each case must exit with its status (2 for bad input),
-print exactly one line on stderr naming the file or field (no traceback), and leave
-every output as it was (no partial output; only the generation cache and logs may change).
+"""The bad-input corpus (issues 13 and 23): every input a new user might get wrong, run through
+the CLI and both workflow tools (Snakemake, DVC). Each case must end with its exit status (2 for
+bad input), print exactly one `error:` line naming the file, key or row (no traceback), and leave
+every file as it was (the project's tree is hashed before and after; only the generation cache and
+logs may change, which are not outputs).
 
-The project is small (generate's hand-written OrderProbe items and prompts, gen_project.py),
-generated once with the oracle backend; each case works on a fresh copy of it.
+The project is small (hand-written OrderProbe items and prompts, gen_project.py), generated,
+scored, aggregated and reported once with the oracle; each case works on a fresh copy of it. CLI
+cases run in process through typer's CliRunner (the same boundary, cli.user_errors, without a
+second's interpreter start per case); a sample (`process=True`) runs the real `idiombench` entry
+point as a subprocess. Workflow cases run `snakemake` and `dvc` themselves.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import shutil
@@ -24,32 +29,43 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from gen_project import orderprobe_items, write_project
+from gen_project import ROOT, orderprobe_items, orderprobe_prompts, write_project
+from orderprobe_fixtures import items_for
 from helpers import run, tool_env
-from idiombench.generation.table import GENERATION_SCHEMA
-from idiombench.items import ITEM_SCHEMA
+from idiombench.generation.table import GENERATION_SCHEMA, write_generations
+from idiombench.items import ITEM_SCHEMA, write_items
+from idiombench.prompts import write_prompts
 
-# results/cache and results/logs are not stage outputs (a failed generate keeps its successes cached)
-NOT_OUTPUTS = ("results/cache/", "results/logs/")
+# results/cache and results/logs are not stage outputs (a failed generate keeps its successes
+# cached); .snakemake/ and .dvc/tmp/ are the workflow tools' own records and locks
+NOT_OUTPUTS = ("results/cache/", "results/logs/", ".snakemake/", ".dvc/tmp/")
 OUTCOMES: Counter[str] = Counter()
+RAN: dict[str, tuple[str, str]] = {}  # case -> (tool, its first argument: the CLI command)
+TOOL_CODES = {"idiombench": 2, "snakemake": 2, "dvc": 255}  # dvc repro exits 255 when a stage's command fails
 
 
 @dataclass
 class Case:
     name: str
-    setup: Callable[[Path], list[str]]  # prepares the project copy, returns the CLI arguments
+    setup: Callable[[Path], list[str]]  # prepares the project copy, returns the command's arguments
     expect: tuple[str, ...]  # substrings of the message: the file or field, and the problem
+    kind: str
     env: dict[str, str] = field(default_factory=dict)
-    code: int = 2
+    code: int | None = None  # default: TOOL_CODES[tool]
     needs_raw: bool = False  # an acquired OrderProbe release in <project>/raw (copied from the mirror)
+    tool: str = "idiombench"  # or snakemake, dvc (run in a copy with the workflow files)
+    process: bool = False  # idiombench: the real entry point, as a subprocess
+    ours: bool = True  # the message is idiombench's one `error:` line (False: the workflow tool's own refusal)
 
 
 CASES: list[Case] = []
+KIND = "input files"  # the kind of the cases registered next (set per section below)
 
 
-def case(name: str, *expect: str, env: dict[str, str] | None = None, code: int = 2, needs_raw: bool = False):
+def case(name: str, *expect: str, env: dict[str, str] | None = None, code: int | None = None, needs_raw: bool = False,
+         tool: str = "idiombench", process: bool = False, ours: bool = True):
     def register(setup: Callable[[Path], list[str]]) -> Callable[[Path], list[str]]:
-        CASES.append(Case(name, setup, expect, env or {}, code, needs_raw))
+        CASES.append(Case(name, setup, expect, KIND, env or {}, code, needs_raw, tool, process, ours))
         return setup
     return register
 
@@ -77,6 +93,8 @@ def orderprobe(*keys: str, value: Any) -> Callable[[dict[str, Any]], None]:
 
 
 PROMPTS = "results/prompts/orderprobe/zero_shot.parquet"
+SCORES = "results/scores/oracle/orderprobe"
+METRICS = "results/metrics/orderprobe/oracle.json"
 ITEMS = "data/processed/orderprobe/restore.parquet"
 GENERATIONS = "results/generations/oracle/orderprobe/zero_shot.parquet"
 EVALUATE = ["evaluate-predictions", "--benchmark", "orderprobe", "--task", "restore", "--setting", "zero_shot"]
@@ -97,9 +115,11 @@ def replay(source: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
                                                             "format": "semanticqa", **source}]})
 
 
-# ---- the cases the issue lists ---------------------------------------------------------
+# ---- issue 13: the cases it lists -----------------------------------------------------------
+KIND = "issue 13"
 
-@case("params not UTF-8", "bad.yaml", "not UTF-8")
+
+@case("params not UTF-8", "bad.yaml", "not UTF-8", process=True)
 def _(p: Path) -> list[str]:
     (p / "bad.yaml").write_bytes(b"profile: caf\xe9\n")
     return ["check-params", "-p", "bad.yaml"]
@@ -183,7 +203,7 @@ def _(p: Path) -> list[str]:
     return ["generate", "-m", "rp"]
 
 
-@case("prompts table truncated", PROMPTS, "not a readable Parquet file")
+@case("prompts table truncated", PROMPTS, "not a readable Parquet file", process=True)
 def _(p: Path) -> list[str]:
     truncate(p / PROMPTS)
     return ["generate", "-m", "oracle"]
@@ -213,7 +233,9 @@ def _(p: Path) -> list[str]:
     return ["generate", "-m", "oracle", "--out", "afile/gen"]
 
 
-@case("SOURCE_DATE_EPOCH=abc report", "SOURCE_DATE_EPOCH", "whole number", env={"SOURCE_DATE_EPOCH": "abc"})
+# process: the value is hidden while the CLI's modules load (cli._malformed_epoch_hidden), in a fresh interpreter only
+@case("SOURCE_DATE_EPOCH=abc report", "SOURCE_DATE_EPOCH", "whole number", env={"SOURCE_DATE_EPOCH": "abc"},
+      process=True)
 def _(p: Path) -> list[str]:
     return ["report"]
 
@@ -438,6 +460,7 @@ def _(p: Path) -> list[str]:
 
 @case("aggregate before score", "scoring_meta.json is missing")
 def _(p: Path) -> list[str]:
+    shutil.rmtree(p / SCORES)
     return ["aggregate", "orderprobe", "-m", "oracle"]
 
 
@@ -487,13 +510,522 @@ def _(p: Path) -> list[str]:
     return ["acquire", "orderprobe", "--out", "acquired"]
 
 
+# ---- issue 23: configured names are identifiers ----------------------------------------------
+KIND = "names"
+NAME_RULE = "is not a valid name"
+
+
+def key_case(key: Any, label: str, *expect: str) -> None:
+    """check-params on a model key that is not a name: refused, naming the key."""
+    @case(f"model key {label}", "params.yaml", *expect)
+    def _(p: Path) -> list[str]:
+        edit_params(p, model(key, {"backend": "oracle"}))
+        return ["check-params"]
+
+
+key_case("x; touch pwned #", "with ';' (a shell command)", "models: the key 'x; touch pwned #'", NAME_RULE)
+key_case("a b", "with a space", "models: the key 'a b'", NAME_RULE)
+key_case("a/b", "with '/'", "models: the key 'a/b'", NAME_RULE)
+key_case("..", "'..'", "models: the key '..'", NAME_RULE)
+key_case("../../escape", "'../../escape'", "models: the key '../../escape'", NAME_RULE)
+key_case("-rf", "with a leading '-' (an option)", "models: the key '-rf'", NAME_RULE)
+key_case(".hidden", "with a leading '.'", "models: the key '.hidden'", NAME_RULE)
+key_case("qwen2.5-7b", "with '.' (DVC reads models.<key> as nested keys)", "models: the key 'qwen2.5-7b'", NAME_RULE)
+key_case("m" * 65, "of 65 characters", "models: the key 'mmmm", "at most 64 characters")
+key_case("$(touch pwned)", "with '$(...)'", "models: the key '$(touch pwned)'", NAME_RULE)
+key_case("q'x", "with a quote", "models: the key \"q'x\"", NAME_RULE)
+key_case("a\nb", "with a newline", "models: the key 'a\\nb'", NAME_RULE)
+key_case("", "empty", "models: the key ''", NAME_RULE)
+key_case(123, "that is a number", "models: the key 123: expected a string")
+
+
+@case("an extra pass named with a space", "benchmarks.orderprobe.generate.extra: the key 'my pass'", NAME_RULE)
+def _(p: Path) -> list[str]:
+    edit_params(p, orderprobe("generate", "extra", "my pass", value={"n": 1}))
+    return ["check-params"]
+
+
+@case("an extra pass's setting '../x'", "benchmarks.orderprobe.generate.extra.consistency.settings.0", NAME_RULE)
+def _(p: Path) -> list[str]:
+    edit_params(p, orderprobe("generate", "extra", "consistency", "settings", value=["../x"]))
+    return ["check-params"]
+
+
+@case("a replay source's setting '../../x'", "models.rp.sources.0.setting: '../../x'", NAME_RULE)
+def _(p: Path) -> list[str]:
+    edit_params(p, replay({"path": "source.jsonl", "setting": "../../x"}))
+    return ["generate", "-m", "rp"]
+
+
+@case("a replay source's task 'a;b'", "models.rp.sources.0.task: 'a;b'", NAME_RULE)
+def _(p: Path) -> list[str]:
+    edit_params(p, replay({"path": "source.jsonl", "task": "a;b"}))
+    return ["check-params"]
+
+
+@case("a model's benchmarks entry 'orderprobe;rm'", "models.oracle.benchmarks.0: 'orderprobe;rm'", NAME_RULE)
+def _(p: Path) -> list[str]:
+    edit_params(p, model("oracle", {"backend": "oracle", "benchmarks": ["orderprobe;rm"]}))
+    return ["check-params"]
+
+
+@case("attention models entry 'a/b'", "benchmarks.g-idiomalign.attention.models.0: 'a/b'", NAME_RULE)
+def _(p: Path) -> list[str]:
+    edit_params(p, lambda params: params["benchmarks"]["g-idiomalign"].update(attention={"models": ["a/b"]}))
+    return ["check-params"]
+
+
+@case("OrderProbe's S_Cons pass name '../x'", "benchmarks.orderprobe.score.s_cons.pass_name: '../x'", NAME_RULE)
+def _(p: Path) -> list[str]:
+    edit_params(p, orderprobe("score", "s_cons", "pass_name", value="../x"))
+    return ["check-params"]
+
+
+@case("SemanticQA's sequential setting prefix 'a b'", "benchmarks.semanticqa.score.sequential.setting_prefix: 'a b'",
+      NAME_RULE)
+def _(p: Path) -> list[str]:
+    edit_params(p, lambda params: params["benchmarks"]["semanticqa"].update(score={"sequential": {"setting_prefix": "a b"}}))
+    return ["check-params"]
+
+
+@case("G-IdiomAlign construction pair '../x'", "benchmarks.g-idiomalign.construct.pairs.0: '../x'", NAME_RULE)
+def _(p: Path) -> list[str]:
+    edit_params(p, lambda params: params["benchmarks"]["g-idiomalign"].update(construct={"pairs": ["../x"]}))
+    return ["check-params"]
+
+
+def bad_key_for(command: list[str], key: str) -> None:
+    """Every command validates the params before it builds a path: the bad key is named."""
+    @case(f"{command[0]} with the model key {key!r} in params", f"models: the key {key!r}", NAME_RULE)
+    def _(p: Path) -> list[str]:
+        edit_params(p, model(key, {"backend": "oracle"}))
+        return [*command]
+
+
+bad_key_for(["generate", "-m", "x; touch pwned #"], "x; touch pwned #")
+bad_key_for(["score", "orderprobe", "-m", "../../escape"], "../../escape")
+bad_key_for(["track", "orderprobe", "-m", "a/b"], "a/b")
+bad_key_for(["report"], "-rf")
+bad_key_for(["plot-data"], "a b")
+
+
+@case("score --model '../../x' (not a model)", "unknown model '../../x'", "oracle")
+def _(p: Path) -> list[str]:
+    return ["score", "orderprobe", "-m", "../../x"]
+
+
+# ---- issue 23: a stage replaces only what it made --------------------------------------------
+KIND = "owned outputs"
+NOT_OURS = "exists and was not written by idiombench"
+
+
+def victim(p: Path, folder: str = "victim") -> None:
+    """A user's folder with a user's file: must come out byte-identical (the tree snapshot)."""
+    (p / folder).mkdir(parents=True, exist_ok=True)
+    (p / folder / "thesis.txt").write_text("my thesis\n", encoding="utf-8")
+
+
+@case("build --out a folder holding a user's file", "victim", NOT_OURS, "no build_stats.json", process=True)
+def _(p: Path) -> list[str]:
+    victim(p)
+    return ["build", "orderprobe", "--raw", "nowhere", "--out", "victim"]
+
+
+@case("build --out data/processed (every benchmark's builds)", "data/processed", NOT_OURS, "no build_stats.json")
+def _(p: Path) -> list[str]:
+    return ["build", "orderprobe", "--raw", "nowhere", "--out", "data/processed"]
+
+
+@case("acquire --out a user's folder", "victim", NOT_OURS, "no ACQUIRED.json")
+def _(p: Path) -> list[str]:
+    victim(p)
+    return ["acquire", "orderprobe", "--out", "victim"]
+
+
+@case("render --out a user's folder", "victim", NOT_OURS, "no render_stats.json")
+def _(p: Path) -> list[str]:
+    victim(p)
+    return ["render", "orderprobe", "--out", "victim"]
+
+
+@case("generate --out a user's folder", "victim", NOT_OURS, "no generation_info.json")
+def _(p: Path) -> list[str]:
+    victim(p)
+    return ["generate", "-m", "oracle", "--out", "victim"]
+
+
+@case("generate over a generations folder without its record", "results/generations/oracle", NOT_OURS)
+def _(p: Path) -> list[str]:
+    (p / "results/generations/oracle/generation_info.json").unlink()
+    return ["generate", "-m", "oracle"]
+
+
+@case("score --out a user's folder", "victim", NOT_OURS, "no scoring_meta.json")
+def _(p: Path) -> list[str]:
+    victim(p)
+    return ["score", "orderprobe", "-m", "oracle", "--out", "victim"]
+
+
+@case("score --out a regular file", "afile is a file, not an output folder")
+def _(p: Path) -> list[str]:
+    (p / "afile").write_text("x", encoding="utf-8")
+    return ["score", "orderprobe", "-m", "oracle", "--out", "afile"]
+
+
+@case("construct --out a user's folder", "victim", NOT_OURS, "no construction.json")
+def _(p: Path) -> list[str]:
+    victim(p)
+    return ["construct", "g-idiomalign", "--out", "victim"]
+
+
+@case("attention --out a user's folder", "victim", NOT_OURS, "no summary.json")
+def _(p: Path) -> list[str]:
+    victim(p)
+    return ["attention", "g-idiomalign", "-m", "oracle", "--out", "victim"]
+
+
+@case("aggregate --out a user's JSON file", "mine.json exists and is not a metrics file of `idiombench aggregate`")
+def _(p: Path) -> list[str]:
+    (p / "mine.json").write_text('{"notes": "mine"}\n', encoding="utf-8")
+    return ["aggregate", "orderprobe", "-m", "oracle", "--out", "mine.json"]
+
+
+@case("aggregate --out a folder", "adir is a folder (expected a metrics file")
+def _(p: Path) -> list[str]:
+    (p / "adir").mkdir()
+    return ["aggregate", "orderprobe", "-m", "oracle", "--out", "adir"]
+
+
+@case("track --out a user's file", "notes.txt exists and is not a tracking record of `idiombench track`")
+def _(p: Path) -> list[str]:
+    (p / "notes.txt").write_text("my notes\n", encoding="utf-8")
+    return ["track", "orderprobe", "-m", "oracle", "--out", "notes.txt"]
+
+
+@case("report --out beside a user's tables/", "victim/tables", NOT_OURS, "no index.json", process=True)
+def _(p: Path) -> list[str]:
+    victim(p, "victim/tables")
+    return ["report", "--out", "victim/r.pdf"]
+
+
+@case("report --out beside a user's figures/", "victim/figures", NOT_OURS, "no index.json")
+def _(p: Path) -> list[str]:
+    (p / "victim/figures").mkdir(parents=True)
+    (p / "victim/figures/photo.png").write_bytes(b"\x89PNG\r\n")
+    return ["report", "--out", "victim/r.pdf"]
+
+
+@case("report --out a user's PDF", "paper.pdf exists and is not a report PDF of idiombench")
+def _(p: Path) -> list[str]:
+    (p / "paper.pdf").write_bytes(b"%PDF-1.4\n1 0 obj << /Author (me) >> endobj\n%%EOF\n")
+    return ["report", "--out", "paper.pdf"]
+
+
+@case("report over an earlier report's tables/ holding a user's file", "reports/tables", NOT_OURS)
+def _(p: Path) -> list[str]:
+    (p / "reports/tables/index.json").unlink()  # as an earlier version wrote it (recognised by its layout)
+    (p / "reports/tables/thesis.tex").write_text("\\section{mine}\n", encoding="utf-8")
+    return ["report"]
+
+
+@case("report where figures/ is a file", "reports/figures is a file, not an output folder")
+def _(p: Path) -> list[str]:
+    shutil.rmtree(p / "reports/figures")
+    (p / "reports/figures").write_text("x", encoding="utf-8")
+    return ["report"]
+
+
+@case("plot-data over results/plots holding a user's file", "results/plots", NOT_OURS, "no index.json")
+def _(p: Path) -> list[str]:
+    (p / "results/plots/index.json").unlink()
+    (p / "results/plots/notes.txt").write_text("mine\n", encoding="utf-8")
+    return ["plot-data"]
+
+
+@case("plot-data over a headline.json that is not one", "results/headline.json exists and is not the headline metrics")
+def _(p: Path) -> list[str]:
+    (p / "results/headline.json").write_text("[1, 2]\n", encoding="utf-8")
+    return ["plot-data"]
+
+
+@case("dvc-yaml --out a user's YAML file", "mine.yaml exists and is not a dvc.yaml that `idiombench dvc-yaml` generated")
+def _(p: Path) -> list[str]:
+    (p / "mine.yaml").write_text("stages: {}\n", encoding="utf-8")
+    return ["dvc-yaml", "--out", "mine.yaml"]
+
+
+# ---- issue 23: internal errors that are bad input ---------------------------------------------
+KIND = "internal errors"
+
+
+@case("attention on a benchmark without attention", "benchmark orderprobe has no attention diagnostics",
+      "g-idiomalign", process=True)
+def _(p: Path) -> list[str]:
+    return ["attention", "orderprobe", "-m", "oracle"]
+
+
+@case("track an unknown model (writes no record)", "unknown model 'typo'", process=True)
+def _(p: Path) -> list[str]:
+    return ["track", "orderprobe", "-m", "typo"]
+
+
+@case("aggregate an unknown model", "unknown model 'typo'")
+def _(p: Path) -> list[str]:
+    return ["aggregate", "orderprobe", "-m", "typo"]
+
+
+@case("attention an unknown model", "unknown model 'typo'")
+def _(p: Path) -> list[str]:
+    return ["attention", "g-idiomalign", "-m", "typo"]
+
+
+@case("track a model whose last generate failed, beside older metrics", "generate-oracle.failed.json",
+      "rerun it before tracking")
+def _(p: Path) -> list[str]:
+    (p / "results/logs").mkdir(parents=True, exist_ok=True)
+    (p / "results/logs/generate-oracle.failed.json").write_text('{"reason": "3 of 48 requests failed"}\n',
+                                                                encoding="utf-8")
+    return ["track", "orderprobe", "-m", "oracle"]
+
+
+@case("score: the prompts OrderProbe's score reads are truncated", PROMPTS, "not a readable Parquet file")
+def _(p: Path) -> list[str]:
+    truncate(p / PROMPTS)
+    return ["score", "orderprobe", "-m", "oracle"]
+
+
+@case("report: a scores table truncated", f"{SCORES}/zero_shot.parquet", "not a readable Parquet file")
+def _(p: Path) -> list[str]:
+    truncate(p / SCORES / "zero_shot.parquet")
+    return ["report"]
+
+
+@case("attention: the scores it reads are truncated", "results/scores/hf1/g-idiomalign/no_gloss.parquet",
+      "not a readable Parquet file")
+def _(p: Path) -> list[str]:
+    """An hf model measured on G-IdiomAlign (its weights are never reached): complete generations
+    and items, then a truncated scores table."""
+    def enable(params: dict[str, Any]) -> None:
+        params["benchmarks"]["g-idiomalign"] = {"enabled": True, "attention": {"enabled": True}}
+        params["models"]["hf1"] = {"backend": "hf", "model": "nowhere", "benchmarks": ["g-idiomalign"]}
+    edit_params(p, enable)
+    generations = p / "results/generations/hf1"
+    write_generations(generations / "g-idiomalign/no_gloss.parquet", [])
+    (generations / "generation_info.json").write_text("{}\n", encoding="utf-8")
+    write_items(p / "data/processed/g-idiomalign/task2.parquet", [])
+    scores = p / "results/scores/hf1/g-idiomalign"
+    scores.mkdir(parents=True)
+    (scores / "scoring_meta.json").write_text('{"status": "scored"}\n', encoding="utf-8")
+    shutil.copy(p / SCORES / "zero_shot.parquet", scores / "no_gloss.parquet")
+    truncate(scores / "no_gloss.parquet")
+    return ["attention", "g-idiomalign", "-m", "hf1"]
+
+
+@case("evaluate-predictions --format idiombench: a table of another setting", "preds.parquet",
+      "no row of orderprobe/cot (the table holds orderprobe/zero_shot)")
+def _(p: Path) -> list[str]:
+    shutil.copy(p / GENERATIONS, p / "preds.parquet")
+    return ["evaluate-predictions", "--benchmark", "orderprobe", "--task", "restore", "--setting", "cot",
+            "--format", "idiombench", "preds.parquet"]
+
+
+@case("evaluate-predictions --format idiombench: a table of another benchmark", "preds.parquet",
+      "no row of chengyu-bench/connotation (the table holds orderprobe/zero_shot)")
+def _(p: Path) -> list[str]:
+    shutil.copy(p / GENERATIONS, p / "preds.parquet")
+    write_items(p / "data/processed/chengyu-bench/connotation.parquet", [])
+    return ["evaluate-predictions", "--benchmark", "chengyu-bench", "--task", "connotation", "--setting",
+            "connotation", "preds.parquet"]
+
+
+@case("dvc-yaml --check on a file that differs (exit 2: 1 is for bugs)", "dvc.yaml is not what the registry generates")
+def _(p: Path) -> list[str]:
+    (p / "dvc.yaml").write_text("# GENERATED by `idiombench dvc-yaml` long ago\nstages: {}\n", encoding="utf-8")
+    return ["dvc-yaml", "--check"]
+
+
+@case("score: items that OrderProbe's build did not write (meta lacks its keys)", ITEMS, "item zh-CN/0000/ABCD",
+      "meta lacks expression_id")
+def _(p: Path) -> list[str]:
+    write_items(p / ITEMS, orderprobe_items())  # generate's hand-written items: no expression meta
+    return ["score", "orderprobe", "-m", "oracle"]
+
+
+@case("aggregate: a scoring record without a status", f"{SCORES}/scoring_meta.json", "status None")
+def _(p: Path) -> list[str]:
+    (p / SCORES / "scoring_meta.json").write_text('{"benchmark": "orderprobe"}\n', encoding="utf-8")
+    return ["aggregate", "orderprobe", "-m", "oracle"]
+
+
+@case("aggregate: a scoring record that is a JSON list", f"{SCORES}/scoring_meta.json", "a JSON list at the top level")
+def _(p: Path) -> list[str]:
+    (p / SCORES / "scoring_meta.json").write_text("[]\n", encoding="utf-8")
+    return ["aggregate", "orderprobe", "-m", "oracle"]
+
+
+@case("report: a metrics file that is a JSON list", METRICS, "a JSON list at the top level")
+def _(p: Path) -> list[str]:
+    (p / METRICS).write_text("[]\n", encoding="utf-8")
+    return ["report"]
+
+
+@case("plot-data: a metrics file truncated", METRICS, "not valid JSON")
+def _(p: Path) -> list[str]:
+    truncate(p / METRICS)
+    return ["plot-data"]
+
+
+@case("track: a metrics file truncated", METRICS, "not valid JSON")
+def _(p: Path) -> list[str]:
+    truncate(p / METRICS)
+    return ["track", "orderprobe", "-m", "oracle"]
+
+
+# ---- issue 23: more bad input over the other commands ------------------------------------------
+KIND = "more commands"
+
+
+@case("merge-params of an overlay with a bad model key (nothing written)", "bad.yaml", "models: the key 'a b'")
+def _(p: Path) -> list[str]:
+    (p / "bad.yaml").write_text("overlay_of: params.yaml\nmodels:\n  a b: {backend: oracle}\n", encoding="utf-8")
+    return ["merge-params", "bad.yaml", "--out", "merged.yaml"]
+
+
+@case("check-params of an overlay whose base is missing", "absent.yaml")
+def _(p: Path) -> list[str]:
+    (p / "over.yaml").write_text("overlay_of: absent.yaml\nseed: 1\n", encoding="utf-8")
+    return ["check-params", "-p", "over.yaml"]
+
+
+@case("evaluate-predictions --denominator bogus", "unknown denominator 'bogus'")
+def _(p: Path) -> list[str]:
+    shutil.copy(p / GENERATIONS, p / "preds.parquet")
+    return [*EVALUATE, "--denominator", "bogus", "preds.parquet"]
+
+
+@case("construct a benchmark without a construction pipeline", "benchmark orderprobe has no construction pipeline")
+def _(p: Path) -> list[str]:
+    return ["construct", "orderprobe"]
+
+
+@case("render an unknown benchmark", "unknown benchmark 'nope'")
+def _(p: Path) -> list[str]:
+    return ["render", "nope"]
+
+
+@case("acquire an unknown benchmark", "unknown benchmark 'nope'")
+def _(p: Path) -> list[str]:
+    return ["acquire", "nope"]
+
+
+@case("prepare-models: a GGUF file missing from the model folder", "no GGUF file 'x.gguf' in that directory")
+def _(p: Path) -> list[str]:
+    (p / "weights").mkdir()
+    edit_params(p, model("g", {"backend": "hf", "model": str(p / "weights"), "gguf_file": "x.gguf"}))
+    return ["prepare-models"]
+
+
+@case("generate with --params a folder", "folder.yaml", "is a folder")
+def _(p: Path) -> list[str]:
+    (p / "folder.yaml").mkdir()
+    return ["generate", "-m", "oracle", "-p", "folder.yaml"]
+
+
+@case("score: the generations folder lacks the benchmark", "results/generations/oracle/orderprobe is missing")
+def _(p: Path) -> list[str]:
+    shutil.rmtree(p / "results/generations/oracle/orderprobe")
+    return ["score", "orderprobe", "-m", "oracle"]
+
+
+# ---- issue 23: the workflow tools refuse what check-params refuses ------------------------------
+KIND = "workflow"
+
+
+def hostile_params(p: Path, key: str) -> None:
+    """The project's own params.yaml (every section DVC reads) plus a model under `key`."""
+    params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+    params["models"][key] = {"backend": "oracle"}
+    (p / "params.yaml").write_text(yaml.safe_dump(params, allow_unicode=True, sort_keys=False), encoding="utf-8")
+
+
+def snakemake_case(key: str, label: str) -> None:
+    @case(f"snakemake: model key {label}", f"models: the key {key!r}", NAME_RULE, tool="snakemake")
+    def _(p: Path) -> list[str]:
+        hostile_params(p, key)
+        return ["-n", "-p", "--cores", "1"]
+
+
+def dvc_case(key: str, label: str) -> None:
+    """`dvc repro -s generate@<key>` (only that stage): DVC puts the key into the command unquoted,
+    so dvc.yaml runs check-params first, as a command of its own."""
+    @case(f"dvc: model key {label}", f"models: the key {key!r}", NAME_RULE, tool="dvc")
+    def _(p: Path) -> list[str]:
+        hostile_params(p, key)
+        return ["repro", "-s", f"generate@{key}"]
+
+
+for _key, _label in (("x; touch pwned #", "with ';'"), ("a b", "with a space"), ("a/b", "with '/'"),
+                     ("..", "'..'"), ("-rf", "with a leading '-'")):
+    snakemake_case(_key, _label)
+for _key, _label in (("x; touch pwned #", "with ';'"), ("a b", "with a space"), ("a/b", "with '/'"),
+                     ("-rf", "with a leading '-'"), ("q'; touch pwned; '", "breaking out of quotes")):
+    dvc_case(_key, _label)
+
+
+@case("dvc: model key '..' (DVC's own check refuses the overlapping output)", "overlap", "generate@..", tool="dvc",
+      ours=False)
+def _(p: Path) -> list[str]:
+    # not `-s`: `dvc repro -s` skips DVC's graph checks and removes the stage's declared output (here
+    # results/) before any command runs; README says to run check-params before `dvc repro -s`
+    hostile_params(p, "..")
+    return ["repro"]
+
+
+@case("snakemake --config params=<a missing file>", "absent.yaml", "no such params file", tool="snakemake")
+def _(p: Path) -> list[str]:
+    return ["-n", "--cores", "1", "--config", "params=absent.yaml"]
+
+
 # ---- the harness ---------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The small project, generated once with the oracle (so score has generations to read)."""
+    """The small project, generated, scored, aggregated and reported once with the oracle, so every
+    stage has inputs to read and outputs of its own to replace."""
     project = write_project(tmp_path_factory.mktemp("corpus") / "project", {"oracle": {"backend": "oracle"}})
-    run(["idiombench", "generate", "-m", "oracle"], project, tool_env())
+    # one expression's 24 inputs as OrderProbe's build writes them (score reads their meta)
+    items = [dataclasses.replace(item, meta={**item.meta, "copy": 0})
+             for item in items_for("zh-CN", 0, "画蛇添足", ["比喻做了多余的事"], None)]
+    write_items(project / ITEMS, items)
+    for setting, prompts in orderprobe_prompts(items).items():
+        write_prompts(project / "results/prompts/orderprobe" / f"{setting}.parquet", prompts)
+    env = tool_env()
+    for command in (["generate", "-m", "oracle"], ["score", "orderprobe", "-m", "oracle"],
+                    ["aggregate", "orderprobe", "-m", "oracle"], ["report"], ["plot-data"]):
+        run(["idiombench", *command], project, env)
+    return project
+
+
+@pytest.fixture(scope="module")
+def workflow_base(base: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The project with the workflow files (Snakefile, workflow/, dvc.yaml) and a DVC repository
+    (no git: DVC's own checks are what the cases meet); every benchmark's generate inputs exist."""
+    project = tmp_path_factory.mktemp("workflow") / "project"
+    shutil.copytree(base, project)
+    for entry in ("Snakefile", "workflow", "dvc.yaml", ".dvcignore", "data/annotations"):
+        source = ROOT / entry
+        if source.is_dir():
+            shutil.copytree(source, project / entry, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(source, project / entry)
+    from idiombench.benchmarks import NAMES
+
+    for name in NAMES:
+        for folder in (project / "results/prompts" / name, project / "data/processed" / name):
+            if not folder.exists():
+                folder.mkdir(parents=True)
+                (folder / "placeholder").write_text("", encoding="utf-8")
+    run(["dvc", "init", "--no-scm", "-q"], project, tool_env())
     return project
 
 
@@ -501,14 +1033,13 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def raw_release(tmp_path_factory: pytest.TempPathFactory, mirrors: list[Path]) -> Path:
     """OrderProbe's release as acquire writes it, from the mirror."""
     raw = tmp_path_factory.mktemp("raw") / "orderprobe"
-    project = Path(__file__).resolve().parents[2]
-    run(["idiombench", "acquire", "orderprobe", "--out", str(raw), "-p", str(project / "params.yaml")],
-        project, tool_env(mirrors))
+    run(["idiombench", "acquire", "orderprobe", "--out", str(raw), "-p", str(ROOT / "params.yaml")],
+        ROOT, tool_env(mirrors))
     return raw
 
 
 def snapshot(project: Path) -> dict[str, str]:
-    """Every file's content hash, except the cache and logs, which are not outputs."""
+    """Every file's content hash, except the cache, logs and the workflow tools' own records."""
     return {
         path.relative_to(project).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
         for path in sorted(project.rglob("*"))
@@ -516,42 +1047,113 @@ def snapshot(project: Path) -> dict[str, str]:
     }
 
 
-def outcome(result: subprocess.CompletedProcess[str], before: dict[str, str], after: dict[str, str]) -> str:
-    if "Traceback" in result.stderr + result.stdout:
+@dataclass
+class Result:
+    code: int
+    stdout: str
+    stderr: str
+    crashed: bool  # an exception other than the exit got out (in process), or a traceback was printed
+
+
+def invoke(bad: Case, argv: list[str], project: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Result:
+    if bad.tool != "idiombench" or bad.process:
+        done = subprocess.run([bad.tool, *argv], cwd=project, env=env, capture_output=True, text=True, timeout=300)
+        return Result(done.returncode, done.stdout, done.stderr, "Traceback" in done.stdout + done.stderr)
+    from typer.testing import CliRunner
+
+    from idiombench.cli import app
+
+    monkeypatch.chdir(project)
+    for key in set(os.environ) - set(env):
+        monkeypatch.delenv(key)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    done = CliRunner().invoke(app, argv)
+    crashed = done.exception is not None and not isinstance(done.exception, SystemExit)
+    return Result(done.exit_code, done.stdout, done.stderr, crashed or "Traceback" in done.output)
+
+
+def outcome(bad: Case, result: Result, before: dict[str, str], after: dict[str, str]) -> str:
+    if result.crashed:
         return "traceback"
     if before != after:
-        return "partial output"
-    if result.returncode == 0:
+        return "changed files"
+    if result.code == 0:
         return "exit 0"
-    return "clear error" if len(result.stderr.strip().splitlines()) == 1 else "several lines"
+    ours = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    if bad.tool == "idiombench":  # the CLI prints its one line and nothing else
+        return "clear error" if len(result.stderr.strip().splitlines()) == 1 and len(ours) == 1 else "several lines"
+    if not bad.ours:  # the workflow tool's own refusal
+        return "clear error" if not ours else "several lines"
+    return "clear error" if len(ours) == 1 else "several lines"
 
 
 @pytest.mark.parametrize("bad", CASES, ids=[c.name for c in CASES])
-def test_bad_input_gives_one_line_and_no_output(bad: Case, base: Path, tmp_path: Path, request) -> None:
+def test_bad_input_gives_one_line_and_no_output(bad: Case, base: Path, tmp_path: Path, request,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
     project = tmp_path / "project"
-    shutil.copytree(base, project)
-    env = {**tool_env(), "TQDM_DISABLE": "1", **bad.env}  # no progress bar: stderr is the message alone
+    shutil.copytree(request.getfixturevalue("workflow_base") if bad.tool != "idiombench" else base, project)
+    env = {**tool_env(), "TQDM_DISABLE": "1", "IDIOMBENCH_DVC_SYNC": "0", **bad.env}  # stderr: the message alone
     env.pop("IDIOMBENCH_MIRROR", None)
     if bad.needs_raw:
         shutil.copytree(request.getfixturevalue("raw_release"), project / "raw")
         env["IDIOMBENCH_MIRROR"] = str(project / "mirror")
     argv = bad.setup(project)
     before = snapshot(project)
-    result = subprocess.run(["idiombench", *argv], cwd=project, env=env, capture_output=True, text=True, timeout=120)
+    result = invoke(bad, argv, project, env, monkeypatch)
     after = snapshot(project)
-    found = outcome(result, before, after)
+    found = outcome(bad, result, before, after)
     OUTCOMES[found] += 1
+    RAN[bad.name] = (bad.tool, argv[0])
     print(f"corpus outcome {found}: {bad.name}")
-    detail = f"idiombench {' '.join(argv)} -> {result.returncode}\nstdout: {result.stdout}\nstderr: {result.stderr}"
+    changed = sorted(set(before.items()) ^ set(after.items()))[:6]
+    detail = (f"{bad.tool} {' '.join(argv)} -> {result.code}\nstdout: {result.stdout[-3000:]}\n"
+              f"stderr: {result.stderr[-3000:]}\nchanged: {changed}")
     assert found == "clear error", detail
-    assert result.returncode == bad.code, detail
-    message = result.stderr.strip()
-    assert message.startswith("error: "), detail
+    assert result.code == (bad.code if bad.code is not None else TOOL_CODES[bad.tool]), detail
+    message = "\n".join(line for line in result.stderr.splitlines() if line.startswith("error: ")) if bad.ours \
+        else result.stdout + result.stderr
     for expected in bad.expect:
         assert expected in message, f"{expected!r} not in the message\n{detail}"
+    assert not (project / "pwned").exists(), detail
 
 
-def test_corpus_size_and_outcomes() -> None:
-    """At least the issue's cases plus 20 of our own; prints the count by outcome (run with -s)."""
-    assert len(CASES) >= 45
-    print(f"bad-input corpus: {len(CASES)} cases; outcomes of this run: {dict(OUTCOMES)}")
+def test_corpus_size_and_kinds() -> None:
+    """At least 100 cases, over every CLI command and both workflow tools; prints the count by kind
+    and by outcome (run with -s)."""
+    from idiombench.cli import app
+
+    assert len(CASES) >= 100
+    assert {"snakemake", "dvc"} <= {bad.tool for bad in CASES}
+    if len(RAN) == len(CASES):  # the whole corpus ran (not a -k selection): every command met bad input
+        commands = {command.name or command.callback.__name__.replace("_", "-") for command in app.registered_commands}
+        missing = commands - {command for tool, command in RAN.values() if tool == "idiombench"}
+        assert not missing, f"commands without a bad-input case: {sorted(missing)}"
+    print(f"bad-input corpus: {len(CASES)} cases; by kind: {dict(Counter(bad.kind for bad in CASES))}; "
+          f"by tool: {dict(Counter(bad.tool for bad in CASES))}; outcomes of this run: {dict(OUTCOMES)}")
+
+
+def test_outputs_of_an_earlier_version_are_replaced(base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Today's results and a `dvc pull` of them stay replaceable: folders are recognised by the
+    completion records every version wrote, and report's tables/ and figures/ and results/plots,
+    which had none before index.json, by their layout. Rerunning every stage replaces them and
+    writes the same bytes where the stage is deterministic."""
+    from typer.testing import CliRunner
+
+    from idiombench.cli import app
+
+    project = tmp_path / "project"
+    shutil.copytree(base, project)
+    for index in ("reports/tables/index.json", "reports/figures/index.json", "results/plots/index.json"):
+        (project / index).unlink()  # as an earlier version left them
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("TQDM_DISABLE", "1")
+    for command in (["generate", "-m", "oracle"], ["score", "orderprobe", "-m", "oracle"],
+                    ["aggregate", "orderprobe", "-m", "oracle"], ["report"], ["plot-data"]):
+        result = CliRunner().invoke(app, command)
+        assert result.exit_code == 0, (command, result.output)
+    for index in ("reports/tables/index.json", "reports/figures/index.json", "results/plots/index.json"):
+        assert (project / index).is_file()
+    changed = [path for path in ("results/generations", "results/scores", "results/metrics", "reports/tables", "results/plots")
+            if snapshot(project / path) != snapshot(base / path)]
+    assert not changed, f"rerunning changed {changed}"

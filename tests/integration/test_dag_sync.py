@@ -55,8 +55,21 @@ def dvc_stages(project: Path) -> dict[frozenset[str], Job]:
             inputs = frozenset(
                 str(d.def_path) for d in stage.deps if type(d).__name__ != "ParamsDependency"
             )
-            stages[outputs] = Job(stage.addressing, normalise(stage.cmd), inputs, outputs)
+            stages[outputs] = Job(stage.addressing, normalise(stage_command(stage.cmd)), inputs, outputs)
     return stages
+
+
+def stage_command(cmd: str | list[str]) -> str:
+    """The stage's idiombench command: a command naming a model comes after the params check
+    (dag.PARAMS_GUARD), which Snakemake does when it parses the params."""
+    from idiombench.dag import PARAMS_GUARD
+
+    if isinstance(cmd, str):
+        assert "--model" not in cmd, f"a command naming a model without the params check first: {cmd}"
+        return cmd
+    guard, command = cmd
+    assert guard == PARAMS_GUARD and "--model" in command, cmd
+    return command
 
 
 def test_snakemake_and_dvc_have_the_same_stages_edges_and_commands(make_project):
@@ -146,7 +159,8 @@ def test_dvc_yaml_check_fails_on_a_hand_edited_file(tmp_path: Path):
                       encoding="utf-8")
     result = subprocess.run(["idiombench", "dvc-yaml", "--check", "--out", str(edited)], cwd=tmp_path,
                             env=tool_env(), capture_output=True, text=True)
-    assert result.returncode == 1 and "is not what the registry generates" in result.stderr, result.stderr
+    assert result.returncode == 2 and "is not what the registry generates" in result.stderr, result.stderr
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: "), result.stderr
 
 
 def test_construct_depends_on_its_own_package_only():

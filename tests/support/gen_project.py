@@ -89,9 +89,13 @@ def params_dict(models: dict[str, Any], *, consistency_n: int = 2, max_new_token
 
 
 def write_project(root: Path, models: dict[str, Any], *, copies: int = 1, **params: Any) -> Path:
-    """data/processed/orderprobe/restore.parquet, results/prompts/orderprobe/<setting>.parquet, params.yaml."""
+    """data/processed/orderprobe/restore.parquet (+ build_stats.json), results/prompts/orderprobe/<setting>.parquet
+    (+ render_stats.json), params.yaml."""
     items = orderprobe_items(copies)
     write_items(root / "data" / "processed" / "orderprobe" / "restore.parquet", items)
+    # build's completion record (written last by build): it marks the folder as build's own output
+    (root / "data" / "processed" / "orderprobe" / "build_stats.json").write_text(
+        f'{{"tasks": {{"restore": {len(items)}}}}}\n', encoding="utf-8")
     for setting, prompts in orderprobe_prompts(items).items():
         write_prompts(root / "results" / "prompts" / "orderprobe" / f"{setting}.parquet", prompts)
     # render's completion record (written last by render): generate refuses a prompts folder without it

@@ -228,10 +228,10 @@ def test_recover_moves_an_orphaned_aside_back_and_drops_a_stale_one(tmp_path: Pa
 
 def test_staged_directory_never_deletes_before_the_new_output_is_in(tmp_path: Path) -> None:
     target = tmp_path / "out"
-    with staged_directory(target) as staging:
+    with staged_directory(target, "a.txt") as staging:
         (staging / "a.txt").write_text("1", encoding="utf-8")
     assert oct(target.stat().st_mode & 0o777) != oct(0o700)  # not mkdtemp's private mode
-    with pytest.raises(RuntimeError), staged_directory(target) as staging:
+    with pytest.raises(RuntimeError), staged_directory(target, "a.txt") as staging:
         (staging / "a.txt").write_text("2", encoding="utf-8")
         raise RuntimeError("the stage failed")
     assert (target / "a.txt").read_text(encoding="utf-8") == "1"

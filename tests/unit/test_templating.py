@@ -134,15 +134,15 @@ def test_unknown_entry_and_missing_file_are_clear_errors():
 
 def test_staged_directory_swaps_whole_or_not_at_all(tmp_path: Path):
     out = tmp_path / "out"
-    with staged_directory(out) as staging:
+    with staged_directory(out, "a.txt") as staging:
         (staging / "a.txt").write_text("1")
     assert sorted(p.name for p in out.iterdir()) == ["a.txt"]
     with pytest.raises(RuntimeError):
-        with staged_directory(out) as staging:
+        with staged_directory(out, "a.txt") as staging:
             (staging / "b.txt").write_text("2")
             raise RuntimeError("crash mid-write")
     assert sorted(p.name for p in out.iterdir()) == ["a.txt"]  # the previous complete output
-    with staged_directory(out) as staging:
+    with staged_directory(out, "a.txt") as staging:
         (staging / "c.txt").write_text("3")
     assert sorted(p.name for p in out.iterdir()) == ["c.txt"]  # replaced whole, no leftovers
     assert [p.name for p in tmp_path.iterdir()] == ["out"]  # no staging directories left behind

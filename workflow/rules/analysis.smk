@@ -28,4 +28,4 @@ rule attention:
     resources:
         gpu=lambda wc: min(P.models[wc.model].gpus, 1) if P.models[wc.model].backend in ("hf", "vllm") else 0,
     shell:
-        "{CLI} attention {wildcards.benchmark} --model {wildcards.model} {PARAMS_ARG}"
+        "{CLI} attention {wildcards.benchmark:q} --model {wildcards.model:q} --params {PARAMS_FILE:q}"

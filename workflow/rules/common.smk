@@ -4,17 +4,24 @@
 import json
 import os
 import re
+import sys
 
 from idiombench.benchmarks import NAMES as BENCHMARK_NAMES
 from idiombench.config import load_params
+from idiombench.errors import IdiombenchError
 from idiombench import dag
 
-PARAMS_FILE = config.get("params", "params.yaml")
-P = load_params(PARAMS_FILE)
+# Any path (`--config params=...`): the rules quote it (`{PARAMS_FILE:q}`), as every value
+# they put in a command (wildcards are names the params schema validated, quoted all the same).
+PARAMS_FILE = str(config.get("params", "params.yaml"))
+try:
+    P = load_params(PARAMS_FILE)
+except IdiombenchError as _error:  # bad params: one line and exit 2, as the CLI says it
+    print(f"error: {' '.join(str(_error).split())}", file=sys.stderr)
+    sys.exit(2)
 # Dumped with aliases so the keys read as in params.yaml.
 PARAMS_DUMP = P.model_dump(mode="json", by_alias=True)
 CLI = "idiombench"
-PARAMS_ARG = f"--params {PARAMS_FILE}"
 
 MODEL_NAMES = list(P.models)
 # GPUs of a score job: one when the scorer roles run on CUDA (workflow/rules/evaluate.smk)

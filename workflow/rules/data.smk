@@ -15,7 +15,7 @@ rule acquire:
     params:
         data=lambda wc: section("data"),
     shell:
-        "{CLI} acquire {wildcards.benchmark} {PARAMS_ARG}"
+        "{CLI} acquire {wildcards.benchmark:q} --params {PARAMS_FILE:q}"
 
 
 rule build:
@@ -27,4 +27,4 @@ rule build:
     params:
         build=lambda wc: section("benchmarks", wc.benchmark, "build"),
     shell:
-        "{CLI} build {wildcards.benchmark} {PARAMS_ARG}"
+        "{CLI} build {wildcards.benchmark:q} --params {PARAMS_FILE:q}"

@@ -24,7 +24,7 @@ rule score:
     resources:
         gpu=SCORE_GPUS,
     shell:
-        "{CLI} score {wildcards.benchmark} --model {wildcards.model} {PARAMS_ARG}"
+        "{CLI} score {wildcards.benchmark:q} --model {wildcards.model:q} --params {PARAMS_FILE:q}"
 
 
 rule aggregate:
@@ -36,7 +36,7 @@ rule aggregate:
     params:
         score=lambda wc: section("benchmarks", wc.benchmark, "score"),
     shell:
-        "{CLI} aggregate {wildcards.benchmark} --model {wildcards.model} {PARAMS_ARG}"
+        "{CLI} aggregate {wildcards.benchmark:q} --model {wildcards.model:q} --params {PARAMS_FILE:q}"
 
 
 rule track:
@@ -46,7 +46,7 @@ rule track:
     output:
         "results/tracking/{benchmark}/{model}.json",
     shell:
-        "{CLI} track {wildcards.benchmark} --model {wildcards.model} {PARAMS_ARG}"
+        "{CLI} track {wildcards.benchmark:q} --model {wildcards.model:q} --params {PARAMS_FILE:q}"
 
 
 rule construct:
@@ -59,7 +59,7 @@ rule construct:
     params:
         construct=lambda wc: stage_params(wc.benchmark, "construct"),
     shell:
-        "{CLI} construct {wildcards.benchmark} {PARAMS_ARG}"
+        "{CLI} construct {wildcards.benchmark:q} --params {PARAMS_FILE:q}"
 
 
 rule report:
@@ -76,7 +76,7 @@ rule report:
     params:
         report=section("report"),  # the intervals and tests (dvc.yaml's report stage lists it too)
     shell:
-        "{CLI} report {PARAMS_ARG}"
+        "{CLI} report --params {PARAMS_FILE:q}"
 
 
 rule plots:
@@ -86,4 +86,4 @@ rule plots:
         directory("results/plots"),
         "results/headline.json",
     shell:
-        "{CLI} plot-data {PARAMS_ARG}"
+        "{CLI} plot-data --params {PARAMS_FILE:q}"

@@ -24,4 +24,4 @@ rule generate:
     resources:
         gpu=lambda wc: P.models[wc.model].gpus,
     shell:
-        "{CLI} generate --model {wildcards.model} {PARAMS_ARG}"
+        "{CLI} generate --model {wildcards.model:q} --params {PARAMS_FILE:q}"

@@ -14,4 +14,4 @@ rule render:
         render=lambda wc: section("benchmarks", wc.benchmark, "render"),
         enabled=lambda wc: section("benchmarks", wc.benchmark, "enabled"),
     shell:
-        "{CLI} render {wildcards.benchmark} {PARAMS_ARG}"
+        "{CLI} render {wildcards.benchmark:q} --params {PARAMS_FILE:q}"

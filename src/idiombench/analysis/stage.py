@@ -33,7 +33,7 @@ from ..dag import attention_names
 from ..errors import IdiombenchError
 from ..generation.config import HFModel
 from ..evaluation import SKIPPED, applies, load_generations, load_items
-from ..io import read_json, staged_directory, write_json, write_parquet
+from ..io import read_json, read_parquet, staged_directory, write_json, write_parquet
 from ..prompts import read_prompts
 from .attention import AttentionError, Measurement, locate, measure, use_eager
 
@@ -75,7 +75,8 @@ def load_scores(model: str, benchmark: str) -> dict[str, pd.DataFrame]:
     meta = directory / "scoring_meta.json"
     if not meta.is_file():
         raise IdiombenchError(f"{directory} is not scored: run `idiombench score {benchmark} --model {model}` first")
-    return {path.stem: pd.read_parquet(path) for path in sorted(directory.glob("*.parquet"))}
+    return {path.stem: read_parquet(path, what="scores table").to_pandas()
+            for path in sorted(directory.glob("*.parquet"))}
 
 
 def load_rendered(benchmark: str) -> dict[str, dict[str, Any]]:
@@ -104,15 +105,20 @@ def row_of(prompt: AttentionPrompt, result: Measurement | None, reason: str | No
     return row
 
 
-def run_attention(params: Params, benchmark: str, model: str, out: Path | None = None,
-                  logs: Path | None = None) -> dict[str, Any]:
-    bench = get_benchmark(benchmark)
-    if not bench.attention_diagnostics:
+def check_attention_benchmark(benchmark: str) -> None:
+    """The benchmark has attention diagnostics (and so an attention params section)."""
+    if not get_benchmark(benchmark).attention_diagnostics:
         raise IdiombenchError(f"benchmark {benchmark} has no attention diagnostics (benchmarks with them: "
                               f"{', '.join(attention_names()) or 'none'})")
+
+
+def run_attention(params: Params, benchmark: str, model: str, out: Path | None = None,
+                  logs: Path | None = None) -> dict[str, Any]:
+    check_attention_benchmark(benchmark)
+    bench = get_benchmark(benchmark)
     out = out or paths.attention_dir(benchmark, model)
     reason = skip_reason(params, model, benchmark)
-    with staged_directory(out) as staging:
+    with staged_directory(out, paths.ATTENTION_SUMMARY) as staging:
         if reason is not None:
             summary = {"benchmark": benchmark, "model": model, "status": SKIPPED, "reason": reason}
             write_json(staging / "summary.json", summary)

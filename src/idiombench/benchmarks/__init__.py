@@ -9,6 +9,8 @@ import importlib
 import importlib.metadata
 from typing import TYPE_CHECKING
 
+from ..schema import name_problem
+
 if TYPE_CHECKING:
     from .base import Benchmark
 
@@ -27,6 +29,9 @@ def _discover() -> dict[str, str]:
     found = dict(BUILTIN)
     plugins = sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name)
     for entry in plugins:
+        problem = name_problem(entry.name, key=True)  # a path component, wildcard and command word
+        if problem:
+            raise RuntimeError(f"benchmark {problem} (entry-point group {ENTRY_POINT_GROUP}, module {entry.value})")
         if entry.name in found:
             raise RuntimeError(f"benchmark {entry.name!r} is registered twice ({found[entry.name]} and {entry.value}, "
                                f"entry-point group {ENTRY_POINT_GROUP})")

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..data.manifest import FileSpec
+from .. import paths
 from ..io import staged_directory, write_json
 from ..items import Item, write_items
 
@@ -177,7 +178,7 @@ class Benchmark(ABC):
 def write_build(result: BuildResult, out_dir: Path) -> dict[str, Any]:
     """Write every task's items and the stats into a staging directory that replaces
     `out_dir` whole, so it is either the old complete build or the new complete build."""
-    with staged_directory(out_dir) as staging:
+    with staged_directory(out_dir, paths.BUILD_STATS) as staging:
         counts = {}
         for task, items in sorted(result.tasks.items()):
             write_items(staging / f"{task}.parquet", items)
@@ -185,5 +186,5 @@ def write_build(result: BuildResult, out_dir: Path) -> dict[str, Any]:
         for name, body in sorted(result.files.items()):
             write_json(staging / name, body)
         stats = result.stats.to_json(counts)
-        write_json(staging / "build_stats.json", stats)
+        write_json(staging / paths.BUILD_STATS, stats)
     return stats

@@ -168,7 +168,7 @@ def acquire(
     mismatch, a failed download) leaves the previous folder as it was."""
     record_path = record_path or dest_root / "ACQUIRED.json"
     record_name = record_path.relative_to(dest_root)  # the record lives in the folder it completes
-    with staged_directory(dest_root) as staging:
+    with staged_directory(dest_root, str(record_name)) as staging:
         results = [
             acquire_file(spec, staging, mirror, download=download, timeout=timeout, fetch=fetch, previous=dest_root)
             for spec in specs

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
-from ..schema import StrictModel
+from ..schema import Key, Name, StrictModel
 
 Dtype = Literal["auto", "float32", "bfloat16", "float16"]
 
@@ -17,7 +17,7 @@ class ModelBase(StrictModel):
     display_name: str | None = Field(None, description="Name in tables; defaults to the key.")
     gpus: int = Field(0, ge=0, description="GPUs the generate job claims (Snakemake resource `gpu`).")
     batch_size: int = Field(8, ge=1, description="Requests per backend call and per cache shard.")
-    benchmarks: list[str] | None = Field(
+    benchmarks: list[Key] | None = Field(
         None, description="Benchmarks this model runs; default every enabled benchmark."
     )
     max_failed_share: float | None = Field(
@@ -122,9 +122,9 @@ class OpenAIModel(ModelBase):
 
 
 class ReplaySource(StrictModel):
-    benchmark: str
-    task: str | None = None
-    setting: str
+    benchmark: Key
+    task: Name | None = None
+    setting: Name
     path: str = Field(description="File of predictions produced elsewhere.")
     format: str = Field("idiombench", description="idiombench (this project's generations table) or a format a "
                         "benchmark registers for its published predictions (Benchmark.prediction_formats).")
@@ -173,7 +173,7 @@ class SamplingConfig(StrictModel):
     max_new_tokens: int = Field(256, ge=1)
     n: int = Field(1, ge=1, description="Samples per prompt in this pass.")
     stop: list[str] = Field(default_factory=list, description="Stop strings (excluded from the text).")
-    settings: list[str] | None = Field(
+    settings: list[Name] | None = Field(
         None, description="Extra passes only: the render settings this pass runs on (null: all)."
     )
 
@@ -183,7 +183,7 @@ class GenerateConfig(StrictModel):
     its own name (e.g. sampled explanations for a consistency metric)."""
 
     main: SamplingConfig = SamplingConfig()
-    extra: dict[str, SamplingConfig] = Field(default_factory=dict)
+    extra: dict[Name, SamplingConfig] = Field(default_factory=dict, description="Keyed by the pass's name (a Name).")
 
 
 def backend_names() -> frozenset[str]:

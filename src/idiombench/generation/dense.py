@@ -24,6 +24,7 @@ from typing import Any
 
 from ..environment import installed_version, project_root
 from ..errors import IdiombenchError
+from ..io import check_output_folder, read_json, sha256_file
 
 MODEL_DIR_ENV = "IDIOMBENCH_MODEL_DIR"
 RECORD = "idiombench-dense.json"  # written last: a directory without it is incomplete
@@ -39,14 +40,48 @@ def dense_dir(gguf: Path, sha256: str) -> Path:
 
 def read_record(directory: Path) -> dict[str, Any] | None:
     try:
-        return json.loads((directory / RECORD).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        record = read_json(directory / RECORD)
+    except IdiombenchError:
         return None
+    return record if isinstance(record, dict) else None
+
+
+def _file_facts(path: Path, sha256: str | None = None) -> dict[str, Any]:
+    stat = path.stat()
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": sha256 or sha256_file(path)}
+
+
+def _content_files(directory: Path) -> list[Path]:
+    return sorted(p for p in directory.iterdir() if p.is_file() and p.name != RECORD)
 
 
 def is_complete(directory: Path, sha256: str) -> bool:
+    """Whether `directory` holds the dense copy of the GGUF whose sha256 is `sha256`: its record
+    names that GGUF, and every file is the one the conversion wrote (the record's sha256 of
+    each; a file whose size and modification time are still the recorded ones is not hashed
+    again, as the hf backend's weight-hash memo does). The model's identity is the GGUF's
+    sha256, so the copy it loads must be verified against what was converted from it."""
     record = read_record(directory)
-    return record is not None and record.get("gguf_sha256") == sha256
+    if record is None or record.get("gguf_sha256") != sha256 or not isinstance(record.get("files"), dict):
+        return False  # an earlier version's record (no file hashes) is converted again, once
+    files = {p.name: p for p in _content_files(directory)}
+    if set(files) != set(record["files"]):
+        return False
+    for name, expected in record["files"].items():
+        stat = files[name].stat()
+        if (stat.st_size, stat.st_mtime_ns) == (expected.get("size"), expected.get("mtime_ns")):
+            continue
+        if stat.st_size != expected.get("size") or sha256_file(files[name]) != expected.get("sha256"):
+            return False
+    return True
+
+
+def write_record(directory: Path, gguf_name: str, sha256: str, *, seconds: float = 0.0) -> None:
+    """The copy's record, written last: the GGUF it was converted from, and each file's hash."""
+    record = {"gguf_file": gguf_name, "gguf_sha256": sha256, "dtype": "float32",
+              "transformers": installed_version("transformers"), "seconds": round(seconds, 1),
+              "files": {path.name: _file_facts(path) for path in _content_files(directory)}}
+    (directory / RECORD).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
 def convert(gguf: Path, sha256: str, out: Path) -> Path:
@@ -73,16 +108,15 @@ def convert(gguf: Path, sha256: str, out: Path) -> Path:
         model.save_pretrained(stage, safe_serialization=True)
         tokenizer.save_pretrained(stage)
         config_file = stage / "config.json"
-        config = json.loads(config_file.read_text(encoding="utf-8"))
+        config = read_json(config_file)
         # the weights are dense now; a leftover GGUF quantization entry would make loaders
         # (vLLM) look for the GGUF quantization method
         config.pop("quantization_config", None)
         config_file.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        record = {"gguf_file": gguf.name, "gguf_sha256": sha256, "dtype": "float32",
-                  "transformers": installed_version("transformers"), "seconds": round(time.perf_counter() - started, 1)}
-        (stage / RECORD).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        write_record(stage, gguf.name, sha256, seconds=time.perf_counter() - started)
         stage.chmod(0o755)
-        if out.exists():  # an incomplete earlier attempt (no record)
+        if out.exists():  # a copy that failed its verification: replaced only when it is one of ours
+            check_output_folder(out, RECORD)
             shutil.rmtree(out)
         os.replace(stage, out)
     except BaseException:

@@ -6,6 +6,7 @@ import datetime as dt
 import os
 import subprocess
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +16,11 @@ from ..benchmarks.contexts import ReportContext
 from ..config import Params
 from ..environment import environment_line
 from ..errors import IdiombenchError
-from ..io import read_json, sha256_file, staged_directory
+from ..io import (check_output_file, check_output_folder, read_json, read_json_object, sha256_file, staged_directory,
+                  write_index)
 from ..evaluation import SCORED, applies
 from ..redact import scrub, scrub_url
-from .pdf import TitlePage, write_pdf
+from .pdf import TitlePage, is_report_pdf, write_pdf
 from .tables import Cell, Section, Table
 from .uncertainty import annotate_section, section_estimands
 
@@ -53,7 +55,7 @@ def failed_models(params: Params, benchmark: str) -> dict[str, str]:
     for model in params.models:
         record = paths.generate_failure(model)
         if record.is_file() and applies(params, model, benchmark) is None:
-            out[model] = str(read_json(record).get("reason") or "generate failed")
+            out[model] = str(read_json_object(record).get("reason") or "generate failed")
     return out
 
 
@@ -83,7 +85,7 @@ def collect_metrics(params: Params, benchmark: str) -> dict[str, dict[str, Any]]
             continue  # an older run's metrics are not this configuration's results
         path = paths.metrics_file(benchmark, model)
         if path.exists():
-            body = read_json(path)
+            body = read_json_object(path)
             if body.get("status") == SCORED:
                 out[model] = body
     return out
@@ -125,7 +127,7 @@ def data_lines() -> list[str]:
     for name in NAMES:
         record = paths.acquired_record(name)
         if record.exists():
-            body = read_json(record)
+            body = read_json_object(record)
             commits = sorted({f"{f['source_repo']}@{f['source_commit'][:10]}" for f in body["files"]})
             lines.append(f"{name}: {sha256_file(record)[:16]} ({len(body['files'])} files; {', '.join(commits)})")
         else:
@@ -133,13 +135,49 @@ def data_lines() -> list[str]:
     return lines
 
 
+TABLE_SUFFIXES = (".csv", ".md", ".tex")  # Table.write: every table in the three formats
+
+
+def _earlier_report_folder(folder: Path, pdf: Path) -> bool:
+    """A tables/ or figures/ folder an earlier version of `report` wrote (before index.json):
+    beside a PDF this project wrote, holding only what report writes there (every table as
+    .csv, .md and .tex; figures as .png)."""
+    if not is_report_pdf(pdf):
+        return False
+    entries = list(folder.iterdir())
+    if not all(entry.is_file() for entry in entries):
+        return False
+    if folder.name == "figures":
+        return all(entry.suffix == ".png" for entry in entries)
+    stems: dict[str, set[str]] = {}
+    for entry in entries:
+        stems.setdefault(entry.stem, set()).add(entry.suffix)
+    return all(suffixes == set(TABLE_SUFFIXES) for suffixes in stems.values())
+
+
+def report_outputs(out_pdf: Path) -> tuple[Path, Path, Path]:
+    """The PDF and the folders written beside it: tables/ and figures/."""
+    return out_pdf, out_pdf.parent / "tables", out_pdf.parent / "figures"
+
+
+def check_report_outputs(out_pdf: Path) -> Path:
+    """Before any work: the PDF, tables/ and figures/ are absent or this project's (a report
+    replaces only what a report wrote)."""
+    pdf, tables_dir, figures_dir = report_outputs(out_pdf)
+    check_output_file(pdf, is_report_pdf, "a report PDF of idiombench (its author: idiombench)")
+    for folder in (tables_dir, figures_dir):
+        check_output_folder(folder, paths.INDEX, legacy=partial(_earlier_report_folder, pdf=pdf))
+    return pdf
+
+
 def build_report(params: Params, out_pdf: Path | None = None) -> dict[str, Any]:
-    out_pdf = out_pdf or paths.report_pdf()
+    out_pdf = check_report_outputs(out_pdf or paths.report_pdf())
     date = report_date()  # before any work: a bad SOURCE_DATE_EPOCH fails first
-    tables_dir = out_pdf.parent / "tables"
-    figures_dir = out_pdf.parent / "figures"
+    _, tables_dir, figures_dir = report_outputs(out_pdf)
     sections: list[Section] = []
-    with staged_directory(tables_dir) as tables_stage, staged_directory(figures_dir) as figures_stage:
+    earlier = partial(_earlier_report_folder, pdf=out_pdf)
+    with staged_directory(tables_dir, paths.INDEX, legacy=earlier) as tables_stage, \
+            staged_directory(figures_dir, paths.INDEX, legacy=earlier) as figures_stage:
         for name in NAMES:
             if not params.benchmark(name).enabled:
                 continue
@@ -168,6 +206,8 @@ def build_report(params: Params, out_pdf: Path | None = None) -> dict[str, Any]:
         )
         # The figures are still in the staging directory here; the PDF embeds them from there.
         write_pdf(out_pdf, title, sections)
+        write_index(tables_stage / paths.INDEX, "report")
+        write_index(figures_stage / paths.INDEX, "report")
     return {
         "pdf": str(out_pdf),
         "sections": [s.benchmark for s in sections],

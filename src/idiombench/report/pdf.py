@@ -73,6 +73,19 @@ def column_widths(table: Table, width: float, regular: str, bold: str, size: flo
     return [n + spare * e / sum(extra) for n, e in zip(needs, extra)]
 
 
+AUTHOR = "idiombench"  # the PDF's Author entry: the mark of a report this project wrote
+
+
+def is_report_pdf(path: Path) -> bool:
+    """Whether `path` is a PDF that write_pdf wrote (ReportLab writes the Author entry as plain
+    text in the document information dictionary): `report` replaces no other file."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return False
+    return data.startswith(b"%PDF-") and f"/Author ({AUTHOR})".encode() in data
+
+
 def write_pdf(path: Path, title: TitlePage, sections: list[Section]) -> None:
     from reportlab.lib import colors
     from reportlab.lib.pagesizes import A4
@@ -130,7 +143,7 @@ def write_pdf(path: Path, title: TitlePage, sections: list[Section]) -> None:
         with atomic_path(path) as tmp:
             doc = SimpleDocTemplate(
                 str(tmp), pagesize=A4, leftMargin=1.6 * cm, rightMargin=1.6 * cm,
-                topMargin=1.6 * cm, bottomMargin=1.6 * cm, title=title.title, author="idiombench",
+                topMargin=1.6 * cm, bottomMargin=1.6 * cm, title=title.title, author=AUTHOR,
                 invariant=1,
             )
             width = doc.width

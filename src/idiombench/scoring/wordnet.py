@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import IdiombenchError
+from ..io import check_output_folder
 
 DATA_DIR_ENV = "IDIOMBENCH_NLTK_DATA"
 PACKAGES = ("wordnet-base", "wordnet-sense-index")
@@ -203,6 +204,7 @@ def install(target: Path | None = None, *, apt_get: str = "apt-get", dpkg_deb: s
     if available(target) and not force:
         return target
     destination = wordnet_dir(target)
+    check_output_folder(destination, RECORD)  # replaces only a WordNet this module installed (or none)
     destination.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".wordnet-", dir=destination.parent) as scratch:
         work = Path(scratch)
@@ -255,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.check:
             root = install(root, force=args.force)
         load(root)
-    except (WordNetInstallError, WordNetMissing) as exc:
+    except (IdiombenchError, WordNetMissing) as exc:  # WordNetInstallError, or a folder it would not replace
         print(f"wordnet: {exc}", file=sys.stderr)
         return 1
     print(f"wordnet: WordNet 3.0 ready for NLTK in {wordnet_dir(root)}")

@@ -21,7 +21,9 @@ from pathlib import Path
 from ..benchmarks import NAMES as BENCHMARKS, get_benchmark
 from ..benchmarks.contexts import PlotSpec
 from ..config import Params
-from ..io import staged_directory, write_json
+from ..errors import IdiombenchError
+from .. import paths
+from ..io import check_output_file, check_output_folder, read_json, staged_directory, write_index, write_json
 from ..report.build import collect_metrics
 from .mlflow_runs import headline_metrics
 
@@ -43,13 +45,34 @@ def headline(params: Params) -> dict[str, dict[str, dict[str, float]]]:
     return out
 
 
+def _earlier_plots_folder(folder: Path) -> bool:
+    """results/plots as an earlier version wrote it (before index.json): only folders of JSON files."""
+    return all(entry.is_dir() and all(f.suffix == ".json" for f in entry.iterdir()) for entry in folder.iterdir())
+
+
+def _headline_record(path: Path) -> bool:
+    """headline.json: benchmark -> model -> metrics."""
+    try:
+        body = read_json(path)
+    except IdiombenchError:
+        return False
+    return isinstance(body, dict) and all(isinstance(models, dict) for models in body.values())
+
+
+def check_plot_outputs(out: Path = OUT, headline_file: Path = HEADLINE_FILE) -> None:
+    """Before any work: the outputs are absent or this stage's (it replaces only what it made)."""
+    check_output_file(headline_file, _headline_record, "the headline metrics of `idiombench plot-data`")
+    check_output_folder(out, paths.INDEX, legacy=_earlier_plots_folder)
+
+
 def write_plot_data(params: Params, out: Path = OUT, headline_file: Path = HEADLINE_FILE) -> dict[str, int]:
     """Write every scored model's curves and the headline metrics; returns the number of
     files per plot."""
+    check_plot_outputs(out, headline_file)
     write_json(headline_file, headline(params))
     plots = all_plots()
     counts = {plot.folder: 0 for _, plot in plots}
-    with staged_directory(out) as staging:
+    with staged_directory(out, paths.INDEX, legacy=_earlier_plots_folder) as staging:
         for benchmark, plot in plots:
             (staging / plot.folder).mkdir(parents=True, exist_ok=True)
             for model, body in sorted(collect_metrics(params, benchmark).items()):
@@ -57,4 +80,5 @@ def write_plot_data(params: Params, out: Path = OUT, headline_file: Path = HEADL
                 if rows:
                     write_json(staging / plot.folder / f"{model}.json", rows)
                     counts[plot.folder] += 1
+        write_index(staging / paths.INDEX, "plot-data")
     return counts

@@ -37,12 +37,13 @@ from urllib.parse import urlparse
 
 from .. import paths
 from ..config import Params
+from ..errors import IdiombenchError
 from ..evaluation import SCORED
-from ..io import read_json, read_parquet, sha256_file, write_json
+from ..io import read_json_object, read_parquet, sha256_file, write_json
 from ..benchmarks import get_benchmark
 from ..environment import environment_info
 from ..redact import scrub
-from ..report.build import ReportContext, collect_metrics, git_commit
+from ..report.build import ReportContext, collect_metrics, failed_models, git_commit
 
 DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
 KEY_TAG = "idiombench.key"
@@ -95,7 +96,7 @@ def run_params(params: Params, benchmark: str, model: str, setting: str, body: d
     data_record = paths.acquired_record(benchmark)
     if data_record.exists():
         raw["data.acquired_record"] = json.dumps(
-            sorted({(f["source_repo"], f["source_commit"]) for f in read_json(data_record)["files"]}))
+            sorted({(f["source_repo"], f["source_commit"]) for f in read_json_object(data_record)["files"]}))
     return {key[:250]: json.dumps(value, ensure_ascii=False)[:MAX_PARAM_LENGTH] if not isinstance(value, str)
             else value[:MAX_PARAM_LENGTH] for key, value in sorted(raw.items())}
 
@@ -308,18 +309,26 @@ def _track_parent(client: Any, experiment_id: str, params: Params, benchmark: st
     return run_id
 
 
+RECORD_KEYS = ("benchmark", "model", "experiment", "runs")  # in every tracking record: its mark
+
+
 def track(params: Params, benchmark: str, model: str, out: Path | None = None) -> dict[str, Any]:
     """Log one model's results on one benchmark: a parent run, one child run per setting."""
     import mlflow
     from mlflow.tracking import MlflowClient
 
     out = out or paths.tracking_record(benchmark, model)
+    failed = failed_models(params, benchmark).get(model)
+    if failed is not None:  # its metrics are an older run's: never logged as this configuration's results
+        raise IdiombenchError(f"{paths.generate_failure(model)}: the last `idiombench generate --model {model}` "
+                              f"failed ({failed}); rerun it before tracking (the metrics in "
+                              f"{paths.metrics_file(benchmark, model)} are an earlier run's)")
     record: dict[str, Any] = {"benchmark": benchmark, "model": model, "experiment": benchmark, "runs": {}}
     counts = {"created": 0, "updated": 0, "replaced": 0}
     body = collect_metrics(params, benchmark).get(model)
     if body is None:  # skipped (or not aggregated): nothing to log, and the record says why
         metrics_path = paths.metrics_file(benchmark, model)
-        record["status"] = read_json(metrics_path).get("status", "missing") if metrics_path.exists() else "missing"
+        record["status"] = read_json_object(metrics_path).get("status", "missing") if metrics_path.exists() else "missing"
         record["counts"] = counts
         write_json(out, record)
         return record

@@ -126,7 +126,8 @@ def test_present_file_is_kept_and_corrupt_file_replaced(tmp_path: Path, mirror: 
 def test_record_is_deterministic_and_stray_files_removed(tmp_path: Path, mirror: Path):
     raw = tmp_path / "raw"
     (raw / "old").mkdir(parents=True)
-    (raw / "old" / "gone.csv").write_text("stale")
+    (raw / "old" / "gone.csv").write_text("stale")  # declared by an earlier manifest
+    (raw / "ACQUIRED.json").write_text("{}")  # an earlier acquire's record: the folder is acquire's to replace
     report = acquire("bench", [spec_for(CONTENT)], raw, mirror, download=False)
     assert report.removed == ["old/gone.csv"]
     first = (raw / "ACQUIRED.json").read_bytes()

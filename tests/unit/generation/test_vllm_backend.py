@@ -252,7 +252,6 @@ def test_make_passes_the_params_seed_to_the_engine_and_reports(fake_vllm):
 def test_a_gguf_model_is_served_from_its_dense_copy_with_the_gguf_hash_as_identity(fake_vllm, tmp_path, monkeypatch):
     """`model` + `gguf_file` as the hf backend takes them: vLLM gets the dense copy's directory."""
     import hashlib
-    import json
 
     from idiombench.generation import dense
     from idiombench.generation.backends.vllm import VLLMBackend
@@ -265,7 +264,8 @@ def test_a_gguf_model_is_served_from_its_dense_copy_with_the_gguf_hash_as_identi
     digest = hashlib.sha256(gguf.read_bytes()).hexdigest()
     copy = dense.dense_dir(gguf, digest)  # converted earlier (prepare-models): complete, so reused
     copy.mkdir(parents=True)
-    (copy / dense.RECORD).write_text(json.dumps({"gguf_sha256": digest}), encoding="utf-8")
+    (copy / "model.safetensors").write_bytes(b"dense weights")
+    dense.write_record(copy, gguf.name, digest)
 
     backend = VLLMBackend(model(model=str(weights), gguf_file=gguf.name, revision=None, gpus=0, dtype="float32"))
     (llm,) = fake_vllm.INSTANCES

@@ -92,6 +92,23 @@ def test_install_lays_out_nltk_corpora_wordnet(tmp_path: Path, fake_debs: list[P
     wordnet.install(target, apt_get=str(tmp_path / "no-such-apt-get"))
 
 
+def test_install_replaces_only_a_wordnet_it_installed(tmp_path: Path, fake_debs: list[Path]):
+    """A WordNet folder it did not write (no IDIOMBENCH_WORDNET.json) stays as it is; its own is
+    replaced with --force."""
+    target = tmp_path / "nltk_data"
+    theirs = target / "corpora" / "wordnet"
+    theirs.mkdir(parents=True)
+    (theirs / "notes.txt").write_text("mine", encoding="utf-8")
+    apt_get = str(fake_apt_get(tmp_path, fake_debs))
+    with pytest.raises(wordnet.IdiombenchError, match="was not written by idiombench"):
+        wordnet.install(target, apt_get=apt_get)
+    assert [p.name for p in theirs.iterdir()] == ["notes.txt"]
+    (theirs / "notes.txt").unlink()
+    wordnet.install(target, apt_get=apt_get)  # empty: installed
+    wordnet.install(target, apt_get=apt_get, force=True)  # its own: replaced
+    assert wordnet.available(target)
+
+
 def test_install_refuses_a_man_page_that_disagrees(tmp_path: Path):
     if shutil.which("dpkg-deb") is None:
         pytest.skip("dpkg-deb is not available (Debian tools)")

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ... import paths
-from ...io import read_json
+from ...io import read_json_object, read_parquet
 from ...report.tables import Cell, Figure, Table, cell
 from .attention import CONDITIONS, CORRECT, ERROR_TYPES, METRICS, SUBSETS, WRONG
 
@@ -25,7 +25,7 @@ def summaries(ctx: Any) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
         path = paths.attention_dir(BENCHMARK, model) / "summary.json"
         if not path.is_file():
             continue
-        body = read_json(path)
+        body = read_json_object(path)
         if body.get("status") == "measured":
             measured[model] = body
         else:
@@ -167,7 +167,7 @@ def figure(ctx: Any, bodies: dict[str, dict[str, Any]]) -> Figure | None:
     for model in bodies:
         path = paths.attention_dir(BENCHMARK, model) / "items.parquet"
         if path.is_file():
-            frame = pd.read_parquet(path)
+            frame = read_parquet(path, what="attention items table").to_pandas()
             frames.append(frame[frame["status"] == "measured"].assign(model=ctx.display_name(model)))
     if not frames:
         return None

@@ -9,7 +9,7 @@ from pydantic import Field, field_validator, model_validator
 
 from ...generation.config import GenerateConfig
 from ...paths import ANNOTATIONS
-from ...schema import StrictModel
+from ...schema import Key, Name, StrictModel
 from ...schema import no_repeats
 
 
@@ -125,7 +125,7 @@ class GIdiomAlignConstruct(StrictModel):
         description="Candidate pool of a language: pair = the entries of the pair file being rebuilt; language = "
         "the language's entries in every released pair file (larger, closer to the paper's Wiktionary pool).",
     )
-    pairs: list[str] | None = Field(
+    pairs: list[Name] | None = Field(
         None,
         description="Language pairs to rebuild, by release file stem (e.g. Chinese_English); null: every pair "
         "of aligned_pairs.",
@@ -143,7 +143,7 @@ class GIdiomAlignAttention(StrictModel):
     both gloss conditions, for models on the hf backend (others are recorded as skipped)."""
 
     enabled: bool = Field(False, description="Run the attention stage (a model not on the hf backend is skipped, with the reason).")
-    models: list[str] | None = Field(
+    models: list[Key] | None = Field(
         None, description="Models measured (names under `models:`); null: every model with weights transformers "
         "loads (hf backend; vllm on at most one GPU). The others are recorded as skipped.")
     items: int | None = Field(

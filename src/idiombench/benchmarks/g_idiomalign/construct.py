@@ -57,6 +57,7 @@ import numpy as np
 import pyarrow as pa
 
 from ...errors import IdiombenchError
+from ... import paths
 from ...io import staged_directory, write_json, write_parquet
 from ...items import Item, read_items
 from .config import GIdiomAlignConstruct
@@ -402,13 +403,13 @@ def run_construction(
         "pairs": summaries,
         "totals": totals(summaries),
     }
-    with staged_directory(Path(out_dir)) as staging:
+    with staged_directory(Path(out_dir), paths.CONSTRUCTION) as staging:
         candidates = [c for r in results for c in r["candidates"]]
         write_parquet(staging / "mnn_candidates.parquet", pa.Table.from_pylist(candidates, schema=CANDIDATE_SCHEMA))
         kept = [c for c in candidates if c["kept"]]
         write_parquet(staging / "alignments.parquet", pa.Table.from_pylist(kept, schema=CANDIDATE_SCHEMA))
         write_parquet(staging / "released_status.parquet",
                       pa.Table.from_pylist([s for r in results for s in r["status"]], schema=STATUS_SCHEMA))
-        write_json(staging / "construction.json", body)
+        write_json(staging / paths.CONSTRUCTION, body)
     timings = {"embed_s": embed_s, "search_s": {r["summary"]["pair"]: r["search_s"] for r in results}}
     return {**body, "timings": timings}

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ... import paths
-from ...io import read_json
+from ...io import read_json_object
 from ...report.tables import Cell, CellRef, Figure, Section, Table, cell
 from .aggregate import ADDITIONAL_SUFFIX, DELTA_PREFIX, GENERATION_CONDITIONS, OVERALL, threshold_name
 from .task1 import CORRECT, DISTRACTOR_TYPES, GROUPS, INVALID, TARGET_COPY
@@ -314,7 +314,7 @@ def construction_table(ctx: Any) -> Table | None:
     path = paths.construction_dir(BENCHMARK) / "construction.json"
     if not path.exists():
         return None
-    body = read_json(path)
+    body = read_json_object(path)
     if body.get("status") == "skipped":
         return None
     role = body.get("role", {})

@@ -38,7 +38,7 @@ from typing import Any
 import pandas as pd
 
 from ... import paths
-from ...io import read_json, sha256_file
+from ...io import read_json_object, sha256_file
 from ...scoring.roles import all_role_infos
 from . import metrics
 from .build import CATEGORIES, permutation_patterns
@@ -395,7 +395,7 @@ def sample_record(frames: Mapping[str, pd.DataFrame], items: Mapping[str, Mappin
     }
     totals = {lang: len(ids) for lang, ids in sorted(available.items())}
     render_stats = paths.prompts_dir("orderprobe") / "render_stats.json"
-    render_sample = read_json(render_stats).get("sample", {}).get("restore") if render_stats.exists() else None
+    render_sample = read_json_object(render_stats).get("sample", {}).get("restore") if render_stats.exists() else None
     selection = render_sample.get("selection") if isinstance(render_sample, dict) else None
     # every expression scored is not the full benchmark when only some permutations were drawn
     some_permutations = bool(selection) and "seeded permutation" in str(selection)

@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from ...generation.config import GenerateConfig, SamplingConfig
-from ...schema import StrictModel
+from ...schema import Name, StrictModel
 from ...schema import no_repeats
 
 Language = Literal["zh-CN", "zh-TW", "ja", "ko"]
@@ -137,7 +137,7 @@ class SInfoScore(StrictModel):
 
 
 class SConsScore(StrictModel):
-    pass_name: str = Field(
+    pass_name: Name = Field(
         "consistency",
         description="The generate pass whose n samples per input give S_max / S_mean (paper appendix A.3).",
     )

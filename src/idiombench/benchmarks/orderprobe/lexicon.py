@@ -17,12 +17,12 @@ sets. Anything else is an error naming the file, the variable and the line.
 from __future__ import annotations
 
 import ast
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ...errors import DataError
+from ...io import read_json
 
 LEXICON_FILE = "released_lexicon.json"  # in the build output, data/processed/orderprobe/
 # language -> the released script holding its lists (path under data/raw/orderprobe/)
@@ -205,8 +205,4 @@ def load(processed_dir: Path) -> dict[str, ReleasedLexicon]:
     if not path.is_file():
         raise DataError(path, "missing: the released word lists are part of the OrderProbe build",
                         expected="run `idiombench acquire orderprobe` and `idiombench build orderprobe`")
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DataError(path, f"not JSON ({exc.msg})", row=exc.lineno) from None
-    return from_json(raw, path)
+    return from_json(read_json(path), path)

@@ -18,6 +18,7 @@ from typing import Any
 
 from ... import paths
 from ...errors import IdiombenchError
+from ...io import read_parquet, read_parquet_schema
 from ...report.tables import Cell, CellRef, Section, Table, cell
 from .build import CATEGORIES, permutation_patterns
 from . import figures
@@ -385,8 +386,6 @@ def sample_outputs_table(models: list[str], display_name: Any, scores_root: Path
     """A few real outputs: per model and language, the first perturbed (non-identity) zero-shot
     input in item order, the model's greedy explanation (cut) and whether it was recovered.
     Read from the per-item scores, so the expressions appear as the model saw them."""
-    import pandas as pd
-    import pyarrow.parquet as pq
 
     columns = ["item_id", "pass", "language", "expression", "input", "is_canonical", "is_identity",
                "explanation", "recovered"]
@@ -396,11 +395,11 @@ def sample_outputs_table(models: list[str], display_name: Any, scores_root: Path
         path = directory / "zero_shot.parquet"
         if not path.is_file():
             continue
-        missing = [c for c in columns if c not in pq.read_schema(path).names]
+        missing = [c for c in columns if c not in read_parquet_schema(path, what="scores table").names]
         if missing:  # written by another version of the score stage: say so, show nothing made up
             skipped.append(f"{display_name(model)}: {path} lacks {', '.join(missing)}")
             continue
-        frame = pd.read_parquet(path, columns=columns)
+        frame = read_parquet(path, what="scores table", columns=columns).to_pandas()
         frame = frame[(frame["pass"] == "main") & ~frame["is_canonical"] & ~frame["is_identity"]]
         for language in LANGUAGE_LABELS:
             part = frame[frame["language"] == language].sort_values("item_id", kind="stable")

@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import pyarrow.parquet as pq
 
 from ... import paths
 from ...errors import DataError, IdiombenchError
+from ...io import read_parquet, read_parquet_schema
 from ...items import Item
 from ...parsing import clean_output
 from ...prompts import PROMPT_SCHEMA
@@ -135,15 +135,25 @@ def load_prompt_index(directory: Path) -> dict[str, dict[str, str]]:
     if not directory.is_dir():
         return index
     for path in sorted(directory.glob("*.parquet")):
-        if not pq.read_schema(path).equals(PROMPT_SCHEMA, check_metadata=False):
+        if not read_parquet_schema(path, what="prompts table").equals(PROMPT_SCHEMA, check_metadata=False):
             raise DataError(path, "not a prompts table", expected=str(PROMPT_SCHEMA))
-        for row in pq.read_table(path, columns=PROMPT_COLUMNS).to_pylist():
+        for row in read_parquet(path, what="prompts table", columns=PROMPT_COLUMNS).to_pylist():
             index[row.pop("prompt_id")] = row
     return index
 
 
 def role_computed(scorers: Any, role: str) -> bool:
     return scorers is not None and scorers.info(role).computed
+
+
+ITEM_META = ("expression_id", "expression", "pattern", "is_canonical", "is_identity")  # written by build.py
+
+
+def _check_item_meta(item: Item) -> None:
+    missing = [key for key in ITEM_META if key not in item.meta]
+    if missing:  # an items table that OrderProbe's build did not write
+        raise DataError(paths.task_items(BENCHMARK, item.task), f"item {item.item_id}: meta lacks {', '.join(missing)}",
+                        expected=f"OrderProbe's build output (meta keys {', '.join(ITEM_META)})")
 
 
 def _item_columns(item: Item) -> dict[str, Any]:
@@ -182,6 +192,7 @@ def prepare_rows(
             text = row["text"] if isinstance(row["text"], str) else ""
             parsed = parse_explanation(text, setting)
             cleaned, _ = clean_output(text)
+            _check_item_meta(item)
             expression = item.meta["expression"]
             prompt = prompt_index.get(row["prompt_id"], {})
             if prompt and prompt.get("prompt_hash") != row["prompt_hash"]:

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from ...generation.config import GenerateConfig
-from ...schema import StrictModel
+from ...schema import Name, StrictModel
 from ...schema import no_repeats
 
 MainTask = Literal[
@@ -146,7 +146,7 @@ class SemanticQASequential(StrictModel):
     are not released; see score.py.)"""
 
     enabled: bool = Field(False, description="Score `<setting_prefix><k>-shot` settings as sequential compositions.")
-    setting_prefix: str = Field("multi_step_", min_length=1, description="Name prefix of the sequential settings.")
+    setting_prefix: Name = Field("multi_step_", description="Name prefix of the sequential settings.")
 
 
 class SemanticQAScaling(StrictModel):
