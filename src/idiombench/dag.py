@@ -9,8 +9,8 @@ import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
-from .benchmarks import MODULES, NAMES, get_benchmark
-from .paths import ANNOTATIONS
+from .benchmarks.registry import MODULES, NAMES, all_plots, get_benchmark
+from .paths import ANNOTATIONS, PLOTS
 
 PACKAGE_DIR = "src/idiombench/benchmarks"
 SCORING_DIR = "src/idiombench/scoring"
@@ -61,16 +61,6 @@ def benchmark_nodes() -> list[BenchmarkNode]:
     return nodes
 
 
-def construction_names() -> list[str]:
-    """Benchmarks whose own data-construction pipeline is rebuilt (`run_construction`)."""
-    return [node.name for node in benchmark_nodes() if node.constructs]
-
-
-def attention_names() -> list[str]:
-    """Benchmarks with attention diagnostics (`idiombench attention <benchmark> --model <m>`)."""
-    return [node.name for node in benchmark_nodes() if node.attention]
-
-
 def attention_deps(model: str, benchmark: str) -> list[str]:
     """An attention job reads the model's generations and scores (the groups), the benchmark's
     prompts and items (the spans), the benchmark packages (as score_deps: DVC's matrix cannot
@@ -104,10 +94,8 @@ def score_deps(benchmark: str) -> list[str]:
 
 def plots_section() -> str:
     """dvc.yaml's `plots:` entries, one per curve family the plots stage writes."""
-    from .tracking.dvc_plots import OUT, all_plots  # the plot writer pulls in the report modules
-
     return "\n".join(
-        f"  - {OUT.as_posix()}/{plot.folder}:\n      title: {plot.title}\n      template: linear\n"
+        f"  - {PLOTS.as_posix()}/{plot.folder}:\n      title: {plot.title}\n      template: linear\n"
         f"      x: {plot.x}\n      y: [{', '.join(plot.series)}]"
         for _, plot in all_plots())
 

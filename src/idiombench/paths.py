@@ -17,6 +17,7 @@ PROCESSED = DATA / "processed"
 ANNOTATIONS = DATA / "annotations"
 RESULTS = Path("results")
 REPORTS = Path("reports")
+PLOTS = RESULTS / "plots"  # `dvc plots` data, one folder per curve family (dvc.yaml's `plots:`)
 
 
 def raw_dir(benchmark: str) -> Path:

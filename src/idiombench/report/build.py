@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import paths
-from ..benchmarks import NAMES, get_benchmark
+from ..benchmarks.registry import NAMES, get_benchmark
 from ..benchmarks.contexts import ReportContext
-from ..config import Params
+from ..params_schema import Params
 from ..environment import environment_line
 from ..errors import IdiombenchError
 from ..io import read_json, sha256_file, staged_directory

@@ -18,20 +18,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..benchmarks import NAMES as BENCHMARKS, get_benchmark
-from ..benchmarks.contexts import PlotSpec
-from ..config import Params
+from ..benchmarks.registry import NAMES as BENCHMARKS, all_plots
 from ..io import staged_directory, write_json
+from ..params_schema import Params
+from ..paths import PLOTS
 from ..report.build import collect_metrics
 from .mlflow_runs import headline_metrics
 
-OUT = Path("results/plots")
 HEADLINE_FILE = Path("results/headline.json")
-
-
-def all_plots() -> list[tuple[str, PlotSpec]]:
-    """(benchmark, plot) for every curve family the registered benchmarks declare."""
-    return [(name, plot) for name in BENCHMARKS for plot in get_benchmark(name).plots]
 
 
 def headline(params: Params) -> dict[str, dict[str, dict[str, float]]]:
@@ -43,7 +37,7 @@ def headline(params: Params) -> dict[str, dict[str, dict[str, float]]]:
     return out
 
 
-def write_plot_data(params: Params, out: Path = OUT, headline_file: Path = HEADLINE_FILE) -> dict[str, int]:
+def write_plot_data(params: Params, out: Path = PLOTS, headline_file: Path = HEADLINE_FILE) -> dict[str, int]:
     """Write every scored model's curves and the headline metrics; returns the number of
     files per plot."""
     write_json(headline_file, headline(params))

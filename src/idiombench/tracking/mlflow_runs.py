@@ -36,10 +36,10 @@ from typing import Any
 from urllib.parse import urlparse
 
 from .. import paths
-from ..config import Params
+from ..params_schema import Params
 from ..evaluation import SCORED
 from ..io import read_json, read_parquet, sha256_file, write_json
-from ..benchmarks import get_benchmark
+from ..benchmarks.registry import get_benchmark
 from ..environment import environment_info
 from ..redact import scrub
 from ..report.build import ReportContext, collect_metrics, git_commit

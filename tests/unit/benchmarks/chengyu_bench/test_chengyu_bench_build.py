@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from idiombench.benchmarks import get_benchmark
+from idiombench.benchmarks.registry import get_benchmark
 from idiombench.benchmarks.base import write_build
 from idiombench.benchmarks.chengyu_bench import build as cb
 from idiombench.benchmarks.chengyu_bench.config import ChengyuBenchBuild, ChengyuBenchConfig
