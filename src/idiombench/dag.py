@@ -6,6 +6,7 @@ changes both graphs without editing either by hand."""
 from __future__ import annotations
 
 import importlib.util
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -90,6 +91,35 @@ def score_deps(benchmark: str) -> list[str]:
     `matrix` (models x benchmarks) can name a benchmark but not its package folder
     (`chengyu-bench` lives in `chengyu_bench`), and both graphs must list the same inputs."""
     return [PACKAGE_DIR, SCORING_DIR]
+
+
+def code_folders() -> set[str]:
+    """The source folders the stages depend on: the benchmark packages (and their prompts/
+    folders), the scorers and the analysis code."""
+    folders = {PACKAGE_DIR, SCORING_DIR, ANALYSIS_DIR}
+    for node in benchmark_nodes():
+        folders.add(node.package)
+        if node.templates.startswith(node.package + "/"):
+            folders.add(node.templates)
+    return folders
+
+
+def source_files(folder: str) -> tuple[str, ...]:
+    """Every file of a source folder, as DVC hashes it (.dvcignore: no __pycache__, no *.pyc)."""
+    found = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        found += [f"{root}/{name}" for name in sorted(files) if not name.endswith(".pyc")]
+    return tuple(found)
+
+
+def snakemake_inputs(deps: list[str]) -> list[str]:
+    """A stage's dependencies as Snakemake's inputs: a source folder becomes its files.
+    Snakemake dates a directory by the directory's own mtime, which an in-place edit of a
+    file inside does not change; DVC hashes the folder's contents, so dvc.yaml keeps the
+    folder (tests/integration/test_dag_sync.py matches the two)."""
+    code = code_folders()
+    return [path for dep in deps for path in (source_files(dep) if dep in code else (dep,))]
 
 
 def plots_section() -> str:
