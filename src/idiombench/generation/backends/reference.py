@@ -24,18 +24,17 @@ import inspect
 import random
 import string
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..config import ReferenceModel
-from . import BenchmarkHooks
 from ..types import Completion, ItemContext, Request
+from . import BenchmarkHooks
 
 MAX_LABELS = 20
 LETTERS = string.ascii_uppercase
-Formatter = Callable[[ItemContext, str, str], str]
 
 
 def _formatters_fingerprint(hooks: BenchmarkHooks) -> str:
@@ -196,5 +195,6 @@ class ReferenceBackend:
         pass
 
 
-def make(name: str, config: ReferenceModel, *, benchmarks: BenchmarkHooks, seed: int = 0, **_: Any) -> ReferenceBackend:
+def make(name: str, config: ReferenceModel, *, benchmarks: BenchmarkHooks, seed: int = 0,
+         **_: Any) -> ReferenceBackend:
     return ReferenceBackend(config.backend, benchmarks, seed=seed)
