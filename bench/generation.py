@@ -46,6 +46,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from idiombench.benchmarks.registry import backend_hooks  # noqa: E402
 from idiombench.config import load_params  # noqa: E402
 from idiombench.generation.backends import make_backend  # noqa: E402
 from idiombench.generation.stage import load_prompts, make_batches  # noqa: E402
@@ -301,7 +302,7 @@ def main() -> None:
           f"{'prompt tok/s':>12} {'new tok/s':>9}")
     for dtype, model_config in configs:
         started = time.perf_counter()
-        backend = make_backend(args.model, model_config, seed=params.seed)
+        backend = make_backend(args.model, model_config, seed=params.seed, benchmarks=backend_hooks())
         print(f"{args.model} ({dtype}): loaded in {time.perf_counter() - started:.1f} s ({backend.describe()})")
         for spec in args.prompts:
             benchmark, setting = spec.split("/")

@@ -38,7 +38,7 @@ def _malformed_epoch_hidden() -> Iterator[None]:
 
 with _malformed_epoch_hidden():
     from . import paths
-    from .benchmarks import NAMES, get_benchmark
+    from .benchmarks.registry import NAMES, get_benchmark
     from .config import DEFAULT_PARAMS, load_params
     from .errors import IdiombenchError
     from .io import check_output_file, check_output_folder, json_object_with

@@ -2,6 +2,11 @@
 
 Unknown keys, wrong types and missing sections are reported together in one
 message that names each key (`benchmarks.<name>.build.<key>: ...`).
+
+This module composes the schema: the generic sections (params_schema.py) and one section per
+registered benchmark (its `config_model`, from the registry), and attaches what the lower
+layers need from the benchmarks (the scorer roles' paper facts). It sits above both, so the
+generic schema knows no benchmark and no benchmark knows this module.
 """
 
 from __future__ import annotations
@@ -9,37 +14,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError, create_model
+from pydantic import Field, ValidationError, create_model, field_validator
 
-from .benchmarks import BUILTIN, NAMES, get_benchmark
+from . import params_schema
+from .benchmarks.registry import BUILTIN, NAMES, get_benchmark, paper_roles, prediction_formats
 from .errors import ConfigError
-from .generation.config import ModelConfig, backend_names
-from .schema import INVALID_NAME, Key, StrictModel
+from .generation.backends.replay import known_formats
+from .overlay import read_params_raw
+from .params_schema import BenchmarksSections, consistency_problems, validation_problems
 from .scoring.config import ScoringConfig
-from .statistics.config import ReportConfig
 
 DEFAULT_PARAMS = Path("params.yaml")
-BACKENDS = backend_names()
-
-
-class DataConfig(StrictModel):
-    mirror: str | list[str] | None = Field(
-        default_factory=list,
-        description="Local directories holding copies of the upstream files (each laid out <benchmark>/<path>), "
-        "searched in order before downloading; IDIOMBENCH_MIRROR (directories separated by ':') overrides it. "
-        "Empty: every file is downloaded from its pinned upstream commit.",
-    )
-    download: bool = Field(True, description="Fall back to the pinned upstream URL when the mirror lacks a file.")
-    timeout_s: float = Field(60.0, gt=0)
-
-
-
-class _BenchmarksBase(StrictModel):
-    def get(self, name: str) -> Any:
-        for field_name, info in type(self).model_fields.items():
-            if name in (field_name, info.alias):
-                return getattr(self, field_name)
-        raise KeyError(f"unknown benchmark {name!r} (known: {', '.join(NAMES)})")
 
 
 def _section(name: str) -> tuple[type[Any], Any]:
@@ -56,86 +41,25 @@ def _section(name: str) -> tuple[type[Any], Any]:
     return model, Field(default_factory=model, alias=name)
 
 
-def _benchmarks_model() -> type[_BenchmarksBase]:
+def _benchmarks_model() -> type[BenchmarksSections]:
     """`benchmarks:` of params.yaml, one section per registered benchmark (its
     `config_model`), keyed by the benchmark's name: the schema comes from the registry."""
     fields: dict[str, Any] = {name.replace("-", "_"): _section(name) for name in NAMES}
-    return create_model("BenchmarksConfig", __base__=_BenchmarksBase, **fields)
+    return create_model("BenchmarksConfig", __base__=BenchmarksSections, **fields)
 
 
 BenchmarksConfig = _benchmarks_model()
 
 
-class Params(StrictModel):
-    profile: str = Field(description="Name of this configuration, printed on the report's title page.")
-    seed: int = 0
-    data: DataConfig = DataConfig()
-    benchmarks: BenchmarksConfig
-    models: dict[Key, ModelConfig] = Field(
-        default_factory=dict, description="Keyed by the model's name in paths, wildcards and commands (a Key).")
-    scoring: ScoringConfig = Field(description="Neural scorer roles: which model each metric term runs with.")
-    report: ReportConfig = Field(default_factory=ReportConfig, description="What the report prints beside each number.")
+class Params(params_schema.Params):
+    """The whole params file: the generic sections and the registered benchmarks' own."""
 
-    def benchmark(self, name: str) -> Any:
-        return self.benchmarks.get(name)
+    benchmarks: BenchmarksConfig  # type: ignore[valid-type]
 
-
-_TYPE_WORDS = {
-    "bool_type": "expected true or false",
-    "int_type": "expected an integer",
-    "float_type": "expected a number",
-    "string_type": "expected a string",
-    "list_type": "expected a list",
-    "dict_type": "expected a mapping",
-    "model_type": "expected a mapping",
-    "literal_error": None,
-    "missing": "missing (this key is required)",
-    "extra_forbidden": "unknown key",
-}
-
-
-def _user_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:
-    """The key path as written in params.yaml: pydantic puts the backend (the union's tag) after
-    the model name, `models.m.oracle.batch_size`, where the file says `models.m.batch_size`."""
-    if len(loc) > 2 and loc[0] == "models" and loc[2] in BACKENDS:
-        return loc[:2] + loc[3:]
-    return loc
-
-
-def _format_error(error: dict[str, Any], model: type[BaseModel]) -> str:
-    loc = _user_loc(error["loc"])
-    kind = error["type"]
-    if loc and loc[-1] == "[key]":  # a mapping's key (a model key): pydantic puts the key itself before "[key]"
-        where = ".".join(str(part) for part in loc[:-2])
-        if kind == INVALID_NAME:
-            return f"{where}: the key {error['msg']}"
-        return f"{where}: the key {loc[-2]!r}: {_TYPE_WORDS.get(kind) or error['msg']}"
-    key = ".".join(str(part) for part in loc) or "(top level)"
-    if kind == INVALID_NAME:
-        return f"{key}: {error['msg']}"
-    message = _TYPE_WORDS.get(kind) or error["msg"]
-    if kind == "extra_forbidden":
-        parent = _model_at(model, error["loc"][:-1])
-        if parent is not None:
-            allowed = sorted(info.alias or name for name, info in parent.model_fields.items())
-            message += f" (allowed here: {', '.join(allowed)})"
-    elif kind != "missing":
-        message += f", got {error.get('input')!r}"
-    return f"{key}: {message}"
-
-
-def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
-    current: Any = model
-    for part in loc:
-        if not (isinstance(current, type) and issubclass(current, BaseModel)):
-            return None
-        field = next(
-            (info for name, info in current.model_fields.items() if part in (name, info.alias)), None
-        )
-        if field is None:
-            return None
-        current = field.annotation
-    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+    @field_validator("scoring")
+    @classmethod
+    def _attach_paper_roles(cls, scoring: ScoringConfig) -> ScoringConfig:
+        return scoring.with_paper_roles(paper_roles())
 
 
 def parse_params(raw: Any, source: str = "params.yaml") -> Params:
@@ -144,73 +68,25 @@ def parse_params(raw: Any, source: str = "params.yaml") -> Params:
     try:
         params = Params.model_validate(raw)
     except ValidationError as exc:
-        lines = [_format_error(e, Params) for e in exc.errors()]  # type: ignore[arg-type]
-        raise ConfigError(f"{source}: invalid parameters: " + "; ".join(lines)) from None
-    problems = consistency_problems(params)
+        raise ConfigError(f"{source}: invalid parameters: " + "; ".join(validation_problems(exc, Params))) from None
+    problems = consistency_problems(params) + registry_problems(params)
     if problems:
         raise ConfigError(f"{source}: invalid parameters: " + "; ".join(problems))
     return params
 
 
-def consistency_problems(params: Params) -> list[str]:
-    """Rules across keys that the per-field schema cannot state, each as `field.path: problem`,
-    so that check-params catches what generate would otherwise refuse minutes later."""
-    from .benchmarks import NAMES
-
+def registry_problems(params: Params) -> list[str]:
+    """Rules that need the registry: a replay source's format is one a benchmark registers."""
+    formats = known_formats(prediction_formats())
     problems = []
-    for name in NAMES:
-        problems += _generate_problems(f"benchmarks.{name}", params.benchmark(name))
-        attention = getattr(params.benchmark(name), "attention", None)  # benchmarks with attention diagnostics
-        for index, model in enumerate(getattr(attention, "models", None) or []):
-            if model not in params.models:
-                problems.append(f"benchmarks.{name}.attention.models.{index}: unknown model {model!r} "
-                                f"(models: {', '.join(params.models) or 'none'})")
     for model_name, model in params.models.items():
-        where = f"models.{model_name}"
-        for index, benchmark in enumerate(model.benchmarks or []):
-            if benchmark not in NAMES:
-                problems.append(f"{where}.benchmarks.{index}: unknown benchmark {benchmark!r} (known: {', '.join(NAMES)})")
         for index, source in enumerate(getattr(model, "sources", [])):
-            if source.benchmark not in NAMES:
-                problems.append(f"{where}.sources.{index}.benchmark: unknown benchmark {source.benchmark!r} "
-                                f"(known: {', '.join(NAMES)})")
-        problems += _device_problems(where, model)
+            if source.format not in formats:
+                problems.append(f"models.{model_name}.sources.{index}.format: unknown predictions format "
+                                f"{source.format!r} (known: {', '.join(formats)})")
     return problems
-
-
-def _generate_problems(where: str, config: Any) -> list[str]:
-    """The main pass runs on every rendered setting; an extra pass is not called main. (An extra
-    pass naming a setting not rendered is allowed: narrowing render.settings must not force an
-    edit of every pass; that pass just has no prompts there.)"""
-    generate = config.generate
-    problems = []
-    if generate.main.settings is not None:
-        problems.append(f"{where}.generate.main.settings: must be null (the main pass runs on every setting; "
-                        f"restrict settings in {where}.render.settings)")
-    for name, sampling in generate.extra.items():
-        if name == "main":
-            problems.append(f"{where}.generate.extra.main: an extra pass may not be called 'main'")
-    return problems
-
-
-def _device_problems(where: str, model: Any) -> list[str]:
-    """Device and GPU count agree: the job claims exactly the GPUs its backend uses."""
-    backend, gpus = model.backend, model.gpus
-    device = getattr(model, "device", None)
-    if backend == "hf" and device == "cuda" and gpus == 0:
-        return [f"{where}.gpus: device cuda needs gpus >= 1 (the job claims its GPUs), got 0"]
-    if backend == "hf" and device == "cpu" and gpus > 0:
-        return [f"{where}.gpus: device cpu uses no GPU (expected 0), got {gpus}"]
-    if backend == "hf" and gpus > 1:
-        return [f"{where}.gpus: the hf backend runs on one GPU (expected 0 or 1; the vllm backend spreads "
-                f"a model over several), got {gpus}"]
-    if backend == "vllm" and gpus > 0 and getattr(model, "cpu_kv_cache_gib", None) is not None:
-        return [f"{where}.cpu_kv_cache_gib: applies to gpus 0 (vLLM's CPU build) only, got gpus {gpus}"]
-    return []
 
 
 def load_params(path: str | Path = DEFAULT_PARAMS) -> Params:
     """A params file (or an overlay on one: see overlay.py), validated and defaulted."""
-    from .overlay import read_params_raw
-
     return parse_params(read_params_raw(path), str(path))

@@ -25,10 +25,9 @@ import pandas as pd
 import pyarrow as pa
 
 from . import paths
-from .benchmarks import get_benchmark
+from .benchmarks.registry import construction_names, get_benchmark
 from .benchmarks.contexts import AggregateContext, ScoreContext
-from .dag import construction_names
-from .config import Params
+from .params_schema import Params
 from .errors import DataError, IdiombenchError
 from .generation.table import GENERATION_SCHEMA
 from .io import read_json, read_json_object, read_parquet, require_complete, staged_directory, write_json, write_parquet

@@ -17,6 +17,7 @@ PROCESSED = DATA / "processed"
 ANNOTATIONS = DATA / "annotations"
 RESULTS = Path("results")
 REPORTS = Path("reports")
+PLOTS = RESULTS / "plots"  # `dvc plots` data, one folder per curve family (dvc.yaml's `plots:`)
 
 # The file each stage writes last into its output folder: the folder is complete with it, and
 # it marks the folder as the stage's own (a stage replaces only a folder that holds it:

@@ -25,17 +25,16 @@ from typing import Any
 
 import pandas as pd
 
-from .benchmarks import get_benchmark
-from .config import Params
+from .benchmarks.registry import get_benchmark, prediction_formats
 from .errors import DataError, IdiombenchError
 from .evaluation import AggregateContext, ScoreContext, _make_scorers, load_items
-from .generation.backends.replay import NO_PREDICTION, SourceStats, prediction_formats, reader_for
+from .generation.backends.replay import NO_PREDICTION, OWN_FORMAT, SourceStats, known_formats, reader_for
 from .generation.config import ReplaySource
-from .generation.stage import item_context
 from .generation.table import GENERATION_SCHEMA
-from .generation.types import Request, Sampling
+from .generation.types import Request, Sampling, item_context
 from .io import read_parquet
 from .items import Item
+from .params_schema import Params
 
 DENOMINATORS = ("test-set", "records")
 
@@ -87,7 +86,7 @@ def _from_registered(fmt: str, path: Path, benchmark: str, task: str, setting: s
     """A benchmark's published-predictions format, through its registered replay reader."""
     source = ReplaySource(benchmark=benchmark, task=task, setting=setting, path=str(path), format=fmt)
     stats = SourceStats(source)
-    matcher = reader_for(fmt)(source, path, stats)
+    matcher = reader_for(fmt, prediction_formats())(source, path, stats)
     rows = []
     recorded = set()
     for item in items.values():
@@ -147,10 +146,10 @@ def default_format(benchmark: str, path: Path) -> str:
     project's generations table; another file is the benchmark's published format, when it
     registers exactly one."""
     if path.suffix == ".parquet":
-        return "idiombench"
+        return OWN_FORMAT
     registered = sorted(get_benchmark(benchmark).prediction_formats)
     if len(registered) != 1:
-        raise IdiombenchError(f"{path}: give --format (formats: {', '.join(sorted(prediction_formats()))})")
+        raise IdiombenchError(f"{path}: give --format (formats: {', '.join(sorted(known_formats(prediction_formats())))})")
     return registered[0]
 
 
@@ -173,7 +172,7 @@ def evaluate_predictions(params: Params, benchmark: str, task: str, setting: str
     if denominator not in DENOMINATORS:
         raise IdiombenchError(f"unknown denominator {denominator!r} (known: {', '.join(DENOMINATORS)})")
     bench = get_benchmark(benchmark)
-    formats = prediction_formats()
+    formats = known_formats(prediction_formats())
     if fmt not in formats:
         raise IdiombenchError(f"unknown format {fmt!r} (known: {', '.join(formats)})")
     if not known_setting(params, benchmark, setting):
@@ -187,7 +186,7 @@ def evaluate_predictions(params: Params, benchmark: str, task: str, setting: str
     if task not in all_items:
         raise IdiombenchError(f"{benchmark} has no task {task!r} (built tasks: {', '.join(sorted(all_items))})")
     items = all_items[task]
-    if fmt == "idiombench":
+    if fmt == OWN_FORMAT:
         rows, lines, unmatched, recorded = _from_idiombench(path, benchmark, task, setting, items)
     else:
         rows, lines, unmatched, recorded = _from_registered(fmt, path, benchmark, task, setting, items)

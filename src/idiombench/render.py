@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from . import paths
-from .benchmarks import get_benchmark
+from .benchmarks.registry import get_benchmark
 from .benchmarks.base import MAX_EXAMPLES
 from .benchmarks.contexts import RenderOutput
 from .errors import DataError, IdiombenchError

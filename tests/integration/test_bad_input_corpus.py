@@ -1018,7 +1018,7 @@ def workflow_base(base: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
             shutil.copytree(source, project / entry, ignore=shutil.ignore_patterns("__pycache__"))
         else:
             shutil.copy2(source, project / entry)
-    from idiombench.benchmarks import NAMES
+    from idiombench.benchmarks.registry import NAMES
 
     for name in NAMES:
         for folder in (project / "results/prompts" / name, project / "data/processed" / name):

@@ -22,7 +22,8 @@ from g_idiomalign_fixtures import AggCtx, Ctx
 from idiombench.benchmarks.g_idiomalign import aggregate as agg
 from idiombench.benchmarks.g_idiomalign.answers import format_reference_answer
 from idiombench.benchmarks.g_idiomalign.config import GIdiomAlignConfig, GIdiomAlignScore
-from idiombench.benchmarks.g_idiomalign.score import item_context, score
+from idiombench.benchmarks.g_idiomalign.score import score
+from idiombench.generation.types import item_context
 from idiombench.items import Item, read_items
 
 pytestmark = pytest.mark.mirror

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from idiombench.benchmarks import NAMES
+from idiombench.benchmarks.registry import NAMES
 
 from helpers import run, tool_env
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from idiombench.benchmarks import NAMES, get_benchmark
+from idiombench.benchmarks.registry import NAMES, get_benchmark
 from idiombench.data.acquire import derive
 from idiombench.io import sha256_bytes, sha256_file
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from idiombench.benchmarks import MODULES, NAMES, get_benchmark
+from idiombench.benchmarks.registry import MODULES, NAMES, get_benchmark
 from idiombench.config import load_params
 from idiombench.generation.types import ItemContext
 from idiombench.render import load_tasks, render_benchmark, run_render

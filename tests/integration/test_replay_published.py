@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from idiombench.benchmarks.registry import backend_hooks
 from idiombench.generation.backends import make_backend
 from idiombench.generation.cache import request_key
 from idiombench.generation.config import ReplayModel
@@ -29,7 +30,7 @@ def instances(mirror: Path, task: str, setting: str) -> list[ItemContext]:
 
 def replay_file(path: Path, task: str, setting: str, items: list[ItemContext]):
     source = {"benchmark": "semanticqa", "task": task, "setting": setting, "path": str(path), "format": "semanticqa"}
-    backend = make_backend("published", ReplayModel(backend="replay", sources=[source]))
+    backend = make_backend("published", ReplayModel(backend="replay", sources=[source]), benchmarks=backend_hooks())
     requests = []
     for item in items:
         messages = (Message("user", item.item_id),)

@@ -47,7 +47,7 @@ from typing import Any
 
 import pytest
 
-from idiombench.benchmarks import get_benchmark
+from idiombench.benchmarks.registry import get_benchmark
 from idiombench.benchmarks.base import write_build
 from idiombench.benchmarks.semanticqa.aggregate import f1_scores
 from idiombench.config import Params, load_params

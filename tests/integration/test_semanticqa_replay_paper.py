@@ -25,7 +25,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from idiombench.benchmarks import get_benchmark
+from idiombench.benchmarks.registry import get_benchmark
 from idiombench.benchmarks.base import write_build
 from idiombench.benchmarks.semanticqa.published import published_generations
 from idiombench.config import load_params

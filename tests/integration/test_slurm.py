@@ -31,8 +31,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from idiombench.benchmarks import NAMES
-from idiombench.dag import attention_names
+from idiombench.benchmarks.registry import NAMES, attention_names
 
 from helpers import mlflow_server, run, tool_env
 

@@ -89,6 +89,6 @@ def test_the_registry_refuses_a_name_registered_twice(tmp_path: Path):
     entry.write_text("[idiombench.benchmarks]\norderprobe = toybench\n", encoding="utf-8")
     env = tool_env()
     env["PYTHONPATH"] = str(site)
-    result = __import__("subprocess").run(["python", "-c", "import idiombench.benchmarks"], cwd=tmp_path, env=env,
-                                          capture_output=True, text=True)
+    result = __import__("subprocess").run(["python", "-c", "import idiombench.benchmarks.registry"], cwd=tmp_path,
+                                          env=env, capture_output=True, text=True)
     assert result.returncode != 0 and "benchmark 'orderprobe' is registered twice" in result.stderr

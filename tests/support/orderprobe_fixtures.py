@@ -13,6 +13,7 @@ import yaml
 
 from idiombench.benchmarks.orderprobe.build import Expression, expression_items
 from idiombench.benchmarks.orderprobe.lexicon import SACC_FILES, ReleasedLexicon, extract_languages
+from idiombench.benchmarks.registry import paper_roles
 from idiombench.items import Item
 from idiombench.scoring import ScoringConfig
 from idiombench.scoring.registry import BertScores, NLIScores, PairScores
@@ -60,7 +61,7 @@ def scoring_config(**roles: dict[str, Any]) -> ScoringConfig:
             entry = {k: v for k, v in entry.items() if k not in ("prefix_mode", "dtype", "num_layers")}
         entry.update(changes)
         raw["roles"][name] = entry
-    return ScoringConfig.model_validate(raw)
+    return ScoringConfig.model_validate(raw).with_paper_roles(paper_roles())
 
 
 def paper_like_config() -> ScoringConfig:

@@ -36,7 +36,7 @@ def test_a_key_has_no_dot_a_name_may() -> None:
 
 
 def test_every_registered_benchmark_and_the_default_models_are_keys(default_params) -> None:
-    from idiombench.benchmarks import NAMES
+    from idiombench.benchmarks.registry import NAMES
 
     assert all(name_problem(name, key=True) is None for name in [*NAMES, *default_params.models])
 

@@ -6,7 +6,7 @@ import os
 import re
 import sys
 
-from idiombench.benchmarks import NAMES as BENCHMARK_NAMES
+from idiombench.benchmarks.registry import NAMES as BENCHMARK_NAMES
 from idiombench.config import load_params
 from idiombench.errors import IdiombenchError
 from idiombench import dag
@@ -28,9 +28,9 @@ MODEL_NAMES = list(P.models)
 SCORE_GPUS = 1 if P.scoring.device == "cuda" else 0
 NODES = {node.name: node for node in dag.benchmark_nodes()}
 # benchmarks whose own data-construction pipeline is rebuilt (G-IdiomAlign's gloss alignment)
-CONSTRUCTION_NAMES = dag.construction_names()
+CONSTRUCTION_NAMES = [name for name, node in NODES.items() if node.constructs]
 # benchmarks with attention diagnostics (an attention job per model; G-IdiomAlign)
-ATTENTION_NAMES = dag.attention_names()
+ATTENTION_NAMES = [name for name, node in NODES.items() if node.attention]
 
 # Under Snakemake a generate job whose GPUs are busy queues and names the holder, instead of
 # failing as a standalone `idiombench generate` does (inherited by the jobs; the command

@@ -21,7 +21,7 @@ rule acquire:
 rule build:
     input:
         "data/raw/{benchmark}",
-        lambda wc: NODES[wc.benchmark].package,
+        lambda wc: dag.snakemake_inputs([NODES[wc.benchmark].package]),
     output:
         directory("data/processed/{benchmark}"),
     params:

@@ -16,7 +16,7 @@ rule score:
     input:
         "results/generations/{model}",
         "data/processed/{benchmark}",
-        lambda wc: dag.score_deps(wc.benchmark),
+        lambda wc: dag.snakemake_inputs(dag.score_deps(wc.benchmark)),
     output:
         directory("results/scores/{model}/{benchmark}"),
     params:
@@ -51,7 +51,7 @@ rule track:
 
 rule construct:
     input:
-        lambda wc: dag.construct_deps(NODES[wc.benchmark]),
+        lambda wc: dag.snakemake_inputs(dag.construct_deps(NODES[wc.benchmark])),
     output:
         directory("results/construction/{benchmark}"),
     wildcard_constraints:

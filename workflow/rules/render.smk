@@ -5,9 +5,8 @@
 rule render:
     input:
         "data/processed/{benchmark}",
-        lambda wc: NODES[wc.benchmark].package,
-        # the package's prompts/ folder, or SemanticQA's acquired release (its templates)
-        lambda wc: NODES[wc.benchmark].templates,
+        # the package, and its prompts/ folder or SemanticQA's acquired release (its templates)
+        lambda wc: dag.snakemake_inputs([NODES[wc.benchmark].package, NODES[wc.benchmark].templates]),
     output:
         directory("results/prompts/{benchmark}"),
     params:

@@ -26,10 +26,9 @@ import pandas as pd
 import pyarrow as pa
 
 from .. import paths
-from ..benchmarks import get_benchmark
+from ..benchmarks.registry import attention_names, get_benchmark
 from ..benchmarks.contexts import AttentionContext, AttentionPrompt
-from ..config import Params
-from ..dag import attention_names
+from ..params_schema import Params
 from ..errors import IdiombenchError
 from ..generation.config import HFModel
 from ..evaluation import SKIPPED, applies, load_generations, load_items

@@ -87,7 +87,7 @@ class Benchmark(ABC):
     render, score, aggregate, report section, predictions). Optional, with defaults:
     notes at acquire, a construction pipeline, the scorer roles its metrics need, and the
     reference backends' hooks. A package registers its instance as `BENCHMARK` (see
-    benchmarks/__init__.py); docs/ARCHITECTURE.md has the recipe.
+    benchmarks/registry.py); docs/ARCHITECTURE.md has the recipe.
     """
 
     name: ClassVar[str]

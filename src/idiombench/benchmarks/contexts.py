@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # config imports the benchmark packages, which import this module
+if TYPE_CHECKING:
     import pandas as pd
 
-    from ..config import Params
+    from ..params_schema import Params
     from ..generation.types import Message
     from ..items import Item
     from ..prompts import Prompt

@@ -26,10 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from .. import paths
-from ..config import Params
+from ..benchmarks.registry import NAMES, backend_hooks
 from ..errors import DataError, IdiombenchError
 from ..io import dumps_json, require_complete, staged_directory, write_json
 from ..items import Item, read_items
+from ..params_schema import Params
 from ..prompts import Prompt, read_prompts
 from ..redact import scrub
 from .backends import make_backend
@@ -37,10 +38,10 @@ from .cache import GenerationCache, canonical_json, request_key
 from .config import GenerateConfig, HFModel, ModelConfig, SamplingConfig
 from .lock import model_lock
 from .table import write_generations
-from .types import Backend, Completion, ItemContext, Request, Sampling
+from .types import Backend, Completion, ItemContext, Request, Sampling, item_context
 
 MAIN_PASS = "main"
-RENDER_STATS = "render_stats.json"  # render.STATS_FILE (render imports the benchmarks; this module must not)
+RENDER_STATS = "render_stats.json"  # render.STATS_FILE
 
 
 @dataclass(frozen=True)
@@ -69,8 +70,6 @@ class JobCounts:
 
 
 def select_benchmarks(params: Params, model_name: str, model: ModelConfig) -> list[str]:
-    from ..benchmarks import NAMES
-
     wanted = model.benchmarks
     if wanted is not None:
         unknown = sorted(set(wanted) - set(NAMES))
@@ -95,14 +94,6 @@ def passes(config: GenerateConfig) -> list[tuple[str, SamplingConfig]]:
         raise IdiombenchError("generate.main.settings: the main pass runs on every setting; "
                               "restrict settings in the render section instead")
     return [(MAIN_PASS, config.main), *sorted(config.extra.items())]
-
-
-def item_context(item: Item, setting: str) -> ItemContext:
-    return ItemContext(
-        benchmark=item.benchmark, task=item.task, setting=setting, item_id=item.item_id,
-        input=item.input, answer=item.answer, references=tuple(item.references),
-        choices=tuple(item.choices), fields=item.fields, meta=item.meta,
-    )
 
 
 def load_prompts(benchmark: str, prompts_root: Path, items_root: Path) -> list[tuple[Prompt, ItemContext]]:
@@ -268,7 +259,8 @@ def _run_generate(
     prompts = {b: load_prompts(b, prompts_root, items_root) for b in benchmarks}
 
     if backend is None:
-        backend = make_backend(model_name, model, seed=params.seed, cache_root=cache_dir.parent)
+        backend = make_backend(model_name, model, seed=params.seed, cache_root=cache_dir.parent,
+                               benchmarks=backend_hooks())
     try:
         identity = backend.identity()
         rows = build_rows(params, prompts, identity)

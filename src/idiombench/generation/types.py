@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from ..items import Item
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,14 @@ class ItemContext:
     choices: tuple[str, ...] = ()
     fields: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
     meta: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+
+def item_context(item: Item, setting: str) -> ItemContext:
+    return ItemContext(
+        benchmark=item.benchmark, task=item.task, setting=setting, item_id=item.item_id,
+        input=item.input, answer=item.answer, references=tuple(item.references),
+        choices=tuple(item.choices), fields=item.fields, meta=item.meta,
+    )
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import paths
-from ..benchmarks import NAMES, get_benchmark
+from ..benchmarks.registry import NAMES, get_benchmark
 from ..benchmarks.contexts import ReportContext
-from ..config import Params
+from ..params_schema import Params
 from ..environment import environment_line
 from ..errors import IdiombenchError
 from ..io import (check_output_file, check_output_folder, read_json, read_json_object, sha256_file, staged_directory,

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from .. import paths
-from ..benchmarks import get_benchmark
+from ..benchmarks.registry import get_benchmark
 from ..benchmarks.contexts import UncertaintyContext
 from ..io import read_parquet
 from ..statistics import Comparison, Estimand, Interval, benjamini_hochberg, compare, interval, replicates

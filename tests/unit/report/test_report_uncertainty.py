@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from idiombench import statistics as st
-from idiombench.benchmarks import NAMES, get_benchmark
+from idiombench.benchmarks.registry import NAMES, get_benchmark
 from idiombench.benchmarks.base import Benchmark
 from idiombench.benchmarks.orderprobe.config import OrderProbeScore
 from idiombench.benchmarks.orderprobe.uncertainty import group_estimands

@@ -11,8 +11,7 @@ from idiombench.config import load_params, parse_params
 from idiombench.errors import ConfigError
 from idiombench.overlay import read_params_raw
 from idiombench.scoring.config import BertScoreRole, CrossEncoderRole, EmbedderRole, NLIRole, RolesConfig
-from idiombench.benchmarks import NAMES, get_benchmark
-from idiombench.scoring.provenance import paper_role, paper_roles
+from idiombench.benchmarks.registry import NAMES, get_benchmark, paper_roles
 from idiombench.scoring.roles import MARKS, all_role_infos, derive_status, role_info
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -71,12 +70,13 @@ def test_paper_profile_statuses():
 
 def test_status_is_derived_from_model_and_the_papers_model_in_code():
     base = dict(kind="nli", batch_size=4, max_length=64)
-    paper = paper_role("nli").paper_model
-    assert paper == "MoritzLaurer/mDeBERTa-v3-base-mnli-xnli"
-    assert derive_status("nli", NLIRole(model=paper, **base)) == "paper"
-    assert derive_status("nli", NLIRole(model="other/nli", **base)) == "substitute"
-    assert derive_status("nli", NLIRole(model=None, **base)) == "not_computed"
-    info = role_info("nli", NLIRole(model="other/nli", note="Because.", **base))
+    nli = load_params(ROOT / "params.yaml").scoring.paper_role("nli")  # attached by config.py from the registry
+    paper = nli.paper_model
+    assert nli == paper_roles()["nli"] and paper == "MoritzLaurer/mDeBERTa-v3-base-mnli-xnli"
+    assert derive_status(NLIRole(model=paper, **base), nli) == "paper"
+    assert derive_status(NLIRole(model="other/nli", **base), nli) == "substitute"
+    assert derive_status(NLIRole(model=None, **base), nli) == "not_computed"
+    info = role_info("nli", NLIRole(model="other/nli", note="Because.", **base), nli)
     assert info.footnote == (f"nli: other/nli stands in for the paper's {paper}; values are not comparable with "
                              "the paper's. Because.")
 

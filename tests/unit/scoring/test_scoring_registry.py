@@ -12,6 +12,7 @@ import pytest
 import torch
 import yaml
 
+from idiombench.benchmarks.registry import paper_roles
 from idiombench.errors import ScorerError
 from idiombench.scoring import Scorers, ScoringConfig
 from idiombench.scoring import models as scoring_models
@@ -60,7 +61,7 @@ def config_with(**roles: dict[str, Any]) -> ScoringConfig:
             entry = {k: v for k, v in entry.items() if k not in ("prefix_mode", "dtype", "num_layers")}
         entry.update(changes)
         raw["roles"][name] = entry
-    return ScoringConfig.model_validate(raw)
+    return ScoringConfig.model_validate(raw).with_paper_roles(paper_roles())
 
 
 def ce_role(path: Path, batch_size: int = 64) -> dict[str, Any]:

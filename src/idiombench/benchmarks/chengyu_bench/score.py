@@ -29,7 +29,7 @@ import pandas as pd
 
 from ... import paths
 from ...errors import DataError
-from ...generation.types import ItemContext
+from ...generation.types import item_context
 from ...items import Item
 from ...prompts import hash_messages
 from ...templating import ChatTemplate, load_package_templates
@@ -89,15 +89,6 @@ class PromptCheck:
         if key not in self._hashes:
             self._hashes[key] = hash_messages(self.template(setting).render(values_for(setting, item)))
         return self._hashes[key] == prompt_hash
-
-
-def item_context(item: Item, setting: str) -> ItemContext:
-    """What the parser needs (as the generate stage builds it)."""
-    return ItemContext(
-        benchmark=item.benchmark, task=item.task, setting=setting, item_id=item.item_id, input=item.input,
-        answer=item.answer, references=tuple(item.references), choices=tuple(item.choices),
-        fields=item.fields, meta=item.meta,
-    )
 
 
 def _item(ctx: Any, setting: str, row: int, gen: dict[str, Any]) -> Item:

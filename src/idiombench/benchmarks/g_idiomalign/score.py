@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ...errors import IdiombenchError
-from ...generation.types import ItemContext
+from ...generation.types import item_context
 from ...items import Item
 from .config import GIdiomAlignScore
 from .parse import GENERATION_SETTINGS, parse_output
@@ -32,14 +32,6 @@ MCQ_SETTING = "mcq"
 ADDITIONAL_TASK = "gloss_generation_additional"
 ID_COLUMNS = ["prompt_id", "task", "setting", "item_id", "pass", "sample_index"]
 SORT_KEY = ["prompt_id", "pass", "sample_index"]
-
-
-def item_context(item: Item, setting: str) -> ItemContext:
-    return ItemContext(
-        benchmark=item.benchmark, task=item.task, setting=setting, item_id=item.item_id,
-        input=item.input, answer=item.answer, references=tuple(item.references),
-        choices=tuple(item.choices), fields=item.fields, meta=item.meta,
-    )
 
 
 def lookup_item(items: dict[str, dict[str, Item]], row: dict[str, Any], setting: str) -> Item:

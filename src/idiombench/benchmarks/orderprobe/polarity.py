@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ...errors import IdiombenchError
+from .lexicon import cut_words
 
 if TYPE_CHECKING:
     from .lexicon import ReleasedLexicon
@@ -53,12 +54,10 @@ def lexicon_for(lexicons: Mapping[str, ReleasedLexicon], language: str) -> Relea
 
 def features(text: str, lex: ReleasedLexicon, idiom: str = "") -> Features:
     """The released extract_polarity."""
-    from .released import _cut
-
     if idiom and idiom in lex.overrides:
         positive, negative = lex.overrides[idiom]
         return Features(positive, negative, False)
-    words = _cut(text)
+    words = cut_words(text)
     return Features(
         any(w in lex.positive for w in words),
         any(w in lex.negative for w in words),

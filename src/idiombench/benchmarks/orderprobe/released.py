@@ -33,7 +33,8 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from .lexicon import ReleasedLexicon
+from .lexicon import ReleasedLexicon, cut_words
+from .polarity import reference_conflicts
 
 REFERENCE_SEPARATOR = "||"
 # The released to_refs: `||`, `;`, `；`, `/`, `、` with the spaces around them.
@@ -61,18 +62,11 @@ def split_references(cell: str) -> list[str]:
     return parts if parts else [cleaned]
 
 
-def _cut(text: str) -> list[str]:
-    from ...scoring.tokenize import _jieba  # jieba's default tokenizer, as jieba.cut uses
-
-    tokenizer, _ = _jieba()
-    return list(tokenizer.cut(text))
-
-
 def content_words(text: str, lex: ReleasedLexicon) -> list[str]:
     """The released tokenize_content: jieba words minus the language's stop words and blanks
     (every language)."""
     stop = lex.stopwords
-    return [t for t in _cut(text) if t and t not in stop and not t.isspace()]
+    return [t for t in cut_words(text) if t and t not in stop and not t.isspace()]
 
 
 def f_beta_sets(pred: set[str], gold: set[str], beta: float = 2.0) -> float:
@@ -100,8 +94,6 @@ def f_beta(explanation: str, references: Sequence[str], lex: ReleasedLexicon, id
            how: str = "max") -> tuple[float, bool]:
     """The released content_fbeta_with_polarity_multi: (Fβ aggregated over the references,
     halved when the polarity of every reference conflicts; whether it was halved)."""
-    from .polarity import reference_conflicts
-
     if not references:
         return 0.0, False
     mine = set(content_words(explanation, lex))

@@ -194,7 +194,8 @@ def role_status(params: Any, scoring_meta: dict[str, Any]) -> dict[str, Any]:
         return {}
     from ...scoring.roles import role_info
 
-    return {BERTSCORE_ROLE: role_info(BERTSCORE_ROLE, scoring.role(BERTSCORE_ROLE)).as_dict()}
+    return {BERTSCORE_ROLE: role_info(BERTSCORE_ROLE, scoring.role(BERTSCORE_ROLE),
+                                      scoring.paper_role(BERTSCORE_ROLE)).as_dict()}
 
 
 def meteor_status(scores: dict[str, pd.DataFrame], notes: list[str]) -> dict[str, Any]:

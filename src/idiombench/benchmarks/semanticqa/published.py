@@ -19,13 +19,13 @@ from typing import Any
 
 import pandas as pd
 
-from ...generation.backends import make_backend
+from ...generation.backends import BenchmarkHooks, make_backend
 from ...generation.cache import request_key
 from ...generation.config import ReplayModel
-from ...generation.stage import item_context
 from ...generation.table import GENERATION_SCHEMA
-from ...generation.types import Message, Request, Sampling
+from ...generation.types import Message, Request, Sampling, item_context
 from ...items import Item
+from .published_format import FORMAT, PublishedResultsSource
 
 BENCHMARK = "semanticqa"
 MAIN_PASS = "main"
@@ -34,8 +34,9 @@ MAIN_PASS = "main"
 def published_generations(path: Path, task: str, setting: str, items: dict[str, Item], model: str = "published",
                           only_matched: bool = False) -> tuple[pd.DataFrame, dict[str, Any]]:
     """(generations table of `task` in `setting`, the replay summary) for one published file."""
-    source = {"benchmark": BENCHMARK, "task": task, "setting": setting, "path": str(path), "format": "semanticqa"}
-    backend = make_backend(model, ReplayModel(backend="replay", sources=[source]))
+    source = {"benchmark": BENCHMARK, "task": task, "setting": setting, "path": str(path), "format": FORMAT}
+    backend = make_backend(model, ReplayModel(backend="replay", sources=[source]),
+                           benchmarks=BenchmarkHooks(prediction_formats={FORMAT: PublishedResultsSource}))
     identity = backend.identity()
     requests = []
     for item_id in sorted(items):

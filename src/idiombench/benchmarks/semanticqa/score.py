@@ -43,7 +43,7 @@ import pandas as pd
 
 from ... import paths
 from ...errors import IdiombenchError
-from ...generation.stage import item_context
+from ...generation.types import item_context
 from ...io import read_parquet
 from ...items import Item
 from ...parsing import LETTERS, ParseResult, clean_output, parse_letter

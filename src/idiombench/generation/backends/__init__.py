@@ -7,7 +7,9 @@ Convention for a backend module: a module-level function
 
 where `name` is the model's key in params `models:` and `options` are keyword
 arguments a module may use or ignore (`seed`: params seed; `cache_root`: a directory
-for small memo files such as weight-file hashes).
+for small memo files such as weight-file hashes; `benchmarks`: the `BenchmarkHooks` the
+reference and replay backends require, handed down by the caller: generation never reads the
+benchmark registry, which sits above it).
 
 Optional methods a backend may add to the `Backend` protocol (generate looks them up
 with getattr; backends without them serve everything):
@@ -25,10 +27,25 @@ with getattr; backends without them serve everything):
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import ModelConfig
-from ..types import Backend
+from ..types import Backend, ItemContext
+
+
+@dataclass(frozen=True)
+class BenchmarkHooks:
+    """What the reference and replay backends take from the benchmarks (the registry's
+    `backend_hooks()` collects them): predictions formats (name -> reader class, for replay
+    sources), and per benchmark how a reference answer is written (`format_reference_answer`;
+    None: the answer as is) and which tasks are classification (None: inferred from the items).
+    A benchmark not named here gets the defaults, as hand-made test items do."""
+
+    prediction_formats: Mapping[str, type[Any]] = field(default_factory=dict)
+    answer_formatters: Mapping[str, Callable[[ItemContext, str, str], str] | None] = field(default_factory=dict)
+    classification_tasks: Mapping[str, frozenset[str] | None] = field(default_factory=dict)
 
 # backend name in params (`models.<name>.backend`) -> module in this package
 MODULES: dict[str, str] = {

@@ -24,34 +24,25 @@ import inspect
 import random
 import string
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...benchmarks import NAMES as BENCHMARK_NAMES, get_benchmark
 from ..config import ReferenceModel
 from ..types import Completion, ItemContext, Request
+from . import BenchmarkHooks
 
 MAX_LABELS = 20
 LETTERS = string.ascii_uppercase
-Formatter = Callable[[ItemContext, str, str], str]
 
 
-def answer_formatter(benchmark: str) -> Formatter | None:
-    """The benchmark's `format_reference_answer`, or None when it has none (or the name is
-    not a registered benchmark, as in hand-made test items)."""
-    if benchmark not in BENCHMARK_NAMES:
-        return None
-    return get_benchmark(benchmark).format_reference_answer
-
-
-def _formatters_fingerprint() -> str:
+def _formatters_fingerprint(hooks: BenchmarkHooks) -> str:
     """Hash of this module and every benchmark's answer hook: editing how reference answers
     are written changes the backend identity, so cached answers are not reused stale."""
     digest = hashlib.sha256(Path(__file__).read_bytes())
-    for benchmark in sorted(BENCHMARK_NAMES):
-        hook = answer_formatter(benchmark)
+    for benchmark in sorted(hooks.answer_formatters):
+        hook = hooks.answer_formatters[benchmark]
         if hook is not None:
             digest.update(benchmark.encode())
             digest.update(inspect.getsource(inspect.getmodule(hook)).encode("utf-8"))  # type: ignore[arg-type]
@@ -79,11 +70,9 @@ def _most_common(values: Sequence[Any]) -> Any:
     return min(v for v, c in counts.items() if c == best)
 
 
-def classification_declared(benchmark: str, task: str) -> bool | None:
+def classification_declared(hooks: BenchmarkHooks, benchmark: str, task: str) -> bool | None:
     """What the benchmark says (its classification_tasks), or None if it says nothing."""
-    if benchmark not in BENCHMARK_NAMES:
-        return None
-    declared = get_benchmark(benchmark).classification_tasks
+    declared = hooks.classification_tasks.get(benchmark)
     return None if declared is None else task in declared
 
 
@@ -129,13 +118,14 @@ def _option(item: ItemContext, space: LabelSpace, position: int) -> str:
 
 
 class ReferenceBackend:
-    def __init__(self, kind: str, seed: int = 0):
+    def __init__(self, kind: str, hooks: BenchmarkHooks, seed: int = 0):
         if kind not in ("oracle", "echo", "random", "majority"):
             raise ValueError(f"unknown reference system {kind!r}")
         self.kind = kind
         self.seed = seed
+        self.hooks = hooks
         self.spaces: dict[tuple[str, str], LabelSpace | str] = {}
-        self._identity = {"backend": kind, "answer_format": _formatters_fingerprint()}
+        self._identity = {"backend": kind, "answer_format": _formatters_fingerprint(hooks)}
         if kind == "random":
             self._identity["seed"] = seed
 
@@ -150,7 +140,7 @@ class ReferenceBackend:
             by_task.setdefault((request.item.benchmark, request.item.task), {})[request.item.item_id] = request.item
         self.spaces = {
             (benchmark, task): label_space(
-                [items[i] for i in sorted(items)], classification_declared(benchmark, task)
+                [items[i] for i in sorted(items)], classification_declared(self.hooks, benchmark, task)
             )
             for (benchmark, task), items in sorted(by_task.items())
         }
@@ -196,7 +186,7 @@ class ReferenceBackend:
                     Completion("", None, None, "error", 0.0, error=f"{self.kind}: no answer for this item")
                 )
                 continue
-            formatter = answer_formatter(request.item.benchmark)
+            formatter = self.hooks.answer_formatters.get(request.item.benchmark)
             text = formatter(request.item, answer, self.kind) if formatter else answer
             completions.append(Completion(text, None, None, "stop", 0.0))
         return completions
@@ -205,5 +195,6 @@ class ReferenceBackend:
         pass
 
 
-def make(name: str, config: ReferenceModel, *, seed: int = 0, **_: Any) -> ReferenceBackend:
-    return ReferenceBackend(config.backend, seed=seed)
+def make(name: str, config: ReferenceModel, *, benchmarks: BenchmarkHooks, seed: int = 0,
+         **_: Any) -> ReferenceBackend:
+    return ReferenceBackend(config.backend, benchmarks, seed=seed)

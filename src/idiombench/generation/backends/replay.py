@@ -18,7 +18,7 @@ Only the main pass can be replayed: a source holds one prediction per item.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -28,8 +28,10 @@ from ...io import read_parquet, sha256_file
 from ...prompts import hash_messages
 from ..config import ReplayModel, ReplaySource
 from ..types import Completion, Request
+from . import BenchmarkHooks
 
 NO_PREDICTION = "no prediction in replay source"
+OWN_FORMAT = "idiombench"  # this project's generations table
 MAIN_PASS = "main"
 EXAMPLES = 10
 
@@ -117,28 +119,23 @@ class PredictionReader(Protocol):
     def lookup(self, request: Request) -> str | None: ...
 
 
-def prediction_formats() -> dict[str, type[PredictionReader]]:
-    """Every known predictions format: this project's own, and those the benchmarks register."""
-    from ...benchmarks import NAMES, get_benchmark  # benchmark packages import this module
-
-    formats: dict[str, type[PredictionReader]] = {"idiombench": IdiombenchSource}
-    for name in NAMES:
-        for fmt, reader in get_benchmark(name).prediction_formats.items():
-            if fmt in formats:
-                raise RuntimeError(f"predictions format {fmt!r} is registered twice (second by {name})")
-            formats[fmt] = reader
-    return formats
+def known_formats(registered: Mapping[str, type[Any]]) -> dict[str, type[PredictionReader]]:
+    """Every known predictions format: this project's own, and those the benchmarks register
+    (`BenchmarkHooks.prediction_formats`, from the registry's `prediction_formats()`)."""
+    if OWN_FORMAT in registered:
+        raise RuntimeError(f"predictions format {OWN_FORMAT!r} is this project's own; a benchmark may not register it")
+    return {OWN_FORMAT: IdiombenchSource, **registered}
 
 
-def reader_for(fmt: str) -> type[PredictionReader]:
-    formats = prediction_formats()
+def reader_for(fmt: str, registered: Mapping[str, type[Any]]) -> type[PredictionReader]:
+    formats = known_formats(registered)
     if fmt not in formats:
         raise IdiombenchError(f"unknown predictions format {fmt!r} (known: {', '.join(formats)})")
     return formats[fmt]
 
 
 class ReplayBackend:
-    def __init__(self, name: str, config: ReplayModel, root: Path | None = None):
+    def __init__(self, name: str, config: ReplayModel, hooks: BenchmarkHooks, root: Path | None = None):
         self.name = name
         root = Path.cwd() if root is None else root
         self.sources: list[tuple[ReplaySource, PredictionReader]] = []
@@ -149,7 +146,7 @@ class ReplayBackend:
             if not path.is_file():
                 raise DataError(path, f"replay source of model {name!r} not found")
             stats = SourceStats(source)
-            reader = reader_for(source.format)
+            reader = reader_for(source.format, hooks.prediction_formats)
             self.sources.append((source, reader(source, path, stats)))
             self.stats.append(stats)
             identity_sources.append({
@@ -239,5 +236,6 @@ class ReplayBackend:
         pass
 
 
-def make(name: str, config: ReplayModel, *, root: Path | None = None, **_: Any) -> ReplayBackend:
-    return ReplayBackend(name, config, root=root)
+def make(name: str, config: ReplayModel, *, benchmarks: BenchmarkHooks, root: Path | None = None,
+         **_: Any) -> ReplayBackend:
+    return ReplayBackend(name, config, benchmarks, root=root)

@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from idiombench.benchmarks.registry import paper_roles
 from idiombench.benchmarks.semanticqa import BENCHMARK
 from idiombench.benchmarks.semanticqa.aggregate import f1_scores
 from idiombench.benchmarks.semanticqa.score import released_code_match, strict_match
@@ -101,7 +102,7 @@ class FakeScorers:
 
     def info(self, role: str):
         assert role == "bertscore_en"
-        return role_info(role, self.role)
+        return role_info(role, self.role, paper_roles()[role])
 
     def bertscore(self, role: str, pairs):
         self.calls.append(list(pairs))
