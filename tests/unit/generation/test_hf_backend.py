@@ -55,6 +55,17 @@ def test_identity_says_what_was_loaded(backend, tiny_chat_model: Path, model_dty
     identity = backend.identity()
     assert identity["backend"] == "hf" and identity["source"] == {"source": "local"}
     assert identity["dtype"] == model_dtype and identity["device"] == "cpu"
+    import torch
+    import transformers
+
+    # how the weights are computed: each of these changed greedy outputs in bfloat16 (bench/greedy_identity.py)
+    assert {key: identity[key] for key in ("cache_implementation", "attn_implementation", "torch_version",
+                                           "transformers_version")} == {
+        "cache_implementation": "dynamic", "attn_implementation": "sdpa", "torch_version": torch.__version__,
+        "transformers_version": transformers.__version__}
+    emulated = "emulated" in backend.dtype_choice.reason  # explicit bfloat16 on a CPU without bf16 instructions
+    assert identity["kernels"] == torch.backends.cpu.get_cpu_capability() + (
+        f", bf16 {'emulated' if emulated else 'native'}" if model_dtype == "bfloat16" else "")
     assert set(identity["files_sha256"]) >= {"model.safetensors", "config.json", "tokenizer.json"}
     assert "loaded" in backend.report()[0] and "on cpu" in backend.report()[0]
 
