@@ -63,14 +63,16 @@ def model_dtype(pytestconfig: pytest.Config) -> str:
     return pytestconfig.option.model_dtype
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    """One line after the short summary: the tests skipped, grouped by the command that enables
-    them (every skip reason names one in backquotes)."""
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> Any:
+    """One line after pytest's short summary (this wrapper is outside the terminal reporter's),
+    just above its final counts: the tests skipped, grouped by the command that enables them
+    (every skip reason names one in backquotes)."""
+    result = yield
     skipped = terminalreporter.stats.get("skipped", [])
     if not skipped:
         terminalreporter.write_line("idiombench: 0 skipped")
-        return
+        return result
     groups: dict[str, list[str]] = {}
     for report in skipped:
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
@@ -80,6 +82,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     parts = [f"{len(names)} ({', '.join(sorted(set(names)))}): {enable}" for enable, names in groups.items()]
     terminalreporter.write_line(f"idiombench: {len(skipped)} skipped: " + "; ".join(parts),
                                 yellow=True, bold=True)
+    return result
 
 
 @pytest.fixture(scope="session")
