@@ -267,22 +267,35 @@ OUTPUT_SETTINGS = [
 ]
 
 
-@pytest.mark.parametrize("change, expected", [s[1:] for s in OUTPUT_SETTINGS], ids=[s[0] for s in OUTPUT_SETTINGS])
-def test_a_setting_that_can_change_greedy_outputs_misses_the_cache(tmp_path: Path, monkeypatch, tiny_chat_model: Path,
-                                                                   model_dtype: str, change, expected: dict):
-    # Each of these moved greedy tokens in bfloat16 (bench/greedy_identity.py): an output
-    # cached under one must never be served under another. Unchanged settings hit the cache.
+@pytest.fixture(scope="module")
+def cached_tiny(tmp_path_factory: pytest.TempPathFactory, tiny_chat_model: Path, model_dtype: str):
+    """(a project whose tiny hf model generated everything once, its model entry, the request
+    count): a rerun with unchanged settings is all cache hits."""
     model = {"backend": "hf", "model": str(tiny_chat_model), "device": "cpu", "dtype": model_dtype, "batch_size": 4,
              "cache_implementation": "dynamic", "attn_implementation": "sdpa", "benchmarks": ["orderprobe"]}
-    project = write_project(tmp_path, {"tiny": model}, max_new_tokens=2, consistency_n=1)
-    first, _ = run(project, "tiny", monkeypatch)
-    total = first.summary["total"]["requests"]
-    assert first.summary["total"]["generated"] == total > 0
-    assert run(project, "tiny", monkeypatch)[0].summary["total"]["cached"] == total
+    project = write_project(tmp_path_factory.mktemp("cached-tiny"), {"tiny": model}, max_new_tokens=2, consistency_n=1)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        first, _ = run(project, "tiny", monkeypatch)
+        total = first.summary["total"]["requests"]
+        assert first.summary["total"]["generated"] == total > 0
+        assert run(project, "tiny", monkeypatch)[0].summary["total"]["cached"] == total
+    return project, model, total
+
+
+@pytest.mark.parametrize("change, expected", [s[1:] for s in OUTPUT_SETTINGS], ids=[s[0] for s in OUTPUT_SETTINGS])
+def test_a_setting_that_can_change_greedy_outputs_misses_the_cache(cached_tiny, tmp_path: Path, monkeypatch,
+                                                                   model_dtype: str, change, expected: dict):
+    # Each of these moved greedy tokens in bfloat16 (bench/greedy_identity.py): an output
+    # cached under one must never be served under another (cached_tiny: unchanged, all hit).
+    import shutil
+
+    cached, model, total = cached_tiny
+    project = tmp_path / "project"
+    shutil.copytree(cached, project)
     if callable(change):
         change(monkeypatch)
     else:
-        write_project(tmp_path, {"tiny": {**model, **change}}, max_new_tokens=2, consistency_n=1)
+        write_project(project, {"tiny": {**model, **change}}, max_new_tokens=2, consistency_n=1)
     changed, _ = run(project, "tiny", monkeypatch)
     assert changed.summary["total"]["cached"] == 0 and changed.summary["total"]["generated"] == total
     identity = json.loads((project / "results/generations/tiny/generation_info.json").read_text("utf-8"))["identity"]
