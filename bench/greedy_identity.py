@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 BASE_BATCH = 8
 AVX2 = {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+RANDOM = ", random bf16 weights"  # a RANDOM_SHAPES model: synthetic prompts (its tokenizer is the tiny one)
 
 
 def rendered_requests(count: int, max_new_tokens: int) -> list:
@@ -73,7 +74,7 @@ def model_config(name: str, dtype: str, workdir: Path):
 
     if name in RANDOM_SHAPES:
         return (HFModel(backend="hf", model=str(build_random_model(name, workdir)), dtype=dtype),
-                f"{name} shape, random bf16 weights")
+                f"{name} shape{RANDOM}")
     config = load_params(ROOT / "params.yaml").models[name]
     if config.backend != "hf":
         raise SystemExit(f"model {name}: backend {config.backend}, not hf")
@@ -101,7 +102,7 @@ def run_settings(name: str, dtype: str, count: int, max_new_tokens: int, batch_s
     with tempfile.TemporaryDirectory(prefix="idiombench-identity-") as tmp:
         config, what = model_config(name, dtype, Path(tmp))
         backend = HFBackend(name, config)
-        requests = rendered_requests(count, max_new_tokens) if name not in ("llama3-8b", "qwen3-8b") else []
+        requests = [] if what.endswith(RANDOM) else rendered_requests(count, max_new_tokens)
         source = "rendered prompts"
         if not requests:
             from generation import synthetic_requests
@@ -133,12 +134,6 @@ def run_settings(name: str, dtype: str, count: int, max_new_tokens: int, batch_s
             "prompts": len(requests), "texts": runs, "seconds": seconds}
 
 
-def cpu_capability() -> str:
-    import torch
-
-    return torch.backends.cpu.get_cpu_capability()
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", nargs="+", default=["smollm2", "tiny"])
@@ -157,7 +152,7 @@ def main() -> None:
     import torch
     import transformers
 
-    capability = cpu_capability()
+    capability = torch.backends.cpu.get_cpu_capability()
     print(f"torch {torch.__version__}, transformers {transformers.__version__}, CPU capability {capability}"
           + (f", GPU {torch.cuda.get_device_name()}" if torch.cuda.is_available() else "")
           + f"; {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
