@@ -15,6 +15,7 @@ from idiombench.generation.types import ItemContext, Message, Request, Sampling
 
 from greedy_trace import assert_same_up_to_near_ties, traced
 
+
 def smollm2_installed() -> bool:
     import importlib.metadata
 
@@ -220,8 +221,8 @@ def test_prompt_length_counts_the_templated_prompt(backend):
 
 def test_static_cache_gives_the_dynamic_cache_greedy_outputs(tiny_chat_model: Path, model_dtype: str):
     # The same greedy decoding through another KV cache (static: prompts padded to a multiple
-    # of 32): the same tokens up to near-ties. In bfloat16 one of these prompts parts at a tie
-    # (the two best logits within one bf16 step), which is why the cache is in the identity.
+    # of 32): the same tokens up to near-ties. In bfloat16 on an AVX512-BF16 CPU one of these
+    # prompts parted at a tie (the two best logits within one bf16 step): the cache is in the identity.
     outputs, traces = {}, {}
     for cache in ("dynamic", "static"):
         b = make_backend("tiny", HFModel(backend="hf", model=str(tiny_chat_model), device="cpu", dtype=model_dtype,
