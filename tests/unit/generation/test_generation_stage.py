@@ -250,10 +250,18 @@ def upgraded(module: str):
     return change
 
 
-def older_cpu(monkeypatch) -> None:
+def _other_capability() -> str:
+    """A PyTorch CPU capability other than this machine's (AVX2 on AVX512 machines, else AVX512)."""
     import torch
 
-    monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: "AVX2")
+    return "AVX512" if torch.backends.cpu.get_cpu_capability() == "AVX2" else "AVX2"
+
+
+def another_cpu(monkeypatch) -> None:
+    import torch
+
+    other = _other_capability()
+    monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: other)
 
 
 # (a setting, params that change it or a change of the machine, what the identity then says)
@@ -261,7 +269,7 @@ OUTPUT_SETTINGS = [
     ("cache_implementation", {"cache_implementation": "static"}, {"cache_implementation": "static"}),
     ("batch_size", {"batch_size": 3}, {"batch_size": 3}),
     ("attn_implementation", {"attn_implementation": "eager"}, {"attn_implementation": "eager"}),
-    ("kernels", older_cpu, {"kernels": "AVX2"}),
+    ("kernels", another_cpu, {"kernels": _other_capability()}),
     ("transformers_version", upgraded("transformers"), {"transformers_version": "99.0.0"}),
     ("torch_version", upgraded("torch"), {"torch_version": "99.0.0"}),
 ]
