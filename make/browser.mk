@@ -2,8 +2,8 @@
 #
 #   make browser       # Debian's chromium package, with apt-get (sudo when not root)
 #
-# Not part of `make setup` / `make test`: installing a system package needs root, and the
-# rest of the suite runs without a browser.
+# Not part of `make setup` (a system package needs root); `make test` runs it where it can
+# (root, or sudo without a password; Makefile test-extras), and the test is skipped without it.
 
 .PHONY: browser
 

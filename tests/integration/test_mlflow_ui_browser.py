@@ -6,11 +6,14 @@ MLflow 3.17's UI picks an experiment's page from its global workflow switch (Gen
 Model training: the URL's `workflowType`, else the browser's last choice, GenAI by
 default), not from the `mlflow.experimentKind` tag; the link names the switch.
 
-Needs Debian's `chromium` (`make browser` installs it); skipped without it. The
-screenshot is kept under the test's tmp dir (runs.png) for a person to look at."""
+Needs Debian's `chromium` (`make browser` installs it; `make test` does where it can install);
+skipped without it. The screenshots are kept under the test's tmp dir (runs.png, charts.png)
+for a person to look at; the chart one is checked: one bar per run and metric, in the run's
+colour, of the length its value gives."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -97,3 +100,42 @@ def test_mlflow_ui_opens_the_experiment_on_its_runs(tmp_path: Path, monkeypatch:
         (tmp_path / "charts.html").write_text(chart_dom, encoding="utf-8")
         for text in ("cot/recovery", "zero_shot/recovery", "12.50", "100.00"):
             assert text in chart_dom, f"{text!r} not in the chart view; see {tmp_path / 'charts.html'} and {charts}"
+        # What the screenshot shows: per headline metric (cot, zero_shot) one bar per run in the
+        # run's colour, oracle's (100) eight times as long as echo's (12.5).
+        colours = run_colours(chart_dom)
+        assert set(colours) == {"oracle", "echo"}, f"run colours not found in {tmp_path / 'charts.html'}"
+        widths = {run: bar_widths(charts, colour) for run, colour in colours.items()}
+        assert len(widths["oracle"]) == len(widths["echo"]) == 2, f"expected 2 charts x 2 bars in {charts}: {widths}"
+        for oracle, echo in zip(widths["oracle"], widths["echo"]):
+            assert abs(oracle / echo - 100 / 12.5) <= 1, f"bar lengths {oracle} and {echo} px are not 100 : 12.5"
+
+
+def run_colours(dom: str) -> dict[str, tuple[int, int, int]]:
+    """Each run's colour, from the swatch beside its name in the runs list of the chart view."""
+    colours: dict[str, tuple[int, int, int]] = {}
+    for match in re.finditer(r"background-color: rgb\((\d+), (\d+), (\d+)\).{0,600}?>(oracle|echo)<", dom, re.S):
+        colours.setdefault(match.group(4), (int(match.group(1)), int(match.group(2)), int(match.group(3))))
+    return colours
+
+
+def bar_widths(png: Path, colour: tuple[int, int, int], min_height: int = 30) -> list[int]:
+    """Widths in pixels of the bars drawn in `colour`, top to bottom: regions of that colour at
+    least min_height pixels tall (the legend's line and the name's swatch are shorter)."""
+    import numpy as np
+    from PIL import Image
+
+    image = np.asarray(Image.open(png).convert("RGB")).astype(int)
+    mask = np.abs(image - np.array(colour)).max(axis=2) <= 8
+    up, down = np.zeros(mask.shape, int), np.zeros(mask.shape, int)  # run length above / below each pixel
+    for y in range(mask.shape[0]):
+        up[y] = (up[y - 1] + 1) * mask[y] if y else mask[y]
+    for y in range(mask.shape[0] - 1, -1, -1):
+        down[y] = (down[y + 1] + 1) * mask[y] if y < mask.shape[0] - 1 else mask[y]
+    tall = mask & (up + down - 1 >= min_height)
+    rows = np.flatnonzero(tall.any(axis=1))
+    if not rows.size:
+        return []
+    # a bar: consecutive rows; its width from its leftmost to its rightmost pixel (the value
+    # printed inside a short bar breaks its columns, not its extent)
+    blocks = np.split(rows, np.flatnonzero(np.diff(rows) > 1) + 1)
+    return [int(np.ptp(np.flatnonzero(tall[block].any(axis=0)))) + 1 for block in blocks]

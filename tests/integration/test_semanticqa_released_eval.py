@@ -63,7 +63,8 @@ EVAL = REFERENCE / "semantic_qa" / "eval.py"
 pytestmark = [
     pytest.mark.mirror,
     pytest.mark.skipif(not EVAL.is_file(), reason=f"the authors' released SemanticQA eval.py is not at {EVAL} "
-                                                  "(no IDIOMBENCH_MIRROR directory holds semanticqa/semantic_qa/)"),
+                                                  "(no IDIOMBENCH_MIRROR directory holds semanticqa/semantic_qa/: "
+                                                  "`export IDIOMBENCH_MIRROR=<releases>:<authors' code>`)"),
 ]
 
 # published file name: <task>_[multi_step_]<k>-shot_<model>.json

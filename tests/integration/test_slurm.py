@@ -53,7 +53,7 @@ def slurm(tmp_path_factory: pytest.TempPathFactory):
     try:
         cluster.start()
     except ClusterUnavailable as error:
-        pytest.skip(f"no single-node Slurm cluster here: {error}")
+        pytest.skip(f"no single-node Slurm cluster here: {error}" + ("" if "`" in str(error) else " (`make slurm`)"))
     try:
         yield cluster
     finally:

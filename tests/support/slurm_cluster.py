@@ -96,7 +96,8 @@ class SlurmCluster:
     # -- start ---------------------------------------------------------------------------
     def start(self, timeout_s: float = 120) -> "SlurmCluster":
         if os.geteuid() != 0:
-            raise ClusterUnavailable("the test cluster's daemons run as root (slurmd starts jobs as their user)")
+            raise ClusterUnavailable("the test cluster's daemons run as root (slurmd starts jobs as their user): "
+                                     "run the tests as root, `sudo make test`")
         missing = missing_tools()
         if missing:
             raise ClusterUnavailable(f"not installed: {', '.join(missing)} (run `make slurm`)")

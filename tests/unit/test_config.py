@@ -156,7 +156,11 @@ def test_cross_key_rules_accept_the_consistent_cases() -> None:
         tp={"backend": "vllm", "model": "x", "gpus": 4},
         sub={"backend": "oracle", "benchmarks": ["orderprobe", "semanticqa"]},
     )
-    parse_params(raw)
+    models = parse_params(raw).models
+    assert {name: (models[name].backend, getattr(models[name], "device", None), models[name].gpus)
+            for name in ("gpu", "cpu", "auto", "tp")} == {
+        "gpu": ("hf", "cuda", 1), "cpu": ("hf", "cpu", 0), "auto": ("hf", "auto", 1), "tp": ("vllm", None, 4)}
+    assert models["sub"].benchmarks == ["orderprobe", "semanticqa"]
 
 
 def test_union_tags_are_left_out_of_key_paths() -> None:

@@ -99,7 +99,7 @@ def optional_pins(have: dict[str, str]) -> dict[str, str]:
     return pins
 
 
-@pytest.mark.skipif(not in_project_venv(), reason=f"not running in the project's .venv ({sys.prefix})")
+@pytest.mark.skipif(not in_project_venv(), reason=f"not running in the project's .venv ({sys.prefix}): `make test`")
 def test_installed_distributions_match_the_lock():
     have = installed()
     pins = project_venv_pins(have["torch"])

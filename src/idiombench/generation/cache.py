@@ -2,7 +2,9 @@
 
 A request's key is the sha256 of the canonical JSON of exactly what determines its
 output: the backend's identity (backend, model id, revision or weight-file hash,
-dtype ...), the messages, the sampling parameters, the seed and the sample index.
+dtype, and for hf the KV cache, attention kernels, the hardware's kernels, batch size
+and torch/transformers versions: each changes greedy tokens in bfloat16), the messages, the sampling
+parameters, the seed and the sample index.
 Two models never share entries (their identities differ, and each model has its own
 directory), and changing any sampling parameter changes the key.
 

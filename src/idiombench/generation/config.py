@@ -57,6 +57,13 @@ class HFModel(ModelBase):
         "after about half a minute of compilation per new shape; on CPU nothing is compiled.",
     )
 
+    attn_implementation: Literal["auto", "sdpa", "eager"] = Field(
+        "auto",
+        description="Attention kernels: auto (transformers' default for the model, sdpa where it supports it), "
+        "sdpa or eager. In bfloat16 the two give different greedy tokens at near-ties (bench/greedy_identity.py), "
+        "so the one used is part of the model's identity.",
+    )
+
     @field_validator("batch_size")
     @classmethod
     def _positive(cls, value: int | str) -> int | str:

@@ -264,6 +264,10 @@ def _run_generate(
     try:
         identity = backend.identity()
         rows = build_rows(params, prompts, identity)
+        batch_size, chosen = resolve_batch_size(model_name, model, backend, [row.request for row in rows])
+        if getattr(backend, "batch_size_changes_outputs", False):  # part of what decides an output: of the key
+            identity = {**identity, "batch_size": batch_size}
+            rows = build_rows(params, prompts, identity)
         prepare = getattr(backend, "prepare", None)
         if prepare is not None:
             prepare([row.request for row in rows])
@@ -291,7 +295,6 @@ def _run_generate(
         for (b, t, s, p), reason in sorted(skipped.items()):
             echo(f"generate {model_name} {b}/{t}/{s} [{p}]: skipped: {reason}")
         requests = [row.request for row in rows]
-        batch_size, chosen = resolve_batch_size(model_name, model, backend, requests)
         if chosen:
             lines.append(chosen)
             echo(chosen)

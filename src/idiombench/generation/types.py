@@ -91,7 +91,10 @@ class Completion:
 
 
 class Backend(Protocol):
-    """One loaded model. Constructed once per process; `generate` is called with batches."""
+    """One loaded model. Constructed once per process; `generate` is called with batches.
+
+    Optional: `batch_size_changes_outputs = True` where a request's output depends on the batch
+    it runs in (hf: padding and matrix shapes); the stage then adds the batch size to the identity."""
 
     def identity(self) -> dict[str, Any]:
         """What makes this model's outputs this model's: backend, model id, revision or file

@@ -102,6 +102,12 @@ def uncertainty_tables(params: Params, benchmark: str, metrics: dict[str, dict[s
     return annotate_section(section, estimands, config, display_name)
 
 
+# The identity's settings that decide greedy outputs (generation/backends/hf.py, the stage's
+# batch_size), named on the title page with the numbers they produced.
+GENERATION_SETTINGS = ("dtype", "device", "kernels", "cache_implementation", "attn_implementation", "batch_size",
+                       "torch_version", "transformers_version", "vllm_version")
+
+
 def model_lines(params: Params) -> list[str]:
     lines = []
     for name, config in params.models.items():
@@ -116,6 +122,9 @@ def model_lines(params: Params) -> list[str]:
             for key in ("weights_sha256", "revision", "loaded"):
                 if ident.get(key):
                     parts.append(f"{key} {str(ident[key])[:64]}")
+            settings = [f"{key} {ident[key]}" for key in GENERATION_SETTINGS if key in ident]
+            if settings:
+                parts.append("generated with " + ", ".join(settings))
         if paths.generate_failure(name).is_file():
             parts.append(f"FAILED: its last generate run failed ({paths.generate_failure(name)})")
         lines.append(", ".join(parts))

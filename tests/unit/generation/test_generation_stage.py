@@ -10,7 +10,7 @@ import yaml
 
 from gen_project import IDIOMS, PATTERNS, SETTINGS, write_project
 from idiombench.config import load_params
-from idiombench.errors import IdiombenchError
+from idiombench.errors import ConfigError, IdiombenchError
 from idiombench.generation.stage import make_batches, run_generate
 from idiombench.generation.table import GENERATION_SCHEMA, read_generations
 from idiombench.generation.types import ItemContext, Message, Request, Sampling
@@ -212,20 +212,100 @@ def test_batches_follow_the_given_length_and_keep_content_order():
     assert [r.key for r in make_batches(requests, 6)[0]] == ["k5", "k4", "k3", "k2", "k1", "k0"]
 
 
-def test_batch_size_auto_is_resolved_by_the_hf_backend_and_recorded(tmp_path: Path, monkeypatch, tiny_chat_model: Path):
+def test_batch_size_auto_is_resolved_by_the_hf_backend_and_recorded(tmp_path: Path, monkeypatch, tiny_chat_model: Path,
+                                                                  model_dtype: str):
     from idiombench.generation.backends.hf import CPU_AUTO_BATCH
 
     model = {"backend": "hf", "model": str(tiny_chat_model), "device": "cpu", "batch_size": "auto",
-             "benchmarks": ["orderprobe"]}
+             "dtype": model_dtype, "benchmarks": ["orderprobe"]}
     project = write_project(tmp_path, {"tiny": model}, max_new_tokens=2)
     _result, lines = run(project, "tiny", monkeypatch)
     assert f"generate tiny: batch_size auto -> {CPU_AUTO_BATCH} (device cpu: the CPU default {CPU_AUTO_BATCH})" in lines
     assert "hf: dynamic KV cache (cache_implementation auto on cpu)" in lines
     info = json.loads((project / "results" / "generations" / "tiny" / "generation_info.json").read_text(encoding="utf-8"))
     assert info["batch_size"] == CPU_AUTO_BATCH and info["config"]["batch_size"] == "auto"
+    # the resolved batch size is part of the identity (the cache key), and the report's title page
+    # names every setting the outputs were generated with
+    assert info["identity"]["batch_size"] == CPU_AUTO_BATCH
+    from idiombench.report.build import model_lines
+
+    import torch
+
+    kernels = info["identity"]["kernels"]
+    assert kernels.startswith(torch.backends.cpu.get_cpu_capability())
+    assert (f"generated with dtype {model_dtype}, device cpu, kernels {kernels}, cache_implementation dynamic, "
+            f"attn_implementation sdpa, batch_size {CPU_AUTO_BATCH}, torch_version {torch.__version__}, "
+            f"transformers_version ") in model_lines(load_params(project / "params.yaml"))[0]
 
 
 def test_batch_size_auto_is_for_the_hf_backend_only(tmp_path: Path):
     project = write_project(tmp_path, {"oracle": {"backend": "oracle", "batch_size": "auto"}})
-    with pytest.raises(Exception, match="batch_size"):
+    with pytest.raises(ConfigError, match=r"models\.oracle\.batch_size: expected an integer, got 'auto'"):
         load_params(project / "params.yaml")
+
+
+def upgraded(module: str):
+    def change(monkeypatch) -> None:
+        monkeypatch.setattr(__import__(module), "__version__", "99.0.0")
+    return change
+
+
+def _other_capability() -> str:
+    """A PyTorch CPU capability other than this machine's (AVX2 on AVX512 machines, else AVX512)."""
+    import torch
+
+    return "AVX512" if torch.backends.cpu.get_cpu_capability() == "AVX2" else "AVX2"
+
+
+def another_cpu(monkeypatch) -> None:
+    import torch
+
+    other = _other_capability()
+    monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: other)
+
+
+# (a setting, params that change it or a change of the machine, what the identity then says)
+OUTPUT_SETTINGS = [
+    ("cache_implementation", {"cache_implementation": "static"}, {"cache_implementation": "static"}),
+    ("batch_size", {"batch_size": 3}, {"batch_size": 3}),
+    ("attn_implementation", {"attn_implementation": "eager"}, {"attn_implementation": "eager"}),
+    ("kernels", another_cpu, {"kernels": _other_capability()}),
+    ("transformers_version", upgraded("transformers"), {"transformers_version": "99.0.0"}),
+    ("torch_version", upgraded("torch"), {"torch_version": "99.0.0"}),
+]
+
+
+@pytest.fixture(scope="module")
+def cached_tiny(tmp_path_factory: pytest.TempPathFactory, tiny_chat_model: Path, model_dtype: str):
+    """(a project whose tiny hf model generated everything once, its model entry, the request
+    count): a rerun with unchanged settings is all cache hits."""
+    model = {"backend": "hf", "model": str(tiny_chat_model), "device": "cpu", "dtype": model_dtype, "batch_size": 4,
+             "cache_implementation": "dynamic", "attn_implementation": "sdpa", "benchmarks": ["orderprobe"]}
+    project = write_project(tmp_path_factory.mktemp("cached-tiny"), {"tiny": model}, max_new_tokens=2, consistency_n=1)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        first, _ = run(project, "tiny", monkeypatch)
+        total = first.summary["total"]["requests"]
+        assert first.summary["total"]["generated"] == total > 0
+        assert run(project, "tiny", monkeypatch)[0].summary["total"]["cached"] == total
+    return project, model, total
+
+
+@pytest.mark.parametrize("change, expected", [s[1:] for s in OUTPUT_SETTINGS], ids=[s[0] for s in OUTPUT_SETTINGS])
+def test_a_setting_that_can_change_greedy_outputs_misses_the_cache(cached_tiny, tmp_path: Path, monkeypatch,
+                                                                   model_dtype: str, change, expected: dict):
+    # Each of these moved greedy tokens in bfloat16 (bench/greedy_identity.py): an output
+    # cached under one must never be served under another (cached_tiny: unchanged, all hit).
+    import shutil
+
+    cached, model, total = cached_tiny
+    project = tmp_path / "project"
+    shutil.copytree(cached, project)
+    if callable(change):
+        change(monkeypatch)
+    else:
+        write_project(project, {"tiny": {**model, **change}}, max_new_tokens=2, consistency_n=1)
+    changed, _ = run(project, "tiny", monkeypatch)
+    assert changed.summary["total"]["cached"] == 0 and changed.summary["total"]["generated"] == total
+    identity = json.loads((project / "results/generations/tiny/generation_info.json").read_text("utf-8"))["identity"]
+    assert {key: identity[key].split(",")[0] if key == "kernels" else identity[key] for key in expected} == expected
+    assert identity["dtype"] == model_dtype and identity["torch_version"]

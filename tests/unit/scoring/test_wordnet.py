@@ -66,7 +66,7 @@ def fake_apt_get(tmp: Path, debs: list[Path], exit_code: int = 0) -> Path:
 @pytest.fixture
 def fake_debs(tmp_path: Path) -> list[Path]:
     if shutil.which("dpkg-deb") is None:
-        pytest.skip("dpkg-deb is not available (Debian tools)")
+        pytest.skip("dpkg-deb is not available (Debian tools: `apt-get install dpkg`)")
     share = "usr/share/wordnet/"
     base = {share + name: f"{name} contents\n".encode() for name in wordnet.DATABASE_FILES if name != "index.sense"}
     base[share + "cntlist.rev"] = b"counts\n"
@@ -111,7 +111,7 @@ def test_install_replaces_only_a_wordnet_it_installed(tmp_path: Path, fake_debs:
 
 def test_install_refuses_a_man_page_that_disagrees(tmp_path: Path):
     if shutil.which("dpkg-deb") is None:
-        pytest.skip("dpkg-deb is not available (Debian tools)")
+        pytest.skip("dpkg-deb is not available (Debian tools: `apt-get install dpkg`)")
     share = "usr/share/wordnet/"
     files = {share + name: b"x\n" for name in wordnet.DATABASE_FILES}
     files["usr/share/man/man5/lexnames.5WN.gz"] = gzip.compress(MANPAGE.replace("noun.Tops", "noun.tops").encode())

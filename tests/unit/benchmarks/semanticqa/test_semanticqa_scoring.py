@@ -301,7 +301,7 @@ def test_prediction_metrics(scored):
 
 @pytest.mark.parametrize("seed", range(5))
 def test_f1_matches_scikit_learn(seed: int):
-    metrics = pytest.importorskip("sklearn.metrics")
+    metrics = pytest.importorskip("sklearn.metrics", reason="scikit-learn is not installed (`make setup`)")
     rng = np.random.default_rng(seed)
     labels = ["Magn", "AntiMagn", "Bon", "AntiBon", "Son"]
     gold = [labels[i] for i in rng.integers(0, 4, 60)]  # Son is predicted but never gold
