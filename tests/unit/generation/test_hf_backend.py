@@ -195,20 +195,27 @@ def test_kv_bytes_and_auto_batch_size_from_the_model_shape():
     assert auto_batch_size(1, per_request) == 1
 
 
-def test_batch_size_auto_on_cpu_and_from_free_gpu_memory(backend, monkeypatch):
+def test_batch_size_auto_on_cpu_and_from_the_gpu_memory_beside_the_model(backend, monkeypatch):
     from idiombench.generation.backends.hf import CPU_AUTO_BATCH, auto_batch_size, sequence_bytes
 
     reqs = requests(backend, Sampling(max_new_tokens=16))
     size, why = backend.choose_batch_size(reqs)
     assert size == CPU_AUTO_BATCH and "cpu" in why
-    # The same model seen as on CUDA with 1 GiB free: the size follows from the longest prompt.
+    # The same model seen as on a 2 GiB CUDA device whose model holds 1 GiB: the size follows from
+    # the longest prompt and the memory beside the model, whatever is free at the moment.
     monkeypatch.setattr(backend, "device", "cuda")
-    monkeypatch.setattr(backend.torch.cuda, "mem_get_info", lambda: (2**30, 2**31))
+    monkeypatch.setattr(backend.torch.cuda, "memory_reserved", lambda: 2**30)
     longest = max(backend.prompt_length(r) for r in reqs)
     padded = -(-longest // 32) * 32  # auto cache on cuda is static: prompts padded
-    size, why = backend.choose_batch_size(reqs)
-    assert size == auto_batch_size(2**30, sequence_bytes(backend.model.config, 4, padded, 16))
-    assert "1.0 GiB free of 2.0 GiB" in why and f"({padded} prompt + 16 new tokens)" in why
+    expected = auto_batch_size(2**30, sequence_bytes(backend.model.config, 4, padded, 16))
+    sizes = []
+    for free in (2**30, 2**29, 2**28):  # another process takes memory between two runs: the same size
+        monkeypatch.setattr(backend.torch.cuda, "mem_get_info", lambda free=free: (free, 2**31))
+        size, why = backend.choose_batch_size(reqs)
+        sizes.append(size)
+        assert "1.0 GiB of 2.0 GiB beside the model" in why and f"({padded} prompt + 16 new tokens)" in why
+        assert ("another process holds GPU memory" in why) == (free < 2**30 * 0.8)
+    assert sizes == [expected] * 3
 
 
 def test_prompt_length_counts_the_templated_prompt(backend):

@@ -13,8 +13,11 @@ compute dtype), since a Q4_1 GGUF is not the Hub's bf16 checkpoint.
 
 Batching for speed: the stage sorts requests by their token count (`prompt_length`, the
 chat-templated prompt tokenized once) before cutting batches, so a batch holds prompts of
-similar length and little padding. `batch_size: auto` picks the batch size from free GPU
-memory on CUDA (see `auto_batch_size`) and uses CPU_AUTO_BATCH on CPU. `cache_implementation:
+similar length and little padding. `batch_size: auto` picks the batch size on CUDA from the
+GPU's memory less what this process holds after loading the model (see `auto_batch_size`),
+never from the momentary free memory: the batch size is in the cache key (in bfloat16 it
+changes greedy outputs), so it must come out the same when a crashed run resumes on the same
+GPU. On CPU it is CPU_AUTO_BATCH. `cache_implementation:
 static` preallocates the KV cache and lets transformers compile the decoding step (on CUDA);
 prompts are then padded to a multiple of STATIC_PAD_MULTIPLE tokens so that few shapes are
 compiled. `auto` (the default) is static on CUDA, dynamic on CPU: measured on an H100
@@ -48,7 +51,7 @@ _HASH_MEMO: dict[str, str] = {}
 # batch_size: auto
 CPU_AUTO_BATCH = 8  # on CPU a larger batch buys little: the matrix products are compute-bound already
 AUTO_MAX_BATCH = 1024  # beyond this decoding is no faster on one GPU and a failed batch costs more
-AUTO_MEMORY_FRACTION = 0.8  # of the free GPU memory; the rest absorbs allocator fragmentation
+AUTO_MEMORY_FRACTION = 0.8  # of the GPU memory left beside the model; the rest absorbs allocator fragmentation
 STATIC_PAD_MULTIPLE = 32  # static cache: prompt lengths rounded up, so few shapes are compiled
 
 
@@ -219,7 +222,7 @@ def sequence_bytes(model_config: Any, dtype_bytes: int, prompt_tokens: int, new_
 
 
 def auto_batch_size(free_bytes: int, per_sequence: int) -> int:
-    """The largest batch whose requests fit into AUTO_MEMORY_FRACTION of free memory,
+    """The largest batch whose requests fit into AUTO_MEMORY_FRACTION of `free_bytes`,
     rounded down to a multiple of 8 (tensor-core friendly), within [1, AUTO_MAX_BATCH]."""
     fits = int(free_bytes * AUTO_MEMORY_FRACTION) // max(per_sequence, 1)
     if fits >= 8:
@@ -422,11 +425,17 @@ class HFBackend:
         dtype_bytes = self.torch.finfo(self.model.dtype).bits // 8
         per_sequence = sequence_bytes(self.model.config, dtype_bytes, prompt, new)
         free, total = self.torch.cuda.mem_get_info()
-        size = auto_batch_size(free, per_sequence)
-        why = (f"{free / 2**30:.1f} GiB free of {total / 2**30:.1f} GiB x {AUTO_MEMORY_FRACTION} / "
+        # What the GPU leaves beside this process's model: the same on every run of this model on
+        # this GPU, unlike `free`, which moves with other processes (the size is in the cache key).
+        beside_model = total - self.torch.cuda.memory_reserved()
+        size = auto_batch_size(beside_model, per_sequence)
+        why = (f"{beside_model / 2**30:.1f} GiB of {total / 2**30:.1f} GiB beside the model x {AUTO_MEMORY_FRACTION} / "
                f"{per_sequence / 2**20:.1f} MiB per request (KV cache "
                f"{kv_bytes_per_token(self.model.config, dtype_bytes) / 1024:.0f} KiB/token x ({prompt} prompt + "
                f"{new} new tokens), prefill activations, logits), capped at {AUTO_MAX_BATCH}")
+        if free < beside_model * AUTO_MEMORY_FRACTION:
+            why += (f"; only {free / 2**30:.1f} GiB is free now (another process holds GPU memory): if a batch "
+                    f"runs out of memory, free the GPU or set models.<name>.batch_size")
         return size, why
 
     def generate(self, requests: Sequence[Request]) -> list[Completion]:
