@@ -5,6 +5,8 @@ Every generation row is scored (an unparseable or failed output is a row with
 
     prompt_id, task, setting, item_id, pass, sample_index   identity (sorted by these)
     data             release | sample | chid: which data the item comes from
+    passage          ChID items: the passage (sha256 of its text without the blanks), the
+                     cluster the report's intervals resample; None for the other tasks
     gold             the gold label / idiom
     parsed           the parser's value as a list (empty: nothing read)
     ok, flags        the parser's verdict (requested format followed) and what was odd
@@ -30,10 +32,12 @@ import pandas as pd
 from ... import paths
 from ...errors import DataError
 from ...generation.types import item_context
+from ...io import sha256_bytes
 from ...items import Item
 from ...prompts import hash_messages
 from ...templating import ChatTemplate, load_package_templates
 from .build import RELEASE_TASKS, SAMPLE_TASKS
+from .chid import PLACEHOLDER
 from .idioms import IdiomList, load_idiom_list
 from .metrics import TOP_K, normalise_idiom, score_choice, score_label, score_ranked
 from .parse import parse_output
@@ -45,7 +49,7 @@ RANKED_SETTINGS = ("open_cloze", "chid_open_cloze")
 SORT_KEY = ["prompt_id", "pass", "sample_index"]
 HIT_COLUMNS = [f"hit_at_{k}" for k in range(1, TOP_K + 1)]
 COMMON_COLUMNS = [
-    "prompt_id", "task", "setting", "item_id", "pass", "sample_index", "data", "gold", "parsed", "ok", "flags",
+    "prompt_id", "task", "setting", "item_id", "pass", "sample_index", "data", "passage", "gold", "parsed", "ok", "flags",
     "answered", "parse_failed", "unformatted", "generation_error", "prompt_matches_template",
 ]
 SETTING_COLUMNS = {
@@ -72,6 +76,15 @@ def data_source(task: str) -> str:
     if task in SAMPLE_TASKS:
         return "sample"
     return "chid"
+
+
+def passage_key(item: Item) -> str | None:
+    """A ChID item's passage: lines asking about blanks of one passage share it (FewCLUE's
+    test_public has one line per passage, so there it is the item)."""
+    if data_source(item.task) != "chid":
+        return None
+    text = "".join(str(item.fields.get("paragraph", item.input)).replace(PLACEHOLDER, "").split())
+    return sha256_bytes(text.encode("utf-8"))[:16]
 
 
 class PromptCheck:
@@ -108,6 +121,7 @@ def score_row(setting: str, kind: str, item: Item, gen: dict[str, Any], accept_u
     row: dict[str, Any] = {
         "prompt_id": gen["prompt_id"], "task": gen["task"], "setting": setting, "item_id": gen["item_id"],
         "pass": gen["pass"], "sample_index": int(gen["sample_index"]), "data": data_source(item.task),
+        "passage": passage_key(item),
         "gold": item.answer or "",
         "parsed": [] if value is None else [str(v) for v in (value if isinstance(value, tuple) else (value,))],
         "ok": parsed.ok, "flags": list(parsed.flags),

@@ -10,6 +10,8 @@
 
 Every generation row gives one score row (nothing is dropped): an output that cannot be
 read is a row with `invalid` true. Rows are sorted by (prompt_id, pass, sample_index).
+Column `idiom` names the item's source idiom (`<language>:<idiom>`): the cluster the report's
+intervals resample (one idiom asked in several directions is drawn whole; uncertainty.py).
 """
 
 from __future__ import annotations
@@ -53,6 +55,11 @@ def id_values(row: dict[str, Any]) -> dict[str, Any]:
     return {key: row[key] for key in ID_COLUMNS}
 
 
+def idiom_key(item: Item) -> str:
+    """The source idiom an item asks about, as `<language>:<idiom>`: the resampling cluster."""
+    return f"{item.meta['source_lang']}:{str(item.fields['source_idiom']).strip()}"
+
+
 def score_mcq(generations: pd.DataFrame, items: dict[str, dict[str, Item]], cfg: GIdiomAlignScore) -> pd.DataFrame:
     rows = []
     for row in generations.to_dict("records"):
@@ -61,6 +68,7 @@ def score_mcq(generations: pd.DataFrame, items: dict[str, dict[str, Item]], cfg:
         verdict = judge(parsed.value, item.answer or "", item.meta, cfg.duplicate_option_target_correct)
         rows.append({
             **id_values(row),
+            "idiom": idiom_key(item),
             "group": item.meta["group"],
             "direction": item.meta["direction"],
             "source_lang": item.meta["source_lang"],
@@ -80,10 +88,10 @@ def score_mcq(generations: pd.DataFrame, items: dict[str, dict[str, Item]], cfg:
     return sorted_frame(rows, MCQ_COLUMNS)
 
 
-MCQ_COLUMNS = [*ID_COLUMNS, "group", "direction", "source_lang", "target_lang", "duplicate_option",
+MCQ_COLUMNS = [*ID_COLUMNS, "idiom", "group", "direction", "source_lang", "target_lang", "duplicate_option",
                "target_in_several_options", "answer", "parsed", "ok", "flags", "generation_failed",
                "correct", "invalid", "chosen_type", "outcome"]
-GENERATION_COLUMNS = [*ID_COLUMNS, "direction", "source_lang", "target_lang", "pair", "additional",
+GENERATION_COLUMNS = [*ID_COLUMNS, "idiom", "direction", "source_lang", "target_lang", "pair", "additional",
                       "prediction", "prediction_clean", "gold", "gold_clean", "ok", "flags", "invalid",
                       "generation_failed", "similarity", "exact_match", "bleu", "chrf", "bleu_tokenize"]
 
@@ -115,6 +123,7 @@ def score_generation(
             tokenizer_notes.add(f"BLEU, target language {target}: {tokenizer.note}")
         rows.append({
             **id_values(row),
+            "idiom": idiom_key(item),
             "direction": item.meta["direction"],
             "source_lang": item.meta["source_lang"],
             "target_lang": target,
