@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from ...errors import IdiombenchError
+from . import released
 from .adapters import ADAPTERS
 from .config import SemanticQAConfig
 from .score import BERTSCORE_ROLE, sequential_setting
@@ -86,8 +87,9 @@ def f1_scores(gold: list[str], predicted: list[str | None]) -> dict[str, float |
 def task_counts(frame: pd.DataFrame, items_in_task: int) -> dict[str, int]:
     failed = frame["generation_error"].notna()
     no_gold = frame["flags"].apply(lambda f: "no_gold" in list(f))
-    unread = frame["parsed"].isna() & ~failed & ~no_gold
-    return {
+    empty = frame["flags"].apply(lambda f: released.EMPTY_FLAG in list(f))
+    unread = frame["parsed"].isna() & ~failed & ~no_gold & ~empty
+    counts = {
         "rows": int(len(frame)),
         "scored": int((~no_gold).sum()),
         "no_gold": int(no_gold.sum()),
@@ -97,6 +99,9 @@ def task_counts(frame: pd.DataFrame, items_in_task: int) -> dict[str, int]:
         "items": int(frame["item_id"].nunique()),
         "items_in_task": int(items_in_task),
     }
+    if empty.any():  # compatibility released: empty responses not scored, as the authors' main.py
+        counts["released_empty_responses"] = int(empty.sum())
+    return counts
 
 
 def recognised_label(parsed: Any, ok: bool, flags: Any, count_format_deviations: bool) -> str | None:

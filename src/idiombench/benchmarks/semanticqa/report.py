@@ -216,6 +216,11 @@ def scaling_table(ctx: Any) -> Table | None:
                  caption="Mean and population standard deviation over class combinations. Percent.")
 
 
+def released_mode(ctx: Any) -> bool:
+    return any(body.get("provenance", {}).get("score_options", {}).get("compatibility") == "released"
+               for body in ctx.metrics.values())
+
+
 def figure(ctx: Any) -> Figure | None:
     import matplotlib
 
@@ -274,7 +279,9 @@ def report_section(ctx: Any) -> Section | None:
         benchmark="semanticqa",
         title="SemanticQA",
         intro=["Twelve test sets (paper table 1), 0-, 3- and 5-shot with the released templates; metrics as in "
-               "paper §3.4 (docs/METRICS.md §3.2)."],
+               "paper §3.4 (docs/METRICS.md §3.2)."
+               + (" Scored with score.compatibility: released, the authors' released scorer's reading (the stored "
+                  "text; an empty response not scored; docs/METRICS.md §3.5)." if released_mode(ctx) else "")],
         tables=tables,
         figures=[fig] if fig is not None else [],
         notes=notes,
