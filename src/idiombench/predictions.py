@@ -91,7 +91,7 @@ def _row(benchmark: str, task: str, setting: str, item: Item, text: str | None) 
     return {
         "prompt_id": f"{benchmark}/{task}/{setting}/{item.item_id}",
         "benchmark": benchmark, "task": task, "setting": setting, "item_id": item.item_id,
-        "prompt_hash": "", "pass": "main", "sample_index": 0,
+        "prompt_hash": "", "pass": "main", "sample_index": 0, "rotation": 0,
         "text": text or "", "prompt_tokens": None, "completion_tokens": None,
         "finish_reason": "stop" if text is not None else "error",
         "error": None if text is not None else NO_PREDICTION, "request_key": "",

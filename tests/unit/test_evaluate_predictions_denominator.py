@@ -35,7 +35,7 @@ def items() -> list[Item]:
 def row(item_id: str, text: str | None) -> dict:
     return {"prompt_id": f"semanticqa/idiom_detection/0-shot/{item_id}", "benchmark": "semanticqa",
             "task": "idiom_detection", "setting": "0-shot", "item_id": item_id, "prompt_hash": "", "pass": "main",
-            "sample_index": 0, "text": text or "", "prompt_tokens": None, "completion_tokens": None,
+            "sample_index": 0, "rotation": 0, "text": text or "", "prompt_tokens": None, "completion_tokens": None,
             "finish_reason": "stop" if text is not None else "error",
             "error": None if text is not None else "HTTP 500", "request_key": ""}
 

@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from ... import statistics as st
+from ...scoring import option_order
 from .aggregate import MAIN_PASS
 from .metrics import KS
 from .score import setting_kind
@@ -39,6 +40,9 @@ def model_estimands(scores: dict[str, pd.DataFrame], body: dict[str, Any]) -> di
         unit, ids = unit_ids(rows)
         if setting_kind(setting) in ("label", "choice"):
             out[f"{setting}/accuracy"] = st.mean(ids, rows["correct"].astype(float), unit=unit)
+            rotated = option_order.pass_rows(frame[frame["task"] == task])
+            if rotated is not None:  # the option-order pass: resampled over items
+                out.update(option_order.estimands(rotated, f"{setting}/"))
             continue
         for k in KS:
             out[f"{setting}/acc_at_{k}"] = st.mean(ids, rows[f"hit_at_{k}"].astype(float), unit=unit)

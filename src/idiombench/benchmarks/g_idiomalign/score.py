@@ -1,7 +1,9 @@
 """`score` hook: per-answer scores of one model on G-IdiomAlign, one table per setting.
 
 - mcq (Task 1): the parsed letter, whether it is correct, invalid, and the outcome type
-  (task1.py);
+  (task1.py); under an option rotation (the option-order pass) the letter is read as the prompt
+  showed the options and judged as the option it names (its released letter); `position` is the
+  shown position picked;
 - no_gloss / with_gloss (Task 2): the cleaned idiom (task2.py), the cosine similarity to
   the gold target idiom under `score.similarity_role` (one batched call for the rows of
   both conditions, each distinct text embedded once), EM, sentence BLEU and chrF. Rows of
@@ -24,9 +26,10 @@ import pandas as pd
 
 from ...errors import IdiombenchError
 from ...generation.types import item_context
-from ...items import Item
+from ...items import Item, released_position
 from .config import GIdiomAlignScore
 from .parse import GENERATION_SETTINGS, parse_output
+from .mcq import LETTERS
 from .task1 import judge
 from .task2 import choose_tokenizer, clean_idiom, exact_match, sentence_bleu, sentence_chrf
 
@@ -64,10 +67,16 @@ def score_mcq(generations: pd.DataFrame, items: dict[str, dict[str, Item]], cfg:
     rows = []
     for row in generations.to_dict("records"):
         item = lookup_item(items, row, MCQ_SETTING)
-        parsed = parse_output(item_context(item, MCQ_SETTING), row["text"])
-        verdict = judge(parsed.value, item.answer or "", item.meta, cfg.duplicate_option_target_correct)
+        rotation, n = int(row["rotation"]), len(item.choices)
+        parsed = parse_output(item_context(item, MCQ_SETTING, rotation), row["text"])
+        position = LETTERS.index(parsed.value) if parsed.value in LETTERS[:n] else None
+        released = LETTERS[released_position(position, rotation, n)] if position is not None else parsed.value
+        verdict = judge(released, item.answer or "", item.meta, cfg.duplicate_option_target_correct)
         rows.append({
             **id_values(row),
+            "rotation": rotation,
+            "position": position,
+            "n_options": n,
             "idiom": idiom_key(item),
             "group": item.meta["group"],
             "direction": item.meta["direction"],
@@ -85,12 +94,15 @@ def score_mcq(generations: pd.DataFrame, items: dict[str, dict[str, Item]], cfg:
             "chosen_type": verdict.chosen_type,
             "outcome": verdict.outcome,
         })
-    return sorted_frame(rows, MCQ_COLUMNS)
+    frame = sorted_frame(rows, MCQ_COLUMNS)
+    frame["rotation"] = frame["rotation"].astype("int32")
+    frame["position"] = frame["position"].astype("float64")
+    return frame
 
 
-MCQ_COLUMNS = [*ID_COLUMNS, "idiom", "group", "direction", "source_lang", "target_lang", "duplicate_option",
-               "target_in_several_options", "answer", "parsed", "ok", "flags", "generation_failed",
-               "correct", "invalid", "chosen_type", "outcome"]
+MCQ_COLUMNS = [*ID_COLUMNS, "rotation", "position", "n_options", "idiom", "group", "direction", "source_lang",
+               "target_lang", "duplicate_option", "target_in_several_options", "answer", "parsed", "ok", "flags",
+               "generation_failed", "correct", "invalid", "chosen_type", "outcome"]
 GENERATION_COLUMNS = [*ID_COLUMNS, "idiom", "direction", "source_lang", "target_lang", "pair", "additional",
                       "prediction", "prediction_clean", "gold", "gold_clean", "ok", "flags", "invalid",
                       "generation_failed", "similarity", "exact_match", "bleu", "chrf", "bleu_tokenize"]

@@ -11,7 +11,8 @@ As aggregate.py computes them from the main-pass rows: Task 1 accuracy per targe
 overall, micro (mean of `correct`) and macro (mean over directions of each direction's
 accuracy), with and without the duplicate-option items; Task 2 MeanSim, Acc@t and EM, macro
 over directions (a direction not drawn in a resample leaves that resample's macro mean, as it
-would leave the aggregate). The With-gloss − No-gloss deltas have none (two settings).
+would leave the aggregate). The With-gloss − No-gloss deltas have none (two settings). The
+option-order pass's cells (scoring/option_order.py) resample items, each with its rotations.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 import pandas as pd
 
 from ... import statistics as st
+from ...scoring import option_order
 from .aggregate import ADDITIONAL_SUFFIX, GENERATION_CONDITIONS, OVERALL, main_pass, threshold_name
 from .score import MCQ_SETTING
 from .task1 import GROUPS
@@ -73,6 +75,9 @@ def estimands(ctx: Any) -> dict[str, dict[str, st.Estimand]]:
                 continue
             if setting == MCQ_SETTING:
                 mine.update(mcq_estimands(frame))
+                rotated = option_order.pass_rows(frame)
+                if rotated is not None:  # the option-order pass: resampled over items
+                    mine.update(option_order.estimands(rotated, f"{MCQ_SETTING}/"))
             elif setting in GENERATION_CONDITIONS:
                 rows = main_pass(frame)
                 for additional, suffix in ((False, ""), (True, ADDITIONAL_SUFFIX)):

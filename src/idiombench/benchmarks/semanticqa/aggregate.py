@@ -8,6 +8,8 @@ Sequential settings (sequential.py): Ext, Cond, Overall (the second step's accur
 METEOR for interpretation, with Cond/Overall ROUGE-L and BERTScore beside it).
 Every mean is over the rows that have a gold; failed generations and unreadable outputs
 are in the denominator (wrong) and counted in `counts`. None: not computed (never 0).
+With the option-order pass, IED and NCC also carry `option_order.<metric>` (CircularEval and
+position bias, scoring/option_order.py) and `counts.<task>.option_order`.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 import pandas as pd
 
 from ...errors import IdiombenchError
+from ...scoring import option_order
 from . import released
 from .adapters import ADAPTERS
 from .config import SemanticQAConfig
@@ -236,6 +239,11 @@ def aggregate(ctx: Any) -> dict[str, Any]:
                 counts[task]["extraction_failures"] = int((~group["extraction_correct"].fillna(False)).sum())
             else:
                 metrics[task] = atomic_metrics(group, ADAPTERS[task].kind, config.score.count_format_deviations)
+        for task, group in sorted(frame.groupby("task")):
+            rotated = option_order.pass_rows(group)
+            if rotated is not None and task in metrics:
+                order_metrics, counts[task]["option_order"] = option_order.summarise(rotated)
+                metrics[task].update({option_order.PREFIX + name: value for name, value in order_metrics.items()})
         other = frame[frame["pass"] != MAIN_PASS]
         if len(other):
             counts["other_passes_not_aggregated"] = int(len(other))

@@ -86,7 +86,7 @@ def generations(outputs: dict[tuple[str, str], str | None], setting: str = "0-sh
     for (task, item_id), text in outputs.items():
         rows.append({
             "prompt_id": f"semanticqa/{task}/{setting}/{item_id}", "benchmark": "semanticqa", "task": task,
-            "setting": setting, "item_id": item_id, "prompt_hash": "h" * 16, "pass": "main", "sample_index": 0,
+            "setting": setting, "item_id": item_id, "prompt_hash": "h" * 16, "pass": "main", "sample_index": 0, "rotation": 0,
             "text": text or "", "prompt_tokens": None, "completion_tokens": None,
             "finish_reason": "error" if text is None else "stop",
             "error": "backend failed" if text is None else None, "request_key": f"k-{task}-{item_id}",
