@@ -486,18 +486,26 @@ def evaluate_predictions(
                                         "for other files of a benchmark that registers one).")] = "",
     denominator: Annotated[str, typer.Option(
         help="test-set: every item of the task (an item without a prediction is wrong); records: only the items the "
-             "file has a record for (the SemanticQA authors' own evaluation). Both go in --json; see "
-             "docs/METRICS.md#5-denominators-of-evaluate-predictions.")] = "test-set",
+             "file has a record for (the SemanticQA authors' own evaluation). Default: test-set, records with "
+             "--compatibility released. Both go in --json; see docs/METRICS.md#5-denominators-of-evaluate-predictions.")
+    ] = "",
+    compatibility: Annotated[str, typer.Option(
+        help="The benchmark's score.compatibility for this run: paper, or released (the authors' released scorer "
+             "exactly; SemanticQA, OrderProbe). Default: as params say.")] = "",
     as_json: Annotated[bool, typer.Option("--json", help="Print only a JSON object: the metrics (percent) with the "
                                           "chosen denominator, both denominators' metrics and the coverage counts.")] = False,
     params: ParamsOption = DEFAULT_PARAMS,
 ) -> None:
     """Score predictions produced elsewhere with the pipeline's own scoring code."""
-    from .predictions import default_format, evaluate_predictions as run
+    from .predictions import default_format, evaluate_predictions as run, with_compatibility
 
     _check_benchmark(benchmark)
     fmt = format or default_format(benchmark, file)
-    result = run(load_params(params), benchmark, task, setting, model, file, fmt, denominator)
+    loaded = load_params(params)
+    if compatibility:
+        loaded = with_compatibility(loaded, benchmark, compatibility)
+    denominator = denominator or ("records" if compatibility == "released" else "test-set")
+    result = run(loaded, benchmark, task, setting, model, file, fmt, denominator)
     missing = "scored as wrong" if denominator == "test-set" else "not in the denominator"
     console.print(
         f"evaluate-predictions {benchmark}/{task}/{setting} ({model}): {result.items:,} items, "

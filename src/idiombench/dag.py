@@ -248,6 +248,8 @@ stages:
       params:
         - benchmarks.${{key}}.render
         - benchmarks.${{key}}.enabled
+        # the option-order pass (generate.extra.<pass>.rotate_options) has its rotations rendered
+        - benchmarks.${{key}}.generate
       outs:
         - results/prompts/${{key}}
 

@@ -9,9 +9,11 @@ syntactic category, a permutation pattern or `duplicate_option`).
 from __future__ import annotations
 
 import json
+import string
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pyarrow as pa
 
@@ -32,6 +34,38 @@ ITEM_SCHEMA = pa.schema(
         pa.field("meta", pa.string(), nullable=False),
     ]
 )
+
+
+# ---------------------------------------------------------------- option rotations (CircularEval)
+# Rotation r of a choice item shows at position i the option released at position (i + r) mod n;
+# rotation 0 is the item as released. The option-order pass renders every rotation.
+
+OPTION_LETTERS = tuple(string.ascii_uppercase)
+T = TypeVar("T")
+
+
+def rotate(options: Sequence[T], rotation: int) -> tuple[T, ...]:
+    """The options in the order rotation `rotation` shows them."""
+    shift = rotation % len(options) if options else 0
+    return tuple(options[shift:]) + tuple(options[:shift])
+
+
+def released_position(shown: int, rotation: int, n: int) -> int:
+    """The released position of the option shown at `shown`."""
+    return (shown + rotation) % n
+
+
+def shown_position(released: int, rotation: int, n: int) -> int:
+    """Where rotation `rotation` shows the option released at `released`."""
+    return (released - rotation) % n
+
+
+def rotated_answer(answer: str | None, n: int, rotation: int) -> str | None:
+    """A gold option letter as rotation `rotation` shows it; any other gold (an option's text, a
+    label) is the same under every rotation."""
+    if answer is None or rotation % max(n, 1) == 0 or answer not in OPTION_LETTERS[:n]:
+        return answer
+    return OPTION_LETTERS[shown_position(OPTION_LETTERS.index(answer), rotation, n)]
 
 
 @dataclass(frozen=True)

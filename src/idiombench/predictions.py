@@ -15,6 +15,9 @@ Lines that match no item, and items without a prediction, are counted and report
   that divides by the lines of the file does (their paper's cells; a line that matches no
   item cannot be scored and is counted in `coverage`, not in the denominator).
 Both are computed on every call; `--denominator` says which one is the headline.
+`--compatibility released` scores with the benchmark's `score.compatibility: released` (the
+authors' released scorer; SemanticQA, OrderProbe) and makes `records` the default headline, as
+the authors' scorers divide by the records they read.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from pydantic import ValidationError
 
 from .benchmarks.registry import get_benchmark, prediction_formats
 from .errors import DataError, IdiombenchError
@@ -67,11 +71,27 @@ class PredictionReport:
                 "metrics_by_denominator": self.by_denominator, "coverage": self.coverage()}
 
 
+def with_compatibility(params: Params, benchmark: str, compatibility: str) -> Params:
+    """params with `benchmarks.<benchmark>.score.compatibility` set (validated by the benchmark's model)."""
+    config = params.benchmark(benchmark)
+    score = getattr(config, "score", None)
+    if score is None or "compatibility" not in type(score).model_fields:
+        raise IdiombenchError(f"--compatibility: {benchmark} has no compatibility modes (its score section has "
+                              "no `compatibility`)")
+    try:
+        score = type(score).model_validate({**score.model_dump(), "compatibility": compatibility})
+    except ValidationError:
+        allowed = type(score).model_fields["compatibility"].annotation.__args__  # type: ignore[union-attr]
+        raise IdiombenchError(f"--compatibility {compatibility!r}: expected one of {', '.join(allowed)}") from None
+    sections = params.benchmarks.model_copy(update={benchmark.replace("-", "_"): config.model_copy(update={"score": score})})
+    return params.model_copy(update={"benchmarks": sections})
+
+
 def _row(benchmark: str, task: str, setting: str, item: Item, text: str | None) -> dict[str, Any]:
     return {
         "prompt_id": f"{benchmark}/{task}/{setting}/{item.item_id}",
         "benchmark": benchmark, "task": task, "setting": setting, "item_id": item.item_id,
-        "prompt_hash": "", "pass": "main", "sample_index": 0,
+        "prompt_hash": "", "pass": "main", "sample_index": 0, "rotation": 0,
         "text": text or "", "prompt_tokens": None, "completion_tokens": None,
         "finish_reason": "stop" if text is not None else "error",
         "error": None if text is not None else NO_PREDICTION, "request_key": "",

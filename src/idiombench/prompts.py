@@ -2,7 +2,9 @@
 
 results/prompts/<benchmark>/<setting>.parquet holds one row per (item, setting):
 the chat messages, a stable hash of them, the template they came from and the
-few-shot exemplars used.
+few-shot exemplars used; and, for the settings an option-order pass runs on, one row per
+further rotation of a choice item's options (`rotation` 1..n-1, prompt id `<...>@r<rotation>`;
+docs/METRICS.md#7-option-order-robustness).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ PROMPT_SCHEMA = pa.schema(
         pa.field("template_id", pa.string(), nullable=False),
         pa.field("template_hash", pa.string(), nullable=False),
         pa.field("exemplar_ids", pa.list_(pa.string()), nullable=False),
+        pa.field("rotation", pa.int32(), nullable=False),  # 0: the options as released (items.rotate)
     ]
 )
 
@@ -55,10 +58,12 @@ class Prompt:
     template_id: str
     template_hash: str
     exemplar_ids: tuple[str, ...] = ()
+    rotation: int = 0
 
     @property
     def prompt_id(self) -> str:
-        return f"{self.benchmark}/{self.task}/{self.setting}/{self.item_id}"
+        base = f"{self.benchmark}/{self.task}/{self.setting}/{self.item_id}"
+        return f"{base}@r{self.rotation}" if self.rotation else base
 
     @property
     def prompt_hash(self) -> str:
@@ -77,6 +82,7 @@ class Prompt:
             "template_id": self.template_id,
             "template_hash": self.template_hash,
             "exemplar_ids": list(self.exemplar_ids),
+            "rotation": self.rotation,
         }
 
 
@@ -101,6 +107,7 @@ def read_prompts(path: str | Path) -> list[Prompt]:
             template_id=row["template_id"],
             template_hash=row["template_hash"],
             exemplar_ids=tuple(row["exemplar_ids"]),
+            rotation=int(row["rotation"]),
         )
         if prompt.prompt_id in seen:
             raise DataError(path, f"prompt {prompt.prompt_id} repeated", row=number, expected="unique prompt ids")

@@ -71,6 +71,7 @@ def setting_stats(prompts: list[Prompt]) -> dict[str, Any]:
         tasks.setdefault(prompt.task, Counter())[prompt.language] += 1
     return {
         "prompts": len(prompts),
+        "option_rotations": sum(1 for p in prompts if p.rotation),  # the option-order pass's further rotations
         "tasks": {
             task: {"prompts": sum(langs.values()), "languages": dict(sorted(langs.items()))}
             for task, langs in sorted(tasks.items())
@@ -123,7 +124,8 @@ class RenderRun:
             return [f"render {name}: disabled (benchmarks.{name}.enabled: false); no prompts rendered"]
         parts = []
         for setting, info in self.stats["settings"].items():
-            parts.append(f"{setting} {info['prompts']:,}" + (" (skipped)" if info.get("skipped") else ""))
+            rotations = f" ({info['option_rotations']:,} option rotations)" if info.get("option_rotations") else ""
+            parts.append(f"{setting} {info['prompts']:,}{rotations}" + (" (skipped)" if info.get("skipped") else ""))
         lines = [f"render {name}: {self.stats['prompts_total']:,} prompts ({', '.join(parts)}) -> {self.out_dir}"]
         for setting, info in self.stats["settings"].items():
             if info.get("skipped"):

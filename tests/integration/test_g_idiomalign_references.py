@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def generation_rows(setting: str, items: list[Item], text_of) -> pd.DataFrame:
     return pd.DataFrame([
         {"prompt_id": f"{setting}:{item.item_id}", "task": item.task, "setting": setting, "item_id": item.item_id,
-         "pass": "main", "sample_index": 0, "text": text_of(item), "finish_reason": "stop", "error": None}
+         "pass": "main", "sample_index": 0, "rotation": 0, "text": text_of(item), "finish_reason": "stop", "error": None}
         for item in items
     ])
 

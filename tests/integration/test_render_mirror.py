@@ -12,7 +12,7 @@ import pytest
 
 from idiombench.benchmarks.registry import MODULES, NAMES, get_benchmark
 from idiombench.config import load_params
-from idiombench.generation.types import ItemContext
+from idiombench.generation.types import item_context
 from idiombench.render import load_tasks, render_benchmark, run_render
 
 pytestmark = pytest.mark.mirror
@@ -27,12 +27,19 @@ DEFAULT_COUNTS = {
     "chengyu-bench": {"connotation": 4, "appropriateness": 4, "open_cloze": 0, "chid_open_cloze": 4,
                       "chid_candidates": 4},
 }
-FULL_COUNTS = {
+FULL_COUNTS = {  # the prompts as released (rotation 0)
     "orderprobe": {"zero_shot": 85_032, "cot": 85_032, "three_shot": 85_032},
     "g-idiomalign": {"mcq": 18_999, "no_gloss": 37_570, "with_gloss": 37_570},
     "semanticqa": {"0-shot": 3_999, "3-shot": 3_999, "5-shot": 3_999},
     "chengyu-bench": {"connotation": 40, "appropriateness": 40, "open_cloze": 0, "chid_open_cloze": 2_002,
                       "chid_candidates": 2_002},
+}
+# the paper profile's option-order pass: every further rotation of every choice item's options
+ROTATED_COUNTS = {
+    "orderprobe": {},
+    "g-idiomalign": {"mcq": 3 * 18_999},  # 4 options
+    "semanticqa": {s: 3 * (273 + 241) for s in ("0-shot", "3-shot", "5-shot")},  # IED and NCC, 4 options
+    "chengyu-bench": {"chid_candidates": 6 * 2_002},  # 7 candidates
 }
 
 
@@ -90,7 +97,9 @@ def test_embedded_default_counts(name: str, built, default_params, tmp_path: Pat
 @pytest.mark.parametrize("name", NAMES)
 def test_full_render_counts_placeholders_and_oracle_round_trip(name: str, full):
     out, items = full(name)
-    assert {s: len(out.prompts.get(s, [])) for s in FULL_COUNTS[name]} == FULL_COUNTS[name]
+    assert {s: sum(1 for p in out.prompts.get(s, []) if not p.rotation) for s in FULL_COUNTS[name]} == FULL_COUNTS[name]
+    rotated = {s: sum(1 for p in prompts if p.rotation) for s, prompts in out.prompts.items()}
+    assert {s: n for s, n in rotated.items() if n} == ROTATED_COUNTS[name]
     parse = importlib.import_module(f"{MODULES[name]}.parse").parse_output
     formatter = get_benchmark(name).format_reference_answer
     for setting, prompts in out.prompts.items():
@@ -103,12 +112,8 @@ def test_full_render_counts_placeholders_and_oracle_round_trip(name: str, full):
     for setting, prompts in out.prompts.items():
         for prompt in prompts:
             item = items[(prompt.task, prompt.item_id)]
-            context = ItemContext(
-                benchmark=name, task=item.task, setting=setting, item_id=item.item_id, input=item.input,
-                answer=item.answer, references=item.references, choices=item.choices, fields=item.fields,
-                meta=item.meta,
-            )
-            gold = item.answer if item.answer is not None else item.references[0]
+            context = item_context(item, setting, prompt.rotation)  # a rotation: the gold where it is shown
+            gold = context.answer if context.answer is not None else item.references[0]
             parsed = parse(context, formatter(context, gold, "oracle"))
             if name == "orderprobe":
                 # the explanation scored is the gloss (the expression itself where the release has none),

@@ -1,7 +1,12 @@
-"""Differential test (issue 12): the SemanticQA authors' released scorer
+"""Differential test (issues 12, 26): the SemanticQA authors' released scorer
 (reference-code/semanticqa/semantic_qa/eval.py, pinned by its MANIFEST.json) against this
-project's `evaluate-predictions --denominator records`, on the authors' published
-DeepSeek-R1 / Qwen3 prediction files (mirror: semanticqa/published_predictions).
+project's `evaluate-predictions`, on the authors' published DeepSeek-R1 / Qwen3 prediction
+files (mirror: semanticqa/published_predictions):
+
+- `--compatibility released` (score.compatibility: released; its default denominator is
+  `records`) equals the released scorer on every compared value of every file, no exception;
+- the paper reading (`--denominator records`, `extraction_match: released_code`) differs from
+  it only in the records listed in DOCUMENTED (docs/METRICS.md#34-the-authors-released-scorer).
 
 The released side is `compute_metric` called as the released main.py calls it per record
 (mcq-accuracy for IED and NCC, exact-match for the extraction tasks, acc-f1 for LCC, the
@@ -52,7 +57,7 @@ from idiombench.benchmarks.base import write_build
 from idiombench.benchmarks.semanticqa.aggregate import f1_scores
 from idiombench.config import Params, load_params
 from idiombench.data.acquire import acquire
-from idiombench.predictions import PredictionReport, evaluate_predictions
+from idiombench.predictions import PredictionReport, evaluate_predictions, with_compatibility
 
 from helpers import in_mirror
 
@@ -236,7 +241,7 @@ def published_files(mirror: Path) -> list[Published]:
     return out
 
 
-def project_params(extraction_match: str) -> Params:
+def project_params(extraction_match: str, compatibility: str = "paper") -> Params:
     params = load_params(REPO / "params.yaml")
     config = params.benchmark("semanticqa")
     config = config.model_copy(update={
@@ -264,7 +269,8 @@ def project(tmp_path_factory: pytest.TempPathFactory, mirror: Path) -> Iterator[
     here = Path.cwd()
     os.chdir(root)
     try:
-        yield {"released_code": params, "strict": project_params("strict")}
+        yield {"released_code": params, "strict": project_params("strict"),
+               "released": with_compatibility(project_params("strict"), "semanticqa", "released")}
     finally:
         os.chdir(here)
 
@@ -272,6 +278,29 @@ def project(tmp_path_factory: pytest.TempPathFactory, mirror: Path) -> Iterator[
 def ours(params: Params, published: Published) -> PredictionReport:
     return evaluate_predictions(params, "semanticqa", published.project_task, published.setting, "published",
                                 published.path, "semanticqa", "records")
+
+
+def test_compatibility_released_equals_the_released_scorer_on_every_file(released, project, mirror: Path):
+    """Every compared value of every file, the LCC accuracies and F1s included, with no tolerance
+    and no documented exception; the denominator is the file's records, as main.py's."""
+    files = published_files(mirror)
+    assert len(files) >= 50
+    failures: list[str] = []
+    compared: dict[str, int] = {}
+    for published in files:
+        report = ours(project["released"], published)
+        all_records = records_of(published.path)
+        records = [r for number, r in all_records.items() if number not in set(report.unmatched_lines)]
+        assert report.recorded == len(records), published.path.name
+        for metric, value in released_metrics(released, published.task, published.sequential, records).items():
+            mine = report.metrics.get(metric)
+            compared[metric] = compared.get(metric, 0) + 1
+            if mine is None or abs(mine - value) > 1e-9:
+                failures.append(f"{published.path.name} {metric}: project {mine}, released {value}")
+    assert not failures, "\n".join(failures)
+    print(f"\ncompatibility released vs the released scorer, values compared per metric: {compared}")
+    assert compared["ACC"] >= 14 and compared["ACC_s"] >= 30 and compared["macro-F1"] == 4, compared
+    assert {"Ext", "Cond", "Overall"} <= set(compared)
 
 
 # ---------------------------------------------------------------- comparison

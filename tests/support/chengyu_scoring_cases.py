@@ -88,7 +88,7 @@ def generations(check: PromptCheck, wrong_hash: tuple[str, str] | None = None,
             failed = text == ""
             rows.append({
                 "prompt_id": f"chengyu-bench/{task}/{setting}/{item_id}", "benchmark": "chengyu-bench", "task": task,
-                "setting": setting, "item_id": item_id, "prompt_hash": prompt_hash, "pass": "main", "sample_index": 0,
+                "setting": setting, "item_id": item_id, "prompt_hash": prompt_hash, "pass": "main", "sample_index": 0, "rotation": 0,
                 "text": text, "prompt_tokens": None, "completion_tokens": None,
                 "finish_reason": "error" if failed else "stop", "error": "boom" if failed else None,
                 "request_key": f"k-{item_id}",

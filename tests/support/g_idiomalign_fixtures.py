@@ -54,7 +54,7 @@ def generations(setting: str, outputs: list[tuple[Item, str]], error: str | None
     for item, text in outputs:
         rows.append({"prompt_id": f"{setting}:{item.item_id}", "benchmark": "g-idiomalign", "task": item.task,
                      "setting": setting, "item_id": item.item_id, "prompt_hash": "h", "pass": "main",
-                     "sample_index": 0, "text": text, "prompt_tokens": None, "completion_tokens": None,
+                     "sample_index": 0, "rotation": 0, "text": text, "prompt_tokens": None, "completion_tokens": None,
                      "finish_reason": "error" if error else "stop", "error": error, "request_key": "k"})
     return pd.DataFrame(rows)
 
@@ -100,7 +100,7 @@ def mcq_scores(correct_by_direction: dict[str, list[str]], groups: dict[str, str
     for direction, outcomes in correct_by_direction.items():
         for i, outcome in enumerate(outcomes):
             rows.append({"prompt_id": f"{direction}/{i}", "task": "mcq", "setting": "mcq", "item_id": f"{direction}/{i}",
-                         "pass": "main", "sample_index": 0, "group": groups[direction], "direction": direction,
+                         "idiom": f"{direction}/{i}", "pass": "main", "sample_index": 0, "group": groups[direction], "direction": direction,
                          "duplicate_option": (direction, i) in duplicates, "ok": outcome != "invalid",
                          "generation_failed": False, "correct": outcome == "Correct", "invalid": outcome == "invalid",
                          "outcome": outcome})
@@ -113,7 +113,7 @@ def gen_scores(values: dict[str, list[float]], em: dict[str, list[bool]] | None 
         for i, sim in enumerate(sims):
             rows.append({"prompt_id": f"{direction}/{i}", "task": "gloss_generation_additional" if additional else "gloss_generation",
                          "setting": "no_gloss", "item_id": f"{direction}/{i}", "pass": "main", "sample_index": 0,
-                         "direction": direction, "target_lang": direction.split("->")[1], "additional": additional,
+                         "idiom": f"{direction}/{i}", "direction": direction, "target_lang": direction.split("->")[1], "additional": additional,
                          "prediction_clean": "p", "gold_clean": "g", "ok": True, "invalid": False, "generation_failed": False,
                          "similarity": sim, "exact_match": (em or {}).get(direction, [False] * len(sims))[i],
                          "bleu": 10.0 * (i + 1), "chrf": 20.0, "bleu_tokenize": "13a"})

@@ -43,7 +43,7 @@ def gen_row(item: Item, setting: str, text: str, pass_name: str = "main", sample
     return {
         "prompt_id": f"orderprobe/restore/{setting}/{item.item_id}", "benchmark": "orderprobe", "task": "restore",
         "setting": setting, "item_id": item.item_id, "prompt_hash": "0" * 16, "pass": pass_name,
-        "sample_index": sample_index, "text": text, "prompt_tokens": None, "completion_tokens": None,
+        "sample_index": sample_index, "rotation": 0, "text": text, "prompt_tokens": None, "completion_tokens": None,
         "finish_reason": "error" if error else "stop", "error": error, "request_key": f"{item.item_id}:{pass_name}:{sample_index}",
     }
 

@@ -90,7 +90,7 @@ TABLES = [("b1", "s1"), ("b1", "s2"), ("b2", "s1"), ("b2", "s2")]
 
 def row(version, benchmark, setting, i):
     return {"prompt_id": f"p{i:03d}", "benchmark": benchmark, "task": "t", "setting": setting,
-            "item_id": f"i{i}", "prompt_hash": "h", "pass": "main", "sample_index": 0,
+            "item_id": f"i{i}", "prompt_hash": "h", "pass": "main", "sample_index": 0, "rotation": 0,
             "text": f"{version}-{benchmark}-{setting}-{i}", "prompt_tokens": 1, "completion_tokens": 1,
             "finish_reason": "stop", "error": None, "request_key": f"{i:064d}"}
 

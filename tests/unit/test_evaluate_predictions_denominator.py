@@ -35,7 +35,7 @@ def items() -> list[Item]:
 def row(item_id: str, text: str | None) -> dict:
     return {"prompt_id": f"semanticqa/idiom_detection/0-shot/{item_id}", "benchmark": "semanticqa",
             "task": "idiom_detection", "setting": "0-shot", "item_id": item_id, "prompt_hash": "", "pass": "main",
-            "sample_index": 0, "text": text or "", "prompt_tokens": None, "completion_tokens": None,
+            "sample_index": 0, "rotation": 0, "text": text or "", "prompt_tokens": None, "completion_tokens": None,
             "finish_reason": "stop" if text is not None else "error",
             "error": None if text is not None else "HTTP 500", "request_key": ""}
 
@@ -102,3 +102,23 @@ def test_the_cli_json_carries_both_numbers_and_the_coverage(project: Path) -> No
 def test_an_unknown_denominator_is_refused(project: Path) -> None:
     with pytest.raises(IdiombenchError, match="unknown denominator 'lines' \\(known: test-set, records\\)"):
         run(predictions(project / "p.parquet", ANSWERS), "lines")
+
+
+def test_compatibility_released_reads_as_the_authors_scorer_and_divides_by_the_records(project: Path) -> None:
+    """`--compatibility released`: compute_metric's reading (the stored text, its part before ':'),
+    an empty response not scored (main.py skips it), `records` the default denominator."""
+    file = predictions(project / "p.parquet", {"d0": "Output: B", "d1": "D: Meta Usage", "d2": "  ", "d3": "B"})
+    args = ["evaluate-predictions", str(file), "--benchmark", "semanticqa", "--task", "idiom_detection", "--setting",
+            "0-shot", "--json", "--params", str(ROOT / "params.yaml")]
+    paper = json.loads(CliRunner().invoke(app, [*args, "--denominator", "records"]).output.strip().splitlines()[-1])
+    result = CliRunner().invoke(app, [*args, "--compatibility", "released"])
+    assert result.exit_code == 0, result.output
+    released = json.loads(result.output.strip().splitlines()[-1])
+    assert paper["metrics"] == {"ACC": pytest.approx(50.0)}  # B, D read; the empty one and d3 wrong
+    assert released["denominator"] == "records"
+    assert released["metrics"] == {"ACC": pytest.approx(100.0 / 3)}  # only "D: ..." right; the empty one not scored
+    assert "1 empty response(s) not scored" in " ".join(result.output.split())
+    refused = CliRunner().invoke(app, [*args, "--compatibility", "exact"])
+    assert refused.exit_code == 2 and "expected one of paper, released" in refused.output
+    other = CliRunner().invoke(app, [*args[:3], "g-idiomalign", *args[4:], "--compatibility", "released"])
+    assert other.exit_code == 2 and "g-idiomalign has no compatibility modes" in " ".join(other.output.split())

@@ -28,7 +28,7 @@ def evaluate(project: Path, file: Path, *args: str) -> tuple[int, str]:
 
 def generations(path: Path, task: str, count: int) -> Path:
     rows = [{"prompt_id": f"p{i}", "benchmark": "orderprobe", "task": task, "setting": "zero_shot",
-             "item_id": item.item_id, "prompt_hash": "", "pass": "main", "sample_index": 0, "text": item.answer,
+             "item_id": item.item_id, "prompt_hash": "", "pass": "main", "sample_index": 0, "rotation": 0, "text": item.answer,
              "prompt_tokens": None, "completion_tokens": None, "finish_reason": "stop", "error": None,
              "request_key": ""} for i, item in enumerate(orderprobe_items()[:count])]
     write_parquet(path, pa.Table.from_pylist(rows, schema=GENERATION_SCHEMA))

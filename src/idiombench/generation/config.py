@@ -6,7 +6,7 @@ from __future__ import annotations
 import typing
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from ..schema import Key, Name, StrictModel
 
@@ -174,14 +174,42 @@ class SamplingConfig(StrictModel):
     settings: list[Name] | None = Field(
         None, description="Extra passes only: the render settings this pass runs on (null: all)."
     )
+    rotate_options: bool = Field(
+        False,
+        description="Extra passes only: the option-order pass. It runs on the choice items of its settings under "
+        "every cyclic rotation of their options (render writes rotations 1..n-1 as prompts of their own; rotation 0 "
+        "is the prompt as released), for CircularEval accuracy and position bias "
+        "(docs/METRICS.md#7-option-order-robustness).",
+    )
 
 
 class GenerateConfig(StrictModel):
     """Every prompt gets the `main` pass; each `extra` pass adds sampled completions under
-    its own name (e.g. sampled explanations for a consistency metric)."""
+    its own name (e.g. sampled explanations for a consistency metric, or the option-order
+    pass over every rotation of a choice item's options)."""
 
     main: SamplingConfig = SamplingConfig()
     extra: dict[Name, SamplingConfig] = Field(default_factory=dict, description="Keyed by the pass's name (a Name).")
+
+    @model_validator(mode="after")
+    def _one_option_order_pass(self) -> GenerateConfig:
+        if self.main.rotate_options:
+            raise ValueError("main.rotate_options: the main pass shows the options as released; rotate them in an "
+                             "extra pass")
+        rotating = [name for name, config in self.extra.items() if config.rotate_options]
+        if len(rotating) > 1:
+            raise ValueError(f"extra: passes {rotating} all rotate the options; one option-order pass is enough")
+        return self
+
+    def option_order_pass(self) -> str | None:
+        """The name of the extra pass that rotates the options, if any."""
+        return next((name for name, config in sorted(self.extra.items()) if config.rotate_options), None)
+
+    def rotates(self, setting: str) -> bool:
+        """Whether the option-order pass runs on `setting` (render then writes its rotations)."""
+        name = self.option_order_pass()
+        settings = self.extra[name].settings if name is not None else None
+        return name is not None and (settings is None or setting in settings)
 
 
 def backend_names() -> frozenset[str]:

@@ -4,7 +4,10 @@
    from results/prompts/<bench>/*.parquet and join them with their items
    (data/processed/<bench>/<task>.parquet) into ItemContexts.
 2. Expand passes: the benchmark's `generate.main` pass and each `generate.extra` pass,
-   n samples each, into Requests keyed by content (cache.request_key).
+   n samples each, into Requests keyed by content (cache.request_key). The option-order pass
+   (`rotate_options`) runs on the items render rotated, under every rotation (rotation 0 is
+   the prompt as released: with the main pass's sampling, the same request, generated once);
+   every other pass runs on the prompts as released only.
 3. Batch deterministically: the unique requests sorted by (sampling, prompt length, key)
    (the backend's token count where it has one, `prompt_length`, else a character
    estimate; similar lengths share a batch, so little padding) and cut into batches over the FULL list, so a resumed run meets the
@@ -120,7 +123,7 @@ def load_prompts(benchmark: str, prompts_root: Path, items_root: Path) -> list[t
             if item is None:
                 raise DataError(path, f"prompt {prompt.prompt_id}: item {prompt.item_id} is not in "
                                 f"{items_root / benchmark / (prompt.task + '.parquet')}", row=row)
-            joined.append((prompt, item_context(item, prompt.setting)))
+            joined.append((prompt, item_context(item, prompt.setting, prompt.rotation)))
     return joined
 
 
@@ -130,10 +133,15 @@ def build_rows(
     rows: list[Row] = []
     for benchmark, joined in prompts.items():
         generate = params.benchmark(benchmark).generate
+        rotated = {(p.setting, p.task, p.item_id) for p, _ in joined if p.rotation}
         for prompt, item in joined:
             for pass_name, config in passes(generate):
                 if config.settings is not None and prompt.setting not in config.settings:
                     continue
+                if prompt.rotation and not config.rotate_options:
+                    continue  # a rotation is the option-order pass's
+                if config.rotate_options and (prompt.setting, prompt.task, prompt.item_id) not in rotated:
+                    continue  # the option-order pass runs on the items render rotated
                 sampling = to_sampling(config)
                 for sample_index in range(config.n):
                     key = request_key(identity, prompt.messages, sampling, params.seed, sample_index)
@@ -347,7 +355,8 @@ def _run_generate(
         tables[(prompt.benchmark, prompt.setting)].append({
             "prompt_id": prompt.prompt_id, "benchmark": prompt.benchmark, "task": prompt.task,
             "setting": prompt.setting, "item_id": prompt.item_id, "prompt_hash": prompt.prompt_hash,
-            "pass": row.pass_name, "sample_index": row.request.sample_index, "text": completion.text,
+            "pass": row.pass_name, "sample_index": row.request.sample_index, "rotation": prompt.rotation,
+            "text": completion.text,
             "prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens,
             "finish_reason": completion.finish_reason, "error": completion.error, "request_key": key,
         })

@@ -25,6 +25,7 @@ GENERATION_SCHEMA = pa.schema(
         pa.field("prompt_hash", pa.string(), nullable=False),
         pa.field("pass", pa.string(), nullable=False),  # "main" or an extra pass (e.g. "consistency")
         pa.field("sample_index", pa.int32(), nullable=False),
+        pa.field("rotation", pa.int32(), nullable=False),  # the prompt's option rotation (0: as released)
         pa.field("text", pa.string(), nullable=False),  # raw model output ("" when failed)
         pa.field("prompt_tokens", pa.int64(), nullable=True),
         pa.field("completion_tokens", pa.int64(), nullable=True),

@@ -54,13 +54,19 @@ class ItemContext:
     choices: tuple[str, ...] = ()
     fields: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
     meta: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    rotation: int = 0  # the options' rotation the prompt shows (items.rotate); choices and answer are as shown
 
 
-def item_context(item: Item, setting: str) -> ItemContext:
+def item_context(item: Item, setting: str, rotation: int = 0) -> ItemContext:
+    """The item as a prompt shows it: under an option rotation, its choices in the rotated order
+    and a gold option letter where that order puts it."""
+    from ..items import rotate, rotated_answer
+
     return ItemContext(
         benchmark=item.benchmark, task=item.task, setting=setting, item_id=item.item_id,
-        input=item.input, answer=item.answer, references=tuple(item.references),
-        choices=tuple(item.choices), fields=item.fields, meta=item.meta,
+        input=item.input, answer=rotated_answer(item.answer, len(item.choices), rotation),
+        references=tuple(item.references), choices=rotate(tuple(item.choices), rotation), fields=item.fields,
+        meta=item.meta, rotation=rotation,
     )
 
 

@@ -106,9 +106,12 @@ def annotate_table(table: Table, estimands: Estimands, config: UncertaintyConfig
         return []
     missing = too_few = 0
     wanted: list[tuple[str, str, Estimand]] = []
+    units_named: set[str] = set()  # the resampling units of the table's cells (footnote)
     for members in groups.values():
         for _, ref in members:
             estimand = estimands.get(ref.model, {}).get(ref.name)
+            if estimand is not None:
+                units_named.add(estimand.unit)
             if estimand is not None and estimand.n >= config.min_units:
                 wanted.append((ref.model, ref.name, estimand))
     reps.prepare(wanted)
@@ -169,7 +172,8 @@ def annotate_table(table: Table, estimands: Estimands, config: UncertaintyConfig
 
     if not interval_rows:
         table.footnotes.append(
-            f"No interval: every cell rests on fewer than {config.min_units} units (report.uncertainty.min_units)."
+            f"No interval: every cell rests on fewer than {config.min_units} {unit_names(units_named)} "
+            "(the bootstrap's resampling unit; report.uncertainty.min_units)."
             if too_few and not missing else "No interval: no per-unit scores stand behind these numbers (results/scores).")
         return []
     table.footnotes.append(footnote(table, config, len(pending), units_used, missing,
@@ -202,12 +206,16 @@ def _mark_best(table: Table, key: tuple[int, str], members: list[Member],
             table.rows[member.row][key[0]] = replace(c, marks=c.marks + mark)
 
 
+def unit_names(units: set[str]) -> str:
+    return " / ".join(f"{u}s" for u in sorted(units)) or "units"
+
+
 def footnote(table: Table, config: UncertaintyConfig, comparisons: int, units: set[str], missing: int,
              single: bool, too_few: int = 0) -> str:
-    unit_text = " / ".join(f"{u}s" for u in sorted(units)) or "units"
     text = (f"±: half-width of the {config.confidence:.0%} percentile interval of a paired bootstrap "
-            f"({config.resamples:,} seeded resamples of the {unit_text}, seed {config.seed}; the statistic is recomputed "
-            f"on each resample); bounds in {table.table_id}_intervals and the CSV's _lo / _hi columns.")
+            f"({config.resamples:,} seeded resamples of the {unit_names(units)}, each drawn with all of its rows, "
+            f"seed {config.seed}; the statistic is recomputed on each resample); bounds in "
+            f"{table.table_id}_intervals and the CSV's _lo / _hi columns.")
     if single:
         text += " One model per comparison: no test, no best mark."
     else:
@@ -217,8 +225,8 @@ def footnote(table: Table, config: UncertaintyConfig, comparisons: int, units: s
     if missing:
         text += f" {missing} numbered cell(s) without ±: no per-unit data behind them (or not defined on resamples)."
     if too_few:
-        text += (f" {too_few} numbered cell(s) without ± and outside the tests: fewer than {config.min_units} units "
-                 "behind them (report.uncertainty.min_units).")
+        text += (f" {too_few} numbered cell(s) without ± and outside the tests: fewer than {config.min_units} "
+                 f"{unit_names(units)} behind them (report.uncertainty.min_units).")
     return text
 
 

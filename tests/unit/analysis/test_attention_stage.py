@@ -49,7 +49,7 @@ def project(tmp_path: Path, tiny_chat_model: Path, monkeypatch: pytest.MonkeyPat
     for setting, prompts in rendered.prompts.items():
         write_prompts(f"results/prompts/g-idiomalign/{setting}.parquet", prompts)
         rows = [{"prompt_id": p.prompt_id, "benchmark": "g-idiomalign", "task": p.task, "setting": setting,
-                 "item_id": p.item_id, "prompt_hash": p.prompt_hash, "pass": "main", "sample_index": 0,
+                 "item_id": p.item_id, "prompt_hash": p.prompt_hash, "pass": "main", "sample_index": 0, "rotation": 0,
                  "text": text, "prompt_tokens": None, "completion_tokens": None, "finish_reason": "stop",
                  "error": None, "request_key": p.prompt_id} for p, text in zip(prompts, OUTPUTS)]
         write_generations(f"results/generations/tiny/g-idiomalign/{setting}.parquet", rows)

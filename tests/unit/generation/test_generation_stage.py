@@ -309,3 +309,38 @@ def test_a_setting_that_can_change_greedy_outputs_misses_the_cache(cached_tiny, 
     identity = json.loads((project / "results/generations/tiny/generation_info.json").read_text("utf-8"))["identity"]
     assert {key: identity[key].split(",")[0] if key == "kernels" else identity[key] for key in expected} == expected
     assert identity["dtype"] == model_dtype and identity["torch_version"]
+
+
+def test_the_option_order_pass_takes_the_rotations_and_only_the_rotated_items(default_params):
+    from idiombench.generation.config import GenerateConfig
+    from idiombench.generation.stage import build_rows
+    from idiombench.generation.types import item_context
+    from idiombench.items import Item
+    from idiombench.prompts import Prompt
+
+    config = default_params.benchmark("g-idiomalign")
+    generate = GenerateConfig.model_validate({"main": {"max_new_tokens": 12}, "extra": {
+        "order": {"max_new_tokens": 12, "rotate_options": True}, "samples": {"temperature": 0.7, "n": 2}}})
+    sections = default_params.benchmarks.model_copy(update={"g_idiomalign": config.model_copy(update={"generate": generate})})
+    params = default_params.model_copy(update={"benchmarks": sections})
+    choice = Item("q", "g-idiomalign", "mcq", "en", "src", choices=("w", "x", "y", "z"), answer="B")
+    free = Item("g", "g-idiomalign", "gloss_generation", "en", "src")
+
+    def prompt(item: Item, setting: str, rotation: int = 0) -> tuple[Prompt, object]:
+        shown = item_context(item, setting, rotation)
+        p = Prompt("g-idiomalign", item.task, setting, item.item_id, "en", (Message("user", f"{shown.choices}"),),
+                   "t", "h", rotation=rotation)
+        return p, shown
+
+    joined = [prompt(choice, "mcq", r) for r in range(4)] + [prompt(free, "no_gloss")]
+    rows = build_rows(params, {"g-idiomalign": joined}, {"backend": "test"})
+    by_pass = {}
+    for row in rows:
+        by_pass.setdefault(row.pass_name, []).append((row.prompt.item_id, row.prompt.rotation))
+    assert sorted(by_pass["main"]) == [("g", 0), ("q", 0)]  # the prompts as released only
+    assert sorted(by_pass["samples"]) == [("g", 0), ("g", 0), ("q", 0), ("q", 0)]
+    assert sorted(by_pass["order"]) == [("q", r) for r in range(4)]  # every rotation, the rotated item only
+    order = {row.prompt.rotation: row.request for row in rows if row.pass_name == "order"}
+    main = next(row.request for row in rows if row.pass_name == "main" and row.prompt.item_id == "q")
+    assert order[0].key == main.key  # rotation 0 with main's sampling: the same request, generated once
+    assert order[2].item.answer == "D" and order[2].item.choices == ("y", "z", "w", "x")

@@ -141,3 +141,21 @@ def test_identity_names_the_system_and_changes_with_the_seed_for_random():
     r0 = make_backend("r", ReferenceModel(backend="random"), seed=0, benchmarks=HOOKS).identity()
     r1 = make_backend("r", ReferenceModel(backend="random"), seed=1, benchmarks=HOOKS).identity()
     assert r0 != r1 and r0["answer_format"] == r1["answer_format"]
+
+
+def test_under_option_rotations_the_oracle_follows_the_gold_and_majority_keeps_its_position():
+    """The option-order pass (docs/METRICS.md#7-option-order-robustness): rotated prompts carry the rotated item. The label
+    space comes from the items as released, so majority is a fixed-position picker."""
+    from idiombench.generation.types import item_context
+    from idiombench.items import Item
+
+    items = [Item(f"q{i}", PLAIN, "mcq", "en", "src", choices=("w", "x", "y", "z"), answer="BBACB"[i % 5])
+             for i in range(10)]
+    shown = [item_context(item, "zero_shot", r) for item in items for r in range(4)]
+    majority = backend("majority", shown)
+    assert majority.spaces[(PLAIN, "mcq")].majority == 1  # B, as without rotations
+    assert {c.text for c in majority.generate([req(s) for s in shown])} == {"B"}
+    oracle = backend("oracle", shown)
+    answers = [c.text for c in oracle.generate([req(s) for s in shown])]
+    assert all(s.choices["ABCD".index(a)] == item.choices["ABCD".index(item.answer)]
+               for s, a, item in zip(shown, answers, [i for i in items for _ in range(4)]))

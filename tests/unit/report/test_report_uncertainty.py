@@ -63,7 +63,8 @@ def test_cells_on_fewer_units_than_min_units_get_no_interval_and_no_mark() -> No
     t = Table("tiny", "Tiny", ["Model", "Accuracy"], rows)
     assert annotate(t, estimands) == []
     assert [row[1].text for row in t.rows] == ["100.0", "0.0"] and not any(row[1].marks for row in t.rows)
-    assert t.footnotes == ["No interval: every cell rests on fewer than 10 units (report.uncertainty.min_units)."]
+    assert t.footnotes == ["No interval: every cell rests on fewer than 10 items (the bootstrap's resampling unit; "
+                           "report.uncertainty.min_units)."]
     big, big_estimands = toy()
     annotate(big, big_estimands, UncertaintyConfig(min_units=201))  # 200 units each
     assert not any("±" in row[1].text for row in big.rows)
@@ -107,11 +108,51 @@ def test_orderprobe_estimands_reproduce_the_aggregate(setting: str, rows) -> Non
             assert estimand.value() == pytest.approx(metrics[metric]), name
             compared += 1
     assert compared >= 3
-    if setting == "zero_shot":
-        assert estimands["zero_shot/s_cons"].unit == "expression" and estimands["zero_shot/s_rob"].unit == "expression"
+    expressions = table(rows())["expression_id"].nunique()
+    for name, estimand in estimands.items():  # every metric over perturbed inputs: the expression is the cluster
+        assert estimand.unit == "expression" and estimand.n <= expressions, name
+    assert estimands[f"{setting}/recovery"].n == expressions
 
 
 def test_every_builtin_benchmark_exposes_estimands() -> None:
     for name in NAMES:
         bench = get_benchmark(name)
         assert type(bench).estimands is not Benchmark.estimands, name
+
+
+def test_g_idiomalign_resamples_source_idioms_and_reproduces_the_aggregate() -> None:
+    import pandas as pd
+
+    from idiombench.benchmarks.g_idiomalign.aggregate import aggregate_mcq
+    from idiombench.benchmarks.g_idiomalign.config import GIdiomAlignScore
+    from idiombench.benchmarks.g_idiomalign.uncertainty import mcq_estimands
+
+    # one German idiom asked into English and French, one French idiom into English
+    frame = pd.DataFrame({
+        "item_id": ["mcq/de-en/0", "mcq/de-fr/0", "mcq/fr-en/0"], "idiom": ["de:nasses Element"] * 2 + ["fr:x"],
+        "pass": "main", "group": ["En-target", "Other targets", "En-target"], "direction": ["de->en", "de->fr", "fr->en"],
+        "duplicate_option": False, "correct": [True, False, True], "outcome": ["Correct", "LT", "Correct"],
+        "invalid": False, "generation_failed": False, "ok": True,
+    })
+    metrics = aggregate_mcq(frame, GIdiomAlignScore())[0]["metrics"]
+    estimands = mcq_estimands(frame)
+    overall = estimands["mcq/accuracy.macro.overall"]
+    assert overall.unit == "idiom" and overall.n == 2
+    assert 100 * overall.value() == pytest.approx(metrics["accuracy.macro.overall"])
+    assert 100 * estimands["mcq/accuracy.micro.overall"].value() == pytest.approx(metrics["accuracy.micro.overall"])
+
+
+def test_chid_resamples_passages_and_the_label_tasks_items() -> None:
+    import pandas as pd
+
+    from idiombench.benchmarks.chengyu_bench.uncertainty import model_estimands
+
+    chid = pd.DataFrame({"item_id": ["00001", "00002", "00003"], "passage": ["p1", "p1", "p2"], "pass": "main",
+                         "task": "chid", "correct": [True, False, True]})
+    label = pd.DataFrame({"item_id": ["c1", "c2"], "passage": [None, None], "pass": "main",
+                          "task": "connotation_sample", "correct": [True, False]})
+    body = {"settings": {"chid_candidates": {"task": "chid"}, "connotation": {"task": "connotation_sample"}}}
+    estimands = model_estimands({"chid_candidates": chid, "connotation": label}, body)
+    assert (estimands["chid_candidates/accuracy"].unit, estimands["chid_candidates/accuracy"].n) == ("passage", 2)
+    assert estimands["chid_candidates/accuracy"].value() == pytest.approx(2 / 3)
+    assert (estimands["connotation/accuracy"].unit, estimands["connotation/accuracy"].n) == ("item", 2)

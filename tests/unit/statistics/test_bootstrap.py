@@ -104,3 +104,50 @@ def test_compare_uses_the_shared_units_and_says_so() -> None:
 def test_seeded_replicates_are_identical_across_calls() -> None:
     estimand = st.mean(ids(300), np.random.default_rng(2).random(300))
     assert np.array_equal(st.replicates([estimand], 500, 11), st.replicates([estimand], 500, 11))
+
+
+# ---------------------------------------------------------------- clusters (docs/METRICS.md §6)
+
+
+def clustered(n: int, k: int, values: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """k perfectly correlated copies of each of n units: the rows of n clusters of size k."""
+    return [u for u in ids(n) for _ in range(k)], np.repeat(values, k)
+
+
+@pytest.mark.parametrize("k", [2, 3, 23])
+def test_a_cluster_of_identical_copies_gives_the_interval_of_one_copy(k: int) -> None:
+    x = np.random.default_rng(4).random(40)
+    one = st.mean(ids(40), x)
+    rows, copies = clustered(40, k, x)
+    cluster = st.mean(rows, copies, unit="expression")
+    assert cluster.n == 40 and cluster.unit == "expression"  # min_units counts clusters, not rows
+    single = st.interval(one.value(), st.replicates([one], 1000, 9)[0], 0.95)
+    whole = st.interval(cluster.value(), st.replicates([cluster], 1000, 9)[0], 0.95)
+    assert single is not None and whole is not None
+    assert (whole.value, whole.low, whole.high) == pytest.approx((single.value, single.low, single.high), abs=1e-12)
+    # the paired test on clusters: the same p as on the copies' single units
+    other = np.random.default_rng(5).random(40)
+    rows_b, copies_b = clustered(40, k, other)
+    p_one = st.compare("a", one, "b", st.mean(ids(40), other), "paired-bootstrap", 1000, 9).p
+    p_cluster = st.compare("a", cluster, "b", st.mean(rows_b, copies_b, unit="expression"), "paired-bootstrap",
+                           1000, 9).p
+    assert p_cluster == p_one
+
+
+def test_resampling_correlated_copies_as_items_gives_a_narrower_interval() -> None:
+    x = np.random.default_rng(4).random(40)
+    rows, copies = clustered(40, 4, x)
+    cluster = st.interval(float(copies.mean()), st.replicates([st.mean(rows, copies)], 1000, 9)[0], 0.95)
+    items = st.mean([f"{u}/{i}" for i, u in enumerate(rows)], copies)  # every copy its own unit
+    item = st.interval(items.value(), st.replicates([items], 1000, 9)[0], 0.95)
+    assert cluster is not None and item is not None
+    # four copies look like four times the data: about half the width (1/sqrt(4)), too narrow
+    assert item.half_width < 0.6 * cluster.half_width
+
+
+def test_a_macro_mean_over_clusters_spanning_groups_is_the_aggregate() -> None:
+    # one idiom asked in two directions: its two rows are one cluster, in two groups
+    estimand = st.macro_mean(["i1", "i1", "i2", "i3"], [1.0, 0.0, 1.0, 1.0], ["d1", "d2", "d1", "d2"], unit="idiom")
+    assert estimand.n == 3 and estimand.value() == pytest.approx((1.0 + 0.5) / 2)
+    counts = np.array([[2.0, 1.0, 0.0]])  # i1 drawn twice, i2 once
+    assert estimand.reduce(counts @ estimand.features)[0] == pytest.approx((1.0 + 0.0) / 2)

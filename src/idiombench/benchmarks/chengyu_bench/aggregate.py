@@ -4,8 +4,10 @@ them), counts, breakdowns and provenance, from the per-row scores of score.py.
 A setting's `metrics` and `counts` are those of its paper task: the one task it rendered
 (connotation / connotation_sample ...), and `chid` (test_public) for the ChID settings.
 Other tasks of a setting (chid_train_few, chid_dev_few when built) are under
-breakdowns.tasks. Only the `main` generation pass is aggregated; rows of other passes are
-counted (counts.other_pass_rows). Several samples per prompt: the mean over all rows.
+breakdowns.tasks. Only the `main` generation pass enters the paper's numbers; rows of other passes are
+counted (counts.other_pass_rows). Several samples per prompt: the mean over all rows. With
+the option-order pass, chid_candidates also carries `option_order.<metric>` (CircularEval and
+position bias over the paper task's rows, scoring/option_order.py) and `counts.option_order`.
 A metric that cannot be computed (no rows, no predicted idiom) is None.
 """
 
@@ -16,6 +18,7 @@ from typing import Any
 import pandas as pd
 
 from ...errors import IdiombenchError
+from ...scoring import option_order
 from ...templating import load_package_templates
 from .idioms import PAPER_DICTIONARY, load_idiom_list
 from .metrics import KS, TOP_K
@@ -141,7 +144,12 @@ def aggregate(ctx: Any) -> dict[str, Any]:
         primary = per_task[task] if task is not None else summarise(kind, main.iloc[0:0])
         info = data_info(task, primary["counts"]["items"], ctx.items)
         counts = dict(primary["counts"], other_pass_rows=len(frame) - len(main))
-        settings[setting] = {"task": task, "data": info["source"], "metrics": primary["metrics"], "counts": counts}
+        metrics = dict(primary["metrics"])
+        rotated = option_order.pass_rows(frame[frame["task"] == task]) if task is not None else None
+        if rotated is not None:
+            order_metrics, counts["option_order"] = option_order.summarise(rotated)
+            metrics.update({option_order.PREFIX + name: value for name, value in order_metrics.items()})
+        settings[setting] = {"task": task, "data": info["source"], "metrics": metrics, "counts": counts}
         breakdowns["tasks"][setting] = {
             t: dict(summary, data=data_info(t, summary["counts"]["items"], ctx.items)) for t, summary in per_task.items()
         }

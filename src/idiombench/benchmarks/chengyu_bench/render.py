@@ -10,7 +10,9 @@ Settings and the tasks they render:
 - chid_open_cloze: every built ChID task (`chid`, and `chid_train_few` / `chid_dev_few`
   when built) as an OPEN-CLOZE set: the paper's Open Cloze prompt, candidates hidden.
 - chid_candidates: the same ChID passages with their seven candidates (comma-separated,
-  in the released order) and one idiom asked for in <answer><...></answer>.
+  in the released order) and one idiom asked for in <answer><...></answer>. When the
+  option-order pass runs on it (`generate.extra.<pass>.rotate_options`), also under rotations
+  1-6 of the candidates.
 The sample draws items per task (seeded), so both ChID settings use the same passages.
 """
 
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...items import Item
+from ...items import Item, rotate
 from ...prompts import Prompt
 from ...sampling import seeded_subset
 from ..contexts import RenderOutput
@@ -61,13 +63,14 @@ def tasks_for(setting: str, tasks: dict[str, list[Item]]) -> tuple[list[str], st
     return found, None, note
 
 
-def values_for(setting: str, item: Item) -> dict[str, str]:
+def values_for(setting: str, item: Item, rotation: int = 0) -> dict[str, str]:
     if setting == "connotation":
         return {"idiom": item.fields["idiom"]}
     if setting == "appropriateness":
         return {"sentence": item.fields["sentence"]}
     if setting == "chid_candidates":
-        return {"paragraph": item.fields["paragraph"], "candidates": CANDIDATE_SEPARATOR.join(item.choices)}
+        return {"paragraph": item.fields["paragraph"],
+                "candidates": CANDIDATE_SEPARATOR.join(rotate(item.choices, rotation))}
     return {"paragraph": item.fields["paragraph"]}  # open_cloze, chid_open_cloze
 
 
@@ -111,9 +114,11 @@ def render(tasks: dict[str, list[Item]], config: ChengyuBenchConfig, raw_dir: Pa
                 if setting == "chid_candidates" and not item.choices:
                     output.leave_out("chid_candidates: the passage has no candidates", {"task": task, "item_id": item.item_id})
                     continue
-                output.add(Prompt(
-                    benchmark=BENCHMARK, task=task, setting=setting, item_id=item.item_id, language=item.language,
-                    messages=template.render(values_for(setting, item)),
-                    template_id=template.template_id, template_hash=template.template_hash,
-                ))
+                rotations = len(item.choices) if setting == "chid_candidates" and config.generate.rotates(setting) else 1
+                for rotation in range(rotations):
+                    output.add(Prompt(
+                        benchmark=BENCHMARK, task=task, setting=setting, item_id=item.item_id, language=item.language,
+                        messages=template.render(values_for(setting, item, rotation)),
+                        template_id=template.template_id, template_hash=template.template_hash, rotation=rotation,
+                    ))
     return output

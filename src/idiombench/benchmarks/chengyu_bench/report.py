@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...report import option_order
 from ...report.tables import Cell, CellRef, Figure, Section, Table, cell
 from .metrics import KS, TOP_K
 
@@ -227,6 +228,17 @@ def acc_at_k_figure(ctx: Any) -> Figure | None:
     return Figure(f"{BENCH_ID}_acc_at_k", "Chengyu-Bench: Acc.@k by k", path, caption)
 
 
+def option_order_entries(ctx: Any) -> list[option_order.Entry]:
+    entries = []
+    for model in sorted(ctx.metrics):
+        setting = _setting(ctx.metrics[model], "chid_candidates")
+        counts = (setting or {}).get("counts", {}).get("option_order")
+        if setting and counts:
+            entries.append(option_order.Entry(model, ctx.display_name(model), f"ChID ({setting.get('task')})",
+                                              setting["metrics"], counts, "chid_candidates/"))
+    return entries
+
+
 def report_section(ctx: Any) -> Section | None:
     if not ctx.metrics:
         return None
@@ -235,7 +247,14 @@ def report_section(ctx: Any) -> Section | None:
     if chid_models:
         tables.append(chid_open_cloze_table(ctx, chid_models))
     tables.append(counts_table(ctx))
-    figure = acc_at_k_figure(ctx)
+    figures = [f for f in [acc_at_k_figure(ctx)] if f is not None]
+    entries = option_order_entries(ctx)
+    order_table = option_order.table("chengyu_bench_option_order", "ChID with candidates: option-order robustness "
+                                     "(CircularEval; not in the paper)", entries)
+    if order_table is not None:
+        tables.append(order_table)
+        figures += [f for f in [option_order.figure("chengyu_bench_option_order", "ChID with candidates: picks by "
+                                                    "shown position", entries, ctx.figures_dir)] if f is not None]
     intro = ["Chengyu-Bench (Evaluative Connotation, Appropriateness, Open Cloze) and ChID accuracy, as in the "
              "paper's table 7; percentages."]
     if any(b.get("provenance", {}).get("release") != "available" for b in ctx.metrics.values()):
@@ -243,5 +262,5 @@ def report_section(ctx: Any) -> Section | None:
                      "computed on the project's own SAMPLE (marked §, not comparable with the paper) and Open Cloze "
                      "is not run; ChID passages asked as an open cloze stand in for it in a separate table.")
     notes = sorted({n for b in ctx.metrics.values() for n in b.get("provenance", {}).get("notes", [])})
-    return Section(benchmark="chengyu-bench", title="Chengyu-Bench", intro=intro, tables=tables,
-                   figures=[figure] if figure else [], notes=notes)
+    return Section(benchmark="chengyu-bench", title="Chengyu-Bench", intro=intro, tables=tables, figures=figures,
+                   notes=notes)

@@ -5,6 +5,8 @@ Every generation row is scored (an unparseable or failed output is a row with
 
     prompt_id, task, setting, item_id, pass, sample_index   identity (sorted by these)
     data             release | sample | chid: which data the item comes from
+    passage          ChID items: the passage (sha256 of its text without the blanks), the
+                     cluster the report's intervals resample; None for the other tasks
     gold             the gold label / idiom
     parsed           the parser's value as a list (empty: nothing read)
     ok, flags        the parser's verdict (requested format followed) and what was odd
@@ -17,7 +19,8 @@ Every generation row is scored (an unparseable or failed output is a row with
                      another template or item text; counted in aggregate)
 
 connotation, appropriateness: prediction, correct. chid_candidates: also ambiguous,
-not_a_candidate. open_cloze, chid_open_cloze: acceptable, predictions (normalised, at
+not_a_candidate, and for the option-order pass (`rotation` > 0: the candidates shown rotated)
+position (the shown position of the chosen candidate) and n_options. open_cloze, chid_open_cloze: acceptable, predictions (normalised, at
 most 5, as written), listed, rank, hit_at_1 … hit_at_5, n_predicted, n_valid, invalid.
 """
 
@@ -30,10 +33,12 @@ import pandas as pd
 from ... import paths
 from ...errors import DataError
 from ...generation.types import item_context
+from ...io import sha256_bytes
 from ...items import Item
 from ...prompts import hash_messages
 from ...templating import ChatTemplate, load_package_templates
 from .build import RELEASE_TASKS, SAMPLE_TASKS
+from .chid import PLACEHOLDER
 from .idioms import IdiomList, load_idiom_list
 from .metrics import TOP_K, normalise_idiom, score_choice, score_label, score_ranked
 from .parse import parse_output
@@ -45,12 +50,13 @@ RANKED_SETTINGS = ("open_cloze", "chid_open_cloze")
 SORT_KEY = ["prompt_id", "pass", "sample_index"]
 HIT_COLUMNS = [f"hit_at_{k}" for k in range(1, TOP_K + 1)]
 COMMON_COLUMNS = [
-    "prompt_id", "task", "setting", "item_id", "pass", "sample_index", "data", "gold", "parsed", "ok", "flags",
+    "prompt_id", "task", "setting", "item_id", "pass", "sample_index", "rotation", "data", "passage", "gold", "parsed",
+    "ok", "flags",
     "answered", "parse_failed", "unformatted", "generation_error", "prompt_matches_template",
 ]
 SETTING_COLUMNS = {
     "label": ["prediction", "correct"],
-    "choice": ["prediction", "correct", "ambiguous", "not_a_candidate"],
+    "choice": ["prediction", "correct", "ambiguous", "not_a_candidate", "position", "n_options"],
     "ranked": ["acceptable", "predictions", "listed", "rank", *HIT_COLUMNS, "n_predicted", "n_valid", "invalid"],
 }
 
@@ -74,6 +80,15 @@ def data_source(task: str) -> str:
     return "chid"
 
 
+def passage_key(item: Item) -> str | None:
+    """A ChID item's passage: lines asking about blanks of one passage share it (FewCLUE's
+    test_public has one line per passage, so there it is the item)."""
+    if data_source(item.task) != "chid":
+        return None
+    text = "".join(str(item.fields.get("paragraph", item.input)).replace(PLACEHOLDER, "").split())
+    return sha256_bytes(text.encode("utf-8"))[:16]
+
+
 class PromptCheck:
     """Whether a generation's prompt is what the current template makes of its item."""
 
@@ -84,10 +99,10 @@ class PromptCheck:
     def template(self, setting: str) -> ChatTemplate:
         return self.templates.get(template_key(setting))
 
-    def matches(self, setting: str, item: Item, prompt_hash: str) -> bool:
-        key = (setting, item.task, item.item_id)
+    def matches(self, setting: str, item: Item, prompt_hash: str, rotation: int = 0) -> bool:
+        key = (setting, item.task, item.item_id, rotation)
         if key not in self._hashes:
-            self._hashes[key] = hash_messages(self.template(setting).render(values_for(setting, item)))
+            self._hashes[key] = hash_messages(self.template(setting).render(values_for(setting, item, rotation)))
         return self._hashes[key] == prompt_hash
 
 
@@ -103,17 +118,22 @@ def _item(ctx: Any, setting: str, row: int, gen: dict[str, Any]) -> Item:
 
 def score_row(setting: str, kind: str, item: Item, gen: dict[str, Any], accept_unformatted: bool,
               idioms: IdiomList | None, check: PromptCheck) -> dict[str, Any]:
-    parsed = parse_output(item_context(item, setting), gen["text"])
+    rotation = int(gen["rotation"])
+    context = item_context(item, setting, rotation)
+    parsed = parse_output(context, gen["text"])
     value = parsed.value
     row: dict[str, Any] = {
         "prompt_id": gen["prompt_id"], "task": gen["task"], "setting": setting, "item_id": gen["item_id"],
-        "pass": gen["pass"], "sample_index": int(gen["sample_index"]), "data": data_source(item.task),
+        "pass": gen["pass"], "sample_index": int(gen["sample_index"]), "rotation": rotation,
+        "data": data_source(item.task),
+        "passage": passage_key(item),
         "gold": item.answer or "",
         "parsed": [] if value is None else [str(v) for v in (value if isinstance(value, tuple) else (value,))],
         "ok": parsed.ok, "flags": list(parsed.flags),
         "generation_error": gen.get("error") is not None and not pd.isna(gen.get("error")),
         # None: the prompt is unknown (predictions produced elsewhere, evaluate-predictions)
-        "prompt_matches_template": check.matches(setting, item, gen["prompt_hash"]) if gen["prompt_hash"] else None,
+        "prompt_matches_template": check.matches(setting, item, gen["prompt_hash"], rotation) if gen["prompt_hash"]
+        else None,
     }
     if kind == "ranked":
         acceptable = list(dict.fromkeys(normalise_idiom(a) for a in (item.answer or "", *item.references) if a))
@@ -135,6 +155,9 @@ def score_row(setting: str, kind: str, item: Item, gen: dict[str, Any], accept_u
     if kind == "choice":
         row["ambiguous"] = scored.ambiguous
         row["not_a_candidate"] = "not_a_candidate" in parsed.flags
+        shown = [normalise_idiom(c) for c in context.choices]
+        row["position"] = shown.index(scored.prediction) if scored.prediction in shown else None
+        row["n_options"] = len(context.choices)
     return row
 
 
@@ -160,8 +183,11 @@ def score(ctx: Any) -> dict[str, pd.DataFrame]:
             rows.append(score_row(setting, kind, item, gen, cfg.accept_unformatted, idioms, check))
         columns = COMMON_COLUMNS + SETTING_COLUMNS[kind]
         table = pd.DataFrame(rows, columns=columns)
+        table["rotation"] = table["rotation"].astype("int32")
         if kind == "ranked":
             table["rank"] = table["rank"].astype("Int64")
+        if kind == "choice":
+            table["position"] = table["position"].astype("float64")
         tables[setting] = table.sort_values(SORT_KEY, kind="stable").reset_index(drop=True)
     if idioms is not None:
         ctx.notes.append(f"Valid Idiom: predictions looked up in {idioms.describe()}.")

@@ -7,15 +7,17 @@ En-target, Other targets) and overall:
 - `accuracy.macro.<group>`: mean over the group's directions of each direction's accuracy
   (overall: mean over all directions, as the paper's table 3 computes it);
 - the same without the duplicate_option items: `accuracy_without_duplicate_option.*`;
-- `outcome.<group>.<Correct|LT|LC|CA|invalid>`: micro shares of the outcome types (sum 100).
+- `outcome.<group>.<Correct|LT|LC|CA|invalid>`: micro shares of the outcome types (sum 100);
+- with the option-order pass: `option_order.<metric>` (CircularEval and position bias,
+  scoring/option_order.py) and its counts under `counts.option_order`.
 Task 2 (settings no_gloss / with_gloss; paper tables 4, 14 and 16): `MeanSim`, `Acc@<t>`
 (cosine >= t), `EM`, `BLEU`, `chrF`, each macro-averaged over directions (`<name>.micro`:
 over answers); with_gloss also carries `delta.<name>` = With-gloss - No-gloss macro values.
 The additional language pairs become their own settings `<condition>_additional`, never
 mixed into the main numbers.
 
-Only the `main` generation pass is aggregated; every sample of it weighs the same. A metric
-that cannot be computed (no answers, similarity role not computed) is None.
+Only the `main` generation pass enters the paper's numbers; every sample of it weighs the same.
+A metric that cannot be computed (no answers, similarity role not computed) is None.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import pandas as pd
 from ... import paths
 from ...errors import IdiombenchError
 from ...io import read_parquet
+from ...scoring import option_order
 from .config import GIdiomAlignScore
 from .score import MCQ_SETTING
 from .task1 import CORRECT, DISTRACTOR_TYPES, GROUPS, INVALID, TARGET_COPY
@@ -104,6 +107,10 @@ def aggregate_mcq(frame: pd.DataFrame, cfg: GIdiomAlignScore) -> tuple[dict[str,
         "directions_per_group": {g: int(rows.loc[rows["group"] == g, "direction"].nunique()) for g in GROUPS},
         "other_pass_rows": int(len(frame) - len(rows)),
     }
+    rotated = option_order.pass_rows(frame)
+    if rotated is not None:
+        order_metrics, counts["option_order"] = option_order.summarise(rotated)
+        metrics.update({option_order.PREFIX + name: value for name, value in order_metrics.items()})
     return {"metrics": metrics, "counts": counts}, {"per_direction": per_direction}
 
 

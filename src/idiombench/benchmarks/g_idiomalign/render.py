@@ -1,7 +1,9 @@
 """G-IdiomAlign prompts.
 
 - mcq (Task 1): every item of task `mcq`; the item's released `instruction` is the whole
-  user message (prompts/mcq.yaml).
+  user message (prompts/mcq.yaml). When the option-order pass runs on mcq
+  (`generate.extra.<pass>.rotate_options`), each item's instruction is also rendered under
+  rotations 1-3 of its options (the `Options:` block rewritten, letters kept in place).
 - no_gloss / with_gloss (Task 2): task `gloss_generation` (every aligned pair in both
   directions) with the paper's appendix G prompts (prompts/gloss_generation.yaml); with
   `additional_pairs: true` also task `gloss_generation_additional`. Both conditions use
@@ -17,12 +19,13 @@ from collections import defaultdict
 from pathlib import Path
 
 from ...errors import DataError
-from ...items import Item
+from ...items import Item, rotate
 from ...prompts import Prompt
 from ...sampling import seeded_subset
 from ..contexts import RenderOutput
 from ...templating import load_package_templates
 from .config import GIdiomAlignConfig
+from .mcq import LETTERS
 
 BENCHMARK = "g-idiomalign"
 PACKAGE = __package__ or "idiombench.benchmarks.g_idiomalign"
@@ -57,6 +60,23 @@ def sample_per_direction(
     return selected
 
 
+OPTIONS_HEADING = "\nOptions:\n"
+
+
+def options_block(choices: tuple[str, ...]) -> str:
+    return OPTIONS_HEADING + "".join(f"{letter}. {text}\n" for letter, text in zip(LETTERS, choices))
+
+
+def rotated_instruction(item: Item, rotation: int) -> str | None:
+    """The released instruction with its options shown in rotation `rotation`; None when the
+    instruction does not list the item's options as one block (it cannot be rotated)."""
+    instruction: str = item.fields["instruction"]
+    released = options_block(item.choices)
+    if instruction.count(released) != 1:
+        return None
+    return instruction.replace(released, options_block(rotate(item.choices, rotation)))
+
+
 def has_gloss(item: Item) -> bool:
     gloss = item.fields.get("gloss")
     return isinstance(gloss, str) and bool(gloss.strip()) and not item.meta.get("no_gloss_available")
@@ -79,12 +99,19 @@ def render(tasks: dict[str, list[Item]], config: GIdiomAlignConfig, raw_dir: Pat
         )
         template = load_package_templates(PACKAGE, "mcq").get("released_instruction")
         output.use_template(template, "the item's released `instruction` field (prompts/mcq.yaml)")
+        rotations = range(len(LETTERS)) if config.generate.rotates("mcq") else range(1)
         for item in items:
-            output.add(Prompt(
-                benchmark=BENCHMARK, task=MCQ_TASK, setting="mcq", item_id=item.item_id, language=item.language,
-                messages=template.render({"instruction": item.fields["instruction"]}),
-                template_id=template.template_id, template_hash=template.template_hash,
-            ))
+            for rotation in rotations:
+                instruction = rotated_instruction(item, rotation) if rotation else item.fields["instruction"]
+                if instruction is None:
+                    output.leave_out("mcq option rotations: the instruction does not list the options as one block",
+                                     {"item_id": item.item_id})
+                    break
+                output.add(Prompt(
+                    benchmark=BENCHMARK, task=MCQ_TASK, setting="mcq", item_id=item.item_id, language=item.language,
+                    messages=template.render({"instruction": instruction}),
+                    template_id=template.template_id, template_hash=template.template_hash, rotation=rotation,
+                ))
 
     generation_settings = [s for s in cfg.settings if s in GENERATION_SETTINGS]
     if generation_settings:

@@ -21,6 +21,7 @@ from typing import Any
 
 from ... import paths
 from ...io import read_json_object
+from ...report import option_order
 from ...report.tables import Cell, CellRef, Figure, Section, Table, cell
 from .aggregate import ADDITIONAL_SUFFIX, DELTA_PREFIX, GENERATION_CONDITIONS, OVERALL, threshold_name
 from .task1 import CORRECT, DISTRACTOR_TYPES, GROUPS, INVALID, TARGET_COPY
@@ -355,6 +356,17 @@ def construction_table(ctx: Any) -> Table | None:
 
 # --------------------------------------------------------------------------- section
 
+def option_order_entries(ctx: Any) -> list[option_order.Entry]:
+    entries = []
+    for model in models_with(ctx, "mcq"):
+        setting = ctx.metrics[model]["settings"]["mcq"]
+        counts = setting.get("counts", {}).get("option_order")
+        if counts:
+            entries.append(option_order.Entry(model, ctx.display_name(model), "Task 1 (mcq)", setting["metrics"],
+                                              counts, "mcq/"))
+    return entries
+
+
 def report_section(ctx: Any) -> Section | None:
     tables: list[Table] = []
     tables += table3(ctx)
@@ -377,6 +389,14 @@ def report_section(ctx: Any) -> Section | None:
     sample_notes = [n for n in (t12.footnotes if t12 is not None else []) if n.startswith(SAMPLE_MARK)]
     figures = [f for f in [figure3(ctx, shares, " ".join(sample_notes).removeprefix(SAMPLE_MARK).strip().capitalize())]
                if f is not None]
+    entries = option_order_entries(ctx)
+    order_table = option_order.table(f"{PREFIX}_option_order", "G-IdiomAlign Task 1: option-order robustness "
+                                     "(CircularEval; not in the paper)", entries)
+    if order_table is not None:
+        tables.append(order_table)
+        order_figure = option_order.figure(f"{PREFIX}_option_order", "G-IdiomAlign Task 1: picks by shown position",
+                                           entries, ctx.figures_dir)
+        figures += [order_figure] if order_figure is not None else []
     from .attention_report import attention_part  # the attention stage's tables 6-8 and figure
 
     attention_tables, attention_figures, attention_notes = attention_part(ctx)

@@ -1,7 +1,9 @@
 """`score` hook: per-answer scores of one model on G-IdiomAlign, one table per setting.
 
 - mcq (Task 1): the parsed letter, whether it is correct, invalid, and the outcome type
-  (task1.py);
+  (task1.py); under an option rotation (the option-order pass) the letter is read as the prompt
+  showed the options and judged as the option it names (its released letter); `position` is the
+  shown position picked;
 - no_gloss / with_gloss (Task 2): the cleaned idiom (task2.py), the cosine similarity to
   the gold target idiom under `score.similarity_role` (one batched call for the rows of
   both conditions, each distinct text embedded once), EM, sentence BLEU and chrF. Rows of
@@ -10,6 +12,8 @@
 
 Every generation row gives one score row (nothing is dropped): an output that cannot be
 read is a row with `invalid` true. Rows are sorted by (prompt_id, pass, sample_index).
+Column `idiom` names the item's source idiom (`<language>:<idiom>`): the cluster the report's
+intervals resample (one idiom asked in several directions is drawn whole; uncertainty.py).
 """
 
 from __future__ import annotations
@@ -22,9 +26,10 @@ import pandas as pd
 
 from ...errors import IdiombenchError
 from ...generation.types import item_context
-from ...items import Item
+from ...items import Item, released_position
 from .config import GIdiomAlignScore
 from .parse import GENERATION_SETTINGS, parse_output
+from .mcq import LETTERS
 from .task1 import judge
 from .task2 import choose_tokenizer, clean_idiom, exact_match, sentence_bleu, sentence_chrf
 
@@ -53,14 +58,26 @@ def id_values(row: dict[str, Any]) -> dict[str, Any]:
     return {key: row[key] for key in ID_COLUMNS}
 
 
+def idiom_key(item: Item) -> str:
+    """The source idiom an item asks about, as `<language>:<idiom>`: the resampling cluster."""
+    return f"{item.meta['source_lang']}:{str(item.fields['source_idiom']).strip()}"
+
+
 def score_mcq(generations: pd.DataFrame, items: dict[str, dict[str, Item]], cfg: GIdiomAlignScore) -> pd.DataFrame:
     rows = []
     for row in generations.to_dict("records"):
         item = lookup_item(items, row, MCQ_SETTING)
-        parsed = parse_output(item_context(item, MCQ_SETTING), row["text"])
-        verdict = judge(parsed.value, item.answer or "", item.meta, cfg.duplicate_option_target_correct)
+        rotation, n = int(row["rotation"]), len(item.choices)
+        parsed = parse_output(item_context(item, MCQ_SETTING, rotation), row["text"])
+        position = LETTERS.index(parsed.value) if parsed.value in LETTERS[:n] else None
+        released = LETTERS[released_position(position, rotation, n)] if position is not None else parsed.value
+        verdict = judge(released, item.answer or "", item.meta, cfg.duplicate_option_target_correct)
         rows.append({
             **id_values(row),
+            "rotation": rotation,
+            "position": position,
+            "n_options": n,
+            "idiom": idiom_key(item),
             "group": item.meta["group"],
             "direction": item.meta["direction"],
             "source_lang": item.meta["source_lang"],
@@ -77,13 +94,16 @@ def score_mcq(generations: pd.DataFrame, items: dict[str, dict[str, Item]], cfg:
             "chosen_type": verdict.chosen_type,
             "outcome": verdict.outcome,
         })
-    return sorted_frame(rows, MCQ_COLUMNS)
+    frame = sorted_frame(rows, MCQ_COLUMNS)
+    frame["rotation"] = frame["rotation"].astype("int32")
+    frame["position"] = frame["position"].astype("float64")
+    return frame
 
 
-MCQ_COLUMNS = [*ID_COLUMNS, "group", "direction", "source_lang", "target_lang", "duplicate_option",
-               "target_in_several_options", "answer", "parsed", "ok", "flags", "generation_failed",
-               "correct", "invalid", "chosen_type", "outcome"]
-GENERATION_COLUMNS = [*ID_COLUMNS, "direction", "source_lang", "target_lang", "pair", "additional",
+MCQ_COLUMNS = [*ID_COLUMNS, "rotation", "position", "n_options", "idiom", "group", "direction", "source_lang",
+               "target_lang", "duplicate_option", "target_in_several_options", "answer", "parsed", "ok", "flags",
+               "generation_failed", "correct", "invalid", "chosen_type", "outcome"]
+GENERATION_COLUMNS = [*ID_COLUMNS, "idiom", "direction", "source_lang", "target_lang", "pair", "additional",
                       "prediction", "prediction_clean", "gold", "gold_clean", "ok", "flags", "invalid",
                       "generation_failed", "similarity", "exact_match", "bleu", "chrf", "bleu_tokenize"]
 
@@ -115,6 +135,7 @@ def score_generation(
             tokenizer_notes.add(f"BLEU, target language {target}: {tokenizer.note}")
         rows.append({
             **id_values(row),
+            "idiom": idiom_key(item),
             "direction": item.meta["direction"],
             "source_lang": item.meta["source_lang"],
             "target_lang": target,

@@ -1,14 +1,14 @@
 """OrderProbe's estimands (report.uncertainty): tables 3 and 4 (per setting, per language).
 
-Mirrors aggregate.group_metrics on the main pass:
-- Recovery, S_Acc^mean, S_Logic, S_Info: means over the perturbed inputs in scope, resampled
-  over ITEMS (inputs);
-- S_Cons: mean over expressions of each expression's S_Cons (eqs. 9-11), resampled over
-  EXPRESSIONS;
+Mirrors aggregate.group_metrics on the main pass. Every cell is resampled over EXPRESSIONS
+(the cluster): the up to 23 permuted inputs of one expression are not independent (a model
+that knows the idiom restores most of its permutations), so they are drawn together.
+- Recovery, S_Acc^mean, S_Logic, S_Info: means over the perturbed inputs in scope (a ratio of
+  the drawn expressions' sums over their inputs, as the aggregate's mean over inputs);
+- S_Cons: mean over expressions of each expression's S_Cons (eqs. 9-11);
 - S_Rob: 2·S_seq·S_struct / (S_seq + S_struct), both from per-expression values (S_seq from
   MDR/MDA against the canonical input, S_struct from the category means μ_k of the
-  expressions' S_Acc^mean), resampled over EXPRESSIONS; the released code's S_seq
-  (compatibility: released) has none.
+  expressions' S_Acc^mean); the released code's S_seq (compatibility: released) has none.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ EXPRESSION = "expression"
 def recovery_estimand(perturbed: pd.DataFrame, cfg: OrderProbeScore) -> st.Estimand:
     rows = perturbed if cfg.recovery.headline_identity_inputs == "include" else perturbed[~perturbed["is_identity"]]
     column = "recovered" if cfg.recovery.headline_mode == "default" else "recovered_strict"
-    return st.mean(rows["item_id"].astype(str).tolist(), rows[column].astype(float))
+    return st.mean(rows["expression_id"].astype(str).tolist(), rows[column].astype(float), unit=EXPRESSION)
 
 
 def consistency_estimand(samples: pd.DataFrame) -> st.Estimand | None:
@@ -101,11 +101,11 @@ def group_estimands(rows: pd.DataFrame, cfg: OrderProbeScore, prefix: str) -> di
         return {}
     semantic = semantic_rows(perturbed, cfg)
     out = {f"{prefix}/recovery": recovery_estimand(perturbed, cfg)}
-    ids = semantic["item_id"].astype(str).tolist()
+    ids = semantic["expression_id"].astype(str).tolist()
     for name, column in (("s_acc_mean", "s_acc"), ("s_info", "s_info"), ("s_logic", "s_logic")):
         values = semantic[column].astype(float)
         if values.notna().any():
-            out[f"{prefix}/{name}"] = st.mean(ids, values)
+            out[f"{prefix}/{name}"] = st.mean(ids, values, unit=EXPRESSION)
     samples = rows[(rows["pass"] == cfg.s_cons.pass_name) & ~rows["is_canonical"]]
     cons = consistency_estimand(semantic_rows(samples, cfg))
     if cons is not None:

@@ -8,6 +8,8 @@ Sequential settings (sequential.py): Ext, Cond, Overall (the second step's accur
 METEOR for interpretation, with Cond/Overall ROUGE-L and BERTScore beside it).
 Every mean is over the rows that have a gold; failed generations and unreadable outputs
 are in the denominator (wrong) and counted in `counts`. None: not computed (never 0).
+With the option-order pass, IED and NCC also carry `option_order.<metric>` (CircularEval and
+position bias, scoring/option_order.py) and `counts.<task>.option_order`.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from typing import Any
 import pandas as pd
 
 from ...errors import IdiombenchError
+from ...scoring import option_order
+from . import released
 from .adapters import ADAPTERS
 from .config import SemanticQAConfig
 from .score import BERTSCORE_ROLE, sequential_setting
@@ -86,8 +90,9 @@ def f1_scores(gold: list[str], predicted: list[str | None]) -> dict[str, float |
 def task_counts(frame: pd.DataFrame, items_in_task: int) -> dict[str, int]:
     failed = frame["generation_error"].notna()
     no_gold = frame["flags"].apply(lambda f: "no_gold" in list(f))
-    unread = frame["parsed"].isna() & ~failed & ~no_gold
-    return {
+    empty = frame["flags"].apply(lambda f: released.EMPTY_FLAG in list(f))
+    unread = frame["parsed"].isna() & ~failed & ~no_gold & ~empty
+    counts = {
         "rows": int(len(frame)),
         "scored": int((~no_gold).sum()),
         "no_gold": int(no_gold.sum()),
@@ -97,6 +102,9 @@ def task_counts(frame: pd.DataFrame, items_in_task: int) -> dict[str, int]:
         "items": int(frame["item_id"].nunique()),
         "items_in_task": int(items_in_task),
     }
+    if empty.any():  # compatibility released: empty responses not scored, as the authors' main.py
+        counts["released_empty_responses"] = int(empty.sum())
+    return counts
 
 
 def recognised_label(parsed: Any, ok: bool, flags: Any, count_format_deviations: bool) -> str | None:
@@ -231,6 +239,11 @@ def aggregate(ctx: Any) -> dict[str, Any]:
                 counts[task]["extraction_failures"] = int((~group["extraction_correct"].fillna(False)).sum())
             else:
                 metrics[task] = atomic_metrics(group, ADAPTERS[task].kind, config.score.count_format_deviations)
+        for task, group in sorted(frame.groupby("task")):
+            rotated = option_order.pass_rows(group)
+            if rotated is not None and task in metrics:
+                order_metrics, counts[task]["option_order"] = option_order.summarise(rotated)
+                metrics[task].update({option_order.PREFIX + name: value for name, value in order_metrics.items()})
         other = frame[frame["pass"] != MAIN_PASS]
         if len(other):
             counts["other_passes_not_aggregated"] = int(len(other))

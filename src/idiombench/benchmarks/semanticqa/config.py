@@ -178,6 +178,13 @@ class SemanticQAScaling(StrictModel):
 class SemanticQAScore(StrictModel):
     """`idiombench score semanticqa` (docs/METRICS.md#32-tasks-and-metrics): how outputs are read and compared."""
 
+    compatibility: Literal["paper", "released"] = Field(
+        "paper",
+        description="paper: this project's reading (parse.py) and the options below. released: the authors' "
+        "released scorer exactly (semantic_qa/eval.py compute_metric as main.py calls it: the stored text, "
+        "stripped; LCC F1 over the prediction strings; an empty response not scored), overriding "
+        "extraction_match and count_format_deviations (docs/METRICS.md#35-compatibility-modes).",
+    )
     extraction_match: Literal["strict", "released_code"] = Field(
         "strict",
         description="strict (paper §3.4): the normalised output equals a normalised gold phrase; partial spans "

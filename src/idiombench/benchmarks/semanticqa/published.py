@@ -53,7 +53,8 @@ def published_generations(path: Path, task: str, setting: str, items: dict[str, 
     rows = [
         {
             "prompt_id": r.prompt_id, "benchmark": BENCHMARK, "task": task, "setting": setting,
-            "item_id": r.item.item_id, "prompt_hash": "", "pass": MAIN_PASS, "sample_index": 0, "text": c.text,
+            "item_id": r.item.item_id, "prompt_hash": "", "pass": MAIN_PASS, "sample_index": 0, "rotation": 0,
+            "text": c.text,
             "prompt_tokens": None, "completion_tokens": None, "finish_reason": c.finish_reason, "error": c.error,
             "request_key": r.key,
         }

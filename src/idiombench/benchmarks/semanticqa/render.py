@@ -19,6 +19,11 @@ except:
   followed by " ; "; exemplar_ids then read `taxonomy:<label>:<index>`.
 The filled template is sent as one user message, as the authors' code does
 (semantic_qa/model/model_utils.py). template_hash is the sha256 of the template file.
+
+When the option-order pass runs on a setting (`generate.extra.<pass>.rotate_options`), each
+multiple-choice item (IED, NCC) is also rendered under rotations 1-3 of its options: the
+options line that ends its {{context}} (adapters.TaskAdapter.options_line) is written with the
+texts rotated and the letters in place; exemplars keep their released options.
 """
 
 from __future__ import annotations
@@ -28,11 +33,11 @@ from pathlib import Path
 from ...errors import DataError
 from ...generation.types import Message
 from ...io import sha256_file
-from ...items import Item
+from ...items import Item, rotate
 from ...prompts import Prompt
 from ...sampling import seeded_order, seeded_subset
 from ..contexts import RenderOutput
-from .adapters import ADAPTERS
+from .adapters import ADAPTERS, OPTION_LETTERS
 from .config import SemanticQAConfig
 from .templates import PLACEHOLDER, shot_variant, template_path
 
@@ -72,6 +77,19 @@ def taxonomy_exemplars(item: Item, k: int) -> tuple[str, tuple[str, ...]]:
 
 def fill(template: str, values: dict[str, str]) -> str:
     return PLACEHOLDER.sub(lambda m: values[m.group(1)], template)
+
+
+def rotated_context(item: Item, rotation: int) -> str | None:
+    """The item's context with its options line showing the options in rotation `rotation`;
+    None when the context does not end with the released options line (it cannot be rotated)."""
+    line = ADAPTERS[item.task].options_line
+    context = str(item.fields.get("context", ""))
+    if line is None:
+        return None
+    released = line.format(**dict(zip(OPTION_LETTERS, item.choices)))
+    if not context.endswith(released):
+        return None
+    return context[: len(context) - len(released)] + line.format(**dict(zip(OPTION_LETTERS, rotate(item.choices, rotation))))
 
 
 def render(tasks: dict[str, list[Item]], config: SemanticQAConfig, raw_dir: Path) -> RenderOutput:
@@ -142,6 +160,19 @@ def render(tasks: dict[str, list[Item]], config: SemanticQAConfig, raw_dir: Path
                     messages=(Message("user", fill(text, values)),),
                     template_id=template_id, template_hash=digest, exemplar_ids=exemplar_ids,
                 ))
+                if adapter.kind != "mcq" or not config.generate.rotates(setting) or "context" not in names:
+                    continue
+                for rotation in range(1, len(item.choices)):
+                    context = rotated_context(item, rotation)
+                    if context is None:
+                        output.leave_out(f"{setting} option rotations: the context does not end with the options line",
+                                         {"task": task, "item_id": item.item_id})
+                        break
+                    output.add(Prompt(
+                        benchmark=BENCHMARK, task=task, setting=setting, item_id=item.item_id, language=item.language,
+                        messages=(Message("user", fill(text, {**values, "context": context})),),
+                        template_id=template_id, template_hash=digest, exemplar_ids=exemplar_ids, rotation=rotation,
+                    ))
     if cfg.lce_exemplars == "taxonomy":
         output.notes.append(
             "collocation_extraction exemplars follow the authors' code: the first k example collocations of the "

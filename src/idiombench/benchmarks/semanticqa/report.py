@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ...report import option_order
 from ...report.tables import Cell, CellRef, Figure, Section, Table
 from .adapters import ADAPTERS
 from .aggregate import PRIMARY, setting_order
@@ -216,6 +217,22 @@ def scaling_table(ctx: Any) -> Table | None:
                  caption="Mean and population standard deviation over class combinations. Percent.")
 
 
+def option_order_entries(ctx: Any) -> list[option_order.Entry]:
+    entries = []
+    for model in sorted(ctx.metrics):
+        for setting, body in sorted(ctx.metrics[model].get("settings", {}).items(), key=lambda s: setting_order(s[0])):
+            for task, counts in sorted(body.get("counts", {}).items()):
+                if isinstance(counts, dict) and counts.get("option_order"):
+                    entries.append(option_order.Entry(model, ctx.display_name(model), f"{ADAPTERS[task].code} {setting}",
+                                                      body["metrics"][task], counts["option_order"], f"{setting}/{task}/"))
+    return entries
+
+
+def released_mode(ctx: Any) -> bool:
+    return any(body.get("provenance", {}).get("score_options", {}).get("compatibility") == "released"
+               for body in ctx.metrics.values())
+
+
 def figure(ctx: Any) -> Figure | None:
     import matplotlib
 
@@ -267,15 +284,23 @@ def report_section(ctx: Any) -> Section | None:
     scaling = scaling_table(ctx)
     if scaling is not None:
         tables.append(scaling)
+    entries = option_order_entries(ctx)
+    order_table = option_order.table("semanticqa_option_order", "SemanticQA IED and NCC: option-order robustness "
+                                     "(CircularEval; not in the paper)", entries)
+    tables += [order_table] if order_table is not None else []
     tables = [t for t in tables if t.rows]
     fig = figure(ctx)
+    order_figure = option_order.figure("semanticqa_option_order", "SemanticQA IED and NCC: picks by shown position",
+                                       entries, ctx.figures_dir) if order_table is not None else None
     notes = sorted({note for body in ctx.metrics.values() for note in body.get("provenance", {}).get("scoring_notes", [])})
     return Section(
         benchmark="semanticqa",
         title="SemanticQA",
         intro=["Twelve test sets (paper table 1), 0-, 3- and 5-shot with the released templates; metrics as in "
-               "paper §3.4 (docs/METRICS.md §3.2)."],
+               "paper §3.4 (docs/METRICS.md §3.2)."
+               + (" Scored with score.compatibility: released, the authors' released scorer's reading (the stored "
+                  "text; an empty response not scored; docs/METRICS.md §3.5)." if released_mode(ctx) else "")],
         tables=tables,
-        figures=[fig] if fig is not None else [],
+        figures=[f for f in (fig, order_figure) if f is not None],
         notes=notes,
     )

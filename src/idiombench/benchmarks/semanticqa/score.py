@@ -3,13 +3,15 @@
 One row per generation row, per setting; nothing is dropped. What each task kind scores:
 
 - mcq (IED, NCC) and label (LCC): `correct` = the parsed option letter / taxonomy label
-  equals the gold (accuracy, ACC);
+  equals the gold (accuracy, ACC); under an option rotation (the option-order pass) the letter
+  is read as the prompt showed the options and compared as the option it names; `position` is
+  the shown position picked;
 - extraction (IEE, LCE, NCE, VPE, LVE, VIE): `correct` = sequence-level exact match (ACC_s)
   of the parsed phrase with ANY reference after normalisation (parse.normalise_answer:
   `<think>` blocks and a leading `Answer:`/`Output:` label removed, NFKC, lower case,
   whitespace collapsed, surrounding quotes and punctuation stripped). A partial span does
   not count (`correct_strict`). `correct_released_code` also applies the containment
-  patterns of the authors' scorer (see RELEASED_CODE_PATTERNS); params
+  patterns of the authors' scorer (released.PATTERNS); params
   `score.extraction_match` says which one is `correct`;
 - interpretation (IEI, LCI, NCI): METEOR (primary), ROUGE-L F and BERTScore F1 of the
   parsed paraphrase, each the max over the item's references.
@@ -24,6 +26,10 @@ Settings named `<score.sequential.setting_prefix><k>-shot` are scored as sequent
 compositions when `score.sequential.enabled` (sequential.py): `extracted`,
 `extraction_correct`, and the second step in `parsed`/`correct` or the interpretation
 metrics.
+
+`score.compatibility: released` reads and compares every output as the authors' released
+scorer does instead (released.py): the stored text, stripped, no other reading; an empty
+response is not scored (main.py skips it) and is counted.
 
 Provenance columns (template_id, template_hash, exemplar_ids) come from the rendered
 prompts (results/prompts/semanticqa/<setting>.parquet) when they are there and their
@@ -43,35 +49,26 @@ import pandas as pd
 
 from ... import paths
 from ...errors import IdiombenchError
-from ...generation.types import item_context
+from ...generation.types import ItemContext, item_context
 from ...io import read_parquet
-from ...items import Item
+from ...items import OPTION_LETTERS, Item, released_position
 from ...parsing import LETTERS, ParseResult, clean_output, parse_letter
 from ...scoring.lexical import rouge_l_f
+from . import released
 from .adapters import ADAPTERS
 from .config import SemanticQAScore
 from .parse import normalise_answer, parse_interpretation, parse_output
 from .sequential import COMPOSITIONS, Composition, parse_two_parts
 
 BERTSCORE_ROLE = "bertscore_en"
-# The authors' exact-match scorer (semantic_qa/eval.py, compute_metric "exact-match") also counts
-# an output that CONTAINS the gold in one of these patterns (lower-cased, stripped).
-RELEASED_CODE_PATTERNS = (
-    " is {g}", "{g} this ", "{g} the ", "{g} it ", "{g} in ", "{g} explanation", "{g} is a noun compound",
-    "{g} refers to",
-)
 SORT_KEY = ["prompt_id", "pass", "sample_index"]
 COLUMNS = [
-    "prompt_id", "setting", "task", "code", "kind", "item_id", "pass", "sample_index", "composition",
+    "prompt_id", "setting", "task", "code", "kind", "item_id", "pass", "sample_index", "rotation", "position",
+    "n_options", "composition",
     "generation_error", "parsed", "ok", "flags", "gold", "correct", "correct_strict", "correct_released_code",
     "extracted", "extraction_correct", "n_references", "meteor", "rouge_l", "bertscore_f1",
     "template_id", "template_hash", "exemplar_ids",
 ]
-
-
-def released_code_match(text: str, gold: str) -> bool:
-    pred, g = text.strip().lower(), gold.strip().lower()
-    return pred == g or any(p.format(g=g) in pred for p in RELEASED_CODE_PATTERNS)
 
 
 def strict_match(value: str | None, references: Sequence[str]) -> bool:
@@ -133,7 +130,8 @@ def base_row(setting: str, g: dict[str, Any], item: Item, provenance: dict[str, 
     return {
         "prompt_id": g["prompt_id"], "setting": setting, "task": item.task, "code": adapter.code,
         "kind": adapter.kind, "item_id": item.item_id, "pass": g["pass"], "sample_index": int(g["sample_index"]),
-        "composition": None, "generation_error": text_or_none(g.get("error")), "parsed": None, "ok": False, "flags": [],
+        "rotation": int(g["rotation"]), "position": None,
+        "n_options": len(item.choices) if adapter.kind == "mcq" else None, "composition": None, "generation_error": text_or_none(g.get("error")), "parsed": None, "ok": False, "flags": [],
         "gold": item.answer if item.answer is not None else (item.references[0] if adapter.kind == "extraction"
                                                               and item.references else None),
         "correct": None, "correct_strict": None, "correct_released_code": None,
@@ -155,10 +153,20 @@ def as_float(flag: bool) -> float:
     return 1.0 if flag else 0.0
 
 
-def score_atomic(row: dict[str, Any], item: Item, text: str, setting: str, cfg: SemanticQAScore,
+def option_picked(context: ItemContext, letter: Any) -> tuple[int | None, Any]:
+    """(the shown position of an option letter read from the output, the letter the item
+    released that option under); a value that is no option letter is returned as it is."""
+    n = len(context.choices)
+    if letter not in OPTION_LETTERS[:n]:
+        return None, letter
+    shown = OPTION_LETTERS.index(letter)
+    return shown, OPTION_LETTERS[released_position(shown, context.rotation, n)]
+
+
+def score_atomic(row: dict[str, Any], item: Item, context: ItemContext, text: str, cfg: SemanticQAScore,
                  jobs: list[InterpretationJob], index: int) -> None:
-    kind = row["kind"]
-    parsed: ParseResult = parse_output(item_context(item, setting), text)
+    kind, setting = row["kind"], context.setting
+    parsed: ParseResult = parse_output(context, text)
     row["parsed"] = None if parsed.value is None else str(parsed.value)
     row["ok"] = parsed.ok
     row["flags"] = list(parsed.flags)
@@ -173,14 +181,65 @@ def score_atomic(row: dict[str, Any], item: Item, text: str, setting: str, cfg: 
         row["flags"].append("no_gold")
         return
     if kind in ("mcq", "label"):
-        row["correct"] = as_float(usable and parsed.value == item.answer)
+        value = parsed.value
+        if kind == "mcq":
+            row["position"], value = option_picked(context, value)
+        row["correct"] = as_float(usable and value == item.answer)
         return
     strict = usable and strict_match(row["parsed"], item.references)
     cleaned, _ = clean_output(text)
-    released = strict or any(released_code_match(cleaned, ref) for ref in item.references)
+    released_code = strict or any(released.exact_match(cleaned, ref) for ref in item.references)
     row["correct_strict"] = as_float(strict)
-    row["correct_released_code"] = as_float(released)
+    row["correct_released_code"] = as_float(released_code)
     row["correct"] = row["correct_released_code"] if cfg.extraction_match == "released_code" else row["correct_strict"]
+
+
+def score_atomic_released(row: dict[str, Any], item: Item, context: ItemContext, text: str,
+                          jobs: list[InterpretationJob], index: int) -> None:
+    """compatibility: released: the authors' compute_metric on the stored text (released.py); under
+    an option rotation, against the gold letter as the prompt showed it."""
+    kind, adapter, setting = row["kind"], ADAPTERS[item.task], context.setting
+    row["parsed"], row["ok"], row["flags"] = text.strip(), True, ["released_reading"]
+    if item.meta.get("no_gold"):
+        row["flags"].append("no_gold")
+        return
+    if kind == "interpretation":
+        jobs.append(InterpretationJob(setting, index, row["parsed"], tuple(item.references)))
+        return
+    gold = str(item.fields.get(adapter.gold_field, item.answer or ""))
+    if kind == "mcq":
+        gold_text = str(item.fields.get(gold, "")) if item.task in released.TEXT_MATCH_TASKS else None
+        row["correct"] = as_float(released.mcq_accuracy(text, context.answer or gold, gold_text))
+        row["position"], _ = option_picked(context, parse_output(context, text).value)
+    elif kind == "label":
+        row["correct"] = as_float(released.label_accuracy(text, gold))
+    else:
+        row["correct_strict"] = as_float(strict_match(parse_extraction_value(item, setting, text), item.references))
+        row["correct_released_code"] = row["correct"] = as_float(released.exact_match(text, gold))
+
+
+def parse_extraction_value(item: Item, setting: str, text: str) -> str | None:
+    parsed = parse_output(item_context(item, setting), text)
+    return None if parsed.value is None else str(parsed.value)
+
+
+def score_sequential_released(row: dict[str, Any], item: Item, text: str, setting: str, comp: Composition | None,
+                              jobs: list[InterpretationJob], index: int) -> None:
+    """compatibility: released: the authors' `*-extract-and-*` metrics (released.py)."""
+    if comp is None:
+        row["flags"] = ["no_sequential_composition"]
+        return
+    row["composition"], row["flags"], row["ok"] = comp.name, ["released_reading"], True
+    extracted, second = released.sequential_parts(text, comp)
+    gold_phrase = item.fields.get(comp.phrase_field)
+    row["gold"] = gold_phrase
+    row["extracted"] = extracted
+    row["extraction_correct"] = released.phrase_match(extracted, str(gold_phrase or ""))
+    row["parsed"] = second
+    if comp.second == "judgement":
+        row["correct"] = as_float(released.option_match(item.task, second, item.answer or ""))
+        return
+    jobs.append(InterpretationJob(setting, index, second.strip() or None, tuple(item.references)))
 
 
 def score_sequential(row: dict[str, Any], item: Item, text: str, setting: str, comp: Composition | None,
@@ -225,10 +284,21 @@ def score_rows(ctx: Any, cfg: SemanticQAScore, prompts_dir: Path | None = None) 
         out: list[dict[str, Any]] = []
         for g in records:
             item = find_item(ctx.items, setting, g)
+            context = item_context(item, setting, int(g["rotation"]))
             row = base_row(setting, g, item, provenance.get(g["prompt_id"]))
             text = text_or_none(g.get("text")) or ""
             index = len(out)
             out.append(row)
+            if cfg.compatibility == "released" and row["generation_error"] is None:
+                if released.empty_response(text):  # main.py skips it: not scored, not in the denominator
+                    row["flags"] = [released.EMPTY_FLAG]
+                    comp = COMPOSITIONS.get(item.task) if sequential else None
+                    row["composition"] = comp.name if comp else None
+                elif sequential:
+                    score_sequential_released(row, item, text, setting, COMPOSITIONS.get(item.task), scored.jobs, index)
+                else:
+                    score_atomic_released(row, item, context, text, scored.jobs, index)
+                continue
             if row["generation_error"] is not None:
                 row["flags"] = ["generation_failed"]
                 if sequential:
@@ -249,7 +319,7 @@ def score_rows(ctx: Any, cfg: SemanticQAScore, prompts_dir: Path | None = None) 
             if sequential:
                 score_sequential(row, item, text, setting, COMPOSITIONS.get(item.task), scored.jobs, index)
             else:
-                score_atomic(row, item, text, setting, cfg, scored.jobs, index)
+                score_atomic(row, item, context, text, cfg, scored.jobs, index)
         scored.rows[setting] = out
     return scored
 
@@ -328,6 +398,9 @@ def to_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
         frame[name] = frame[name].astype("float64")
     frame["n_references"] = frame["n_references"].astype("Int64")
     frame["sample_index"] = frame["sample_index"].astype("int32")
+    frame["rotation"] = frame["rotation"].astype("int32")
+    frame["position"] = frame["position"].astype("float64")
+    frame["n_options"] = frame["n_options"].astype("Int64")
     frame["ok"] = frame["ok"].astype(bool)
     frame["extraction_correct"] = frame["extraction_correct"].astype("boolean")
     return frame
@@ -337,9 +410,13 @@ def score(ctx: Any, prompts_dir: Path | None = None) -> dict[str, pd.DataFrame]:
     cfg: SemanticQAScore = ctx.config.score
     scored = score_rows(ctx, cfg, prompts_dir)
     interpretation_metrics(scored, cfg, ctx.scorers, ctx.notes)
-    failures = {s: sum(1 for r in rows if r["generation_error"] is not None) for s, rows in scored.rows.items()}
-    for setting, n in sorted(failures.items()):
-        if n:
-            ctx.notes.append(f"{setting}: {n} failed generation(s) scored as wrong")
+    for setting, rows in sorted(scored.rows.items()):
+        empty = sum(1 for r in rows if released.EMPTY_FLAG in r["flags"])
+        failed = sum(1 for r in rows if r["generation_error"] is not None)
+        if failed:
+            ctx.notes.append(f"{setting}: {failed} failed generation(s) scored as wrong")
+        if empty:
+            ctx.notes.append(f"{setting}: {empty} empty response(s) not scored (compatibility released: the authors' "
+                             "main.py skips an empty response, so it is not in the denominator)")
     return {setting: to_frame(rows) for setting, rows in scored.rows.items()}
 

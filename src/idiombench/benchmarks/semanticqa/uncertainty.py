@@ -6,7 +6,8 @@ weighted-F1 of LCC from per-resample confusion counts, with one label set per (s
 for every model (the gold labels and every model's recognised predictions: a label a model
 never predicts still counts, as it does in the aggregate when it is a gold label); METEOR,
 ROUGE-L, BERTScore = mean of the column over the rows with a gold. Sequential settings have no
-estimands (their tables show no interval).
+estimands (their tables show no interval). The option-order pass's cells of IED and NCC
+(scoring/option_order.py) resample items, each with its rotations.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from ... import statistics as st
+from ...scoring import option_order
 from .adapters import ADAPTERS
 from .aggregate import INTERPRETATION_COLUMNS, MAIN_PASS, PRIMARY, recognised_label
 from .score import sequential_setting
@@ -48,6 +50,11 @@ def estimands(ctx: Any) -> dict[str, dict[str, st.Estimand]]:
     out: dict[str, dict[str, st.Estimand]] = {}
     for model, frames in main.items():
         mine = out.setdefault(model, {})
+        for setting in sorted(frames):
+            for task, group in sorted(ctx.scores[model][setting].groupby("task")):
+                rotated = option_order.pass_rows(group)
+                if rotated is not None:
+                    mine.update(option_order.estimands(rotated, f"{setting}/{task}/"))
         for setting, frame in sorted(frames.items()):
             for task, group in sorted(frame.groupby("task")):
                 kind = ADAPTERS[task].kind

@@ -3,7 +3,13 @@
 - oracle:   answers with the gold (the item's answer, else its first reference);
 - echo:     returns the item's input (e.g. the scrambled idiom);
 - random:   a uniformly drawn label (classification tasks only), seeded per request;
-- majority: the task's most frequent gold label (classification tasks only).
+- majority: the task's most frequent gold label (classification tasks only); on a choice task,
+            the option at the position the gold holds most often, so under the option-order
+            pass (docs/METRICS.md#7-option-order-robustness) it is the fixed-position picker:
+            it picks the same shown position under every rotation (position bias 1.0).
+
+Label spaces (and so majority's position) come from the prompts as released (rotation 0):
+the rotations of the option-order pass spread the gold over every position.
 
 A task is *classification* when its benchmark says so (`Benchmark.classification_tasks`,
 a set of task names) or, when it says nothing, when every item has options (`choices`)
@@ -137,7 +143,8 @@ class ReferenceBackend:
             return
         by_task: dict[tuple[str, str], dict[str, ItemContext]] = {}
         for request in requests:
-            by_task.setdefault((request.item.benchmark, request.item.task), {})[request.item.item_id] = request.item
+            if request.item.rotation == 0:
+                by_task.setdefault((request.item.benchmark, request.item.task), {})[request.item.item_id] = request.item
         self.spaces = {
             (benchmark, task): label_space(
                 [items[i] for i in sorted(items)], classification_declared(self.hooks, benchmark, task)

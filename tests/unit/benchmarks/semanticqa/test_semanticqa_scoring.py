@@ -18,7 +18,8 @@ import pytest
 from idiombench.benchmarks.registry import paper_roles
 from idiombench.benchmarks.semanticqa import BENCHMARK
 from idiombench.benchmarks.semanticqa.aggregate import f1_scores
-from idiombench.benchmarks.semanticqa.score import released_code_match, strict_match
+from idiombench.benchmarks.semanticqa.released import exact_match as released_code_match
+from idiombench.benchmarks.semanticqa.score import strict_match
 from idiombench.benchmarks.semanticqa.sequential import COMPOSITIONS, parse_two_parts
 from idiombench.config import load_params
 from idiombench.errors import IdiombenchError
@@ -85,7 +86,7 @@ def generations(outputs: dict[tuple[str, str], str | None], setting: str = "0-sh
     for (task, item_id), text in outputs.items():
         rows.append({
             "prompt_id": f"semanticqa/{task}/{setting}/{item_id}", "benchmark": "semanticqa", "task": task,
-            "setting": setting, "item_id": item_id, "prompt_hash": "h" * 16, "pass": "main", "sample_index": 0,
+            "setting": setting, "item_id": item_id, "prompt_hash": "h" * 16, "pass": "main", "sample_index": 0, "rotation": 0,
             "text": text or "", "prompt_tokens": None, "completion_tokens": None,
             "finish_reason": "error" if text is None else "stop",
             "error": "backend failed" if text is None else None, "request_key": f"k-{task}-{item_id}",
@@ -404,3 +405,22 @@ def test_lcc_f1_counts_what_accuracy_counts(params):
     _, body, _ = run(params, {"0-shot": generations(outputs)}, items=items, config=strict)
     lcc = body["settings"]["0-shot"]["metrics"]["collocation_categorization"]
     assert lcc == {"ACC": 0.0, "macro-F1": 0.0, "micro-F1": 0.0, "weighted-F1": 0.0}
+
+
+def test_the_released_reading_is_the_authors_compute_metric() -> None:
+    """compatibility: released (released.py), case by case as semantic_qa/eval.py's compute_metric reads."""
+    from idiombench.benchmarks.semanticqa import released
+    from idiombench.benchmarks.semanticqa.sequential import COMPOSITIONS
+
+    assert released.mcq_accuracy(" B ", "B", None) and released.mcq_accuracy("B: Compositional", "B", None)
+    assert not released.mcq_accuracy("Output: B", "B", None) and not released.mcq_accuracy("(B)", "B", None)
+    assert released.mcq_accuracy("compositional", "B", "Compositional")  # NCC: the gold text, any case
+    assert not released.mcq_accuracy("Compositional", "B", None)  # IED: main.py passes no record
+    assert released.label_accuracy("Magn ", "Magn") and not released.label_accuracy("Magn **Explanation:** x", "Magn")
+    assert released.exact_match("The idiom is Spill the beans", "spill the beans")
+    assert not released.exact_match("“spill the beans”", "spill the beans")  # no normalisation of quotes
+    judgement = COMPOSITIONS["idiom_detection"]
+    assert released.sequential_parts('{"extracted_idiom": "Poison Pill ", "option": "a"}', judgement) == ("Poison Pill ", "a")
+    assert released.phrase_match("Poison Pill ", "poison pill") and released.option_match("idiom_detection", "a", "A")
+    assert released.sequential_parts("Extracted Idiom: x\nOption: B", judgement) == ("x", "B")
+    assert released.empty_response(" \n") and not released.empty_response("B")
