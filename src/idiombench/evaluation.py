@@ -18,6 +18,7 @@ stage of the static DAG has an explicit, truthful output.
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -51,12 +52,13 @@ def applies(params: Params, model: str, benchmark: str) -> str | None:
     return None
 
 
-def load_items(benchmark: str, processed_dir: Path | None = None) -> dict[str, dict[str, Item]]:
-    """task -> item_id -> Item, from the built Parquet files."""
+def load_items(benchmark: str, processed_dir: Path | None = None,
+               only: Collection[str] | None = None) -> dict[str, dict[str, Item]]:
+    """task -> item_id -> Item, from the built Parquet files (only the ids in `only`, given)."""
     directory = processed_dir or paths.processed_dir(benchmark)
     out: dict[str, dict[str, Item]] = {}
     for path in sorted(directory.glob("*.parquet")):
-        items = read_items(path)
+        items = read_items(path, only)
         out[path.stem] = {item.item_id: item for item in items}
     if not out:
         raise IdiombenchError(f"{directory} holds no built items: run `idiombench build {benchmark}` first")

@@ -270,6 +270,11 @@ def read_parquet(path: str | os.PathLike[str], schema: pa.Schema | None = None, 
     return table
 
 
+def parquet_rows(path: str | os.PathLike[str], *, what: str = "") -> int:
+    """The number of rows of a Parquet file (its footer only); unreadable is a one-line DataError."""
+    return int(_parquet(path, what, lambda: pq.read_metadata(path).num_rows))
+
+
 def read_parquet_schema(path: str | os.PathLike[str], *, what: str = "") -> pa.Schema:
     """The schema of a Parquet file (its footer only); unreadable is a one-line DataError."""
     return _parquet(path, what, lambda: pq.read_schema(path))

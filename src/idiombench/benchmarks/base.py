@@ -13,10 +13,11 @@ from ..data.manifest import FileSpec
 from .. import paths
 from ..io import staged_directory, write_json
 from ..items import Item, write_items
+from .contexts import ItemView
 
 if TYPE_CHECKING:
     from ..scoring.provenance import PaperRole
-    from .contexts import PlotSpec
+    from .contexts import HumanLabels, PlotSpec
 
 MAX_EXAMPLES = 10
 
@@ -115,6 +116,12 @@ class Benchmark(ABC):
     # configured by its params section's `attention` (with `enabled` and `models`), and the
     # hooks attention_prompts + attention_summary
     attention_diagnostics: ClassVar[bool] = False
+    # how its scored rows appear as items in MLflow (a trace each: metrics, filter tags, parsed
+    # answer); the default shows every numeric column as a metric and the generic tags only
+    item_view: ClassVar[ItemView] = ItemView()
+    # labels a person gives items in the MLflow UI, which `idiombench labels pull` writes into
+    # the annotation file an analysis of it reads (None: it reads none)
+    human_labels: ClassVar[HumanLabels | None] = None
 
     @abstractmethod
     def file_specs(self, config: Any) -> list[FileSpec]:
