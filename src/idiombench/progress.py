@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 import time
 from types import TracebackType
-from typing import IO, Any
+from typing import IO
 
 
 class Progress:
@@ -66,24 +66,6 @@ class Progress:
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
                  traceback: TracebackType | None) -> None:
         self.close()
-
-
-class Silent(Progress):
-    """A Progress that shows nothing (the default where a caller passes none)."""
-
-    def __init__(self, total: int = 0, desc: str = "", **_: Any) -> None:
-        self.desc, self.unit, self.total = desc, "item", total
-        self._count = 0
-        self._initial = 0
-
-    def update(self, n: int = 1) -> None:
-        self._count += n
-
-    def set_postfix_str(self, text: str) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
 
 def _is_terminal(stream: IO[str]) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -150,6 +150,12 @@ class Benchmark(ABC):
     @abstractmethod
     def prediction_metrics(self, body: dict[str, Any], task: str | None, setting: str) -> dict[str, Any]:
         """The headline metrics of one task and setting, for `evaluate-predictions`."""
+
+    def score_chunks(self, ctx: Any) -> Iterator[tuple[str, Any]]:
+        """The score tables as (setting, DataFrame) chunks, a setting's chunks contiguous and in
+        order (the score stage writes each as it comes: memory holds one chunk). By default each
+        setting's whole table from `score`; a benchmark with long settings scores them in chunks."""
+        yield from sorted(self.score(ctx).items())
 
     def scores_setting(self, config: Any, setting: str) -> bool:
         """Whether `setting` is one its score stage produces under `config` (evaluate-predictions

@@ -56,6 +56,10 @@ class OrderProbe(Benchmark):
         """Per generation row: Recovery, S_Acc and its components, S_Logic, S_Info (score.py)."""
         return _score.score(ctx)
 
+    def score_chunks(self, ctx: Any) -> Any:
+        """The same, in chunks of generation rows (score.CHUNK_ROWS): bounded memory on long settings."""
+        return _score.score_ctx_chunks(ctx)
+
     def aggregate(self, ctx: Any) -> dict[str, Any]:
         """The metrics JSON: table 3 per setting, breakdowns, provenance (aggregate.py)."""
         return _aggregate.aggregate(ctx)
