@@ -117,6 +117,13 @@ class Browser:
             if (!inner.length) return false;
             inner[0].click(); return true; }})()"""))
 
+    def tidy(self) -> None:
+        """Close what MLflow's UI opens over the page on a first visit: its assistant panel and hints."""
+        self.click_text("Got it")
+        self.evaluate("""[...document.querySelectorAll('button[aria-label=Close]')].filter(
+            b => (b.closest('aside, section, div[class*=panel], div') || document.body).innerText.includes('MLflow Assistant')
+        ).slice(0, 1).forEach(b => b.click())""")
+
     def screenshot(self, path: Path) -> Path:
         data = self.call("Page.captureScreenshot", format="png")["data"]
         path.write_bytes(base64.b64decode(data))

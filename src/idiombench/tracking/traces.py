@@ -39,6 +39,7 @@ import json
 import math
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,8 +57,9 @@ SCOPE_TAG = "idiombench.scope"  # "<benchmark>/<model>/<setting>": the traces of
 DIGEST_TAG = "idiombench.digest"
 ROW_KEYS = ("prompt_id", "pass", "sample_index")
 BATCH = 200  # traces per log_spans call
+SERVER_REQUESTS = 4  # trace infos sent to a tracking server at once
 PREVIEW_CHARS = 1000
-SEARCH_PAGE = 1000
+SEARCH_PAGE = 500  # the most an mlflow server returns per page
 # score-table columns that identify a row or repeat the item: never metrics
 STRUCTURAL = frozenset({"prompt_id", "task", "setting", "item_id", "pass", "sample_index", "n_references"})
 
@@ -432,13 +434,17 @@ def sync_traces(client: Any, experiment_id: str, run_id: str, scope: str, rows: 
         todo.append(row)
     now_ms = int(time.time() * 1000)
     order = {trace_id(row): position for position, row in enumerate(rows)}
-    for batch in _batches(todo, BATCH):  # the UI lists newest first: a row's time keeps the table's order
-        entities = [_entities(row, experiment_id, run_id, scope, now_ms - order[trace_id(row)]) for row in batch]
-        for info, _ in entities:  # infos first: a trace created by log_spans would make start_trace merge
-            tracing.start_trace(info)
-        tracing.log_spans(experiment_id, [span for _, span in entities])
-        counts.written += len(batch)
-        progress.update(len(batch))
+    # A tracking server takes several requests at once (its workers, the database's own locking);
+    # a local SQLite file is written by one connection at a time.
+    remote = str(client.tracking_uri).startswith(("http://", "https://"))
+    with ThreadPoolExecutor(max_workers=SERVER_REQUESTS if remote else 1) as pool:
+        for batch in _batches(todo, BATCH):  # the UI lists newest first: a row's time keeps the table's order
+            entities = [_entities(row, experiment_id, run_id, scope, now_ms - order[trace_id(row)]) for row in batch]
+            # infos first: a trace that log_spans created would make start_trace take its slower merge path
+            list(pool.map(tracing.start_trace, [info for info, _ in entities]))
+            tracing.log_spans(experiment_id, [span for _, span in entities])
+            counts.written += len(batch)
+            progress.update(len(batch))
     stale = sorted(set(existing) - set(wanted))
     counts.deleted_with_human_feedback = sum(
         any(a.source.source_type == "HUMAN" and a.feedback is not None for a in existing[tid].assessments)
