@@ -60,6 +60,7 @@ BATCH = 200  # traces per log_spans call
 SERVER_REQUESTS = 4  # trace infos sent to a tracking server at once
 PREVIEW_CHARS = 1000
 SEARCH_PAGE = 500  # the most an mlflow server returns per page
+RECORDS_AT_ONCE = 20_000  # score rows turned into Python records at a time
 # score-table columns that identify a row or repeat the item: never metrics
 STRUCTURAL = frozenset({"prompt_id", "task", "setting", "item_id", "pass", "sample_index", "n_references"})
 
@@ -90,10 +91,6 @@ class SyncCounts:
     deleted_with_human_feedback: int = 0
     assessments_removed: int = 0
     not_traced: int = 0  # rows left out of a sample (in the item table only)
-
-    def add(self, other: SyncCounts) -> None:
-        for name in vars(self):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
 @dataclass
@@ -207,18 +204,20 @@ def setting_rows(benchmark: str, model: str, setting: str, view: ItemView, items
     joined = joined.drop(columns="_merge").merge(prompts, on="prompt_id", how="left", suffixes=("", "_prompt"))
     metrics = view_metrics(view, list(scores.columns), scores.dtypes.to_dict())
     answer_column = next((c for c in view.answer if c in scores.columns), None)
-    records = joined.to_dict("records")
-    units = _sampled_units(records, items, view, sample, benchmark, setting, seed)
+    units = _sampled_units(joined, items, view, sample, benchmark, setting, seed)
     rows, table_rows = [], []
-    for record in records:
-        item = items.get(record["task"], {}).get(record["item_id"])
-        if item is None:
-            raise DataError(scores_path, f"item {record['task']}/{record['item_id']} is not among the built items",
-                            expected="scores of the current build (rerun render, generate and score)")
-        row = _item_row(benchmark, model, setting, record, item, view, metrics, answer_column, roles, prompts_path)
-        table_rows.append(_table_row(row))
-        if units is None or record["item_id"] in units:
-            rows.append(row)
+    for start in range(0, len(joined), RECORDS_AT_ONCE):  # a slice at a time: a setting can have 500,000 rows
+        for record in joined.iloc[start:start + RECORDS_AT_ONCE].to_dict("records"):
+            item = items.get(record["task"], {}).get(record["item_id"])
+            if item is None:
+                raise DataError(scores_path, f"item {record['task']}/{record['item_id']} is not among the built items",
+                                expected="scores of the current build (rerun render, generate and score)")
+            traced = units is None or record["item_id"] in units
+            row = _item_row(benchmark, model, setting, record, item, view, metrics, answer_column, roles,
+                            prompts_path if traced else None)
+            table_rows.append(_table_row(row))
+            if traced:
+                rows.append(row)
     table = pd.DataFrame(table_rows)
     strata: dict[str, int] = defaultdict(int)
     for row in rows:
@@ -226,16 +225,17 @@ def setting_rows(benchmark: str, model: str, setting: str, view: ItemView, items
     return SettingRows(rows, table, sampled=units is not None, strata=dict(sorted(strata.items())))
 
 
-def _sampled_units(records: list[dict[str, Any]], items: Mapping[str, Mapping[str, Item]], view: ItemView,
+def _sampled_units(joined: pd.DataFrame, items: Mapping[str, Mapping[str, Item]], view: ItemView,
                    sample: int | None, benchmark: str, setting: str, seed: int) -> set[str] | None:
     """The item ids traced under `sample` (None: all): a seeded draw stratified by the view's
     strata; an item's rows (its consistency samples) are traced together."""
+    if sample is None or sample >= joined["item_id"].nunique():
+        return None
+    columns = ["task", "item_id", *[t for t in view.strata if t in joined.columns]]
     units: dict[str, tuple[str, ...]] = {}
-    for record in records:
+    for record in joined[columns].drop_duplicates("item_id").to_dict("records"):
         item = items.get(record["task"], {}).get(record["item_id"])
         units[record["item_id"]] = tuple(str(_stratum_value(t, record, item)) for t in view.strata)
-    if sample is None or sample >= len(units):
-        return None
     by_stratum: dict[tuple[str, ...], list[str]] = defaultdict(list)
     for unit, stratum in units.items():
         by_stratum[stratum].append(unit)
@@ -251,14 +251,17 @@ def _stratum_value(tag: str, record: Mapping[str, Any], item: Item | None) -> An
 
 
 def _item_row(benchmark: str, model: str, setting: str, record: dict[str, Any], item: Item, view: ItemView,
-              metrics: list[ItemMetric], answer_column: str | None, roles: Mapping[str, Any], prompts_path: Any) -> ItemRow:
+              metrics: list[ItemMetric], answer_column: str | None, roles: Mapping[str, Any],
+              prompts_path: Any | None) -> ItemRow:
     text = record.get("text") if isinstance(record.get("text"), str) else ""
     error = _text(record.get("error"))
     failed = bool(error)
     parse_ok = _plain(record.get(view.parse_ok)) if view.parse_ok and view.parse_ok in record else None
     sample_index = int(record["sample_index"])
     key = f"{benchmark}/{model}/{setting}/{record['prompt_id']}/{record['pass']}/{sample_index}"
-    messages = _messages(prompts_path, record["messages"]) if isinstance(record.get("messages"), str) else []
+    # the prompt of a traced row (prompts_path None: a row only in the item table)
+    messages = (_messages(prompts_path, record["messages"])
+                if prompts_path is not None and isinstance(record.get("messages"), str) else [])
     inputs: dict[str, Any] = {"item_id": item.item_id, "task": item.task, "pass": record["pass"],
                               "sample_index": sample_index, "input": item.input}
     if item.choices:
