@@ -10,6 +10,11 @@ the file's sha256). Runs carry MLflow's own source tags (`mlflow.source.git.comm
 and the parent is linked to an external logged model named after the model, for the
 Models column.
 
+Every scored row of a setting is a trace in that setting's run (tracking/traces.py: inputs,
+output, reference, one assessment per item-level metric, filter tags), and the run's
+`items/<setting>.parquet` artifact holds every row; params `tracking.traces` (off: no trace is
+logged or removed; `sample`: a stratified draw of items).
+
 A run is found again by its key tag (`idiombench.key`: "<benchmark>/<model>" for the
 parent, "<benchmark>/<model>/<setting>" for a child): re-tracking the same results
 updates that run (metrics, tags, artifacts) instead of adding a duplicate. When the run's
@@ -36,11 +41,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+import pyarrow as pa
+
 from .. import paths
 from ..params_schema import Params
 from ..errors import IdiombenchError
 from ..evaluation import SCORED, load_items
-from ..io import parquet_rows, read_json_object, read_parquet, sha256_file, write_json
+from ..io import parquet_rows, read_json_object, read_parquet, sha256_file, write_json, write_parquet
 from ..benchmarks.registry import get_benchmark
 from ..environment import environment_info
 from ..redact import scrub
@@ -264,7 +271,8 @@ def _track_setting(client: Any, experiment_id: str, parent_id: str, params: Para
         artifacts = _artifacts(benchmark, model, setting, Path(staging), shared)
         if traced is not None:
             (artifacts / "items").mkdir(exist_ok=True)
-            traced.pop("table").to_parquet(artifacts / "items" / f"{setting}.parquet", index=False)
+            write_parquet(artifacts / "items" / f"{setting}.parquet",
+                          pa.Table.from_pandas(traced.pop("table"), preserve_index=False))
         client.log_artifacts(run_id, str(artifacts))
     client.set_terminated(run_id)
     return {"run_id": run_id, "metrics": len(metrics), "datasets": len(inputs),
