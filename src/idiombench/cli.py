@@ -402,6 +402,46 @@ def track(
         f"store: {'MLFLOW_TRACKING_URI' if tracking_uri() != 'sqlite:///mlflow.db' else 'sqlite:///mlflow.db'}; "
         f"browse (after `mlflow ui`): {record['ui']}"
     )
+    for key, run in record["runs"].items():
+        traced = run.get("traces")
+        if traced:
+            console.print(
+                f"track {key}: {traced['traced']:,} of {traced['rows']:,} rows traced"
+                + (" (a sample: every row is in the run's items/ artifact)" if traced["sampled"] else "")
+                + f" ({traced['written']:,} written, {traced['unchanged']:,} unchanged, {traced['deleted']:,} deleted"
+                + (f", {traced['deleted_with_human_feedback']:,} of them with human feedback" if traced["deleted_with_human_feedback"] else "")
+                + f"); items: {run['items_ui']}"
+            )
+
+
+labels_app = typer.Typer(no_args_is_help=True, help="Human labels given to items in the MLflow UI.")
+app.add_typer(labels_app, name="labels")
+
+
+@labels_app.command("pull")
+@user_errors
+def labels_pull(
+    benchmark: BenchmarkArg,
+    model: ModelOption,
+    params: ParamsOption = DEFAULT_PARAMS,
+    out: Annotated[Path | None, typer.Option(help="The annotation file (default: the one the benchmark's params "
+                                             "name, e.g. benchmarks.g-idiomalign.attention.annotations).")] = None,
+) -> None:
+    """Write the labels people gave a model's items in the MLflow UI (human feedback on its traces)
+    into the benchmark's annotation file; the stages that read it rerun (DVC, Snakemake)."""
+    from .tracking.labels import pull
+    from .tracking.mlflow_runs import tracking_uri
+
+    _check_benchmark(benchmark)
+    loaded = load_params(params)
+    _check_model(loaded, model, params)
+    summary = pull(loaded, benchmark, model, tracking_uri(), out)
+    console.print(
+        f"labels pull {benchmark} {model}: {summary['labelled']:,} labelled of {summary['traces']:,} traces"
+        + (f" ({summary['conflicts']:,} with labellers disagreeing: the latest label stands)" if summary["conflicts"] else "")
+        + (f"; {summary['ignored']:,} labels on other passes or samples ignored" if summary["ignored"] else "")
+        + f" -> {summary['file']} ({summary['rows']:,} rows)"
+    )
 
 
 @app.command()

@@ -94,6 +94,13 @@ def score_deps(benchmark: str) -> list[str]:
     return [PACKAGE_DIR, SCORING_DIR]
 
 
+def track_deps(model: str, benchmark: str) -> list[str]:
+    """A track job logs the metrics as runs and every scored row as a trace: its scores, the
+    generations (the outputs), the prompts and the items (inputs and references)."""
+    return [f"results/metrics/{benchmark}/{model}.json", f"results/scores/{model}/{benchmark}",
+            f"results/generations/{model}", f"results/prompts/{benchmark}", f"data/processed/{benchmark}"]
+
+
 def code_folders() -> set[str]:
     """The source folders the stages depend on: the benchmark packages (and their prompts/
     folders), the scorers and the analysis code."""
@@ -304,8 +311,9 @@ stages:
       bench: ${{bench}}
     cmd:{model_cmd('track', '${item.bench}', '${item.model}', 4)}
     deps:
-      - results/metrics/${{item.bench}}/${{item.model}}.json
-      - results/scores/${{item.model}}/${{item.bench}}
+{_lines(track_deps("${item.model}", "${item.bench}"), 6)}
+    params:
+      - tracking
     outs:
       - results/tracking/${{item.bench}}/${{item.model}}.json
 {construct_stage}{attention_stage}

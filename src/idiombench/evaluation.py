@@ -18,6 +18,7 @@ stage of the static DAG has an explicit, truthful output.
 from __future__ import annotations
 
 import json
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +31,10 @@ from .benchmarks.contexts import AggregateContext, ScoreContext
 from .params_schema import Params
 from .errors import DataError, IdiombenchError
 from .generation.table import GENERATION_SCHEMA
-from .io import read_json, read_json_object, read_parquet, require_complete, staged_directory, write_json, write_parquet
+from .io import (ParquetAppender, parquet_rows, read_json, read_json_object, read_parquet, require_complete,
+                 staged_directory, write_json)
 from .items import Item, read_items
+from .progress import Progress
 from .redact import scrub
 
 SKIPPED = "skipped"
@@ -51,27 +54,52 @@ def applies(params: Params, model: str, benchmark: str) -> str | None:
     return None
 
 
-def load_items(benchmark: str, processed_dir: Path | None = None) -> dict[str, dict[str, Item]]:
-    """task -> item_id -> Item, from the built Parquet files."""
+def load_items(benchmark: str, processed_dir: Path | None = None,
+               only: Collection[str] | None = None) -> dict[str, dict[str, Item]]:
+    """task -> item_id -> Item, from the built Parquet files (only the ids in `only`, given)."""
     directory = processed_dir or paths.processed_dir(benchmark)
     out: dict[str, dict[str, Item]] = {}
     for path in sorted(directory.glob("*.parquet")):
-        items = read_items(path)
+        items = read_items(path, only)
         out[path.stem] = {item.item_id: item for item in items}
     if not out:
         raise IdiombenchError(f"{directory} holds no built items: run `idiombench build {benchmark}` first")
     return out
 
 
-def load_generations(model: str, benchmark: str, generations_dir: Path | None = None) -> dict[str, pd.DataFrame]:
-    """setting -> generations table of one model on one benchmark."""
+class GenerationTables(Mapping[str, pd.DataFrame]):
+    """setting -> generations table, each read when asked for and only the last one kept: a
+    benchmark that scores setting by setting holds one setting's generations at a time."""
+
+    def __init__(self, files: dict[str, Path]) -> None:
+        self.files = files
+        self._last: tuple[str, pd.DataFrame] | None = None
+
+    def __getitem__(self, setting: str) -> pd.DataFrame:
+        if self._last is None or self._last[0] != setting:
+            self._last = None  # the previous table is freed before the next one is read
+            frame = read_parquet(self.files[setting], GENERATION_SCHEMA, what="generations table").to_pandas()
+            self._last = (setting, frame)
+        return self._last[1]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.files)
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+    def rows(self) -> int:
+        return sum(parquet_rows(path, what="generations table") for path in self.files.values())
+
+
+def load_generations(model: str, benchmark: str, generations_dir: Path | None = None) -> GenerationTables:
+    """setting -> generations table of one model on one benchmark (read on access)."""
     root = require_complete(generations_dir or paths.generations_dir(model), paths.GENERATION_INFO,
                             how=f"run `idiombench generate --model {model}` first")
     directory = root / benchmark
     if not directory.is_dir():
         raise IdiombenchError(f"{directory} is missing: run `idiombench generate --model {model}` first")
-    return {path.stem: read_parquet(path, GENERATION_SCHEMA, what="generations table").to_pandas()
-            for path in sorted(directory.glob("*.parquet"))}
+    return GenerationTables({path.stem: path for path in sorted(directory.glob("*.parquet"))})
 
 
 def _make_scorers(params: Params) -> Any:
@@ -92,24 +120,48 @@ def run_score(params: Params, model: str, benchmark: str, out: Path | None = Non
             write_json(staging / "scoring_meta.json", meta)
             return meta
         bench = get_benchmark(benchmark)
+        generations = load_generations(model, benchmark)
         ctx = ScoreContext(
             params=params, model=model, benchmark=benchmark, config=params.benchmark(benchmark),
-            generations=load_generations(model, benchmark), items=load_items(benchmark),
-            scorers=_make_scorers(params),
+            generations=generations, items=load_items(benchmark), scorers=_make_scorers(params),
         )
-        tables = bench.score(ctx)
-        for setting, frame in sorted(tables.items()):
-            write_parquet(staging / f"{setting}.parquet", pa.Table.from_pandas(frame, preserve_index=False))
+        with Progress(generations.rows(), f"score {benchmark} {model}", unit="row") as progress:
+            settings = write_chunks(staging, bench.score_chunks(ctx), progress)
         meta = {
             "benchmark": benchmark,
             "model": model,
             "status": SCORED,
-            "settings": {s: len(f) for s, f in sorted(tables.items())},
+            "settings": settings,
             "roles": ctx.scorers.statuses() if ctx.scorers is not None and hasattr(ctx.scorers, "statuses") else {},
             "notes": ctx.notes,
         }
         write_json(staging / "scoring_meta.json", meta)
         return meta
+
+
+def write_chunks(folder: Path, chunks: Iterable[tuple[str, pd.DataFrame]], progress: Progress) -> dict[str, int]:
+    """Each setting's chunks appended to <folder>/<setting>.parquet as they come (one row group
+    each; a setting's chunks are contiguous); the rows per setting."""
+    counts: dict[str, int] = {}
+    writer, current = None, None
+    try:
+        for setting, frame in chunks:
+            table = pa.Table.from_pandas(frame, preserve_index=False)
+            if setting != current:
+                if setting in counts:
+                    raise IdiombenchError(f"score: the chunks of setting {setting!r} are not contiguous (a bug of the "
+                                          "benchmark's score_chunks)")
+                if writer is not None:
+                    writer.close()
+                writer, current = ParquetAppender(folder / f"{setting}.parquet", table.schema), setting
+                counts[setting] = 0
+            writer.write(table)
+            counts[setting] += table.num_rows
+            progress.update(table.num_rows)
+    finally:
+        if writer is not None:
+            writer.close()
+    return dict(sorted(counts.items()))
 
 
 def run_construct(params: Params, benchmark: str, out: Path | None = None) -> dict[str, Any]:
@@ -144,12 +196,18 @@ def run_aggregate(params: Params, model: str, benchmark: str, out: Path | None =
     if meta["status"] == SKIPPED:
         body["reason"] = meta.get("reason", "skipped")
     else:
-        scores = {p.stem: read_parquet(p).to_pandas() for p in sorted(scores_dir.glob("*.parquet"))}
-        ctx = AggregateContext(
-            params=params, model=model, benchmark=benchmark, config=params.benchmark(benchmark),
-            scores=scores, items=load_items(benchmark), scoring_meta=meta,
-        )
-        body.update(get_benchmark(benchmark).aggregate(ctx))
+        files = sorted(scores_dir.glob("*.parquet"))
+        with Progress(sum(parquet_rows(f, what="score table") for f in files), f"aggregate {benchmark} {model}",
+                      unit="row") as progress:
+            scores = {}
+            for path in files:
+                scores[path.stem] = read_parquet(path, what="score table").to_pandas()
+                progress.update(len(scores[path.stem]))
+            ctx = AggregateContext(
+                params=params, model=model, benchmark=benchmark, config=params.benchmark(benchmark),
+                scores=scores, items=load_items(benchmark), scoring_meta=meta,
+            )
+            body.update(get_benchmark(benchmark).aggregate(ctx))  # the summary line's time includes this
         body["model_info"] = model_info(params, model)
     write_json(out, body)
     return body

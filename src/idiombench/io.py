@@ -241,6 +241,21 @@ def write_parquet(path: str | os.PathLike[str], table: pa.Table) -> None:
         pq.write_table(table, tmp, compression="zstd", write_statistics=False, store_schema=True)
 
 
+class ParquetAppender:
+    """A Parquet file written in parts (one row group each) with write_parquet's settings, so a
+    file written in one part has write_parquet's bytes. Write it inside a staged folder (or
+    atomic_path): a file whose writer was not closed is incomplete."""
+
+    def __init__(self, path: str | os.PathLike[str], schema: pa.Schema) -> None:
+        self._writer = pq.ParquetWriter(path, schema, compression="zstd", write_statistics=False, store_schema=True)
+
+    def write(self, table: pa.Table) -> None:
+        self._writer.write_table(table)
+
+    def close(self) -> None:
+        self._writer.close()
+
+
 def _parquet(path: str | os.PathLike[str], what: str, read: Callable[[], Any]) -> Any:
     """`read()` of a Parquet file, its failures as one-line DataErrors naming the file."""
     expected = f"a Parquet file ({what})" if what else "a Parquet file"
@@ -268,6 +283,11 @@ def read_parquet(path: str | os.PathLike[str], schema: pa.Schema | None = None, 
     if schema is not None:
         check_columns(path, table.schema, schema, what or "table")
     return table
+
+
+def parquet_rows(path: str | os.PathLike[str], *, what: str = "") -> int:
+    """The number of rows of a Parquet file (its footer only); unreadable is a one-line DataError."""
+    return int(_parquet(path, what, lambda: pq.read_metadata(path).num_rows))
 
 
 def read_parquet_schema(path: str | os.PathLike[str], *, what: str = "") -> pa.Schema:

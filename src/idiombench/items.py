@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 import string
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .errors import DataError
 from .io import read_parquet, write_parquet
@@ -119,10 +120,15 @@ def write_items(path: str | Path, items: list[Item]) -> None:
     write_parquet(path, items_to_table(items))
 
 
-def read_items(path: str | Path) -> list[Item]:
+def read_items(path: str | Path, only: Collection[str] | None = None) -> list[Item]:
+    """The items of a table (only those with an id in `only`, given: the others are not decoded)."""
     table = read_parquet(path, ITEM_SCHEMA, what="items table")
+    numbers: list[int] = list(range(table.num_rows))
+    if only is not None:
+        chosen = pc.indices_nonzero(pc.is_in(table["item_id"], value_set=pa.array(sorted(only), pa.string())))
+        table, numbers = table.take(chosen), chosen.to_pylist()
     items, seen = [], set()
-    for row_number, row in enumerate(table.to_pylist()):
+    for row_number, row in zip(numbers, table.to_pylist()):
         if row["item_id"] in seen:
             raise DataError(path, f"item_id {row['item_id']!r} repeated", row=row_number,
                             expected="item ids unique within a task")

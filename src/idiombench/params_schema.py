@@ -32,6 +32,22 @@ class DataConfig(StrictModel):
     timeout_s: float = Field(60.0, gt=0)
 
 
+class TracesConfig(StrictModel):
+    """`tracking.traces`: the scored items `track` logs as MLflow traces (tracking/traces.py)."""
+
+    enabled: bool = Field(True, description="Log one MLflow trace per scored row (inputs, outputs, reference, one "
+                          "assessment per item-level metric) into its setting's run.")
+    sample: int | None = Field(
+        None, ge=1, description="At most this many items per (model, benchmark, setting) run get a trace: a seeded draw "
+        "stratified by the benchmark's strata (the same items for every model); every item is still in the run's item "
+        "table artifact. null: every item.")
+    seed: int = Field(0, description="Seed of the sample draw.")
+
+
+class TrackingConfig(StrictModel):
+    traces: TracesConfig = TracesConfig()
+
+
 class BenchmarksSections(StrictModel):
     """`benchmarks:`, one section per registered benchmark (config.BenchmarksConfig adds the fields)."""
 
@@ -55,6 +71,7 @@ class Params(StrictModel):
         default_factory=dict, description="Keyed by the model's name in paths, wildcards and commands (a Key).")
     scoring: ScoringConfig = Field(description="Neural scorer roles: which model each metric term runs with.")
     report: ReportConfig = Field(default_factory=ReportConfig, description="What the report prints beside each number.")
+    tracking: TrackingConfig = Field(default_factory=TrackingConfig, description="What `track` logs to MLflow besides runs.")
 
     def benchmark(self, name: str) -> Any:
         return self.benchmarks.get(name)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import TypeVar
 
 K = TypeVar("K", bound=Hashable)
@@ -31,3 +31,27 @@ def seeded_order(keys: Sequence[K], *seed_parts: object) -> list[K]:
     order = list(keys)
     random.Random(derived_seed(*seed_parts)).shuffle(order)
     return order
+
+
+def stratified_subset(strata: Mapping[Hashable, Iterable[K]], n: int, *seed_parts: object) -> list[K]:
+    """n keys drawn across strata in proportion to their sizes (largest remainders; every
+    stratum gets one when n allows), each stratum's share by `seeded_subset`; sorted."""
+    groups = {stratum: sorted(set(keys)) for stratum, keys in strata.items()}  # type: ignore[type-var]
+    total = sum(len(keys) for keys in groups.values())
+    if n >= total:
+        return sorted(key for keys in groups.values() for key in keys)  # type: ignore[type-var]
+    order = seeded_order(sorted(groups, key=repr), *seed_parts, "strata")  # ties go to a seeded stratum, not the first
+    floor = 1 if n >= len(order) else 0
+    share = {s: max(floor, min(len(groups[s]), n * len(groups[s]) // total)) for s in order}
+    remainders = sorted(order, key=lambda s: -(n * len(groups[s]) % total))  # stable: seeded order among ties
+    while sum(share.values()) < n:  # hand out the rest by largest remainder, where room is left
+        for stratum in remainders:
+            if sum(share.values()) < n and share[stratum] < len(groups[stratum]):
+                share[stratum] += 1
+    while sum(share.values()) > n:  # the floor of 1 overshot: take back from the largest shares
+        largest = max(order, key=lambda s: share[s])
+        share[largest] -= 1
+    chosen: list[K] = []
+    for stratum in order:
+        chosen += seeded_subset(groups[stratum], share[stratum], *seed_parts, repr(stratum))
+    return sorted(chosen)  # type: ignore[type-var]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pyarrow as pa
@@ -43,6 +44,7 @@ def tracked_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
     raw = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
     raw["models"] = {"oracle": {"backend": "oracle"}, "echo": {"backend": "echo"}}
+    raw["tracking"] = {"traces": {"enabled": False}}  # runs only: the hand-written scores have no generations
     params = parse_params(raw)
     monkeypatch.chdir(tmp_path)
     for model, value in (("oracle", 100.0), ("echo", 12.5)):
@@ -139,3 +141,80 @@ def bar_widths(png: Path, colour: tuple[int, int, int], min_height: int = 30) ->
     # printed inside a short bar breaks its columns, not its extent)
     blocks = np.split(rows, np.flatnonzero(np.diff(rows) > 1) + 1)
     return [int(np.ptp(np.flatnonzero(tall[block].any(axis=0)))) + 1 for block in blocks]
+
+
+def test_items_in_the_mlflow_ui(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The items of the oracle and echo runs (issue 24): a setting's run lists its items (id,
+    output, metrics), one item shows its prompt, output and assessments, the Traces view filters
+    by a tag, and "compare to" puts the two models' outputs for the same item side by side.
+    Screenshots: items.png, item.png, filtered.png, compared.png in tmp_path (paths printed)."""
+    import traced_project
+    from browser import Browser
+    from mlflow.tracking import MlflowClient
+
+    from idiombench.io import read_parquet
+    from idiombench.tracking.mlflow_runs import track
+
+    traced_project.write_inputs(tmp_path)
+    params = traced_project.run_stages(tmp_path, monkeypatch)
+    uri = traced_project.empty_store(tmp_path)
+    traced_project.use_store(monkeypatch, uri)
+    runs = {model: track(params, "orderprobe", model)["runs"][f"orderprobe/{model}/zero_shot"] for model in ("oracle", "echo")}
+    client = MlflowClient(uri)
+    experiment = client.get_experiment_by_name("orderprobe").experiment_id
+    scores = read_parquet(tmp_path / "results/scores/oracle/orderprobe/zero_shot.parquet").to_pandas()
+    row = scores[(scores["pass"] == "main") & (scores["language"] == "ja")].iloc[0]
+    (trace,) = client.search_traces(locations=[experiment], filter_string=(
+        f"tags.model = 'oracle' AND tags.setting = 'zero_shot' AND tags.pass = 'main' AND tags.item_id = '{row['item_id']}'"))
+    output = trace.data.spans[0].outputs["text"]
+    shots = []
+
+    def shot(browser: Browser, name: str) -> Path:
+        browser.tidy()
+        path = browser.screenshot(tmp_path / name)
+        shots.append(path)
+        print(f"screenshot: {path}")
+        return path
+
+    with mlflow_server(uri, tmp_path, command="ui") as base, Browser(1800, 1100) as browser:
+        # the link `track` prints: the run's items, newest (the table's first rows) first
+        browser.open(runs["oracle"]["items_ui"].replace("http://127.0.0.1:5000", base))
+        # the first assessment columns (alphabetical: ce, f_beta, ...), values to 3 decimals
+        browser.wait_for_text(f"[{row['item_id']}]", output, "expected_answer", "f_beta", f"{round(row['f_beta'], 3):g}")
+        shot(browser, "items.png")
+
+        browser.open(f"{base}/#/experiments/{experiment}/traces?traceId={trace.info.trace_id}")
+        browser.wait_for_text("Inputs", row["item_id"], output)
+        browser.evaluate("[...document.querySelectorAll('button')].find("
+                         "b => (b.getAttribute('aria-label') || '').startsWith('Assess trace')).click()")
+        browser.wait_for_text("Feedback", "s_acc", repr(float(row["s_acc"])), "recovered")
+        shot(browser, "item.png")
+
+        browser.open(f"{base}/#/experiments/{experiment}/traces")
+        browser.wait_for_text("zh-CN/0001/", "ja/0002/")
+        browser.tidy()  # a first-visit hint over the toolbar
+        browser.evaluate("[...document.querySelectorAll('button')].find(b => b.getAttribute('aria-label') == 'Filters').click()")
+        browser.wait_for_text("Field", "Apply filters")
+        browser.evaluate("[...document.querySelectorAll('[role=combobox], button, input')].filter("
+                         "e => e.offsetParent && (e.innerText || e.value || '').trim() == 'State').forEach(e => e.click())")
+        browser.wait_for_text("Tag")
+        assert browser.click_text("Tag", "[role=option], li")
+        for label, value in (("Filter key", "language"), ("Filter value", "ja")):
+            browser.wait_for_text("Apply filters")
+            browser.evaluate(f"document.querySelector('input[aria-label=\"{label}\"]').focus()")
+            browser.call("Input.insertText", text=value)
+        assert browser.click_text("Apply filters")
+        browser.wait_for_text("ja/0002/")
+        deadline = time.monotonic() + 60
+        while "zh-CN/0001/" in browser.text() and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert "zh-CN/0001/" not in browser.text(), f"the tag filter left zh-CN items; see {shot(browser, 'filtered.png')}"
+        shot(browser, "filtered.png")
+
+        # side by side: the oracle's run compared to the echo's, item by item
+        echo_output = row["input"]  # echo copies the scrambled input
+        browser.open(runs["oracle"]["items_ui"].replace("http://127.0.0.1:5000", base)
+                     + f"?compareToRunUuid={runs['echo']['run_id']}")
+        browser.wait_for_text("compare to", "echo / zero_shot", f"[{row['item_id']}]", output, echo_output)
+        shot(browser, "compared.png")
+    assert all(path.stat().st_size > 20_000 for path in shots)

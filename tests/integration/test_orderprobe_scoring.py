@@ -126,7 +126,7 @@ def test_provenance_and_not_computed_roles(project: Path):
         assert body["settings"][setting]["metrics"]["s_logic"] is None
         assert "nli" in body["settings"][setting]["not_computed"]["s_logic"]
     meta = read_json(project / paths.scores_dir("oracle", "orderprobe") / "scoring_meta.json")
-    assert any("in one call" in note for note in meta["notes"])
+    assert any("distinct pairs scored" in note and "each once" in note for note in meta["notes"])
 
 
 def test_score_and_aggregate_reruns_are_byte_identical(project: Path, monkeypatch):

@@ -25,6 +25,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """A working directory with params (two reference models) and their metrics and scores."""
     raw = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
     raw["models"] = {"oracle": {"backend": "oracle"}, "echo": {"backend": "echo"}}
+    raw["tracking"] = {"traces": {"enabled": False}}  # runs only: the hand-written scores have no generations
     params = parse_params(raw)
     monkeypatch.chdir(tmp_path)
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)

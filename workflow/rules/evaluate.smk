@@ -41,10 +41,11 @@ rule aggregate:
 
 rule track:
     input:
-        "results/metrics/{benchmark}/{model}.json",
-        "results/scores/{model}/{benchmark}",
+        lambda wc: dag.track_deps(wc.model, wc.benchmark),
     output:
         "results/tracking/{benchmark}/{model}.json",
+    params:
+        tracking=lambda wc: section("tracking"),
     shell:
         "{CLI} track {wildcards.benchmark:q} --model {wildcards.model:q} --params {PARAMS_FILE:q}"
 

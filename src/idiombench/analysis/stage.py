@@ -29,6 +29,7 @@ from .. import paths
 from ..benchmarks.registry import attention_names, get_benchmark
 from ..benchmarks.contexts import AttentionContext, AttentionPrompt
 from ..params_schema import Params
+from ..progress import Progress
 from ..errors import IdiombenchError
 from ..generation.config import HFModel
 from ..evaluation import SKIPPED, applies, load_generations, load_items
@@ -138,7 +139,9 @@ def run_attention(params: Params, benchmark: str, model: str, out: Path | None =
         rss_loaded = peak_rss_mib()
         cuda = backend.device == "cuda"
         rows, timings = [], []
+        progress = Progress(len(prompts), f"attention {benchmark} {model}", unit="prompt")
         for prompt in prompts:
+            progress.update(1)  # measured next (or skipped with its reason)
             if prompt.content is None:
                 rows.append(row_of(prompt, None, "no content segment in the output"))
                 continue
@@ -158,6 +161,7 @@ def run_attention(params: Params, benchmark: str, model: str, out: Path | None =
                 timing["cuda_peak_mib"] = backend.torch.cuda.max_memory_allocated() / 2**20
             timings.append(timing)
             rows.append(row_of(prompt, result, None))
+        progress.close()
         identity = backend.identity()
         backend.close()
         frame = pd.DataFrame(rows).sort_values(["setting", "prompt_id"], kind="stable").reset_index(drop=True)

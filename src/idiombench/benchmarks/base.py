@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -13,10 +13,11 @@ from ..data.manifest import FileSpec
 from .. import paths
 from ..io import staged_directory, write_json
 from ..items import Item, write_items
+from .contexts import ItemView
 
 if TYPE_CHECKING:
     from ..scoring.provenance import PaperRole
-    from .contexts import PlotSpec
+    from .contexts import HumanLabels, PlotSpec
 
 MAX_EXAMPLES = 10
 
@@ -115,6 +116,12 @@ class Benchmark(ABC):
     # configured by its params section's `attention` (with `enabled` and `models`), and the
     # hooks attention_prompts + attention_summary
     attention_diagnostics: ClassVar[bool] = False
+    # how its scored rows appear as items in MLflow (a trace each: metrics, filter tags, parsed
+    # answer); the default shows every numeric column as a metric and the generic tags only
+    item_view: ClassVar[ItemView] = ItemView()
+    # labels a person gives items in the MLflow UI, which `idiombench labels pull` writes into
+    # the annotation file an analysis of it reads (None: it reads none)
+    human_labels: ClassVar[HumanLabels | None] = None
 
     @abstractmethod
     def file_specs(self, config: Any) -> list[FileSpec]:
@@ -143,6 +150,12 @@ class Benchmark(ABC):
     @abstractmethod
     def prediction_metrics(self, body: dict[str, Any], task: str | None, setting: str) -> dict[str, Any]:
         """The headline metrics of one task and setting, for `evaluate-predictions`."""
+
+    def score_chunks(self, ctx: Any) -> Iterator[tuple[str, Any]]:
+        """The score tables as (setting, DataFrame) chunks, a setting's chunks contiguous and in
+        order (the score stage writes each as it comes: memory holds one chunk). By default each
+        setting's whole table from `score`; a benchmark with long settings scores them in chunks."""
+        yield from sorted(self.score(ctx).items())
 
     def scores_setting(self, config: Any, setting: str) -> bool:
         """Whether `setting` is one its score stage produces under `config` (evaluate-predictions

@@ -4,7 +4,7 @@ never from the drivers."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -111,6 +111,57 @@ class PlotSpec:
     x: str
     series: tuple[str, ...]
     rows_of: Callable[[dict[str, Any]], list[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class ItemMetric:
+    """An item-level metric shown on each item's MLflow trace (an assessment): a column of the
+    benchmark's score table, and the scorer role behind it (its model is the assessment's
+    source): a role name, a function of the score row (a per-language role), or None for a
+    metric computed by the benchmark's own code."""
+
+    column: str
+    role: str | Callable[[Mapping[str, Any]], str] | None = None
+
+
+@dataclass(frozen=True)
+class ItemView:
+    """How a benchmark's scored rows appear as items in MLflow (`Benchmark.item_view`; the
+    track stage's traces, tracking/traces.py). Column names are score-table columns; a tag that
+    is not a column is read from the item's `meta`; a column a table lacks is left out.
+
+    metrics: the item-level metrics (None: every numeric or boolean column but the row's keys).
+    tags: what a researcher filters items by (besides benchmark, model, setting, task,
+      language, pass, sample and status, which every trace has).
+    answer: the columns holding the answer parsed from the output (the first one a table has);
+      parse_ok: the boolean column saying the output followed the requested format; flags:
+      columns of flag names.
+    strata: the tags a sampled trace set is stratified by (params tracking.traces.sample).
+    """
+
+    metrics: tuple[ItemMetric, ...] | None = None
+    tags: tuple[str, ...] = ()
+    answer: tuple[str, ...] = ()
+    parse_ok: str | None = None
+    flags: tuple[str, ...] = ()
+    strata: tuple[str, ...] = ("task",)
+
+
+@dataclass(frozen=True)
+class HumanLabels:
+    """Labels a person gives items in the MLflow UI (feedback named `name`, one of `options`,
+    on a trace of one of `settings`), pulled into the annotation file an analysis reads
+    (`idiombench labels pull`). `file(config)` is that file's configured path (None: not
+    configured); `read(path, model)` reads and validates it (prompt_id -> label); `value(v)` is
+    the label a feedback value stands for, None when it is not one of the options."""
+
+    name: str
+    options: tuple[str, ...]
+    instruction: str
+    settings: tuple[str, ...]
+    file: Callable[[Any], str | None]
+    read: Callable[[str, str], dict[str, int]]
+    value: Callable[[Any], int | None]
 
 
 @dataclass(frozen=True)

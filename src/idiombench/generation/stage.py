@@ -20,7 +20,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -34,6 +33,7 @@ from ..errors import DataError, IdiombenchError
 from ..io import dumps_json, require_complete, staged_directory, write_json
 from ..items import Item, read_items
 from ..params_schema import Params
+from ..progress import Progress
 from ..prompts import Prompt, read_prompts
 from ..redact import scrub
 from .backends import make_backend
@@ -193,16 +193,6 @@ def resolve_batch_size(
     return size, f"generate {model_name}: batch_size auto -> {size} ({why})"
 
 
-def progress_bar(total: int, initial: int, desc: str) -> Any:
-    from tqdm import tqdm
-
-    return tqdm(
-        total=total, initial=initial, desc=desc, unit="req", file=sys.stderr, dynamic_ncols=True,
-        mininterval=0.5, smoothing=0.1,
-        bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}]",
-    )
-
-
 @dataclass
 class GenerateResult:
     out_dir: Path
@@ -312,7 +302,7 @@ def _run_generate(
         failures: dict[str, Completion] = {}
         generated: dict[str, Completion] = {}
         timing: dict[str, float] = {}
-        bar = progress_bar(total, len(cached_at_start), f"generate {model_name}")
+        bar = Progress(total, f"generate {model_name}", unit="request", initial=len(cached_at_start))
         try:
             for batch in batches:
                 missing = [r for r in batch if r.key not in cache]
@@ -330,7 +320,7 @@ def _run_generate(
                     (failures if completion.failed else generated)[request.key] = completion
                     timing[request.key] = seconds / len(missing)
                 bar.update(len(missing))
-                bar.set_postfix_str(f"failed {len(failures)}", refresh=False)
+                bar.set_postfix_str(f"failed {len(failures)}")
         finally:
             bar.close()
     finally:

@@ -14,6 +14,7 @@ from .. import paths
 from ..benchmarks.registry import NAMES, get_benchmark
 from ..benchmarks.contexts import ReportContext
 from ..params_schema import Params
+from ..progress import Progress
 from ..environment import environment_line
 from ..errors import IdiombenchError
 from ..io import (check_output_file, check_output_folder, read_json, read_json_object, sha256_file, staged_directory,
@@ -187,9 +188,11 @@ def build_report(params: Params, out_pdf: Path | None = None) -> dict[str, Any]:
     earlier = partial(_earlier_report_folder, pdf=out_pdf)
     with staged_directory(tables_dir, paths.INDEX, legacy=earlier) as tables_stage, \
             staged_directory(figures_dir, paths.INDEX, legacy=earlier) as figures_stage:
+        progress = Progress(sum(params.benchmark(name).enabled for name in NAMES), "report", unit="benchmark")
         for name in NAMES:
             if not params.benchmark(name).enabled:
                 continue
+            progress.update(1)  # counted as its section starts (sections, intervals and tests take seconds each)
             metrics = collect_metrics(params, name)
             failed = failed_models(params, name)
             context = ReportContext(params=params, benchmark=name, metrics=metrics, figures_dir=figures_stage)
@@ -213,6 +216,7 @@ def build_report(params: Params, out_pdf: Path | None = None) -> dict[str, Any]:
             models=model_lines(params),
             data=data_lines(),
         )
+        progress.close()
         # The figures are still in the staging directory here; the PDF embeds them from there.
         write_pdf(out_pdf, title, sections)
         write_index(tables_stage / paths.INDEX, "report")

@@ -10,6 +10,11 @@ the file's sha256). Runs carry MLflow's own source tags (`mlflow.source.git.comm
 and the parent is linked to an external logged model named after the model, for the
 Models column.
 
+Every scored row of a setting is a trace in that setting's run (tracking/traces.py: inputs,
+output, reference, one assessment per item-level metric, filter tags), and the run's
+`items/<setting>.parquet` artifact holds every row; params `tracking.traces` (off: no trace is
+logged or removed; `sample`: a stratified draw of items).
+
 A run is found again by its key tag (`idiombench.key`: "<benchmark>/<model>" for the
 parent, "<benchmark>/<model>/<setting>" for a child): re-tracking the same results
 updates that run (metrics, tags, artifacts) instead of adding a duplicate. When the run's
@@ -31,19 +36,25 @@ import re
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+import pyarrow as pa
+
 from .. import paths
 from ..params_schema import Params
 from ..errors import IdiombenchError
-from ..evaluation import SCORED
-from ..io import read_json_object, read_parquet, sha256_file, write_json
+from ..evaluation import SCORED, load_items
+from ..io import parquet_rows, read_json_object, read_parquet, sha256_file, write_json, write_parquet
 from ..benchmarks.registry import get_benchmark
 from ..environment import environment_info
 from ..redact import scrub
 from ..report.build import ReportContext, collect_metrics, failed_models, git_commit
+from ..progress import Progress
+from . import traces
+from .labels import offer_labels
 
 DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
 KEY_TAG = "idiombench.key"
@@ -54,6 +65,7 @@ EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
 EXPERIMENT_KIND = "custom_model_development"
 DIGEST_LENGTH = 16  # hex digits of the sha256 shown as a dataset's digest (as on the report's title page)
 SAMPLE_GENERATIONS = 25
+TRACES_TAG = "idiombench.traces"  # on each setting's run: which of its rows are traces (all, or a sample)
 MAX_PARAM_LENGTH = 6000
 
 
@@ -62,6 +74,12 @@ def ui_url(experiment_id: str, base: str = "http://127.0.0.1:5000") -> str:
     chooses the page from its global GenAI / Model training switch (this URL parameter,
     else the browser's last choice, GenAI by default), not from the experiment-kind tag."""
     return f"{base}/#/experiments/{experiment_id}/runs?workflowType=machine_learning"
+
+
+def items_url(experiment_id: str, run_id: str, base: str = "http://127.0.0.1:5000") -> str:
+    """The `mlflow ui` link to a run's items (its traces tab; "compare to" puts another model's run
+    beside it, item by item)."""
+    return f"{base}/#/experiments/{experiment_id}/runs/{run_id}/evaluations"
 
 
 def tracking_uri() -> str:
@@ -235,8 +253,9 @@ def _link_model(client: Any, experiment_id: str, run_id: str, key: str, model: s
 
 
 def _track_setting(client: Any, experiment_id: str, parent_id: str, params: Params, benchmark: str, model: str,
-                   setting: str, body: dict[str, Any], shared: Path, counts: dict[str, int]) -> dict[str, Any]:
-    """Create or update the child run of one (model, setting)."""
+                   setting: str, body: dict[str, Any], shared: Path, counts: dict[str, int],
+                   items: ItemSource, progress: Progress) -> dict[str, Any]:
+    """Create or update the child run of one (model, setting), with its items as traces."""
     key = f"{benchmark}/{model}/{setting}"
     new_params = run_params(params, benchmark, model, setting, body)
     tags = {KEY_TAG: key, PARENT_TAG: parent_id, "idiombench.benchmark": benchmark, "idiombench.model": model,
@@ -247,10 +266,63 @@ def _track_setting(client: Any, experiment_id: str, parent_id: str, params: Para
     inputs = dataset_inputs(benchmark, setting, body["settings"][setting])
     if inputs:  # the same (name, digest) logged again is not duplicated by the store
         client.log_inputs(run_id, datasets=inputs)
+    traced = _track_items(client, experiment_id, run_id, params, benchmark, model, setting, items, progress)
     with tempfile.TemporaryDirectory() as staging:
-        client.log_artifacts(run_id, str(_artifacts(benchmark, model, setting, Path(staging), shared)))
+        artifacts = _artifacts(benchmark, model, setting, Path(staging), shared)
+        if traced is not None:
+            (artifacts / "items").mkdir(exist_ok=True)
+            write_parquet(artifacts / "items" / f"{setting}.parquet",
+                          pa.Table.from_pandas(traced.pop("table"), preserve_index=False))
+        client.log_artifacts(run_id, str(artifacts))
     client.set_terminated(run_id)
-    return {"run_id": run_id, "metrics": len(metrics), "datasets": len(inputs)}
+    return {"run_id": run_id, "metrics": len(metrics), "datasets": len(inputs),
+            **({"traces": traced, "items_ui": items_url(experiment_id, run_id)} if traced is not None else {})}
+
+
+@dataclass
+class ItemSource:
+    """What the traces of one (model, benchmark) read once: the built items and the scorer roles."""
+
+    items: dict[str, dict[str, Any]]
+    roles: dict[str, Any]
+
+
+def item_source(params: Params, benchmark: str, model: str, settings: list[str]) -> ItemSource:
+    """The built items the settings scored and the scorer roles (scoring_meta.json), when traced."""
+    if not params.tracking.traces.enabled:
+        return ItemSource({}, {})
+    scores = paths.scores_dir(model, benchmark)
+    ids = {item for s in settings if (scores / f"{s}.parquet").is_file()
+           for item in read_parquet(scores / f"{s}.parquet", what="score table", columns=["item_id"])["item_id"].to_pylist()}
+    return ItemSource(load_items(benchmark, only=ids), read_json_object(scores / paths.SCORING_META).get("roles", {}))
+
+
+def score_rows(params: Params, benchmark: str, model: str, settings: list[str]) -> int:
+    """The rows track goes through (its progress): every score row of the traced settings."""
+    if not params.tracking.traces.enabled:
+        return 0
+    files = [paths.scores_dir(model, benchmark) / f"{s}.parquet" for s in settings]
+    return sum(parquet_rows(f, what="score table") for f in files if f.is_file())
+
+
+def _track_items(client: Any, experiment_id: str, run_id: str, params: Params, benchmark: str, model: str,
+                 setting: str, source: ItemSource, progress: Progress) -> dict[str, Any] | None:
+    """The setting's scored rows as traces in its run (tracking/traces.py), and the item table
+    of every row (an artifact); None when traces are off or the setting has no score table."""
+    config = params.tracking.traces
+    if not config.enabled or not (paths.scores_dir(model, benchmark) / f"{setting}.parquet").is_file():
+        return None
+    found = traces.setting_rows(benchmark, model, setting, get_benchmark(benchmark).item_view, source.items,
+                                source.roles, config.sample, config.seed)
+    counts = traces.sync_traces(client, experiment_id, run_id, f"{benchmark}/{model}/{setting}", found.rows, progress)
+    counts.not_traced = len(found.table) - len(found.rows)
+    progress.update(counts.not_traced)
+    tags = {TRACES_TAG: (f"sample of {len(found.rows):,} of {len(found.table):,} rows (tracking.traces.sample "
+                         f"{config.sample}, seed {config.seed}, stratified by {', '.join(get_benchmark(benchmark).item_view.strata)}); "
+                         "every row is in the artifact items/" if found.sampled else f"all {len(found.rows):,} rows")}
+    _log(client, run_id, {}, tags)
+    return {"traced": len(found.rows), "rows": len(found.table), "sampled": found.sampled, "strata": found.strata,
+            **vars(counts), "table": found.table}
 
 
 def local_store(uri: str) -> Path | None:
@@ -337,18 +409,23 @@ def track(params: Params, benchmark: str, model: str, out: Path | None = None) -
         mlflow.set_tracking_uri(uri)
         client = MlflowClient(tracking_uri=uri)
         experiment_id = ensure_experiment(client, benchmark)
+        if params.tracking.traces.enabled:
+            offer_labels(experiment_id, benchmark)
         record["status"] = SCORED
         record["ui"] = ui_url(experiment_id)
         parent_counts = {"created": 0, "updated": 0, "replaced": 0}
         parent_id = _track_parent(client, experiment_id, params, benchmark, model, body, parent_counts)
         record["parent"] = {"run_id": parent_id, "counts": parent_counts}
-        with tempfile.TemporaryDirectory() as shared_dir:
+        settings = sorted(body.get("settings", {}))
+        source = item_source(params, benchmark, model, settings)
+        with tempfile.TemporaryDirectory() as shared_dir, \
+                Progress(score_rows(params, benchmark, model, settings), f"track {benchmark} {model}", unit="row") as progress:
             shared = Path(shared_dir)
             section_artifacts(params, benchmark, model, body, shared)
-            for setting in sorted(body.get("settings", {})):
+            for setting in settings:
                 key = f"{benchmark}/{model}/{setting}"
                 record["runs"][key] = _track_setting(client, experiment_id, parent_id, params, benchmark, model,
-                                                     setting, body, shared, counts)
+                                                     setting, body, shared, counts, source, progress)
     record["counts"] = counts
     write_json(out, record)
     return record

@@ -17,6 +17,7 @@ from ...items import Item
 from ...report.tables import Section
 from ..base import Benchmark, BuildResult
 from . import build as _build
+from . import view as _view
 from .config import ChengyuBenchConfig
 from . import aggregate as _aggregate
 from . import render as _render
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
 
 class ChengyuBench(Benchmark):
     name = "chengyu-bench"
+    # its scored rows as items in MLflow (view.py)
+    item_view = _view.ITEM_VIEW
     # where render reads its templates (a dependency of the render rule / DVC stage)
     render_templates = "src/idiombench/benchmarks/chengyu_bench/prompts"
     # its params section (benchmarks.<name> in params.yaml)

@@ -9,6 +9,8 @@ from ...data.manifest import FileSpec, load_file_specs
 from ...items import Item
 from ..base import Benchmark, BuildResult
 from . import build as _build
+from . import labels as _labels
+from . import view as _view
 from .config import GIdiomAlignConfig
 from . import render as _render
 from . import answers as _answers
@@ -25,6 +27,10 @@ if TYPE_CHECKING:
 
 class GIdiomAlign(Benchmark):
     name = "g-idiomalign"
+    # its scored rows as items in MLflow (view.py)
+    item_view = _view.ITEM_VIEW
+    # Task 2 output types labelled in the MLflow UI, pulled into the attention stage's annotations (labels.py)
+    human_labels = _labels.HUMAN_LABELS
     # where render reads its templates (a dependency of the render rule / DVC stage)
     render_templates = "src/idiombench/benchmarks/g_idiomalign/prompts"
     # its params section (benchmarks.<name> in params.yaml)

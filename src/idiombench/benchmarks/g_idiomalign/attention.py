@@ -70,18 +70,28 @@ def content_span(text: str, target_language: str | None) -> tuple[int, int] | No
     return start, start + len(idiom)
 
 
-def read_annotations(path: str) -> dict[str, int]:
-    """prompt_id -> the paper's label (0-4) from a CSV with columns prompt_id,label."""
+def read_annotations(path: str, model: str | None = None) -> dict[str, int]:
+    """prompt_id -> the paper's label (0-4) from a CSV with columns prompt_id,label and, optionally,
+    model (a row naming another model is not this model's label; an empty one is every model's).
+    A prompt labelled twice for the same model is an error."""
     try:
         with Path(path).open(encoding="utf-8", newline="") as handle:
             reader = csv.DictReader(handle)
             if not reader.fieldnames or not {"prompt_id", "label"} <= set(reader.fieldnames):
                 raise DataError(path, "missing columns", expected="columns prompt_id,label")
-            labels = {}
+            labels: dict[str, int] = {}
             for number, row in enumerate(reader):
                 label = (row["label"] or "").strip()
                 if label not in {"0", "1", "2", "3", "4"}:
                     raise DataError(path, f"label {label!r}", row=number, expected="0, 1, 2, 3 or 4")
+                if not row["prompt_id"]:
+                    raise DataError(path, "empty prompt_id", row=number, expected="a prompt id of the generations")
+                owner = (row.get("model") or "").strip()
+                if model is not None and owner and owner != model:
+                    continue
+                if row["prompt_id"] in labels:
+                    raise DataError(path, f"prompt {row['prompt_id']} labelled twice", row=number,
+                                    expected="one label per prompt (and model)")
                 labels[row["prompt_id"]] = int(label)
             return labels
     except FileNotFoundError:
@@ -128,7 +138,7 @@ def attention_prompts(ctx: AttentionContext) -> list[AttentionPrompt]:
         rows[setting] = {r["item_id"]: r for r in frame.to_dict("records")}
     common = set.intersection(*(set(r) for r in rows.values()))
     chosen = seeded_subset(common, cfg.items, cfg.seed, "g-idiomalign", "attention")
-    annotations = read_annotations(cfg.annotations) if cfg.annotations else None
+    annotations = read_annotations(cfg.annotations, ctx.model) if cfg.annotations else None
     templates = load_package_templates(PACKAGE, "gloss_generation")
     items = ctx.items.get(TASK, {})
     missing = sorted(set(chosen) - set(items))

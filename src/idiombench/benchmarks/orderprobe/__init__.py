@@ -9,6 +9,7 @@ from ...data.manifest import FileSpec, load_file_specs
 from ...items import Item
 from ..base import Benchmark, BuildResult
 from . import build as _build
+from . import view as _view
 from . import answers as _answers
 from . import plots as _plots
 from .config import OrderProbeConfig
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
 
 class OrderProbe(Benchmark):
     name = "orderprobe"
+    # its scored rows as items in MLflow (view.py)
+    item_view = _view.ITEM_VIEW
     # where render reads its templates (a dependency of the render rule / DVC stage)
     render_templates = "src/idiombench/benchmarks/orderprobe/prompts"
     # its params section (benchmarks.<name> in params.yaml)
@@ -52,6 +55,10 @@ class OrderProbe(Benchmark):
     def score(self, ctx: Any) -> Any:
         """Per generation row: Recovery, S_Acc and its components, S_Logic, S_Info (score.py)."""
         return _score.score(ctx)
+
+    def score_chunks(self, ctx: Any) -> Any:
+        """The same, in chunks of generation rows (score.CHUNK_ROWS): bounded memory on long settings."""
+        return _score.score_ctx_chunks(ctx)
 
     def aggregate(self, ctx: Any) -> dict[str, Any]:
         """The metrics JSON: table 3 per setting, breakdowns, provenance (aggregate.py)."""

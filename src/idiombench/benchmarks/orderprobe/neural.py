@@ -18,7 +18,7 @@ profile is never called: its term is None (reported as not computed).
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -71,6 +71,7 @@ class CallRecord:
     pairs: int
     distinct_pairs: int
     computed_by: str  # the role whose call computed it (itself, or the leader of a shared-embedding group)
+    computed: int = 0  # distinct pairs computed by this call (the others were computed by an earlier chunk)
 
 
 @dataclass
@@ -92,8 +93,39 @@ def embedding_signature(config: Any, role: str) -> tuple[Any, ...] | None:
     return (entry.model, entry.revision, entry.prefix_mode, entry.dtype, entry.max_length)
 
 
-def run_requests(scorers: Any, requests: Requests) -> Results:
-    """One scorer call per role (per shared-embedding group), with every pair of every row."""
+class PairCache:
+    """Values of pairs a role computed in earlier chunks (score.score_chunks), so a pair that
+    recurs (the reference systems' outputs repeat across settings) is scored once; the least
+    recently used go beyond `size` pairs, which bounds the texts it keeps alive."""
+
+    def __init__(self, size: int = 100_000) -> None:
+        self.size = size
+        self.values: OrderedDict[tuple[str, Pair], Any] = OrderedDict()
+
+    def compute(self, key: str, pairs: list[Pair], score: Any) -> tuple[list[Any], int]:
+        """The value of every pair (`score(distinct missing pairs)` computes the others, in
+        order); and how many distinct pairs were computed now."""
+        missing = [pair for pair in dict.fromkeys(pairs) if (key, pair) not in self.values]
+        fresh = dict(zip(missing, score(missing))) if missing else {}
+        out = []
+        for pair in pairs:
+            if pair in fresh:
+                value = fresh[pair]
+            else:
+                value = self.values[(key, pair)]
+                self.values.move_to_end((key, pair))
+            out.append(value)
+        for pair, value in fresh.items():
+            self.values[(key, pair)] = value
+        while len(self.values) > self.size:
+            self.values.popitem(last=False)
+        return out, len(missing)
+
+
+def run_requests(scorers: Any, requests: Requests, cache: PairCache | None = None) -> Results:
+    """One scorer call per role (per shared-embedding group), with every pair of every row not in
+    `cache` (given; a fresh one otherwise)."""
+    cache = cache if cache is not None else PairCache()
     results = Results()
     cosine_roles: list[str] = []
     for role in sorted(requests.pairs):
@@ -105,36 +137,40 @@ def run_requests(scorers: Any, requests: Requests) -> Results:
             raise IdiombenchError(f"orderprobe: role {role} is not computed in this profile but pairs were requested")
         if info.kind == "embedder":
             cosine_roles.append(role)
-        elif info.kind == "cross_encoder":
-            results.values[role] = np.asarray(scorers.cross_encoder(pairs, role=role).values, dtype=np.float64)
-            results.calls.append(CallRecord(role, len(pairs), len(set(pairs)), role))
+            continue
+        if info.kind == "cross_encoder":
+            score = lambda batch, role=role: np.asarray(scorers.cross_encoder(batch, role=role).values, dtype=np.float64)
         elif info.kind == "bertscore":
-            results.values[role] = np.asarray(scorers.bertscore(role, pairs).f1, dtype=np.float64)
-            results.calls.append(CallRecord(role, len(pairs), len(set(pairs)), role))
+            score = lambda batch, role=role: np.asarray(scorers.bertscore(role, batch).f1, dtype=np.float64)
         elif info.kind == "nli":
-            nli = scorers.nli(role, pairs)
-            results.values[role] = np.stack([np.asarray(nli.entailment), np.asarray(nli.contradiction)], axis=1)
-            results.calls.append(CallRecord(role, len(pairs), len(set(pairs)), role))
+            def score(batch: list[Pair], role: str = role) -> np.ndarray:
+                nli = scorers.nli(role, batch)
+                return np.stack([np.asarray(nli.entailment), np.asarray(nli.contradiction)], axis=1)
         else:  # pragma: no cover - the scoring config admits only these kinds
             raise IdiombenchError(f"orderprobe: role {role} has unknown kind {info.kind!r}")
-    _run_cosines(scorers, requests, cosine_roles, results)
+        values, computed = cache.compute(role, pairs, score)
+        results.values[role] = np.asarray(values, dtype=np.float64)
+        results.calls.append(CallRecord(role, len(pairs), len(set(pairs)), role, computed))
+    _run_cosines(scorers, requests, cosine_roles, results, cache)
     return results
 
 
-def _run_cosines(scorers: Any, requests: Requests, roles: Sequence[str], results: Results) -> None:
+def _run_cosines(scorers: Any, requests: Requests, roles: Sequence[str], results: Results, cache: PairCache) -> None:
     groups: dict[tuple[Any, ...], list[str]] = defaultdict(list)
     for role in roles:
         groups[embedding_signature(scorers.config, role)].append(role)  # type: ignore[index]
     for members in groups.values():
         leader = sorted(members)[0]
         union = [pair for role in members for pair in requests.pairs[role]]
-        values = np.asarray(scorers.cosine(leader, union).values, dtype=np.float64)
+        score = lambda batch, leader=leader: np.asarray(scorers.cosine(leader, batch).values, dtype=np.float64)
+        values, computed = cache.compute(f"cosine:{leader}", union, score)
         start = 0
         for role in members:
             n = len(requests.pairs[role])
-            chunk = values[start:start + n]
+            chunk = np.asarray(values[start:start + n], dtype=np.float64)
             start += n
             # A cross-encoder role configured with an embedder: the cosine clipped to [0, 1]
             # (Scorers.cross_encoder's definition for that case).
             results.values[role] = np.clip(chunk, 0.0, 1.0) if role == CE_ROLE else chunk
-            results.calls.append(CallRecord(role, n, len(set(requests.pairs[role])), leader))
+            results.calls.append(CallRecord(role, n, len(set(requests.pairs[role])), leader,
+                                            computed if role == leader else 0))

@@ -24,7 +24,7 @@ Neural scorers are called once per role over the pairs of ALL rows of ALL settin
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,7 +43,7 @@ from .polarity import lexicon_for, polarity_contradicts
 from ...scoring.tokenize import content_tokens
 from . import lexicon, metrics, released
 from .config import OrderProbeScore
-from .neural import CE_ROLE, NLI_ROLE, ROLES, Requests, Results, bert_role, run_requests, sts_role
+from .neural import CE_ROLE, NLI_ROLE, ROLES, PairCache, Requests, Results, bert_role, run_requests, sts_role
 from .parse import parse_explanation
 from .recovery import recovered_default, recovered_strict
 
@@ -173,14 +173,15 @@ def _item_columns(item: Item) -> dict[str, Any]:
 
 def prepare_rows(
     model: str, generations: Mapping[str, pd.DataFrame], items: Mapping[str, Mapping[str, Item]],
-    prompt_index: Mapping[str, Mapping[str, str]], notes: list[str],
+    prompt_index: Mapping[str, Mapping[str, str]], notes: list[str], first_row: int = 0,
 ) -> list[RowWork]:
-    """Parse every generation row and compute Recovery; nothing neural yet."""
+    """Parse every generation row and compute Recovery; nothing neural yet. `first_row`: the
+    position of the frames' first row in their file (a chunk's), for the errors."""
     work: list[RowWork] = []
     stale = 0
     for setting, frame in sorted(generations.items()):
         source = paths.generations_file(model, BENCHMARK, setting)
-        for position, row in enumerate(frame.to_dict("records")):  # position: the row in the file
+        for position, row in enumerate(frame.to_dict("records"), start=first_row):  # position: the row in the file
             if row["setting"] != setting:
                 raise DataError(source, f"row of setting {row['setting']!r} in the {setting!r} table", row=position,
                                 expected=f"setting {setting}")
@@ -359,6 +360,9 @@ def released_terms(row: RowWork, results: Results, ce_on: bool, sts_on: bool, be
     }
 
 
+CHUNK_ROWS = 20_000  # generation rows scored at once: the peak memory of a long setting is one chunk's
+
+
 def score_generations(
     model: str, generations: Mapping[str, pd.DataFrame], items: Mapping[str, Mapping[str, Item]],
     cfg: OrderProbeScore, scorers: Any, notes: list[str],
@@ -367,28 +371,67 @@ def score_generations(
 ) -> dict[str, pd.DataFrame]:
     """Score tables per setting (see the module docstring). `lexicons`: the released word
     lists per language (lexicon.load), needed when needs_lexicons(cfg)."""
-    work = prepare_rows(model, generations, items, prompt_index or {}, notes)
-    requests = request_pairs(work, scorers, cfg)
-    results = run_requests(scorers, requests) if requests.pairs else Results()
-    for call in results.calls:
-        via = "" if call.computed_by == call.role else f" (embedded in the same call as {call.computed_by}: same model)"
-        notes.append(f"orderprobe: {call.role}: {call.pairs:,} pairs ({call.distinct_pairs:,} distinct) in one call{via}")
+    chunks: dict[str, list[pd.DataFrame]] = {}
+    for setting, frame in score_chunks(model, generations, items, cfg, scorers, notes, prompt_index, lexicons):
+        chunks.setdefault(setting, []).append(frame)
+    return {setting: pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+            for setting, frames in chunks.items()}
+
+
+def score_chunks(
+    model: str, generations: Mapping[str, pd.DataFrame], items: Mapping[str, Mapping[str, Item]],
+    cfg: OrderProbeScore, scorers: Any, notes: list[str],
+    prompt_index: Mapping[str, Mapping[str, str]] | None = None,
+    lexicons: Mapping[str, lexicon.ReleasedLexicon] | None = None,
+    chunk_rows: int | None = None,
+) -> Iterator[tuple[str, pd.DataFrame]]:
+    """The score tables setting by setting, in chunks of at most `chunk_rows` generation rows
+    (CHUNK_ROWS): each chunk is parsed, its neural pairs scored (one call per role per chunk),
+    its lexical terms memoised and its rows finished on its own, so memory holds one setting's
+    generations and one chunk's work, whatever the number of rows. A setting's rows are sorted
+    by SORT_KEY first: its chunks, in order, are the sorted table."""
+    size = chunk_rows or CHUNK_ROWS
+    calls: dict[tuple[str, str], list[int]] = {}
+    cache = PairCache()  # a pair met in an earlier chunk (an output repeated across settings) is scored once
+    for setting in sorted(generations):
+        frame = generations[setting].sort_values(SORT_KEY, kind="stable").reset_index(drop=True)
+        for start in range(0, len(frame), size) if len(frame) else [0]:
+            chunk = {setting: frame.iloc[start:start + size]}
+            work = prepare_rows(model, chunk, items, prompt_index or {}, notes, first_row=start)
+            requests = request_pairs(work, scorers, cfg)
+            results = run_requests(scorers, requests, cache) if requests.pairs else Results()
+            for call in results.calls:
+                counted = calls.setdefault((call.role, call.computed_by), [0, 0, 0])
+                counted[0] += call.pairs
+                counted[1] += call.computed
+                counted[2] += call.computed > 0  # a chunk whose pairs were all scored before calls nothing
+            memo = LexicalMemo()  # per chunk: token lists of long outputs are the largest thing kept
+            rows = [finish_row(row, results, scorers, cfg, memo, lexicons or {}) for row in work]
+            yield setting, pd.DataFrame(rows, columns=COLUMNS).astype(COLUMN_TYPES)
+    for (role, computed_by), (pairs, computed, count) in sorted(calls.items()):
+        if computed_by != role:
+            notes.append(f"orderprobe: {role}: {pairs:,} pairs, embedded in the same calls as {computed_by} (same model)")
+            continue
+        shared = sorted(r for r, by in calls if by == role and r != role)
+        notes.append(f"orderprobe: {role}: {pairs:,} pairs in {count} call(s) (one per setting, or per {size:,} "
+                     f"rows); {computed:,} distinct pairs scored{' with ' + ', '.join(shared) if shared else ''}, "
+                     "each once")
     if scorers is not None:
         for role in ROLES:
             if not scorers.info(role).computed:
                 notes.append(f"orderprobe: {role} is not computed in this profile: its term is reported as not computed")
-    memo = LexicalMemo()
-    rows = [finish_row(row, results, scorers, cfg, memo, lexicons or {}) for row in work]
-    tables: dict[str, pd.DataFrame] = {}
-    for setting in sorted(generations):
-        selected = [r for r in rows if r["setting"] == setting]
-        frame = pd.DataFrame(selected, columns=COLUMNS).astype(COLUMN_TYPES)
-        tables[setting] = frame.sort_values(SORT_KEY, kind="stable").reset_index(drop=True)
-    return tables
 
 
 def score(ctx: Any) -> dict[str, pd.DataFrame]:
-    """The BENCHMARK.score hook (evaluation.run_score)."""
+    """The BENCHMARK.score hook (evaluate-predictions): every setting's whole table."""
+    chunks: dict[str, list[pd.DataFrame]] = {}
+    for setting, frame in score_ctx_chunks(ctx):
+        chunks.setdefault(setting, []).append(frame)
+    return {setting: pd.concat(frames, ignore_index=True) for setting, frames in chunks.items()}
+
+
+def score_ctx_chunks(ctx: Any) -> Iterator[tuple[str, pd.DataFrame]]:
+    """The BENCHMARK.score_chunks hook (evaluation.run_score writes each chunk as it comes)."""
     if ctx.scorers is None:
         raise IdiombenchError("orderprobe: scoring needs the `scoring` section of params (scorer roles)")
     prompt_index = load_prompt_index(paths.prompts_dir(BENCHMARK))
@@ -398,5 +441,5 @@ def score(ctx: Any) -> dict[str, pd.DataFrame]:
     # The released word lists are build output (extracted from the acquired Sacc scripts),
     # read only when the configuration uses them, so that other profiles need no rebuild.
     lexicons = lexicon.load(paths.processed_dir(BENCHMARK)) if needs_lexicons(ctx.config.score) else {}
-    return score_generations(ctx.model, ctx.generations, ctx.items, ctx.config.score, ctx.scorers, ctx.notes,
-                             prompt_index, lexicons)
+    yield from score_chunks(ctx.model, ctx.generations, ctx.items, ctx.config.score, ctx.scorers, ctx.notes,
+                            prompt_index, lexicons)

@@ -11,6 +11,7 @@ from ...data.manifest import FileSpec, load_file_specs
 from ...items import Item
 from ..base import Benchmark, BuildResult
 from . import build as _build
+from . import view as _view
 from .config import SemanticQAConfig
 from . import render as _render
 from . import answers as _answers
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
 
 class SemanticQA(Benchmark):
     name = "semanticqa"
+    # its scored rows as items in MLflow (view.py)
+    item_view = _view.ITEM_VIEW
     # where render reads its templates (a dependency of the render rule / DVC stage)
     render_templates = "data/raw/semanticqa"
     # its params section (benchmarks.<name> in params.yaml)

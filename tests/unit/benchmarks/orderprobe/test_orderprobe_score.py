@@ -107,8 +107,10 @@ def test_default_profile_terms_by_hand():
 def test_default_profile_embeds_once_for_the_cross_encoder_substitute_and_sts():
     scorers = FakeScorers(scoring_config(), cosine=COSINES)
     run(scorers)
-    # 5 scorable rows x 2 references, for CE and STS: one cosine call, in both settings together
-    assert scorers.calls == [("cosine", "cross_encoder", 20)]
+    # 5 scorable rows x 2 references, for CE (reference, explanation) and STS (explanation,
+    # reference): one cosine call per setting (cot, then zero_shot), each of the 8 distinct
+    # directed pairs of the 20 requested scored once (zero_shot's 5 are those cot did not have)
+    assert scorers.calls == [("cosine", "cross_encoder", 3), ("cosine", "cross_encoder", 5)]
 
 
 def test_paper_like_profile_every_term_and_one_call_per_role():
@@ -126,11 +128,13 @@ def test_paper_like_profile_every_term_and_one_call_per_role():
     # S_Logic: R1: reference->explanation wins, 0.9 - 0.5*0.05; R2: 0.02 <= 0.05, no penalty; max
     assert r["s_logic"] == pytest.approx(0.875)
     assert math.isnan(row(tables, "zero_shot", "ABDC", "consistency", 0)["s_logic"])  # main pass only
+    # one call per role and setting; each distinct pair once: of the 10 pairs per role (5 rows x 2
+    # references) 6 are distinct, of NLI's 12 (3 main rows x 2 references x 2 directions) 7
     assert sorted(scorers.calls) == [
-        ("bertscore", "bertscore_zh", 10),
-        ("cosine", "sts_zh", 10),
-        ("cross_encoder", "cross_encoder", 10),
-        ("nli", "nli", 12),  # 3 main rows x 2 references x 2 directions
+        ("bertscore", "bertscore_zh", 2), ("bertscore", "bertscore_zh", 4),
+        ("cosine", "sts_zh", 2), ("cosine", "sts_zh", 4),
+        ("cross_encoder", "cross_encoder", 2), ("cross_encoder", "cross_encoder", 4),
+        ("nli", "nli", 3), ("nli", "nli", 4),
     ]
 
 
@@ -150,7 +154,8 @@ def test_options_mean_aggregation_one_direction_bleu_penalty():
     assert r["s_logic"] == pytest.approx(0.01)
     # bleu penalty: E1 (4 tokens) is not shorter than R1 (2): BP 1 -> 0.5
     assert r["s_info"] == pytest.approx(0.5)
-    assert ("nli", "nli", 6) in scorers.calls
+    # one direction: 6 pairs (3 main rows x 2 references), 4 distinct, each scored once (both: 7)
+    assert sum(n for kind, _, n in scorers.calls if kind == "nli") == 4
 
 
 def test_polarity_halving_switch():
@@ -283,3 +288,23 @@ def test_template_provenance_and_stale_prompt_hash_note(tmp_path):
     with pytest.raises(DataError, match="cot.parquet: not a prompts table"):
         load_prompt_index(tmp_path / "bad")
     assert load_prompt_index(tmp_path / "missing") == {}
+
+
+def test_chunks_give_the_same_tables_and_score_each_pair_once():
+    """score_chunks (what the score stage writes, a chunk at a time: bounded memory) in chunks
+    of 2 rows gives the tables of one pass, and a pair met in an earlier chunk is not scored again."""
+    from idiombench.benchmarks.orderprobe.score import score_chunks
+
+    whole = FakeScorers(paper_like_config(), cosine=COSINES)
+    expected = score_generations("m", generations(), index(ZH, JA), OrderProbeScore(), whole, [])
+    chunked = FakeScorers(paper_like_config(), cosine=COSINES)
+    notes: list[str] = []
+    pieces = list(score_chunks("m", generations(), index(ZH, JA), OrderProbeScore(), chunked, notes, chunk_rows=2))
+    assert [s for s, _ in pieces] == ["cot"] + ["zero_shot"] * 4  # 1 and 7 rows, in chunks of 2
+    for setting, table in expected.items():
+        joined = pd.concat([t for s, t in pieces if s == setting], ignore_index=True)
+        pd.testing.assert_frame_equal(joined, table)
+    per_role = lambda calls: {role: sum(n for _, r, n in calls if r == role) for _, role, _ in calls}
+    assert per_role(chunked.calls) == per_role(whole.calls)  # the same distinct pairs, each once
+    assert any(note.startswith("orderprobe: cross_encoder: 10 pairs in ") and "; 6 distinct pairs scored, each once" in note
+               for note in notes)
