@@ -25,7 +25,9 @@ class FakeServer:
     """Scripted /v1/chat/completions. The reply echoes the last user message.
 
     failures[content]: statuses to answer (in order) before succeeding for that content;
-    a status 0 means "never succeed" (always 503). delay_s: every answer waits this long."""
+    a status 0 means "never succeed" (always 503). delay_s: every answer waits this long.
+    hold_until: the first requests wait (up to 30 s) until this many are in flight at once, so
+    that a concurrency limit is reached however busy the machine is."""
 
     port: int = 0
     failures: dict[str, list[int]] = field(default_factory=dict)
@@ -35,6 +37,8 @@ class FakeServer:
     attempts: dict[str, int] = field(default_factory=dict)
     in_flight: int = 0
     max_in_flight: int = 0
+    hold_until: int = 0
+    reached: threading.Event = field(default_factory=threading.Event)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -59,7 +63,10 @@ def make_handler(server: FakeServer):
                 attempt = server.attempts[content]
                 server.in_flight += 1
                 server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                if server.in_flight >= server.hold_until:
+                    server.reached.set()
             try:
+                server.reached.wait(timeout=30)
                 time.sleep(server.delay_s)
                 script = server.failures.get(content, [])
                 if script == [0]:
@@ -240,7 +247,8 @@ def test_timeouts_are_retried_then_reported(server):
 
 
 def test_concurrency_limit_holds(server):
-    server.delay_s = 0.25  # long enough for three requests to overlap even on a busy machine
+    server.delay_s = 0.05
+    server.hold_until = 3  # the first three wait for each other: the limit is reached on a busy machine too
     backend = OpenAIBackend(config(server, concurrency=3))
     completions = backend.generate([request(f"r{i}") for i in range(9)])
     assert [c.text for c in completions] == [f"r{i}" for i in range(9)]

@@ -334,11 +334,15 @@ def test_params_yaml_leaves_the_release_layout_to_the_code() -> None:
     config = load_params(ROOT / "params.yaml").benchmark("chengyu-bench").model_dump(by_alias=True)
     defaults = ChengyuBenchConfig().model_dump(by_alias=True)
     # render.sample is small in the embedded default (class default: every item), and so is
-    # generate's max_new_tokens (a CPU profile)
+    # generate's max_new_tokens (a CPU profile); the option-order pass is listed, off
     assert config["render"]["sample"] is not None
     assert config["generate"]["main"]["max_new_tokens"] <= defaults["generate"]["main"]["max_new_tokens"]
     config["render"]["sample"] = None
     config["generate"]["main"]["max_new_tokens"] = defaults["generate"]["main"]["max_new_tokens"]
+    # the option-order pass is listed (so that the paper overlay only switches it on) but off
+    assert config["generate"]["extra"]["option_order"]["settings"] == []
+    assert config["generate"]["extra"]["option_order"]["rotate_options"] is True
+    config["generate"]["extra"] = defaults["generate"]["extra"]
     assert config == defaults
 
 
