@@ -29,6 +29,13 @@ class BenchmarkNode:
     templates: str
     constructs: bool
     attention: bool  # it has attention diagnostics: an attention stage per (model, benchmark)
+    rotates_options: bool  # its render reads generate.extra (the option-order pass's rotations)
+
+    @property
+    def render_generate_params(self) -> str:
+        """The part of the benchmark's params that its render reads besides `render`:
+        `generate.extra` where it renders option rotations, else `enabled` (listed anyway)."""
+        return "generate.extra" if self.rotates_options else "enabled"
 
 
 def package_dir(module: str) -> str:
@@ -59,6 +66,7 @@ def benchmark_nodes() -> list[BenchmarkNode]:
             templates=str(bench.render_templates),
             constructs=bench.constructs,
             attention=bench.attention_diagnostics,
+            rotates_options=bench.rotates_options,
         ))
     return nodes
 
@@ -162,7 +170,8 @@ def dvc_yaml() -> str:
     """The text of dvc.yaml for the registered benchmarks."""
     nodes = benchmark_nodes()
     bench_vars = "\n".join(
-        f"      {node.name}: {{package: {node.package}, templates: {node.templates}}}" for node in nodes)
+        f"      {node.name}: {{package: {node.package}, templates: {node.templates}, "
+        f"render_reads: {node.render_generate_params}}}" for node in nodes)
     constructing = [node for node in nodes if node.constructs]
     construct_vars = "\n".join(f"      {node.name}: {{package: {node.package}}}" for node in constructing)
     construct_stage = "" if not constructing else f"""
@@ -213,7 +222,7 @@ def dvc_yaml() -> str:
 vars:
   - bench:
       # templates: where render reads the benchmark's prompt templates (the package's prompts/
-      # folder, or the acquired release)
+      # folder, or the acquired release); render_reads: the params render reads besides its own
 {bench_vars}
   - construction:
 {construct_vars or "      {}"}
@@ -255,8 +264,8 @@ stages:
       params:
         - benchmarks.${{key}}.render
         - benchmarks.${{key}}.enabled
-        # the option-order pass (generate.extra.<pass>.rotate_options) has its rotations rendered
-        - benchmarks.${{key}}.generate
+        # generate.extra where the option-order pass's rotations are rendered, else enabled again
+        - benchmarks.${{key}}.${{item.render_reads}}
       outs:
         - results/prompts/${{key}}
 

@@ -27,7 +27,7 @@ import pyarrow as pa
 
 from . import paths
 from .benchmarks.registry import construction_names, get_benchmark
-from .benchmarks.contexts import AggregateContext, ScoreContext
+from .benchmarks.contexts import SCORE_KEYS, AggregateContext, ScoreContext
 from .params_schema import Params
 from .errors import DataError, IdiombenchError
 from .generation.table import GENERATION_SCHEMA
@@ -126,7 +126,7 @@ def run_score(params: Params, model: str, benchmark: str, out: Path | None = Non
             generations=generations, items=load_items(benchmark), scorers=_make_scorers(params),
         )
         with Progress(generations.rows(), f"score {benchmark} {model}", unit="row") as progress:
-            settings = write_chunks(staging, bench.score_chunks(ctx), progress)
+            settings = write_chunks(staging, bench.score_chunks(ctx), progress, benchmark)
         meta = {
             "benchmark": benchmark,
             "model": model,
@@ -139,13 +139,20 @@ def run_score(params: Params, model: str, benchmark: str, out: Path | None = Non
         return meta
 
 
-def write_chunks(folder: Path, chunks: Iterable[tuple[str, pd.DataFrame]], progress: Progress) -> dict[str, int]:
+def write_chunks(folder: Path, chunks: Iterable[tuple[str, pd.DataFrame]], progress: Progress,
+                 benchmark: str = "") -> dict[str, int]:
     """Each setting's chunks appended to <folder>/<setting>.parquet as they come (one row group
-    each; a setting's chunks are contiguous); the rows per setting."""
+    each; a setting's chunks are contiguous); the rows per setting. Every chunk carries
+    SCORE_KEYS (a benchmark's score hook that drops them fails here, not in a later stage)."""
     counts: dict[str, int] = {}
     writer, current = None, None
     try:
         for setting, frame in chunks:
+            missing = [key for key in SCORE_KEYS if key not in frame.columns]
+            if missing:
+                raise IdiombenchError(
+                    f"score {benchmark}: the score table of setting {setting!r} has no column {', '.join(missing)} "
+                    f"(a bug of the benchmark's score hook: every row carries {', '.join(SCORE_KEYS)})")
             table = pa.Table.from_pandas(frame, preserve_index=False)
             if setting != current:
                 if setting in counts:

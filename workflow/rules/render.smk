@@ -12,7 +12,7 @@ rule render:
     params:
         render=lambda wc: section("benchmarks", wc.benchmark, "render"),
         enabled=lambda wc: section("benchmarks", wc.benchmark, "enabled"),
-        # the option-order pass (generate.extra.<pass>.rotate_options) has its rotations rendered
-        generate=lambda wc: section("benchmarks", wc.benchmark, "generate"),
+        # generate.extra where the option-order pass's rotations are rendered (not the rest of generate)
+        rotations=lambda wc: section("benchmarks", wc.benchmark, *NODES[wc.benchmark].render_generate_params.split(".")),
     shell:
         "{CLI} render {wildcards.benchmark:q} --params {PARAMS_FILE:q}"

@@ -116,6 +116,9 @@ class Benchmark(ABC):
     # configured by its params section's `attention` (with `enabled` and `models`), and the
     # hooks attention_prompts + attention_summary
     attention_diagnostics: ClassVar[bool] = False
+    # whether its render writes the option-order pass's rotations of choice items (it reads
+    # `generate.extra`, so its render stage depends on that and not on the rest of `generate`)
+    rotates_options: ClassVar[bool] = False
     # how its scored rows appear as items in MLflow (a trace each: metrics, filter tags, parsed
     # answer); the default shows every numeric column as a metric and the generic tags only
     item_view: ClassVar[ItemView] = ItemView()
@@ -137,7 +140,8 @@ class Benchmark(ABC):
 
     @abstractmethod
     def score(self, ctx: Any) -> dict[str, Any]:
-        """Generations -> per-item score tables per setting (ctx: evaluation.ScoreContext)."""
+        """Generations -> per-item score tables per setting (ctx: evaluation.ScoreContext): one
+        row per scored generation row, with the columns contexts.SCORE_KEYS and its metrics."""
 
     @abstractmethod
     def aggregate(self, ctx: Any) -> dict[str, Any]:

@@ -52,6 +52,12 @@ class RenderOutput:
         self.flagged.setdefault(reason, []).append(example)
 
 
+# The columns every score table row carries besides its metrics: which generation row it scores
+# (prompt_id, pass, sample_index) and which item and task (the score stage checks them; track,
+# the intervals and the comparisons join on them).
+SCORE_KEYS = ("prompt_id", "pass", "sample_index", "item_id", "task")
+
+
 @dataclass
 class ScoreContext:
     params: Params

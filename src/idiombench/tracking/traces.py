@@ -46,7 +46,7 @@ from typing import Any
 import pandas as pd
 
 from .. import paths
-from ..benchmarks.contexts import ItemMetric, ItemView
+from ..benchmarks.contexts import SCORE_KEYS, ItemMetric, ItemView
 from ..errors import DataError
 from ..io import read_parquet
 from ..items import Item
@@ -189,7 +189,7 @@ def setting_rows(benchmark: str, model: str, setting: str, view: ItemView, items
     prompts = (read_parquet(prompts_path, what="prompts table",
                             columns=["prompt_id", "messages", "template_id"]).to_pandas()
                if prompts_path.is_file() else pd.DataFrame(columns=["prompt_id", "messages", "template_id"]))
-    missing = [c for c in ROW_KEYS + ("item_id", "task") if c not in scores.columns]
+    missing = [c for c in SCORE_KEYS if c not in scores.columns]
     if missing:
         raise DataError(scores_path, f"no column {', '.join(missing)}", expected="a score table of `idiombench score`")
     scores["sample_index"] = scores["sample_index"].astype("int64")

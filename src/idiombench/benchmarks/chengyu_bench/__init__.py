@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 
 
 class ChengyuBench(Benchmark):
+    # its choice items are rendered under every rotation of their options for the option-order pass
+    rotates_options = True
     name = "chengyu-bench"
     # its scored rows as items in MLflow (view.py)
     item_view = _view.ITEM_VIEW

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 
 class SemanticQA(Benchmark):
+    # its choice items are rendered under every rotation of their options for the option-order pass
+    rotates_options = True
     name = "semanticqa"
     # its scored rows as items in MLflow (view.py)
     item_view = _view.ITEM_VIEW
