@@ -57,7 +57,7 @@ def write_project(root: Path, expressions: int, samples: int, chars: int) -> int
             text = item.meta["expression"] + "：" + "".join(rng.choices(CHARS, k=chars))
             rows.append({"prompt_id": f"orderprobe/restore/zero_shot/{item.item_id}", "benchmark": "orderprobe",
                          "task": "restore", "setting": "zero_shot", "item_id": item.item_id, "prompt_hash": "0" * 16,
-                         "pass": pass_name, "sample_index": index, "text": text, "prompt_tokens": 48,
+                         "pass": pass_name, "sample_index": index, "rotation": 0, "text": text, "prompt_tokens": 48,
                          "completion_tokens": 512, "finish_reason": "length", "error": None,
                          "request_key": f"{item.item_id}/{pass_name}/{index}"})
     write_generations(root / "results/generations/bench/orderprobe/zero_shot.parquet", rows)
