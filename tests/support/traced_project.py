@@ -128,6 +128,18 @@ def empty_store(root: Path) -> str:
     return uri
 
 
+def working_copy(prepared: Path, tmp_path: Path, monkeypatch: Any) -> Path:
+    """A copy of a prepared project (its store included) as the test's working directory,
+    MLflow pointed at the copy's store: tests may write to it without touching the original."""
+    import shutil
+
+    root = tmp_path / "project"
+    shutil.copytree(prepared, root)
+    monkeypatch.chdir(root)
+    use_store(monkeypatch, f"sqlite:///{root / 'mlflow.db'}")
+    return root
+
+
 def use_store(monkeypatch: Any, uri: str) -> None:
     """Point MLflow at `uri` for one test: the environment (what `track` reads) and MLflow's
     process-wide tracking URI (which `track` sets, and which the fluent API and a bare

@@ -4,14 +4,12 @@ stage's annotation file, validated by its own reader; a hand-written file is nev
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 import traced_project
-from traced_project import use_store
 from idiombench.benchmarks.g_idiomalign.attention import read_annotations
 from idiombench.cli import app
 from idiombench.config import load_params
@@ -34,11 +32,7 @@ def tracked(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def project(tracked: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "project"
-    shutil.copytree(tracked, root)
-    monkeypatch.chdir(root)
-    use_store(monkeypatch, f"sqlite:///{root / 'mlflow.db'}")
-    return root
+    return traced_project.working_copy(tracked, tmp_path, monkeypatch)
 
 
 def label(model: str, item: str, setting: str, value, who: str = "annotator-1") -> str:

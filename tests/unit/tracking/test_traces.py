@@ -6,7 +6,6 @@ goes; a sample traces the same items for every model and keeps every row in the 
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -14,7 +13,6 @@ import pyarrow as pa
 import pytest
 
 import traced_project
-from traced_project import use_store
 from idiombench.config import load_params
 from idiombench.io import read_parquet, write_parquet
 
@@ -31,11 +29,7 @@ def scored(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def project(scored: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "project"
-    shutil.copytree(scored, root)
-    monkeypatch.chdir(root)
-    use_store(monkeypatch, f"sqlite:///{root / 'mlflow.db'}")
-    return root
+    return traced_project.working_copy(scored, tmp_path, monkeypatch)
 
 
 def search(client, benchmark: str, where: str) -> list:
@@ -138,11 +132,8 @@ def test_a_sample_traces_the_same_items_for_every_model(scored: Path, tmp_path: 
 
     from idiombench.tracking.mlflow_runs import TRACES_TAG, track
 
-    root = tmp_path / "sampled"
-    shutil.copytree(scored, root)
+    root = traced_project.working_copy(scored, tmp_path, monkeypatch)
     traced_project.write_inputs(root, sample=4)  # params only: tracking.traces.sample 4
-    monkeypatch.chdir(root)
-    use_store(monkeypatch, f"sqlite:///{root / 'mlflow.db'}")
     params = load_params(root / "params.yaml")
     runs = {model: track(params, "orderprobe", model)["runs"][f"orderprobe/{model}/zero_shot"] for model in ("oracle", "echo")}
     for run in runs.values():
