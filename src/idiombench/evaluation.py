@@ -140,7 +140,7 @@ def run_score(params: Params, model: str, benchmark: str, out: Path | None = Non
 
 
 def write_chunks(folder: Path, chunks: Iterable[tuple[str, pd.DataFrame]], progress: Progress,
-                 benchmark: str = "") -> dict[str, int]:
+                 benchmark: str) -> dict[str, int]:
     """Each setting's chunks appended to <folder>/<setting>.parquet as they come (one row group
     each; a setting's chunks are contiguous); the rows per setting. Every chunk carries
     SCORE_KEYS (a benchmark's score hook that drops them fails here, not in a later stage)."""

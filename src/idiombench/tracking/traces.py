@@ -55,7 +55,7 @@ from ..sampling import stratified_subset
 
 SCOPE_TAG = "idiombench.scope"  # "<benchmark>/<model>/<setting>": the traces of one run
 DIGEST_TAG = "idiombench.digest"
-ROW_KEYS = ("prompt_id", "pass", "sample_index")
+ROW_KEYS = SCORE_KEYS[:3]  # (prompt_id, pass, sample_index): the generation row a score row is of
 BATCH = 200  # traces per log_spans call
 SERVER_REQUESTS = 4  # trace infos sent to a tracking server at once
 PREVIEW_CHARS = 1000
