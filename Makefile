@@ -7,8 +7,8 @@
 #   make browser   # Debian's chromium for the browser test (root or passwordless sudo; make/browser.mk)
 #   make slurm     # Snakemake's Slurm executor plugin + Debian's Slurm for its test (root or sudo; make/slurm.mk)
 #
-# Everything is installed from the hashed locks in requirements/ (README "The environment
-# is locked"). TORCH_LOCK picks the PyTorch build: the CPU build by default; on a CUDA machine
+# Everything is installed from the hashed locks in requirements/ (docs/install.md, "The
+# environment is locked"). TORCH_LOCK picks the PyTorch build: the CPU build by default; on a CUDA machine
 #   make setup TORCH_LOCK=requirements/torch-cuda.lock
 # Refresh the locks with: bash requirements/refresh.sh
 

@@ -6,8 +6,8 @@ Synthetic OrderProbe-shaped rows (tracking/traces.py's ItemRow: chat prompt, a 5
 output of ~700 characters, 11 item-level metrics, 20 tags) written by the same code `track`
 runs (traces.sync_traces), for each N in --traces into a fresh run:
 - into the local SQLite store (sqlite:///<dir>/mlflow.db, what `make run` uses), and with
-  --server into an `mlflow server` (the same SQLite file behind it, one worker, as in the README's
-  shared-server set-up); first write, then a re-track of the same rows (nothing to write);
+  --server into an `mlflow server` (the same SQLite file behind it, one worker, as in the
+  shared-server set-up of docs/scaling-out.md); first write, then a re-track of the same rows (nothing to write);
 - with --ui, `mlflow ui` on that store and headless Chromium (Debian's chromium): seconds from
   opening the run's traces tab (the link `track` prints) until its first rows are on the page,
   and the same for the experiment's Traces view; cold (a fresh browser profile each time).

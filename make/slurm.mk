@@ -1,4 +1,4 @@
-# Snakemake on Slurm (workflow/profiles/slurm; README "Running on a cluster"):
+# Snakemake on Slurm (workflow/profiles/slurm; docs/scaling-out.md):
 #
 #   make slurm-plugin  # the executor plugin into .venv, from requirements/slurm.lock (hashed)
 #   make slurm         # that, plus Debian's slurm-wlm, slurmdbd, munge and mariadb-server for the
