@@ -977,7 +977,7 @@ for _key, _label in (("x; touch pwned #", "with ';'"), ("a b", "with a space"), 
       ours=False)
 def _(p: Path) -> list[str]:
     # not `-s`: `dvc repro -s` skips DVC's graph checks and removes the stage's declared output (here
-    # results/) before any command runs; README says to run check-params before `dvc repro -s`
+    # results/) before any command runs; docs/models.md says to run check-params before `dvc repro -s`
     hostile_params(p, "..")
     return ["repro"]
 

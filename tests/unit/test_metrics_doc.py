@@ -1,7 +1,7 @@
-"""docs/METRICS.md is the metric reference the code, the report, params.yaml and the README
-cite: every cited anchor (`docs/METRICS.md#12-recovery`) and section (`docs/METRICS.md §1.2`)
-exists, nothing cites a METRICS.md outside the repository, and no file of the project points
-at a path outside it."""
+"""docs/METRICS.md is the metric reference the code, the report, params.yaml, the README and
+the docs pages cite: every cited anchor (`docs/METRICS.md#12-recovery`, or from a page beside
+it `[...](METRICS.md#12-recovery)`) and section (`docs/METRICS.md §1.2`) exists, nothing cites
+a METRICS.md outside the repository, and no file of the project points at a path outside it."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ CITING = ["src", "workflow", "overlays", "profiles", "docs", "tests", "README.md
 SUFFIXES = {".py", ".md", ".yaml", ".yml", ".json", ".smk", ".txt", ""}
 ANCHOR = re.compile(r"docs/METRICS\.md#([\w-]+)")
 SECTION = re.compile(r"docs/METRICS\.md §(\d+(?:\.\d+)?)")
+# a Markdown link from a page in docs/ to its neighbour: the same file
+NEIGHBOUR = re.compile(r"\]\(METRICS\.md(?:#([\w-]+))?\)")
 BARE = re.compile(r"(?<!docs/)METRICS\.md")
 HEADING = re.compile(r"^#{2,4} (.+)$", re.MULTILINE)
 # the development machines' and CI's mirror beside the checkout, which users do not have
@@ -61,10 +63,16 @@ def test_every_cited_anchor_and_section_exists() -> None:
                 cited += 1
                 if section not in sections:
                     missing.append(f"{where}: §{section} is not a section of docs/METRICS.md")
+            if path.parent == DOC.parent and path.suffix == ".md":
+                for anchor in NEIGHBOUR.findall(line):
+                    cited += 1
+                    if anchor and anchor not in anchors:
+                        missing.append(f"{where}: #{anchor} is not a heading of docs/METRICS.md")
+                line = NEIGHBOUR.sub("", line)
             if path != DOC and BARE.search(line) and "test_metrics_doc.py" not in path.name:
                 missing.append(f"{where}: cites METRICS.md without docs/ (not a file of this repository)")
     assert not missing, "\n".join(missing)
-    assert cited >= 25  # the code, the report, params.yaml, profiles and the README cite it
+    assert cited >= 25  # the code, the report, params.yaml, profiles and the docs pages cite it
 
 
 def test_nothing_points_outside_the_repository() -> None:
