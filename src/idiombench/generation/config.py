@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from ..schema import Key, Name, StrictModel
+from ..schema import Key, Name, StrictModel, Variable
 
 Dtype = Literal["auto", "float32", "bfloat16", "float16"]
 
@@ -106,11 +106,17 @@ class OpenAIModel(ModelBase):
 
     backend: Literal["openai"]
     model: str = Field(description="Model name sent in the request.")
-    base_url: str = "https://api.openai.com/v1"
-    api_key_env: str | None = Field(
+    base_url: str = Field(
+        "https://api.openai.com/v1",
+        description="The endpoint, up to /v1 (its path and query are part of the model's identity). Never a "
+        "credential: a user name or password, a credential-named query parameter or a key-shaped string is refused "
+        "(params are copied into dvc.lock and .snakemake/); the key goes in the variable api_key_env names.",
+    )
+    api_key_env: Variable | None = Field(
         "OPENAI_API_KEY",
-        description="Environment variable holding the API key (never logged or written); "
-        "null for an endpoint without authentication (e.g. `vllm serve` without --api-key).",
+        description="Name of the environment variable holding the API key (sent as a Bearer token; never logged or "
+        "written, and scrubbed from every message); null for an endpoint without authentication (e.g. `vllm serve` "
+        "without --api-key).",
     )
     concurrency: int = Field(4, ge=1, description="Requests in flight at once.")
     max_retries: int = Field(
