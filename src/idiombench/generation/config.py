@@ -122,7 +122,11 @@ class OpenAIModel(ModelBase):
     max_retries: int = Field(
         5, ge=0, description="Retries after the first attempt, on 429, 5xx, timeouts and connection errors."
     )
-    timeout_s: float = Field(120.0, gt=0, description="Per-attempt timeout.")
+    timeout_s: float = Field(
+        120.0, gt=0,
+        description="Deadline of one attempt, whole: connecting, sending and receiving the full response (a server "
+        "that sends its answer a few bytes at a time is cut off too); a timed-out attempt is retried.",
+    )
     retry_backoff_s: float = Field(
         1.0, ge=0, description="First retry delay when the server sends no Retry-After; doubles per retry."
     )
