@@ -14,19 +14,17 @@ tests/integration/test_credential_canary_tools.py."""
 
 from __future__ import annotations
 
-import base64
 import json
 import logging
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 import yaml
 from typer.testing import CliRunner
 
+from canary import CANARY, KEY_ENV, Echo, echo_server, hits, written_text
 from gen_project import write_project
 from idiombench.cli import app
 from idiombench.config import load_params, parse_params
@@ -38,71 +36,12 @@ from idiombench.redact import REDACTED, credential_in, scrub, scrub_text, scrub_
 from idiombench.report.build import model_lines
 from idiombench.tracking.mlflow_runs import run_params
 
-CANARY = "CaNaRy-q7Zx41k9Wv"
-KEY_ENV = "IDIOMBENCH_TEST_CANARY_KEY"
-
-
-class Echo(BaseHTTPRequestHandler):
-    """Every other request fails with 401 and a careless body that echoes every request
-    header, as sent and upper-cased, plus any Basic credentials decoded."""
-
-    calls = 0
-    seen: list[str] = []
-
-    def log_message(self, *args) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        headers = "; ".join(f"{name}: {value}" for name, value in self.headers.items())
-        auth = self.headers.get("Authorization", "")
-        decoded = base64.b64decode(auth.split()[1]).decode() if auth.startswith("Basic ") else ""
-        Echo.seen.append(headers + " " + decoded)
-        Echo.calls += 1
-        if Echo.calls % 2:
-            message = f"denied for {headers} / {headers.upper()} / user {decoded} at http://{decoded}@127.0.0.1/"
-            return self.reply(401, {"error": {"message": message}})
-        text = body["messages"][-1]["content"][:20]
-        self.reply(200, {
-            "id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop",
-                         "logprobs": None}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-        })
-
-    def reply(self, status: int, payload: dict) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
 
 @pytest.fixture
 def port(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    Echo.calls, Echo.seen = 0, []
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    yield httpd.server_address[1]
-    httpd.shutdown()
-    httpd.server_close()
-    thread.join(timeout=5)
-
-
-def hits(text: str) -> int:
-    return text.lower().count(CANARY.lower())
-
-
-def written_text(path: Path) -> str:
-    """A file's bytes as text, and for Parquet (compressed) its rows as JSON too."""
-    text = path.read_bytes().decode("utf-8", errors="replace")
-    if path.suffix == ".parquet":
-        text += json.dumps(read_parquet(path).to_pylist(), ensure_ascii=False, default=str)
-    return text
+    with echo_server() as bound:
+        yield bound
 
 
 def test_a_canary_credential_reaches_no_record(tmp_path: Path, port: int, monkeypatch, caplog, capsys) -> None:
