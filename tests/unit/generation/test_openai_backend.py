@@ -280,6 +280,16 @@ def test_a_server_that_drips_bytes_is_cut_off_at_the_deadline(server, content):
     assert elapsed < 8, f"took {elapsed:.1f} s: the deadline did not cut the response off"
 
 
+def test_generate_works_from_inside_a_running_event_loop(server):
+    """A caller already in an event loop (a notebook): the batch runs in a loop of its own thread."""
+    import asyncio
+
+    async def caller() -> list:
+        return OpenAIBackend(config(server)).generate([request("inside a loop")])
+
+    assert [c.text for c in asyncio.run(caller())] == ["inside a loop"]
+
+
 def test_concurrency_limit_holds(server):
     server.delay_s = 0.05
     server.hold_until = 3  # the first three wait for each other: the limit is reached on a busy machine too
