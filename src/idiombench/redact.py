@@ -48,7 +48,7 @@ def _scrub_query(query: str) -> str:
     pairs = []
     for pair in query.split("&"):
         name, sep, value = pair.partition("=")
-        pairs.append(f"{name}={REDACTED}" if sep and value and SECRET_NAME.search(name) else pair)
+        pairs.append(f"{name}={REDACTED}" if sep and value and SECRET_NAME.search(unquote(name)) else pair)
     return "&".join(pairs)
 
 
@@ -98,7 +98,7 @@ def credential_in(text: str) -> str | None:
         if "@" in netloc:
             return f"a user name or password in the URL '{scrub_url(url)}'"
         names = [unquote(name) for name, sep, value in (pair.partition("=") for pair in (query or "").split("&"))
-                 if sep and value and SECRET_NAME.search(name)]
+                 if sep and value and SECRET_NAME.search(unquote(name))]
         if names:
             return f"the query parameter {names[0]!r} of the URL '{scrub_url(url)}'"
     if TOKEN.search(text):
