@@ -140,7 +140,7 @@ class VLLMBackend:
         engine = _engine_config(self._llm)
         self._revision = (commit or _engine_commit(engine) or f"{UNRESOLVED}-{uuid.uuid4().hex[:12]}") if hub else None
         self._dtype = _engine_dtype(engine) or config.dtype
-        self._kernels = _kernels(vllm, config.gpus)
+        self._kernels = _kernels(config.gpus)
 
     @property
     def version(self) -> str:
@@ -284,7 +284,7 @@ def _engine_dtype(engine: Any) -> str | None:
     return None if dtype is None else str(dtype).removeprefix("torch.")
 
 
-def _kernels(vllm: Any, gpus: int) -> str:
+def _kernels(gpus: int) -> str:
     """The hardware's kernels, as the hf backend names them: the GPU and its compute capability
     (through vLLM's platform, which asks NVML: no CUDA context in this process), or the CPU's
     capability (vLLM's CPU build picks kernels by it)."""
