@@ -8,12 +8,24 @@ module retries itself, so that the policy is the one documented here and tested:
   - anything else (400, 401, 404, ...) or a request still failing after the retries becomes
     a Completion with `error` set and finish_reason "error": the driver counts it; one bad
     request never stops the run.
-Requests of a batch run on `concurrency` threads; completions come back in request order.
+Requests of a batch run concurrently (at most `concurrency` in flight) on the SDK's async
+client, in one event loop per batch; completions come back in request order.
+
+`timeout_s` is a deadline for the whole attempt (connecting, sending, and receiving the full
+response), not only httpx's per-read timeout: a server that sends its response a few bytes at
+a time never trips a per-read timeout, so each attempt runs under `asyncio.wait_for`, whose
+cancellation closes the connection (the total timeout httpx's maintainers point to,
+encode/httpx#1450: a thread cannot abandon a blocking read cleanly).
+
+Identity: the endpoint (the base URL, scrubbed: a gateway routes `/qwen/v1` and `/llama/v1` to
+different models), the model name and the request fields this backend fixes (the token-limit
+field's name, n, the seed rule); the messages, sampling and seed are in every request's key.
 
 The API key is read only from the environment variable named by `api_key_env`, handed to
 the client and nowhere else: it is not in identity(), not in any log line, and error texts
 are scrubbed of it (a server could echo it back), as of any credential in `base_url`'s
-userinfo (idiombench.redact).
+userinfo (params refuse one; a base_url given in code may still hold one) and of the
+environment's other credentials (idiombench.redact).
 """
 
 from __future__ import annotations
