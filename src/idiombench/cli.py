@@ -14,6 +14,7 @@ from typing import Annotated, Any, TypeVar
 
 import click
 import typer
+import typer.core
 from rich.console import Console
 
 
@@ -42,9 +43,35 @@ with _malformed_epoch_hidden():
     from .config import DEFAULT_PARAMS, load_params
     from .errors import IdiombenchError
     from .io import check_output_file, check_output_folder, json_object_with
-    from .redact import scrub
+    from .redact import scrub, scrub_message
+
+
+@contextlib.contextmanager
+def _usage_errors_scrubbed() -> Iterator[None]:
+    """click's usage errors quote what was typed ("Invalid value for '--model': ..."): their
+    message is scrubbed of credentials (redact.scrub_message) before click prints it."""
+    try:
+        yield
+    except (click.ClickException, typer.TyperException) as exc:  # typer >= 0.24 raises its own copy of click's
+        exc.message = scrub_message(exc.message)
+        raise
+
+
+class _ScrubbedGroup(typer.core.TyperGroup):
+    """The command group: parsing its own arguments (make_context) and a subcommand's (inside
+    invoke) raise click's usage errors here, where they are scrubbed."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        with _usage_errors_scrubbed():
+            return super().make_context(*args, **kwargs)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with _usage_errors_scrubbed():
+            return super().invoke(ctx)
+
 
 app = typer.Typer(
+    cls=_ScrubbedGroup,
     add_completion=False,
     no_args_is_help=True,
     help="idiombench: evaluate LLMs on idiom and multiword-expression benchmarks.",
@@ -99,9 +126,9 @@ def _os_error(exc: OSError) -> str:
 
 
 def _fail(message: str, code: int) -> None:
-    # soft_wrap and no markup in the message: one line, whatever it contains
+    # soft_wrap and no markup in the message: one line, whatever it contains; never a credential
     console.print("[bold red]error:[/] ", markup=True, end="")
-    console.print(_one_line(message), markup=False, soft_wrap=True)
+    console.print(_one_line(scrub_message(message)), markup=False, soft_wrap=True)
     raise typer.Exit(code)
 
 

@@ -21,7 +21,14 @@ from .benchmarks.registry import BUILTIN, NAMES, get_benchmark, paper_roles, pre
 from .errors import ConfigError
 from .generation.backends.replay import known_formats
 from .overlay import read_params_raw
-from .params_schema import BenchmarksSections, consistency_problems, validation_problems
+from .params_schema import (
+    BenchmarksSections,
+    consistency_problems,
+    credential_problems,
+    key_variables,
+    validation_problems,
+)
+from .redact import note_key_variables
 from .scoring.config import ScoringConfig
 
 DEFAULT_PARAMS = Path("params.yaml")
@@ -65,11 +72,16 @@ class Params(params_schema.Params):
 def parse_params(raw: Any, source: str = "params.yaml") -> Params:
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: expected a mapping at the top level, got {type(raw).__name__}")
+    # Before anything can quote them: the key variables' values are scrubbed from every error,
+    # and a credential written into params is refused, naming its key, never quoted.
+    note_key_variables(key_variables(raw))
+    secrets = credential_problems(raw)
     try:
         params = Params.model_validate(raw)
     except ValidationError as exc:
-        raise ConfigError(f"{source}: invalid parameters: " + "; ".join(validation_problems(exc, Params))) from None
-    problems = consistency_problems(params) + registry_problems(params)
+        problems = secrets + validation_problems(exc, Params)
+        raise ConfigError(f"{source}: invalid parameters: " + "; ".join(problems)) from None
+    problems = secrets + consistency_problems(params) + registry_problems(params)
     if problems:
         raise ConfigError(f"{source}: invalid parameters: " + "; ".join(problems))
     return params

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+from .redact import scrub_message
+
 
 class IdiombenchError(Exception):
-    """Base class: the message is complete and meant for the user."""
+    """Base class: the message is complete and meant for the user. It is scrubbed of
+    credentials when the error is made (redact.scrub_message), so that no printer of it (the
+    CLI, Snakemake's parse-time handler, a traceback in DVC's log) can show one."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(scrub_message(arg) if isinstance(arg, str) else arg for arg in args))
 
 
 class ConfigError(IdiombenchError):

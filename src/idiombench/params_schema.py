@@ -14,11 +14,13 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from .generation.config import ModelConfig, backend_names
-from .schema import INVALID_NAME, Key, StrictModel
+from .redact import credential_in, scrub_message
+from .schema import INVALID_NAME, INVALID_VARIABLE, Key, StrictModel
 from .scoring.config import ScoringConfig
 from .statistics.config import ReportConfig
 
 BACKENDS = backend_names()
+OPENAI_KEY_DEFAULT = "OPENAI_API_KEY"  # generation.config.OpenAIModel.api_key_env's default
 
 
 class DataConfig(StrictModel):
@@ -99,16 +101,40 @@ def _user_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:
     return loc
 
 
+SHOWN_CHARS = 120  # of a value quoted in an error
+
+
+def _shown(value: Any) -> str:
+    """A value for an error line: a scalar quoted (scrubbed, shortened), a mapping or list only
+    named (its entries are other keys' business, and may hold what must not be echoed)."""
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, (list, tuple)):
+        return f"a list of {len(value)}"
+    text = repr(scrub_message(value) if isinstance(value, str) else value)
+    return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "..."
+
+
 def _format_error(error: dict[str, Any], model: type[BaseModel]) -> str:
+    return scrub_message(_format_error_unscrubbed(error, model))
+
+
+def _format_error_unscrubbed(error: dict[str, Any], model: type[BaseModel]) -> str:
     loc = _user_loc(error["loc"])
     kind = error["type"]
+    if kind in ("union_tag_invalid", "union_tag_not_found"):  # a model entry's `backend:`
+        where = ".".join(str(part) for part in (*loc, "backend"))
+        expected = f"expected one of: {', '.join(sorted(BACKENDS))}"
+        if kind == "union_tag_not_found":
+            return f"{where}: missing ({expected})"
+        return f"{where}: unknown backend {_shown(error.get('ctx', {}).get('tag'))} ({expected})"
     if loc and loc[-1] == "[key]":  # a mapping's key (a model key): pydantic puts the key itself before "[key]"
         where = ".".join(str(part) for part in loc[:-2])
         if kind == INVALID_NAME:
             return f"{where}: the key {error['msg']}"
         return f"{where}: the key {loc[-2]!r}: {_TYPE_WORDS.get(kind) or error['msg']}"
     key = ".".join(str(part) for part in loc) or "(top level)"
-    if kind == INVALID_NAME:
+    if kind in (INVALID_NAME, INVALID_VARIABLE):  # the message says what is wrong (an invalid variable is never quoted)
         return f"{key}: {error['msg']}"
     message = _TYPE_WORDS.get(kind) or error["msg"]
     if kind == "extra_forbidden":
@@ -117,7 +143,7 @@ def _format_error(error: dict[str, Any], model: type[BaseModel]) -> str:
             allowed = sorted(info.alias or name for name, info in parent.model_fields.items())
             message += f" (allowed here: {', '.join(allowed)})"
     elif kind != "missing":
-        message += f", got {error.get('input')!r}"
+        message += f", got {_shown(error.get('input'))}"
     return f"{key}: {message}"
 
 
@@ -133,6 +159,43 @@ def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] |
             return None
         current = field.annotation
     return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+
+
+CREDENTIAL_HINT = ("credentials never go in params (DVC copies them into dvc.lock, Snakemake into .snakemake/): "
+                   "put the key in an environment variable and name it in the model's api_key_env")
+
+
+def credential_problems(raw: Any, where: str = "") -> list[str]:
+    """Every string of a raw params mapping (keys included, at any depth) that carries a
+    credential (redact.credential_in), as `key.path: problem` lines that never repeat it."""
+    problems = []
+    if isinstance(raw, dict):
+        for key, value in raw.items():
+            path = f"{where}.{key}" if where else str(key)
+            what = credential_in(key) if isinstance(key, str) else None
+            if what:
+                problems.append(f"{where or '(top level)'}: a key holds {what}; {CREDENTIAL_HINT}")
+                path = f"{where}.[key]" if where else "[key]"
+            problems += credential_problems(value, path)
+    elif isinstance(raw, list):
+        for index, value in enumerate(raw):
+            problems += credential_problems(value, f"{where}.{index}" if where else str(index))
+    elif isinstance(raw, str) and (what := credential_in(raw)):
+        problems.append(f"{where}: holds {what}; {CREDENTIAL_HINT}")
+    return [scrub_message(problem) for problem in problems]
+
+
+def key_variables(raw: Any) -> list[str]:
+    """The environment variables a raw params mapping names as holding keys (`api_key_env`
+    of its models; an openai model's default when it names none), valid or not."""
+    models = raw.get("models") if isinstance(raw, dict) else None
+    names = []
+    for entry in (models or {}).values() if isinstance(models, dict) else ():
+        if isinstance(entry, dict):
+            value = entry.get("api_key_env", OPENAI_KEY_DEFAULT if entry.get("backend") == "openai" else None)
+            if isinstance(value, str):
+                names.append(value)
+    return names
 
 
 def validation_problems(exc: ValidationError, model: type[BaseModel]) -> list[str]:

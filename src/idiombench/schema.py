@@ -29,6 +29,8 @@ def name_problem(value: object, *, key: bool = False) -> str | None:
 
 
 INVALID_NAME = "invalid_name"  # the pydantic error type of a bad name (config.py words it)
+INVALID_VARIABLE = "invalid_variable"  # the pydantic error type of a bad environment variable name
+VARIABLE_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 
 
 def _name(value: str) -> str:
@@ -45,8 +47,17 @@ def _key(value: str) -> str:
     return value
 
 
+def _variable(value: str) -> str:
+    if not VARIABLE_PATTERN.fullmatch(value):
+        # never quoted: a value that is not a variable name is most likely the key itself
+        raise PydanticCustomError(INVALID_VARIABLE, "must name an environment variable (letters, digits and '_', "
+                                  "not starting with a digit), not hold the key itself")
+    return value
+
+
 Name = Annotated[str, AfterValidator(_name)]  # a setting, pass or task name
 Key = Annotated[str, AfterValidator(_key)]  # a model key or a benchmark name
+Variable = Annotated[str, AfterValidator(_variable)]  # the name of an environment variable (api_key_env)
 
 
 class StrictModel(BaseModel):

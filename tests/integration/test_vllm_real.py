@@ -115,6 +115,9 @@ def test_vllm_generates_smollm2_through_the_cli_and_it_scores(make_project, mirr
     assert identity["backend"] == "vllm" and identity["device"] == "cpu"
     assert identity["gguf_file"] == GGUF["gguf_file"] and len(identity["weights_sha256"]) == 64
     assert identity["vllm_version"].startswith("0.")
+    # what the engine resolved and runs on, read from the real vLLM (the fake mirrors these fields)
+    assert identity["dtype"] == "float32" and identity["kernels"].startswith("cpu ")
+    assert (identity["tensor_parallel_size"], identity["enforce_eager"]) == (1, True) and "revision" not in identity
 
     started = time.perf_counter()
     run(["idiombench", "generate", "-m", "smol-hf"], project, env, timeout=1800)

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from ..schema import Key, Name, StrictModel
+from ..schema import Key, Name, StrictModel, Variable
 
 Dtype = Literal["auto", "float32", "bfloat16", "float16"]
 
@@ -106,17 +106,27 @@ class OpenAIModel(ModelBase):
 
     backend: Literal["openai"]
     model: str = Field(description="Model name sent in the request.")
-    base_url: str = "https://api.openai.com/v1"
-    api_key_env: str | None = Field(
+    base_url: str = Field(
+        "https://api.openai.com/v1",
+        description="The endpoint, up to /v1 (its path and query are part of the model's identity). Never a "
+        "credential: a user name or password, a credential-named query parameter or a key-shaped string is refused "
+        "(params are copied into dvc.lock and .snakemake/); the key goes in the variable api_key_env names.",
+    )
+    api_key_env: Variable | None = Field(
         "OPENAI_API_KEY",
-        description="Environment variable holding the API key (never logged or written); "
-        "null for an endpoint without authentication (e.g. `vllm serve` without --api-key).",
+        description="Name of the environment variable holding the API key (sent as a Bearer token; never logged or "
+        "written, and scrubbed from every message); null for an endpoint without authentication (e.g. `vllm serve` "
+        "without --api-key).",
     )
     concurrency: int = Field(4, ge=1, description="Requests in flight at once.")
     max_retries: int = Field(
         5, ge=0, description="Retries after the first attempt, on 429, 5xx, timeouts and connection errors."
     )
-    timeout_s: float = Field(120.0, gt=0, description="Per-attempt timeout.")
+    timeout_s: float = Field(
+        120.0, gt=0,
+        description="Deadline of one attempt, whole: connecting, sending and receiving the full response (a server "
+        "that sends its answer a few bytes at a time is cut off too); a timed-out attempt is retried.",
+    )
     retry_backoff_s: float = Field(
         1.0, ge=0, description="First retry delay when the server sends no Retry-After; doubles per retry."
     )

@@ -128,8 +128,13 @@ def load_prompts(benchmark: str, prompts_root: Path, items_root: Path) -> list[t
 
 
 def build_rows(
-    params: Params, prompts: dict[str, list[tuple[Prompt, ItemContext]]], identity: dict[str, Any]
+    params: Params,
+    prompts: dict[str, list[tuple[Prompt, ItemContext]]],
+    identity: dict[str, Any],
+    item_identity: Callable[[ItemContext], Any] | None = None,
 ) -> list[Row]:
+    """Every request of every prompt x pass x sample, keyed by `identity` (plus, for a backend
+    that answers from the item's data, `item_identity(item)`)."""
     rows: list[Row] = []
     for benchmark, joined in prompts.items():
         generate = params.benchmark(benchmark).generate
@@ -143,8 +148,9 @@ def build_rows(
                 if config.rotate_options and (prompt.setting, prompt.task, prompt.item_id) not in rotated:
                     continue  # the option-order pass runs on the items render rotated
                 sampling = to_sampling(config)
+                keyed = identity if item_identity is None else {**identity, "item": item_identity(item)}
                 for sample_index in range(config.n):
-                    key = request_key(identity, prompt.messages, sampling, params.seed, sample_index)
+                    key = request_key(keyed, prompt.messages, sampling, params.seed, sample_index)
                     request = Request(
                         key=key, prompt_id=prompt.prompt_id, messages=prompt.messages, sampling=sampling,
                         seed=params.seed, sample_index=sample_index, item=item, pass_name=pass_name,
@@ -269,6 +275,9 @@ def _run_generate(
         prepare = getattr(backend, "prepare", None)
         if prepare is not None:
             prepare([row.request for row in rows])
+        item_identity = getattr(backend, "item_identity", None)
+        if item_identity is not None:  # it answers from the items' data (known after prepare): part of each key
+            rows = build_rows(params, prompts, identity, item_identity)
         lines = list(getattr(backend, "report", lambda: [])())
         unsupported = getattr(backend, "unsupported", None)
         skipped: dict[tuple[str, str, str, str], str] = {}

@@ -41,8 +41,9 @@ class Sampling:
 @dataclass(frozen=True)
 class ItemContext:
     """What reference systems (oracle, echo, random, majority) and replay need to know
-    about the item behind a prompt. Not part of the cache key: the prompt's messages
-    already determine it for a given benchmark, task and setting."""
+    about the item behind a prompt. A model's output depends on the prompt's messages only; a
+    backend that answers from the item's data (gold, options) adds what it reads to the request's
+    cache key (`Backend.item_identity`)."""
 
     benchmark: str
     task: str
@@ -100,7 +101,10 @@ class Backend(Protocol):
     """One loaded model. Constructed once per process; `generate` is called with batches.
 
     Optional: `batch_size_changes_outputs = True` where a request's output depends on the batch
-    it runs in (hf: padding and matrix shapes); the stage then adds the batch size to the identity."""
+    it runs in (hf: padding and matrix shapes); the stage then adds the batch size to the identity.
+    `item_identity(item) -> JSON value` where the output depends on the item's data beyond the
+    prompt (the reference systems: gold answers, label spaces); the stage adds it to that
+    request's key after `prepare`."""
 
     def identity(self) -> dict[str, Any]:
         """What makes this model's outputs this model's: backend, model id, revision or file

@@ -15,6 +15,12 @@ Signatures copied from vLLM 0.32.0, the newest release of the range the backend 
     `vllm.exceptions.VLLMValidationError` (0.32 raises that, not ValueError).
   - `RequestOutput`, `CompletionOutput` (vllm/outputs.py): the fields this backend reads and their neighbours.
 
+  - `LLM.model_config` (vllm/config/model.py `ModelConfig`): `revision` (resolved by vLLM >= 0.32
+    through huggingface_hub: a `ResolvedRevision` str carrying `.resolved`), `dtype` (a torch.dtype,
+    `auto` resolved), `hf_config._commit_hash` (set by transformers when it read the config from
+    the Hub cache). The fake resolves through HUB_COMMITS and AUTO_DTYPE.
+  - `vllm.platforms.current_platform` (platforms.py here): the GPU's name and compute capability.
+
 Behaviour: the "model" answers every conversation with its last user message, split on
 whitespace into "tokens"; `max_tokens` truncates it (finish_reason "length"), a stop string
 cuts it (finish_reason "stop", stop_reason the string). Prompts longer than `max_model_len`
@@ -101,6 +107,28 @@ ENGINE_ARGS_FIELDS = frozenset(
 )
 
 _DTYPES = frozenset({"auto", "half", "float16", "bfloat16", "float", "float32"})
+_DTYPE_NAMES = {"half": "float16", "float": "float32"}
+
+# What a Hub model's branch or tag resolves to, as the Hub would say (tests set it).
+HUB_COMMITS: dict[tuple[str, str | None], str] = {}
+# What `dtype="auto"` resolves to (the model's own dtype, or what the device supports).
+AUTO_DTYPE = "bfloat16"
+
+
+@dataclass
+class HFConfig:
+    _commit_hash: str | None = None
+
+
+@dataclass
+class ModelConfig:
+    """The fields of vLLM's ModelConfig this backend reads."""
+
+    model: str
+    revision: str | None
+    dtype: str  # str(torch.dtype): "torch.bfloat16"
+    hf_config: HFConfig
+    max_model_len: int | None
 
 # Every LLM constructed while the fake is imported, for tests to inspect.
 INSTANCES: list[LLM] = []
@@ -316,6 +344,11 @@ class LLM:
             **kwargs,
         }
         self.max_model_len: int | None = kwargs.get("max_model_len")
+        resolved = HUB_COMMITS.get((model, revision), revision)  # vLLM >= 0.32 resolves; a commit stays itself
+        self.model_config = ModelConfig(
+            model=model, revision=revision, max_model_len=self.max_model_len, hf_config=HFConfig(resolved),
+            dtype=f"torch.{AUTO_DTYPE if dtype == 'auto' else _DTYPE_NAMES.get(dtype, dtype)}",
+        )
         self.calls: list[ChatCall] = []
         INSTANCES.append(self)
 

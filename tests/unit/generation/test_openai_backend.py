@@ -32,6 +32,8 @@ class FakeServer:
     port: int = 0
     failures: dict[str, list[int]] = field(default_factory=dict)
     delay_s: float = 0.0
+    drip_s: float = 0.05  # content "drip-body" / "drip-all": the body / the whole response, a byte per drip_s
+    paths: list[str] = field(default_factory=list)
     authorizations: list[str | None] = field(default_factory=list)
     bodies: list[dict] = field(default_factory=list)
     attempts: dict[str, int] = field(default_factory=dict)
@@ -52,11 +54,14 @@ def make_handler(server: FakeServer):
             pass
 
         def do_POST(self) -> None:
-            if self.path != "/v1/chat/completions":
+            if not self.path.endswith("/v1/chat/completions"):  # any gateway prefix: /<route>/v1/...
                 return self.reply(404, {"error": {"message": f"no route {self.path}"}})
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             content = body["messages"][-1]["content"]
+            if content.startswith("drip-"):
+                return self.drip(content)
             with server.lock:
+                server.paths.append(self.path)
                 server.authorizations.append(self.headers.get("Authorization"))
                 server.bodies.append(body)
                 server.attempts[content] = server.attempts.get(content, 0) + 1
@@ -105,6 +110,23 @@ def make_handler(server: FakeServer):
             finally:
                 with server.lock:
                     server.in_flight -= 1
+
+        def drip(self, content: str) -> None:
+            """A valid answer sent a byte every drip_s (well under any per-read timeout): only a
+            deadline on the whole response stops it. Stops when the client hangs up."""
+            data = json.dumps({"id": "drip", "object": "chat.completion", "created": 0, "model": "m", "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": "x" * 200}, "finish_reason": "stop"}]}).encode()
+            head = (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n"
+                    "\r\n").encode()
+            if content == "drip-body":
+                self.wfile.write(head)
+            try:
+                for byte in (head + data if content == "drip-all" else data):
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    time.sleep(server.drip_s)
+            except OSError:  # the client gave up: the connection is closed
+                pass
 
         def reply(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
             data = json.dumps(payload).encode()
@@ -246,6 +268,28 @@ def test_timeouts_are_retried_then_reported(server):
     assert len(delays) == 1
 
 
+@pytest.mark.parametrize("content", ["drip-body", "drip-all"])
+def test_a_server_that_drips_bytes_is_cut_off_at_the_deadline(server, content):
+    # One byte every 0.05 s: no single read ever waits 0.5 s, so a per-read timeout never fires
+    # (the whole answer would take ~15-20 s); the attempt's deadline does.
+    backend = OpenAIBackend(config(server, timeout_s=0.5, max_retries=1), sleep=lambda s: None)
+    started = time.perf_counter()
+    (dripped,) = backend.generate([request(content)])
+    elapsed = time.perf_counter() - started
+    assert dripped.failed and "timed out after 0.5 s" in dripped.error and "2 attempts" in dripped.error
+    assert elapsed < 8, f"took {elapsed:.1f} s: the deadline did not cut the response off"
+
+
+def test_generate_works_from_inside_a_running_event_loop(server):
+    """A caller already in an event loop (a notebook): the batch runs in a loop of its own thread."""
+    import asyncio
+
+    async def caller() -> list:
+        return OpenAIBackend(config(server)).generate([request("inside a loop")])
+
+    assert [c.text for c in asyncio.run(caller())] == ["inside a loop"]
+
+
 def test_concurrency_limit_holds(server):
     server.delay_s = 0.05
     server.hold_until = 3  # the first three wait for each other: the limit is reached on a busy machine too
@@ -271,11 +315,63 @@ def test_the_key_never_appears_in_errors_logs_or_identity(server, caplog):
     assert server.authorizations[0] == f"Bearer {KEY}"  # it was sent, only to the server
 
 
-def test_identity_is_backend_host_and_model(server):
-    backend = OpenAIBackend(config(server, base_url=f"http://user:pw@127.0.0.1:{server.port}/v1"))
-    assert backend.identity() == {"backend": "openai", "host": f"127.0.0.1:{server.port}", "model": "served-model"}
-    hosted = OpenAIBackend(config(server, base_url="https://api.example.com/v1"))
-    assert hosted.identity()["host"] == "api.example.com"
+def test_identity_is_the_scrubbed_endpoint_the_model_and_the_fixed_request_fields(server):
+    backend = OpenAIBackend(config(server, base_url=f"http://user:pw@127.0.0.1:{server.port}/qwen/v1/?api_key=k&v=2"))
+    assert backend.identity() == {
+        "backend": "openai", "endpoint": f"http://[redacted]@127.0.0.1:{server.port}/qwen/v1/?api_key=[redacted]&v=2",
+        "model": "served-model", "request": {"token_limit_field": "max_tokens", "n": 1, "seed": "seed + sample_index"},
+    }
+    hosted = OpenAIBackend(config(server, base_url="https://api.example.com/v1/"))
+    assert hosted.identity()["endpoint"] == "https://api.example.com/v1"  # the SDK adds the '/' anyway
+
+
+# (what changes, the model entry's change): each decides what the endpoint answers
+OPENAI_FIELDS = [
+    ("gateway route", {"base_url": "/llama/v1"}),
+    ("model", {"model": "other-model"}),
+    ("token limit field", {"max_tokens_param": "max_completion_tokens"}),
+]
+
+
+@pytest.fixture
+def generated_once(server, tmp_path_factory):
+    """(a project whose openai model behind a gateway route generated everything once, its model
+    entry): an unchanged rerun is all cache hits, the same base URL with a trailing '/' too."""
+    from gen_project import write_project
+
+    entry = {"backend": "openai", "model": "served-model", "base_url": f"{server.base_url.removesuffix('/v1')}/qwen/v1",
+             "api_key_env": KEY_ENV, "concurrency": 4, "max_retries": 0, "batch_size": 16}
+    project = write_project(tmp_path_factory.mktemp("openai-project"), {"api": entry}, consistency_n=1)
+    first = run_stage(project)
+    assert first["generated"] == first["requests"] > 0
+    write_project(project, {"api": {**entry, "base_url": entry["base_url"] + "/"}}, consistency_n=1)
+    assert run_stage(project)["cached"] == first["requests"]
+    return project, entry, first["requests"]
+
+
+def run_stage(project) -> dict:
+    from idiombench.config import load_params
+    from idiombench.generation.stage import run_generate
+
+    params = load_params(project / "params.yaml")
+    return run_generate(params, "api", cache_dir=project / "cache", out_dir=project / "out",
+                        prompts_root=project / "results" / "prompts", items_root=project / "data" / "processed",
+                        logs_dir=project / "logs", echo=lambda line: None).summary["total"]
+
+
+@pytest.mark.parametrize("change", [c for _, c in OPENAI_FIELDS], ids=[name for name, _ in OPENAI_FIELDS])
+def test_a_field_that_decides_the_answer_misses_the_cache(server, generated_once, change):
+    from gen_project import write_project
+
+    project, entry, requests = generated_once
+    if "base_url" in change:
+        change = {"base_url": server.base_url.removesuffix("/v1") + change["base_url"]}
+    write_project(project, {"api": {**entry, **change}}, consistency_n=1)
+    server.paths.clear()
+    totals = run_stage(project)
+    assert totals["cached"] == 0 and totals["generated"] == requests
+    if "base_url" in change:
+        assert set(server.paths) == {"/llama/v1/chat/completions"}
 
 
 def test_missing_key_variable_is_a_clear_error(server, monkeypatch):

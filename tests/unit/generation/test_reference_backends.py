@@ -159,3 +159,55 @@ def test_under_option_rotations_the_oracle_follows_the_gold_and_majority_keeps_i
     answers = [c.text for c in oracle.generate([req(s) for s in shown])]
     assert all(s.choices["ABCD".index(a)] == item.choices["ABCD".index(item.answer)]
                for s, a, item in zip(shown, answers, [i for i in items for _ in range(4)]))
+
+
+def test_the_data_a_system_answers_from_is_part_of_each_items_key():
+    """item_identity: what the stage adds to a request's key besides the prompt (the stage side:
+    test_a_changed_gold_or_input_misses_exactly_its_items)."""
+    from dataclasses import replace
+
+    item = LETTER_ITEMS[0]
+    for kind in ("oracle", "echo", "random", "majority"):
+        b = backend(kind, LETTER_ITEMS)
+        same = b.item_identity(replace(item))
+        assert same == b.item_identity(item) and same != b.item_identity(replace(item, answer="C")), kind
+        assert b.item_identity(replace(item, input="other")) != same, kind
+    # random and majority answer from the task's label space, which every item's gold decides:
+    # another item's gold moving the majority changes this item's key.
+    moved = [replace(i, answer="A") if i.item_id in ("q0", "q1", "q3", "q5") else i for i in LETTER_ITEMS]
+    assert backend("majority", moved).spaces[(PLAIN, "mcq")].majority == 0
+    assert moved[2] == LETTER_ITEMS[2]
+    for kind in ("random", "majority"):
+        assert backend(kind, moved).item_identity(moved[2]) != backend(kind, LETTER_ITEMS).item_identity(moved[2])
+
+
+@pytest.mark.parametrize("kind, field", [("oracle", "answer"), ("echo", "input")])
+def test_a_changed_gold_or_input_misses_exactly_its_items(tmp_path, monkeypatch, kind, field):
+    """The prompts stay as rendered; the items' data changes under them (a corrected gold label):
+    the old answers of exactly those items are not served again."""
+    from dataclasses import replace
+
+    from gen_project import orderprobe_items, write_project
+    from idiombench.config import load_params
+    from idiombench.generation.stage import run_generate
+    from idiombench.generation.table import read_generations
+    from idiombench.items import write_items
+
+    project = write_project(tmp_path / "project", {kind: {"backend": kind}}, consistency_n=1)
+    monkeypatch.chdir(project)
+
+    def generate() -> dict:
+        return run_generate(load_params(project / "params.yaml"), kind, echo=lambda line: None).summary["total"]
+
+    first = generate()
+    assert generate()["cached"] == first["requests"]
+    items = orderprobe_items()
+    changed = items[0]
+    items[0] = replace(changed, **{field: "井底之蛙"})
+    write_items(project / "data" / "processed" / "orderprobe" / "restore.parquet", items)
+    again = generate()
+    per_item = first["requests"] // len(items)  # 2 settings x (main + 1 consistency sample)
+    assert (again["generated"], again["cached"]) == (per_item, first["requests"] - per_item)
+    rows = read_generations(project / "results" / "generations" / kind / "orderprobe" / "zero_shot.parquet")
+    answer = {"oracle": "井底之蛙：比喻做了多余的事", "echo": "井底之蛙"}[kind]  # the new data, not the cached answer
+    assert [r["text"] for r in rows if r["item_id"] == changed.item_id and r["pass"] == "main"] == [answer]

@@ -18,11 +18,34 @@ ROOT = Path(__file__).resolve().parents[3]
 FAKES = ROOT / "tests" / "fakes"
 
 
+FAKE_MODULES = ("vllm", "vllm.exceptions", "vllm.platforms")
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+OTHER_COMMIT = "fedcba9876543210fedcba9876543210fedcba98"
+
+
 @pytest.fixture
-def fake_vllm(monkeypatch: pytest.MonkeyPatch):
+def hub_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty Hugging Face cache, offline (this machine cannot reach the Hub): a branch
+    resolves only where a test writes its refs."""
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf-cache"))
+    return tmp_path / "hf-cache"
+
+
+def pin_branch(cache: Path, repo: str, commit: str, branch: str = "main") -> None:
+    """The cache's record that `branch` of `repo` points to `commit` (what a download leaves)."""
+    refs = cache / f"models--{repo.replace('/', '--')}" / "refs"
+    refs.mkdir(parents=True, exist_ok=True)
+    (refs / branch).write_text(commit, encoding="utf-8")
+
+
+@pytest.fixture
+def fake_vllm(monkeypatch: pytest.MonkeyPatch, hub_cache: Path):
     """The fake `vllm` importable for this test only."""
     monkeypatch.syspath_prepend(str(FAKES))
-    for name in ("vllm", "vllm.exceptions"):
+    for name in FAKE_MODULES:
         monkeypatch.delitem(sys.modules, name, raising=False)
     import vllm
 
@@ -30,12 +53,12 @@ def fake_vllm(monkeypatch: pytest.MonkeyPatch):
     vllm.INSTANCES.clear()
     yield vllm
     # Not monkeypatch.delitem: its undo would put the fake back into sys.modules.
-    sys.modules.pop("vllm", None)
-    sys.modules.pop("vllm.exceptions", None)
+    for name in FAKE_MODULES:
+        sys.modules.pop(name, None)
 
 
 def model(**overrides) -> VLLMModel:
-    return VLLMModel(**{"backend": "vllm", "model": "org/tiny-chat", "revision": "abc123", **overrides})
+    return VLLMModel(**{"backend": "vllm", "model": "org/tiny-chat", "revision": COMMIT, **overrides})
 
 
 def request(
@@ -62,7 +85,7 @@ def test_llm_is_constructed_once_with_the_models_settings(fake_vllm):
     (llm,) = fake_vllm.INSTANCES
     assert llm.init_kwargs == {
         "model": "org/tiny-chat",
-        "revision": "abc123",
+        "revision": COMMIT,
         "tensor_parallel_size": 2,  # from gpus
         "enable_prefix_caching": True,
         "dtype": "bfloat16",
@@ -138,18 +161,50 @@ def test_a_prompt_over_max_model_len_fails_alone(fake_vllm):
     assert "longer than the maximum model length of 6" in too_long.error
 
 
-def test_identity_names_backend_model_revision_dtype_and_vllm_version(fake_vllm):
+def test_identity_names_everything_that_decides_an_output(fake_vllm):
     from idiombench.generation.backends.vllm import VLLMBackend
 
-    assert VLLMBackend(model(dtype="float16")).identity() == {
+    assert VLLMBackend(model(dtype="auto", gpus=2, max_model_len=512)).identity() == {
         "backend": "vllm",
         "model": "org/tiny-chat",
-        "revision": "abc123",
-        "dtype": "float16",
+        "revision": COMMIT,
+        "dtype": "bfloat16",  # what auto became (the engine's ModelConfig)
         "device": "cuda",
+        "kernels": "NVIDIA H100 80GB HBM3 (compute capability 9.0)",
+        "tensor_parallel_size": 2,
+        "enforce_eager": False,
+        "enable_prefix_caching": True,
+        "max_model_len": 512,
         "vllm_version": "0.32.0+fake",
-        "source": {"source": "hub", "revision": "abc123"},
+        "source": {"source": "hub", "revision": COMMIT},
     }
+
+
+def test_a_branch_is_resolved_to_its_commit_and_that_commit_is_loaded(fake_vllm, hub_cache):
+    from idiombench.generation.backends.vllm import VLLMBackend
+
+    pin_branch(hub_cache, "org/tiny-chat", COMMIT)
+    backend = VLLMBackend(model(revision=None))
+    assert backend.identity()["revision"] == COMMIT
+    assert fake_vllm.INSTANCES[0].init_kwargs["revision"] == COMMIT  # not "whatever main is by then"
+    assert not any("unpinned" in line for line in backend.report())
+
+
+def test_a_commit_only_the_loaded_engine_knows_is_taken_from_it(fake_vllm):
+    from idiombench.generation.backends.vllm import VLLMBackend
+
+    fake_vllm.HUB_COMMITS[("org/tiny-chat", "v1.0")] = OTHER_COMMIT  # vLLM/transformers resolved it while loading
+    assert VLLMBackend(model(revision="v1.0")).identity()["revision"] == OTHER_COMMIT
+
+
+def test_an_unresolvable_revision_warns_unpinned_and_is_never_reused(fake_vllm):
+    from idiombench.generation.backends.vllm import VLLMBackend
+
+    first, second = VLLMBackend(model(revision=None), name="tiny"), VLLMBackend(model(revision=None), name="tiny")
+    assert first.identity()["revision"].startswith("unresolved-")
+    assert first.identity()["revision"] != second.identity()["revision"]  # two runs never share an entry
+    warning = first.report()[-1]
+    assert "WARNING org/tiny-chat is unpinned" in warning and "pin models.tiny.revision to a commit" in warning
 
 
 def test_empty_batch_calls_nothing(fake_vllm):
@@ -245,7 +300,7 @@ def test_make_passes_the_params_seed_to_the_engine_and_reports(fake_vllm):
     backend = make("tiny", model(gpus=4), seed=5, cache_root=Path("/unused"))
     assert fake_vllm.INSTANCES[0].init_kwargs["seed"] == 5
     (line,) = backend.report()
-    assert line.startswith("vllm 0.32.0+fake: org/tiny-chat@abc123, tensor_parallel_size=4, prefix caching on, "
+    assert line.startswith(f"vllm 0.32.0+fake: org/tiny-chat@{COMMIT}, tensor_parallel_size=4, prefix caching on, "
                            "engine loaded in ")
 
 
@@ -273,6 +328,7 @@ def test_a_gguf_model_is_served_from_its_dense_copy_with_the_gguf_hash_as_identi
     identity = backend.identity()
     assert identity["gguf_file"] == gguf.name and identity["weights_sha256"] == digest
     assert identity["source"] == {"source": "local"} and identity["device"] == "cpu"
+    assert "revision" not in identity and identity["kernels"].startswith("cpu ")  # the files' hashes pin it
     assert f"loaded the dense float32 copy of {gguf.name} in {copy}" in backend.report()
     assert backend.describe() == f"{weights} {gguf.name} on vLLM 0.32.0+fake (cpu, served from {copy})"
 
@@ -321,3 +377,72 @@ def test_an_older_vllms_value_error_is_caught_too(fake_vllm, monkeypatch):
     monkeypatch.setattr(fake_vllm.INSTANCES[0], "chat", chat)
     failed = backend.generate([request("a"), request("b")])
     assert calls == [2, 1, 1] and all(c.failed and "maximum model length" in c.error for c in failed)
+
+
+def _moved_branch(fake, cache: Path) -> None:
+    pin_branch(cache, "org/tiny-chat", OTHER_COMMIT)  # `main` moved on the Hub since the last run
+
+
+def _auto_resolves_otherwise(fake, cache: Path) -> None:
+    fake.AUTO_DTYPE = "float16"  # e.g. a GPU without bfloat16
+
+
+def _another_gpu(fake, cache: Path) -> None:
+    import vllm.platforms
+
+    vllm.platforms.DEVICE_NAME, vllm.platforms.CAPABILITY = "NVIDIA A100-SXM4-80GB", (8, 0)
+
+
+# (a field of the identity, the change: of the model entry, or of what the run finds)
+VLLM_FIELDS = [
+    ("revision", _moved_branch),
+    ("tensor_parallel_size", {"gpus": 2}),
+    ("enforce_eager", {"enforce_eager": True}),
+    ("dtype", _auto_resolves_otherwise),
+    ("kernels", _another_gpu),
+    ("max_model_len", {"max_model_len": 4096}),
+    ("enable_prefix_caching", {"enable_prefix_caching": False}),
+]
+ENTRY = {"backend": "vllm", "model": "org/tiny-chat", "revision": None, "gpus": 1, "dtype": "auto", "batch_size": 16}
+
+
+def generate_totals(project: Path) -> tuple[dict, dict]:
+    """(the run summary's totals, the identity generation_info.json records)."""
+    import json
+
+    from idiombench.config import load_params
+    from idiombench.generation.stage import run_generate
+
+    result = run_generate(load_params(project / "params.yaml"), "tiny", cache_dir=project / "cache",
+                          out_dir=project / "out", prompts_root=project / "results" / "prompts",
+                          items_root=project / "data" / "processed", logs_dir=project / "logs", echo=lambda line: None)
+    info = json.loads((project / "out" / "generation_info.json").read_text(encoding="utf-8"))
+    return result.summary["total"], info["identity"]
+
+
+@pytest.mark.parametrize("field, change", [f[:2] for f in VLLM_FIELDS], ids=[f[0] for f in VLLM_FIELDS])
+def test_a_field_that_can_change_outputs_misses_the_cache(fake_vllm, hub_cache, tmp_path, field, change):
+    from gen_project import write_project
+
+    pin_branch(hub_cache, "org/tiny-chat", COMMIT)
+    project = write_project(tmp_path / "project", {"tiny": ENTRY}, consistency_n=1)
+    first, before = generate_totals(project)
+    assert first["generated"] == first["requests"] > 0
+    assert generate_totals(project)[0]["cached"] == first["requests"]  # unchanged: every entry served
+    if callable(change):
+        change(fake_vllm, hub_cache)
+    else:
+        write_project(project, {"tiny": {**ENTRY, **change}}, consistency_n=1)
+    changed, after = generate_totals(project)
+    assert changed["cached"] == 0 and changed["generated"] == first["requests"]
+    assert before[field] != after[field]
+
+
+def test_an_unpinned_model_never_serves_one_runs_outputs_to_another(fake_vllm, tmp_path):
+    from gen_project import write_project
+
+    project = write_project(tmp_path / "project", {"tiny": ENTRY}, consistency_n=1)  # no commit known anywhere
+    first, _ = generate_totals(project)
+    again, identity = generate_totals(project)
+    assert again["cached"] == 0 and again["generated"] == first["requests"]
+    assert identity["revision"].startswith("unresolved-")

@@ -22,6 +22,9 @@ with getattr; backends without them serve everything):
         `majority`, the content index and match counts for `replay`).
     report() -> list[str]
         lines for the run summary (what was loaded, replay match counts ...).
+    item_identity(item) -> JSON value
+        what, beyond the prompt, decides the answer to `item` (the reference systems answer
+        from gold labels and label spaces); added to the item's request keys after `prepare`.
 """
 
 from __future__ import annotations

