@@ -73,7 +73,6 @@ def read_json(path: Path) -> Any:
         return UNREADABLE
 
 
-
 def folder_files(folder: Path) -> list[str]:
     """Every entry of `folder` that holds content, as a sorted relative POSIX path: files,
     symbolic links (DVC's link cache types put links to its cache here) and anything else that
@@ -126,8 +125,8 @@ def record_problem(body: Any, output: Output) -> str | None:
     if not isinstance(body, dict) or body.get("tool") != TOOL or body.get("format") != FORMAT:
         return f"its {RECORD} is not a record of {TOOL} (format {FORMAT})"
     if (body.get("stage"), body.get("kind")) != (output.stage, output.kind):
-        return (f"its {RECORD} is that of `{TOOL} {body.get('stage')}` ({body.get('kind')}), "
-                f"not of {output.who}")
+        stage, kind = (str(body.get(key))[:60] for key in ("stage", "kind"))  # a forged record's text, clipped
+        return f"its {RECORD} is that of `{TOOL} {stage}` ({kind}), not of {output.who}"
     files = body.get("files")
     if not isinstance(files, dict) or not all(
             isinstance(facts, dict) and isinstance(facts.get("sha256"), str) and isinstance(facts.get("size"), int)
