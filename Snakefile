@@ -34,11 +34,14 @@ onstart:
 
 onsuccess:
     # Snakemake -> DVC: record in dvc.lock the stages made of this run's outputs (every job
-    # in the DAG is current after a successful run), so `dvc status` is clean afterwards.
-    # A failure here leaves dvc.lock as it was (DVC would rerun those stages once); the
-    # Snakemake run itself succeeded, so it is reported, not raised.
+    # in the DAG is current after a successful run), so `dvc status` is clean afterwards;
+    # only those that ran with params.yaml's values (DVC reads params.yaml): with another
+    # params file, the others are left out and named. A failure here leaves dvc.lock as it
+    # was (DVC would rerun those stages once); the Snakemake run itself succeeded, so it is
+    # reported, not raised.
     try:
-        for _line in dvc_sync.record_snakemake_run(Path.cwd(), dvc_sync.dag_outputs(workflow)).lines():
+        _report = dvc_sync.record_snakemake_run(Path.cwd(), dvc_sync.dag_outputs(workflow), PARAMS_FILE, PARAMS_RAW)
+        for _line in _report.lines():
             print(_line, file=sys.stderr)
     except RuntimeError as _error:
         print(f"dvc-sync: dvc.lock not updated (`dvc commit -f <stages>` records them): {_error}", file=sys.stderr)

@@ -42,7 +42,7 @@ with _malformed_epoch_hidden():
     from .benchmarks.registry import NAMES, get_benchmark
     from .config import DEFAULT_PARAMS, load_params
     from .errors import IdiombenchError
-    from .io import check_output_file, check_output_folder, json_object_with
+    from .io import check_output_file, check_output_folder
     from .redact import scrub, scrub_message
 
 
@@ -179,7 +179,7 @@ def acquire(
     _check_benchmark(benchmark)
     loaded = load_params(params)
     bench = get_benchmark(benchmark)
-    dest = check_output_folder(out or paths.raw_dir(benchmark), paths.ACQUIRED)
+    dest = check_output_folder(out or paths.raw_dir(benchmark), paths.ACQUIRE_OUTPUT)
     mirror = resolve_mirror(loaded.data.mirror)
     specs = bench.file_specs(loaded.benchmark(benchmark))
     report = run_acquire(
@@ -208,7 +208,7 @@ def build(
     _check_benchmark(benchmark)
     loaded = load_params(params)
     bench = get_benchmark(benchmark)
-    dest = check_output_folder(out or paths.processed_dir(benchmark), paths.BUILD_STATS)
+    dest = check_output_folder(out or paths.processed_dir(benchmark), paths.BUILD_OUTPUT)
     raw_dir = raw or paths.raw_dir(benchmark)
     record = raw_dir / paths.ACQUIRED
     if not record.exists():
@@ -241,7 +241,7 @@ def render(
 
     _check_benchmark(benchmark)
     loaded = load_params(params)
-    check_output_folder(out or paths.prompts_dir(benchmark), paths.RENDER_STATS)
+    check_output_folder(out or paths.prompts_dir(benchmark), paths.RENDER_OUTPUT)
     result = run_render(benchmark, loaded.benchmark(benchmark), processed_dir=items, raw_dir=raw, out_dir=out)
     for line in result.summary_lines():
         console.print(line, soft_wrap=True)
@@ -263,7 +263,7 @@ def generate(
 
     loaded = load_params(params)
     _check_model(loaded, model, params)
-    check_output_folder(out or paths.generations_dir(model), paths.GENERATION_INFO)
+    check_output_folder(out or paths.generations_dir(model), paths.GENERATE_OUTPUT)
     with claim_gpus(loaded.models[model].gpus, who=f"generate {model}") as devices:
         if devices:
             console.print(f"generate {model}: claimed GPU(s) {', '.join(devices)} (CUDA_VISIBLE_DEVICES)")
@@ -312,7 +312,7 @@ def score(
     loaded = load_params(params)
     _check_model(loaded, model, params)
     meta = run_score(loaded, model, benchmark,
-                     check_output_folder(out or paths.scores_dir(model, benchmark), paths.SCORING_META))
+                     check_output_folder(out or paths.scores_dir(model, benchmark), paths.SCORE_OUTPUT))
     if meta["status"] == "skipped":
         console.print(f"score {benchmark} {model}: skipped ({meta['reason']})")
     else:
@@ -335,7 +335,7 @@ def construct(
 
     _check_benchmark(benchmark)
     body = run_construct(load_params(params), benchmark,
-                         check_output_folder(out or paths.construction_dir(benchmark), paths.CONSTRUCTION))
+                         check_output_folder(out or paths.construction_dir(benchmark), paths.CONSTRUCT_OUTPUT))
     if body.get("status") == "skipped":
         console.print(f"construct {benchmark}: skipped ({body['reason']})")
         return
@@ -365,7 +365,7 @@ def attention(
     check_attention_benchmark(benchmark)
     loaded = load_params(params)
     _check_model(loaded, model, params)
-    destination = check_output_folder(out or paths.attention_dir(benchmark, model), paths.ATTENTION_SUMMARY)
+    destination = check_output_folder(out or paths.attention_dir(benchmark, model), paths.ATTENTION_OUTPUT)
     gpus = loaded.models[model].gpus if skip_reason(loaded, model, benchmark) is None else 0
     with claim_gpus(gpus, who=f"attention {benchmark} {model}"):
         summary = run_attention(loaded, benchmark, model, destination)
@@ -391,12 +391,13 @@ def aggregate(
     out: Annotated[Path | None, typer.Option(help="Destination (default results/metrics/<benchmark>/<model>.json).")] = None,
 ) -> None:
     """Aggregate per-item scores into the metrics JSON (a DVC metrics file)."""
-    from .evaluation import METRICS_KEYS, run_aggregate
+    from .evaluation import is_metrics_file, run_aggregate
 
     _check_benchmark(benchmark)
     loaded = load_params(params)
     _check_model(loaded, model, params)
-    destination = check_output_file(out or paths.metrics_file(benchmark, model), json_object_with(*METRICS_KEYS),
+    destination = check_output_file(out or paths.metrics_file(benchmark, model),
+                                    lambda path: is_metrics_file(path, benchmark, model),
                                     "a metrics file of `idiombench aggregate`")
     body = run_aggregate(loaded, model, benchmark, destination)
     console.print(f"aggregate {benchmark} {model}: {body['status']}, {len(body.get('settings', {}))} setting(s)")
@@ -411,12 +412,13 @@ def track(
     out: Annotated[Path | None, typer.Option(help="Destination (default results/tracking/<benchmark>/<model>.json).")] = None,
 ) -> None:
     """Log one model's settings on a benchmark as MLflow runs (updated in place when re-tracked)."""
-    from .tracking.mlflow_runs import RECORD_KEYS, track as run_track, tracking_uri
+    from .tracking.mlflow_runs import is_tracking_record, track as run_track, tracking_uri
 
     _check_benchmark(benchmark)
     loaded = load_params(params)
     _check_model(loaded, model, params)
-    destination = check_output_file(out or paths.tracking_record(benchmark, model), json_object_with(*RECORD_KEYS),
+    destination = check_output_file(out or paths.tracking_record(benchmark, model),
+                                    lambda path: is_tracking_record(path, benchmark, model),
                                     "a tracking record of `idiombench track`")
     record = run_track(loaded, benchmark, model, destination)
     counts = record["counts"]
@@ -496,6 +498,18 @@ def plot_data(params: ParamsOption = DEFAULT_PARAMS) -> None:
     console.print("plot-data: " + ", ".join(f"{name}: {n} model(s)" for name, n in counts.items()))
 
 
+def _replaceable_params(path: Path) -> bool:
+    """merge-params replaces a params file (params.yaml: DVC reads only that; `git checkout`
+    restores it), never another file: one it merged, or one that validates as params."""
+    try:
+        if path.read_text(encoding="utf-8").startswith("# GENERATED by `idiombench merge-params"):
+            return True
+        load_params(path)
+    except (OSError, UnicodeDecodeError, IdiombenchError):
+        return False
+    return True
+
+
 @app.command("merge-params")
 @user_errors
 def merge_params(
@@ -511,6 +525,8 @@ def merge_params(
 
     merged = read_params_raw(overlay)
     parse_params(merged, str(overlay))  # validate before anything is written
+    check_output_file(out, _replaceable_params, "a params file (one that `idiombench check-params` accepts, or that "
+                      "merge-params wrote)")
     header = (f"# GENERATED by `idiombench merge-params {overlay}`: the overlay merged onto its base.\n"
               "# Edit the overlay (or the base) and merge again; `git checkout params.yaml` restores the default.\n")
     write_text(out, header + yaml.safe_dump(merged, allow_unicode=True, sort_keys=False, width=120))

@@ -33,13 +33,24 @@ from .errors import DataError, IdiombenchError
 from .generation.table import GENERATION_SCHEMA
 from .io import (ParquetAppender, parquet_rows, read_json, read_json_object, read_parquet, require_complete,
                  staged_directory, write_json)
+from .ownership import earlier_json_file, stamp, stamped_by
 from .items import Item, read_items
 from .progress import Progress
 from .redact import scrub
 
 SKIPPED = "skipped"
 SCORED = "scored"
-METRICS_KEYS = ("benchmark", "model", "status")  # in every metrics file: its mark (cli: aggregate replaces only these)
+METRICS_KEYS = ("benchmark", "model", "status")  # in every metrics file
+# every top-level key a metrics file of an earlier version (before its ownership record) had:
+# such a file is recognised only when it has no other (ownership.earlier_json_file)
+EARLIER_METRICS_KEYS = (*METRICS_KEYS, "reason", "model_info", "settings", "breakdowns", "provenance")
+
+
+def is_metrics_file(path: Path, benchmark: str, model: str) -> bool:
+    """A metrics file `idiombench aggregate` wrote (its record matches), or one of an earlier
+    version for this benchmark and model (cli: aggregate replaces only these)."""
+    return stamped_by(path, paths.AGGREGATE_OUTPUT) or earlier_json_file(
+        path, METRICS_KEYS, EARLIER_METRICS_KEYS, benchmark=benchmark, model=model)
 
 
 def applies(params: Params, model: str, benchmark: str) -> str | None:
@@ -114,7 +125,7 @@ def _make_scorers(params: Params) -> Any:
 def run_score(params: Params, model: str, benchmark: str, out: Path | None = None) -> dict[str, Any]:
     out = out or paths.scores_dir(model, benchmark)
     reason = applies(params, model, benchmark)
-    with staged_directory(out, paths.SCORING_META) as staging:
+    with staged_directory(out, paths.SCORE_OUTPUT) as staging:
         if reason is not None:
             meta = {"benchmark": benchmark, "model": model, "status": SKIPPED, "reason": reason}
             write_json(staging / "scoring_meta.json", meta)
@@ -183,7 +194,7 @@ def run_construct(params: Params, benchmark: str, out: Path | None = None) -> di
     out = out or paths.construction_dir(benchmark)
     if not params.benchmark(benchmark).enabled:
         body = {"benchmark": benchmark, "status": SKIPPED, "reason": f"benchmarks.{benchmark}.enabled is false"}
-        with staged_directory(out, paths.CONSTRUCTION) as staging:
+        with staged_directory(out, paths.CONSTRUCT_OUTPUT) as staging:
             write_json(staging / paths.CONSTRUCTION, body)
         return body
     return bench.run_construction(params, paths.processed_dir(benchmark), out)
@@ -216,7 +227,7 @@ def run_aggregate(params: Params, model: str, benchmark: str, out: Path | None =
             )
             body.update(get_benchmark(benchmark).aggregate(ctx))  # the summary line's time includes this
         body["model_info"] = model_info(params, model)
-    write_json(out, body)
+    write_json(out, stamp(body, paths.AGGREGATE_OUTPUT))
     return body
 
 

@@ -20,7 +20,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from . import ownership
 from .errors import DataError, IdiombenchError
+from .ownership import Output
 
 
 def _umask() -> int:
@@ -61,13 +63,18 @@ def recover_directory(path: str | os.PathLike[str]) -> None:
 
     An aside directory with no current output is the previous complete output, caught
     between its two renames: it is moved back. An aside directory beside a current
-    output is the old copy that was about to be deleted: it is deleted."""
+    output is the old copy that was about to be deleted: it is deleted. (An aside that is a
+    symbolic link, which an earlier version left when the output itself was a link, loses the
+    link only, never what it points to.)"""
     target = Path(path)
     aside = aside_path(target)
-    if not aside.exists():
+    if not os.path.lexists(aside):
         return
-    if target.exists():
-        shutil.rmtree(aside)
+    if os.path.lexists(target):
+        if aside.is_symlink():
+            aside.unlink()
+        else:
+            shutil.rmtree(aside)
     else:
         aside.rename(target)
 
@@ -102,21 +109,23 @@ def require_complete(directory: str | os.PathLike[str], record: str, *, how: str
 
 
 @contextlib.contextmanager
-def staged_directory(path: str | os.PathLike[str], record: str, *,
-                     legacy: Callable[[Path], bool] | None = None) -> Iterator[Path]:
+def staged_directory(path: str | os.PathLike[str], output: Output) -> Iterator[Path]:
     """Yield a fresh staging directory beside `path`; on success it replaces `path` whole.
 
     Readers see either the previous complete directory or the new complete one, never a
     mix; on an exception the staging directory is removed and `path` is left untouched.
-    `record` is the file the stage writes into it (last), which marks a folder as this
-    stage's output: an existing `path` without it is refused (check_output_folder)."""
-    target = check_output_folder(path, record, legacy=legacy)
+    After the stage's own files, the folder's completion record (ownership.RECORD: `output`'s
+    stage and kind, every file with its sha256) is written last; an existing `path` is replaced
+    only when it is `output` as a stage wrote it (check_output_folder)."""
+    target = check_output_folder(path, output)
     target.parent.mkdir(parents=True, exist_ok=True)
     recover_directory(target)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     os.chmod(staging, 0o777 & ~_umask())  # mkdtemp makes 0700; outputs get the usual permissions
     try:
         yield staging
+        write_json(staging / ownership.RECORD, ownership.folder_record(staging, output))
+        check_output_folder(target, output)  # again: the folder may have changed during the work
         replace_directory(staging, target)
     finally:
         if staging.exists():
@@ -135,36 +144,40 @@ def check_writable(path: str | os.PathLike[str]) -> Path:
     return target
 
 
-# A stage replaces only what it made. An output folder is its stage's when it holds the file
-# the stage writes last in it (its completion record: build_stats.json, generation_info.json,
-# ...), which those outputs have always had, so today's results and a `dvc pull` are
-# recognised as they are (no extra file, no changed DVC hash). The folders that had none
-# (report's tables/ and figures/, results/plots/) get an index.json (write_index), and their
-# earlier versions are recognised by their layout (the `legacy` test of the caller). An output
-# file is recognised by its content (a JSON record's keys, the PDF's author).
+# A stage replaces only what it provably made (ownership.py: the completion record that says who
+# wrote an output and what it covers). Checked by the CLI before any work, and again just before
+# the swap.
 NOT_OURS = "move it away (or delete it) if it is no longer needed, or write elsewhere (--out)"
 
 
-def check_output_folder(path: str | os.PathLike[str], record: str, *,
-                        legacy: Callable[[Path], bool] | None = None) -> Path:
-    """`path` when a stage may write its output folder there: it does not exist, is empty, or
-    was made by idiombench (it holds `record`; or `legacy`, given, recognises an output of an
-    earlier version that had no record). Otherwise a one-line error, before any work."""
+def check_output_folder(path: str | os.PathLike[str], output: Output) -> Path:
+    """`path` when a stage may write its output folder there: it does not exist, is empty, or is
+    `output` as idiombench wrote it (ownership.folder_problem). A symbolic link is refused: the
+    folder is replaced by renames, which would replace the link, not the folder it points to.
+    Otherwise a one-line error, before any work."""
     target = check_writable(path)
+    if target.is_symlink():
+        raise IdiombenchError(
+            f"{target} is a symbolic link (to {os.readlink(target)}); idiombench replaces an output folder whole "
+            f"and does not follow a link there: pass the folder it points to (--out), or link a folder above it")
     if not os.path.lexists(target):
         return target
     if not target.is_dir():
         raise IdiombenchError(f"{target} is a file, not an output folder of idiombench: {NOT_OURS}")
-    if (target / record).is_file() or not any(target.iterdir()) or (legacy is not None and legacy(target)):
+    if not any(target.iterdir()):
         return target
-    raise IdiombenchError(f"{target} exists and was not written by idiombench (it has no {record}); "
+    problem = ownership.folder_problem(target, output)
+    if problem is None:
+        return target
+    raise IdiombenchError(f"{target} exists and was not written by idiombench ({problem}); "
                           f"it would be replaced whole: {NOT_OURS}")
 
 
 def check_output_file(path: str | os.PathLike[str], ours: Callable[[Path], bool], what: str) -> Path:
     """`path` when a stage may write its output file there: it does not exist, or `ours`
     recognises it as `what` (e.g. "a metrics file of `idiombench aggregate`"). Otherwise a
-    one-line error, before any work."""
+    one-line error, before any work. A symbolic link (e.g. DVC's link to its cache) is checked
+    through, and then replaced by the new file: the file it points to is never written."""
     target = check_writable(path)
     if not os.path.lexists(target):
         return target
@@ -175,24 +188,23 @@ def check_output_file(path: str | os.PathLike[str], ours: Callable[[Path], bool]
     return target
 
 
-def json_object_with(*keys: str) -> Callable[[Path], bool]:
-    """Recognises a JSON record by its keys (an output file's mark, for check_output_file)."""
-    def ours(path: Path) -> bool:
-        try:
-            body = json.loads(path.read_bytes())
-        except (OSError, ValueError):
-            return False
-        return isinstance(body, dict) and all(key in body for key in keys)
-    return ours
-
-
 def write_index(path: Path, stage: str) -> None:
-    """The record of a folder that a stage fills with files of its own naming (report's tables/
-    and figures/, results/plots/): the files it wrote, listed last; it marks the folder as the
-    stage's (check_output_folder)."""
+    """The list of the files a stage wrote into a folder it fills with files of its own naming
+    (report's tables/ and figures/, results/plots/), for the folder's readers."""
     folder = path.parent
     files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() and p != path)
     write_json(path, {"written_by": f"idiombench {stage}", "files": files})
+
+
+def earlier_index(stage: str) -> Callable[[Path], bool]:
+    """The legacy rule of a folder with an index.json (write_index) and no completion record:
+    the index names this stage and lists exactly the folder's other files."""
+    def recognise(folder: Path) -> bool:
+        body = ownership.read_object(folder / "index.json")
+        if body is None or body.get("written_by") != f"idiombench {stage}" or not isinstance(body.get("files"), list):
+            return False
+        return sorted(body["files"]) == [name for name in ownership.folder_files(folder) if name != "index.json"]
+    return recognise
 
 
 def write_bytes(path: str | os.PathLike[str], data: bytes) -> None:

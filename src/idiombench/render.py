@@ -157,7 +157,7 @@ def write_render(benchmark: str, config: Any, output: RenderOutput | None, out_d
     """Write the prompt tables and render_stats.json into a staging directory that then
     replaces `out_dir`: it is the previous complete render or the new complete one."""
     stats = render_stats(benchmark, config, output)
-    with staged_directory(out_dir, STATS_FILE) as staging:
+    with staged_directory(out_dir, paths.RENDER_OUTPUT) as staging:
         if output is not None:
             for setting in config.render.settings:
                 prompts = output.prompts.get(setting)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -657,6 +658,7 @@ def _(p: Path) -> list[str]:
 
 @case("generate over a generations folder without its record", "results/generations/oracle", NOT_OURS)
 def _(p: Path) -> list[str]:
+    (p / "results/generations/oracle/idiombench-output.json").unlink()  # nor the earlier versions' record
     (p / "results/generations/oracle/generation_info.json").unlink()
     return ["generate", "-m", "oracle"]
 
@@ -738,6 +740,7 @@ def _(p: Path) -> list[str]:
 
 @case("plot-data over results/plots holding a user's file", "results/plots", NOT_OURS, "no index.json")
 def _(p: Path) -> list[str]:
+    (p / "results/plots/idiombench-output.json").unlink()
     (p / "results/plots/index.json").unlink()
     (p / "results/plots/notes.txt").write_text("mine\n", encoding="utf-8")
     return ["plot-data"]
@@ -1151,6 +1154,11 @@ def test_outputs_of_an_earlier_version_are_replaced(base: Path, tmp_path: Path, 
 
     project = tmp_path / "project"
     shutil.copytree(base, project)
+    for record in project.rglob("idiombench-output.json"):  # as the version before these records left them
+        record.unlink()
+    for path in (project / "results/metrics").rglob("*.json"):
+        body = json.loads(path.read_text(encoding="utf-8"))
+        path.write_text(json.dumps({k: v for k, v in body.items() if k != "idiombench_output"}), encoding="utf-8")
     for index in ("reports/tables/index.json", "reports/figures/index.json", "results/plots/index.json"):
         (project / index).unlink()  # as an earlier version left them
     monkeypatch.chdir(project)

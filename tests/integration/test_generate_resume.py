@@ -80,7 +80,8 @@ def test_killed_generate_resumes_to_the_same_bytes(tiny_chat_model: Path, tmp_pa
     assert summary(straight)["total"]["generated"] == total
     assert output_files(killed) == output_files(straight)
     assert sorted(output_files(killed)) == [
-        "generation_info.json", "identity.json", "orderprobe/cot.parquet", "orderprobe/zero_shot.parquet"]
+        "generation_info.json", "identity.json", "idiombench-output.json", "orderprobe/cot.parquet",
+        "orderprobe/zero_shot.parquet"]
 
     again = generate(killed)
     rerun = summary(killed)["total"]

@@ -25,6 +25,7 @@ from idiombench.errors import IdiombenchError
 from idiombench.evaluation import load_generations
 from idiombench.generation.stage import write_output
 from idiombench.io import aside_path, recover_directory, require_complete, staged_directory
+from idiombench.ownership import Output
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 TABLES = [("b1", "s1"), ("b1", "s2"), ("b2", "s1"), ("b2", "s2")]
@@ -228,10 +229,10 @@ def test_recover_moves_an_orphaned_aside_back_and_drops_a_stale_one(tmp_path: Pa
 
 def test_staged_directory_never_deletes_before_the_new_output_is_in(tmp_path: Path) -> None:
     target = tmp_path / "out"
-    with staged_directory(target, "a.txt") as staging:
+    with staged_directory(target, Output("test", "a file")) as staging:
         (staging / "a.txt").write_text("1", encoding="utf-8")
     assert oct(target.stat().st_mode & 0o777) != oct(0o700)  # not mkdtemp's private mode
-    with pytest.raises(RuntimeError), staged_directory(target, "a.txt") as staging:
+    with pytest.raises(RuntimeError), staged_directory(target, Output("test", "a file")) as staging:
         (staging / "a.txt").write_text("2", encoding="utf-8")
         raise RuntimeError("the stage failed")
     assert (target / "a.txt").read_text(encoding="utf-8") == "1"

@@ -4,12 +4,14 @@ versions included."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from idiombench.errors import IdiombenchError
-from idiombench.io import check_output_file, check_output_folder, json_object_with, write_index
+from idiombench.io import check_output_file, check_output_folder, write_index
+from idiombench.ownership import Output, files_named_by
 from idiombench.schema import KEY_PATTERN, NAME_PATTERN, name_problem
 
 VALID = ["oracle", "smollm2", "qwen3-8b", "llama-3-8b-instruct", "_x", "0", "a" * 64, "zero_shot", "0-shot"]
@@ -51,31 +53,39 @@ def test_the_paper_overlay_model_keys_are_keys() -> None:
 # ---- owned outputs ---------------------------------------------------------------------------
 
 def test_an_output_folder_is_replaced_only_when_absent_empty_or_ours(tmp_path: Path) -> None:
+    output = Output("stage", "things", legacy_record="record.json", legacy=files_named_by("record.json", lambda b: b["files"]))
     target = tmp_path / "out"
-    assert check_output_folder(target, "record.json") == target  # absent
+    assert check_output_folder(target, output) == target  # absent
     target.mkdir()
-    assert check_output_folder(target, "record.json") == target  # empty: nothing to lose
+    assert check_output_folder(target, output) == target  # empty: nothing to lose
     (target / "thesis.txt").write_text("mine", encoding="utf-8")
     with pytest.raises(IdiombenchError) as error:
-        check_output_folder(target, "record.json")
-    assert str(error.value) == (f"{target} exists and was not written by idiombench (it has no record.json); it "
-                                "would be replaced whole: move it away (or delete it) if it is no longer needed, "
-                                "or write elsewhere (--out)")
-    (target / "record.json").write_text("{}", encoding="utf-8")
-    assert check_output_folder(target, "record.json") == target  # the stage's own
-    assert check_output_folder(target, "other.json", legacy=lambda folder: (folder / "thesis.txt").exists()) == target
+        check_output_folder(target, output)
+    assert str(error.value) == (f"{target} exists and was not written by idiombench (no idiombench-output.json and no "
+                                "record.json); it would be replaced whole: move it away (or delete it) if it is no "
+                                "longer needed, or write elsewhere (--out)")
+    (target / "record.json").write_text("{}", encoding="utf-8")  # a record by its name only
+    with pytest.raises(IdiombenchError, match="its record.json is not a record of `idiombench stage`"):
+        check_output_folder(target, output)
+    (target / "record.json").write_text('{"files": ["thesis.txt"]}', encoding="utf-8")  # an earlier version's
+    assert check_output_folder(target, output) == target
 
 
 def test_an_output_folder_that_is_a_file_or_under_one_is_refused(tmp_path: Path) -> None:
     (tmp_path / "afile").write_text("x", encoding="utf-8")
     with pytest.raises(IdiombenchError, match="afile is a file, not an output folder"):
-        check_output_folder(tmp_path / "afile", "record.json")
+        check_output_folder(tmp_path / "afile", Output("stage", "things"))
     with pytest.raises(IdiombenchError, match="afile is a file \\(expected a folder\\)"):
-        check_output_folder(tmp_path / "afile" / "out", "record.json")
+        check_output_folder(tmp_path / "afile" / "out", Output("stage", "things"))
 
 
 def test_an_output_file_is_replaced_only_when_recognised(tmp_path: Path) -> None:
-    ours = json_object_with("benchmark", "model", "status")
+    def ours(path: Path) -> bool:
+        try:
+            body = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError:
+            return False
+        return isinstance(body, dict) and {"benchmark", "model", "status"} <= set(body)
     path = tmp_path / "m.json"
     assert check_output_file(path, ours, "a metrics file") == path
     path.write_text('{"benchmark": "b", "model": "m", "status": "scored"}', encoding="utf-8")
@@ -123,11 +133,23 @@ def test_an_earlier_versions_report_is_recognised_by_its_layout(tmp_path: Path) 
         check_report_outputs(pdf)
 
 
-def test_a_pdf_is_ours_by_its_author(tmp_path: Path) -> None:
-    from idiombench.report.pdf import is_report_pdf
+def test_a_pdf_is_ours_by_its_author_and_its_seal(tmp_path: Path) -> None:
+    from idiombench.report.pdf import TitlePage, is_report_pdf, write_pdf
 
+    pdf = tmp_path / "report.pdf"
+    write_pdf(pdf, TitlePage("idiombench: results", "test", "2024-01-01", "none", [], []), [])
+    assert is_report_pdf(pdf)
+    data = pdf.read_bytes()
+    assert b"/Producer (ReportLab" in data
+    pdf.write_bytes(data.replace(b"/Producer (ReportLab", b"/Producer (ReportLaB"))  # one byte changed: the seal breaks
+    assert not is_report_pdf(pdf)
     other = tmp_path / "paper.pdf"
-    other.write_bytes(b"%PDF-1.4\n<< /Author (idiombench) >>")  # a PDF header and the Author entry
+    other.write_bytes(b"%PDF-1.4\n<< /Author (idiombench) /Keywords (idiombench-sha256:" + b"0" * 64 + b") >>")
+    assert not is_report_pdf(other)  # a look-alike seal
+    other.write_bytes(b"%PDF-1.4\n<< /Author (idiombench) >>")  # the Author alone (issue 23's mark)
+    assert not is_report_pdf(other)
+    # an earlier version's PDF: its Author, its title and no keywords
+    other.write_bytes(b"%PDF-1.4\n<< /Author (idiombench) /Keywords () /Title (idiombench: results) >>")
     assert is_report_pdf(other)
     other.write_bytes(b"%PDF-1.4\n<< /Author (someone) >>")
     assert not is_report_pdf(other) and not is_report_pdf(tmp_path / "absent.pdf")

@@ -260,7 +260,7 @@ def test_written_tables_are_byte_identical_on_rerun(op_dir: Path, tmp_path: Path
     first = run_render("orderprobe", config, processed_dir=op_dir, raw_dir=op_dir, out_dir=tmp_path / "a")
     run_render("orderprobe", config, processed_dir=op_dir, raw_dir=op_dir, out_dir=tmp_path / "b")
     names = sorted(p.name for p in (tmp_path / "a").iterdir())
-    assert names == ["cot.parquet", "render_stats.json", "three_shot.parquet", "zero_shot.parquet"]
+    assert names == ["cot.parquet", "idiombench-output.json", "render_stats.json", "three_shot.parquet", "zero_shot.parquet"]
     for name in names:
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
     stats = first.stats
@@ -279,7 +279,7 @@ def test_disabled_benchmark_renders_nothing_and_says_so(tmp_path: Path, op_dir: 
                                       "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert "disabled (benchmarks.orderprobe.enabled: false); no prompts rendered" in result.output
-    assert [p.name for p in out.iterdir()] == ["render_stats.json"]
+    assert sorted(p.name for p in out.iterdir()) == ["idiombench-output.json", "render_stats.json"]
     stats = json.loads((out / "render_stats.json").read_text(encoding="utf-8"))
     assert stats["enabled"] is False and stats["prompts_total"] == 0
     assert stats["notes"] == ["benchmarks.orderprobe.enabled is false: no prompts rendered."]
@@ -293,7 +293,7 @@ def test_cli_render_writes_prompts_and_reports_counts(tmp_path: Path, op_dir: Pa
     assert result.exit_code == 0, result.output
     # params.yaml's embedded sample: 1 expression per language, its canonical form and 1 permutation
     assert "render orderprobe: 8 prompts (cot 8)" in result.output
-    assert sorted(p.name for p in out.iterdir()) == ["cot.parquet", "render_stats.json"]
+    assert sorted(p.name for p in out.iterdir()) == ["cot.parquet", "idiombench-output.json", "render_stats.json"]
 
 
 def test_cli_render_without_a_build_is_a_one_line_error(tmp_path: Path):

@@ -10,6 +10,7 @@ import pytest
 
 from idiombench.errors import DataError
 from idiombench.generation.types import Message
+from idiombench.ownership import RECORD, Output
 from idiombench.io import staged_directory
 from idiombench.templating import ChatTemplate, load_package_templates, load_template_path, parse_template_file
 
@@ -134,15 +135,16 @@ def test_unknown_entry_and_missing_file_are_clear_errors():
 
 def test_staged_directory_swaps_whole_or_not_at_all(tmp_path: Path):
     out = tmp_path / "out"
-    with staged_directory(out, "a.txt") as staging:
+    output = Output("test", "text files")
+    with staged_directory(out, output) as staging:
         (staging / "a.txt").write_text("1")
-    assert sorted(p.name for p in out.iterdir()) == ["a.txt"]
+    assert sorted(p.name for p in out.iterdir()) == ["a.txt", RECORD]
     with pytest.raises(RuntimeError):
-        with staged_directory(out, "a.txt") as staging:
+        with staged_directory(out, output) as staging:
             (staging / "b.txt").write_text("2")
             raise RuntimeError("crash mid-write")
-    assert sorted(p.name for p in out.iterdir()) == ["a.txt"]  # the previous complete output
-    with staged_directory(out, "a.txt") as staging:
+    assert sorted(p.name for p in out.iterdir()) == ["a.txt", RECORD]  # the previous complete output
+    with staged_directory(out, output) as staging:
         (staging / "c.txt").write_text("3")
-    assert sorted(p.name for p in out.iterdir()) == ["c.txt"]  # replaced whole, no leftovers
+    assert sorted(p.name for p in out.iterdir()) == ["c.txt", RECORD]  # replaced whole, no leftovers
     assert [p.name for p in tmp_path.iterdir()] == ["out"]  # no staging directories left behind

@@ -9,6 +9,7 @@ import sys
 from idiombench.benchmarks.registry import NAMES as BENCHMARK_NAMES
 from idiombench.config import load_params
 from idiombench.errors import IdiombenchError
+from idiombench.overlay import read_params_raw
 from idiombench import dag
 
 # Any path (`--config params=...`): the rules quote it (`{PARAMS_FILE:q}`), as every value
@@ -16,6 +17,9 @@ from idiombench import dag
 PARAMS_FILE = str(config.get("params", "params.yaml"))
 try:
     P = load_params(PARAMS_FILE)
+    # the values this run reads (an overlay merged onto its base): the sync to DVC in onsuccess
+    # records only the stages that ran with params.yaml's values (idiombench.tracking.dvc_sync)
+    PARAMS_RAW = read_params_raw(PARAMS_FILE)
 except IdiombenchError as _error:  # bad params: one line and exit 2, as the CLI says it
     print(f"error: {' '.join(str(_error).split())}", file=sys.stderr)
     sys.exit(2)

@@ -118,7 +118,7 @@ def run_attention(params: Params, benchmark: str, model: str, out: Path | None =
     bench = get_benchmark(benchmark)
     out = out or paths.attention_dir(benchmark, model)
     reason = skip_reason(params, model, benchmark)
-    with staged_directory(out, paths.ATTENTION_SUMMARY) as staging:
+    with staged_directory(out, paths.ATTENTION_OUTPUT) as staging:
         if reason is not None:
             summary = {"benchmark": benchmark, "model": model, "status": SKIPPED, "reason": reason}
             write_json(staging / "summary.json", summary)

@@ -195,7 +195,7 @@ class Benchmark(ABC):
 def write_build(result: BuildResult, out_dir: Path) -> dict[str, Any]:
     """Write every task's items and the stats into a staging directory that replaces
     `out_dir` whole, so it is either the old complete build or the new complete build."""
-    with staged_directory(out_dir, paths.BUILD_STATS) as staging:
+    with staged_directory(out_dir, paths.BUILD_OUTPUT) as staging:
         counts = {}
         for task, items in sorted(result.tasks.items()):
             write_items(staging / f"{task}.parquet", items)

@@ -16,8 +16,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import paths
 from ..errors import AcquireError, ChecksumError
 from ..io import sha256_bytes, sha256_file, staged_directory, write_bytes, write_json
+from ..ownership import folder_files
 from .manifest import DERIVE_DROP_FIELDS, FileSpec
 
 MIRROR_ENV = "IDIOMBENCH_MIRROR"
@@ -168,18 +170,15 @@ def acquire(
     mismatch, a failed download) leaves the previous folder as it was."""
     record_path = record_path or dest_root / "ACQUIRED.json"
     record_name = record_path.relative_to(dest_root)  # the record lives in the folder it completes
-    with staged_directory(dest_root, str(record_name)) as staging:
+    with staged_directory(dest_root, paths.ACQUIRE_OUTPUT) as staging:
         results = [
             acquire_file(spec, staging, mirror, download=download, timeout=timeout, fetch=fetch, previous=dest_root)
             for spec in specs
         ]
         # Files an earlier manifest declared are not carried over (they would be read as current data).
         declared = {spec.file for spec in specs}
-        stray = sorted(
-            str(p.relative_to(dest_root))
-            for p in (dest_root.rglob("*") if dest_root.is_dir() else [])
-            if p.is_file() and p != record_path and str(p.relative_to(dest_root)) not in declared
-        )
+        stray = [name for name in (folder_files(dest_root) if dest_root.is_dir() else [])
+                 if name != record_name.as_posix() and name not in declared]
         write_json(staging / record_name, _record(benchmark, specs))
     return AcquireReport(files=results, removed=stray)
 

@@ -14,17 +14,22 @@ Copies live under IDIOMBENCH_MODEL_DIR, default `.models/` in the checkout
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import shutil
+import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from ..environment import installed_version, project_root
 from ..errors import IdiombenchError
-from ..io import check_output_folder, read_json, sha256_file
+from ..io import check_output_folder, read_json, replace_directory, sha256_file
+from ..ownership import Output, folder_files
 
 MODEL_DIR_ENV = "IDIOMBENCH_MODEL_DIR"
 RECORD = "idiombench-dense.json"  # written last: a directory without it is incomplete
@@ -90,6 +95,7 @@ def convert(gguf: Path, sha256: str, out: Path) -> Path:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    check_output_folder(out, dense_output(sha256))  # replaced only when it is one of ours
     out.parent.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
@@ -115,19 +121,60 @@ def convert(gguf: Path, sha256: str, out: Path) -> Path:
         config_file.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         write_record(stage, gguf.name, sha256, seconds=time.perf_counter() - started)
         stage.chmod(0o755)
-        if out.exists():  # a copy that failed its verification: replaced only when it is one of ours
-            check_output_folder(out, RECORD)
-            shutil.rmtree(out)
-        os.replace(stage, out)
+        check_output_folder(out, dense_output(sha256))  # again: a copy that failed its verification
+        replace_directory(stage, out)  # the old copy renamed aside first, never deleted before
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
     return out
 
 
-def ensure_dense(gguf: Path, sha256: str) -> tuple[Path, bool]:
+def dense_output(sha256: str) -> Output:
+    """A dense copy is ours when its record names the GGUF it is the copy of and lists every
+    file in it (a record of an earlier version, with no file list, when it names that GGUF)."""
+    def recognise(folder: Path) -> bool:
+        record = read_record(folder)
+        if record is None or record.get("gguf_sha256") != sha256:
+            return False
+        files = record.get("files")
+        return files is None or (isinstance(files, dict) and all(
+            name in files for name in folder_files(folder) if name != RECORD))
+    return Output("prepare-models", "dense model copy", legacy_record=RECORD, legacy=recognise)
+
+
+@contextlib.contextmanager
+def conversion_lock(out: Path, notify: Callable[[str], None]) -> Iterator[None]:
+    """One conversion of a copy at a time: two jobs that find it missing (two generate jobs on
+    one GGUF) convert it once; the second waits, then finds it complete. A lock file beside the
+    copy, opened without following a symbolic link; flock is released when the process ends."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    path = out.parent / f".{out.name}.lock"
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise IdiombenchError(f"{path}: cannot open the conversion lock ({exc.strerror}; a symbolic link is "
+                              "not followed): remove it") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            notify(f"waiting for another process converting {out.name} (lock {path})")
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def ensure_dense(gguf: Path, sha256: str, notify: Callable[[str], None] = _stderr) -> tuple[Path, bool]:
     """(directory of the dense copy, whether it was converted now)."""
     out = dense_dir(gguf, sha256)
     if is_complete(out, sha256):
         return out, False
-    return convert(gguf, sha256, out), True
+    with conversion_lock(out, notify):
+        if is_complete(out, sha256):  # converted by the process this one waited for
+            return out, False
+        return convert(gguf, sha256, out), True

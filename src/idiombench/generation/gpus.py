@@ -17,6 +17,11 @@ never wait for each other, even where Slurm numbers each job's GPUs from 0 (Cons
 with cgroups); jobs sharing one allocation (Snakemake run inside `salloc`) still share the
 locks. IDIOMBENCH_GPU_LOCK_DIR overrides the directory.
 
+The lock folder is private to its user (`idiombench-gpu-locks-<uid>` in the temp dir; mode
+0700, owner checked, never reached through a symbolic link: open_lock_dir), so the claims of
+one user's jobs coordinate; jobs of other users on the same machine are not seen (share GPUs
+between users through a scheduler, or give each user their own devices).
+
 When fewer than N devices are free, a standalone claim waits up to IDIOMBENCH_GPU_WAIT_S
 seconds (default 0: fail at once) and then fails with a message naming the busy devices
 and the processes holding them. A queued claim (IDIOMBENCH_GPU_QUEUE=1, which
@@ -32,9 +37,11 @@ waiting for others. A model with gpus: 0 claims nothing and hides every GPU
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import re
+import stat
 import subprocess
 import sys
 import tempfile
@@ -57,10 +64,11 @@ class GpuError(IdiombenchError):
 
 
 def default_lock_dir() -> Path:
+    """The user's own lock folder in the temp dir (a Slurm job's own, inside a job)."""
     slurm_job = os.environ.get("SLURM_JOB_ID", "").strip()
     if slurm_job:
         return Path(tempfile.gettempdir()) / f"idiombench-gpu-locks-slurm-{re.sub(r'[^A-Za-z0-9_.-]', '_', slurm_job)}"
-    return Path(tempfile.gettempdir()) / "idiombench-gpu-locks"
+    return Path(tempfile.gettempdir()) / f"idiombench-gpu-locks-{os.geteuid()}"
 
 
 def lock_dir() -> Path:
@@ -87,19 +95,58 @@ def discover_devices() -> tuple[list[str], str]:
     return _split(result.stdout.replace("\n", ",")), "nvidia-smi"
 
 
-def _lock_path(directory: Path, device: str) -> Path:
-    return directory / f"gpu-{re.sub(r'[^A-Za-z0-9_.-]', '_', device)}.lock"
-
-
-def _holder(path: Path) -> str:
+def open_lock_dir(directory: Path) -> int:
+    """A descriptor of the lock folder, which must be private: created with mode 0700 when
+    missing; an existing one must be a folder (a symbolic link is not followed), owned by this
+    user and closed to everyone else. In a shared temp dir another user could otherwise create
+    it first, or put a link there, and point `gpu-0.lock` at a file of yours: a claim would then
+    overwrite it. Lock files are opened relative to this descriptor, never through a link."""
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(directory, 0o700)
+    fix = f"remove it, or set {LOCK_DIR_ENV} to a folder of your own with mode 0700"
     try:
-        return path.read_text(encoding="utf-8").strip() or "unknown process"
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        kind = "a symbolic link" if directory.is_symlink() else "not a folder" if exc.errno == errno.ENOTDIR \
+            else exc.strerror
+        raise GpuError(f"{directory}: the GPU lock folder is {kind}: {fix}") from None
+    info = os.fstat(fd)
+    problem = (f"owned by uid {info.st_uid}, not by you (uid {os.geteuid()})" if info.st_uid != os.geteuid()
+               else f"open to other users (mode {stat.S_IMODE(info.st_mode):04o})" if info.st_mode & 0o077 else None)
+    if problem:
+        os.close(fd)
+        raise GpuError(f"{directory}: the GPU lock folder is {problem}: {fix}")
+    return fd
+
+
+def _lock_name(device: str) -> str:
+    return f"gpu-{re.sub(r'[^A-Za-z0-9_.-]', '_', device)}.lock"
+
+
+def _holder(path: str | Path, dir_fd: int | None = None) -> str:
+    """Who holds a lock file: the line its holder wrote (relative to `dir_fd`, given)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
     except OSError:
         return "unknown process"
+    with os.fdopen(fd, encoding="utf-8", errors="replace") as handle:
+        return handle.read(200).strip() or "unknown process"
 
 
-def _try_lock(path: Path) -> IO[str] | None:
-    handle = open(path, "a+", encoding="utf-8")
+def _try_lock(path: str | Path, dir_fd: int | None = None, shown: Path | None = None) -> IO[str] | None:
+    """The lock file `path` (relative to `dir_fd`, given), locked and saying who holds it; None
+    when another process holds it. Never opened through a symbolic link."""
+    shown = shown or Path(path)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
+    except OSError as exc:
+        raise IdiombenchError(f"{shown}: the lock file cannot be opened ({exc.strerror}; a symbolic link is "
+                              "not followed): remove it") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise IdiombenchError(f"{shown}: the lock file is not a regular file: remove it")
+    handle = os.fdopen(fd, "r+", encoding="utf-8")
     try:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -161,22 +208,36 @@ def claim_gpus(
     if wait_s is None:
         wait_s = float(os.environ.get(WAIT_ENV) or 0)
     directory = lock_dir()
-    directory.mkdir(parents=True, exist_ok=True)
+    directory_fd = open_lock_dir(directory)
+    try:
+        with _claimed(devices, count, directory, directory_fd, wait_s, who, queue, notify) as ids:
+            yield ids
+    finally:
+        os.close(directory_fd)
+
+
+@contextlib.contextmanager
+def _claimed(devices: list[str], count: int, directory: Path, directory_fd: int, wait_s: float, who: str,
+             queue: bool, notify: Callable[[str], None]) -> Iterator[list[str]]:
     deadline = time.monotonic() + wait_s
     started = time.monotonic()
     told: list[str] | None = None  # the busy list last reported while queueing
     while True:
         held: list[tuple[str, IO[str]]] = []
-        for device in devices:
-            handle = _try_lock(_lock_path(directory, device))
-            if handle is not None:
-                held.append((device, handle))
-                if len(held) == count:
-                    break
+        try:
+            for device in devices:
+                handle = _try_lock(_lock_name(device), directory_fd, directory / _lock_name(device))
+                if handle is not None:
+                    held.append((device, handle))
+                    if len(held) == count:
+                        break
+        except IdiombenchError:
+            _release(held)
+            raise
         if len(held) == count:
             break
         _release(held)  # never hold some devices while waiting for the rest
-        busy = [f"{d} ({_holder(_lock_path(directory, d))})" for d in devices if d not in {h for h, _ in held}]
+        busy = [f"{d} ({_holder(_lock_name(d), directory_fd)})" for d in devices if d not in {h for h, _ in held}]
         if queue:
             if busy != told:
                 notify(f"{who} needs {count} GPU(s), {len(held)} of {len(devices)} free: waiting for "

@@ -437,7 +437,7 @@ def write_output(
 ) -> None:
     """Write every table into a staging directory, then swap it into place
     (io.staged_directory: the old output is moved aside, never deleted first)."""
-    with staged_directory(out_dir, INFO_FILE) as staging:
+    with staged_directory(out_dir, paths.GENERATE_OUTPUT) as staging:
         for (benchmark, setting), rows in sorted(tables.items()):
             write_generations(staging / benchmark / f"{setting}.parquet", rows)
         (staging / "identity.json").write_text(dumps_json(identity), encoding="utf-8")

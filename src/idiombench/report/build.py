@@ -6,7 +6,6 @@ import datetime as dt
 import os
 import subprocess
 from collections.abc import Callable
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +16,12 @@ from ..params_schema import Params
 from ..progress import Progress
 from ..environment import environment_line
 from ..errors import IdiombenchError
-from ..io import (check_output_file, check_output_folder, read_json, read_json_object, sha256_file, staged_directory,
-                  write_index)
+from ..io import (check_output_file, check_output_folder, earlier_index, read_json, read_json_object, sha256_file,
+                  staged_directory, write_index)
+from ..ownership import Output
 from ..evaluation import SCORED, applies
 from ..redact import scrub, scrub_url
-from .pdf import TitlePage, is_report_pdf, write_pdf
+from .pdf import TITLE, TitlePage, is_report_pdf, write_pdf
 from .tables import Cell, Section, Table
 from .uncertainty import annotate_section, section_estimands
 
@@ -170,13 +170,23 @@ def report_outputs(out_pdf: Path) -> tuple[Path, Path, Path]:
     return out_pdf, out_pdf.parent / "tables", out_pdf.parent / "figures"
 
 
+def report_folder_output(folder: Path, pdf: Path) -> Output:
+    """tables/ or figures/ beside `pdf`: the report's, recognised by its completion record, or as
+    an earlier version left it: with an index.json listing exactly its files, or (before
+    index.json) by its layout beside a PDF of ours."""
+    index = earlier_index("report")
+    return Output("report", f"report {folder.name}", legacy_record=paths.INDEX,
+                  legacy=lambda found: index(found) or _earlier_report_folder(found, pdf))
+
+
 def check_report_outputs(out_pdf: Path) -> Path:
     """Before any work: the PDF, tables/ and figures/ are absent or this project's (a report
     replaces only what a report wrote)."""
     pdf, tables_dir, figures_dir = report_outputs(out_pdf)
-    check_output_file(pdf, is_report_pdf, "a report PDF of idiombench (its author: idiombench)")
+    check_output_file(pdf, is_report_pdf, "a report PDF of idiombench (its author idiombench, its content "
+                      "as sealed by its sha256 keyword)")
     for folder in (tables_dir, figures_dir):
-        check_output_folder(folder, paths.INDEX, legacy=partial(_earlier_report_folder, pdf=pdf))
+        check_output_folder(folder, report_folder_output(folder, pdf))
     return pdf
 
 
@@ -185,9 +195,8 @@ def build_report(params: Params, out_pdf: Path | None = None) -> dict[str, Any]:
     date = report_date()  # before any work: a bad SOURCE_DATE_EPOCH fails first
     _, tables_dir, figures_dir = report_outputs(out_pdf)
     sections: list[Section] = []
-    earlier = partial(_earlier_report_folder, pdf=out_pdf)
-    with staged_directory(tables_dir, paths.INDEX, legacy=earlier) as tables_stage, \
-            staged_directory(figures_dir, paths.INDEX, legacy=earlier) as figures_stage:
+    with staged_directory(tables_dir, report_folder_output(tables_dir, out_pdf)) as tables_stage, \
+            staged_directory(figures_dir, report_folder_output(figures_dir, out_pdf)) as figures_stage:
         progress = Progress(sum(params.benchmark(name).enabled for name in NAMES), "report", unit="benchmark")
         for name in NAMES:
             if not params.benchmark(name).enabled:
@@ -208,7 +217,7 @@ def build_report(params: Params, out_pdf: Path | None = None) -> dict[str, Any]:
                 table.write(tables_stage)
             sections.append(section)
         title = TitlePage(
-            title="idiombench: results",
+            title=TITLE,
             profile=params.profile,
             date=date,
             git_commit=git_commit(),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,16 +76,45 @@ def column_widths(table: Table, width: float, regular: str, bold: str, size: flo
 
 
 AUTHOR = "idiombench"  # the PDF's Author entry: the mark of a report this project wrote
+TITLE = "idiombench: results"  # the title build_report gives it (an earlier version's PDF is recognised by it)
+
+
+# The PDF's record: its Keywords entry holds the sha256 of the file as written with zeros in
+# place of the digest (a file cannot hold its own hash otherwise); the digest has the
+# placeholder's length, so no offset in the file moves. ReportLab writes the document
+# information dictionary as plain text (never compressed), as it does the Author entry.
+SEAL = b"idiombench-sha256:"
+_SEALED = re.compile(rb"/Keywords \(" + re.escape(SEAL) + rb"([0-9a-f]{64})\)")
+_PLACEHOLDER = "0" * 64
+
+
+def _unsealed(data: bytes, match: re.Match[bytes]) -> bytes:
+    return data[:match.start(1)] + _PLACEHOLDER.encode() + data[match.end(1):]
+
+
+def seal(data: bytes) -> bytes:
+    """The PDF `data` (written with the placeholder keyword) with its digest in place."""
+    match = _SEALED.search(data)
+    if match is None or match.group(1) != _PLACEHOLDER.encode():
+        raise ValueError("the PDF has no placeholder keyword to seal")
+    digest = hashlib.sha256(data).hexdigest().encode()
+    return data[:match.start(1)] + digest + data[match.end(1):]
 
 
 def is_report_pdf(path: Path) -> bool:
-    """Whether `path` is a PDF that write_pdf wrote (ReportLab writes the Author entry as plain
-    text in the document information dictionary): `report` replaces no other file."""
+    """Whether `path` is a PDF that write_pdf wrote, unchanged since: its Author is idiombench
+    and its sealed digest matches its content. A PDF of an earlier version (before the seal) is
+    recognised by its Author, its title and an empty Keywords entry. `report` replaces no other file."""
     try:
         data = path.read_bytes()
     except OSError:
         return False
-    return data.startswith(b"%PDF-") and f"/Author ({AUTHOR})".encode() in data
+    if not data.startswith(b"%PDF-") or f"/Author ({AUTHOR})".encode() not in data:
+        return False
+    match = _SEALED.search(data)
+    if match is not None:
+        return hashlib.sha256(_unsealed(data, match)).hexdigest().encode() == match.group(1)
+    return f"/Title ({TITLE})".encode() in data and b"/Keywords ()" in data
 
 
 def write_pdf(path: Path, title: TitlePage, sections: list[Section]) -> None:
@@ -144,7 +175,7 @@ def write_pdf(path: Path, title: TitlePage, sections: list[Section]) -> None:
             doc = SimpleDocTemplate(
                 str(tmp), pagesize=A4, leftMargin=1.6 * cm, rightMargin=1.6 * cm,
                 topMargin=1.6 * cm, bottomMargin=1.6 * cm, title=title.title, author=AUTHOR,
-                invariant=1,
+                keywords=(SEAL.decode() + _PLACEHOLDER), invariant=1,
             )
             width = doc.width
             story: list = [para(title.title, title_style)]
@@ -180,3 +211,4 @@ def write_pdf(path: Path, title: TitlePage, sections: list[Section]) -> None:
                 canvas.restoreState()
 
             doc.build(story, onFirstPage=footer, onLaterPages=footer)
+            tmp.write_bytes(seal(tmp.read_bytes()))

@@ -38,6 +38,7 @@ from typing import Any
 
 from ..errors import IdiombenchError
 from ..io import check_output_folder
+from ..ownership import Output, files_named_by
 
 DATA_DIR_ENV = "IDIOMBENCH_NLTK_DATA"
 PACKAGES = ("wordnet-base", "wordnet-sense-index")
@@ -52,6 +53,9 @@ REQUIRED_FILES = (*DATABASE_FILES, "lexnames")
 # Copied along when the packages have them (NLTK does not need them).
 OPTIONAL_FILES = ("cntlist.rev", "cntlist", "frames.vrb", "sentidx.vrb", "sents.vrb")
 RECORD = "IDIOMBENCH_WORDNET.json"
+# The install is ours when its record (written last) parses and lists every file in it.
+WORDNET_OUTPUT = Output("wordnet", "WordNet 3.0 database", legacy_record=RECORD, legacy=files_named_by(
+    RECORD, lambda body: [str(name) for name in body["files"]] if isinstance(body["packages"], dict) else []))
 
 # The WordNet 3.0 lexicographer files, in file-number order (lexnames(5WN)). The third
 # column of `lexnames` is the syntactic category: 1 noun, 2 verb, 3 adjective, 4 adverb.
@@ -204,7 +208,7 @@ def install(target: Path | None = None, *, apt_get: str = "apt-get", dpkg_deb: s
     if available(target) and not force:
         return target
     destination = wordnet_dir(target)
-    check_output_folder(destination, RECORD)  # replaces only a WordNet this module installed (or none)
+    check_output_folder(destination, WORDNET_OUTPUT)  # replaces only a WordNet this module installed (or none)
     destination.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".wordnet-", dir=destination.parent) as scratch:
         work = Path(scratch)

@@ -21,7 +21,8 @@ from pathlib import Path
 from .. import paths
 from ..benchmarks.registry import NAMES as BENCHMARKS, all_plots
 from ..errors import IdiombenchError
-from ..io import check_output_file, check_output_folder, read_json, staged_directory, write_index, write_json
+from ..io import check_output_file, check_output_folder, earlier_index, read_json, staged_directory, write_index, write_json
+from ..ownership import Output
 from ..params_schema import Params
 from ..paths import PLOTS
 from ..report.build import collect_metrics
@@ -40,23 +41,38 @@ def headline(params: Params) -> dict[str, dict[str, dict[str, float]]]:
 
 
 def _earlier_plots_folder(folder: Path) -> bool:
-    """results/plots as an earlier version wrote it (before index.json): only folders of JSON files."""
-    return all(entry.is_dir() and all(f.suffix == ".json" for f in entry.iterdir()) for entry in folder.iterdir())
+    """results/plots as an earlier version wrote it: with an index.json listing exactly its files,
+    or (before index.json) holding only folders of JSON files named after the registered plots."""
+    if earlier_index("plot-data")(folder):
+        return True
+    names = {plot.folder for _, plot in all_plots()}
+    return all(entry.is_dir() and entry.name in names and all(f.suffix == ".json" for f in entry.iterdir())
+               for entry in folder.iterdir())
+
+
+PLOTS_OUTPUT = Output("plot-data", "plot data", legacy_record=paths.INDEX, legacy=_earlier_plots_folder)
 
 
 def _headline_record(path: Path) -> bool:
-    """headline.json: benchmark -> model -> metrics."""
+    """headline.json as plot-data writes it and nothing else: registered benchmark -> model ->
+    {"<setting>/<metric>": a number or null}. It is DVC's flat metrics file for `dvc exp show`,
+    so it carries no record of its own (that would add text columns): its whole content is the
+    proof, and replacing it loses nothing but the numbers it would be rewritten with."""
     try:
         body = read_json(path)
     except IdiombenchError:
         return False
-    return isinstance(body, dict) and all(isinstance(models, dict) for models in body.values())
+    if not isinstance(body, dict) or not set(body) <= set(BENCHMARKS):
+        return False
+    return all(isinstance(models, dict) and all(
+        isinstance(metrics, dict) and all(isinstance(value, (int, float)) or value is None for value in metrics.values())
+        for metrics in models.values()) for models in body.values())
 
 
 def check_plot_outputs(out: Path = PLOTS, headline_file: Path = HEADLINE_FILE) -> None:
     """Before any work: the outputs are absent or this stage's (it replaces only what it made)."""
     check_output_file(headline_file, _headline_record, "the headline metrics of `idiombench plot-data`")
-    check_output_folder(out, paths.INDEX, legacy=_earlier_plots_folder)
+    check_output_folder(out, PLOTS_OUTPUT)
 
 
 def write_plot_data(params: Params, out: Path = PLOTS, headline_file: Path = HEADLINE_FILE) -> dict[str, int]:
@@ -66,7 +82,7 @@ def write_plot_data(params: Params, out: Path = PLOTS, headline_file: Path = HEA
     write_json(headline_file, headline(params))
     plots = all_plots()
     counts = {plot.folder: 0 for _, plot in plots}
-    with staged_directory(out, paths.INDEX, legacy=_earlier_plots_folder) as staging:
+    with staged_directory(out, PLOTS_OUTPUT) as staging:
         for benchmark, plot in plots:
             (staging / plot.folder).mkdir(parents=True, exist_ok=True)
             for model, body in sorted(collect_metrics(params, benchmark).items()):

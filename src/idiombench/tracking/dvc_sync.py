@@ -14,6 +14,13 @@ writes them to dvc.lock, without running anything. Stages outside the DAG are le
 their outputs may exist but be stale, and committing them would make dvc.lock lie.
 `dvc commit` may re-link an output from the cache (a new mtime, same content), so the
 Snakemake records of the committed outputs get the new mtime as their end time.
+A commit records the stage with params.yaml's values, so it is only made for the stages that
+ran with them: a run with another params file (`--config params=strict.yaml`, an overlay)
+or with values that params.yaml no longer has (edited during the run) leaves out every stage
+whose DVC params (the keys dvc.yaml lists for it) have other values in the run than in
+params.yaml, and every stage downstream of one (its inputs are that run's products). Those
+stay as dvc.lock had them, so `dvc status` reports them changed, and the sync says which
+and why (`withheld`).
 
 DVC -> Snakemake (`reconcile_snakemake_records`, when the Snakefile is parsed, before
 Snakemake plans). Snakemake reruns a job when its output is older than an input (mtime)
@@ -55,6 +62,9 @@ from typing import Any
 
 import yaml
 
+from ..errors import ConfigError
+from ..overlay import read_yaml_mapping
+
 # The params entry written for a DVC-changed stage: no rule's params serialize to it, so
 # Snakemake's params trigger always sees a difference.
 DVC_CHANGED = "idiombench: dvc status reports this stage changed since dvc.lock"
@@ -77,6 +87,10 @@ class SyncReport:
     changed: list[str] = field(default_factory=list)
     committed: list[str] = field(default_factory=list)
     reordered: list[str] = field(default_factory=list)
+    # stages not committed: ran with other params values than params.yaml's (stage -> the keys)
+    # or built on such a stage's outputs (stage -> [])
+    withheld: dict[str, list[str]] = field(default_factory=dict)
+    params_file: str = "params.yaml"  # the params file of the run (for the withheld line)
 
     def lines(self) -> list[str]:
         out = []
@@ -90,6 +104,22 @@ class SyncReport:
         if self.committed:
             out.append(f"dvc-sync: dvc commit recorded {len(self.committed)} stage(s) in dvc.lock: "
                        f"{', '.join(self.committed)}")
+        if self.withheld:
+            ran = sorted(name for name, keys in self.withheld.items() if keys)
+            keys = sorted({key for name in ran for key in self.withheld[name]})
+            built_on = sorted(name for name, keys in self.withheld.items() if not keys)
+            source = ("params.yaml as it was when the run started" if self.params_file == PARAMS_FILE
+                      else self.params_file)
+            names = " ".join(sorted(self.withheld))
+            record = ("run Snakemake again: it reruns them with params.yaml's values and records them"
+                      if self.params_file == PARAMS_FILE else
+                      f"`idiombench merge-params {self.params_file} --out params.yaml && dvc commit -f {names}`")
+            out.append(
+                f"dvc-sync: not recorded in dvc.lock, as they did not run with params.yaml's values, which DVC "
+                f"reads: {', '.join(ran)} (other values in {source}: {', '.join(keys[:4])}"
+                f"{' ...' if len(keys) > 4 else ''})"
+                + (f", and the stages built on them: {', '.join(built_on)}" if built_on else "")
+                + f"; `dvc status` reports them changed. To record this run: {record}")
         return out
 
 
@@ -143,13 +173,81 @@ def locked_stage_deps(root: Path) -> dict[str, list[str]]:
     return {name: [str(dep["path"]) for dep in stage.get("deps", [])] for name, stage in stages.items()}
 
 
-def defined_stage_outs(root: Path) -> dict[str, list[str]]:
-    """Stage name -> output paths for every stage dvc.yaml defines (foreach/matrix expanded by DVC)."""
+@dataclass
+class DefinedStage:
+    """A stage as dvc.yaml defines it (foreach/matrix expanded by DVC)."""
+
+    outs: list[str]
+    deps: list[str]  # paths (not params)
+    params: dict[str, list[str]]  # params file -> the keys it lists (empty: the whole file)
+
+
+def defined_stages(root: Path) -> dict[str, DefinedStage]:
+    """Every stage dvc.yaml defines that has outputs, by name."""
+    from dvc.dependency.param import ParamsDependency
     from dvc.repo import Repo
 
+    out = {}
     with Repo(str(root)) as repo:
-        return {stage.addressing: [str(out.def_path) for out in stage.outs]
-                for stage in repo.index.stages if stage.outs}
+        for stage in repo.index.stages:
+            if not stage.outs:
+                continue
+            params: dict[str, list[str]] = {}
+            for dep in stage.deps:
+                if isinstance(dep, ParamsDependency):
+                    params.setdefault(os.path.relpath(dep.fs_path, root), []).extend(dep.params)
+            out[stage.addressing] = DefinedStage(
+                outs=[str(o.def_path) for o in stage.outs],
+                deps=[str(d.def_path) for d in stage.deps if not isinstance(d, ParamsDependency)], params=params)
+    return out
+
+
+def defined_stage_outs(root: Path) -> dict[str, list[str]]:
+    """Stage name -> output paths for every stage dvc.yaml defines (foreach/matrix expanded by DVC)."""
+    return {name: stage.outs for name, stage in defined_stages(root).items()}
+
+
+PARAMS_FILE = "params.yaml"  # the params file of every stage in dvc.yaml
+
+
+def _param_value(values: Any, key: str) -> Any:
+    """What DVC records for `key` of a params file (dpath's search, '.' separated, as DVC reads it)."""
+    import dpath
+
+    return dpath.search(values, key, separator=".") if isinstance(values, dict) else None
+
+
+def params_differences(stages: Mapping[str, DefinedStage], names: Iterable[str], run_values: dict[str, Any],
+                       file_values: dict[str, Any]) -> dict[str, list[str]]:
+    """The stages among `names` whose params.yaml keys (as dvc.yaml lists them) have other values
+    in the run (`run_values`) than in params.yaml (`file_values`), each with those keys."""
+    differing: dict[str, list[str]] = {}
+    for name in names:
+        keys = stages[name].params.get(PARAMS_FILE)
+        if keys is None:
+            continue
+        changed = [key for key in (keys or sorted(set(run_values) | set(file_values)))
+                   if _param_value(run_values, key) != _param_value(file_values, key)]
+        if changed:
+            differing[name] = sorted(changed)
+    return differing
+
+
+def downstream_of(stages: Mapping[str, DefinedStage], names: Iterable[str], among: Iterable[str]) -> list[str]:
+    """The stages among `among` that depend, directly or through others among them, on an output
+    of a stage in `names` (not those stages themselves)."""
+    among = set(among)
+    index = OutputIndex({name: stage.outs for name, stage in stages.items()})
+    tainted = set(names)
+    found: set[str] = set()
+    grew = True
+    while grew:
+        grew = False
+        for name in sorted(among - tainted - found):
+            if any(other in tainted | found for dep in stages[name].deps for _, other in index.overlapping(dep)):
+                found.add(name)
+                grew = True
+    return sorted(found)
 
 
 def stages_covered_by(stage_outs: Mapping[str, list[str]], outputs: Iterable[str]) -> list[str]:
@@ -350,18 +448,30 @@ def refresh_end_times(root: Path, outputs: Iterable[str]) -> None:
             persistence._clear_cache()
 
 
-def record_snakemake_run(root: Path, outputs: Iterable[str]) -> SyncReport:
-    """Snakemake -> DVC: `dvc commit -f` the stages made entirely of this run's (current) outputs."""
-    report = SyncReport()
+def record_snakemake_run(root: Path, outputs: Iterable[str], params_file: str = PARAMS_FILE,
+                         run_values: dict[str, Any] | None = None) -> SyncReport:
+    """Snakemake -> DVC: `dvc commit -f` the stages made entirely of this run's (current) outputs
+    that ran with params.yaml's values. `run_values` are the params the run read from
+    `params_file` (an overlay merged onto its base, as overlay.read_params_raw gives them);
+    None: the run read params.yaml as it is now."""
+    report = SyncReport(params_file=params_file)
     if not enabled() or not is_dvc_repo(root):
         return report
     outputs = [out for out in outputs if (root / out).exists()]
-    stage_outs = defined_stage_outs(root)
-    stages = stages_covered_by(stage_outs, outputs)
+    defined = defined_stages(root)
+    stages = stages_covered_by({name: stage.outs for name, stage in defined.items()}, outputs)
+    if run_values is not None:
+        try:
+            file_values = read_yaml_mapping(root / PARAMS_FILE)
+        except ConfigError as exc:
+            raise RuntimeError(str(exc)) from None
+        differing = params_differences(defined, stages, run_values, file_values)
+        report.withheld = {**differing, **{name: [] for name in downstream_of(defined, differing, stages)}}
+        stages = [name for name in stages if name not in report.withheld]
     if not stages:
         return report
     commit_stages(root, stages)
-    refresh_end_times(root, [out for name in stages for out in stage_outs[name]])
+    refresh_end_times(root, [out for name in stages for out in defined[name].outs])
     report.committed = stages
     return report
 

@@ -50,6 +50,7 @@ from ..evaluation import SCORED, load_items
 from ..io import parquet_rows, read_json_object, read_parquet, sha256_file, write_json, write_parquet
 from ..benchmarks.registry import get_benchmark
 from ..environment import environment_info
+from ..ownership import earlier_json_file, stamp, stamped_by
 from ..redact import scrub
 from ..report.build import ReportContext, collect_metrics, failed_models, git_commit
 from ..progress import Progress
@@ -381,7 +382,16 @@ def _track_parent(client: Any, experiment_id: str, params: Params, benchmark: st
     return run_id
 
 
-RECORD_KEYS = ("benchmark", "model", "experiment", "runs")  # in every tracking record: its mark
+RECORD_KEYS = ("benchmark", "model", "experiment", "runs")  # in every tracking record
+# every top-level key a tracking record of an earlier version (before its ownership record) had
+EARLIER_RECORD_KEYS = (*RECORD_KEYS, "status", "counts", "parent", "ui")
+
+
+def is_tracking_record(path: Path, benchmark: str, model: str) -> bool:
+    """A tracking record `idiombench track` wrote (its record matches), or one of an earlier
+    version for this benchmark and model (cli: track replaces only these)."""
+    return stamped_by(path, paths.TRACK_OUTPUT) or earlier_json_file(
+        path, RECORD_KEYS, EARLIER_RECORD_KEYS, benchmark=benchmark, model=model)
 
 
 def track(params: Params, benchmark: str, model: str, out: Path | None = None) -> dict[str, Any]:
@@ -402,7 +412,7 @@ def track(params: Params, benchmark: str, model: str, out: Path | None = None) -
         metrics_path = paths.metrics_file(benchmark, model)
         record["status"] = read_json_object(metrics_path).get("status", "missing") if metrics_path.exists() else "missing"
         record["counts"] = counts
-        write_json(out, record)
+        write_json(out, stamp(record, paths.TRACK_OUTPUT))
         return record
     uri = tracking_uri()
     with store_lock(uri):
@@ -427,5 +437,5 @@ def track(params: Params, benchmark: str, model: str, out: Path | None = None) -
                 record["runs"][key] = _track_setting(client, experiment_id, parent_id, params, benchmark, model,
                                                      setting, body, shared, counts, source, progress)
     record["counts"] = counts
-    write_json(out, record)
+    write_json(out, stamp(record, paths.TRACK_OUTPUT))
     return record

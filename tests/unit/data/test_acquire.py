@@ -127,7 +127,9 @@ def test_record_is_deterministic_and_stray_files_removed(tmp_path: Path, mirror:
     raw = tmp_path / "raw"
     (raw / "old").mkdir(parents=True)
     (raw / "old" / "gone.csv").write_text("stale")  # declared by an earlier manifest
-    (raw / "ACQUIRED.json").write_text("{}")  # an earlier acquire's record: the folder is acquire's to replace
+    # an earlier version's record (no idiombench-output.json), naming the files it acquired: the
+    # folder is acquire's to replace
+    (raw / "ACQUIRED.json").write_text(json.dumps({"benchmark": "bench", "files": [{"file": "old/gone.csv"}]}))
     report = acquire("bench", [spec_for(CONTENT)], raw, mirror, download=False)
     assert report.removed == ["old/gone.csv"]
     first = (raw / "ACQUIRED.json").read_bytes()

@@ -51,7 +51,8 @@ def test_oracle_generates_every_pass_and_a_rerun_is_all_cache_hits(tmp_path: Pat
     result, lines = run(project, "oracle", monkeypatch)
     out = project / "results" / "generations" / "oracle"
     assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == [
-        "generation_info.json", "identity.json", "orderprobe/cot.parquet", "orderprobe/zero_shot.parquet",
+        "generation_info.json", "identity.json", "idiombench-output.json", "orderprobe/cot.parquet",
+        "orderprobe/zero_shot.parquet",
     ]
     identity = json.loads((out / "identity.json").read_text(encoding="utf-8"))
     assert identity["backend"] == "oracle" and identity["loaded"] == "oracle"

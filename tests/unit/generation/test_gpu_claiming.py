@@ -4,6 +4,7 @@ none free fails at once with a clear message (or waits when IDIOMBENCH_GPU_WAIT_
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from idiombench.errors import IdiombenchError
 from idiombench.generation.gpus import GpuError, claim_gpus, discover_devices
 
 CLAIM = """
@@ -179,7 +181,7 @@ def test_inside_a_slurm_job_the_locks_are_the_jobs_own(tmp_path: Path, monkeypat
     for key in ("IDIOMBENCH_GPUS", "IDIOMBENCH_GPU_LOCK_DIR", "IDIOMBENCH_GPU_WAIT_S", "IDIOMBENCH_GPU_QUEUE"):
         monkeypatch.delenv(key, raising=False)
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
-    assert default_lock_dir().name == "idiombench-gpu-locks"
+    assert default_lock_dir().name == f"idiombench-gpu-locks-{os.geteuid()}"  # the user's own
     src = Path(__file__).resolve().parents[3] / "src"
     base = {**os.environ, "PYTHONPATH": str(src), "CUDA_VISIBLE_DEVICES": "0", "TMPDIR": str(tmp_path)}
     release = tmp_path / "release"
@@ -194,3 +196,61 @@ def test_inside_a_slurm_job_the_locks_are_the_jobs_own(tmp_path: Path, monkeypat
     assert same.returncode != 0 and "busy: 0 (pid" in same.stderr, same.stderr
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("idiombench-gpu-locks")) == [
         "idiombench-gpu-locks-slurm-101", "idiombench-gpu-locks-slurm-102"]
+
+
+# ---- issue 30: the lock folder is private, and no lock is opened through a link ----------------
+
+def test_the_default_lock_folder_is_created_private(tmp_path: Path, monkeypatch):
+    from idiombench.generation.gpus import default_lock_dir
+
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # gettempdir() caches its first answer
+    monkeypatch.setenv("IDIOMBENCH_GPUS", "0")
+    for key in ("IDIOMBENCH_GPU_LOCK_DIR", "SLURM_JOB_ID", "CUDA_VISIBLE_DEVICES"):
+        monkeypatch.delenv(key, raising=False)
+    with claim_gpus(1, who="job") as ids:
+        assert ids == ["0"]
+    folder = default_lock_dir()
+    assert folder.parent == tmp_path and oct(folder.stat().st_mode & 0o777) == oct(0o700)
+    assert oct((folder / "gpu-0.lock").stat().st_mode & 0o777) == oct(0o600)
+
+
+@pytest.mark.parametrize("problem", ["a symbolic link", "owned by another user", "open to other users", "a file"])
+def test_a_lock_folder_that_is_not_private_is_refused(problem: str, fake_gpus, tmp_path: Path, monkeypatch):
+    """Another local user could make the folder first (in the shared temp dir), or link it, and
+    point gpu-0.lock at a file of yours, which a claim would overwrite."""
+    folder = tmp_path / "locks"
+    victim = tmp_path / "victim.txt"
+    victim.write_text("yours\n", encoding="utf-8")
+    if problem == "a symbolic link":
+        (tmp_path / "theirs").mkdir(mode=0o700)
+        folder.symlink_to(tmp_path / "theirs")
+        expected = "the GPU lock folder is a symbolic link"
+    elif problem == "owned by another user":
+        folder.mkdir(mode=0o700)
+        monkeypatch.setattr(os, "geteuid", lambda: os.stat(folder).st_uid + 1)  # as seen by another user
+        expected = f"the GPU lock folder is owned by uid {os.stat(folder).st_uid}, not by you"
+    elif problem == "open to other users":
+        folder.mkdir()
+        folder.chmod(0o777)
+        expected = "the GPU lock folder is open to other users (mode 0777)"
+    else:
+        folder.write_text("", encoding="utf-8")
+        expected = "the GPU lock folder is not a folder"
+    with pytest.raises(GpuError, match=re.escape(f"{folder}: {expected}")):
+        with claim_gpus(1, who="job"):
+            pass
+    assert victim.read_text(encoding="utf-8") == "yours\n"
+
+
+def test_a_lock_file_that_is_a_link_is_not_followed(fake_gpus, tmp_path: Path):
+    folder = tmp_path / "locks"
+    folder.mkdir(mode=0o700)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("yours\n", encoding="utf-8")
+    (folder / "gpu-0.lock").symlink_to(victim)
+    with pytest.raises(IdiombenchError, match="gpu-0.lock: the lock file cannot be opened .*a symbolic link is not followed"):
+        with claim_gpus(1, who="job"):
+            pass
+    assert victim.read_text(encoding="utf-8") == "yours\n"

@@ -126,3 +126,56 @@ def test_a_dep_overlaps_the_outputs_it_is_above_below_or_equal_to():
                                                                      ("results/scores/m/a", "d")]
     assert index.overlapping("data/raw/x/") == [("data/raw", "c")]
     assert index.overlapping("results/score") == [] and index.overlapping("data") == [("data/raw", "c")]
+
+
+# ---- issue 30: the sync never records a run as params.yaml's when it ran with other values ----
+
+DEFINED = {
+    "generate@m": dvc_sync.DefinedStage(outs=["results/generations/m"], deps=["results/prompts/a"],
+                                        params={"params.yaml": ["models.m", "benchmarks.a.generate"]}),
+    "score@m-a": dvc_sync.DefinedStage(outs=["results/scores/m/a"], deps=["results/generations/m"],
+                                       params={"params.yaml": ["benchmarks.a.score"]}),
+    "aggregate@m-a": dvc_sync.DefinedStage(outs=["results/metrics/a/m.json"], deps=["results/scores/m/a"],
+                                           params={"params.yaml": ["benchmarks.a.score"]}),
+    "report": dvc_sync.DefinedStage(outs=["reports/all_tables.pdf"], deps=["results/metrics"],
+                                    params={"params.yaml": ["report"]}),
+    "whole": dvc_sync.DefinedStage(outs=["w"], deps=[], params={"params.yaml": []}),  # every key of the file
+}
+FILE = {"models": {"m": {"backend": "oracle"}}, "benchmarks": {"a": {"generate": {"n": 1}, "score": {"mode": "default"}}},
+        "report": {"x": 1}}
+
+
+def test_only_the_stages_whose_dvc_params_differ_are_named_with_their_keys():
+    overlay = {**FILE, "benchmarks": {"a": {"generate": {"n": 1}, "score": {"mode": "strict"}}}}
+    stages = ["generate@m", "score@m-a", "aggregate@m-a", "report"]
+    assert dvc_sync.params_differences(DEFINED, stages, FILE, FILE) == {}
+    assert dvc_sync.params_differences(DEFINED, stages, overlay, FILE) == {
+        "aggregate@m-a": ["benchmarks.a.score"], "score@m-a": ["benchmarks.a.score"]}
+    assert dvc_sync.params_differences(DEFINED, ["whole"], overlay, FILE) == {"whole": ["benchmarks"]}
+    # a key the run has and params.yaml lacks (or the other way round) differs too
+    assert dvc_sync.params_differences(DEFINED, ["report"], {**FILE, "report": {"x": 1, "y": 2}}, FILE) == {
+        "report": ["report"]}
+    assert dvc_sync.params_differences(DEFINED, ["report"], {k: v for k, v in FILE.items() if k != "report"},
+                                       FILE) == {"report": ["report"]}
+
+
+def test_the_stages_built_on_a_withheld_stage_are_withheld_too():
+    among = ["generate@m", "score@m-a", "aggregate@m-a", "report"]
+    assert dvc_sync.downstream_of(DEFINED, ["score@m-a"], among) == ["aggregate@m-a", "report"]
+    assert dvc_sync.downstream_of(DEFINED, ["generate@m"], among) == ["aggregate@m-a", "report", "score@m-a"]
+    assert dvc_sync.downstream_of(DEFINED, ["generate@m"], ["generate@m", "report"]) == []  # not through a gap
+    assert dvc_sync.downstream_of(DEFINED, [], among) == []
+
+
+def test_the_sync_says_which_stages_it_left_out_and_how_to_record_them():
+    report = dvc_sync.SyncReport(committed=["generate@m"], params_file="strict.yaml",
+                                 withheld={"score@m-a": ["benchmarks.a.score"], "aggregate@m-a": ["benchmarks.a.score"],
+                                           "report": []})
+    assert report.lines()[-1] == (
+        "dvc-sync: not recorded in dvc.lock, as they did not run with params.yaml's values, which DVC reads: "
+        "aggregate@m-a, score@m-a (other values in strict.yaml: benchmarks.a.score), and the stages built on them: "
+        "report; `dvc status` reports them changed. To record this run: `idiombench merge-params strict.yaml --out "
+        "params.yaml && dvc commit -f aggregate@m-a report score@m-a`")
+    edited = dvc_sync.SyncReport(withheld={"report": ["report"]})  # params.yaml edited while the run ran
+    assert "(other values in params.yaml as it was when the run started: report)" in edited.lines()[-1]
+    assert edited.lines()[-1].endswith("run Snakemake again: it reruns them with params.yaml's values and records them")

@@ -403,7 +403,7 @@ def run_construction(
         "pairs": summaries,
         "totals": totals(summaries),
     }
-    with staged_directory(Path(out_dir), paths.CONSTRUCTION) as staging:
+    with staged_directory(Path(out_dir), paths.CONSTRUCT_OUTPUT) as staging:
         candidates = [c for r in results for c in r["candidates"]]
         write_parquet(staging / "mnn_candidates.parquet", pa.Table.from_pylist(candidates, schema=CANDIDATE_SCHEMA))
         kept = [c for c in candidates if c["kept"]]

@@ -308,7 +308,7 @@ def test_build_is_byte_identical_when_rerun(raw: Path, tmp_path: Path) -> None:
     assert outputs[0] == outputs[1]
     assert set(outputs[0]) == {
         "additional_pairs.parquet", "aligned_pairs.parquet", "build_stats.json",
-        "gloss_generation.parquet", "gloss_generation_additional.parquet", "mcq.parquet",
+        "gloss_generation.parquet", "gloss_generation_additional.parquet", "mcq.parquet", "idiombench-output.json",
     }
 
 
