@@ -182,6 +182,34 @@ def rendered_project(_rendered_template: tuple[Path, str], tmp_path: Path) -> tu
 
 
 @pytest.fixture(scope="session")
+def vllm_semanticqa(tmp_path_factory: pytest.TempPathFactory, mirrors: list[Path]):
+    """The real-vLLM tests' project (tests/support/real_vllm.py) after acquire, build, render and
+    vLLM's offline engine on its 12 prompts, run once per session (the engine's start is most of a
+    minute): test_vllm_real.py compares the hf backend with those outputs, test_vllm_server.py
+    vLLM's OpenAI server. Skipped, naming `make vllm-env`, where .venv-vllm does not exist."""
+    import time
+
+    from real_vllm import OFFLINE_MODEL, VLLM_PYTHON, VLLM_VENV, OfflineRun, small_project, vllm_check, vllm_env
+
+    if not VLLM_PYTHON.is_file():
+        pytest.skip(f"no vLLM environment at {VLLM_VENV} (build it with `make vllm-env`)")
+    problem = vllm_check()
+    if problem:
+        pytest.skip(problem)
+    project = _new_project(tmp_path_factory.mktemp("vllm") / "project")
+    small_project(project)
+    env = tool_env(mirrors)  # the releases and the authors' code (acquire reads both)
+    for stage in ("acquire", "build", "render"):
+        run(["idiombench", stage, "semanticqa"], project, env)
+    # vLLM's environment: its own console script (with the `__main__` guard the spawned engine
+    # core process needs when it re-imports the main module)
+    started = time.perf_counter()
+    run([str(VLLM_PYTHON.parent / "idiombench"), "generate", "-m", OFFLINE_MODEL], project, vllm_env(env),
+        timeout=1800)
+    return OfflineRun(project, time.perf_counter() - started)
+
+
+@pytest.fixture(scope="session")
 def tiny_chat_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny randomly initialised Llama chat model + BPE tokenizer with a chat template (tests/support/tiny_model.py)."""
     pytest.importorskip("transformers", reason="transformers is not installed (`make setup`)")

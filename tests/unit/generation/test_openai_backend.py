@@ -390,7 +390,7 @@ def test_no_key_for_endpoints_without_auth(server):
 def test_unreachable_endpoint_is_an_error_completion(server):
     backend = OpenAIBackend(config(server, base_url="http://127.0.0.1:9/v1", max_retries=1), sleep=lambda s: None)
     (completion,) = backend.generate([request("nobody home")])
-    assert completion.failed and "connection error" in completion.error
+    assert completion.failed and "connection error: [Errno 111] Connection refused" in completion.error
 
 
 def test_make_builds_the_backend_by_model_name(server, monkeypatch):

@@ -151,7 +151,8 @@ class OpenAIBackend:
             except openai.APITimeoutError:
                 problem = f"timed out after {self._config.timeout_s:g} s"
             except openai.APIConnectionError as error:
-                problem = f"connection error: {self._detail(str(error))}"
+                # the cause says what happened ("Connection refused"); the SDK's own text is "Connection error."
+                problem = f"connection error: {self._detail(str(error.__cause__ or '') or str(error))}"
             except openai.APIError as error:  # e.g. a body that is not a chat completion
                 return self._failure(f"{type(error).__name__}: {self._detail(str(error))}", attempt + 1, started)
             else:
