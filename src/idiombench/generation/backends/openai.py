@@ -151,8 +151,7 @@ class OpenAIBackend:
             except openai.APITimeoutError:
                 problem = f"timed out after {self._config.timeout_s:g} s"
             except openai.APIConnectionError as error:
-                # the cause says what happened ("Connection refused"); the SDK's own text is "Connection error."
-                problem = f"connection error: {self._detail(str(error.__cause__ or '') or str(error))}"
+                problem = f"connection error: {self._detail(_root_cause(error))}"
             except openai.APIError as error:  # e.g. a body that is not a chat completion
                 return self._failure(f"{type(error).__name__}: {self._detail(str(error))}", attempt + 1, started)
             else:
@@ -256,6 +255,23 @@ def _run(coroutine: Coroutine[Any, Any, T]) -> T:
         return asyncio.run(coroutine)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="openai-backend") as pool:
         return pool.submit(asyncio.run, coroutine).result()
+
+
+def _root_cause(error: BaseException) -> str:
+    """What happened under the SDK's "Connection error.": the innermost cause, an OS error as
+    errno and its text ("[Errno 111] Connection refused"), whatever the HTTP stack wraps it in
+    (anyio raises "All connection attempts failed" while handling the refused connection: an OS
+    error in the context counts; other context, e.g. an event-loop probe's, does not)."""
+    root = error
+    while (inner := root.__cause__ or _os_error(root.__context__)) is not None and inner is not root:
+        root = inner
+    if isinstance(root, OSError) and root.errno:
+        return f"[Errno {root.errno}] {os.strerror(root.errno)}"
+    return str(root) or str(error)
+
+
+def _os_error(error: BaseException | None) -> OSError | None:
+    return error if isinstance(error, OSError) else None
 
 
 def _host(base_url: str) -> str:
