@@ -151,7 +151,7 @@ class LexicalTerms:
         if not self.decided:  # the first chunk decides: a run of one small chunk stays in process
             self.decided = True
             if self.workers > 1 and len(rows) >= self.min_rows:
-                self.pool = ShardedPool(self.workers, _start_worker, (self.cfg, dict(self.lexicons)))
+                self.pool = ShardedPool(self.workers, _start_worker, (self.cfg, dict(self.lexicons)), preload=(__name__,))
         if self.pool is None:
             if self.local is None:
                 self.local = LexicalScorer(self.cfg, self.lexicons)

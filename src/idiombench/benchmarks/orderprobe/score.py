@@ -327,11 +327,15 @@ def score_generations(
     cfg: OrderProbeScore, scorers: Any, notes: list[str],
     prompt_index: Mapping[str, Mapping[str, str]] | None = None,
     lexicons: Mapping[str, lexicon.ReleasedLexicon] | None = None,
+    chunk_rows: int | None = None,
+    lexical: LexicalTerms | None = None,
 ) -> dict[str, pd.DataFrame]:
     """Score tables per setting (see the module docstring). `lexicons`: the released word
-    lists per language (lexicon.load), needed when needs_lexicons(cfg)."""
+    lists per language (lexicon.load), needed when needs_lexicons(cfg); `chunk_rows` and
+    `lexical`: as score_chunks takes them."""
     chunks: dict[str, list[pd.DataFrame]] = {}
-    for setting, frame in score_chunks(model, generations, items, cfg, scorers, notes, prompt_index, lexicons):
+    for setting, frame in score_chunks(model, generations, items, cfg, scorers, notes, prompt_index, lexicons,
+                                       chunk_rows, lexical):
         chunks.setdefault(setting, []).append(frame)
     return {setting: pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
             for setting, frames in chunks.items()}
