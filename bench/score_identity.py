@@ -3,6 +3,7 @@
     python bench/score_identity.py --before-ref main            # score with main's code and this checkout's
     python bench/score_identity.py --before-ref main --keep out/  # keep both sides' outputs in out/
     python bench/score_identity.py --before out/before           # reuse a stored "before"
+    python bench/score_identity.py --compare out/before out/after  # compare two kept folders only
 
 Builds a realistic OrderProbe project (bench/orderprobe_corpus.py: the release built from the
 mirror, IDIOMBENCH_MIRROR; --expressions per language x 24 inputs x (1 main + --samples
@@ -46,6 +47,7 @@ MODES = {
 
 def export_source(ref: str, into: Path) -> Path:
     """src/ of a git ref, written under `into` (no checkout, no worktree)."""
+    into.mkdir(parents=True, exist_ok=True)
     archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "src"], check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
     return into / "src"
@@ -91,11 +93,21 @@ def main() -> None:
     side = parser.add_mutually_exclusive_group(required=True)
     side.add_argument("--before-ref", help="git ref whose src/ scores the 'before' side (e.g. main)")
     side.add_argument("--before", type=Path, help="a stored 'before' (a --keep folder's before/)")
+    side.add_argument("--compare", type=Path, nargs=2, metavar=("BEFORE", "AFTER"),
+                      help="only compare two kept folders (<mode>/ in each)")
+    parser.add_argument("--after-ref", help="git ref whose src/ scores the 'after' side (default: this checkout)")
+    parser.add_argument("--only-before", action="store_true", help="score the 'before' side only (with --keep)")
     parser.add_argument("--keep", type=Path, help="write both sides' outputs here (before/<mode>, after/<mode>)")
     parser.add_argument("--expressions", type=int, default=18, help="expressions per language")
     parser.add_argument("--samples", type=int, default=5, help="consistency samples per input")
     parser.add_argument("--modes", nargs="+", default=list(MODES), choices=list(MODES))
     args = parser.parse_args()
+    if args.compare:
+        failed = [f"{mode}/{name}" for mode in args.modes
+                  for name in compare(args.compare[0] / mode, args.compare[1] / mode)]
+        print(f"summary: {len(args.modes)} modes: "
+              f"{'every file byte-identical' if not failed else 'DIFFERENT: ' + ', '.join(failed)}")
+        sys.exit(1 if failed else 0)
     with tempfile.TemporaryDirectory(prefix="idiombench-score-identity-") as scratch:
         work = Path(scratch)
         out = args.keep or work / "out"
@@ -105,15 +117,18 @@ def main() -> None:
         (project / "score.base.yaml").write_text(yaml.safe_dump(base, sort_keys=False), encoding="utf-8")
         print(f"bench/score_identity.py: {rows:,} generation rows ({args.expressions} expressions per language, "
               f"{args.samples} consistency samples)", flush=True)
-        before_src = export_source(args.before_ref, work) if args.before_ref else None
+        before_src = export_source(args.before_ref, work / "before-src") if args.before_ref else None
+        after_src = export_source(args.after_ref, work / "after-src") if args.after_ref else ROOT / "src"
         failed = []
         for mode in args.modes:
             before = args.before / mode if args.before else out / "before" / mode
             if before_src is not None:
                 seconds = run_side(project, before_src, mode, before)
                 print(f"{mode}: before ({args.before_ref}) scored in {seconds:.1f} s", flush=True)
-            seconds = run_side(project, ROOT / "src", mode, out / "after" / mode)
-            print(f"{mode}: after (this checkout) scored in {seconds:.1f} s", flush=True)
+            if args.only_before:
+                continue
+            seconds = run_side(project, after_src, mode, out / "after" / mode)
+            print(f"{mode}: after ({args.after_ref or 'this checkout'}) scored in {seconds:.1f} s", flush=True)
             differing = compare(before, out / "after" / mode)
             print(f"{mode}: {'byte-identical' if not differing else f'{len(differing)} file(s) differ'}", flush=True)
             failed += [f"{mode}/{name}" for name in differing]

@@ -1,5 +1,5 @@
 """jieba's default segmentation (`jieba.cut(text)`, HMM on), with its dictionary search done
-natively where that provably gives the same words (docs/METRICS.md §0.2).
+natively where that provably gives the same words (docs/METRICS.md §1.10).
 
 `cut(text)` returns exactly `list(jieba.dt.cut(text))` of jieba 0.42.1, about 15x faster on a
 700-character output. jieba-rs (the `rjieba` binding) computes only the dictionary route; jieba

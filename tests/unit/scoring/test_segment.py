@@ -1,4 +1,4 @@
-"""scoring.segment.cut gives jieba 0.42.1's exact words (docs/METRICS.md §0.2).
+"""scoring.segment.cut gives jieba 0.42.1's exact words (docs/METRICS.md §1.10).
 
 The argument of the module docstring, piece by piece: jieba's own words on every reference of
 the OrderProbe release, on the ChID passages and on realistic outputs (raw and normalised, as the

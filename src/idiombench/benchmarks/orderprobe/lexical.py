@@ -10,7 +10,7 @@ mode released.py's functions. Rows go to workers by expression (workers.shard_of
 expression's references are segmented once, in one process, for the whole run (every chunk
 and setting). Results are keyed by the row's position: the output order never depends on which
 worker finished first, nor on the number of workers (IDIOMBENCH_SCORE_WORKERS; 0 or 1, or a
-chunk of fewer than POOL_MIN_ROWS rows before any pool was started: computed in process).
+first setting of fewer than POOL_MIN_ROWS rows: computed in process).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from . import lexicon, metrics, released
 from .config import OrderProbeScore
 from .polarity import lexicon_for, polarity_contradicts
 
-POOL_MIN_ROWS = 2_000  # fewer rows than this in a first chunk: no worker processes (their start costs more)
+POOL_MIN_ROWS = 2_000  # fewer rows than this in the first setting: no worker processes (their start costs more)
 
 
 @dataclass(frozen=True)
@@ -112,6 +112,16 @@ def _start_worker(cfg: OrderProbeScore, lexicons: Mapping[str, lexicon.ReleasedL
     _WORKER = LexicalScorer(cfg, lexicons)
 
 
+def _warm() -> None:
+    """Load what every row needs (jieba's dictionary and jieba-rs's; in paper mode jieba's POS
+    table and kiwi's model) while the stage's process still parses the first chunk."""
+    assert _WORKER is not None
+    _WORKER.cache.words("画蛇添足")
+    if _WORKER.cfg.compatibility != "released":
+        _WORKER.cache.get("画蛇添足", "zh-CN")
+        _WORKER.cache.get("작심삼일", "ko")
+
+
 def _worker_terms(rows: list[RowText]) -> list[tuple[int, Terms]]:
     assert _WORKER is not None, "the pool's initializer sets the worker's scorer"
     return _WORKER.terms(rows)
@@ -145,13 +155,21 @@ class LexicalTerms:
         self.local: LexicalScorer | None = None
         self.decided = False
 
+    def start(self, rows: int) -> None:
+        """Decide, once, from the rows of the first setting (or chunk): worker processes for a
+        run of at least `min_rows` rows, started and warmed now, or everything in process."""
+        if self.decided:
+            return
+        self.decided = True
+        if self.workers > 1 and rows >= self.min_rows:
+            self.pool = ShardedPool(self.workers, _start_worker, (self.cfg, dict(self.lexicons)), preload=(__name__,))
+            for shard in range(self.pool.processes):
+                self.pool.submit(shard, _warm)
+
     def submit(self, rows: list[RowText]) -> Pending:
         if not rows:
             return Pending()
-        if not self.decided:  # the first chunk decides: a run of one small chunk stays in process
-            self.decided = True
-            if self.workers > 1 and len(rows) >= self.min_rows:
-                self.pool = ShardedPool(self.workers, _start_worker, (self.cfg, dict(self.lexicons)), preload=(__name__,))
+        self.start(len(rows))
         if self.pool is None:
             if self.local is None:
                 self.local = LexicalScorer(self.cfg, self.lexicons)

@@ -379,6 +379,7 @@ def score_chunks(
     try:
         for setting in sorted(generations):
             frame = generations[setting].sort_values(SORT_KEY, kind="stable").reset_index(drop=True)
+            terms.start(len(frame))  # the first setting decides: workers start while its first chunk is parsed
             for start in range(0, len(frame), size) if len(frame) else [0]:
                 chunk = {setting: frame.iloc[start:start + size]}
                 work = prepare_rows(model, chunk, items, prompt_index or {}, notes, first_row=start)

@@ -107,6 +107,9 @@ class GatedTerms:
         self.submitted = 0
         self.executor = ThreadPoolExecutor(1)
 
+    def start(self, rows: int) -> None:
+        pass
+
     def submit(self, rows: list[RowText]) -> Pending:
         self.submitted += 1
 
