@@ -132,6 +132,9 @@ def main() -> None:
             differing = compare(before, out / "after" / mode)
             print(f"{mode}: {'byte-identical' if not differing else f'{len(differing)} file(s) differ'}", flush=True)
             failed += [f"{mode}/{name}" for name in differing]
+        if args.only_before:
+            print(f"summary: {rows:,} rows x {len(args.modes)} modes scored (before side only), in {out / 'before'}")
+            return
         print(f"summary: {rows:,} rows x {len(args.modes)} modes: "
               f"{'every file byte-identical' if not failed else 'DIFFERENT: ' + ', '.join(failed)}")
         sys.exit(1 if failed else 0)
