@@ -63,8 +63,8 @@ ASCII = ["1. ", "2. ", "(1)", "AI", "e.g. ", "Q&A", "100%", "3.5", "idiom", "COL
 def mirrors() -> list[Path]:
     found = resolve_mirror(None)
     if not found:
-        raise SystemExit("set IDIOMBENCH_MIRROR to the mirror of the release files "
-                         "(e.g. /work/shared/benchmarks:/work/shared/reference-code)")
+        raise SystemExit("set IDIOMBENCH_MIRROR to the mirror directories of the release files "
+                         "(the benchmark releases and the authors' code, separated by ':', as .ci/run sets it)")
     return found
 
 
