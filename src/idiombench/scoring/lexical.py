@@ -2,10 +2,12 @@
 
 - f_beta: set-based F-beta over content tokens (β > 1: recall weighs more);
 - lexical_cosine: cosine of content-token count vectors (a bag of words, not an embedding);
-- rouge_l: ROUGE-L (LCS) with the rouge-score package. English uses rouge-score's own
-  tokenizer (lower-case alphanumeric runs; the usual setup for published English ROUGE);
-  every other language uses this project's tokeniser (stop words kept, punctuation
-  removed), because rouge-score's tokenizer deletes CJK characters;
+- rouge_l: ROUGE-L (LCS). English uses the rouge-score package with its own tokenizer
+  (lower-case alphanumeric runs; the usual setup for published English ROUGE); every other
+  language uses this project's tokeniser (stop words kept, punctuation removed), because
+  rouge-score's tokenizer deletes CJK characters, and rouge-score's arithmetic on those tokens
+  (`rouge_l_tokens`) with the LCS length from rapidfuzz (`lcs_length`: exact, see there) in
+  place of rouge-score's pure-Python table (a 400 x 30 table per pair);
 - brevity_penalty: the information-density penalty, in two forms (docs/METRICS.md §1.7).
 """
 
@@ -13,9 +15,12 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Hashable, Set
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Iterable, Literal, Sequence
+
+from rapidfuzz.distance import LCSseq
 
 if TYPE_CHECKING:  # rouge-score imports nltk (and through it scipy.stats, sklearn): 1.8 s
     from rouge_score import rouge_scorer
@@ -28,9 +33,13 @@ BPMode = Literal["paper", "bleu"]
 def f_beta(pred_tokens: Iterable[str], gold_tokens: Iterable[str], beta: float = 2.0) -> float:
     """Set-based F-beta: precision = |shared| / |pred set|, recall = |shared| / |gold set|.
     0 when either side is empty or nothing is shared."""
+    return f_beta_sets(set(pred_tokens), set(gold_tokens), beta)
+
+
+def f_beta_sets(pred: Set[str], gold: Set[str], beta: float = 2.0) -> float:
+    """f_beta of two token sets (callers that keep a text's set reuse it)."""
     if beta <= 0:
         raise ValueError(f"beta must be positive, got {beta}")
-    pred, gold = set(pred_tokens), set(gold_tokens)
     shared = len(pred & gold)
     if not pred or not gold or shared == 0:
         return 0.0
@@ -41,12 +50,21 @@ def f_beta(pred_tokens: Iterable[str], gold_tokens: Iterable[str], beta: float =
 
 def lexical_cosine(pred_tokens: Iterable[str], gold_tokens: Iterable[str]) -> float:
     """Cosine of the two token count vectors; 0 when either side is empty."""
-    a, b = Counter(pred_tokens), Counter(gold_tokens)
+    return cosine_counts(Counter(pred_tokens), Counter(gold_tokens))
+
+
+def cosine_counts(a: Counter[str], b: Counter[str], norm_a: float | None = None, norm_b: float | None = None) -> float:
+    """lexical_cosine of two token counts (callers that keep a text's counts, and the norms
+    sqrt(sum of squared counts), reuse them). The dot product is a sum of integers, exact in
+    any order: it runs over the shared tokens only."""
     if not a or not b:
         return 0.0
-    dot = sum(count * b[token] for token, count in a.items())
-    norm = math.sqrt(sum(c * c for c in a.values())) * math.sqrt(sum(c * c for c in b.values()))
-    return dot / norm
+    dot = sum(a[token] * b[token] for token in (a.keys() & b.keys()))
+    if norm_a is None:
+        norm_a = math.sqrt(sum(c * c for c in a.values()))
+    if norm_b is None:
+        norm_b = math.sqrt(sum(c * c for c in b.values()))
+    return dot / (norm_a * norm_b)
 
 
 @dataclass(frozen=True)
@@ -56,31 +74,49 @@ class RougeL:
     fmeasure: float
 
 
-class _LanguageTokenizer:
-    """rouge-score's tokenizer interface over this project's tokeniser."""
-
-    def __init__(self, language: str, keep: tuple[str, ...]):
-        self.language = language
-        self.keep = keep
-
-    def tokenize(self, text: str) -> list[str]:
-        return tokenize(text, self.language, self.keep)
-
-
-@lru_cache(maxsize=256)
-def _rouge_scorer(language: str, keep: tuple[str, ...], use_stemmer: bool) -> rouge_scorer.RougeScorer:
+@lru_cache(maxsize=4)
+def _rouge_scorer(use_stemmer: bool) -> rouge_scorer.RougeScorer:
     from rouge_score import rouge_scorer  # here, so that every CLI command does not pay for it
 
-    if language == "en" and not keep:
-        return rouge_scorer.RougeScorer(["rougeL"], use_stemmer=use_stemmer)
-    return rouge_scorer.RougeScorer(["rougeL"], tokenizer=_LanguageTokenizer(language, keep))
+    return rouge_scorer.RougeScorer(["rougeL"], use_stemmer=use_stemmer)
 
 
 def rouge_l(pred: str, ref: str, language: str, keep: Sequence[str] = (), use_stemmer: bool = False) -> RougeL:
     """ROUGE-L of `pred` against `ref` (precision = LCS / len(pred), recall = LCS / len(ref)).
     use_stemmer applies to English only (rouge-score's Porter stemmer)."""
-    score = _rouge_scorer(language, tuple(keep), use_stemmer).score(ref, pred)["rougeL"]
-    return RougeL(score.precision, score.recall, score.fmeasure)
+    if language == "en" and not keep:
+        score = _rouge_scorer(use_stemmer).score(ref, pred)["rougeL"]
+        return RougeL(score.precision, score.recall, score.fmeasure)
+    return rouge_l_tokens(tokenize(pred, language, keep), tokenize(ref, language, keep))
+
+
+def lcs_length(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
+    """Length of the longest common subsequence of two token sequences (rapidfuzz's bit-parallel
+    LCS, in C++). Exact: a's distinct tokens are numbered 1..k and b keeps only the tokens a has
+    (numbered alike) — a token a lacks can never be matched, so dropping it leaves the LCS as it
+    is — and rapidfuzz compares small non-negative ints by their value (hash(i) == i), never by
+    a hash of a string that could collide."""
+    codes: dict[Hashable, int] = {}
+    for token in a:
+        if token not in codes:
+            codes[token] = len(codes) + 1
+    left = [codes[token] for token in a]
+    right = [code for code in map(codes.get, b) if code is not None]
+    if not left or not right:
+        return 0
+    return int(LCSseq.similarity(left, right))
+
+
+def rouge_l_tokens(pred_tokens: Sequence[str], ref_tokens: Sequence[str]) -> RougeL:
+    """rouge-score's ROUGE-L arithmetic (_score_lcs, scoring.fmeasure) on given tokens: 0 (the
+    int) for all three when either side is empty, as rouge-score returns."""
+    if not ref_tokens or not pred_tokens:
+        return RougeL(0, 0, 0)
+    lcs = lcs_length(ref_tokens, pred_tokens)
+    precision = lcs / len(pred_tokens)
+    recall = lcs / len(ref_tokens)
+    fmeasure = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
+    return RougeL(precision, recall, fmeasure)
 
 
 def rouge_l_precision(pred: str, ref: str, language: str, keep: Sequence[str] = ()) -> float:

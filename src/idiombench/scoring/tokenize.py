@@ -1,8 +1,9 @@
 """Per-language tokenisers for the lexical metrics (LEX, Fβ, ROUGE-L, lengths for the
 brevity penalty).
 
-- zh-CN, zh-TW (and zh): jieba (its standard segmentation, jieba.cut with HMM; POS from
-  its dictionary, ICTCLAS-style tags). jieba's
+- zh-CN, zh-TW (and zh): jieba (its standard segmentation, jieba.cut with HMM, computed by
+  scoring.segment: jieba's exact words, natively where provably equal; POS from its
+  dictionary, ICTCLAS-style tags). jieba's
   dictionary is simplified Chinese; traditional text is segmented by the same dictionary
   plus its HMM for unknown words, so zh-TW segmentation is coarser (more single characters).
 - ja: fugashi + unidic-lite (MeCab with UniDic; POS pos1-pos2-pos3 and lemma).
@@ -20,13 +21,16 @@ README there for the choice of lists and the file format).
 
 from __future__ import annotations
 
-import logging
+import math
 import re
 import unicodedata
-from dataclasses import dataclass
-from functools import lru_cache
+from collections import Counter, OrderedDict
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 from importlib import resources
-from typing import Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
+
+from . import segment
 
 CHINESE = frozenset({"zh", "zh-CN", "zh-TW"})
 SUPPORTED = {
@@ -70,18 +74,20 @@ def is_punctuation(text: str) -> bool:
 
 
 # ---------------------------------------------------------------------------
-# Analysers: normalised text -> tokens with POS and character spans
+# Analysers: normalised text -> tokens with POS and character spans, as parallel lists
+# (forms, tags, lemmas, starts, ends): a 700-character output has ~400 tokens, and an object
+# per token cost more than the segmentation itself. `analyse` builds Token objects from them.
+
+Columns = tuple[list[str], list[str], list[str], list[int], list[int]]  # forms, tags, lemmas, starts, ends
 
 
 @lru_cache(maxsize=1)
 def _jieba():
     """jieba's default tokenizer and its dictionary's POS table."""
-    import jieba
     import jieba.posseg
 
-    jieba.setLogLevel(logging.WARNING)
-    jieba.initialize()
-    return jieba.dt, jieba.posseg.dt.word_tag_tab
+    tokenizer = segment.default_tokenizer()
+    return tokenizer, jieba.posseg.dt.word_tag_tab
 
 
 @lru_cache(maxsize=1)
@@ -98,9 +104,9 @@ def _kiwi():
     return kiwipiepy.Kiwi()
 
 
-def _spans(text: str, forms: Iterable[tuple[str, str, str]]) -> list[Token]:
+def _spans(text: str, forms: Iterable[tuple[str, str, str]]) -> Columns:
     """Place (form, pos, lemma) tokens, given in text order as exact substrings, on the text."""
-    tokens = []
+    columns: Columns = ([], [], [], [], [])
     cursor = 0
     for form, pos, lemma in forms:
         start = text.find(form, cursor)
@@ -110,20 +116,35 @@ def _spans(text: str, forms: Iterable[tuple[str, str, str]]) -> list[Token]:
         else:
             end = start + len(form)
             cursor = end
-        tokens.append(Token(form, pos, lemma, start, end))
-    return tokens
+        _append(columns, form, pos, lemma, start, end)
+    return columns
 
 
-def _analyse_zh(text: str) -> list[Token]:
-    # jieba's standard segmentation (jieba.cut, HMM on) with each word's POS from jieba's
-    # dictionary ("x" for words outside it). jieba.posseg would tag unknown words with its
-    # own HMM too, but that is ~40 ms a sentence on traditional text, and every stop tag
-    # is a dictionary word's tag anyway.
-    tokenizer, tags = _jieba()
-    return [Token(word, tags.get(word, "x"), word, start, end) for word, start, end in tokenizer.tokenize(text)]
+def _append(columns: Columns, form: str, pos: str, lemma: str, start: int, end: int) -> None:
+    columns[0].append(form)
+    columns[1].append(pos)
+    columns[2].append(lemma)
+    columns[3].append(start)
+    columns[4].append(end)
 
 
-def _analyse_ja(text: str) -> list[Token]:
+def _analyse_zh(text: str) -> Columns:
+    # jieba's standard segmentation (jieba.cut, HMM on; computed through scoring.segment, which
+    # gives jieba's exact words) with each word's POS from jieba's dictionary ("x" for words
+    # outside it). jieba.posseg would tag unknown words with its own HMM too, but that is
+    # ~40 ms a sentence on traditional text, and every stop tag is a dictionary word's tag anyway.
+    _, tags = _jieba()
+    forms = segment.cut(text)
+    starts, ends = [], []
+    position = 0
+    for word in forms:  # jieba.tokenize's offsets: the words' lengths added up
+        starts.append(position)
+        position += len(word)
+        ends.append(position)
+    return forms, [tags.get(word, "x") for word in forms], forms, starts, ends
+
+
+def _analyse_ja(text: str) -> Columns:
     def forms():
         for word in _fugashi_tagger()(text):
             feature = word.feature
@@ -134,15 +155,21 @@ def _analyse_ja(text: str) -> list[Token]:
     return _spans(text, forms())
 
 
-def _analyse_ko(text: str) -> list[Token]:
-    return [Token(t.form, str(t.tag), t.form, t.start, t.start + t.len) for t in _kiwi().tokenize(text)]
+def _analyse_ko(text: str) -> Columns:
+    tokens = _kiwi().tokenize(text)
+    forms = [t.form for t in tokens]
+    starts = [t.start for t in tokens]
+    return forms, [str(t.tag) for t in tokens], forms, starts, [s + t.len for s, t in zip(starts, tokens)]
 
 
-def _analyse_regex(pattern: re.Pattern[str], text: str) -> list[Token]:
-    return [Token(m.group(), "", m.group(), m.start(), m.end()) for m in pattern.finditer(text)]
+def _analyse_regex(pattern: re.Pattern[str], text: str) -> Columns:
+    columns: Columns = ([], [], [], [], [])
+    for m in pattern.finditer(text):
+        _append(columns, m.group(), "", m.group(), m.start(), m.end())
+    return columns
 
 
-def _analyser(language: str):
+def _analyser(language: str) -> Callable[[str], Columns]:
     if language in CHINESE:
         return _analyse_zh
     if language == "en":
@@ -150,38 +177,169 @@ def _analyser(language: str):
     return {"ja": _analyse_ja, "ko": _analyse_ko}.get(language, lambda text: _analyse_regex(_FALLBACK_TOKEN, text))
 
 
+@lru_cache(maxsize=1 << 18)
+def _is_word(form: str) -> bool:
+    """Not blank and not only punctuation (memoised: forms repeat across texts)."""
+    return bool(form.strip()) and not is_punctuation(form)
+
+
+@lru_cache(maxsize=4096)
+def _keep_pattern(keep: tuple[str, ...]) -> re.Pattern[str] | None:
+    keep_norm = sorted({normalize(k) for k in keep if k and k.strip()}, key=lambda k: (-len(k), k))
+    return re.compile("|".join(map(re.escape, keep_norm))) if keep_norm else None
+
+
 def _keep_spans(text: str, keep: Iterable[str]) -> list[tuple[int, int]]:
     """Non-overlapping occurrences of the keep strings, leftmost first, longest at a tie."""
-    keep_norm = sorted({normalize(k) for k in keep if k and k.strip()}, key=lambda k: (-len(k), k))
-    if not keep_norm:
-        return []
-    pattern = re.compile("|".join(map(re.escape, keep_norm)))
-    return [(m.start(), m.end()) for m in pattern.finditer(text)]
+    pattern = _keep_pattern(tuple(keep))
+    return [] if pattern is None else [(m.start(), m.end()) for m in pattern.finditer(text)]
+
+
+def _columns(text: str, language: str, keep: Iterable[str]) -> Columns:
+    """analyse() as columns, on the normalised text."""
+    forms, tags, lemmas, starts, ends = _analyser(language)(text)
+    words = [i for i, form in enumerate(forms) if _is_word(form)]
+    if len(words) < len(forms):
+        forms, tags, lemmas = [forms[i] for i in words], [tags[i] for i in words], [lemmas[i] for i in words]
+        starts, ends = [starts[i] for i in words], [ends[i] for i in words]
+    spans = _keep_spans(text, keep)
+    if not spans:
+        return forms, tags, lemmas, starts, ends
+    # every token overlapping a kept occurrence gives way to one token for the occurrence;
+    # stable sort by (start, end), outside tokens first: what sorted(outside + kept) gives
+    rows = [(starts[i], ends[i], forms[i], tags[i], lemmas[i]) for i in range(len(forms))
+            if not any(starts[i] < b and a < ends[i] for a, b in spans)]
+    rows += [(a, b, text[a:b], KEEP_POS, text[a:b]) for a, b in spans]
+    rows.sort(key=lambda row: (row[0], row[1]))
+    return ([r[2] for r in rows], [r[3] for r in rows], [r[4] for r in rows], [r[0] for r in rows],
+            [r[1] for r in rows])
 
 
 def analyse(text: str, language: str, keep: Iterable[str] = ()) -> list[Token]:
     """All tokens of `text` except punctuation, with POS. The whole text is analysed (so
     particles after an expression keep their context); then every token overlapping an
     occurrence of a `keep` string is replaced by one token for that occurrence."""
-    text = normalize(text)
-    spans = _keep_spans(text, keep)
-    tokens = [t for t in _analyser(language)(text) if t.form.strip() and not is_punctuation(t.form)]
-    if not spans:
-        return tokens
-    kept = [Token(text[a:b], KEEP_POS, text[a:b], a, b) for a, b in spans]
-    outside = [t for t in tokens if not any(t.start < b and a < t.end for a, b in spans)]
-    return sorted(outside + kept, key=lambda t: (t.start, t.end))
+    return [Token(*row) for row in zip(*_columns(normalize(text), language, keep))]
 
 
 def tokenize(text: str, language: str, keep: Iterable[str] = ()) -> list[str]:
     """Word tokens (stop words included, punctuation removed): for ROUGE-L and lengths."""
-    return [t.form for t in analyse(text, language, keep)]
+    return segmented(text, language, keep).forms_list()
 
 
 def content_tokens(text: str, language: str, keep: Iterable[str] = ()) -> list[str]:
     """Tokens after removing punctuation, stop words and stop POS: for LEX and Fβ."""
-    stops = stop_list(language)
-    return [t.form for t in analyse(text, language, keep) if not stops.is_stop(t)]
+    return list(segmented(text, language, keep).content)
+
+
+@dataclass(frozen=True)
+class Segmented:
+    """One text's tokens in one language with its kept strings: every lexical term reads these."""
+
+    forms: tuple[str, ...]  # tokenize(): ROUGE-L and lengths
+    content: tuple[str, ...]  # content_tokens(): LEX and Fβ
+
+    def forms_list(self) -> list[str]:
+        return list(self.forms)
+
+    @cached_property
+    def content_set(self) -> frozenset[str]:
+        return frozenset(self.content)
+
+    @cached_property
+    def content_counts(self) -> Counter[str]:
+        return Counter(self.content)
+
+    @cached_property
+    def content_norm(self) -> float:
+        """sqrt of the sum of squared content-token counts (lexical.cosine_counts' factor)."""
+        return math.sqrt(sum(c * c for c in self.content_counts.values()))
+
+
+def segmented(text: str, language: str, keep: Iterable[str] = ()) -> Segmented:
+    """The tokens of tokenize() and content_tokens() from one analysis of the text."""
+    text = normalize(text)
+    if language in CHINESE:
+        return _segmented_zh(text, stop_list(language), _keep_spans(text, keep))
+    forms, tags, lemmas, _, _ = _columns(text, language, keep)
+    stop = stop_list(language).is_stop_parts
+    content = tuple(f for f, t, l in zip(forms, tags, lemmas) if not stop(f, t, l))
+    return Segmented(tuple(forms), content)
+
+
+def _segmented_zh(text: str, stops: StopList, spans: list[tuple[int, int]]) -> Segmented:
+    """segmented() of normalised Chinese text without per-token columns: jieba's words are
+    contiguous and non-empty, a word's tag and lemma follow from its form (so whether it is a
+    word and a stop word is remembered per form), and the kept occurrences merge in one pass
+    into what _columns' sort gives (a word overlapping an occurrence gives way to it; an
+    occurrence comes right before the first remaining word that starts after it)."""
+    _, tags = _jieba()
+    memo = stops.zh_memo
+    forms: list[str] = []
+    content: list[str] = []
+    position, pending = 0, 0
+    for word in segment.cut(text):
+        start, position = position, position + len(word)
+        found = memo.get(word)
+        if found is None:
+            found = memo[word] = (_is_word(word), stops.is_stop_parts(word, tags.get(word, "x"), word))
+        if not found[0]:
+            continue
+        if spans:
+            while pending < len(spans) and spans[pending][0] < start:
+                a, b = spans[pending]
+                forms.append(text[a:b])
+                content.append(text[a:b])  # a kept string is never a stop word
+                pending += 1
+            if (pending and spans[pending - 1][1] > start) or (pending < len(spans) and spans[pending][0] < position):
+                continue  # overlaps a kept occurrence
+        forms.append(word)
+        if not found[1]:
+            content.append(word)
+    for a, b in spans[pending:]:
+        forms.append(text[a:b])
+        content.append(text[a:b])
+    return Segmented(tuple(forms), tuple(content))
+
+
+class TokenCache:
+    """Each distinct text analysed once: `get` gives segmented() per (text, language, kept
+    strings), `words` jieba's words of a raw text (segment.cut: the released code's and the
+    polarity rule's). `pin=True` entries (references: few, and read all run long) are kept; the
+    others (outputs) live in a bounded LRU, which bounds the memory of a long run."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self.size = size
+        self.pinned: dict[tuple[Any, ...], Any] = {}
+        self.recent: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+        self.computed = 0  # analyses run (the rest were found)
+
+    def get(self, text: str, language: str, keep: tuple[str, ...] = (), pin: bool = False) -> Segmented:
+        return self._cached(("tokens", text, language, keep), lambda: segmented(text, language, keep), pin)
+
+    def words(self, text: str, pin: bool = False) -> tuple[str, ...]:
+        return self._cached(("words", text), lambda: tuple(segment.cut(text)), pin)
+
+    def _cached(self, key: tuple[Any, ...], compute: Callable[[], Any], pin: bool) -> Any:
+        found = self.pinned.get(key)
+        if found is not None:
+            return found
+        found = self.recent.get(key)
+        if found is not None:
+            if pin:
+                self.pinned[key] = self.recent.pop(key)
+            else:
+                self.recent.move_to_end(key)
+            return found
+        found = compute()
+        self.computed += 1
+        if pin:
+            self.pinned[key] = found
+        else:
+            self.recent[key] = found
+            if len(self.recent) > self.size:
+                self.recent.popitem(last=False)
+        return found
 
 
 # ---------------------------------------------------------------------------
@@ -194,22 +352,36 @@ class StopList:
     form_tags: frozenset[tuple[str, str]]
     tags: tuple[str, ...]
     always_keep: frozenset[str]
+    memo: dict[tuple[str, str, str], bool] = field(default_factory=dict, compare=False, hash=False, repr=False)
+    # Chinese form -> (a word, not only punctuation; a stop word): jieba's tag and lemma follow from the form
+    zh_memo: dict[str, tuple[bool, bool]] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @staticmethod
     def _tag_matches(pos: str, tag: str) -> bool:
         return pos == tag or pos.startswith(tag + "-")
 
     def is_stop(self, token: Token) -> bool:
-        if token.pos == KEEP_POS:
+        return self.is_stop_parts(token.form, token.pos, token.lemma)
+
+    def is_stop_parts(self, form: str, pos: str, lemma: str) -> bool:
+        """is_stop of a token with this form, POS and lemma (memoised: tokens repeat)."""
+        key = (form, pos, lemma)
+        found = self.memo.get(key)
+        if found is None:
+            found = self.memo[key] = self._is_stop(form, pos, lemma)
+        return found
+
+    def _is_stop(self, form: str, pos: str, lemma: str) -> bool:
+        if pos == KEEP_POS:
             return False
-        names = {token.form, token.lemma}
+        names = {form, lemma}
         if names & self.always_keep:
             return False
         if names & self.forms:
             return True
-        if any((name, tag) in self.form_tags for name in names for tag in self._tag_prefixes(token.pos)):
+        if any((name, tag) in self.form_tags for name in names for tag in self._tag_prefixes(pos)):
             return True
-        return any(self._tag_matches(token.pos, tag) for tag in self.tags)
+        return any(self._tag_matches(pos, tag) for tag in self.tags)
 
     @staticmethod
     def _tag_prefixes(pos: str) -> list[str]:

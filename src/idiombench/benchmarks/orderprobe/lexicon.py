@@ -23,7 +23,7 @@ from typing import Any
 
 from ...errors import DataError
 from ...io import read_json
-from ...scoring.tokenize import _jieba
+from ...scoring import segment
 
 LEXICON_FILE = "released_lexicon.json"  # in the build output, data/processed/orderprobe/
 # language -> the released script holding its lists (path under data/raw/orderprobe/)
@@ -47,9 +47,8 @@ ACCEPTED = 'set, dict, list or tuple literals of strings, set("..."), set([...])
 
 def cut_words(text: str) -> list[str]:
     """jieba's default tokenizer, as the released code's jieba.cut uses (the word lists are
-    matched against its words: polarity.py, released.py)."""
-    tokenizer, _ = _jieba()
-    return list(tokenizer.cut(text))
+    matched against its words: polarity.py, released.py); scoring.segment gives its exact words."""
+    return segment.cut(text)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ A language without released lists (e.g. English; `lex` None) never conflicts.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from .lexicon import ReleasedLexicon
 
 RELEASED_LANGUAGES = ("zh-CN", "zh-TW", "ja", "ko")
+# text -> its jieba words: cut_words, or a cache of its results (the score stage's TokenCache.words)
+Cut = Callable[[str], Sequence[str]]
 
 
 @dataclass(frozen=True)
@@ -52,12 +54,12 @@ def lexicon_for(lexicons: Mapping[str, ReleasedLexicon], language: str) -> Relea
     return lexicons[language]
 
 
-def features(text: str, lex: ReleasedLexicon, idiom: str = "") -> Features:
+def features(text: str, lex: ReleasedLexicon, idiom: str = "", cut: Cut = cut_words) -> Features:
     """The released extract_polarity."""
     if idiom and idiom in lex.overrides:
         positive, negative = lex.overrides[idiom]
         return Features(positive, negative, False)
-    words = cut_words(text)
+    words = cut(text)
     return Features(
         any(w in lex.positive for w in words),
         any(w in lex.negative for w in words),
@@ -75,17 +77,18 @@ def conflicts(explanation: Features, reference: Features) -> bool:
 
 
 def reference_conflicts(explanation: str, references: Sequence[str], lex: ReleasedLexicon | None,
-                        idiom: str = "") -> list[bool]:
+                        idiom: str = "", cut: Cut = cut_words) -> list[bool]:
     """Per reference, whether it conflicts with the explanation ([] with no references;
     all False without lists)."""
     if lex is None:
         return [False] * len(references)
-    mine = features(explanation, lex, idiom)
-    return [conflicts(mine, features(r, lex, idiom)) for r in references]
+    mine = features(explanation, lex, idiom, cut)
+    return [conflicts(mine, features(r, lex, idiom, cut)) for r in references]
 
 
-def polarity_contradicts(pred: str, refs: Sequence[str], lex: ReleasedLexicon | None, idiom: str = "") -> bool:
+def polarity_contradicts(pred: str, refs: Sequence[str], lex: ReleasedLexicon | None, idiom: str = "",
+                         cut: Cut = cut_words) -> bool:
     """True when every reference conflicts with the explanation (False with no references)."""
     if not refs:
         return False
-    return all(reference_conflicts(pred, refs, lex, idiom))
+    return all(reference_conflicts(pred, refs, lex, idiom, cut))

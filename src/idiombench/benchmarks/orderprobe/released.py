@@ -34,7 +34,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from .lexicon import ReleasedLexicon, cut_words
-from .polarity import reference_conflicts
+from .polarity import Cut, reference_conflicts
 
 REFERENCE_SEPARATOR = "||"
 # The released to_refs: `||`, `;`, `；`, `/`, `、` with the spaces around them.
@@ -62,11 +62,11 @@ def split_references(cell: str) -> list[str]:
     return parts if parts else [cleaned]
 
 
-def content_words(text: str, lex: ReleasedLexicon) -> list[str]:
+def content_words(text: str, lex: ReleasedLexicon, cut: Cut = cut_words) -> list[str]:
     """The released tokenize_content: jieba words minus the language's stop words and blanks
     (every language)."""
     stop = lex.stopwords
-    return [t for t in cut_words(text) if t and t not in stop and not t.isspace()]
+    return [t for t in cut(text) if t and t not in stop and not t.isspace()]
 
 
 def f_beta_sets(pred: set[str], gold: set[str], beta: float = 2.0) -> float:
@@ -91,30 +91,31 @@ def aggregate(values: Sequence[float], how: str) -> float | None:
 
 
 def f_beta(explanation: str, references: Sequence[str], lex: ReleasedLexicon, idiom: str, beta: float = 2.0,
-           how: str = "max") -> tuple[float, bool]:
+           how: str = "max", cut: Cut = cut_words) -> tuple[float, bool]:
     """The released content_fbeta_with_polarity_multi: (Fβ aggregated over the references,
     halved when the polarity of every reference conflicts; whether it was halved)."""
     if not references:
         return 0.0, False
-    mine = set(content_words(explanation, lex))
-    scores = [f_beta_sets(mine, set(content_words(r, lex)), beta) for r in references]
-    conflicts = reference_conflicts(explanation, references, lex, idiom)
+    mine = set(content_words(explanation, lex, cut))
+    scores = [f_beta_sets(mine, set(content_words(r, lex, cut)), beta) for r in references]
+    conflicts = reference_conflicts(explanation, references, lex, idiom, cut)
     value = aggregate(scores, how)
     assert value is not None  # f_beta_sets never returns NaN
     halved = all(conflicts)
     return (value * 0.5 if halved else value), halved
 
 
-def lexical_cosine(explanation: str, references: Sequence[str], lex: ReleasedLexicon, how: str = "max") -> float | None:
+def lexical_cosine(explanation: str, references: Sequence[str], lex: ReleasedLexicon, how: str = "max",
+                   cut: Cut = cut_words) -> float | None:
     """The released lexical_cosine_over_refs; None (NaN there) when the explanation has no
     content word or there are no references."""
-    mine = Counter(content_words(explanation, lex))
+    mine = Counter(content_words(explanation, lex, cut))
     if not references or not mine:
         return None
     norm_mine = math.sqrt(sum(v * v for v in mine.values()))
     values = []
     for reference in references:
-        theirs = Counter(content_words(reference, lex))
+        theirs = Counter(content_words(reference, lex, cut))
         if not theirs:
             continue
         norm_theirs = math.sqrt(sum(v * v for v in theirs.values()))

@@ -18,12 +18,14 @@ by (prompt_id, pass, sample_index); nothing is dropped. Columns:
 - score_flags: why a row's terms are 0 (`empty_explanation`, `no_references`,
   `generation_error`), joined by commas.
 
-Neural scorers are called once per role over the pairs of ALL rows of ALL settings
-(neural.py); lexical terms are memoised per distinct text.
+Neural scorers are called once per role over the pairs of a chunk's rows (neural.py); the
+lexical terms (LEX, Fβ, S_Info) are computed by worker processes meanwhile, each distinct text
+analysed once (lexical.py, docs/performance.md).
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,12 +39,9 @@ from ...io import read_parquet, read_parquet_schema
 from ...items import Item
 from ...parsing import clean_output
 from ...prompts import PROMPT_SCHEMA
-from ...scoring.lexical import f_beta as f_beta_score
-from ...scoring.lexical import lexical_cosine, rouge_l_precision, token_length
-from .polarity import lexicon_for, polarity_contradicts
-from ...scoring.tokenize import content_tokens
 from . import lexicon, metrics, released
 from .config import OrderProbeScore
+from .lexical import LexicalTerms, Pending, RowText, Terms
 from .neural import CE_ROLE, NLI_ROLE, ROLES, PairCache, Requests, Results, bert_role, run_requests, sts_role
 from .parse import parse_explanation
 from .recovery import recovered_default, recovered_strict
@@ -67,33 +66,6 @@ COLUMN_TYPES = {
 }
 COLUMNS = list(COLUMN_TYPES)
 FLAG_SEPARATOR = ","  # parse_flags / score_flags: flag names joined ("" when none)
-
-
-@dataclass
-class LexicalMemo:
-    """Token lists and ROUGE-L / lengths, computed once per distinct input."""
-
-    content: dict[tuple[str, str, str], list[str]] = field(default_factory=dict)
-    lengths: dict[tuple[str, str, str], int] = field(default_factory=dict)
-    rouge: dict[tuple[str, str, str, str], float] = field(default_factory=dict)
-
-    def content_tokens(self, text: str, language: str, expression: str) -> list[str]:
-        key = (text, language, expression)
-        if key not in self.content:
-            self.content[key] = content_tokens(text, language, keep=[expression])
-        return self.content[key]
-
-    def length(self, text: str, language: str, expression: str) -> int:
-        key = (text, language, expression)
-        if key not in self.lengths:
-            self.lengths[key] = token_length(text, language, keep=[expression])
-        return self.lengths[key]
-
-    def rouge_precision(self, explanation: str, reference: str, language: str, expression: str) -> float:
-        key = (explanation, reference, language, expression)
-        if key not in self.rouge:
-            self.rouge[key] = rouge_l_precision(explanation, reference, language, keep=[expression])
-        return self.rouge[key]
 
 
 @dataclass
@@ -263,12 +235,18 @@ def needs_lexicons(cfg: OrderProbeScore) -> bool:
     return cfg.compatibility == "released" or cfg.s_acc.polarity_halving
 
 
-def finish_row(row: RowWork, results: Results, scorers: Any, cfg: OrderProbeScore, memo: LexicalMemo,
-               lexicons: Mapping[str, lexicon.ReleasedLexicon]) -> dict[str, Any]:
-    """The semantic terms of one row from the batched results, the lexical memo and the
-    released word lists (language -> lists; read only by the polarity rule and `released`)."""
+def lexical_rows(work: list[RowWork]) -> list[RowText]:
+    """What the lexical terms of the chunk's scorable rows read (lexical.py computes them)."""
+    return [RowText(position, row.item.meta["expression_id"], row.item.language, row.item.meta["expression"],
+                    row.explanation, tuple(row.item.references))
+            for position, row in enumerate(work) if row.scorable and row.explanation is not None]
+
+
+def finish_row(row: RowWork, results: Results, scorers: Any, cfg: OrderProbeScore, terms: Terms | None) -> dict[str, Any]:
+    """The semantic terms of one row from the batched neural results and its lexical terms
+    (lexical.py; None for a row that is not scorable)."""
     record = row.record
-    language, expression = row.item.language, row.item.meta["expression"]
+    language = row.item.language
     flags: list[str] = []
     if record["generation_error"]:
         flags.append("generation_error")
@@ -282,27 +260,15 @@ def finish_row(row: RowWork, results: Results, scorers: Any, cfg: OrderProbeScor
     nli_on = role_computed(scorers, NLI_ROLE) and record["pass"] == MAIN_PASS
     acc = cfg.s_acc
     if row.scorable and cfg.compatibility == "released":
-        terms = released_terms(row, results, ce_on, sts_on, bert_on, nli_on, cfg, lexicons)
-        return {**record, **terms, "score_flags": FLAG_SEPARATOR.join(flags)}
+        assert terms is not None
+        neural = released_terms(row, results, ce_on, sts_on, bert_on, nli_on, cfg, terms)
+        return {**record, **neural, "score_flags": FLAG_SEPARATOR.join(flags)}
     if row.scorable:
-        explanation, references = row.explanation, row.item.references
-        assert explanation is not None
+        assert terms is not None
         ce = _term(results, CE_ROLE, row.ce, acc.reference_aggregation) if ce_on else None
         sts = _term(results, sts_role(language), row.sts, acc.reference_aggregation) if sts_on else None
         bert = _term(results, bert_role(language), row.bert, acc.reference_aggregation) if bert_on else None
-        mine = memo.content_tokens(explanation, language, expression)
-        golds = [memo.content_tokens(r, language, expression) for r in references]
-        lex = metrics.over_references([lexical_cosine(mine, g) for g in golds], acc.reference_aggregation)
-        f_beta = metrics.over_references([f_beta_score(mine, g, acc.beta) for g in golds], acc.reference_aggregation)
-        halved = bool(acc.polarity_halving and polarity_contradicts(
-            explanation, list(references), lexicon_for(lexicons, language), expression))
-        f_beta = metrics.halve_if_contradicting(f_beta, halved)
-        length = memo.length(explanation, language, expression)
-        s_info = metrics.over_references([
-            metrics.info_for_reference(memo.rouge_precision(explanation, r, language, expression), length,
-                                       memo.length(r, language, expression), cfg.s_info.bp_mode)
-            for r in references
-        ], cfg.s_info.reference_aggregation)
+        lex, f_beta, halved, s_info = terms.lex, terms.f_beta, terms.f_beta_halved, terms.s_info
         s_logic = None
         if nli_on:
             logic = cfg.s_logic
@@ -334,29 +300,22 @@ def finish_row(row: RowWork, results: Results, scorers: Any, cfg: OrderProbeScor
 
 
 def released_terms(row: RowWork, results: Results, ce_on: bool, sts_on: bool, bert_on: bool, nli_on: bool,
-                   cfg: OrderProbeScore, lexicons: Mapping[str, lexicon.ReleasedLexicon]) -> dict[str, Any]:
-    """The terms of one scorable row as the released code computes them (released.py)."""
-    assert row.explanation is not None
-    language, expression = row.item.language, row.item.meta["expression"]
+                   cfg: OrderProbeScore, terms: Terms) -> dict[str, Any]:
+    """The terms of one scorable row as the released code computes them (released.py; the
+    lexical ones from lexical.py)."""
+    language = row.item.language
     how = cfg.s_acc.reference_aggregation
-    explanation = released.clean_text(row.explanation)
-    cell = released.reference_cell(list(row.item.references))
     ce = _term(results, CE_ROLE, row.ce, how) if ce_on and row.ce else None
     sts = _term(results, sts_role(language), row.sts, how) if sts_on and row.sts else None
     bert = _term(results, bert_role(language), row.bert, how) if bert_on and row.bert else None
-    lists = lexicon_for(lexicons, language)
-    if lists is None:
-        raise IdiombenchError(f"orderprobe: compatibility: released has no word lists for language {language!r} "
-                              f"(the released code covers {', '.join(lexicon.SACC_FILES)})")
-    lex = released.lexical_cosine(explanation, row.references, lists, how)
-    f_beta, halved = released.f_beta(explanation, row.references, lists, expression, cfg.s_acc.beta, how)
     weights = (cfg.s_acc.weight_ce, cfg.s_acc.weight_representation, cfg.s_acc.weight_f_beta)
     s_logic = float(results.get(NLI_ROLE, row.nli_r_to_e[0])[0]) if nli_on and row.nli_r_to_e else None
     return {
-        "ce": ce, "bert": bert, "sts": sts, "lex": lex, "f_beta": f_beta, "f_beta_halved": halved,
-        "s_acc": released.s_acc(ce, released.representation(bert, sts, lex), f_beta, weights),
+        "ce": ce, "bert": bert, "sts": sts, "lex": terms.lex, "f_beta": terms.f_beta,
+        "f_beta_halved": terms.f_beta_halved,
+        "s_acc": released.s_acc(ce, released.representation(bert, sts, terms.lex), terms.f_beta, weights),
         # S_Info and S_Logic read the Sacc output's Prediction column: the cleaned explanation
-        "s_logic": s_logic, "s_info": released.s_info(explanation, cell),
+        "s_logic": s_logic, "s_info": terms.s_info,
     }
 
 
@@ -368,11 +327,15 @@ def score_generations(
     cfg: OrderProbeScore, scorers: Any, notes: list[str],
     prompt_index: Mapping[str, Mapping[str, str]] | None = None,
     lexicons: Mapping[str, lexicon.ReleasedLexicon] | None = None,
+    chunk_rows: int | None = None,
+    lexical: LexicalTerms | None = None,
 ) -> dict[str, pd.DataFrame]:
     """Score tables per setting (see the module docstring). `lexicons`: the released word
-    lists per language (lexicon.load), needed when needs_lexicons(cfg)."""
+    lists per language (lexicon.load), needed when needs_lexicons(cfg); `chunk_rows` and
+    `lexical`: as score_chunks takes them."""
     chunks: dict[str, list[pd.DataFrame]] = {}
-    for setting, frame in score_chunks(model, generations, items, cfg, scorers, notes, prompt_index, lexicons):
+    for setting, frame in score_chunks(model, generations, items, cfg, scorers, notes, prompt_index, lexicons,
+                                       chunk_rows, lexical):
         chunks.setdefault(setting, []).append(frame)
     return {setting: pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
             for setting, frames in chunks.items()}
@@ -384,30 +347,50 @@ def score_chunks(
     prompt_index: Mapping[str, Mapping[str, str]] | None = None,
     lexicons: Mapping[str, lexicon.ReleasedLexicon] | None = None,
     chunk_rows: int | None = None,
+    lexical: LexicalTerms | None = None,
 ) -> Iterator[tuple[str, pd.DataFrame]]:
     """The score tables setting by setting, in chunks of at most `chunk_rows` generation rows
-    (CHUNK_ROWS): each chunk is parsed, its neural pairs scored (one call per role per chunk),
-    its lexical terms memoised and its rows finished on its own, so memory holds one setting's
-    generations and one chunk's work, whatever the number of rows. A setting's rows are sorted
-    by SORT_KEY first: its chunks, in order, are the sorted table."""
+    (CHUNK_ROWS): each chunk is parsed, its lexical terms sent to the worker processes
+    (`lexical`, by default a LexicalTerms of IDIOMBENCH_SCORE_WORKERS processes), its neural
+    pairs scored here meanwhile (one call per role per chunk), and its rows finished once both
+    are back. The next chunk is parsed and sent before a chunk is finished, so the workers never
+    wait for this process; memory holds one setting's generations and two chunks' work,
+    whatever the number of rows. A setting's rows are sorted by SORT_KEY first: its chunks, in
+    order, are the sorted table."""
     size = chunk_rows or CHUNK_ROWS
     calls: dict[tuple[str, str], list[int]] = {}
     cache = PairCache()  # a pair met in an earlier chunk (an output repeated across settings) is scored once
-    for setting in sorted(generations):
-        frame = generations[setting].sort_values(SORT_KEY, kind="stable").reset_index(drop=True)
-        for start in range(0, len(frame), size) if len(frame) else [0]:
-            chunk = {setting: frame.iloc[start:start + size]}
-            work = prepare_rows(model, chunk, items, prompt_index or {}, notes, first_row=start)
-            requests = request_pairs(work, scorers, cfg)
-            results = run_requests(scorers, requests, cache) if requests.pairs else Results()
-            for call in results.calls:
-                counted = calls.setdefault((call.role, call.computed_by), [0, 0, 0])
-                counted[0] += call.pairs
-                counted[1] += call.computed
-                counted[2] += call.computed > 0  # a chunk whose pairs were all scored before calls nothing
-            memo = LexicalMemo()  # per chunk: token lists of long outputs are the largest thing kept
-            rows = [finish_row(row, results, scorers, cfg, memo, lexicons or {}) for row in work]
-            yield setting, pd.DataFrame(rows, columns=COLUMNS).astype(COLUMN_TYPES)
+    owned = lexical is None
+    terms = lexical if lexical is not None else LexicalTerms(cfg, lexicons or {})
+    waiting: deque[tuple[str, list[RowWork], Pending]] = deque()  # chunks sent, not finished
+
+    def finish(setting: str, work: list[RowWork], pending: Pending) -> tuple[str, pd.DataFrame]:
+        requests = request_pairs(work, scorers, cfg)
+        results = run_requests(scorers, requests, cache) if requests.pairs else Results()  # while workers compute
+        for call in results.calls:
+            counted = calls.setdefault((call.role, call.computed_by), [0, 0, 0])
+            counted[0] += call.pairs
+            counted[1] += call.computed
+            counted[2] += call.computed > 0  # a chunk whose pairs were all scored before calls nothing
+        lexical_terms = pending.result()
+        rows = [finish_row(row, results, scorers, cfg, lexical_terms.get(position)) for position, row in enumerate(work)]
+        return setting, pd.DataFrame(rows, columns=COLUMNS).astype(COLUMN_TYPES)
+
+    try:
+        for setting in sorted(generations):
+            frame = generations[setting].sort_values(SORT_KEY, kind="stable").reset_index(drop=True)
+            terms.start(len(frame))  # the first setting decides: workers start while its first chunk is parsed
+            for start in range(0, len(frame), size) if len(frame) else [0]:
+                chunk = {setting: frame.iloc[start:start + size]}
+                work = prepare_rows(model, chunk, items, prompt_index or {}, notes, first_row=start)
+                waiting.append((setting, work, terms.submit(lexical_rows(work))))
+                if len(waiting) > 1:
+                    yield finish(*waiting.popleft())
+        while waiting:
+            yield finish(*waiting.popleft())
+    finally:
+        if owned:
+            terms.close(cancel=bool(waiting))
     for (role, computed_by), (pairs, computed, count) in sorted(calls.items()):
         if computed_by != role:
             notes.append(f"orderprobe: {role}: {pairs:,} pairs, embedded in the same calls as {computed_by} (same model)")
