@@ -6,9 +6,13 @@ changes both graphs without editing either by hand."""
 from __future__ import annotations
 
 import importlib.util
+import io
 import os
 from dataclasses import dataclass
 from pathlib import Path
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from .benchmarks.registry import MODULES, NAMES, all_plots, get_benchmark
 from .paths import ANNOTATIONS, PLOTS
@@ -138,14 +142,6 @@ def snakemake_inputs(deps: list[str]) -> list[str]:
     return [path for dep in deps for path in (source_files(dep) if dep in code else (dep,))]
 
 
-def plots_section() -> str:
-    """dvc.yaml's `plots:` entries, one per curve family the plots stage writes."""
-    return "\n".join(
-        f"  - {PLOTS.as_posix()}/{plot.folder}:\n      title: {plot.title}\n      template: linear\n"
-        f"      x: {plot.x}\n      y: [{', '.join(plot.series)}]"
-        for _, plot in all_plots())
-
-
 # DVC puts a model key from params.yaml into a command as it is written (no quoting), and runs
 # the command in a shell. The params schema admits only names that cannot change a command
 # (schema.KEY_PATTERN), but DVC does not validate params.yaml: so every command that names a
@@ -154,204 +150,155 @@ def plots_section() -> str:
 PARAMS_GUARD = "idiombench check-params --quiet --params params.yaml"
 
 
-def model_cmd(command: str, args: str, model: str, indent: int) -> str:
+def model_cmd(command: str, args: str, model: str) -> list[str]:
     """A dvc.yaml `cmd` naming a model: the params check, then the command."""
-    pad = " " * (indent + 2)
-    stage = f"idiombench {command}{' ' + args if args else ''} --model {model} --params params.yaml"
-    return f"\n{pad}- {PARAMS_GUARD}\n{pad}- {stage}"
+    return [PARAMS_GUARD, f"idiombench {command}{' ' + args if args else ''} --model {model} --params params.yaml"]
 
 
-def _lines(items: list[str], indent: int) -> str:
-    pad = " " * indent
-    return "\n".join(f"{pad}- {item}" for item in items)
+HEADER = (f"{GENERATED_HEADER.removeprefix('# ')} from the benchmark registry (src/idiombench/dag.py):\n"
+          "edit that, not this file. The Snakefile runs the same stages (tests/integration/test_dag_sync.py).\n"
+          "Every stage calls the `idiombench` CLI and lists only the params sections it reads,\n"
+          "so editing one benchmark's build options reruns only that benchmark's build.")  # the dumper adds '# '
+
+
+def _flow(**items: str) -> CommentedMap:
+    """A mapping written on one line ({key: value, ...})."""
+    mapping = CommentedMap(items)
+    mapping.fa.set_flow_style()
+    return mapping
+
+
+def _seq(items: list[str]) -> CommentedSeq:
+    """A block sequence (one carrying comments is kept as it is)."""
+    return items if isinstance(items, CommentedSeq) else CommentedSeq(items)
+
+
+def _stage(cmd: str | list[str], deps: list[str], params: list[str] | None, outs: list[str] | None = None,
+           metrics: list[str] | None = None, foreach: str | None = None,
+           matrix: dict[str, str] | None = None) -> CommentedMap:
+    """One stage: `foreach` puts its body under `do:`, `matrix` beside it."""
+    body = CommentedMap(cmd=_seq(cmd) if isinstance(cmd, list) else cmd, deps=_seq(deps))
+    for key, value in (("params", params), ("outs", outs), ("metrics", metrics)):
+        if value is not None:
+            body[key] = _seq(value)
+    if foreach is not None:
+        return CommentedMap(foreach=foreach, do=body)
+    if matrix is not None:
+        return CommentedMap(matrix=CommentedMap(matrix), **body)
+    return body
+
+
+def _packages(nodes: list[BenchmarkNode]) -> CommentedMap:
+    return CommentedMap((node.name, _flow(package=node.package)) for node in nodes)
+
+
+def _comment(mapping: CommentedMap, key: str, text: str, indent: int) -> None:
+    """A blank line, then `text` as comment lines, before `key` (text "": the blank line alone)."""
+    mapping.yaml_set_comment_before_after_key(key, before="\n" + text if text else "\n", indent=indent)
+
+
+MODEL_BY_BENCH = {"model": "${models}", "bench": "${bench}"}
+
+
+def dvc_document() -> CommentedMap:
+    """dvc.yaml for the registered benchmarks, as data (with its comments)."""
+    nodes = benchmark_nodes()
+    bench = CommentedMap((node.name, _flow(package=node.package, templates=node.templates,
+                                           render_reads=node.render_generate_params)) for node in nodes)
+    bench.yaml_set_start_comment("templates: where render reads the benchmark's prompt templates (the package's prompts/\n"
+                                 "folder, or the acquired release); render_reads: the params render reads besides its own",
+                                 indent=6)
+    constructing = [node for node in nodes if node.constructs]
+    attending = [node for node in nodes if node.attention]
+    variables = CommentedSeq([CommentedMap(bench=bench), CommentedMap(construction=_packages(constructing)),
+                              CommentedMap(attention=_packages(attending))])
+
+    render_params = CommentedSeq(["benchmarks.${key}.render", "benchmarks.${key}.enabled",
+                                  "benchmarks.${key}.${item.render_reads}"])
+    render_params.yaml_set_comment_before_after_key(
+        2, before="generate.extra where the option-order pass's rotations are rendered, else enabled again", indent=8)
+    stages = CommentedMap()
+    stages["acquire"] = _stage("idiombench acquire ${key} --params params.yaml", ["${item.package}/files.json"],
+                               ["data"], ["data/raw/${key}"], foreach="${bench}")
+    stages["build"] = _stage("idiombench build ${key} --params params.yaml", ["data/raw/${key}", "${item.package}"],
+                             ["benchmarks.${key}.build"], ["data/processed/${key}"], foreach="${bench}")
+    stages["render"] = _stage("idiombench render ${key} --params params.yaml",
+                              ["data/processed/${key}", "${item.package}", "${item.templates}"], render_params,
+                              ["results/prompts/${key}"], foreach="${bench}")
+    stages["generate"] = _stage(model_cmd("generate", "", "${key}"), generate_deps(),
+                                ["seed", "models.${key}", *generate_param_keys()], ["results/generations/${key}"],
+                                foreach="${models}")
+    stages["score"] = _stage(model_cmd("score", "${item.bench}", "${item.model}"),
+                             ["results/generations/${item.model}", "data/processed/${item.bench}",
+                              *score_deps("${item.bench}")],
+                             ["benchmarks.${item.bench}.score", "benchmarks.${item.bench}.enabled", "scoring"],
+                             ["results/scores/${item.model}/${item.bench}"], matrix=MODEL_BY_BENCH)
+    stages["aggregate"] = _stage(model_cmd("aggregate", "${item.bench}", "${item.model}"),
+                                 ["results/scores/${item.model}/${item.bench}", "data/processed/${item.bench}"],
+                                 ["benchmarks.${item.bench}.score"],
+                                 metrics=["results/metrics/${item.bench}/${item.model}.json"], matrix=MODEL_BY_BENCH)
+    stages["aggregate"].yaml_set_comment_before_after_key(
+        "metrics", before="cached (not git-tracked: .gitignore ignores results/*), so `dvc push` / `dvc pull` carry them",
+        indent=4)
+    stages["track"] = _stage(model_cmd("track", "${item.bench}", "${item.model}"),
+                             track_deps("${item.model}", "${item.bench}"), ["tracking"],
+                             ["results/tracking/${item.bench}/${item.model}.json"], matrix=MODEL_BY_BENCH)
+    if constructing:
+        stages["construct"] = _stage("idiombench construct ${key} --params params.yaml",
+                                     ["data/processed/${key}", "${item.package}", SCORING_DIR],
+                                     ["benchmarks.${key}.construct", "benchmarks.${key}.enabled", "scoring"],
+                                     ["results/construction/${key}"], foreach="${construction}")
+    if attending:
+        stages["attention"] = _stage(model_cmd("attention", "${item.bench}", "${item.model}"),
+                                     attention_deps("${item.model}", "${item.bench}"),
+                                     ["benchmarks.${item.bench}.attention", "benchmarks.${item.bench}.score",
+                                      "benchmarks.${item.bench}.enabled", "models.${item.model}"],
+                                     ["results/analysis/${item.bench}/attention/${item.model}"],
+                                     matrix={"model": "${models}", "bench": "${attention}"})
+    stages["plots"] = _stage("idiombench plot-data --params params.yaml", ["results/metrics"], None, ["results/plots"],
+                             ["results/headline.json"])
+    stages["report"] = _stage("idiombench report --params params.yaml",
+                              ["results/metrics", "results/tracking", "results/scores",
+                               *(["results/construction"] if constructing else []),
+                               *(["results/analysis"] if attending else [])],
+                              ["report"], ["reports/all_tables.pdf", "reports/tables", "reports/figures"])
+    for name in list(stages)[1:]:
+        _comment(stages, name, STAGE_COMMENTS.get(name, ""), indent=2)
+
+    plots = CommentedSeq()
+    for _, plot in all_plots():
+        series = CommentedSeq(plot.series)
+        series.fa.set_flow_style()
+        plots.append(CommentedMap({f"{PLOTS.as_posix()}/{plot.folder}": CommentedMap(
+            title=plot.title, template="linear", x=plot.x, y=series)}))
+
+    document = CommentedMap(vars=variables, stages=stages, plots=plots)
+    document.yaml_set_start_comment(HEADER)
+    _comment(document, "stages", "", indent=0)
+    _comment(document, "plots", "`dvc plots show` (HTML in dvc_plots/) and `dvc plots diff <rev>...` compare "
+                                "experiments.\nOne file per model in each folder: every model x setting is a curve "
+                                "of its own.", indent=0)
+    return document
+
+
+STAGE_COMMENTS = {
+    "score": "A (model, benchmark) pair that does not apply is scored, aggregated and tracked as\n"
+             "\"skipped\" with the reason, so every stage of this static grid has a truthful output.",
+    "construct": "A benchmark's own data-construction pipeline rebuilt from its release (the benchmarks\n"
+                 "whose package has run_construction).",
+    "attention": "Attention diagnostics of a model's recorded generations (benchmarks with attention_diagnostics;\n"
+                 "hf backend). A model that is not measured records \"skipped\" with the reason.",
+    "plots": "plot data for `dvc plots show` / `dvc plots diff` (the `plots:` section below), and the\n"
+             "headline metrics (one number per benchmark x model x setting) for `dvc exp show`",
+}
 
 
 def dvc_yaml() -> str:
-    """The text of dvc.yaml for the registered benchmarks."""
-    nodes = benchmark_nodes()
-    bench_vars = "\n".join(
-        f"      {node.name}: {{package: {node.package}, templates: {node.templates}, "
-        f"render_reads: {node.render_generate_params}}}" for node in nodes)
-    constructing = [node for node in nodes if node.constructs]
-    construct_vars = "\n".join(f"      {node.name}: {{package: {node.package}}}" for node in constructing)
-    construct_stage = "" if not constructing else f"""
-  # A benchmark's own data-construction pipeline rebuilt from its release (the benchmarks
-  # whose package has run_construction).
-  construct:
-    foreach: ${{construction}}
-    do:
-      cmd: idiombench construct ${{key}} --params params.yaml
-      deps:
-        - data/processed/${{key}}
-        - ${{item.package}}
-        - {SCORING_DIR}
-      params:
-        - benchmarks.${{key}}.construct
-        - benchmarks.${{key}}.enabled
-        - scoring
-      outs:
-        - results/construction/${{key}}
-"""
-    construct_dep = "      - results/construction\n" if constructing else ""
-    attending = [node for node in nodes if node.attention]
-    attention_vars = "\n".join(f"      {node.name}: {{package: {node.package}}}" for node in attending)
-    attention_stage = "" if not attending else f"""
-  # Attention diagnostics of a model's recorded generations (benchmarks with attention_diagnostics;
-  # hf backend). A model that is not measured records "skipped" with the reason.
-  attention:
-    matrix:
-      model: ${{models}}
-      bench: ${{attention}}
-    cmd:{model_cmd('attention', '${item.bench}', '${item.model}', 4)}
-    deps:
-{_lines(attention_deps("${item.model}", "${item.bench}"), 6)}
-    params:
-      - benchmarks.${{item.bench}}.attention
-      - benchmarks.${{item.bench}}.score
-      - benchmarks.${{item.bench}}.enabled
-      - models.${{item.model}}
-    outs:
-      - results/analysis/${{item.bench}}/attention/${{item.model}}
-"""
-    attention_dep = "      - results/analysis\n" if attending else ""
-    return f"""\
-{GENERATED_HEADER} from the benchmark registry (src/idiombench/dag.py):
-# edit that, not this file. The Snakefile runs the same stages (tests/integration/test_dag_sync.py).
-# Every stage calls the `idiombench` CLI and lists only the params sections it reads,
-# so editing one benchmark's build options reruns only that benchmark's build.
-vars:
-  - bench:
-      # templates: where render reads the benchmark's prompt templates (the package's prompts/
-      # folder, or the acquired release); render_reads: the params render reads besides its own
-{bench_vars}
-  - construction:
-{construct_vars or "      {}"}
-  - attention:
-{attention_vars or "      {}"}
-
-stages:
-  acquire:
-    foreach: ${{bench}}
-    do:
-      cmd: idiombench acquire ${{key}} --params params.yaml
-      deps:
-        - ${{item.package}}/files.json
-      params:
-        - data
-      outs:
-        - data/raw/${{key}}
-
-  build:
-    foreach: ${{bench}}
-    do:
-      cmd: idiombench build ${{key}} --params params.yaml
-      deps:
-        - data/raw/${{key}}
-        - ${{item.package}}
-      params:
-        - benchmarks.${{key}}.build
-      outs:
-        - data/processed/${{key}}
-
-  render:
-    foreach: ${{bench}}
-    do:
-      cmd: idiombench render ${{key}} --params params.yaml
-      deps:
-        - data/processed/${{key}}
-        - ${{item.package}}
-        - ${{item.templates}}
-      params:
-        - benchmarks.${{key}}.render
-        - benchmarks.${{key}}.enabled
-        # generate.extra where the option-order pass's rotations are rendered, else enabled again
-        - benchmarks.${{key}}.${{item.render_reads}}
-      outs:
-        - results/prompts/${{key}}
-
-  generate:
-    foreach: ${{models}}
-    do:
-      cmd:{model_cmd('generate', '', '${key}', 6)}
-      deps:
-{_lines(generate_deps(), 8)}
-      params:
-        - seed
-        - models.${{key}}
-{_lines(generate_param_keys(), 8)}
-      outs:
-        - results/generations/${{key}}
-
-  # A (model, benchmark) pair that does not apply is scored, aggregated and tracked as
-  # "skipped" with the reason, so every stage of this static grid has a truthful output.
-  score:
-    matrix:
-      model: ${{models}}
-      bench: ${{bench}}
-    cmd:{model_cmd('score', '${item.bench}', '${item.model}', 4)}
-    deps:
-      - results/generations/${{item.model}}
-      - data/processed/${{item.bench}}
-{_lines(score_deps("${item.bench}"), 6)}
-    params:
-      - benchmarks.${{item.bench}}.score
-      - benchmarks.${{item.bench}}.enabled
-      - scoring
-    outs:
-      - results/scores/${{item.model}}/${{item.bench}}
-
-  aggregate:
-    matrix:
-      model: ${{models}}
-      bench: ${{bench}}
-    cmd:{model_cmd('aggregate', '${item.bench}', '${item.model}', 4)}
-    deps:
-      - results/scores/${{item.model}}/${{item.bench}}
-      - data/processed/${{item.bench}}
-    params:
-      - benchmarks.${{item.bench}}.score
-    # cached (not git-tracked: .gitignore ignores results/*), so `dvc push` / `dvc pull` carry them
-    metrics:
-      - results/metrics/${{item.bench}}/${{item.model}}.json
-
-  track:
-    matrix:
-      model: ${{models}}
-      bench: ${{bench}}
-    cmd:{model_cmd('track', '${item.bench}', '${item.model}', 4)}
-    deps:
-{_lines(track_deps("${item.model}", "${item.bench}"), 6)}
-    params:
-      - tracking
-    outs:
-      - results/tracking/${{item.bench}}/${{item.model}}.json
-{construct_stage}{attention_stage}
-  # plot data for `dvc plots show` / `dvc plots diff` (the `plots:` section below), and the
-  # headline metrics (one number per benchmark x model x setting) for `dvc exp show`
-  plots:
-    cmd: idiombench plot-data --params params.yaml
-    deps:
-      - results/metrics
-    outs:
-      - results/plots
-    metrics:
-      - results/headline.json
-
-  report:
-    cmd: idiombench report --params params.yaml
-    deps:
-      - results/metrics
-      - results/tracking
-      - results/scores
-{construct_dep}{attention_dep}    params:
-      - report
-    outs:
-      - reports/all_tables.pdf
-      - reports/tables
-      - reports/figures
-
-# `dvc plots show` (HTML in dvc_plots/) and `dvc plots diff <rev>...` compare experiments.
-# One file per model in each folder: every model x setting is a curve of its own.
-plots:
-{plots_section()}
-"""
+    """The text of dvc.yaml for the registered benchmarks: dvc_document() dumped the way DVC
+    writes YAML (ruamel.yaml, DVC's own YAML library), lines unwrapped."""
+    yaml = YAML()
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    yaml.width = 4096
+    out = io.StringIO()
+    yaml.dump(dvc_document(), out)
+    return out.getvalue()
