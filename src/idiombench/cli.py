@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sys
 from collections.abc import Callable, Iterator
 from functools import wraps
@@ -17,27 +16,11 @@ import typer
 import typer.core
 from rich.console import Console
 
-
-@contextlib.contextmanager
-def _malformed_epoch_hidden() -> Iterator[None]:
-    """numpy.f2py (imported by scipy, which commands import lazily: rouge-score's nltk, the
-    attention statistics) calls int(SOURCE_DATE_EPOCH) once, at import: a malformed value
-    would crash the command as an internal error. It is hidden while the CLI's modules and
-    numpy.f2py load (only then: f2py costs 0.13 s), and restored, so that a later scipy import
-    finds f2py loaded and `report` names the value in one line."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    if epoch is None or epoch.strip().isdigit():
-        yield
-        return
-    del os.environ["SOURCE_DATE_EPOCH"]
-    try:
-        import numpy.f2py  # noqa: F401
-        yield
-    finally:
-        os.environ["SOURCE_DATE_EPOCH"] = epoch
+from .environment import malformed_source_date_epoch_hidden
 
 
-with _malformed_epoch_hidden():
+# numpy.f2py reads SOURCE_DATE_EPOCH when imported: a malformed value is hidden meanwhile
+with malformed_source_date_epoch_hidden():
     from . import paths
     from .benchmarks.registry import NAMES, get_benchmark
     from .config import DEFAULT_PARAMS, load_params

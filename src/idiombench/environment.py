@@ -4,10 +4,13 @@ the report's title page and in every MLflow run."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.metadata
+import os
 import platform
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -67,3 +70,22 @@ def environment_line(root: Path | None = None) -> str:
     info = environment_info(root)
     lock = info.pop("lock_sha256")
     return ", ".join(f"{k} {v}" for k, v in info.items()) + f"; lock {lock[:16]}"
+
+
+@contextlib.contextmanager
+def malformed_source_date_epoch_hidden() -> Iterator[None]:
+    """numpy.f2py (imported by scipy, which the CLI's commands import lazily: rouge-score's nltk, the
+    attention statistics) calls int(SOURCE_DATE_EPOCH) once, at import: a malformed value
+    would crash the command as an internal error. It is hidden while the CLI's modules and
+    numpy.f2py load (only then: f2py costs 0.13 s), and restored, so that a later scipy import
+    finds f2py loaded and `report` names the value in one line."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch is None or epoch.strip().isdigit():
+        yield
+        return
+    del os.environ["SOURCE_DATE_EPOCH"]
+    try:
+        import numpy.f2py  # noqa: F401
+        yield
+    finally:
+        os.environ["SOURCE_DATE_EPOCH"] = epoch
