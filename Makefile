@@ -25,7 +25,7 @@ PIP := $(BIN)/python -m pip install --quiet --require-hashes
 # auto: install what the optional tests need where this machine can (see test-extras); no: nothing
 TEST_INSTALL ?= auto
 
-.PHONY: setup run test test-extras clean-results lock
+.PHONY: setup run test test-extras check clean-results lock
 
 $(STAMP): pyproject.toml Makefile requirements/main.lock requirements/no-deps.lock $(TORCH_LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -71,6 +71,12 @@ ifeq ($(TEST_INSTALL),auto)
 else ifneq ($(TEST_INSTALL),no)
 	$(error TEST_INSTALL=$(TEST_INSTALL): expected auto or no)
 endif
+
+# Lint and format (ruff), then types (mypy): the settings are in pyproject.toml.
+check: $(STAMP)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+	$(BIN)/mypy
 
 clean-results:
 	rm -rf data/raw data/processed results reports/tables reports/figures reports/all_tables.pdf .snakemake
