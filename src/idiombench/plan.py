@@ -46,6 +46,7 @@ from .render import render_benchmark
 
 DEFAULT_RATES = Path("bench") / "rates.json"
 REFERENCE_BACKENDS = frozenset({"oracle", "echo", "random", "majority", "replay"})  # no model: no tokens
+SKIPPING_BACKENDS = frozenset({"random", "majority", "replay"})  # backends that skip jobs (skip_reason)
 MAX_LENGTH_CUT_SHARE = 0.05  # observed lengths count only when at most this share hit max_new_tokens
 UNMEASURED = "unmeasured"
 
@@ -119,6 +120,7 @@ def count_benchmark(params: Params, model: ModelConfig, benchmark: str,
     """Add the model's rows, requests and token bound on one benchmark, per setting and pass."""
     generate = params.benchmark(benchmark).generate
     skipped: dict[tuple[str, str, str, str], str | None] = {}
+    samplings: dict[str, str] = {}  # pass -> its sampling as the request key holds it (one string each)
     for setting, prompts in rendered.items():
         rotated = rotated_items(r.prompt for r in prompts)
         count = SettingCount()
@@ -130,7 +132,9 @@ def count_benchmark(params: Params, model: ModelConfig, benchmark: str,
                     skipped[job] = skip_reason(model, *job)
                 if skipped[job] is not None:
                     continue
-                sampling = canonical_json(to_sampling(config).to_json())
+                if pass_name not in samplings:
+                    samplings[pass_name] = canonical_json(to_sampling(config).to_json())
+                sampling = samplings[pass_name]
                 tally = count.passes[pass_name]
                 for sample_index in range(config.n):
                     tally.rows += 1
@@ -279,7 +283,7 @@ def build_plan(params: Params, params_file: str, rates_file: Path | None,
     notes: list[str] = []
     selected = {name: select_benchmarks(params, name, model) for name, model in params.models.items()}
     # models that get the same requests (same benchmarks, same skipping rule) are counted once
-    signatures = {name: (tuple(selected[name]), model.backend,
+    signatures = {name: (tuple(selected[name]), model.backend if model.backend in SKIPPING_BACKENDS else "every job",
                          canonical_json([s.model_dump(mode="json") for s in model.sources])
                          if isinstance(model, ReplayModel) else "")
                   for name, model in params.models.items()}
