@@ -91,10 +91,11 @@ def semanticqa(params: Any, share: float, neural: bool) -> None:
     print(f"METEOR: memoised == NLTK's own on {len(sample) - differ:,} of {len(sample):,} sampled jobs", flush=True)
     timed("ROUGE-L F (rouge-score)", len(pairs), lambda: [rouge_l_f(p, r, "en", use_stemmer=cfg.rouge_stemmer)
                                                           for p, r in pairs])
+    texts = {t for pair in pairs for t in pair}
+    print(f"semanticqa: {len(texts):,} distinct texts for BERTScore", flush=True)
     if neural:
         scorers = Scorers(params.scoring)
         if scorers.info("bertscore_en").computed:
-            texts = {t for pair in pairs for t in pair}
             timed(f"BERTScore F1 ({len(texts):,} distinct texts)", len(pairs),
                   lambda: scorers.bertscore("bertscore_en", pairs))
 
@@ -117,12 +118,14 @@ def g_idiomalign(params: Any, neural: bool) -> None:
           lambda: [sentence_bleu(r["prediction_clean"], r["gold_clean"], r["bleu_tokenize"]) for r in valid])
     timed("sentence chrF (sacrebleu)", len(valid),
           lambda: [sentence_chrf(r["prediction_clean"], r["gold_clean"]) for r in valid])
+    pairs = [(r["prediction_clean"], r["gold_clean"]) for r in valid]
+    texts = {t for pair in pairs for t in pair}
+    print(f"g-idiomalign Task 2: {len(pairs):,} rows with an idiom, {len(texts):,} distinct texts to embed "
+          f"({len({p for p, _ in pairs}):,} outputs, {len({g for _, g in pairs}):,} gold idioms)", flush=True)
     if neural:
         scorers = Scorers(params.scoring)
         role = cfg.similarity_role
         if scorers.info(role).computed:
-            pairs = [(r["prediction_clean"], r["gold_clean"]) for r in valid]
-            texts = {t for pair in pairs for t in pair}
             timed(f"similarity, {role} ({len(texts):,} distinct texts)", len(pairs),
                   lambda: scorers.cosine(role, pairs))
 

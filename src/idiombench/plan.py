@@ -187,8 +187,15 @@ def _rates_section(path: Path, body: Any, key: str) -> Rates | None:
     where = body.get("device") or " ".join(
         str(x) for x in (machine.get("cpu"), f"({machine.get('cores')} cores, {machine.get('isa')})") if x)
     source = (f"{where}, {body.get('date', 'undated')}, bench/full_grid.py at fraction {body.get('fraction', '?')}, "
-              f"roles {body.get('roles', '?')}, load average {body.get('load_average_start', '?')}")
+              f"roles {body.get('roles', '?')}, load average {_load(body.get('load_average_start'))}")
     return Rates(source, stages)
+
+
+def _load(value: Any) -> str:
+    """The load average the measurement started at (a busy machine's rates are not its speed)."""
+    if isinstance(value, list) and all(isinstance(x, (int, float)) for x in value):
+        return " ".join(f"{x:.2f}" for x in value)
+    return "?"
 
 
 def read_rates(path: Path) -> tuple[Rates | None, Rates | None]:
@@ -331,7 +338,9 @@ def build_plan(params: Params, params_file: str, rates_file: Path | None,
 
 
 def _hours(value: float | None) -> str:
-    return UNMEASURED if value is None else f"{value:,.2f}"
+    if value is None:
+        return UNMEASURED
+    return "<0.01" if 0 < value < 0.005 else f"{value:,.2f}"
 
 
 def _sum(values: Iterable[float | None]) -> float | None:
