@@ -304,9 +304,9 @@ class Grid:
         m = self.child("generate", "all", [sys.executable, str(Path(__file__).resolve()), "_generate", "--seed",
                                            str(seed), "--length-range", *map(str, length_range)])
         info = read_json(self.workdir / "results" / "generations" / MODEL / "generation_info.json")
-        summary = read_json(self.workdir / "results" / "logs" / f"generate-{MODEL}.json")
         m.rows = sum(info["tables"].values())
-        m.extra = {"requests": summary["total"]["requests"], "completion_tokens": summary["total"]["completion_tokens"],
+        requests, tokens = distinct_requests(self.workdir / "results" / "generations" / MODEL)
+        m.extra = {"requests": requests, "completion_tokens": tokens,
                    "rows_by_benchmark": {b: sum(n for k, n in info["tables"].items() if k.startswith(f"{b}/"))
                                          for b in self.benchmarks}}
         self.record(m)
@@ -331,6 +331,18 @@ class Grid:
             m = self.cli("report", "all", "report")
             m.rows = sum(score_rows.values())
             self.record(m)
+
+
+def distinct_requests(generations: Path) -> tuple[int, int]:
+    """(requests, completion tokens) over the distinct request keys of every generations table: what
+    the backend got (the run summary adds up each job's, so a request two passes share counts twice)."""
+    import pyarrow.parquet as pq
+
+    tokens: dict[str, int] = {}
+    for path in sorted(generations.glob("*/*.parquet")):
+        table = pq.read_table(path, columns=["request_key", "completion_tokens"])
+        tokens.update(zip(table.column("request_key").to_pylist(), table.column("completion_tokens").to_pylist()))
+    return len(tokens), sum(n or 0 for n in tokens.values())
 
 
 def generate_child(seed: int, length_range: tuple[float, float]) -> None:
