@@ -156,6 +156,7 @@ class Rates:
 
     source: str  # one line: where and when they were measured
     stages: dict[str, dict[str, float]]  # stage -> benchmark (or "all") -> rows/s
+    fraction: float | None = None  # the share of the grid they were measured on (bench/full_grid.py --fraction)
 
     def rate(self, stage: str, benchmark: str) -> float | None:
         return self.stages.get(stage, {}).get(benchmark)
@@ -188,7 +189,8 @@ def _rates_section(path: Path, body: Any, key: str) -> Rates | None:
         str(x) for x in (machine.get("cpu"), f"({machine.get('cores')} cores, {machine.get('isa')})") if x)
     source = (f"{where}, {body.get('date', 'undated')}, bench/full_grid.py at fraction {body.get('fraction', '?')}, "
               f"roles {body.get('roles', '?')}, load average {_load(body.get('load_average_start'))}")
-    return Rates(source, stages)
+    fraction = body.get("fraction")
+    return Rates(source, stages, float(fraction) if isinstance(fraction, (int, float)) else None)
 
 
 def _load(value: Any) -> str:
@@ -328,6 +330,11 @@ def build_plan(params: Params, params_file: str, rates_file: Path | None,
     for benchmark, prompts in prompts_per_benchmark.items():
         once[f"render {benchmark}"] = cpu.hours("render", benchmark, prompts) if cpu is not None else None
     once["report"] = cpu.hours("report", "all", sum(r.rows for r in rows)) if cpu is not None else None
+    for kind, rates in (("CPU", cpu), ("GPU", gpu)):
+        if rates is not None and rates.fraction is not None and rates.fraction < 1:
+            notes.append(f"the {kind} rates were measured on {rates.fraction:g} of the paper grid: each stage's fixed "
+                         "cost (imports, reading the releases, loading models) weighs on few rows there, so these hours "
+                         "are too high; measure at full size (bench/full_grid.py without --fraction)")
     if rates_file is None:
         notes.append(f"no rates file ({DEFAULT_RATES} is missing): hours unmeasured; measure them with "
                      "`python bench/full_grid.py --write-rates bench/rates.json`")

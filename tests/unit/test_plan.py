@@ -152,6 +152,9 @@ def test_hours_from_rates_logged_speed_and_observed_lengths(project: Path, tmp_p
     assert other.expected_tokens is None  # nothing observed there: the bound, max_new_tokens
     assert other.generate_hours == pytest.approx(other.max_tokens / 50.0 / 3600)
     assert plan.once["report"] == pytest.approx(sum(r.rows for r in plan.rows) / 100.0 / 3600)
+    assert not plan.notes  # rates of the full grid, a logged speed: nothing to warn about
+    (work / "slice.json").write_text(json.dumps({**RATES, "cpu": {**RATES["cpu"], "fraction": 0.02}}), encoding="utf-8")
+    assert any("measured on 0.02 of the paper grid" in note for note in build_plan(params, "p", work / "slice.json").notes)
 
     result = CliRunner().invoke(app, ["plan", "--rates", "rates.json"])
     assert result.exit_code == 0, result.output
