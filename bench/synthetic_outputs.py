@@ -114,14 +114,16 @@ class ReleaseText:
 
 def read_release_text(processed_root: Path, benchmarks: Sequence[str]) -> ReleaseText:
     """Inputs count as text of the source language, references and options of the item's language
-    (G-IdiomAlign's `source_lang` differs from its item language, the target)."""
+    (G-IdiomAlign's `source_lang` differs from its item language, the target); OrderProbe's
+    permuted inputs are left out (scrambled idioms are not words), its canonical forms kept."""
     texts: dict[str, list[str]] = defaultdict(list)
     answers: dict[tuple[str, str], set[str]] = defaultdict(set)
     languages: dict[tuple[str, str, str], str] = {}
     for benchmark in benchmarks:
         for path in sorted((processed_root / benchmark).glob("*.parquet")):
             for item in read_items(path):
-                texts[str(item.meta.get("source_lang") or item.language)].append(item.input)
+                if item.meta.get("is_canonical") is not False:  # not OrderProbe's scrambled inputs: no words
+                    texts[str(item.meta.get("source_lang") or item.language)].append(item.input)
                 texts[item.language].extend([*item.references, *item.choices])
                 gold = item.answer if item.answer is not None else (item.references[0] if item.references else None)
                 if gold:
