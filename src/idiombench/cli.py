@@ -481,6 +481,30 @@ def plot_data(params: ParamsOption = DEFAULT_PARAMS) -> None:
     console.print("plot-data: " + ", ".join(f"{name}: {n} model(s)" for name, n in counts.items()))
 
 
+@app.command()
+@user_errors
+def plan(
+    params: ParamsOption = DEFAULT_PARAMS,
+    rates: Annotated[Path | None, typer.Option(help="Measured stage rates (`bench/full_grid.py --write-rates`; "
+                                               "default bench/rates.json where it exists).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the plan as one JSON object instead.")] = False,
+) -> None:
+    """What the params' grid costs before it runs: per model x benchmark x setting the requests, rows,
+    generated tokens and estimated hours (from measured rates; "unmeasured" where there are none).
+    Reads the built items (run acquire and build first); writes nothing."""
+    from .plan import DEFAULT_RATES, build_plan, plan_json, plan_lines
+
+    loaded = load_params(params)
+    if rates is None and DEFAULT_RATES.is_file():
+        rates = DEFAULT_RATES
+    result = build_plan(loaded, str(params), rates)
+    if as_json:
+        typer.echo(json.dumps(plan_json(result), ensure_ascii=False, sort_keys=True))
+        return
+    for line in plan_lines(result):
+        typer.echo(line)
+
+
 def _replaceable_params(path: Path) -> bool:
     """merge-params replaces a params file (params.yaml: DVC reads only that; `git checkout`
     restores it), never another file: one it merged, or one that validates as params."""

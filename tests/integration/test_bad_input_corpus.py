@@ -935,6 +935,24 @@ def _(p: Path) -> list[str]:
     return ["generate", "-m", "oracle", "-p", "folder.yaml"]
 
 
+@case("plan of a params file with an unknown key", "plan.yaml", "bogus")
+def _(p: Path) -> list[str]:
+    return ["plan", "-p", edit_params(p, lambda params: params.__setitem__("bogus", 1), "plan.yaml")]
+
+
+@case("plan with a rates file that is not JSON", "rates.json")
+def _(p: Path) -> list[str]:
+    random_bytes(p / "rates.json")
+    return ["plan", "--rates", "rates.json"]
+
+
+@case("plan with a rates file holding a negative rate", "rates.json", "cpu.stages.score.orderprobe.rows_per_s")
+def _(p: Path) -> list[str]:
+    (p / "rates.json").write_text('{"format": 1, "cpu": {"stages": {"score": {"orderprobe": {"rows_per_s": -3}}}}, '
+                                  '"gpu": null}', encoding="utf-8")
+    return ["plan", "--rates", "rates.json"]
+
+
 @case("score: the generations folder lacks the benchmark", "results/generations/oracle/orderprobe is missing")
 def _(p: Path) -> list[str]:
     shutil.rmtree(p / "results/generations/oracle/orderprobe")

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -127,6 +127,29 @@ def load_prompts(benchmark: str, prompts_root: Path, items_root: Path) -> list[t
     return joined
 
 
+def rotated_items(prompts: Iterable[Prompt]) -> set[tuple[str, str, str]]:
+    """(setting, task, item_id) of every item render rotated (the option-order pass's items)."""
+    return {(p.setting, p.task, p.item_id) for p in prompts if p.rotation}
+
+
+def prompt_passes(
+    generate: GenerateConfig, prompt: Prompt, rotated: Collection[tuple[str, str, str]]
+) -> list[tuple[str, SamplingConfig]]:
+    """The passes a prompt gets (each n samples): those whose `settings` include its setting; a
+    rotation only the rotating (option-order) pass, which runs only on the items render rotated.
+    The one rule, read by the generate stage and by `idiombench plan`."""
+    chosen = []
+    for pass_name, config in passes(generate):
+        if config.settings is not None and prompt.setting not in config.settings:
+            continue
+        if prompt.rotation and not config.rotate_options:
+            continue  # a rotation is the option-order pass's
+        if config.rotate_options and (prompt.setting, prompt.task, prompt.item_id) not in rotated:
+            continue  # the option-order pass runs on the items render rotated
+        chosen.append((pass_name, config))
+    return chosen
+
+
 def build_rows(
     params: Params,
     prompts: dict[str, list[tuple[Prompt, ItemContext]]],
@@ -138,15 +161,9 @@ def build_rows(
     rows: list[Row] = []
     for benchmark, joined in prompts.items():
         generate = params.benchmark(benchmark).generate
-        rotated = {(p.setting, p.task, p.item_id) for p, _ in joined if p.rotation}
+        rotated = rotated_items(p for p, _ in joined)
         for prompt, item in joined:
-            for pass_name, config in passes(generate):
-                if config.settings is not None and prompt.setting not in config.settings:
-                    continue
-                if prompt.rotation and not config.rotate_options:
-                    continue  # a rotation is the option-order pass's
-                if config.rotate_options and (prompt.setting, prompt.task, prompt.item_id) not in rotated:
-                    continue  # the option-order pass runs on the items render rotated
+            for pass_name, config in prompt_passes(generate, prompt, rotated):
                 sampling = to_sampling(config)
                 keyed = identity if item_identity is None else {**identity, "item": item_identity(item)}
                 for sample_index in range(config.n):

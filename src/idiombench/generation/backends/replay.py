@@ -134,6 +134,21 @@ def reader_for(fmt: str, registered: Mapping[str, type[Any]]) -> type[Prediction
     return formats[fmt]
 
 
+def source_applies(source: ReplaySource, benchmark: str, task: str, setting: str) -> bool:
+    return source.benchmark == benchmark and source.setting == setting and source.task in (None, task)
+
+
+def unsupported_job(sources: Sequence[ReplaySource], benchmark: str, task: str, setting: str,
+                    pass_name: str) -> str | None:
+    """Why a replay model skips a job, from its configured sources alone (`idiombench plan` reads
+    it without opening the files), or None."""
+    if not any(source_applies(source, benchmark, task, setting) for source in sources):
+        return f"replay: no source for {benchmark}/{task}/{setting}"
+    if pass_name != MAIN_PASS:
+        return f"replay: pass {pass_name!r} cannot be replayed (a source holds one prediction per item)"
+    return None
+
+
 class ReplayBackend:
     def __init__(self, name: str, config: ReplayModel, hooks: BenchmarkHooks, root: Path | None = None):
         self.name = name
@@ -162,17 +177,10 @@ class ReplayBackend:
         return json.loads(json.dumps(self._identity))
 
     def _applicable(self, benchmark: str, task: str, setting: str) -> list[PredictionReader]:
-        return [
-            reader for source, reader in self.sources
-            if source.benchmark == benchmark and source.setting == setting and source.task in (None, task)
-        ]
+        return [reader for source, reader in self.sources if source_applies(source, benchmark, task, setting)]
 
     def unsupported(self, benchmark: str, task: str, setting: str, pass_name: str) -> str | None:
-        if not self._applicable(benchmark, task, setting):
-            return f"replay: no source for {benchmark}/{task}/{setting}"
-        if pass_name != MAIN_PASS:
-            return f"replay: pass {pass_name!r} cannot be replayed (a source holds one prediction per item)"
-        return None
+        return unsupported_job([source for source, _ in self.sources], benchmark, task, setting, pass_name)
 
     def prepare(self, requests: Sequence[Request]) -> None:
         for request in requests:
