@@ -32,6 +32,36 @@ def tokenize(text: str) -> list[str]:
     return word_tokenize(text, preserve_line=True)
 
 
+class _OncePerWord:
+    """WordNet's synsets and the Porter stem of a word, computed once per distinct word:
+    NLTK's METEOR asks for them for every hypothesis word, and a long output repeats its words
+    (a 1 MB output took minutes in the synset lookups alone). The same answers, so the same
+    scores; the rest of WordNet is passed through."""
+
+    def __init__(self, wordnet: Any):
+        from nltk.stem.porter import PorterStemmer
+
+        self._wordnet = wordnet
+        self._stemmer = PorterStemmer()
+        self._synsets: dict[str, Any] = {}
+        self._stems: dict[str, str] = {}
+
+    def synsets(self, lemma: str, *args: Any, **kwargs: Any) -> Any:
+        if args or kwargs:
+            return self._wordnet.synsets(lemma, *args, **kwargs)
+        if lemma not in self._synsets:
+            self._synsets[lemma] = self._wordnet.synsets(lemma)
+        return self._synsets[lemma]
+
+    def stem(self, word: str) -> str:
+        if word not in self._stems:
+            self._stems[word] = self._stemmer.stem(word)
+        return self._stems[word]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._wordnet, name)
+
+
 @dataclass
 class MeteorScorer:
     alpha: float = ALPHA
@@ -39,7 +69,7 @@ class MeteorScorer:
     gamma: float = GAMMA
 
     def __post_init__(self) -> None:
-        self._wordnet: Any = load_wordnet()  # raises WordNetMissing: no silent fallback without synonyms
+        self._wordnet: Any = _OncePerWord(load_wordnet())  # raises WordNetMissing: no silent fallback without synonyms
         self._tokens: dict[str, list[str]] = {}
 
     def _tokenize(self, text: str) -> list[str]:
@@ -55,5 +85,5 @@ class MeteorScorer:
         refs = [self._tokenize(r) for r in references if r.strip()]
         if not hypothesis or not refs:
             return 0.0
-        return float(meteor_score(refs, hypothesis, wordnet=self._wordnet,
+        return float(meteor_score(refs, hypothesis, wordnet=self._wordnet, stemmer=self._wordnet,
                                   alpha=self.alpha, beta=self.beta, gamma=self.gamma))
