@@ -603,6 +603,7 @@ def evaluate_predictions(
         f"{result.lines:,} lines read, {len(result.unmatched_lines):,} matched no item"
         + (f" (lines {', '.join(map(str, result.unmatched_lines[:10]))}{' ...' if len(result.unmatched_lines) > 10 else ''})"
            if result.unmatched_lines else "")
+        + "".join(f", {problem}" for problem in result.problems)
         + f"; denominator {denominator}: {result.items if denominator == 'test-set' else result.recorded:,} items"
     )
     for note in result.notes:

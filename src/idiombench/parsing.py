@@ -1,6 +1,15 @@
 """Reading model outputs: the pieces every benchmark's parse.py shares.
 
 Every parser takes raw text and returns a ParseResult; none raises on malformed output.
+Every parser reads the output through `clean_output`, which normalises it first
+(`normalise_output`: zero-width and direction marks removed, NFKC), so a full-width
+`Ａｎｓｗｅｒ：Ｂ` or a `B` behind a right-to-left mark reads as plain text in every benchmark.
+Parsers whose value is free text scored against references as written (an explanation, an
+idiom, a phrase) skip NFKC (`keep_forms`): the references are not normalised either.
+Parsing time is linear in the text's length: no regex here backtracks over a run twice
+(possessive `*+` where two optional parts could share a run; tags paired in one pass), and
+no loop copies the text once per step (bench/parse_scaling.py measures it on adversarial
+texts; tests/unit/test_parsing_linear.py runs those texts at 1 MB).
 - value: what was read (a letter, a label, an idiom list, an explanation), or None;
 - ok:    the output followed the requested format (a lenient reading can still give a
          value with ok False: the scorer decides what to count);
@@ -38,38 +47,75 @@ def result(value: Any, ok: bool, raw: str, flags: Sequence[str] | set[str]) -> P
 
 # --------------------------------------------------------------------------- think blocks
 
-THINK_OPEN = re.compile(r"<think(?:ing)?>", re.IGNORECASE)
-THINK_CLOSE = re.compile(r"</think(?:ing)?>", re.IGNORECASE)
-THINK_BLOCK = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.IGNORECASE | re.DOTALL)
+# Zero-width characters (space, non-joiner, joiner, word joiner, BOM) and bidirectional
+# controls (marks, embeddings, overrides, isolates): invisible, and never part of an answer.
+INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u200e\u200f\u061c"
+                                   "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"))
+
+
+def normalise_output(text: str, keep_forms: bool = False) -> tuple[str, set[str]]:
+    """A model output as every parser reads it: zero-width and direction marks removed (flag
+    `invisible_characters`), then NFKC (full-width forms and compatibility characters to their
+    plain form: `Ａｎｓｗｅｒ：Ｂ` is `Answer:B`). keep_forms: no NFKC, for the parsers whose value is
+    free text scored against references as written (an explanation, an idiom, a paraphrase: a
+    copy of a reference holding `，` or `…` must score as that reference). Control characters
+    and NUL are kept: they are text to the parsers."""
+    visible = text.translate(INVISIBLE)
+    flags = {"invisible_characters"} if len(visible) != len(text) else set()
+    return (visible if keep_forms else unicodedata.normalize("NFKC", visible)), flags
+
+
+THINK_TAG = re.compile(r"<(/?)think(?:ing)?>", re.IGNORECASE)
 
 
 def strip_think(text: str) -> tuple[str, set[str]]:
-    """Remove reasoning blocks. A closed <think>…</think> is removed (`think_block`); an
-    unclosed <think> removes everything after it (`unclosed_think`: the answer was never
-    written); a lone </think> (the chat template opened the block in the prompt) keeps only
-    what follows its last occurrence (`think_close_without_open`)."""
+    """Remove reasoning blocks. A closed <think>…</think> is removed (`think_block`; from an
+    opening tag to the first closing tag after it); an unclosed <think> removes everything
+    after it (`unclosed_think`: the answer was never written); a lone </think> (the chat
+    template opened the block in the prompt) keeps only what follows its last occurrence
+    outside any block (`think_close_without_open`). One pass over the tags."""
     flags: set[str] = set()
     if not isinstance(text, str):
         return "", {"not_text"}
-    stripped, n = THINK_BLOCK.subn("", text)
-    if n:
-        flags.add("think_block")
-    opened = THINK_OPEN.search(stripped)
-    if opened:
+    kept: list[str] = []
+    kept_length = 0
+    position = 0  # start of the text not yet kept or dropped
+    in_block = False
+    after_lone_close = None  # the length of the kept text up to the last lone </think>
+    for tag in THINK_TAG.finditer(text):
+        closing = tag.group(1) == "/"
+        if in_block:
+            if closing:
+                flags.add("think_block")
+                in_block, position = False, tag.end()
+            continue
+        end = tag.end() if closing else tag.start()
+        kept.append(text[position:end])
+        kept_length += end - position
+        position = end
+        if closing:
+            after_lone_close = kept_length
+        else:
+            in_block = True
+    if in_block:
         flags.add("unclosed_think")
-        stripped = stripped[: opened.start()]
-    closes = list(THINK_CLOSE.finditer(stripped))
-    if closes:
+    else:
+        kept.append(text[position:])
+    stripped = "".join(kept)
+    if after_lone_close is not None:
         flags.add("think_close_without_open")
-        stripped = stripped[closes[-1].end():]
+        stripped = stripped[after_lone_close:]
     return stripped.strip(), flags
 
 
-def clean_output(raw: str) -> tuple[str, set[str]]:
-    """Think blocks removed, outer whitespace stripped; flags `empty` when nothing is left."""
-    text, flags = strip_think(raw if isinstance(raw, str) else "")
+def clean_output(raw: str, keep_forms: bool = False) -> tuple[str, set[str]]:
+    """The output normalised (`normalise_output`, keep_forms as there), think blocks removed,
+    outer whitespace stripped; flags `empty` when nothing is left. Every parser starts here."""
     if not isinstance(raw, str):
-        flags.add("not_text")
+        return "", {"not_text", "empty"}
+    normal, flags = normalise_output(raw, keep_forms)
+    text, think_flags = strip_think(normal)
+    flags |= think_flags
     if not text:
         flags.add("empty")
     return text, flags
@@ -84,43 +130,71 @@ def nonempty_lines(text: str) -> list[str]:
 QUOTE_PAIRS = {
     '"': '"', "'": "'", "“": "”", "‘": "’", "«": "»", "「": "」", "『": "』", "《": "》", "`": "`", "＂": "＂",
 }
-MARKDOWN_EMPHASIS = re.compile(r"^(\*\*|__|\*|_)(.+)\1$", re.DOTALL)
+EMPHASIS = ("**", "__", "*", "_")  # markdown markers, the longer first
 
 
 def unwrap(text: str) -> tuple[str, set[str]]:
-    """Strip matching quote pairs and markdown emphasis around the whole text (repeatedly)."""
+    """Strip matching quote pairs and markdown emphasis (`**x**`, `__x__`, `*x*`, `_x_`, with
+    text inside) around the whole text, repeatedly; the bounds move inward, nothing is copied
+    until the end."""
     flags: set[str] = set()
-    text = text.strip()
-    while len(text) >= 2:
-        emphasis = MARKDOWN_EMPHASIS.match(text)
-        if emphasis:
-            text = emphasis.group(2).strip()
+    start, end = 0, len(text)
+
+    def trim() -> None:
+        nonlocal start, end
+        while start < end and text[start].isspace():
+            start += 1
+        while end > start and text[end - 1].isspace():
+            end -= 1
+
+    trim()
+    while end - start >= 2:
+        marker = next((m for m in EMPHASIS if end - start > 2 * len(m) and text.startswith(m, start)
+                       and text.endswith(m, start, end)), None)
+        if marker is not None:
+            start, end = start + len(marker), end - len(marker)
             flags.add("markdown")
-            continue
-        close = QUOTE_PAIRS.get(text[0])
-        if close is not None and text.endswith(close):
-            text = text[1:-1].strip()
+        elif QUOTE_PAIRS.get(text[start]) == text[end - 1]:
+            start, end = start + 1, end - 1
             flags.add("quoted")
-            continue
-        break
-    return text, flags
+        else:
+            break
+        trim()
+    return text[start:end], flags
+
+
+def label_pattern(labels: Sequence[str]) -> re.Pattern[str]:
+    """`Label:` at the start (ASCII or full-width colon, any case, optional markdown); runs of
+    whitespace matched possessively (nothing after them can be whitespace)."""
+    return re.compile(
+        r"\s*+(?:\*\*|__)?(?:" + "|".join(re.escape(label) for label in labels) + r")(?:\*\*|__)?\s*+[:：]\s*+(?:\*\*|__)?",
+        re.IGNORECASE,
+    )
 
 
 def strip_leading_label(text: str, labels: Sequence[str]) -> tuple[str, bool]:
     """Remove one leading `Label:` (ASCII or full-width colon, any case, optional markdown)."""
-    pattern = re.compile(
-        r"^\s*(?:\*\*|__)?(?:" + "|".join(re.escape(label) for label in labels) + r")(?:\*\*|__)?\s*[:：]\s*(?:\*\*|__)?",
-        re.IGNORECASE,
-    )
-    new, n = pattern.subn("", text, count=1)
-    return (new.strip(), True) if n else (text, False)
+    found = label_pattern(labels).match(text)
+    return (text[found.end():].strip(), True) if found else (text, False)
+
+
+def strip_leading_labels(text: str, labels: Sequence[str]) -> tuple[str, bool]:
+    """Remove every leading `Label:` in a row (`含义：含义：x`), in one pass."""
+    pattern, position = label_pattern(labels), 0
+    while found := pattern.match(text, position):
+        if found.end() == position:
+            break
+        position = found.end()
+    return (text[position:].strip(), True) if position else (text, False)
 
 
 # --------------------------------------------------------------------------- option letters
 
-JSON_ANSWER = re.compile(r"""["']?(?i:answer)["']?\s*[:：]\s*["']?\(?\s*([A-Za-z])\s*\)?(?=[\s"'.,:)}\]]|$)""")
+# Possessive runs (`*+`): what follows a whitespace run is never whitespace, so giving back
+# part of the run can never help a match; without it `\s*[:：]?\s*` is quadratic in the run.
+JSON_ANSWER = re.compile(r"""["']?(?i:answer)["']?\s*+[:：]\s*+["']?\(?\s*+([A-Za-z])\s*+\)?(?=[\s"'.,:)}\]]|$)""")
 LABELLED_LETTER = re.compile(
-    r"(?i:answer|option|choice|output|答案|选项|選項)(?:\s+(?i:is))?\s*[:：]?\s*[\"'(\[*]*\s*([A-Z])(?![A-Za-z0-9])"
+    r"(?i:answer|option|choice|output|答案|选项|選項)(?:\s++(?i:is))?\s*+[:：]?\s*+[\"'(\[*]*+\s*+([A-Z])(?![A-Za-z0-9])"
 )
 LEADING_LETTER = re.compile(r"^[\"'(\[*]*([A-Z])[\])*\"']*(?:\s*[.:：)、,，\-]|\s*$|(?<=[B-Z])\s)(.*)$", re.DOTALL)
 # "B or C", "B/C", "B, C": a second letter right after the first
@@ -133,14 +207,23 @@ ARTICLE_A = re.compile(r"\s+(?!(?:or|and|nor)\b)[a-z]")
 STANDALONE_LETTER = re.compile(r"(?<![A-Za-z0-9'’])([A-Z])(?![A-Za-z0-9'’])")
 
 
+NOT_JSON = object()
+
+
+def json_value(text: str) -> Any:
+    """`text` read as JSON, or NOT_JSON: invalid JSON, and also what Python's reader raises on
+    beyond JSON's syntax (a number of over 4,300 digits, nesting deeper than the stack)."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
+        return NOT_JSON
+
+
 def _json_answers(text: str) -> list[str]:
     """Values of an "Answer" key in the JSON objects of the text (fenced or not)."""
     values = []
     for match in re.finditer(r"\{[^{}]*\}", text):
-        try:
-            obj = json.loads(match.group(0))
-        except json.JSONDecodeError:
-            continue
+        obj = json_value(match.group(0))
         if isinstance(obj, dict):
             values += [v for k, v in obj.items() if str(k).strip().lower() == "answer" and isinstance(v, str)]
     return values
@@ -219,7 +302,7 @@ def parse_letter(raw: str, letters: Sequence[str] = LETTERS, choices: Sequence[s
             return result(matches[0], False, raw, flags | {"option_text"})
     found = [
         m.group(1) for m in STANDALONE_LETTER.finditer(unwrapped)
-        if m.group(1) in valid and not (m.group(1) == "A" and ARTICLE_A.match(unwrapped[m.end():]))
+        if m.group(1) in valid and not (m.group(1) == "A" and ARTICLE_A.match(unwrapped, m.end()))
     ]
     letter, why = _one_letter(found, valid)
     if letter is not None or why:
@@ -269,8 +352,24 @@ def parse_tag_label(raw: str, labels: Sequence[str], fallback_words: dict[str, s
 
 # --------------------------------------------------------------------------- ranked lists
 
-ANSWER_BLOCK = re.compile(r"<answer>(.*?)</answer>", re.IGNORECASE | re.DOTALL)
-ANSWER_OPEN = re.compile(r"<answer>", re.IGNORECASE)
+ANSWER_TAG = re.compile(r"<(/?)answer>", re.IGNORECASE)
+
+
+def answer_blocks(text: str) -> tuple[list[str], int | None]:
+    """(the closed `<answer>…</answer>` blocks, each from an opening tag to the first closing
+    tag after it; the end of the last opening tag no closing tag follows, or None). One pass."""
+    blocks: list[str] = []
+    opened: int | None = None
+    last_open: int | None = None
+    for tag in ANSWER_TAG.finditer(text):
+        if tag.group(1) != "/":
+            last_open = tag.end()
+            if opened is None:
+                opened = tag.end()
+        elif opened is not None:
+            blocks.append(text[opened:tag.start()])
+            opened = None
+    return blocks, (last_open if opened is not None else None)
 LIST_SEPARATORS = re.compile(r"[,，、;；\n]+")
 NUMBERING = re.compile(r"^\s*(?:\d+\s*[.)、:：]|[（(]\d+[)）])\s*")
 PLACEHOLDER_NAMES = re.compile(r"^idiom\s*\d*$", re.IGNORECASE)
@@ -285,16 +384,15 @@ def parse_ranked_list(raw: str, expected: int = 5, keep_duplicates: bool = False
     kept in place with keep_duplicates, for scorers that rank by written position),
     `echoed_format` (the format's own `idiom1, idiom2` placeholders)."""
     text, flags = clean_output(raw)
-    blocks = ANSWER_BLOCK.findall(text)
+    blocks, unclosed = answer_blocks(text)
     if blocks:
         content = blocks[-1]
         if len(blocks) > 1:
             flags.add("several_answer_blocks")
     else:
-        opened = list(ANSWER_OPEN.finditer(text))
-        if not opened:
+        if unclosed is None:
             return result(None, False, raw, flags | {"no_answer_block"})
-        content = text[opened[-1].end():]
+        content = text[unclosed:]
         flags.add("unclosed_answer_block")
     content = content.strip()
     if content.startswith("<") and content.endswith(">"):

@@ -7,8 +7,11 @@ Formats:
   items BY CONTENT), read by the replay backend's readers.
 - `idiombench`: this project's generations table (results/generations/<model>/<bench>/
   <setting>.parquet), matched by item id; main-pass rows of the requested task.
-Lines that match no item, and items without a prediction, are counted and reported
-(`coverage`). Two denominators (docs/METRICS.md#5-denominators-of-evaluate-predictions):
+One record answers one item (the replay backend's `match_records`): a record that fits
+several items (ambiguous), has no identifying field, or disagrees with another record of its
+item (conflicting) answers nothing. Such records, lines that match no item, and items without
+a prediction are counted and reported (`coverage`). Size limits: foreign.MAX_FILE_BYTES,
+foreign.MAX_LINE_BYTES (docs/troubleshooting.md). Two denominators (docs/METRICS.md#5-denominators-of-evaluate-predictions):
 - `test-set` (default): every item of the task; an item without a prediction is scored as
   a failed (wrong) answer, never dropped;
 - `records`: only the items the file has a record for, as an authors' own evaluation
@@ -23,16 +26,19 @@ the authors' scorers divide by the records they read.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 from pydantic import ValidationError
 
 from .benchmarks.registry import get_benchmark, prediction_formats
 from .errors import DataError, IdiombenchError
 from .evaluation import AggregateContext, ScoreContext, _make_scorers, load_items
-from .generation.backends.replay import NO_PREDICTION, OWN_FORMAT, SourceStats, known_formats, reader_for
+from .foreign import check_file_size, storable_text
+from .generation.backends.replay import NO_PREDICTION, OWN_FORMAT, SourceStats, known_formats, match_records, reader_for
 from .generation.config import ReplaySource
 from .generation.table import GENERATION_SCHEMA
 from .generation.types import Request, Sampling, item_context
@@ -54,6 +60,11 @@ class PredictionReport:
     denominator: str = "test-set"
     recorded: int = 0  # items the file has a record for (the `records` denominator)
     by_denominator: dict[str, dict[str, float | None]] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)  # records that answer no item for another reason, in words
+    ambiguous_lines: int = 0
+    unidentified_lines: int = 0
+    conflicting_lines: int = 0
+    conflicting_items: int = 0
 
     def coverage(self) -> dict[str, Any]:
         return {
@@ -61,6 +72,10 @@ class PredictionReport:
             "records_read": self.lines,
             "records_matched": self.recorded,
             "records_unmatched": len(self.unmatched_lines),
+            "records_ambiguous": self.ambiguous_lines,
+            "records_without_identifying_field": self.unidentified_lines,
+            "records_conflicting": self.conflicting_lines,
+            "items_with_conflicting_records": self.conflicting_items,
             "items_with_prediction": self.predicted,
             "items_without_record": self.items - self.recorded,
             "share_of_test_set": self.recorded / self.items if self.items else None,
@@ -92,45 +107,63 @@ def _row(benchmark: str, task: str, setting: str, item: Item, text: str | None) 
         "prompt_id": f"{benchmark}/{task}/{setting}/{item.item_id}",
         "benchmark": benchmark, "task": task, "setting": setting, "item_id": item.item_id,
         "prompt_hash": "", "pass": "main", "sample_index": 0, "rotation": 0,
-        "text": text or "", "prompt_tokens": None, "completion_tokens": None,
+        "text": storable_text(text or ""), "prompt_tokens": None, "completion_tokens": None,
         "finish_reason": "stop" if text is not None else "error",
         "error": None if text is not None else NO_PREDICTION, "request_key": "",
     }
 
 
-# (generation rows, one per item; records read; unmatched record numbers; ids of the items the file has a record for)
-Read = tuple[list[dict[str, Any]], int, list[int], set[str]]
+@dataclass
+class Read:
+    """A predictions file read against the task's items."""
+
+    rows: list[dict[str, Any]]  # generation rows, one per item
+    lines: int  # records read (for a table: its rows)
+    stats: SourceStats  # what became of each record
+    recorded: set[str]  # ids of the items the file has a record for (conflicting ones too)
 
 
 def _from_registered(fmt: str, path: Path, benchmark: str, task: str, setting: str, items: dict[str, Item]) -> Read:
-    """A benchmark's published-predictions format, through its registered replay reader."""
+    """A benchmark's published-predictions format, through its registered replay reader and the
+    replay backend's one-record-one-item rule (`match_records`)."""
     source = ReplaySource(benchmark=benchmark, task=task, setting=setting, path=str(path), format=fmt)
     stats = SourceStats(source)
-    matcher = reader_for(fmt, prediction_formats())(source, path, stats)
-    rows = []
-    recorded = set()
-    for item in items.values():
-        request = Request(key="", prompt_id="", messages=(), sampling=Sampling(), seed=0, sample_index=0,
-                          item=item_context(item, setting))
-        text = matcher.lookup(request)
-        if text is not None:
-            recorded.add(item.item_id)
-        rows.append(_row(benchmark, task, setting, item, text))
-    summary = stats.to_json()
-    return rows, summary["lines"], stats.unmatched(), recorded
+    reader = reader_for(fmt, prediction_formats())(source, path, stats)
+    requests = {
+        item.item_id: Request(key=item.item_id, prompt_id=f"{benchmark}/{task}/{setting}/{item.item_id}", messages=(),
+                              sampling=Sampling(), seed=0, sample_index=0, item=item_context(item, setting))
+        for item in items.values()
+    }
+    matches = match_records(reader, list(requests.values()))
+    rows = [_row(benchmark, task, setting, item, matches.predictions.get(item.item_id)) for item in items.values()]
+    return Read(rows, stats.to_json()["lines"], stats, set(matches.recorded))
 
 
 IDIOMBENCH_COLUMNS = ("benchmark", "setting", "task", "item_id", "pass", "sample_index", "text", "error")
 
 
+def _column_type_ok(name: str, kind: pa.DataType) -> bool:
+    if name == "sample_index":
+        return pa.types.is_integer(kind)
+    text = pa.types.is_string(kind) or pa.types.is_large_string(kind)
+    return text or (name == "error" and pa.types.is_null(kind))  # a column of nulls only: no error anywhere
+
+
 def _from_idiombench(path: Path, benchmark: str, task: str, setting: str, items: dict[str, Item]) -> Read:
-    """This project's generations table: the main-pass rows of `benchmark`/`setting`/`task`. A
-    table whose rows are all of another benchmark or setting is refused, naming what it holds
-    (its rows are never scored under the command line's labels)."""
+    """This project's generations table: the main-pass rows of `benchmark`/`setting`/`task`, a
+    row answering the item it names (`item_id`). A table whose rows are all of another benchmark
+    or setting is refused, naming what it holds (its rows are never scored under the command
+    line's labels); rows of one item with different texts answer nothing (conflicting)."""
+    check_file_size(path, "generations table")
     table = read_parquet(path, what="generations table")
     missing = [c for c in IDIOMBENCH_COLUMNS if c not in table.column_names]
     if missing:
         raise DataError(path, f"not an idiombench generations table: missing columns {missing}")
+    wrong = [f"{f.name} is {f.type}" for f in table.select(list(IDIOMBENCH_COLUMNS)).schema
+             if not _column_type_ok(f.name, f.type)]
+    if wrong:
+        raise DataError(path, f"not an idiombench generations table: {'; '.join(wrong)}",
+                        expected="text columns of strings, sample_index of integers")
     records = table.select(list(IDIOMBENCH_COLUMNS)).to_pylist()
     held = sorted({(str(r["benchmark"]), str(r["setting"])) for r in records})
     if records and (benchmark, setting) not in held:
@@ -138,22 +171,37 @@ def _from_idiombench(path: Path, benchmark: str, task: str, setting: str, items:
         raise DataError(path, f"no row of {benchmark}/{setting} (the table holds {holds})",
                         expected=f"predictions for --benchmark {benchmark} --setting {setting}, or the "
                                  "--benchmark / --setting the table was generated for")
-    found: dict[str, str] = {}
+    stats = SourceStats(ReplaySource(benchmark=benchmark, task=task, setting=setting, path=str(path),
+                                     format=OWN_FORMAT), lines=len(records))
+    texts: dict[str, dict[int, str]] = {}
     recorded: set[str] = set()  # a failed generation is a record too: wrong under either denominator
-    unmatched = []
     for number, record in enumerate(records, start=1):
         if (record["benchmark"], record["setting"]) != (benchmark, setting):
-            continue  # another benchmark's or setting's rows (a table may hold several)
+            stats.blank_lines.add(number)  # another benchmark's or setting's rows (a table may hold several)
+            continue
         if record["task"] != task or record["pass"] != "main" or record["sample_index"] != 0:
+            stats.blank_lines.add(number)  # another task's rows, other passes and samples: not this file's answer
+            continue
+        if record["item_id"] is None:
+            stats.unidentified_lines.add(number)
             continue
         if record["item_id"] not in items:
-            unmatched.append(number)
-            continue
+            continue  # unmatched
         recorded.add(record["item_id"])
         if record["error"] is None:
-            found.setdefault(record["item_id"], record["text"])
+            texts.setdefault(record["item_id"], {})[number] = record["text"] or ""
+        else:
+            stats.matched_lines.add(number)
+    found: dict[str, str] = {}
+    for item_id, by_line in texts.items():
+        if len(set(by_line.values())) == 1:
+            found[item_id] = next(iter(by_line.values()))
+            stats.matched_lines.update(by_line)
+        else:
+            stats.conflicting_lines.update(by_line)
+            stats.conflicting_items.add(item_id)
     rows = [_row(benchmark, task, setting, item, found.get(item.item_id)) for item in items.values()]
-    return rows, len(records), unmatched, recorded
+    return Read(rows, len(records), stats, recorded)
 
 
 def known_setting(params: Params, benchmark: str, setting: str) -> bool:
@@ -206,15 +254,15 @@ def evaluate_predictions(params: Params, benchmark: str, task: str, setting: str
     if task not in all_items:
         raise IdiombenchError(f"{benchmark} has no task {task!r} (built tasks: {', '.join(sorted(all_items))})")
     items = all_items[task]
-    if fmt == OWN_FORMAT:
-        rows, lines, unmatched, recorded = _from_idiombench(path, benchmark, task, setting, items)
-    else:
-        rows, lines, unmatched, recorded = _from_registered(fmt, path, benchmark, task, setting, items)
+    read = (_from_idiombench if fmt == OWN_FORMAT else partial(_from_registered, fmt))(path, benchmark, task,
+                                                                                       setting, items)
+    rows, recorded, unmatched = read.rows, read.recorded, read.stats.unmatched()
     if not any(r["error"] is None for r in rows):
         # An empty file, another task's or benchmark's file: a score of 0 would look like a result.
-        raise DataError(path, f"no prediction matches an item of {benchmark}/{task} ({lines:,} lines read, "
-                        f"{len(unmatched):,} naming no item)", expected=f"predictions for the {len(items):,} items "
-                        f"of {benchmark}/{task}/{setting}")
+        why = "; ".join([f"{read.lines:,} lines read", f"{len(unmatched):,} naming no item", *read.stats.problems()])
+        raise DataError(path, f"no prediction matches an item of {benchmark}/{task} ({why})",
+                        expected=f"predictions for the {len(items):,} items of {benchmark}/{task}/{setting}, each "
+                                 "identifying one item (docs/troubleshooting.md#unmatched-and-ambiguous-records)")
     generations = pd.DataFrame(rows, columns=GENERATION_SCHEMA.names)
     scorers = _make_scorers(params)
     score_ctx = ScoreContext(params=params, model=model, benchmark=benchmark, config=params.benchmark(benchmark),
@@ -228,7 +276,9 @@ def evaluate_predictions(params: Params, benchmark: str, task: str, setting: str
         bench, params, model, benchmark, task, setting, _only_recorded(scores, recorded), all_items, meta)
     predicted = sum(1 for r in rows if r["error"] is None)
     return PredictionReport(
-        metrics=by_denominator[denominator], items=len(items), predicted=predicted, lines=lines,
+        metrics=by_denominator[denominator], items=len(items), predicted=predicted, lines=read.lines,
         unmatched_lines=unmatched, notes=list(score_ctx.notes), denominator=denominator, recorded=len(recorded),
-        by_denominator=by_denominator,
+        by_denominator=by_denominator, problems=read.stats.problems(),
+        ambiguous_lines=len(read.stats.ambiguous_lines), unidentified_lines=len(read.stats.unidentified_lines),
+        conflicting_lines=len(read.stats.conflicting_lines), conflicting_items=len(read.stats.conflicting_items),
     )

@@ -13,13 +13,16 @@ point as a subprocess. Workflow cases run `snakemake` and `dvc` themselves.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
+import inspect
 import json
 import os
 import re
 import shutil
 import subprocess
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -1008,6 +1011,658 @@ def _(p: Path) -> list[str]:
     return ["-n", "--cores", "1", "--config", "params=absent.yaml"]
 
 
+# ---- issue 30: the classes, generated for every stage and every benchmark task --------------
+#
+# The cases above are examples; these are classes. For each stage that reads input someone else
+# may have made and each benchmark task (UNITS: every task at least once and every setting at
+# least once, checked against a project built from the mirror), the corpus generates: an item
+# without a record, a record without an item, records of one item that disagree, a record that
+# fits several items or none, wrong types, empty, huge, undecodable, strange characters; for
+# every stage that takes --out, a look-alike ownership record; for every command that reads
+# params, a secret-bearing value. Each case asserts its outcome: one clear error (exit 2, one
+# `error:` line naming the file or key) or the right result (exit 0 and the counts that prove
+# it), in both cases no file changed beyond the stage's own outputs, no internal error, and no
+# secret in any output. They run in process (the CLI's own boundary, cli.user_errors) on a copy of
+# a small project with every benchmark's real items (a few per task) and the oracle's outputs.
+
+@dataclass(frozen=True)
+class Unit:
+    benchmark: str
+    task: str
+    setting: str
+
+    def __str__(self) -> str:
+        return f"{self.benchmark}/{self.task}/{self.setting}"
+
+
+# Every task at least once, every (benchmark, setting) at least once; SemanticQA's tasks spread
+# over its settings (its parsers depend on the task's kind, not on k). Checked against the
+# project's prompts by test_units_cover_every_task_and_setting.
+UNITS: tuple[Unit, ...] = (
+    *(Unit("orderprobe", "restore", s) for s in ("zero_shot", "cot", "three_shot")),
+    Unit("g-idiomalign", "mcq", "mcq"),
+    *(Unit("g-idiomalign", "gloss_generation", s) for s in ("no_gloss", "with_gloss")),
+    *(Unit("semanticqa", task, ("0-shot", "3-shot", "5-shot")[i % 3]) for i, task in enumerate((
+        "collocation_categorization", "collocation_extraction", "collocation_interpretation", "idiom_detection",
+        "idiom_extraction", "idiom_paraphrase", "noun_compound_compositionality", "noun_compound_extraction",
+        "noun_compound_interpretation", "vmwe_extraction_LVC", "vmwe_extraction_VID", "vmwe_extraction_VPC"))),
+    *(Unit("chengyu-bench", task, setting) for task, setting in (
+        ("appropriateness_sample", "appropriateness"), ("chid", "chid_candidates"), ("chid", "chid_open_cloze"),
+        ("connotation_sample", "connotation"))),
+)
+PER_TASK = 8  # prompts kept per (benchmark, setting, task) in the tasks project
+CANARY = "S3CRET-c4n4ry"  # a secret no output may show
+HUGE = 1_000_000  # characters of the huge output (principle 6: 1 MB lines)
+# The huge output: the answer, then a 1 MB run without spaces (1 MB through every parser, the
+# storage and the character-level scorers). Not 200,000 words: METEOR and ROUGE-L compare every
+# word with every reference, linear but minutes against NCI's up to 167 references
+# (docs/troubleshooting.md); the parsers' growth on long texts of every shape is
+# tests/unit/test_parsing_linear.py's.
+
+
+def huge(text: str) -> str:
+    return text + " " + "x" * HUGE
+STRANGE = "\x00\x01\x1b[31m\x7f\x85\u202e\u2066\u200f\u200b\ufeff"  # NUL, C0/C1 controls, direction marks, zero-width
+
+
+@dataclass
+class Generated:
+    """One generated case: `setup` prepares the project copy and returns the command's arguments;
+    `check` (None: a clear error) asserts the right result from the output and the project."""
+
+    stage: str
+    where: str  # the unit, the benchmark or the command
+    klass: str
+    setup: Callable[[Path], list[str]]
+    errors: tuple[str, ...] = ()  # substrings of the one error line (check None)
+    check: Callable[[Result, Path], None] | None = None
+    writes: tuple[str, ...] = ()  # path prefixes the command may write (its outputs)
+    limits: dict[str, int] = field(default_factory=dict)  # foreign.* limits lowered for the case
+    tool: str = "idiombench"
+    process: bool = False
+
+    @property
+    def id(self) -> str:
+        return f"{self.stage} | {self.where} | {self.klass}"
+
+
+GENERATED: list[Generated] = []
+
+
+def through_entry_point(unit: Unit) -> bool:
+    """The sample run as a subprocess of the real `idiombench` (the rest in process): each stage's
+    first unit of each file format."""
+    return unit in (UNITS[0], next(u for u in UNITS if u.benchmark == "semanticqa"))
+
+
+def generated(stage: str, where: object, klass: str, **options: Any) -> Callable[[Callable[[Path], list[str]]], None]:
+    def register(setup: Callable[[Path], list[str]]) -> None:
+        GENERATED.append(Generated(stage, str(where), klass, setup, **options))
+    return register
+
+
+# ---- reading and writing the tasks project's files
+
+def oracle_table(p: Path, unit: Unit) -> Path:
+    return p / "results/generations/oracle" / unit.benchmark / f"{unit.setting}.parquet"
+
+
+def table_rows(path: Path) -> tuple[list[dict[str, Any]], pa.Schema]:
+    table = pq.read_table(path)
+    return table.to_pylist(), table.schema
+
+
+def unit_rows(rows: list[dict[str, Any]], unit: Unit) -> list[dict[str, Any]]:
+    return [r for r in rows if r["task"] == unit.task and r["pass"] == "main" and r["sample_index"] == 0]
+
+
+def write_rows(path: Path, rows: list[dict[str, Any]], schema: pa.Schema) -> None:
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
+
+
+def unit_items(p: Path, unit: Unit) -> list[Any]:
+    from idiombench.items import read_items
+
+    return read_items(p / "data/processed" / unit.benchmark / f"{unit.task}.parquet")
+
+
+def evaluate(unit: Unit, path: str, *extra: str) -> list[str]:
+    return ["evaluate-predictions", "--benchmark", unit.benchmark, "--task", unit.task, "--setting", unit.setting,
+            "--json", *extra, path]
+
+
+def coverage(result: Result) -> dict[str, Any]:
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def both_denominators(body: dict[str, Any]) -> None:
+    """Both denominators computed with the same metrics (a missing item changes numbers, not keys)."""
+    by = body["metrics_by_denominator"]
+    assert set(by) == {"test-set", "records"} and set(by["test-set"]) == set(by["records"]) == set(body["metrics"]), by
+
+
+def counts_are(**expected: int) -> Callable[[Result, Path], None]:
+    def check(result: Result, _: Path) -> None:
+        body = coverage(result)
+        both_denominators(body)
+        found = {key: body["coverage"][key] for key in expected}
+        assert found == expected, body["coverage"]
+    return check
+
+
+def released_records(p: Path, unit: Unit) -> list[dict[str, Any]]:
+    """One published-format record per item of the unit: its fields (all of them identify it)
+    and the oracle's output as `prediction`."""
+    texts = {r["item_id"]: r["text"] for r in unit_rows(table_rows(oracle_table(p, unit))[0], unit)}
+    return [{**item.fields, "prediction": texts[item.item_id]} for item in unit_items(p, unit) if item.item_id in texts]
+
+
+def write_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+
+
+def add_twin(p: Path, unit: Unit) -> str:
+    """A second item with the same fields as the unit's first (a release holding one record
+    twice), and its prompt: a record of the first now fits two items. The first's id."""
+    items = p / "data/processed" / unit.benchmark / f"{unit.task}.parquet"
+    rows, schema = table_rows(items)
+    first = next(r for r in rows if r["item_id"] in {i.item_id for i in unit_items(p, unit)}
+                 and r["item_id"] in {g["item_id"] for g in unit_rows(table_rows(oracle_table(p, unit))[0], unit)})
+    write_rows(items, [*rows, {**first, "item_id": first["item_id"] + "-twin"}], schema)
+    prompts = p / "results/prompts" / unit.benchmark / f"{unit.setting}.parquet"
+    rows, schema = table_rows(prompts)
+    prompt = next(r for r in rows if r["item_id"] == first["item_id"] and r["task"] == unit.task)
+    write_rows(prompts, [*rows, {**prompt, "item_id": first["item_id"] + "-twin",
+                                 "prompt_id": prompt["prompt_id"] + "-twin"}], schema)
+    return first["item_id"]
+
+
+def replay_model(p: Path, unit: Unit, fmt: str, path: str = "source") -> None:
+    source = {"benchmark": unit.benchmark, "setting": unit.setting, "path": path, "format": fmt}
+    if fmt != "idiombench":
+        source["task"] = unit.task
+    edit_params(p, model("rp", {"backend": "replay", "benchmarks": [unit.benchmark], "sources": [source]}))
+
+
+def replayed(p: Path, unit: Unit) -> dict[str, dict[str, Any]]:
+    """The replay model's generations of the unit, by item id."""
+    rows, _ = table_rows(p / "results/generations/rp" / unit.benchmark / f"{unit.setting}.parquet")
+    return {r["item_id"]: r for r in unit_rows(rows, unit)}
+
+
+def replay_summary(p: Path) -> dict[str, Any]:
+    return json.loads((p / "results/logs/generate-rp.json").read_text(encoding="utf-8"))["backend_summary"]
+
+
+REPLAY_WRITES = ("results/generations/rp",)
+
+
+def score_rows(p: Path, unit: Unit) -> list[dict[str, Any]]:
+    rows, _ = table_rows(p / "results/scores/oracle" / unit.benchmark / f"{unit.setting}.parquet")
+    return [r for r in rows if r.get("task", unit.task) == unit.task and r.get("pass", "main") == "main"]
+
+
+# ---- evaluate-predictions on a generations table (every benchmark task) ----------------------
+
+def table_classes(unit: Unit) -> None:
+    stage = "evaluate-predictions (idiombench table)"
+
+    @generated(stage, unit, "item without a record", process=through_entry_point(unit),
+               check=counts_are(items_without_record=1, records_unmatched=0))
+    def _(p: Path) -> list[str]:
+        rows, schema = table_rows(oracle_table(p, unit))
+        first = unit_rows(rows, unit)[0]
+        write_rows(p / "preds.parquet", [r for r in rows if r is not first], schema)
+        return evaluate(unit, "preds.parquet")
+
+    @generated(stage, unit, "record without an item", check=counts_are(items_without_record=0, records_unmatched=1))
+    def _(p: Path) -> list[str]:
+        rows, schema = table_rows(oracle_table(p, unit))
+        stray = {**unit_rows(rows, unit)[0], "item_id": "no-such-item", "prompt_id": "stray"}
+        write_rows(p / "preds.parquet", [*rows, stray], schema)
+        return evaluate(unit, "preds.parquet")
+
+    @generated(stage, unit, "records of one item that disagree",
+               check=counts_are(records_conflicting=2, items_with_conflicting_records=1, items_without_record=0))
+    def _(p: Path) -> list[str]:
+        rows, schema = table_rows(oracle_table(p, unit))
+        first = unit_rows(rows, unit)[0]
+        write_rows(p / "preds.parquet", [*rows, {**first, "text": first["text"] + " (another answer)"}], schema)
+        return evaluate(unit, "preds.parquet")
+
+    @generated(stage, unit, "huge output (1 MB)", check=counts_are(items_without_record=0))
+    def _(p: Path) -> list[str]:
+        rows, schema = table_rows(oracle_table(p, unit))
+        first = unit_rows(rows, unit)[0]
+        write_rows(p / "preds.parquet", [{**r, "text": huge(r["text"])} if r is first else r for r in rows], schema)
+        return evaluate(unit, "preds.parquet", "-p", "lexical.yaml")  # neural embedders: see docs/troubleshooting.md
+
+    @generated(stage, unit, "control and direction characters", check=counts_are(items_without_record=0))
+    def _(p: Path) -> list[str]:
+        rows, schema = table_rows(oracle_table(p, unit))
+        write_rows(p / "preds.parquet", [{**r, "text": STRANGE + r["text"] + STRANGE} for r in rows], schema)
+        return evaluate(unit, "preds.parquet")
+
+
+def table_file_classes(benchmark: str, unit: Unit) -> None:
+    """What is wrong with the file, not with a record: the same for every task of the file."""
+    stage = "evaluate-predictions (idiombench table)"
+
+    @generated(stage, benchmark, "wrong types (text of int64)", errors=("preds.parquet", "text is int64"))
+    def _(p: Path) -> list[str]:
+        rows, schema = table_rows(oracle_table(p, unit))
+        schema = pa.schema([f if f.name != "text" else pa.field("text", pa.int64()) for f in schema])
+        write_rows(p / "preds.parquet", [{**r, "text": n} for n, r in enumerate(rows)], schema)
+        return evaluate(unit, "preds.parquet")
+
+    @generated(stage, benchmark, "empty (no rows)", errors=("preds.parquet", f"no prediction matches an item of "
+                                                                             f"{unit.benchmark}/{unit.task}"))
+    def _(p: Path) -> list[str]:
+        write_rows(p / "preds.parquet", [], table_rows(oracle_table(p, unit))[1])
+        return evaluate(unit, "preds.parquet")
+
+    @generated(stage, benchmark, "undecodable (random bytes)", errors=("preds.parquet", "not a readable Parquet file"))
+    def _(p: Path) -> list[str]:
+        random_bytes(p / "preds.parquet")
+        return evaluate(unit, "preds.parquet")
+
+    @generated(stage, benchmark, "larger than the size limit", errors=("preds.parquet", "larger than the 1 KiB"),
+               limits={"MAX_FILE_BYTES": 1024})
+    def _(p: Path) -> list[str]:
+        shutil.copy(oracle_table(p, unit), p / "preds.parquet")
+        return evaluate(unit, "preds.parquet")
+
+
+# ---- evaluate-predictions on a published-format file (SemanticQA's tasks) ---------------------
+
+def published_classes(unit: Unit) -> None:
+    stage = "evaluate-predictions (semanticqa format)"
+
+    @generated(stage, unit, "item without a record", process=through_entry_point(unit),
+               check=counts_are(items_without_record=1, records_unmatched=0))
+    def _(p: Path) -> list[str]:
+        write_jsonl(p / "preds.jsonl", released_records(p, unit)[1:])
+        return evaluate(unit, "preds.jsonl")
+
+    @generated(stage, unit, "record without an item", check=counts_are(items_without_record=0, records_unmatched=1))
+    def _(p: Path) -> list[str]:
+        records = released_records(p, unit)
+        write_jsonl(p / "preds.jsonl", [*records, {**records[0], "item_of_no_task": "x"}])
+        return evaluate(unit, "preds.jsonl")
+
+    @generated(stage, unit, "a record that fits several items",
+               check=counts_are(records_ambiguous=1, items_without_record=2))  # the item and its twin
+    def _(p: Path) -> list[str]:
+        records = released_records(p, unit)
+        add_twin(p, unit)
+        write_jsonl(p / "preds.jsonl", records)
+        return evaluate(unit, "preds.jsonl")
+
+    @generated(stage, unit, "a record without an identifying field",
+               check=counts_are(records_without_identifying_field=1, items_without_record=0))
+    def _(p: Path) -> list[str]:
+        write_jsonl(p / "preds.jsonl", [{"prediction": "A"}, *released_records(p, unit)])
+        return evaluate(unit, "preds.jsonl")
+
+    @generated(stage, unit, "only a record without an identifying field (the issue's example)",
+               errors=("preds.jsonl", "no prediction matches an item", "1 without an identifying field"))
+    def _(p: Path) -> list[str]:
+        write_jsonl(p / "preds.jsonl", [{"prediction": "A"}])
+        return evaluate(unit, "preds.jsonl")
+
+    @generated(stage, unit, "wrong types (predictions that are not text)", check=counts_are(items_without_record=0))
+    def _(p: Path) -> list[str]:
+        records = released_records(p, unit)
+        odd = [None, 3.5, ["A"], {"answer": "A"}, True]
+        write_jsonl(p / "preds.jsonl", [{**r, "prediction": odd[n % len(odd)]} if n < 3 else r
+                                        for n, r in enumerate(records)])
+        return evaluate(unit, "preds.jsonl")
+
+    @generated(stage, unit, "huge output (1 MB)", check=counts_are(items_without_record=0))
+    def _(p: Path) -> list[str]:
+        records = released_records(p, unit)
+        records[0]["prediction"] = huge(records[0]["prediction"])
+        write_jsonl(p / "preds.jsonl", records)
+        return evaluate(unit, "preds.jsonl", "-p", "lexical.yaml")
+
+    @generated(stage, unit, "lone surrogates, control and direction characters",
+               check=counts_are(items_without_record=0))
+    def _(p: Path) -> list[str]:
+        records = [{**r, "prediction": "\ud800" + STRANGE + r["prediction"] + "\udfff"} for r in released_records(p, unit)]
+        (p / "preds.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")  # \\ud800 escapes
+        return evaluate(unit, "preds.jsonl")
+
+
+def published_file_classes(unit: Unit) -> None:
+    stage = "evaluate-predictions (semanticqa format)"
+
+    @generated(stage, "semanticqa", "wrong types (a record that is a list)", errors=("preds.jsonl, row 2", "no `prediction`"))
+    def _(p: Path) -> list[str]:
+        records = released_records(p, unit)
+        (p / "preds.jsonl").write_text(json.dumps(records[0]) + "\n[1, 2]\n", encoding="utf-8")
+        return evaluate(unit, "preds.jsonl")
+
+    @generated(stage, "semanticqa", "wrong types (NaN, a 5,000-digit number)", errors=("preds.jsonl, row 1", "JSON"))
+    def _(p: Path) -> list[str]:
+        (p / "preds.jsonl").write_text('{"idiom": NaN, "prediction": ' + "1" * 5000 + "}\n", encoding="utf-8")
+        return evaluate(unit, "preds.jsonl")
+
+    @generated(stage, "semanticqa", "empty", errors=("preds.jsonl", "no prediction matches an item"))
+    def _(p: Path) -> list[str]:
+        (p / "preds.jsonl").write_text("\n\n", encoding="utf-8")
+        return evaluate(unit, "preds.jsonl")
+
+    @generated(stage, "semanticqa", "undecodable (invalid UTF-8)", errors=("preds.jsonl, row 2", "invalid UTF-8 byte 0xff"))
+    def _(p: Path) -> list[str]:
+        records = released_records(p, unit)
+        (p / "preds.jsonl").write_bytes(json.dumps(records[0]).encode() + b'\n{"prediction": "\xff"}\n')
+        return evaluate(unit, "preds.jsonl")
+
+    @generated(stage, "semanticqa", "a line longer than the limit", errors=("preds.jsonl, row 1", "a line longer than 64 KiB"),
+               limits={"MAX_LINE_BYTES": 64 * 1024})
+    def _(p: Path) -> list[str]:
+        record = released_records(p, unit)[0]
+        write_jsonl(p / "preds.jsonl", [{**record, "prediction": "x" * 100_000}])
+        return evaluate(unit, "preds.jsonl")
+
+    @generated(stage, "semanticqa", "a line longer than the limit (16 MiB, through the real entry point)",
+               errors=("preds.jsonl, row 2", "a line longer than 16 MiB"), process=True)
+    def _(p: Path) -> list[str]:
+        records = released_records(p, unit)
+        write_jsonl(p / "preds.jsonl", [records[0], {**records[1], "prediction": "x" * (16 * 1024**2)}])
+        return evaluate(unit, "preds.jsonl")
+
+
+# ---- generate with a replay model (every benchmark task) ---------------------------------------
+
+def replay_classes(unit: Unit) -> None:
+    stage = "generate (replay, idiombench table)"
+
+    def source(p: Path, rows: list[dict[str, Any]], schema: pa.Schema) -> list[str]:
+        write_rows(p / "source.parquet", rows, schema)
+        replay_model(p, unit, "idiombench", "source.parquet")
+        return ["generate", "-m", "rp"]
+
+    def without(first_id: str) -> Callable[[Result, Path], None]:
+        def check(_: Result, p: Path) -> None:
+            got = replayed(p, unit)
+            assert got[first_id]["error"] == "no prediction in replay source", got[first_id]
+            assert all(r["error"] is None for i, r in got.items() if i != first_id)
+        return check
+
+    first_ids: dict[str, str] = {}
+
+    def first(p: Path) -> tuple[list[dict[str, Any]], pa.Schema, dict[str, Any]]:
+        rows, schema = table_rows(oracle_table(p, unit))
+        row = unit_rows(rows, unit)[0]
+        first_ids["id"] = row["item_id"]
+        return rows, schema, row
+
+    @generated(stage, unit, "item without a record", process=through_entry_point(unit),
+               writes=REPLAY_WRITES,
+               check=lambda r, p: without(first_ids["id"])(r, p))
+    def _(p: Path) -> list[str]:
+        rows, schema, row = first(p)
+        return source(p, [r for r in rows if r is not row], schema)
+
+    def record_without_item(_: Result, p: Path) -> None:
+        assert all(r["error"] is None for r in replayed(p, unit).values())
+        assert replay_summary(p)["sources"][0]["unmatched_lines"] >= 1
+
+    @generated(stage, unit, "record without an item", writes=REPLAY_WRITES, check=record_without_item)
+    def _(p: Path) -> list[str]:
+        rows, schema, row = first(p)
+        return source(p, [*rows, {**row, "prompt_id": "stray", "prompt_hash": "stray"}], schema)
+
+    def conflicting(result: Result, p: Path) -> None:
+        without(first_ids["id"])(result, p)
+        assert replay_summary(p)["sources"][0]["conflicting_lines"] == 2
+
+    @generated(stage, unit, "records of one item that disagree", writes=REPLAY_WRITES, check=conflicting)
+    def _(p: Path) -> list[str]:
+        rows, schema, row = first(p)
+        return source(p, [*rows, {**row, "text": row["text"] + " (another answer)"}], schema)
+
+    def stored(text: Callable[[str], str]) -> Callable[[Result, Path], None]:
+        def check(_: Result, p: Path) -> None:
+            original = {r["item_id"]: r["text"] for r in unit_rows(table_rows(oracle_table(p, unit))[0], unit)}
+            got = replayed(p, unit)
+            assert {i: r["text"] for i, r in got.items()} == {i: text(t) for i, t in original.items()}
+        return check
+
+    @generated(stage, unit, "control and direction characters", writes=REPLAY_WRITES,
+               check=stored(lambda t: STRANGE + t))
+    def _(p: Path) -> list[str]:
+        rows, schema = table_rows(oracle_table(p, unit))
+        return source(p, [{**r, "text": STRANGE + r["text"]} for r in rows], schema)
+
+    @generated(stage, unit, "huge output (1 MB)", writes=REPLAY_WRITES,
+               check=stored(huge))
+    def _(p: Path) -> list[str]:
+        rows, schema = table_rows(oracle_table(p, unit))
+        return source(p, [{**r, "text": huge(r["text"])} if r["task"] == unit.task else r for r in rows], schema)
+
+
+def replay_file_classes(benchmark: str, unit: Unit) -> None:
+    stage = "generate (replay, idiombench table)"
+
+    @generated(stage, benchmark, "wrong types (text of int64)", errors=("source.parquet", "text is int"))
+    def _(p: Path) -> list[str]:
+        rows, schema = table_rows(oracle_table(p, unit))
+        schema = pa.schema([f if f.name != "text" else pa.field("text", pa.int64()) for f in schema])
+        write_rows(p / "source.parquet", [{**r, "text": n} for n, r in enumerate(rows)], schema)
+        replay_model(p, unit, "idiombench", "source.parquet")
+        return ["generate", "-m", "rp"]
+
+    @generated(stage, benchmark, "empty (no rows)", errors=("source.parquet", "no line of this replay source matches"))
+    def _(p: Path) -> list[str]:
+        write_rows(p / "source.parquet", [], table_rows(oracle_table(p, unit))[1])
+        replay_model(p, unit, "idiombench", "source.parquet")
+        return ["generate", "-m", "rp"]
+
+    @generated(stage, benchmark, "undecodable (random bytes)", errors=("source.parquet", "not a readable Parquet file"))
+    def _(p: Path) -> list[str]:
+        random_bytes(p / "source.parquet")
+        replay_model(p, unit, "idiombench", "source.parquet")
+        return ["generate", "-m", "rp"]
+
+
+def replay_published_classes(unit: Unit) -> None:
+    stage = "generate (replay, semanticqa format)"
+
+    @generated(stage, unit, "item without a record", process=through_entry_point(unit),
+               writes=REPLAY_WRITES,
+               check=lambda _, p: None if sum(r["error"] is not None for r in replayed(p, unit).values()) == 1
+               else pytest.fail(f"{replayed(p, unit)}"))
+    def _(p: Path) -> list[str]:
+        write_jsonl(p / "source.jsonl", released_records(p, unit)[1:])
+        replay_model(p, unit, "semanticqa", "source.jsonl")
+        return ["generate", "-m", "rp"]
+
+    twins: dict[str, str] = {}
+
+    def ambiguous(_: Result, p: Path) -> None:
+        got = replayed(p, unit)
+        unanswered = {i for i, r in got.items() if r["error"] is not None}
+        assert unanswered == {twins["id"], twins["id"] + "-twin"}, unanswered  # the record answers neither
+        assert replay_summary(p)["sources"][0]["ambiguous_lines"] == 1
+
+    @generated(stage, unit, "a record that fits several items", writes=REPLAY_WRITES, check=ambiguous)
+    def _(p: Path) -> list[str]:
+        records = released_records(p, unit)
+        twins["id"] = add_twin(p, unit)
+        write_jsonl(p / "source.jsonl", records)
+        replay_model(p, unit, "semanticqa", "source.jsonl")
+        return ["generate", "-m", "rp"]
+
+    def surrogates(_: Result, p: Path) -> None:
+        texts = {r["text"] for r in replayed(p, unit).values()}
+        assert all(t.startswith("\ufffd" + STRANGE) and t.endswith("\ufffd") for t in texts), texts
+
+    @generated(stage, unit, "lone surrogates, control and direction characters", writes=REPLAY_WRITES,
+               check=surrogates)
+    def _(p: Path) -> list[str]:
+        records = [{**r, "prediction": "\ud800" + STRANGE + r["prediction"] + "\udfff"} for r in released_records(p, unit)]
+        (p / "source.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+        replay_model(p, unit, "semanticqa", "source.jsonl")
+        return ["generate", "-m", "rp"]
+
+    @generated(stage, unit, "undecodable (invalid UTF-8)", errors=("source.jsonl, row 1", "invalid UTF-8 byte 0xff"))
+    def _(p: Path) -> list[str]:
+        (p / "source.jsonl").write_bytes(b'{"prediction": "\xff"}\n')
+        replay_model(p, unit, "semanticqa", "source.jsonl")
+        return ["generate", "-m", "rp"]
+
+    @generated(stage, unit, "only records without an identifying field",
+               errors=("source.jsonl", "no line of this replay source matches", "1 without an identifying field"))
+    def _(p: Path) -> list[str]:
+        write_jsonl(p / "source.jsonl", [{"prediction": "A"}])
+        replay_model(p, unit, "semanticqa", "source.jsonl")
+        return ["generate", "-m", "rp"]
+
+
+# ---- score: the generations table it reads (every benchmark task) ------------------------------
+
+def score_classes(unit: Unit) -> None:
+    stage = "score"
+    writes = (f"results/scores/oracle/{unit.benchmark}",)
+    argv = ["score", unit.benchmark, "-m", "oracle", "-p", "lexical.yaml"]
+    dropped: dict[str, str] = {}
+
+    def lacks_dropped(_: Result, p: Path) -> None:
+        ids = {r["item_id"] for r in score_rows(p, unit)}
+        assert dropped["id"] not in ids and ids, ids
+
+    @generated(stage, unit, "item without a record", process=through_entry_point(unit), writes=writes,
+               check=lacks_dropped)
+    def _(p: Path) -> list[str]:
+        rows, schema = table_rows(oracle_table(p, unit))
+        first = unit_rows(rows, unit)[0]
+        dropped["id"] = first["item_id"]
+        write_rows(oracle_table(p, unit), [r for r in rows if r is not first], schema)
+        return argv
+
+    @generated(stage, unit, "record without an item", errors=("no-such-item",))
+    def _(p: Path) -> list[str]:
+        rows, schema = table_rows(oracle_table(p, unit))
+        stray = {**unit_rows(rows, unit)[0], "item_id": "no-such-item", "prompt_id": "zz-stray"}
+        write_rows(oracle_table(p, unit), [*rows, stray], schema)
+        return argv
+
+    def every_row_scored(_: Result, p: Path) -> None:
+        rows = unit_rows(table_rows(oracle_table(p, unit))[0], unit)
+        assert {r["item_id"] for r in score_rows(p, unit)} >= {r["item_id"] for r in rows}
+
+    @generated(stage, unit, "huge output (1 MB)", writes=writes, check=every_row_scored)
+    def _(p: Path) -> list[str]:
+        rows, schema = table_rows(oracle_table(p, unit))
+        first = unit_rows(rows, unit)[0]
+        write_rows(oracle_table(p, unit), [{**r, "text": huge(r["text"])} if r is first else r
+                                           for r in rows], schema)
+        return argv
+
+    @generated(stage, unit, "control and direction characters", writes=writes, check=every_row_scored)
+    def _(p: Path) -> list[str]:
+        rows, schema = table_rows(oracle_table(p, unit))
+        write_rows(oracle_table(p, unit), [{**r, "text": STRANGE + r["text"] + STRANGE} for r in rows], schema)
+        return argv  # the neural scorers meet these characters in evaluate-predictions' cases
+
+
+def score_file_classes(benchmark: str, unit: Unit) -> None:
+    @generated("score", benchmark, "wrong types (text of int64)", errors=(f"{unit.setting}.parquet", "text"))
+    def _(p: Path) -> list[str]:
+        rows, schema = table_rows(oracle_table(p, unit))
+        schema = pa.schema([f if f.name != "text" else pa.field("text", pa.int64()) for f in schema])
+        write_rows(oracle_table(p, unit), [{**r, "text": n} for n, r in enumerate(rows)], schema)
+        return ["score", unit.benchmark, "-m", "oracle"]
+
+    @generated("score", benchmark, "undecodable (random bytes)", errors=(f"{unit.setting}.parquet", "not a readable Parquet"))
+    def _(p: Path) -> list[str]:
+        random_bytes(oracle_table(p, unit))
+        return ["score", unit.benchmark, "-m", "oracle"]
+
+
+for _unit in UNITS:
+    table_classes(_unit)
+    replay_classes(_unit)
+    score_classes(_unit)
+    if _unit.benchmark == "semanticqa":
+        published_classes(_unit)
+        replay_published_classes(_unit)
+for _benchmark in dict.fromkeys(u.benchmark for u in UNITS):
+    _first = next(u for u in UNITS if u.benchmark == _benchmark)
+    table_file_classes(_benchmark, _first)
+    replay_file_classes(_benchmark, _first)
+    score_file_classes(_benchmark, _first)
+published_file_classes(next(u for u in UNITS if u.benchmark == "semanticqa"))
+
+
+# ---- every stage that takes --out: a folder holding a look-alike of its completion record -----
+# (issue 30 principle 1, helper 30a: ownership proven by content. A user's folder holding a file
+# named like the record, e.g. summary.json with `{}`, must be refused and left intact.)
+
+def lookalike(stage: str, where: str, argv: list[str], record: str, folder: str = "victim") -> None:
+    @generated(f"{stage} --out", where, f"look-alike ownership record ({record} holding {{}})",
+               errors=(folder,))
+    def _(p: Path) -> list[str]:
+        (p / folder).mkdir(parents=True, exist_ok=True)
+        (p / folder / record).write_text("{}\n", encoding="utf-8")
+        (p / folder / "thesis.tex").write_text("\\section{mine}\n", encoding="utf-8")
+        return argv
+
+
+for _benchmark in dict.fromkeys(u.benchmark for u in UNITS):
+    lookalike("acquire", _benchmark, ["acquire", _benchmark, "--out", "victim"], "ACQUIRED.json")
+    lookalike("build", _benchmark, ["build", _benchmark, "--raw", f"data/raw/{_benchmark}", "--out", "victim"],
+              "build_stats.json")
+    lookalike("render", _benchmark, ["render", _benchmark, "--out", "victim"], "render_stats.json")
+    lookalike("score", _benchmark, ["score", _benchmark, "-m", "oracle", "--out", "victim"], "scoring_meta.json")
+lookalike("generate", "oracle", ["generate", "-m", "oracle", "--out", "victim"], "generation_info.json")
+lookalike("construct", "g-idiomalign", ["construct", "g-idiomalign", "--out", "victim"], "construction.json")
+lookalike("attention", "g-idiomalign", ["attention", "g-idiomalign", "-m", "oracle", "--out", "victim"], "summary.json")
+lookalike("report", "tables/", ["report", "--out", "victim/r.pdf"], "index.json", "victim/tables")
+lookalike("report", "figures/", ["report", "--out", "victim/r.pdf"], "index.json", "victim/figures")
+
+
+# ---- every command that reads params: a secret-bearing value ----------------------------------
+# (issue 30 principle 2, helper 30b: the schema refuses credentials in base_url with one line
+# naming the key; no output shows the secret.)
+
+SECRET_URLS = {
+    "credentials in base_url": f"https://al:{CANARY}@gateway.example/v1",
+    "api_key in base_url's query": f"https://gateway.example/v1?api_key=sk-{CANARY}",
+    "token in base_url's query": f"https://gateway.example/v1?token={CANARY}",
+}
+PARAMS_COMMANDS = {  # command -> its arguments (every command that reads params: test_generated_corpus_size)
+    "check-params": [], "acquire": ["orderprobe", "--out", "fresh"], "build": ["orderprobe", "--out", "fresh"],
+    "render": ["orderprobe"], "generate": ["-m", "api"], "prepare-models": [], "score": ["orderprobe", "-m", "api"],
+    "construct": ["g-idiomalign"], "attention": ["g-idiomalign", "-m", "api"], "aggregate": ["orderprobe", "-m", "api"],
+    "track": ["orderprobe", "-m", "api"], "labels-pull": ["g-idiomalign", "-m", "api"], "report": [],
+    "plot-data": [], "evaluate-predictions": ["--benchmark", "semanticqa", "--task", "idiom_detection", "--setting",
+                                              "0-shot", "preds.jsonl"],
+    "merge-params": ["over.yaml", "--out", "merged.yaml"],  # the overlay names the model
+}
+
+
+def secret_case(command: str, label: str, url: str, backend: str = "openai") -> None:
+    tag = "" if backend == "openai" else f", under a wrong backend tag {backend!r}"
+    @generated(command, "params", f"secret-bearing value ({label}{tag})", errors=("models.api",))
+    def _(p: Path) -> list[str]:
+        entry = {"backend": backend, "model": "m", "base_url": url}
+        if command == "merge-params":
+            (p / "over.yaml").write_text(yaml.safe_dump({"overlay_of": "params.yaml", "models": {"api": entry}}),
+                                         encoding="utf-8")
+            return [command, *PARAMS_COMMANDS[command]]
+        edit_params(p, model("api", entry))
+        return [command, *PARAMS_COMMANDS[command]]
+
+
+for _command in PARAMS_COMMANDS:
+    for _label, _url in SECRET_URLS.items():
+        secret_case(_command, _label, _url)
+secret_case("check-params", "credentials in base_url", SECRET_URLS["credentials in base_url"], backend="OpenAI")
+
+
 # ---- the harness ---------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -1190,3 +1845,145 @@ def test_outputs_of_an_earlier_version_are_replaced(base: Path, tmp_path: Path, 
     changed = [path for path in ("results/generations", "results/scores", "results/metrics", "reports/tables", "results/plots")
             if snapshot(project / path) != snapshot(base / path)]
     assert not changed, f"rerunning changed {changed}"
+
+
+# ---- the harness of the generated classes ------------------------------------------------------
+
+def in_process(argv: list[str], project: Path) -> None:
+    """A command of the tasks project's preparation, in process; it must succeed."""
+    from typer.testing import CliRunner
+
+    from idiombench.cli import app
+
+    with contextlib.chdir(project):
+        done = CliRunner().invoke(app, argv)
+    assert done.exit_code == 0, f"{argv}: {done.output}"
+
+
+def keep_first(path: Path, per_task: int) -> set[tuple[str, str]]:
+    """Keep the first `per_task` prompts of each task of a prompts table; their (task, item id)."""
+    table = pq.read_table(path).sort_by("prompt_id")
+    seen: Counter[str] = Counter()
+    keep = []
+    for task in table["task"].to_pylist():
+        seen[task] += 1
+        keep.append(seen[task] <= per_task)
+    table = table.filter(pa.array(keep))
+    pq.write_table(table, path)
+    return set(zip(table["task"].to_pylist(), table["item_id"].to_pylist()))
+
+
+@pytest.fixture(scope="module")
+def tasks_project(tmp_path_factory: pytest.TempPathFactory, built) -> Path:
+    """Every benchmark's real items (built from the mirror), rendered with the project's params,
+    PER_TASK prompts kept per task and setting and only their items, generated by the oracle, scored
+    and aggregated. lexical.yaml: the same params without neural scorers (the huge-output cases)."""
+    from idiombench.benchmarks.registry import NAMES
+
+    project = tmp_path_factory.mktemp("tasks") / "project"
+    params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+    params["benchmarks"]["semanticqa"]["render"]["sample"]["items_per_task"] = 3
+    params["models"] = {"oracle": {"backend": "oracle"}}
+    project.mkdir(parents=True)
+    (project / "params.yaml").write_text(yaml.safe_dump(params, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    for role in params["scoring"]["roles"].values():
+        role["model"] = None
+    (project / "lexical.yaml").write_text(yaml.safe_dump(params, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    os.environ.setdefault("TQDM_DISABLE", "1")
+    for name in NAMES:
+        processed = built(name)
+        (project / "data/raw").mkdir(parents=True, exist_ok=True)
+        (project / "data/raw" / name).symlink_to(processed.parent.parent / "raw" / name)
+        shutil.copytree(processed, project / "data/processed" / name)
+        in_process(["render", name], project)
+        kept: set[tuple[str, str]] = set()
+        for prompts in sorted((project / "results/prompts" / name).glob("*.parquet")):
+            kept |= keep_first(prompts, PER_TASK)
+        for items in sorted((project / "data/processed" / name).glob("*.parquet")):
+            table = pq.read_table(items)
+            rendered = [(items.stem, i) in kept for i in table["item_id"].to_pylist()]
+            # tasks no setting renders (G-IdiomAlign's pairs) keep a few rows: the stages read them
+            keep = rendered if any(rendered) else [n < PER_TASK for n in range(table.num_rows)]
+            pq.write_table(table.filter(pa.array(keep)), items)
+    in_process(["generate", "-m", "oracle"], project)
+    for name in NAMES:
+        in_process(["score", name, "-m", "oracle"], project)
+        in_process(["aggregate", name, "-m", "oracle"], project)
+    return project
+
+
+def snapshot_outputs(project: Path) -> dict[str, str]:
+    """snapshot() without the acquired releases (symlinks to the shared build)."""
+    return {path: digest for path, digest in snapshot(project).items() if not path.startswith("data/raw/")}
+
+
+@pytest.mark.mirror
+@pytest.mark.parametrize("case", GENERATED, ids=[c.id for c in GENERATED])
+def test_generated_class(case: Generated, tasks_project: Path, tmp_path: Path,
+                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from idiombench import foreign
+
+    project = tmp_path / "project"
+    shutil.copytree(tasks_project, project, symlinks=True)
+    env = {**tool_env(), "TQDM_DISABLE": "1", "IDIOMBENCH_DVC_SYNC": "0"}
+    env.pop("IDIOMBENCH_MIRROR", None)
+    for name, value in case.limits.items():
+        monkeypatch.setattr(foreign, name, value)
+    argv = case.setup(project)
+    before = snapshot_outputs(project)
+    started = time.process_time()
+    result = invoke(case, argv, project, env, monkeypatch)  # type: ignore[arg-type]  # a Case's tool/process
+    GENERATED_CPU[case.stage] += time.process_time() - started
+    after = snapshot_outputs(project)
+    changed = sorted(path for path in set(before) | set(after)
+                     if before.get(path) != after.get(path) and not path.startswith(case.writes))
+    detail = (f"idiombench {' '.join(argv)} -> {result.code}\nstdout: {result.stdout[-2000:]}\n"
+              f"stderr: {result.stderr[-2000:]}\nchanged: {changed[:6]}")
+    OUTCOMES["generated: traceback" if result.crashed else "generated: ran"] += 1
+    assert not result.crashed, detail
+    assert CANARY not in result.stdout + result.stderr, f"the secret was printed\n{detail}"
+    assert not changed, detail
+    if case.check is None:
+        assert outcome(case, result, before, after) == "clear error", detail  # type: ignore[arg-type]
+        assert result.code == 2, detail
+        message = "\n".join(line for line in result.stderr.splitlines() if line.startswith("error: "))
+        for expected in case.errors:
+            assert expected in message, f"{expected!r} not in the message\n{detail}"
+    else:
+        assert result.code == 0, detail
+        assert not [line for line in result.stderr.splitlines() if line.startswith("error: ")], detail
+        case.check(result, project)
+
+
+GENERATED_CPU: Counter[str] = Counter()
+
+
+@pytest.mark.mirror
+def test_units_cover_every_task_and_setting(tasks_project: Path) -> None:
+    """UNITS, the tasks the classes are generated for, name every task and every setting the
+    project renders (add a new task or setting to UNITS), and nothing it does not render."""
+    rendered: set[tuple[str, str, str]] = set()
+    for prompts in (tasks_project / "results/prompts").glob("*/*.parquet"):
+        table = pq.read_table(prompts, columns=["task"])
+        rendered |= {(prompts.parent.name, task, prompts.stem) for task in set(table["task"].to_pylist())}
+    units = {(u.benchmark, u.task, u.setting) for u in UNITS}
+    assert units <= rendered, sorted(units - rendered)
+    assert {(b, t) for b, t, _ in rendered} == {(b, t) for b, t, _ in units}, "a task without its classes"
+    assert {(b, s) for b, _, s in rendered} == {(b, s) for b, _, s in units}, "a setting without its classes"
+
+
+def test_generated_corpus_size() -> None:
+    """How many cases the classes generate, by stage and by class (run with -s); every command
+    that reads params has its secret-bearing cases, and the CPU time per stage when they ran."""
+    from idiombench.cli import app
+
+    reads_params = {command.name or command.callback.__name__.replace("_", "-") for command in app.registered_commands
+                    if "params" in inspect.signature(command.callback).parameters}
+    assert reads_params - {"merge-params"} <= set(PARAMS_COMMANDS), sorted(reads_params - set(PARAMS_COMMANDS))
+    ids = [case.id for case in GENERATED]
+    assert len(ids) == len(set(ids)), "two generated cases with one id"
+    klasses = Counter(re.sub(r" \(.*", "", case.klass) for case in GENERATED)
+    print(f"generated corpus: {len(GENERATED)} cases over {len(UNITS)} tasks x settings; "
+          f"by stage: {dict(Counter(c.stage for c in GENERATED))}; by class: {dict(klasses)}; "
+          f"CPU seconds by stage (this run): { {k: round(v, 1) for k, v in GENERATED_CPU.items()} }")
+    assert len(GENERATED) >= 400

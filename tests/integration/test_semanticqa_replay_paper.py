@@ -285,3 +285,47 @@ def test_evaluate_predictions_records_denominator_on_a_file_short_of_the_test_se
     assert result.metrics["ACC_s"] == records
     assert test_set == pytest.approx(records * 179 / 180)  # the missing item is wrong under test-set
     assert abs(records - TABLE3["5-shot"][ORDER.index("LVE")]) <= TOLERANCE
+
+
+def published_tasks() -> list[str]:
+    from idiombench.config import load_params as load
+
+    return list(load(ROOT / "params.yaml").benchmark("semanticqa").build.tasks)
+
+
+@pytest.mark.parametrize("task", published_tasks())
+def test_a_published_file_missing_one_item_scores_with_both_denominators(task: str, built, mirror: Path,
+                                                                         tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch):
+    """Issue 30: the authors' published 3-shot file of every task, its last record removed (the LCC
+    file so cut ended in an internal error from the confusion breakdown): scored, both denominators
+    reported, the removed item counted. Neural scorers off (lexical.yaml): what is checked is that
+    no aggregation meets a missing value it cannot handle."""
+    import json
+
+    import yaml
+    from typer.testing import CliRunner
+
+    from idiombench.cli import app
+
+    (tmp_path / "data" / "processed").mkdir(parents=True)
+    (tmp_path / "data" / "processed" / "semanticqa").symlink_to(built("semanticqa"))
+    params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+    for role in params["scoring"]["roles"].values():
+        role["model"] = None
+    (tmp_path / "lexical.yaml").write_text(yaml.safe_dump(params, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    published = next((mirror / "semanticqa" / "published_predictions").glob(f"*/{task}_3-shot_DeepSeek-R1*.json"))
+    lines = [line for line in published.read_text(encoding="utf-8").splitlines() if line.strip()]
+    (tmp_path / "cut.jsonl").write_text("\n".join(lines[:-1]) + "\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    whole = CliRunner().invoke(app, ["evaluate-predictions", "--benchmark", "semanticqa", "--task", task, "--setting",
+                                     "3-shot", "--json", "-p", "lexical.yaml", str(published)])
+    cut = CliRunner().invoke(app, ["evaluate-predictions", "--benchmark", "semanticqa", "--task", task, "--setting",
+                                   "3-shot", "--json", "-p", "lexical.yaml", "cut.jsonl"])
+    assert whole.exit_code == 0 and cut.exit_code == 0, cut.output
+    whole_body, body = (json.loads(r.output.strip().splitlines()[-1]) for r in (whole, cut))
+    assert body["coverage"]["items_without_record"] == whole_body["coverage"]["items_without_record"] + 1
+    assert body["coverage"]["records_read"] == whole_body["coverage"]["records_read"] - 1
+    by = body["metrics_by_denominator"]
+    assert set(by) == {"test-set", "records"} and set(by["test-set"]) == set(by["records"]) == set(body["metrics"])
+    assert any(value is not None for value in by["records"].values()), by

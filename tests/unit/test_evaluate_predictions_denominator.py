@@ -28,7 +28,7 @@ ITEMS, RECORDS, RIGHT = len(GOLD), len(ANSWERS), 3
 
 def items() -> list[Item]:
     return [Item(item_id=f"d{i}", benchmark="semanticqa", task="idiom_detection", language="en", input="ctx",
-                 choices=CHOICES, answer=gold, fields={"idiom": "blame game"}, meta={"no_gold": False})
+                 choices=CHOICES, answer=gold, fields={"idiom": "blame game", "id": f"d{i}"}, meta={"no_gold": False})
             for i, gold in enumerate(GOLD)]
 
 
@@ -67,7 +67,8 @@ def test_the_two_denominators_differ_by_the_coverage(project: Path) -> None:
     assert test_set.by_denominator == records.by_denominator
     assert test_set.coverage() == {
         "test_set_items": ITEMS, "records_read": RECORDS + 1, "records_matched": RECORDS, "records_unmatched": 1,
-        "items_with_prediction": RECORDS, "items_without_record": ITEMS - RECORDS,
+        "records_ambiguous": 0, "records_without_identifying_field": 0, "records_conflicting": 0,
+        "items_with_conflicting_records": 0, "items_with_prediction": RECORDS, "items_without_record": ITEMS - RECORDS,
         "share_of_test_set": pytest.approx(RECORDS / ITEMS),
     }
 
@@ -122,3 +123,62 @@ def test_compatibility_released_reads_as_the_authors_scorer_and_divides_by_the_r
     assert refused.exit_code == 2 and "expected one of paper, released" in refused.output
     other = CliRunner().invoke(app, [*args[:3], "g-idiomalign", *args[4:], "--compatibility", "released"])
     assert other.exit_code == 2 and "g-idiomalign has no compatibility modes" in " ".join(other.output.split())
+
+
+# --------------------------------------------------------------------------- one record, one item (issue 30)
+
+def published(path: Path, *records: dict) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def cli(file: Path, *extra: str):
+    return CliRunner().invoke(app, ["evaluate-predictions", str(file), "--benchmark", "semanticqa", "--task",
+                                    "idiom_detection", "--setting", "0-shot", "--params", str(ROOT / "params.yaml"),
+                                    *extra])
+
+
+def test_a_record_without_an_identifying_field_answers_no_item(project: Path) -> None:
+    """The issue's example: `{"prediction": "A"}` matched all 273 items; now it matches none,
+    and a file in which no record answers an item is refused with one line."""
+    result = cli(published(project / "one.jsonl", {"prediction": "A"}), "--json")
+    assert result.exit_code == 2, result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "no prediction matches an item of semanticqa/idiom_detection" in errors[0]
+    assert "1 without an identifying field" in " ".join(result.output.split())
+
+
+def test_a_record_that_fits_several_items_is_ambiguous(project: Path) -> None:
+    """`{"idiom": "blame game"}` fits all 8 items: it answers none (counted ambiguous); records
+    naming one item each answer theirs."""
+    file = published(project / "p.jsonl", {"idiom": "blame game", "prediction": "B"},
+                     {"idiom": "blame game", "id": "d0", "prediction": "B"},
+                     {"idiom": "blame game", "id": "d1", "prediction": "D"})
+    result = cli(file, "--json")
+    assert result.exit_code == 0, result.output
+    body = json.loads(result.output.strip().splitlines()[-1])
+    assert body["coverage"]["records_ambiguous"] == 1 and body["coverage"]["records_matched"] == 2
+    assert body["metrics_by_denominator"] == {"records": {"ACC": pytest.approx(100.0)},
+                                              "test-set": {"ACC": pytest.approx(25.0)}}
+    assert "1 ambiguous (each names several items: line 1 names 8; not used)" in " ".join(result.output.split())
+
+
+def test_records_of_one_item_that_disagree_answer_nothing(project: Path) -> None:
+    """Two rows for d0 with different texts: neither is used, d0 is wrong under both denominators
+    (it has records), and the conflict is reported."""
+    rows = [row("d0", "B"), row("d0", "C"), row("d1", "D")]
+    write_parquet(project / "p.parquet", pa.Table.from_pylist(rows, schema=GENERATION_SCHEMA))
+    result = run(project / "p.parquet", "records")
+    assert (result.recorded, result.predicted) == (2, 1)
+    assert result.metrics == {"ACC": pytest.approx(50.0)}
+    assert result.coverage()["records_conflicting"] == 2 and result.coverage()["items_with_conflicting_records"] == 1
+    write_parquet(project / "q.parquet", pa.Table.from_pylist([row("d0", "B"), row("d0", "B")], schema=GENERATION_SCHEMA))
+    assert run(project / "q.parquet", "records").metrics == {"ACC": pytest.approx(100.0)}
+
+
+def test_a_table_with_a_column_of_the_wrong_type_is_refused(project: Path) -> None:
+    rows = [row("d0", "B") | {"text": 1}]
+    schema = pa.schema([f if f.name != "text" else pa.field("text", pa.int64()) for f in GENERATION_SCHEMA])
+    write_parquet(project / "p.parquet", pa.Table.from_pylist(rows, schema=schema))
+    result = cli(project / "p.parquet")
+    assert result.exit_code == 2 and "not an idiombench generations table: text is int64" in " ".join(result.output.split())

@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Sequence
@@ -30,6 +31,7 @@ from typing import Any
 from .. import paths
 from ..benchmarks.registry import NAMES, backend_hooks
 from ..errors import DataError, IdiombenchError
+from ..foreign import storable_text
 from ..io import dumps_json, require_complete, staged_directory, write_json
 from ..items import Item, read_items
 from ..params_schema import Params
@@ -335,7 +337,8 @@ def _run_generate(
                 if not missing:
                     continue
                 t0 = time.perf_counter()
-                completions = backend.generate(missing)
+                # a lone surrogate (an escape in a JSON body) cannot be stored as UTF-8: U+FFFD
+                completions = [storable(c) for c in backend.generate(missing)]
                 seconds = time.perf_counter() - t0
                 if len(completions) != len(missing):
                     raise IdiombenchError(
@@ -421,6 +424,16 @@ def _run_generate(
     for line in summary["lines"]:
         echo(line)
     return GenerateResult(out_dir, summary, lines)
+
+
+def storable(completion: Completion) -> Completion:
+    """The completion with a text and an error the cache and the generations table can write
+    (foreign.storable_text)."""
+    text = storable_text(completion.text) if isinstance(completion.text, str) else completion.text
+    error = storable_text(completion.error) if isinstance(completion.error, str) else completion.error
+    if text is completion.text and error is completion.error:
+        return completion
+    return dataclasses.replace(completion, text=text, error=error)
 
 
 # Backends whose failed rows are by design ("no answer for this item"), not failed requests.

@@ -65,27 +65,105 @@ def test_semanticqa_lines_are_matched_by_content_and_the_rest_reported():
     reqs = requests(items(), backend.identity())
     backend.prepare(reqs)
     out = {r.item.item_id: c for r, c in zip(reqs, backend.generate(reqs))}
-    assert out["001"].text == "B"  # the first of two lines with the same content wins
+    # two lines with 001's content and different predictions: neither is used (never resolved by order)
+    assert out["001"].failed and out["001"].error == NO_PREDICTION
     assert out["002"].text == "The answer is B"  # raw text kept: parsing is the scorer's business
     assert json.loads(out["003"].text) == {"step_1": "D", "step_2": "meta"}
     assert out["004"].failed and out["004"].error == NO_PREDICTION and out["004"].text == ""
     summary = backend.summary()
     source = summary["sources"][0]
-    assert (source["lines"], source["matched_lines"], source["unmatched_lines"]) == (5, 4, 1)
+    assert (source["lines"], source["matched_lines"], source["unmatched_lines"]) == (5, 2, 1)
     assert source["unmatched_examples"] == [5]
-    assert source["conflicting_duplicate_lines"] == [6] and source["non_string_predictions"] == 1
-    assert summary["requests_matched"] == 3 and summary["requests_without_prediction"] == 1
+    assert (source["conflicting_lines"], source["conflicting_examples"]) == (2, [1, 6])
+    assert source["items_with_conflicting_lines"] == 1 and source["non_string_predictions"] == 1
+    assert summary["requests_matched"] == 2 and summary["requests_without_prediction"] == 2
     report = "\n".join(backend.report())
-    assert "5 lines, 4 matched, 1 unmatched (lines 5)" in report
-    assert "1 without a prediction (e.g. semanticqa/idiom_detection/0-shot/004)" in report
+    assert "5 lines, 2 matched, 1 unmatched (lines 5)" in report
+    assert "2 giving 1 items different predictions (lines 1, 6; those items have no prediction)" in report
+    assert "2 without a prediction (e.g. semanticqa/idiom_detection/0-shot/001" in report
+
+
+def source_file(tmp_path: Path, *records: dict) -> Path:
+    path = tmp_path / "source.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def test_a_line_that_fits_several_items_answers_none(tmp_path: Path):
+    """Principle 3 (issue 30): `{"prediction": "A"}` identifies nothing; `{"D": "Meta Usage", ...}`
+    fits every item; neither answers any item. A whole record answers its one item."""
+    first = released_records()[0]
+    path = source_file(tmp_path, {"prediction": "A"}, {"D": "Meta Usage", "prediction": "B"},
+                       {**first, "prediction": "C"})
+    backend = replay(path)
+    reqs = requests(items(), backend.identity())
+    backend.prepare(reqs)
+    out = {r.item.item_id: c for r, c in zip(reqs, backend.generate(reqs))}
+    assert out[first["id"]].text == "C"
+    assert sum(not c.failed for c in out.values()) == 1
+    source = backend.summary()["sources"][0]
+    assert (source["matched_lines"], source["unmatched_lines"]) == (1, 0)
+    assert (source["unidentified_lines"], source["unidentified_examples"]) == (1, [1])
+    assert (source["ambiguous_lines"], source["ambiguous_examples"]) == (1, [{"line": 2, "items": len(items())}])
+    report = "\n".join(backend.report())
+    assert f"1 ambiguous (each names several items: line 2 names {len(items())}; not used)" in report
+    assert "1 without an identifying field (lines 1; not used)" in report
+
+
+def test_identical_duplicate_lines_answer_their_item(tmp_path: Path):
+    first = released_records()[0]
+    backend = replay(source_file(tmp_path, {**first, "prediction": "B"}, {**first, "prediction": "B"}))
+    reqs = requests(items(), backend.identity())
+    backend.prepare(reqs)
+    out = {r.item.item_id: c for r, c in zip(reqs, backend.generate(reqs))}
+    assert out[first["id"]].text == "B"
+    assert backend.summary()["sources"][0]["matched_lines"] == 2
+
+
+def test_a_source_that_matches_no_item_is_refused(tmp_path: Path):
+    """An empty file, or one whose lines identify nothing: all-failed rows would score as a result."""
+    for records in ((), ({"prediction": "A"},), ({"id": "nope", "prediction": "A"},)):
+        backend = replay(source_file(tmp_path, *records))
+        with pytest.raises(DataError, match=r"source.jsonl: no line of this replay source matches an item of "
+                                            r"semanticqa/idiom_detection/0-shot"):
+            backend.prepare(requests(items(), backend.identity()))
+
+
+def test_foreign_text_is_made_storable(tmp_path: Path):
+    """A JSON escape of a lone surrogate is read (and later stored as U+FFFD by the generate stage);
+    NaN is not JSON; a line over the limit is refused before it is read whole."""
+    first = released_records()[0]
+    path = tmp_path / "source.jsonl"
+    path.write_text(json.dumps({**first, "prediction": "x"})[:-1] + ', "prediction": "B\\ud800"}\n', encoding="utf-8")
+    backend = replay(path)
+    reqs = requests(items(), backend.identity())
+    backend.prepare(reqs)
+    assert {c.text for c in backend.generate(reqs) if not c.failed} == {"B\ufffd"}
+    path.write_text(json.dumps({**first, "prediction": "x"})[:-1].replace('"x"', "NaN") + "}\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"row 1: not JSON \(NaN is not a JSON value\)"):
+        replay(path)
+
+
+def test_size_limits_are_clear_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from idiombench import foreign
+
+    first = released_records()[0]
+    path = source_file(tmp_path, {**first, "prediction": "B" * 2000})
+    monkeypatch.setattr(foreign, "MAX_LINE_BYTES", 1024)
+    with pytest.raises(DataError, match=r"source.jsonl, row 1: a line longer than 1 KiB"):
+        replay(path)
+    monkeypatch.setattr(foreign, "MAX_FILE_BYTES", 1000)
+    with pytest.raises(DataError, match=r"source.jsonl: predictions file of 2\.\d+ KiB is larger than the 1000 bytes"):
+        replay(path)
 
 
 def test_a_changed_field_does_not_match():
     backend = replay()
-    changed = items()[0]
+    changed, *others = items()[1:]
     changed = ItemContext(**{**changed.__dict__, "fields": {**changed.fields, "target": "A"}})
-    reqs = requests([changed], backend.identity())
-    assert backend.generate(reqs)[0].error == NO_PREDICTION
+    reqs = requests([changed, *others], backend.identity())
+    completions = backend.generate(reqs)
+    assert completions[0].error == NO_PREDICTION and not completions[1].failed
 
 
 def test_jobs_without_a_source_and_extra_passes_are_unsupported():

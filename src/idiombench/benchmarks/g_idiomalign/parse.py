@@ -21,7 +21,7 @@ IDIOM_LABELS = ("idiom", "target idiom", "answer", "output", "equivalent idiom",
 
 
 def parse_idiom(raw: str, target_language: str | None = None) -> ParseResult:
-    text, flags = clean_output(raw)
+    text, flags = clean_output(raw, keep_forms=True)  # free text: BLEU/chrF/cosine against the gold as written
     if not text:
         return result(None, False, raw, flags)
     lines = nonempty_lines(text)

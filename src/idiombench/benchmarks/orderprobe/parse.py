@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from ...generation.types import ItemContext
-from ...parsing import ParseResult, clean_output, nonempty_lines, result, strip_leading_label
+from ...parsing import ParseResult, clean_output, nonempty_lines, result, strip_leading_labels
 
 ONE_LINE_SETTINGS = ("zero_shot",)
 TWO_LINE_SETTINGS = ("cot", "three_shot")
@@ -27,8 +27,10 @@ ECHOED_LABELS = (
     "判断含义", "判斷含義", "意味", "의미", "含义", "含義", "成语", "成語", "内容", "내용", "解释", "解釋",
 )
 # "Final Meaning: x", "**Final Meaning:** x", "**Final Meaning**: x", "- final meaning：x"
-THINKING = re.compile(r"^\W*thinking\s*process\W*?\s*[:：]\s*(?:\*\*|__)?\s*(.*)$", re.IGNORECASE)
-FINAL = re.compile(r"^\W*final\s*meaning\W*?\s*[:：]\s*(?:\*\*|__)?\s*(.*)$", re.IGNORECASE)
+# `\W*?[:：]`: non-word characters (whitespace among them) up to the first colon; written
+# `\W*?\s*[:：]` it matched the same and was quadratic in a run of spaces without a colon.
+THINKING = re.compile(r"^\W*thinking\s*+process\W*?[:：]\s*+(?:\*\*|__)?\s*+(.*)$", re.IGNORECASE)
+FINAL = re.compile(r"^\W*final\s*+meaning\W*?[:：]\s*+(?:\*\*|__)?\s*+(.*)$", re.IGNORECASE)
 BRACKETED = re.compile(r"^[\[【［](.*)[\]】］]$", re.DOTALL)
 
 
@@ -37,10 +39,8 @@ def remove_echoed_labels(text: str) -> tuple[str, bool]:
     echoed = False
     lines = []
     for line in text.splitlines():
-        stripped, removed = strip_leading_label(line, ECHOED_LABELS)
-        while removed:
-            echoed = True
-            stripped, removed = strip_leading_label(stripped, ECHOED_LABELS)
+        stripped, removed = strip_leading_labels(line, ECHOED_LABELS)
+        echoed |= removed
         if stripped.strip():
             lines.append(stripped.strip())
     return "\n".join(lines), echoed
@@ -52,7 +52,7 @@ def unbracket(text: str) -> tuple[str, bool]:
 
 
 def parse_one_line(raw: str) -> ParseResult:
-    text, flags = clean_output(raw)
+    text, flags = clean_output(raw, keep_forms=True)  # free text: compared with the references as written
     if not text:
         return result(None, False, raw, flags)
     lines = nonempty_lines(text)
@@ -70,7 +70,7 @@ def parse_one_line(raw: str) -> ParseResult:
 
 
 def parse_two_lines(raw: str) -> ParseResult:
-    text, flags = clean_output(raw)
+    text, flags = clean_output(raw, keep_forms=True)  # free text: compared with the references as written
     if not text:
         return result(None, False, raw, flags)
     lines = nonempty_lines(text)

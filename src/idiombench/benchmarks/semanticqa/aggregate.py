@@ -164,7 +164,8 @@ def breakdowns_for(setting: str, frame: pd.DataFrame, items: dict[str, dict[str,
     if not lcc.empty:
         confusion: dict[str, dict[str, int]] = defaultdict(dict)
         for gold, pred in zip(lcc["gold"], lcc["parsed"]):
-            key = pred if pred is not None else "(unread)"
+            # a missing value is None or, in a pandas string column, NaN (a failed generation, an item without a record)
+            key = pred if isinstance(pred, str) else "(unread)"
             confusion[gold][key] = confusion[gold].get(key, 0) + 1
         out.setdefault("lcc_labels", {})[setting] = {
             "accuracy_by_gold": {g: percent(part["correct"]) for g, part in sorted(lcc.groupby("gold"))},

@@ -60,8 +60,8 @@ def taxonomy_labels(fields: dict[str, object]) -> list[str]:
     return list(dict.fromkeys(labels))
 
 
-def _answer_text(raw: str, first_line: bool) -> tuple[str, set[str]]:
-    text, flags = clean_output(raw)
+def _answer_text(raw: str, first_line: bool, keep_forms: bool = False) -> tuple[str, set[str]]:
+    text, flags = clean_output(raw, keep_forms)
     if not text:
         return "", flags
     text, labelled = strip_leading_label(text, ANSWER_LABELS)
@@ -109,7 +109,7 @@ def parse_label(raw: str, labels: list[str]) -> ParseResult:
 
 
 def parse_extraction(raw: str) -> ParseResult:
-    text, flags = _answer_text(raw, first_line=True)
+    text, flags = _answer_text(raw, first_line=True, keep_forms=True)  # free text (exact match normalises both sides)
     stripped = text.strip(EDGE_PUNCTUATION)
     if stripped != text:
         flags.add("edge_punctuation")
@@ -120,7 +120,7 @@ def parse_extraction(raw: str) -> ParseResult:
 
 
 def parse_interpretation(raw: str) -> ParseResult:
-    text, flags = _answer_text(raw, first_line=False)
+    text, flags = _answer_text(raw, first_line=False, keep_forms=True)  # free text: METEOR etc. against the references
     if not text:
         return result(None, False, raw, flags | {"empty"})
     return result(text, True, raw, flags)

@@ -25,12 +25,11 @@ Scores (consistent with table 5: Overall = Ext x Cond):
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Literal
 
-from ...parsing import clean_output, unwrap
+from ...parsing import clean_output, json_value, unwrap
 
 Second = Literal["judgement", "interpretation"]
 
@@ -76,10 +75,7 @@ def _key(text: str) -> str:
 
 
 def _from_json(text: str, comp: Composition) -> tuple[str | None, str | None] | None:
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError:
-        return None
+    obj = json_value(text)
     if not isinstance(obj, dict):
         return None
     values = {_key(str(k)): v for k, v in obj.items()}
@@ -98,15 +94,34 @@ def _from_lines(text: str, comp: Composition) -> tuple[str | None, str | None]:
     found: dict[str, str] = {}
     labels = {_key(k): part for part, keys in (("extracted", comp.extraction_keys), ("second", comp.second_keys))
               for k in keys}
-    pattern = re.compile(r"^\s*(?:\*\*)?([A-Za-z _]+?)(?:\*\*)?\s*[:：]\s*(?:\*\*)?\s*(.*?)\s*$")
     for line in text.splitlines():
-        match = pattern.match(line)
-        if not match:
+        labelled = _labelled_line(line)
+        if labelled is None:
             continue
-        part = labels.get(_key(match.group(1)))
-        if part and part not in found and match.group(2).strip():
-            found[part] = match.group(2).strip()
+        part = labels.get(_key(labelled[0]))
+        if part and part not in found and labelled[1]:
+            found[part] = labelled[1]
     return found.get("extracted"), found.get("second")
+
+
+LABEL = re.compile(r"[A-Za-z _]+")
+COLON = re.compile(r"[:：]")
+
+
+def _labelled_line(line: str) -> tuple[str, str] | None:
+    """(label, value) of `Label: value` (`**Label:** value`, full-width colon too): the label is
+    letters, spaces and underscores before the first colon. Read by position: the regex it
+    replaces (a lazy label of letters and spaces, then optional spaces and the colon) was
+    quadratic in a run of spaces."""
+    colon = COLON.search(line)
+    if colon is None:
+        return None
+    label = line[:colon.start()].strip()
+    label = label.removeprefix("**").removesuffix("**").strip()
+    if not LABEL.fullmatch(label):
+        return None
+    value = line[colon.end():].strip().removeprefix("**").strip()
+    return label, value
 
 
 def parse_two_parts(raw: str, comp: Composition) -> TwoParts:
@@ -116,7 +131,7 @@ def parse_two_parts(raw: str, comp: Composition) -> TwoParts:
     if parsed is not None:
         flags = {"json_object"}
     else:
-        text, flags = clean_output(raw)
+        text, flags = clean_output(raw, keep_forms=True)  # the phrase and a paraphrase are free text
         if not text:
             return TwoParts(None, None, False, tuple(sorted(flags)))
         parsed = _from_json(text, comp)

@@ -10,24 +10,29 @@ setting and (optionally) task. Formats:
   A row whose prompt_id matches but whose prompt_hash differs was produced for another
   prompt text: it is not used, and counted as stale.
 
-Unmatched lines and items without a prediction are counted and reported (report()); an
-item without a prediction gets a failed completion, error "no prediction in replay source".
-Only the main pass can be replayed: a source holds one prediction per item.
+One record answers one item (`match_records`): a record that fits several items, or has no
+identifying field, answers none; an item whose records disagree gets none of them. Every line's
+fate (matched, unmatched, ambiguous, unidentified, conflicting) and the items without a
+prediction are counted and reported (report()); an item without a prediction gets a failed
+completion, error "no prediction in replay source". Only the main pass can be replayed: a
+source holds one prediction per item. Sizes: foreign.MAX_FILE_BYTES, MAX_LINE_BYTES.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from ...errors import DataError, IdiombenchError
+from ...foreign import check_file_size, storable_text
 from ...io import read_parquet, sha256_file
 from ...prompts import hash_messages
 from ..config import ReplayModel, ReplaySource
-from ..types import Completion, Request
+from ..types import Completion, ItemContext, Request
 from . import BenchmarkHooks
 
 NO_PREDICTION = "no prediction in replay source"
@@ -38,20 +43,26 @@ EXAMPLES = 10
 
 @dataclass
 class SourceStats:
+    """What became of each line (record) of one source: every non-blank line is exactly one of
+    matched (it answers one item), unmatched (its identifying fields name no item), ambiguous
+    (they name several items: it answers none), unidentified (it has no identifying field),
+    conflicting (it names one item that another line answers differently: neither is used)."""
+
     source: ReplaySource
     lines: int = 0
+    blank_lines: set[int] = field(default_factory=set)
     matched_lines: set[int] = field(default_factory=set)
-    conflicting_duplicates: list[int] = field(default_factory=list)
+    ambiguous_lines: dict[int, int] = field(default_factory=dict)  # line -> how many items it names
+    unidentified_lines: set[int] = field(default_factory=set)
+    conflicting_lines: set[int] = field(default_factory=set)
+    conflicting_items: set[str] = field(default_factory=set)  # prompt ids of the items whose records disagree
     non_string_predictions: int = 0
     stale_rows: int = 0
-    blank_lines: set[int] = field(default_factory=set)
-    duplicate_of: dict[int, int] = field(default_factory=dict)  # line -> earlier line with the same content
 
     def unmatched(self) -> list[int]:
-        return [
-            n for n in range(1, self.lines + 1)
-            if n not in self.blank_lines and self.duplicate_of.get(n, n) not in self.matched_lines
-        ]
+        """Lines whose identifying fields name no item."""
+        named = self.matched_lines | set(self.ambiguous_lines) | self.unidentified_lines | self.conflicting_lines
+        return [n for n in range(1, self.lines + 1) if n not in self.blank_lines and n not in named]
 
     def to_json(self) -> dict[str, Any]:
         unmatched = self.unmatched()
@@ -62,22 +73,93 @@ class SourceStats:
             "task": self.source.task,
             "setting": self.source.setting,
             "lines": self.lines - len(self.blank_lines),
-            "matched_lines": self.lines - len(self.blank_lines) - len(unmatched),
+            "matched_lines": len(self.matched_lines),
             "unmatched_lines": len(unmatched),
             "unmatched_examples": unmatched[:EXAMPLES],
-            "conflicting_duplicate_lines": self.conflicting_duplicates[:EXAMPLES],
+            "ambiguous_lines": len(self.ambiguous_lines),
+            "ambiguous_examples": [{"line": n, "items": k} for n, k in sorted(self.ambiguous_lines.items())[:EXAMPLES]],
+            "unidentified_lines": len(self.unidentified_lines),
+            "unidentified_examples": sorted(self.unidentified_lines)[:EXAMPLES],
+            "conflicting_lines": len(self.conflicting_lines),
+            "conflicting_examples": sorted(self.conflicting_lines)[:EXAMPLES],
+            "items_with_conflicting_lines": len(self.conflicting_items),
             "non_string_predictions": self.non_string_predictions,
             "stale_rows": self.stale_rows,
         }
 
+    def problems(self) -> list[str]:
+        """The lines that answer no item for a reason other than naming none, in words."""
+        s = self.to_json()
+        out = []
+        if s["ambiguous_lines"]:
+            first = s["ambiguous_examples"][0]
+            out.append(f"{s['ambiguous_lines']:,} ambiguous (each names several items: line {first['line']} names "
+                       f"{first['items']:,}; not used)")
+        if s["unidentified_lines"]:
+            out.append(f"{s['unidentified_lines']:,} without an identifying field (lines "
+                       f"{', '.join(map(str, s['unidentified_examples']))}{_more(s['unidentified_lines'])}; not used)")
+        if s["conflicting_lines"]:
+            out.append(f"{s['conflicting_lines']:,} giving {s['items_with_conflicting_lines']:,} items different "
+                       f"predictions (lines {', '.join(map(str, s['conflicting_examples']))}"
+                       f"{_more(s['conflicting_lines'])}; those items have no prediction)")
+        return out
+
+
+def _more(count: int) -> str:
+    return " ..." if count > EXAMPLES else ""
+
+
+def item_key(item: ItemContext) -> tuple[str, str, str, str]:
+    """What one record may answer: one item of one task in one setting (all its samples)."""
+    return item.benchmark, item.task, item.setting, item.item_id
+
+
+@dataclass
+class Matches:
+    """One reader's records assigned to requests, one record per item at most."""
+
+    predictions: dict[str, str] = field(default_factory=dict)  # request key -> text
+    recorded: set[str] = field(default_factory=set)  # request keys with a record of their own (conflicting too)
+
+
+def match_records(reader: PredictionReader, requests: Sequence[Request]) -> Matches:
+    """Assign `reader`'s records to `requests` (docs/ARCHITECTURE.md, "Record matching"): a
+    record whose identifying fields fit several items answers none of them (ambiguous); an
+    item with several records answers with their prediction when they agree, and with none
+    when they differ (conflicting: never resolved by order). Counts go to `reader.stats`."""
+    candidates = {request.key: reader.candidates(request) for request in requests}
+    items_of: dict[int, set[tuple[str, str, str, str]]] = defaultdict(set)
+    for request in requests:
+        for line in candidates[request.key]:
+            items_of[line].add(item_key(request.item))
+    ambiguous = {line: len(items) for line, items in items_of.items() if len(items) > 1}
+    reader.stats.ambiguous_lines.update(ambiguous)
+    matches = Matches()
+    for request in requests:
+        own = sorted(set(candidates[request.key]) - set(ambiguous))
+        if not own:
+            continue
+        matches.recorded.add(request.key)
+        texts = {reader.prediction(line) for line in own}
+        if len(texts) == 1:
+            matches.predictions[request.key] = texts.pop()
+            reader.stats.matched_lines.update(own)
+        else:
+            reader.stats.conflicting_lines.update(own)
+            reader.stats.conflicting_items.add(request.prompt_id)
+    reader.stats.matched_lines -= reader.stats.conflicting_lines  # a line of a conflict answers nothing
+    return matches
+
 
 class IdiombenchSource:
-    """A generations table written by `idiombench generate`."""
+    """A generations table written by `idiombench generate`: a row answers the request with its
+    (prompt_id, pass, sample_index), else the one with its (prompt_hash, pass, sample_index)."""
 
     REQUIRED = ("prompt_id", "pass", "sample_index", "text", "error")
 
     def __init__(self, source: ReplaySource, path: Path, stats: SourceStats):
         self.stats = stats
+        check_file_size(path, "generations table")
         table = read_parquet(path, what="generations table")
         missing = [c for c in self.REQUIRED if c not in table.column_names]
         if missing:
@@ -85,38 +167,45 @@ class IdiombenchSource:
                             expected=f"columns {list(self.REQUIRED)} (+ prompt_hash)")
         rows = table.to_pylist()
         stats.lines = len(rows)
-        self.by_id: dict[tuple[str, str, int], tuple[int, dict[str, Any]]] = {}
-        self.by_hash: dict[tuple[str, str, int], tuple[int, dict[str, Any]]] = {}
+        self.texts: dict[int, str] = {}
+        self.hashes: dict[int, str | None] = {}
+        self.by_id: dict[tuple[str, str, int], list[int]] = defaultdict(list)
+        self.by_hash: dict[tuple[str, str, int], list[int]] = defaultdict(list)
         for number, row in enumerate(rows, start=1):
             if row["error"] is not None:
-                continue  # a failed generation is no prediction
-            self.by_id.setdefault((row["prompt_id"], row["pass"], row["sample_index"]), (number, row))
+                continue  # a failed generation is no prediction (counted as unmatched)
+            if not isinstance(row["text"], str):
+                raise DataError(path, f"text is {type(row['text']).__name__}, not text", row=number)
+            self.texts[number] = storable_text(row["text"])
+            self.hashes[number] = row.get("prompt_hash") or None
+            self.by_id[(row["prompt_id"], row["pass"], row["sample_index"])].append(number)
             if row.get("prompt_hash"):
-                self.by_hash.setdefault((row["prompt_hash"], row["pass"], row["sample_index"]), (number, row))
+                self.by_hash[(row["prompt_hash"], row["pass"], row["sample_index"])].append(number)
 
-    def lookup(self, request: Request) -> str | None:
+    def candidates(self, request: Request) -> list[int]:
         prompt_hash = hash_messages(request.messages)
-        hit = self.by_id.get((request.prompt_id, request.pass_name, request.sample_index))
-        if hit is not None and hit[1].get("prompt_hash") not in (None, prompt_hash):
-            self.stats.stale_rows += 1
-            hit = None
-        if hit is None:
-            hit = self.by_hash.get((prompt_hash, request.pass_name, request.sample_index))
-        if hit is None:
-            return None
-        self.stats.matched_lines.add(hit[0])
-        return hit[1]["text"]
+        rows = self.by_id.get((request.prompt_id, request.pass_name, request.sample_index), [])
+        current = [n for n in rows if self.hashes[n] in (None, prompt_hash)]
+        if len(current) < len(rows):
+            self.stats.stale_rows += len(rows) - len(current)  # produced for another prompt text
+        return current or self.by_hash.get((prompt_hash, request.pass_name, request.sample_index), [])
+
+    def prediction(self, line: int) -> str:
+        return self.texts[line]
 
 
 class PredictionReader(Protocol):
-    """Reads one predictions file; `lookup` gives a request's prediction or None, and
-    records in `stats` which lines it matched."""
+    """Reads one predictions file. `candidates` gives every record (line number) whose
+    identifying fields fit the request (never only the first), `prediction` a record's text;
+    `match_records` decides which record answers which item. `stats` counts the lines."""
 
     stats: SourceStats
 
     def __init__(self, source: ReplaySource, path: Path, stats: SourceStats) -> None: ...
 
-    def lookup(self, request: Request) -> str | None: ...
+    def candidates(self, request: Request) -> list[int]: ...
+
+    def prediction(self, line: int) -> str: ...
 
 
 def known_formats(registered: Mapping[str, type[Any]]) -> dict[str, type[PredictionReader]]:
@@ -183,21 +272,32 @@ class ReplayBackend:
         return unsupported_job([source for source, _ in self.sources], benchmark, task, setting, pass_name)
 
     def prepare(self, requests: Sequence[Request]) -> None:
-        for request in requests:
-            item = request.item
-            if request.pass_name != MAIN_PASS or request.key in self._resolved:
+        """Match every source's records to the requests. One call must see every request: a
+        record is ambiguous when it fits several items among them (`match_records`)."""
+        new = [r for r in requests if r.pass_name == MAIN_PASS and r.key not in self._resolved]
+        self._resolved.update(r.key for r in new)
+        found: list[dict[str, str]] = []
+        for source, reader in self.sources:
+            mine = [r for r in new if source_applies(source, r.item.benchmark, r.item.task, r.item.setting)]
+            matches = match_records(reader, mine)
+            if mine and not matches.recorded:
+                # another task's or benchmark's file, or an empty one: all-failed rows would score as a result
+                why = "; ".join([f"{reader.stats.lines:,} lines", f"{len(reader.stats.unmatched()):,} naming no item",
+                                 *reader.stats.problems()])
+                raise DataError(source.path, f"no line of this replay source matches an item of "
+                                f"{source.benchmark}/{source.task or '*'}/{source.setting} ({why})",
+                                expected="one record per item, identifying it (docs/troubleshooting.md"
+                                         "#unmatched-and-ambiguous-records)")
+            found.append(matches.predictions)
+        for request in new:
+            if not self._applicable(request.item.benchmark, request.item.task, request.item.setting):
                 continue
-            self._resolved.add(request.key)
-            readers = self._applicable(item.benchmark, item.task, item.setting)
-            if not readers:
-                continue
-            for reader in readers:
-                prediction = reader.lookup(request)
-                if prediction is not None:
-                    self.predictions[request.key] = prediction
-                    break
-            else:
+            # sources in the order params list them: the first with a prediction answers
+            text = next((predictions[request.key] for predictions in found if request.key in predictions), None)
+            if text is None:
                 self.without_prediction.append(request.prompt_id)
+            else:
+                self.predictions[request.key] = text
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -217,8 +317,8 @@ class ReplayBackend:
                 line += f" (lines {', '.join(map(str, s['unmatched_examples']))}{' ...' if s['unmatched_lines'] > EXAMPLES else ''})"
             if s["non_string_predictions"]:
                 line += f", {s['non_string_predictions']} non-string predictions kept as JSON text"
-            if s["conflicting_duplicate_lines"]:
-                line += f", duplicate lines with other predictions at {s['conflicting_duplicate_lines']} (first kept)"
+            for problem in stats.problems():
+                line += f", {problem}"
             if s["stale_rows"]:
                 line += f", {s['stale_rows']} rows for another prompt text (not used)"
             lines.append(line)

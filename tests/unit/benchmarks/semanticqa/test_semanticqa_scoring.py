@@ -407,6 +407,18 @@ def test_lcc_f1_counts_what_accuracy_counts(params):
     assert lcc == {"ACC": 0.0, "macro-F1": 0.0, "micro-F1": 0.0, "weighted-F1": 0.0}
 
 
+def test_lcc_breakdown_with_an_item_without_a_prediction(params):
+    """Issue 30: an item without a prediction (a failed row: pandas hands its missing label back as
+    NaN) beside a read label of the same gold ended in `'<' not supported between float and str`."""
+    items = [item("collocation_categorization", f"k{i}", answer="Magn") for i in range(3)]
+    outputs = {("collocation_categorization", "k0"): "Magn", ("collocation_categorization", "k1"): "Bon",
+               ("collocation_categorization", "k2"): None}
+    _, body, _ = run(params, {"3-shot": generations(outputs, "3-shot")}, items=items)
+    confusion = body["breakdowns"]["lcc_labels"]["3-shot"]["confusion"]
+    assert confusion == {"Magn": {"(unread)": 1, "Bon": 1, "Magn": 1}}
+    assert body["settings"]["3-shot"]["metrics"]["collocation_categorization"]["ACC"] == pytest.approx(100 / 3)
+
+
 def test_the_released_reading_is_the_authors_compute_metric() -> None:
     """compatibility: released (released.py), case by case as semantic_qa/eval.py's compute_metric reads."""
     from idiombench.benchmarks.semanticqa import released
