@@ -28,13 +28,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from idiombench import paths  # noqa: E402
+from idiombench.core import paths  # noqa: E402
 from idiombench.analysis.attention import locate, measure, use_eager  # noqa: E402
-from idiombench.analysis.stage import load_rendered, load_scores, transformers_config  # noqa: E402
+from idiombench.stages.attention import load_rendered, load_scores, transformers_config  # noqa: E402
 from idiombench.benchmarks.registry import get_benchmark  # noqa: E402
 from idiombench.benchmarks.contexts import AttentionContext  # noqa: E402
-from idiombench.config import load_params  # noqa: E402
-from idiombench.evaluation import load_generations, load_items  # noqa: E402
+from idiombench.pipeline.config import load_params  # noqa: E402
+from idiombench.stages.inputs import load_generations, load_items  # noqa: E402
 
 BENCHMARK = "g-idiomalign"
 PAGE = os.sysconf("SC_PAGE_SIZE")

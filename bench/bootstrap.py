@@ -28,7 +28,7 @@ from idiombench.benchmarks.orderprobe.build import CATEGORIES  # noqa: E402
 from idiombench.benchmarks.orderprobe.config import OrderProbeScore  # noqa: E402
 from idiombench.benchmarks.orderprobe.uncertainty import group_estimands  # noqa: E402
 from idiombench.report.tables import Cell, CellRef, Table  # noqa: E402
-from idiombench.report.uncertainty import Replicates, annotate_table  # noqa: E402
+from idiombench.stages.report_uncertainty import Replicates, annotate_table  # noqa: E402
 from idiombench.statistics.config import UncertaintyConfig  # noqa: E402
 
 PATTERNS = ["".join(p) for p in permutations("ABCD")]  # ABCD first: the canonical form

@@ -55,7 +55,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "src"), str(ROOT / "bench")]
 
-from idiombench.hardware import cpu_flags  # noqa: E402
+from idiombench.core.hardware import cpu_flags  # noqa: E402
 
 BENCHMARKS = ("orderprobe", "g-idiomalign", "semanticqa", "chengyu-bench")
 MODEL = "synthetic"
@@ -176,7 +176,7 @@ def sample_caps(processed: Path, fraction: float, benchmarks: list[str]) -> dict
     """benchmark -> {render.sample knob: cap} keeping about `fraction` of each benchmark's items
     (the groups each knob caps: OrderProbe's expressions per language, G-IdiomAlign's items per
     direction, SemanticQA's and Chengyu-Bench's items per task)."""
-    from idiombench.items import read_items
+    from idiombench.core.items import read_items
 
     def sizes(path: Path, key: Any) -> list[int]:
         return list(Counter(key(item) for item in read_items(path)).values())
@@ -209,7 +209,7 @@ def sample_caps(processed: Path, fraction: float, benchmarks: list[str]) -> dict
 def scoring_roles(choice: str) -> dict[str, Any]:
     """The roles of the embedded default (what runs offline on a CPU), some switched off."""
     from idiombench.benchmarks.registry import get_benchmark
-    from idiombench.overlay import read_params_raw
+    from idiombench.params.overlay import read_params_raw
 
     roles = read_params_raw(ROOT / "params.yaml")["scoring"]["roles"]
     off: set[str] = set()
@@ -224,7 +224,7 @@ def scoring_roles(choice: str) -> dict[str, Any]:
 
 def project_params(benchmarks: list[str], fraction: float, roles: str, processed: Path | None) -> dict[str, Any]:
     """overlays/paper.yaml merged onto params.yaml, with one stand-in model."""
-    from idiombench.overlay import read_params_raw
+    from idiombench.params.overlay import read_params_raw
 
     raw = read_params_raw(ROOT / "overlays" / "paper.yaml")
     raw["data"] = {**raw["data"], "mirror": [], "download": False}  # IDIOMBENCH_MIRROR, never the network
@@ -242,7 +242,7 @@ def project_params(benchmarks: list[str], fraction: float, roles: str, processed
 
 
 def write_params(workdir: Path, raw: dict[str, Any]) -> None:
-    from idiombench.config import parse_params
+    from idiombench.pipeline.config import parse_params
 
     parse_params(raw, "bench/full_grid.py params")  # fail here, not in the first stage
     (workdir / "params.yaml").write_text(yaml.safe_dump(raw, allow_unicode=True, sort_keys=False), encoding="utf-8")
@@ -347,10 +347,10 @@ def distinct_requests(generations: Path) -> tuple[int, int]:
 
 def generate_child(seed: int, length_range: tuple[float, float]) -> None:
     """The generate stage with the stand-in model (run in the project folder, in its own process)."""
-    from idiombench import paths
+    from idiombench.core import paths
     from idiombench.benchmarks.registry import backend_hooks
-    from idiombench.config import load_params
-    from idiombench.generation.stage import run_generate, select_benchmarks
+    from idiombench.pipeline.config import load_params
+    from idiombench.stages.generate import run_generate, select_benchmarks
     from synthetic_outputs import SyntheticBackend, read_release_text
 
     params = load_params("params.yaml")
@@ -394,7 +394,7 @@ def git_commit() -> str | None:
 
 
 def rates_body(results: list[Measured], info: dict[str, Any]) -> dict[str, Any]:
-    """What `idiombench plan` reads: rows/s per stage and benchmark on this CPU (src/idiombench/plan.py)."""
+    """What `idiombench plan` reads: rows/s per stage and benchmark on this CPU (src/idiombench/stages/plan.py)."""
     stages: dict[str, dict[str, Any]] = defaultdict(dict)
     for m in results:
         stages[m.stage][m.benchmark] = {"rows": m.rows, "wall_s": round(m.wall_s, 2), "cpu_s": round(m.cpu_s, 2),

@@ -44,8 +44,8 @@ RANDOM = ", random bf16 weights"  # a RANDOM_SHAPES model: synthetic prompts (it
 
 def rendered_requests(count: int, max_new_tokens: int) -> list:
     """`count` rendered prompts, spread evenly over every benchmark and setting (stable order)."""
-    from idiombench.generation.stage import load_prompts
-    from idiombench.generation.types import Request, Sampling
+    from idiombench.stages.generate import load_prompts
+    from idiombench.core.generation_types import Request, Sampling
 
     prompts_root, items_root = ROOT / "results" / "prompts", ROOT / "data" / "processed"
     joined = []
@@ -62,7 +62,7 @@ def rendered_requests(count: int, max_new_tokens: int) -> list:
 
 def model_config(name: str, dtype: str, workdir: Path):
     """(HFModel for `name` in `dtype`, a line saying what it is)."""
-    from idiombench.config import load_params
+    from idiombench.pipeline.config import load_params
     from idiombench.generation.config import HFModel
 
     if name == "tiny":
@@ -83,7 +83,7 @@ def model_config(name: str, dtype: str, workdir: Path):
 
 def greedy_texts(backend, requests: list, batch_size: int) -> list[str]:
     """Greedy texts in request order, batched as the generate stage batches."""
-    from idiombench.generation.stage import make_batches
+    from idiombench.stages.generate import make_batches
 
     texts: dict[str, str] = {}
     for batch in make_batches(requests, batch_size, backend.prompt_length):

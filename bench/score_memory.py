@@ -6,7 +6,7 @@ A project in a temporary folder with E synthetic expressions x 24 inputs (the ca
 its 23 permutations, the items built by OrderProbe's own build code, 3 references each) and one
 model's zero-shot generations: a main output and --samples consistency samples per input, each
 --chars characters of distinct CJK text (700 characters: about a 512-token output). The score
-stage runs in a fresh process per measurement (`evaluation.run_score`, the code `idiombench score`
+stage runs in a fresh process per measurement (`stages.score.run_score`, the code `idiombench score`
 runs), once per --chunks value (0: the whole setting in one chunk, as before chunking), and
 the process's peak resident memory (getrusage of the child) and wall time are printed, with the
 load average. The neural roles are off (model null): CPU-only embedding of 512-token texts at this
@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from idiombench.benchmarks.orderprobe.build import Expression, expression_items  # noqa: E402
 from idiombench.generation.table import write_generations  # noqa: E402
-from idiombench.items import write_items  # noqa: E402
+from idiombench.core.items import write_items  # noqa: E402
 
 CHARS = "的一是不了人我在有他这为之大来以个中上们到说时地也子就道要出会可下而过天去能对小多然于心学么之都好看起发当没成只如事把还用第样道想作种开美总从无情己面最女但现前些所同日手又行意动方期它头经长儿回位分爱老因很给名法间斯知世什两次使身者被高已亲其进此话常与活正感"
 LANGUAGES = ("zh-CN", "zh-TW", "ja", "ko")
@@ -74,8 +74,8 @@ def write_project(root: Path, expressions: int, samples: int, chars: int) -> int
 SCORE = """
 import resource, sys, time
 from idiombench.benchmarks.orderprobe import score
-from idiombench.config import load_params
-from idiombench.evaluation import run_score
+from idiombench.pipeline.config import load_params
+from idiombench.stages.score import run_score
 score.CHUNK_ROWS = int(sys.argv[1]) or 10**12
 started = time.perf_counter()
 run_score(load_params("params.yaml"), "bench", "orderprobe")

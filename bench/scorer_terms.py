@@ -32,8 +32,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from idiombench.config import load_params  # noqa: E402
-from idiombench.evaluation import load_generations, load_items  # noqa: E402
+from idiombench.pipeline.config import load_params  # noqa: E402
+from idiombench.stages.inputs import load_generations, load_items  # noqa: E402
 
 MODEL = "synthetic"
 

@@ -30,8 +30,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from idiombench.generation.types import Completion, ItemContext, Request
-from idiombench.items import read_items
+from idiombench.core.generation_types import Completion, ItemContext, Request
+from idiombench.core.items import read_items
 
 CJK_LANGUAGES = ("zh", "ja", "ko")
 CHARS_PER_TOKEN_CJK = 1.4

@@ -2,7 +2,7 @@
 
     python bench/tracking.py [--traces 1000 10000] [--server] [--ui] [--out-dir DIR]
 
-Synthetic OrderProbe-shaped rows (tracking/traces.py's ItemRow: chat prompt, a 512-token-like
+Synthetic OrderProbe-shaped rows (stages/track_traces.py's ItemRow: chat prompt, a 512-token-like
 output of ~700 characters, 11 item-level metrics, 20 tags) written by the same code `track`
 runs (traces.sync_traces), for each N in --traces into a fresh run:
 - into the local SQLite store (sqlite:///<dir>/mlflow.db, what `make run` uses), and with
@@ -29,8 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests"), str(ROOT / "tests" / "support")]
 
-from idiombench.progress import Progress  # noqa: E402
-from idiombench.tracking import traces  # noqa: E402
+from idiombench.core.progress import Progress  # noqa: E402
+from idiombench.stages import track_traces as traces  # noqa: E402
 
 LANGUAGES = ("zh-CN", "zh-TW", "ja", "ko")
 PATTERNS = ("ABCD", "ABDC", "ACBD", "BADC", "CDAB", "DCBA")

@@ -100,7 +100,7 @@ def mirrors(mirror: Path) -> list[Path]:
 
 @pytest.fixture(scope="session")
 def default_params():
-    from idiombench.config import load_params
+    from idiombench.pipeline.config import load_params
 
     return load_params(ROOT / "params.yaml")
 

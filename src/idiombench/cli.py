@@ -16,17 +16,17 @@ import typer
 import typer.core
 from rich.console import Console
 
-from .environment import malformed_source_date_epoch_hidden
+from .core.environment import malformed_source_date_epoch_hidden
 
 
 # numpy.f2py reads SOURCE_DATE_EPOCH when imported: a malformed value is hidden meanwhile
 with malformed_source_date_epoch_hidden():
-    from . import paths
+    from .core import paths
     from .benchmarks.registry import NAMES, get_benchmark
-    from .config import DEFAULT_PARAMS, load_params
-    from .errors import IdiombenchError
-    from .io import check_output_file, check_output_folder
-    from .redact import scrub, scrub_message
+    from .pipeline.config import DEFAULT_PARAMS, load_params
+    from .core.errors import IdiombenchError
+    from .core.io import check_output_file, check_output_folder
+    from .core.redact import scrub, scrub_message
 
 
 @contextlib.contextmanager
@@ -220,7 +220,7 @@ def render(
     out: Annotated[Path | None, typer.Option(help="Destination (default results/prompts/<benchmark>).")] = None,
 ) -> None:
     """Render every configured prompt setting into results/prompts/<benchmark>/<setting>.parquet + render_stats.json."""
-    from .render import run_render
+    from .stages.render import run_render
 
     _check_benchmark(benchmark)
     loaded = load_params(params)
@@ -250,7 +250,7 @@ def generate(
     with claim_gpus(loaded.models[model].gpus, who=f"generate {model}") as devices:
         if devices:
             console.print(f"generate {model}: claimed GPU(s) {', '.join(devices)} (CUDA_VISIBLE_DEVICES)")
-        from .generation.stage import run_generate  # imports backends (and CUDA) only now
+        from .stages.generate import run_generate  # imports backends (and CUDA) only now
 
         run_generate(
             loaded, model, out_dir=out, devices=devices,
@@ -289,7 +289,7 @@ def score(
     out: Annotated[Path | None, typer.Option(help="Destination (default results/scores/<model>/<benchmark>).")] = None,
 ) -> None:
     """Score one model's generations on one benchmark: per-item scores per setting."""
-    from .evaluation import run_score
+    from .stages.score import run_score
 
     _check_benchmark(benchmark)
     loaded = load_params(params)
@@ -314,7 +314,7 @@ def construct(
     out: Annotated[Path | None, typer.Option(help="Destination (default results/construction/<benchmark>).")] = None,
 ) -> None:
     """Rebuild a benchmark's own data-construction pipeline from its release and compare (G-IdiomAlign)."""
-    from .evaluation import run_construct
+    from .stages.construct import run_construct
 
     _check_benchmark(benchmark)
     body = run_construct(load_params(params), benchmark,
@@ -341,7 +341,7 @@ def attention(
     """Attention diagnostics of a model's recorded generations (its weights in transformers: hf or vllm
     backend; G-IdiomAlign): per-item span attention and the paper's statistics; other models are
     recorded as skipped with the reason."""
-    from .analysis.stage import check_attention_benchmark, run_attention, skip_reason
+    from .stages.attention import check_attention_benchmark, run_attention, skip_reason
     from .generation.gpus import claim_gpus
 
     _check_benchmark(benchmark)
@@ -374,7 +374,7 @@ def aggregate(
     out: Annotated[Path | None, typer.Option(help="Destination (default results/metrics/<benchmark>/<model>.json).")] = None,
 ) -> None:
     """Aggregate per-item scores into the metrics JSON (a DVC metrics file)."""
-    from .evaluation import is_metrics_file, run_aggregate
+    from .stages.aggregate import is_metrics_file, run_aggregate
 
     _check_benchmark(benchmark)
     loaded = load_params(params)
@@ -395,7 +395,7 @@ def track(
     out: Annotated[Path | None, typer.Option(help="Destination (default results/tracking/<benchmark>/<model>.json).")] = None,
 ) -> None:
     """Log one model's settings on a benchmark as MLflow runs (updated in place when re-tracked)."""
-    from .tracking.mlflow_runs import is_tracking_record, track as run_track, tracking_uri
+    from .stages.track import is_tracking_record, track as run_track, tracking_uri
 
     _check_benchmark(benchmark)
     loaded = load_params(params)
@@ -441,8 +441,8 @@ def labels_pull(
 ) -> None:
     """Write the labels people gave a model's items in the MLflow UI (human feedback on its traces)
     into the benchmark's annotation file; the stages that read it rerun (DVC, Snakemake)."""
-    from .tracking.labels import pull
-    from .tracking.mlflow_runs import tracking_uri
+    from .stages.labels import pull
+    from .stages.track import tracking_uri
 
     _check_benchmark(benchmark)
     loaded = load_params(params)
@@ -463,7 +463,7 @@ def report(
     out: Annotated[Path | None, typer.Option(help="The PDF (default reports/all_tables.pdf); tables/ and figures/ beside it.")] = None,
 ) -> None:
     """Write reports/all_tables.pdf and the tables as CSV, Markdown and LaTeX."""
-    from .report.build import build_report, check_report_outputs
+    from .stages.report import build_report, check_report_outputs
 
     loaded = load_params(params)
     summary = build_report(loaded, check_report_outputs(out or paths.report_pdf()))
@@ -475,7 +475,7 @@ def report(
 @user_errors
 def plot_data(params: ParamsOption = DEFAULT_PARAMS) -> None:
     """Write results/plots/ for `dvc plots`: per-pattern Recovery and Acc@t, one file per model."""
-    from .tracking.dvc_plots import write_plot_data
+    from .stages.plots import write_plot_data
 
     counts = write_plot_data(load_params(params))
     console.print("plot-data: " + ", ".join(f"{name}: {n} model(s)" for name, n in counts.items()))
@@ -492,7 +492,7 @@ def plan(
     """What the params' grid costs before it runs: per model x benchmark x setting the requests, rows,
     generated tokens and estimated hours (from measured rates; "unmeasured" where there are none).
     Reads the built items (run acquire and build first); writes nothing."""
-    from .plan import DEFAULT_RATES, build_plan, plan_json, plan_lines
+    from .stages.plan import DEFAULT_RATES, build_plan, plan_json, plan_lines
 
     loaded = load_params(params)
     if rates is None and DEFAULT_RATES.is_file():
@@ -526,9 +526,9 @@ def merge_params(
     """Write an overlay merged onto its base as one full, validated params file (for DVC)."""
     import yaml
 
-    from .config import parse_params
-    from .io import write_text
-    from .overlay import read_params_raw
+    from .pipeline.config import parse_params
+    from .core.io import write_text
+    from .params.overlay import read_params_raw
 
     merged = read_params_raw(overlay)
     parse_params(merged, str(overlay))  # validate before anything is written
@@ -547,8 +547,8 @@ def dvc_yaml(
     check: Annotated[bool, typer.Option("--check", help="Only compare: exit 2 when the file differs.")] = False,
 ) -> None:
     """Write dvc.yaml from the benchmark registry (the stages the Snakefile runs); --check exits 2 when it differs."""
-    from .dag import GENERATED_HEADER, dvc_yaml as generate_dvc_yaml
-    from .io import write_text
+    from .pipeline.dag import GENERATED_HEADER, dvc_yaml as generate_dvc_yaml
+    from .core.io import write_text
 
     text = generate_dvc_yaml()
     if check:
@@ -587,7 +587,7 @@ def evaluate_predictions(
     params: ParamsOption = DEFAULT_PARAMS,
 ) -> None:
     """Score predictions produced elsewhere with the pipeline's own scoring code."""
-    from .predictions import default_format, evaluate_predictions as run, with_compatibility
+    from .stages.predictions import default_format, evaluate_predictions as run, with_compatibility
 
     _check_benchmark(benchmark)
     fmt = format or default_format(benchmark, file)

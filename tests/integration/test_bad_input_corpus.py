@@ -38,8 +38,8 @@ from gen_project import ROOT, orderprobe_items, orderprobe_prompts, write_projec
 from orderprobe_fixtures import items_for
 from helpers import run, tool_env
 from idiombench.generation.table import GENERATION_SCHEMA, write_generations
-from idiombench.items import ITEM_SCHEMA, write_items
-from idiombench.prompts import write_prompts
+from idiombench.core.items import ITEM_SCHEMA, write_items
+from idiombench.templating.prompts import write_prompts
 
 # results/cache and results/logs are not stage outputs (a failed generate keeps its successes
 # cached); .snakemake/ and .dvc/tmp/ are the workflow tools' own records and locks
@@ -238,7 +238,7 @@ def _(p: Path) -> list[str]:
     return ["generate", "-m", "oracle", "--out", "afile/gen"]
 
 
-# process: the value is hidden while the CLI's modules load (cli._malformed_epoch_hidden), in a fresh interpreter only
+# process: the value is hidden while the CLI's modules load (core.environment.malformed_source_date_epoch_hidden), in a fresh interpreter only
 @case("SOURCE_DATE_EPOCH=abc report", "SOURCE_DATE_EPOCH", "whole number", env={"SOURCE_DATE_EPOCH": "abc"},
       process=True)
 def _(p: Path) -> list[str]:
@@ -1121,7 +1121,7 @@ def write_rows(path: Path, rows: list[dict[str, Any]], schema: pa.Schema) -> Non
 
 
 def unit_items(p: Path, unit: Unit) -> list[Any]:
-    from idiombench.items import read_items
+    from idiombench.core.items import read_items
 
     return read_items(p / "data/processed" / unit.benchmark / f"{unit.task}.parquet")
 
@@ -1750,7 +1750,7 @@ def invoke(bad: Case, argv: list[str], project: Path, env: dict[str, str], monke
     return Result(done.exit_code, done.stdout, done.stderr, crashed or "Traceback" in done.output)
 
 
-# The line a long stage's Progress prints when stderr is not a terminal (idiombench.progress):
+# The line a long stage's Progress prints when stderr is not a terminal (idiombench.core.progress):
 # `<what>: 144/144 requests in 0.2 s (698.5 requests/s)`; the work done before the error.
 PROGRESS_SUMMARY = re.compile(r"^[^:]+: [\d,]+/[\d,]+ \w+ in [\d.]+ s \(.*\)$")
 
@@ -1921,7 +1921,7 @@ def snapshot_outputs(project: Path) -> dict[str, str]:
 @pytest.mark.parametrize("case", GENERATED, ids=[c.id for c in GENERATED])
 def test_generated_class(case: Generated, tasks_project: Path, tmp_path: Path,
                          monkeypatch: pytest.MonkeyPatch) -> None:
-    from idiombench import foreign
+    from idiombench.core import foreign
 
     project = tmp_path / "project"
     shutil.copytree(tasks_project, project, symlinks=True)

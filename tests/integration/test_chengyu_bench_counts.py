@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from idiombench.items import read_items
+from idiombench.core.items import read_items
 
 
 def test_chid_counts_and_answers(built) -> None:

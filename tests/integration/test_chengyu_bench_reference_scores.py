@@ -21,11 +21,12 @@ import yaml
 
 from idiombench.benchmarks.chengyu_bench import BENCHMARK
 from idiombench.benchmarks.chengyu_bench.idioms import data_file
-from idiombench.config import parse_params
-from idiombench.evaluation import AggregateContext, ScoreContext, load_generations, load_items
-from idiombench.generation.stage import run_generate
-from idiombench.render import render_benchmark, write_render
-from idiombench.report.build import ReportContext
+from idiombench.pipeline.config import parse_params
+from idiombench.benchmarks.contexts import AggregateContext, ScoreContext
+from idiombench.stages.inputs import load_generations, load_items
+from idiombench.stages.generate import run_generate
+from idiombench.stages.render import render_benchmark, write_render
+from idiombench.stages.report import ReportContext
 
 pytestmark = [pytest.mark.mirror, pytest.mark.slow]
 

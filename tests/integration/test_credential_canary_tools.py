@@ -19,7 +19,7 @@ import yaml
 
 from canary import CANARY, KEY_ENV, Echo, echo_server, files_with_canary, hits
 from helpers import run, tool_env
-from idiombench.io import read_parquet
+from idiombench.core.io import read_parquet
 
 pytestmark = [pytest.mark.mirror, pytest.mark.slow]
 

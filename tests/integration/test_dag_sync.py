@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from helpers import run, tool_env
-from idiombench.dag import code_folders
+from idiombench.pipeline.dag import code_folders
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -63,7 +63,7 @@ def dvc_stages(project: Path) -> dict[frozenset[str], Job]:
 def stage_command(cmd: str | list[str]) -> str:
     """The stage's idiombench command: a command naming a model comes after the params check
     (dag.PARAMS_GUARD), which Snakemake does when it parses the params."""
-    from idiombench.dag import PARAMS_GUARD
+    from idiombench.pipeline.dag import PARAMS_GUARD
 
     if isinstance(cmd, str):
         assert "--model" not in cmd, f"a command naming a model without the params check first: {cmd}"
@@ -154,7 +154,7 @@ def test_every_dvc_params_key_exists_in_params_yaml(make_project):
 def test_dvc_yaml_is_what_the_registry_generates():
     """dvc.yaml is generated (`idiombench dvc-yaml`): the committed file is its output, so a
     benchmark added to the registry reaches DVC only through the generator."""
-    from idiombench.dag import dvc_yaml
+    from idiombench.pipeline.dag import dvc_yaml
 
     committed = (ROOT / "dvc.yaml").read_text(encoding="utf-8")
     assert committed == dvc_yaml(), "dvc.yaml differs from `idiombench dvc-yaml`'s output: rerun it"
@@ -175,7 +175,7 @@ def test_dvc_yaml_check_fails_on_a_hand_edited_file(tmp_path: Path):
 
 
 def test_construct_depends_on_its_own_package_only():
-    from idiombench.dag import benchmark_nodes, construct_deps
+    from idiombench.pipeline.dag import benchmark_nodes, construct_deps
 
     for node in benchmark_nodes():
         if node.constructs:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from idiombench.items import Item, read_items
+from idiombench.core.items import Item, read_items
 
 pytestmark = pytest.mark.mirror
 ADDED_LANGUAGES = {"ar", "ko", "th", "vi"}

@@ -23,8 +23,8 @@ from idiombench.benchmarks.g_idiomalign import aggregate as agg
 from idiombench.benchmarks.g_idiomalign.answers import format_reference_answer
 from idiombench.benchmarks.g_idiomalign.config import GIdiomAlignConfig, GIdiomAlignScore
 from idiombench.benchmarks.g_idiomalign.score import score
-from idiombench.generation.types import item_context
-from idiombench.items import Item, read_items
+from idiombench.core.generation_types import item_context
+from idiombench.core.items import Item, read_items
 
 pytestmark = pytest.mark.mirror
 ROOT = Path(__file__).resolve().parents[2]
@@ -123,11 +123,12 @@ def test_additional_pairs_are_scored_apart(tasks):
 @pytest.mark.slow
 def test_pipeline_in_process_oracle_and_echo(built, mirror: Path, tmp_path: Path, monkeypatch):
     """render (the default sample) -> generate -> score (real embedder) -> aggregate -> report."""
-    from idiombench.config import parse_params
-    from idiombench.evaluation import run_aggregate, run_score
-    from idiombench.generation.stage import run_generate
-    from idiombench.render import run_render
-    from idiombench.report.build import build_report
+    from idiombench.pipeline.config import parse_params
+    from idiombench.stages.aggregate import run_aggregate
+    from idiombench.stages.score import run_score
+    from idiombench.stages.generate import run_generate
+    from idiombench.stages.render import run_render
+    from idiombench.stages.report import build_report
 
     raw = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
     raw["models"] = {"oracle": {"backend": "oracle"}, "echo": {"backend": "echo"}}

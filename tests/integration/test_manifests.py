@@ -9,7 +9,7 @@ import pytest
 
 from idiombench.benchmarks.registry import NAMES, get_benchmark
 from idiombench.data.acquire import derive
-from idiombench.io import sha256_bytes, sha256_file
+from idiombench.core.io import sha256_bytes, sha256_file
 
 pytestmark = pytest.mark.mirror
 

@@ -23,8 +23,8 @@ import pyarrow as pa
 import pytest
 import yaml
 
-from idiombench.config import parse_params
-from idiombench.io import write_json, write_parquet
+from idiombench.pipeline.config import parse_params
+from idiombench.core.io import write_json, write_parquet
 
 from helpers import mlflow_server
 
@@ -40,7 +40,7 @@ pytestmark = [
 
 def tracked_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     """Two reference models tracked on OrderProbe into tmp_path/mlflow.db; returns the store URI."""
-    from idiombench.tracking.mlflow_runs import track
+    from idiombench.stages.track import track
 
     raw = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
     raw["models"] = {"oracle": {"backend": "oracle"}, "echo": {"backend": "echo"}}
@@ -79,7 +79,7 @@ def test_mlflow_ui_opens_the_experiment_on_its_runs(tmp_path: Path, monkeypatch:
     uri = tracked_project(tmp_path, monkeypatch)
     experiment = MlflowClient(uri).get_experiment_by_name("orderprobe")
     with mlflow_server(uri, tmp_path, command="ui") as base:
-        from idiombench.tracking.mlflow_runs import ui_url
+        from idiombench.stages.track import ui_url
 
         url = ui_url(experiment.experiment_id, base)
         screenshot = tmp_path / "runs.png"
@@ -152,8 +152,8 @@ def test_items_in_the_mlflow_ui(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     from browser import Browser
     from mlflow.tracking import MlflowClient
 
-    from idiombench.io import read_parquet
-    from idiombench.tracking.mlflow_runs import track
+    from idiombench.core.io import read_parquet
+    from idiombench.stages.track import track
 
     traced_project.write_inputs(tmp_path)
     params = traced_project.run_stages(tmp_path, monkeypatch)

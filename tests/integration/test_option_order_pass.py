@@ -19,12 +19,13 @@ import pytest
 import yaml
 
 from idiombench.benchmarks.registry import get_benchmark
-from idiombench.config import parse_params
-from idiombench.evaluation import AggregateContext, ScoreContext, load_generations, load_items
-from idiombench.generation.stage import run_generate
-from idiombench.render import render_benchmark, write_render
-from idiombench.report.build import ReportContext
-from idiombench.report.uncertainty import annotate_section
+from idiombench.pipeline.config import parse_params
+from idiombench.benchmarks.contexts import AggregateContext, ScoreContext
+from idiombench.stages.inputs import load_generations, load_items
+from idiombench.stages.generate import run_generate
+from idiombench.stages.render import render_benchmark, write_render
+from idiombench.stages.report import ReportContext
+from idiombench.stages.report_uncertainty import annotate_section
 from idiombench.benchmarks.contexts import UncertaintyContext
 
 pytestmark = [pytest.mark.mirror, pytest.mark.slow]
@@ -103,8 +104,8 @@ SHOWN = {
 
 
 def test_render_writes_every_rotation_of_the_choice_items_only(run, built) -> None:
-    from idiombench.items import rotate
-    from idiombench.prompts import read_prompts
+    from idiombench.core.items import rotate
+    from idiombench.templating.prompts import read_prompts
 
     for benchmark, expected_options in (("g-idiomalign", 4), ("chengyu-bench", 7), ("semanticqa", 4)):
         items = load_items(benchmark, built(benchmark))

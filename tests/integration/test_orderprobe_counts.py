@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from idiombench.items import read_items
+from idiombench.core.items import read_items
 
 pytestmark = pytest.mark.mirror
 

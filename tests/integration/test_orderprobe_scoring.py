@@ -16,13 +16,14 @@ import pandas as pd
 import pytest
 import yaml
 
-from idiombench import paths
-from idiombench.config import load_params
-from idiombench.evaluation import run_aggregate, run_score
-from idiombench.generation.stage import run_generate
-from idiombench.io import read_json
-from idiombench.render import run_render
-from idiombench.report.build import build_report
+from idiombench.core import paths
+from idiombench.pipeline.config import load_params
+from idiombench.stages.aggregate import run_aggregate
+from idiombench.stages.score import run_score
+from idiombench.stages.generate import run_generate
+from idiombench.core.io import read_json
+from idiombench.stages.render import run_render
+from idiombench.stages.report import build_report
 
 pytestmark = [pytest.mark.mirror, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]

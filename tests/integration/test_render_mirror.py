@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from idiombench.benchmarks.registry import MODULES, NAMES, get_benchmark
-from idiombench.config import load_params
-from idiombench.generation.types import item_context
-from idiombench.render import load_tasks, render_benchmark, run_render
+from idiombench.pipeline.config import load_params
+from idiombench.core.generation_types import item_context
+from idiombench.stages.render import load_tasks, render_benchmark, run_render
 
 pytestmark = pytest.mark.mirror
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from idiombench.items import read_items
+from idiombench.core.items import read_items
 from idiombench.scoring.lexical import f_beta, lexical_cosine, rouge_l_precision
 from idiombench.scoring.tokenize import content_tokens, tokenize
 

@@ -12,7 +12,7 @@ import pytest
 from idiombench.benchmarks.semanticqa.adapters import ADAPTERS
 from idiombench.benchmarks.semanticqa.build import build
 from idiombench.benchmarks.semanticqa.config import TASKS, SemanticQABuild
-from idiombench.items import read_items
+from idiombench.core.items import read_items
 
 pytestmark = pytest.mark.mirror
 

@@ -15,13 +15,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from idiombench import paths
+from idiombench.core import paths
 from idiombench.benchmarks.semanticqa.adapters import ADAPTERS
-from idiombench.config import load_params
-from idiombench.evaluation import load_items, run_aggregate, run_score
-from idiombench.generation.stage import run_generate
-from idiombench.io import read_parquet
-from idiombench.render import run_render
+from idiombench.pipeline.config import load_params
+from idiombench.stages.inputs import load_items
+from idiombench.stages.aggregate import run_aggregate
+from idiombench.stages.score import run_score
+from idiombench.stages.generate import run_generate
+from idiombench.core.io import read_parquet
+from idiombench.stages.render import run_render
 
 pytestmark = [pytest.mark.mirror, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,7 +67,7 @@ def scored(project: Path):
         first = {p.name: p.read_bytes() for p in sorted(paths.scores_dir("oracle", "semanticqa").glob("*.parquet"))}
         run_score(params, "oracle", "semanticqa")
         again = {p.name: p.read_bytes() for p in sorted(paths.scores_dir("oracle", "semanticqa").glob("*.parquet"))}
-        from idiombench.report.build import build_report
+        from idiombench.stages.report import build_report
 
         summary = build_report(params)
         yield params, bodies, first, again, summary

@@ -55,9 +55,9 @@ import pytest
 from idiombench.benchmarks.registry import get_benchmark
 from idiombench.benchmarks.base import write_build
 from idiombench.benchmarks.semanticqa.aggregate import f1_scores
-from idiombench.config import Params, load_params
+from idiombench.pipeline.config import Params, load_params
 from idiombench.data.acquire import acquire
-from idiombench.predictions import PredictionReport, evaluate_predictions, with_compatibility
+from idiombench.stages.predictions import PredictionReport, evaluate_predictions, with_compatibility
 
 from helpers import in_mirror
 

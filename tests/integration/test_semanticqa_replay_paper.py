@@ -28,9 +28,10 @@ import pytest
 from idiombench.benchmarks.registry import get_benchmark
 from idiombench.benchmarks.base import write_build
 from idiombench.benchmarks.semanticqa.published import published_generations
-from idiombench.config import load_params
+from idiombench.pipeline.config import load_params
 from idiombench.data.acquire import acquire
-from idiombench.evaluation import AggregateContext, ScoreContext, load_items
+from idiombench.benchmarks.contexts import AggregateContext, ScoreContext
+from idiombench.stages.inputs import load_items
 
 pytestmark = pytest.mark.mirror
 ROOT = Path(__file__).resolve().parents[2]
@@ -270,8 +271,8 @@ def test_evaluate_predictions_records_denominator_on_a_file_short_of_the_test_se
                                                                                   monkeypatch: pytest.MonkeyPatch):
     """The paper's cell of a file with fewer records than the test set is correct / records
     (`--denominator records`); the default divides by the test set (issue 12)."""
-    from idiombench.config import load_params as load
-    from idiombench.predictions import evaluate_predictions
+    from idiombench.pipeline.config import load_params as load
+    from idiombench.stages.predictions import evaluate_predictions
 
     (tmp_path / "data" / "processed").mkdir(parents=True)
     (tmp_path / "data" / "processed" / "semanticqa").symlink_to(built("semanticqa"))
@@ -288,7 +289,7 @@ def test_evaluate_predictions_records_denominator_on_a_file_short_of_the_test_se
 
 
 def published_tasks() -> list[str]:
-    from idiombench.config import load_params as load
+    from idiombench.pipeline.config import load_params as load
 
     return list(load(ROOT / "params.yaml").benchmark("semanticqa").build.tasks)
 

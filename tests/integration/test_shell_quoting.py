@@ -69,7 +69,7 @@ def test_every_dvc_command_is_the_arguments_it_means(make_project) -> None:
     shell (tests/integration/test_bad_input_corpus.py runs those)."""
     from dvc.repo import Repo
 
-    from idiombench.dag import PARAMS_GUARD
+    from idiombench.pipeline.dag import PARAMS_GUARD
 
     project = make_project()
     write_params(project / "params.yaml")

@@ -13,8 +13,8 @@ import pyarrow as pa
 import pytest
 import yaml
 
-from idiombench.config import parse_params
-from idiombench.io import sha256_file, write_json, write_parquet
+from idiombench.pipeline.config import parse_params
+from idiombench.core.io import sha256_file, write_json, write_parquet
 
 from helpers import mlflow_server
 
@@ -55,7 +55,7 @@ def runs_in(client, experiment_id: str) -> list:
 
 
 def test_a_skipped_pair_logs_nothing_and_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    from idiombench.tracking.mlflow_runs import track
+    from idiombench.stages.track import track
 
     params = project(tmp_path, monkeypatch)
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")
@@ -69,7 +69,7 @@ def test_a_skipped_pair_logs_nothing_and_says_so(tmp_path: Path, monkeypatch: py
 def test_retracking_updates_runs_instead_of_duplicating(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     from mlflow.tracking import MlflowClient
 
-    from idiombench.tracking.mlflow_runs import track
+    from idiombench.stages.track import track
 
     params = project(tmp_path, monkeypatch)
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
@@ -134,7 +134,7 @@ def rest(base: str, path: str, body: dict | None = None) -> dict:
 
 @pytest.mark.slow
 def test_runs_are_found_through_an_mlflow_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    from idiombench.tracking.mlflow_runs import track
+    from idiombench.stages.track import track
 
     params = project(tmp_path, monkeypatch)
     with mlflow_server(f"sqlite:///{tmp_path / 'server.db'}", tmp_path,

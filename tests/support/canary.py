@@ -75,7 +75,7 @@ def hits(text: str) -> int:
 
 def written_text(path: Path) -> str:
     """A file's bytes as text, and for Parquet (compressed) its rows as JSON too."""
-    from idiombench.io import read_parquet
+    from idiombench.core.io import read_parquet
 
     text = path.read_bytes().decode("utf-8", errors="replace")
     if path.suffix == ".parquet":

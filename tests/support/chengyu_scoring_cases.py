@@ -11,9 +11,9 @@ from idiombench.benchmarks.chengyu_bench import BENCHMARK
 from idiombench.benchmarks.chengyu_bench.config import ChengyuBenchConfig, ChengyuBenchScore, ValidIdiomConfig
 from idiombench.benchmarks.chengyu_bench.render import values_for
 from idiombench.benchmarks.chengyu_bench.score import PromptCheck
-from idiombench.evaluation import AggregateContext, ScoreContext
-from idiombench.items import Item
-from idiombench.prompts import hash_messages
+from idiombench.benchmarks.contexts import AggregateContext, ScoreContext
+from idiombench.core.items import Item
+from idiombench.templating.prompts import hash_messages
 
 CANDIDATES = ("严阵以待", "改朝换代", "不共戴天", "天南海北", "物归原主", "波谲云诡", "高视阔步")
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import yaml
 
-from idiombench.generation.types import Message
-from idiombench.items import Item, write_items
-from idiombench.prompts import Prompt, write_prompts
+from idiombench.core.generation_types import Message
+from idiombench.core.items import Item, write_items
+from idiombench.templating.prompts import Prompt, write_prompts
 
 IDIOMS = [
     ("画蛇添足", "比喻做了多余的事"),

@@ -14,7 +14,7 @@ import yaml
 from idiombench.benchmarks.orderprobe.build import Expression, expression_items
 from idiombench.benchmarks.orderprobe.lexicon import SACC_FILES, ReleasedLexicon, extract_languages
 from idiombench.benchmarks.registry import paper_roles
-from idiombench.items import Item
+from idiombench.core.items import Item
 from idiombench.scoring import ScoringConfig
 from idiombench.scoring.registry import BertScores, NLIScores, PairScores
 from idiombench.scoring.roles import all_role_infos

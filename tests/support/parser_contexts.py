@@ -15,8 +15,8 @@ from idiombench.benchmarks.semanticqa.adapters import ADAPTERS
 from idiombench.benchmarks.semanticqa.parse import normalise_answer
 from idiombench.benchmarks.semanticqa.parse import parse_output as semanticqa_parse
 from idiombench.benchmarks.semanticqa.sequential import COMPOSITIONS, parse_two_parts
-from idiombench.generation.types import ItemContext
-from idiombench.parsing import ParseResult
+from idiombench.core.generation_types import ItemContext
+from idiombench.core.parsing import ParseResult
 
 TAXONOMY = "Label\tDescription\nMagn\tintensifier\nAntiMagn\tde-intensifier\nBon\tpositive\nAntiBon\tnegative\n"
 CANDIDATES = ("画蛇添足", "一鸣惊人", "刻舟求剑", "不耻下问", "守株待兔", "亡羊补牢", "对牛弹琴")

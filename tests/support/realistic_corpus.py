@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from types import ModuleType
 
-from idiombench.items import read_items
+from idiombench.core.items import read_items
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -14,9 +14,9 @@ import yaml
 
 import g_idiomalign_fixtures
 import orderprobe_fixtures
-from idiombench.generation.types import Message
-from idiombench.items import Item, write_items
-from idiombench.prompts import Prompt, write_prompts
+from idiombench.core.generation_types import Message
+from idiombench.core.items import Item, write_items
+from idiombench.templating.prompts import Prompt, write_prompts
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = ("oracle", "echo")
@@ -104,18 +104,18 @@ def scorers_for(benchmark: str) -> Any:
 def run_stages(root: Path, monkeypatch: Any, models: tuple[str, ...] = MODELS) -> Any:
     """generate, score and aggregate every model on both benchmarks in `root` (the working
     directory); returns the params."""
-    from idiombench import evaluation
-    from idiombench.config import load_params
-    from idiombench.generation.stage import run_generate
+    from idiombench.stages import aggregate, score
+    from idiombench.pipeline.config import load_params
+    from idiombench.stages.generate import run_generate
 
     monkeypatch.chdir(root)
     params = load_params(root / "params.yaml")
     for model in models:
         run_generate(params, model, echo=lambda line: None)
         for benchmark in ("orderprobe", "g-idiomalign"):
-            monkeypatch.setattr(evaluation, "_make_scorers", lambda _params, b=benchmark: scorers_for(b))
-            evaluation.run_score(params, model, benchmark)
-            evaluation.run_aggregate(params, model, benchmark)
+            monkeypatch.setattr(score, "_make_scorers", lambda _params, b=benchmark: scorers_for(b))
+            score.run_score(params, model, benchmark)
+            aggregate.run_aggregate(params, model, benchmark)
     return params
 
 

@@ -27,14 +27,14 @@ from typer.testing import CliRunner
 from canary import CANARY, KEY_ENV, Echo, echo_server, hits, written_text
 from gen_project import write_project
 from idiombench.cli import app
-from idiombench.config import load_params, parse_params
-from idiombench.errors import ConfigError, DataError
-from idiombench.evaluation import model_info
-from idiombench.generation.stage import run_generate
-from idiombench.io import read_parquet, write_json
-from idiombench.redact import REDACTED, credential_in, scrub, scrub_text, scrub_url
-from idiombench.report.build import model_lines
-from idiombench.tracking.mlflow_runs import run_params
+from idiombench.pipeline.config import load_params, parse_params
+from idiombench.core.errors import ConfigError, DataError
+from idiombench.stages.aggregate import model_info
+from idiombench.stages.generate import run_generate
+from idiombench.core.io import read_parquet, write_json
+from idiombench.core.redact import REDACTED, credential_in, scrub, scrub_text, scrub_url
+from idiombench.stages.report import model_lines
+from idiombench.stages.track import run_params
 
 
 @pytest.fixture

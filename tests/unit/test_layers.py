@@ -87,9 +87,9 @@ def test_an_upward_import_or_one_benchmark_importing_another_breaks_a_contract(t
     copy = tmp_path / "src"
     shutil.copytree(SRC / "idiombench", copy / "idiombench", ignore=shutil.ignore_patterns("__pycache__", "*.json",
                                                                                             "*.jsonl", "*.txt", "*.yaml"))
-    upward = "idiombench.scoring.lexical -> idiombench.evaluation"
+    upward = "idiombench.scoring.lexical -> idiombench.stages.inputs"
     with (copy / "idiombench" / "scoring" / "lexical.py").open("a", encoding="utf-8") as module:
-        module.write("\nfrom ..evaluation import applies  # noqa: E402,F401  (upward: a service calling a driver)\n")
+        module.write("\nfrom ..stages.inputs import applies  # noqa: E402,F401  (upward: a service calling a driver)\n")
     broken = lint(PYPROJECT, copy)
     assert broken.returncode != 0 and f"{LAYERS} BROKEN" in broken.stdout and upward in broken.stdout, broken.stdout
     allowed = lint(with_exceptions(tmp_path, exceptions() + [upward], "with-upward"), copy)

@@ -12,11 +12,11 @@ from typer.testing import CliRunner
 
 from gen_project import orderprobe_items, write_project
 from idiombench.cli import app
-from idiombench.config import load_params
-from idiombench.errors import IdiombenchError
-from idiombench.generation.stage import run_generate
+from idiombench.pipeline.config import load_params
+from idiombench.core.errors import IdiombenchError
+from idiombench.stages.generate import run_generate
 from idiombench.generation.table import GENERATION_SCHEMA
-from idiombench.io import write_parquet
+from idiombench.core.io import write_parquet
 from test_credential_canary import Echo, port  # noqa: F401 (a fixture: the half-failing server)
 
 

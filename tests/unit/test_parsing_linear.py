@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from idiombench.parsing import ParseResult, clean_output, normalise_output, parse_letter
+from idiombench.core.parsing import ParseResult, clean_output, normalise_output, parse_letter
 from parser_contexts import PARSERS, adversarial_texts
 
 SIZE = 10_000
@@ -81,7 +81,7 @@ def test_outputs_are_normalised_in_one_place() -> None:
 @pytest.mark.parametrize("name", sorted(PARSERS))
 def test_every_parser_reads_through_the_normalisation(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each benchmark's parser calls parsing.normalise_output (through clean_output): the one place."""
-    import idiombench.parsing as parsing
+    import idiombench.core.parsing as parsing
 
     seen: list[str] = []
     real = parsing.normalise_output

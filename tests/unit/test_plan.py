@@ -21,11 +21,11 @@ import yaml
 from typer.testing import CliRunner
 
 from idiombench.cli import app
-from idiombench.config import parse_params
-from idiombench.generation.stage import run_generate
-from idiombench.overlay import read_params_raw
-from idiombench.plan import build_plan, observed_lengths, plan_lines
-from idiombench.render import run_render
+from idiombench.pipeline.config import parse_params
+from idiombench.stages.generate import run_generate
+from idiombench.params.overlay import read_params_raw
+from idiombench.stages.plan import build_plan, observed_lengths, plan_lines
+from idiombench.stages.render import run_render
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = ("semanticqa", "chengyu-bench")

@@ -10,13 +10,13 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "idiombench"
 # The layer that converts read errors, and the readers of the upstream release files.
-READERS = {"io.py", "data/readers.py"}
+READERS = {"core/io.py", "data/readers.py"}
 # Reads that are not of a stage's input, each with why it may read directly.
 ALLOWED = {
     # the weight-hash memo is a cache: an unreadable one is ignored and recomputed
     ("generation/backends/hf.py", "json.loads"),
     # an output's ownership record: one that cannot be read is not ours (the output is refused in one line)
-    ("ownership.py", "json.loads"),
+    ("core/ownership.py", "json.loads"),
 }
 PARQUET_CALLS = {"read_parquet", "read_table", "read_schema", "read_metadata", "ParquetFile", "ParquetDataset"}
 PARQUET_MODULES = {"pd", "pandas", "pq", "parquet", "pyarrow.parquet", "ds", "dataset"}

@@ -12,8 +12,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from idiombench import paths
-from idiombench.errors import DataError
+from idiombench.core import paths
+from idiombench.core.errors import DataError
 
 
 def truncated(path: Path) -> Path:
@@ -35,7 +35,7 @@ def test_the_attention_report_names_a_truncated_items_table(tmp_path: Path, monk
 
 
 def test_the_attention_stage_names_a_truncated_scores_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from idiombench.analysis.stage import load_scores
+    from idiombench.stages.attention import load_scores
 
     monkeypatch.chdir(tmp_path)
     scores = truncated(paths.scores_dir("m", "g-idiomalign") / "no_gloss.parquet")

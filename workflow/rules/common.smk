@@ -1,5 +1,5 @@
 # Every helper the rules use: the params file, the grid, and each stage's inputs and params.
-# The inputs come from idiombench.dag, which also writes dvc.yaml (`idiombench dvc-yaml`),
+# The inputs come from idiombench.pipeline.dag, which also writes dvc.yaml (`idiombench dvc-yaml`),
 # so both graphs have one source.
 import json
 import os
@@ -7,10 +7,10 @@ import re
 import sys
 
 from idiombench.benchmarks.registry import NAMES as BENCHMARK_NAMES
-from idiombench.config import load_params
-from idiombench.errors import IdiombenchError
-from idiombench.overlay import read_params_raw
-from idiombench import dag
+from idiombench.pipeline.config import load_params
+from idiombench.core.errors import IdiombenchError
+from idiombench.params.overlay import read_params_raw
+from idiombench.pipeline import dag
 
 # Any path (`--config params=...`): the rules quote it (`{PARAMS_FILE:q}`), as every value
 # they put in a command (wildcards are names the params schema validated, quoted all the same).
@@ -18,7 +18,7 @@ PARAMS_FILE = str(config.get("params", "params.yaml"))
 try:
     P = load_params(PARAMS_FILE)
     # the values this run reads (an overlay merged onto its base): the sync to DVC in onsuccess
-    # records only the stages that ran with params.yaml's values (idiombench.tracking.dvc_sync)
+    # records only the stages that ran with params.yaml's values (idiombench.pipeline.dvc_sync)
     PARAMS_RAW = read_params_raw(PARAMS_FILE)
 except IdiombenchError as _error:  # bad params: one line and exit 2, as the CLI says it
     print(f"error: {' '.join(str(_error).split())}", file=sys.stderr)

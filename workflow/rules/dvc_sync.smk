@@ -1,4 +1,4 @@
-# One record across Snakemake and DVC (idiombench.tracking.dvc_sync explains the mechanism).
+# One record across Snakemake and DVC (idiombench.pipeline.dvc_sync explains the mechanism).
 #
 # DVC -> Snakemake, here at parse time (before Snakemake plans): outputs that `dvc repro`
 # wrote get DVC's verdict in Snakemake's records: current in dvc.lock -> compared by mtime
@@ -10,7 +10,7 @@
 import sys
 from pathlib import Path
 
-from idiombench.tracking import dvc_sync
+from idiombench.pipeline import dvc_sync
 
 if workflow.is_main_process:
     try:

@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import IdiombenchError
-from ..generation.types import Message
+from ..core.errors import IdiombenchError
+from ..core.generation_types import Message
 
 
 class AttentionError(IdiombenchError):

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..data.manifest import FileSpec
-from .. import paths
-from ..io import staged_directory, write_json
-from ..items import Item, write_items
+from ..core import paths
+from ..core.io import staged_directory, write_json
+from ..core.items import Item, write_items
 from .contexts import ItemView
 
 if TYPE_CHECKING:
@@ -140,16 +140,16 @@ class Benchmark(ABC):
 
     @abstractmethod
     def score(self, ctx: Any) -> dict[str, Any]:
-        """Generations -> per-item score tables per setting (ctx: evaluation.ScoreContext): one
+        """Generations -> per-item score tables per setting (ctx: benchmarks.contexts.ScoreContext): one
         row per scored generation row, with the columns contexts.SCORE_KEYS and its metrics."""
 
     @abstractmethod
     def aggregate(self, ctx: Any) -> dict[str, Any]:
-        """Per-item scores -> the metrics JSON body (ctx: evaluation.AggregateContext)."""
+        """Per-item scores -> the metrics JSON body (ctx: benchmarks.contexts.AggregateContext)."""
 
     @abstractmethod
     def report_section(self, ctx: Any) -> Any:
-        """Metrics of every model -> a report.tables.Section, or None (ctx: report.build.ReportContext)."""
+        """Metrics of every model -> a report.tables.Section, or None (ctx: stages.report.ReportContext)."""
 
     @abstractmethod
     def prediction_metrics(self, body: dict[str, Any], task: str | None, setting: str) -> dict[str, Any]:

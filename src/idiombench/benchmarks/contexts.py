@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..params_schema import Params
-    from ..generation.types import Message
-    from ..items import Item
-    from ..prompts import Prompt
-    from ..templating import ChatTemplate
+    from ..params.schema import Params
+    from ..core.generation_types import Message
+    from ..core.items import Item
+    from ..templating.prompts import Prompt
+    from ..templating.templates import ChatTemplate
 
 
 @dataclass
@@ -133,7 +133,7 @@ class ItemMetric:
 @dataclass(frozen=True)
 class ItemView:
     """How a benchmark's scored rows appear as items in MLflow (`Benchmark.item_view`; the
-    track stage's traces, tracking/traces.py). Column names are score-table columns; a tag that
+    track stage's traces, stages/track_traces.py). Column names are score-table columns; a tag that
     is not a column is read from the item's `meta`; a column a table lacks is left out.
 
     metrics: the item-level metrics (None: every numeric or boolean column but the row's keys).
@@ -174,7 +174,7 @@ class HumanLabels:
 class AttentionPrompt:
     """One generation to measure (`Benchmark.attention_prompts`): the prompt's messages, its
     tracked spans as name -> (message index, start, end) character offsets in that message
-    (from the template, e.g. templating.ChatTemplate.render_spans), the recorded output and
+    (from the template, e.g. templating.templates.ChatTemplate.render_spans), the recorded output and
     the [start, end) characters of its content-bearing segment (None: nothing to measure, e.g.
     an empty output), and labels kept as columns of the per-item table (group, condition...)."""
 

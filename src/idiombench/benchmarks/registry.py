@@ -15,7 +15,7 @@ import importlib.metadata
 from typing import Any
 
 from ..generation.backends import BenchmarkHooks
-from ..schema import name_problem
+from ..core.schema import name_problem
 from ..scoring.provenance import PaperRole
 from .base import Benchmark
 from .contexts import PlotSpec

@@ -16,10 +16,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import paths
-from ..errors import AcquireError, ChecksumError
-from ..io import sha256_bytes, sha256_file, staged_directory, write_bytes, write_json
-from ..ownership import folder_files
+from ..core import paths
+from ..core.errors import AcquireError, ChecksumError
+from ..core.io import sha256_bytes, sha256_file, staged_directory, write_bytes, write_json
+from ..core.ownership import folder_files
 from .manifest import DERIVE_DROP_FIELDS, FileSpec
 
 MIRROR_ENV = "IDIOMBENCH_MIRROR"

@@ -10,7 +10,7 @@ directory), and changing any sampling parameter changes the key.
 
 On disk, `<cache_dir>/shard-<hash>.jsonl` holds the completions of one completed
 batch, one JSON object per line. A shard is written to a temporary file and renamed
-into place (idiombench.io), so a SIGKILL loses at most the batch in flight and never
+into place (idiombench.core.io), so a SIGKILL loses at most the batch in flight and never
 leaves a half shard under a shard name. Loading reads every complete shard, ignores
 temporary files, and reports (never crashes on) a line that does not parse.
 Failed completions are not stored: a rerun retries them.
@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..io import write_text
-from .types import Completion, Message, Sampling
+from ..core.io import write_text
+from ..core.generation_types import Completion, Message, Sampling
 
 SHARD_PREFIX = "shard-"
 SHARD_SUFFIX = ".jsonl"

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from ..schema import Key, Name, StrictModel, Variable
+from ..core.schema import Key, Name, StrictModel, Variable
 
 Dtype = Literal["auto", "float32", "bfloat16", "float16"]
 

@@ -26,10 +26,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..environment import installed_version, project_root
-from ..errors import IdiombenchError
-from ..io import check_output_folder, read_json, replace_directory, sha256_file
-from ..ownership import Output, folder_files
+from ..core.environment import installed_version, project_root
+from ..core.errors import IdiombenchError
+from ..core.io import check_output_folder, read_json, replace_directory, sha256_file
+from ..core.ownership import Output, folder_files
 
 MODEL_DIR_ENV = "IDIOMBENCH_MODEL_DIR"
 RECORD = "idiombench-dense.json"  # written last: a directory without it is incomplete

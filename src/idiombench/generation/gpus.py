@@ -50,7 +50,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
-from ..errors import IdiombenchError
+from ..core.errors import IdiombenchError
 
 LOCK_DIR_ENV = "IDIOMBENCH_GPU_LOCK_DIR"
 DEVICES_ENV = "IDIOMBENCH_GPUS"

@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import IdiombenchError
+from ..core.errors import IdiombenchError
 from .gpus import POLL_S, _holder, _release, _try_lock
 
 LOCK_NAME = ".generate.lock"  # starts with ".": never matched as a cache shard

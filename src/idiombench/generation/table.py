@@ -13,7 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..io import read_parquet, write_parquet
+from ..core.io import read_parquet, write_parquet
 
 GENERATION_SCHEMA = pa.schema(
     [

@@ -18,7 +18,7 @@ from fontTools.pens.cu2quPen import Cu2QuPen
 from fontTools.pens.ttGlyphPen import TTGlyphPen
 from fontTools.ttLib import TTFont, newTable
 
-from ..errors import IdiombenchError
+from ..core.errors import IdiombenchError
 
 FONT_PACKAGE = "rinoh_typeface_notosanscjk"
 FONT_FILES = {"regular": "notosanscjkjp-regular.otf", "bold": "notosanscjkjp-bold.otf"}

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from ..io import atomic_path
+from ..core.io import atomic_path
 from .fonts import register_cjk_fonts
 from .tables import Section, Table
 
@@ -22,7 +22,7 @@ class TitlePage:
     git_commit: str
     models: list[str]
     data: list[str]  # "benchmark: sha256 of its ACQUIRED.json record"
-    environment: str = ""  # python, key libraries, lock hash (idiombench.environment)
+    environment: str = ""  # python, key libraries, lock hash (idiombench.core.environment)
     notes: list[str] = field(default_factory=list)
 
 

@@ -12,7 +12,7 @@ import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..io import write_text
+from ..core.io import write_text
 
 
 @dataclass(frozen=True)

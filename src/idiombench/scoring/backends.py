@@ -8,7 +8,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..errors import ScorerError
+from ..core.errors import ScorerError
 from .config import BertScoreRole, CrossEncoderRole, EmbedderRole, NLIRole
 from .models import ResolvedModel, cached_load, how_to_change, quiet_transformers, torch_dtype
 

@@ -24,7 +24,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, PrivateAttr, model_validator
 
-from ..schema import StrictModel
+from ..core.schema import StrictModel
 from .provenance import PaperRole, RoleKind  # noqa: F401  (RoleKind re-exported: the kinds a role's `kind` may take)
 
 RoleStatus = Literal["paper", "substitute", "not_computed"]

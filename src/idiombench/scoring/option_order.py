@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from .. import statistics as st
-from ..items import OPTION_LETTERS
+from ..core.items import OPTION_LETTERS
 
 PREFIX = "option_order."
 ACCURACIES = ("accuracy_as_released", "rotation_accuracy", "circular_accuracy")

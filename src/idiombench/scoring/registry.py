@@ -21,7 +21,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import ScorerError
+from ..core.errors import ScorerError
 from .backends import NLI_LABELS, load_bertscore, load_cross_encoder, load_embedder, load_nli
 from .config import RoleKind, ScoringConfig
 from .models import ResolvedModel, resolve_device, resolve_model
@@ -153,7 +153,7 @@ class Scorers:
 
     def statuses(self) -> dict[str, dict[str, Any]]:
         """used_models() plus each role's configured note: what the score stage records in
-        scoring_meta.json (evaluation.run_score) for the aggregates and the report."""
+        scoring_meta.json (stages.score.run_score) for the aggregates and the report."""
         return {name: {**entry, "note": self.config.role(name).note} for name, entry in self.used_models().items()}
 
     # -- scorers --------------------------------------------------------------

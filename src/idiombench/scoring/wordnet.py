@@ -36,9 +36,9 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from ..errors import IdiombenchError
-from ..io import check_output_folder
-from ..ownership import Output, files_named_by
+from ..core.errors import IdiombenchError
+from ..core.io import check_output_folder
+from ..core.ownership import Output, files_named_by
 
 DATA_DIR_ENV = "IDIOMBENCH_NLTK_DATA"
 PACKAGES = ("wordnet-base", "wordnet-sense-index")

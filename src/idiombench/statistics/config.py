@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from ..schema import StrictModel
+from ..core.schema import StrictModel
 
 
 class UncertaintyConfig(StrictModel):

@@ -12,7 +12,7 @@ import pytest
 
 from idiombench.analysis.attention import AttentionError, locate, measure, use_eager
 from idiombench.benchmarks.g_idiomalign.attention import content_span
-from idiombench.templating import load_package_templates
+from idiombench.templating.templates import load_package_templates
 
 IDIOM = "画蛇添足"
 GLOSS = "to ruin something by adding unnecessary detail"

@@ -65,10 +65,10 @@ def test_published_prediction_formats_are_registered_by_their_benchmark():
     from pathlib import Path
 
     from idiombench.benchmarks.registry import prediction_formats
-    from idiombench.config import load_params, parse_params
-    from idiombench.errors import ConfigError, IdiombenchError
+    from idiombench.pipeline.config import load_params, parse_params
+    from idiombench.core.errors import ConfigError, IdiombenchError
     from idiombench.generation.backends.replay import IdiombenchSource, known_formats
-    from idiombench.predictions import default_format
+    from idiombench.stages.predictions import default_format
 
     formats = known_formats(prediction_formats())
     assert formats["idiombench"] is IdiombenchSource
@@ -87,7 +87,7 @@ def test_published_prediction_formats_are_registered_by_their_benchmark():
 
 
 def test_a_benchmark_says_which_settings_it_scores():
-    from idiombench.config import load_params
+    from idiombench.pipeline.config import load_params
     from pathlib import Path
 
     params = load_params(Path(__file__).resolve().parents[3] / "params.yaml")

@@ -13,7 +13,7 @@ from idiombench.benchmarks.g_idiomalign.parse import parse_output as gia_parse
 from idiombench.benchmarks.orderprobe.parse import parse_explanation
 from idiombench.benchmarks.semanticqa.answers import format_reference_answer as sqa_answer
 from idiombench.benchmarks.semanticqa.parse import normalise_answer, parse_output as sqa_parse, taxonomy_labels
-from idiombench.generation.types import ItemContext
+from idiombench.core.generation_types import ItemContext
 
 
 def ctx(benchmark: str, task: str, setting: str, **kw) -> ItemContext:

@@ -12,7 +12,7 @@ import pytest
 
 from idiombench.data.acquire import acquire, acquire_file, derive, resolve_mirror
 from idiombench.data.manifest import FileSpec
-from idiombench.errors import AcquireError, ChecksumError
+from idiombench.core.errors import AcquireError, ChecksumError
 
 CONTENT = "爱不释手,喜爱得舍不得放手\r\n".encode()
 

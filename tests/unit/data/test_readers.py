@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from idiombench.data.readers import read_csv_rows, read_jsonl, read_utf8, require_keys
-from idiombench.errors import DataError
+from idiombench.core.errors import DataError
 
 
 def write(path: Path, data: bytes) -> Path:
@@ -71,7 +71,7 @@ def test_parquet_truncated_empty_or_without_the_columns(tmp_path: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from idiombench.io import read_parquet
+    from idiombench.core.io import read_parquet
 
     schema = pa.schema([pa.field("a", pa.string()), pa.field("b", pa.int64())])
     good = tmp_path / "good.parquet"
@@ -97,7 +97,7 @@ def test_repeated_item_ids_are_named_with_their_row(tmp_path: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from idiombench.items import ITEM_SCHEMA, Item, read_items
+    from idiombench.core.items import ITEM_SCHEMA, Item, read_items
 
     row = Item(item_id="i1", benchmark="b", task="t", language="en", input="x").to_row()
     path = tmp_path / "t.parquet"
@@ -107,7 +107,7 @@ def test_repeated_item_ids_are_named_with_their_row(tmp_path: Path) -> None:
 
 
 def test_empty_release_file_and_bad_json(tmp_path: Path) -> None:
-    from idiombench.io import read_json
+    from idiombench.core.io import read_json
 
     empty = tmp_path / "Japanese.csv"
     empty.write_bytes(b"")
@@ -126,8 +126,8 @@ def test_empty_release_file_and_bad_json(tmp_path: Path) -> None:
 
 
 def test_an_output_path_under_a_regular_file_is_refused_before_the_work(tmp_path: Path) -> None:
-    from idiombench.errors import IdiombenchError
-    from idiombench.io import check_writable
+    from idiombench.core.errors import IdiombenchError
+    from idiombench.core.io import check_writable
 
     (tmp_path / "file").write_text("x", encoding="utf-8")
     with pytest.raises(IdiombenchError, match=rf"^{tmp_path / 'file' / 'a' / 'b'}: cannot be written: "

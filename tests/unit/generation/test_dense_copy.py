@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from idiombench.errors import IdiombenchError
+from idiombench.core.errors import IdiombenchError
 from idiombench.generation import dense
 
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from idiombench.generation.cache import GenerationCache, request_key
-from idiombench.generation.types import Completion, Message, Sampling
+from idiombench.core.generation_types import Completion, Message, Sampling
 
 IDENTITY = {"backend": "hf", "model": "org/model-a", "revision": "abc123", "dtype": "float32"}
 MESSAGES = (Message("system", "你是专家。"), Message("user", "画蛇添足"))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from idiombench.errors import IdiombenchError
+from idiombench.core.errors import IdiombenchError
 from idiombench.generation.gpus import GpuError, claim_gpus, discover_devices
 
 CLAIM = """

@@ -11,7 +11,7 @@ from idiombench.generation.backends import make_backend
 from idiombench.generation.backends.hf import ModelLoadError, resolve
 from idiombench.generation.cache import request_key
 from idiombench.generation.config import HFModel
-from idiombench.generation.types import ItemContext, Message, Request, Sampling
+from idiombench.core.generation_types import ItemContext, Message, Request, Sampling
 
 from greedy_trace import assert_same_up_to_near_ties, traced
 

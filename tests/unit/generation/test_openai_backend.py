@@ -11,10 +11,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from idiombench.errors import ConfigError
+from idiombench.core.errors import ConfigError
 from idiombench.generation.backends.openai import OpenAIBackend, make
 from idiombench.generation.config import OpenAIModel
-from idiombench.generation.types import ItemContext, Message, Request, Sampling
+from idiombench.core.generation_types import ItemContext, Message, Request, Sampling
 
 KEY = "sk-test-5f1d0c9a-do-not-leak"
 KEY_ENV = "IDIOMBENCH_TEST_OPENAI_KEY"
@@ -350,8 +350,8 @@ def generated_once(server, tmp_path_factory):
 
 
 def run_stage(project) -> dict:
-    from idiombench.config import load_params
-    from idiombench.generation.stage import run_generate
+    from idiombench.pipeline.config import load_params
+    from idiombench.stages.generate import run_generate
 
     params = load_params(project / "params.yaml")
     return run_generate(params, "api", cache_dir=project / "cache", out_dir=project / "out",

@@ -11,7 +11,7 @@ from idiombench.generation.backends import make_backend
 from idiombench.generation.backends.reference import ReferenceBackend, label_space
 from idiombench.generation.cache import request_key
 from idiombench.generation.config import ReferenceModel
-from idiombench.generation.types import ItemContext, Message, Request, Sampling
+from idiombench.core.generation_types import ItemContext, Message, Request, Sampling
 
 
 # A benchmark without a package: no answer-format hook, no declared classification tasks.
@@ -146,8 +146,8 @@ def test_identity_names_the_system_and_changes_with_the_seed_for_random():
 def test_under_option_rotations_the_oracle_follows_the_gold_and_majority_keeps_its_position():
     """The option-order pass (docs/METRICS.md#7-option-order-robustness): rotated prompts carry the rotated item. The label
     space comes from the items as released, so majority is a fixed-position picker."""
-    from idiombench.generation.types import item_context
-    from idiombench.items import Item
+    from idiombench.core.generation_types import item_context
+    from idiombench.core.items import Item
 
     items = [Item(f"q{i}", PLAIN, "mcq", "en", "src", choices=("w", "x", "y", "z"), answer="BBACB"[i % 5])
              for i in range(10)]
@@ -188,10 +188,10 @@ def test_a_changed_gold_or_input_misses_exactly_its_items(tmp_path, monkeypatch,
     from dataclasses import replace
 
     from gen_project import orderprobe_items, write_project
-    from idiombench.config import load_params
-    from idiombench.generation.stage import run_generate
+    from idiombench.pipeline.config import load_params
+    from idiombench.stages.generate import run_generate
     from idiombench.generation.table import read_generations
-    from idiombench.items import write_items
+    from idiombench.core.items import write_items
 
     project = write_project(tmp_path / "project", {kind: {"backend": kind}}, consistency_n=1)
     monkeypatch.chdir(project)

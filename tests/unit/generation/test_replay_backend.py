@@ -8,16 +8,16 @@ from pathlib import Path
 import pytest
 
 from gen_project import write_project
-from idiombench.config import load_params
+from idiombench.pipeline.config import load_params
 from idiombench.benchmarks.registry import backend_hooks
-from idiombench.errors import DataError
+from idiombench.core.errors import DataError
 from idiombench.generation.backends import make_backend
 from idiombench.generation.backends.replay import NO_PREDICTION
 from idiombench.generation.cache import request_key
 from idiombench.generation.config import ReplayModel
-from idiombench.generation.stage import run_generate
+from idiombench.stages.generate import run_generate
 from idiombench.generation.table import read_generations
-from idiombench.generation.types import ItemContext, Message, Request, Sampling
+from idiombench.core.generation_types import ItemContext, Message, Request, Sampling
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "replay" / "idiom_detection_0-shot_handmade.json"
 
@@ -145,7 +145,7 @@ def test_foreign_text_is_made_storable(tmp_path: Path):
 
 
 def test_size_limits_are_clear_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    from idiombench import foreign
+    from idiombench.core import foreign
 
     first = released_records()[0]
     path = source_file(tmp_path, {**first, "prediction": "B" * 2000})

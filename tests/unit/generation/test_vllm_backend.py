@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from idiombench.generation.config import VLLMModel
-from idiombench.generation.types import ItemContext, Message, Request, Sampling
+from idiombench.core.generation_types import ItemContext, Message, Request, Sampling
 
 ROOT = Path(__file__).resolve().parents[3]
 FAKES = ROOT / "tests" / "fakes"
@@ -410,8 +410,8 @@ def generate_totals(project: Path) -> tuple[dict, dict]:
     """(the run summary's totals, the identity generation_info.json records)."""
     import json
 
-    from idiombench.config import load_params
-    from idiombench.generation.stage import run_generate
+    from idiombench.pipeline.config import load_params
+    from idiombench.stages.generate import run_generate
 
     result = run_generate(load_params(project / "params.yaml"), "tiny", cache_dir=project / "cache",
                           out_dir=project / "out", prompts_root=project / "results" / "prompts",

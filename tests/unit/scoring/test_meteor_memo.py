@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from idiombench.items import read_items
+from idiombench.core.items import read_items
 from idiombench.scoring.meteor import ALPHA, BETA, GAMMA, MeteorScorer, tokenize
 
 

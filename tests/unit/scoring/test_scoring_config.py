@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from idiombench.config import load_params, parse_params
-from idiombench.errors import ConfigError
-from idiombench.overlay import read_params_raw
+from idiombench.pipeline.config import load_params, parse_params
+from idiombench.core.errors import ConfigError
+from idiombench.params.overlay import read_params_raw
 from idiombench.scoring.config import BertScoreRole, CrossEncoderRole, EmbedderRole, NLIRole, RolesConfig
 from idiombench.benchmarks.registry import NAMES, get_benchmark, paper_roles
 from idiombench.scoring.roles import MARKS, all_role_infos, derive_status, role_info

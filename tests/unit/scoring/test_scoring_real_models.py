@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from idiombench.config import load_params
+from idiombench.pipeline.config import load_params
 from idiombench.scoring import Scorers
 from idiombench.scoring.models import LOAD_LOG, clear_loaded
 

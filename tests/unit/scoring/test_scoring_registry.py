@@ -13,7 +13,7 @@ import torch
 import yaml
 
 from idiombench.benchmarks.registry import paper_roles
-from idiombench.errors import ScorerError
+from idiombench.core.errors import ScorerError
 from idiombench.scoring import Scorers, ScoringConfig
 from idiombench.scoring import models as scoring_models
 from idiombench.scoring.models import LOAD_LOG, clear_loaded, resolve_model

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from idiombench.errors import IdiombenchError
+from idiombench.core.errors import IdiombenchError
 from idiombench.benchmarks.orderprobe import polarity as pol
 from idiombench.scoring.tokenize import (
     analyse,

@@ -16,7 +16,7 @@ import pytest
 import tokenize_before as before
 from rouge_score import rouge_scorer
 
-from idiombench.items import read_items
+from idiombench.core.items import read_items
 from idiombench.scoring.lexical import lcs_length, rouge_l, rouge_l_tokens
 from idiombench.scoring.tokenize import TokenCache, analyse, content_tokens, segmented, tokenize
 

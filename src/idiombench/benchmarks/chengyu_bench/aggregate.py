@@ -17,9 +17,9 @@ from typing import Any
 
 import pandas as pd
 
-from ...errors import IdiombenchError
+from ...core.errors import IdiombenchError
 from ...scoring import option_order
-from ...templating import load_package_templates
+from ...templating.templates import load_package_templates
 from .idioms import PAPER_DICTIONARY, load_idiom_list
 from .metrics import KS, TOP_K
 from .render import PACKAGE, template_key

@@ -11,7 +11,7 @@ what a model following the prompt exactly would write.
 
 from __future__ import annotations
 
-from ...generation.types import ItemContext
+from ...core.generation_types import ItemContext
 from .build import RELEASE_TASKS, SAMPLE_TASKS
 from .chid import SPLIT_TASKS
 

@@ -18,9 +18,9 @@ from collections import Counter
 from importlib import resources
 from pathlib import Path
 
-from ...errors import ConfigError
-from ...io import sha256_file
-from ...items import Item
+from ...core.errors import ConfigError
+from ...core.io import sha256_file
+from ...core.items import Item
 from ..base import BuildResult, BuildStats
 from .chid import build_chid
 from .config import (

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from ...data.readers import read_jsonl, require_keys
-from ...errors import DataError
-from ...items import Item
+from ...core.errors import DataError
+from ...core.items import Item
 from ..base import BuildStats
 from .config import ChidBuild, ChidSplit
 from .records import is_four_cjk

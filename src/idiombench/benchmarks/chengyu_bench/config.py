@@ -21,8 +21,8 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from ...generation.config import GenerateConfig
-from ...schema import StrictModel
-from ...schema import no_repeats
+from ...core.schema import StrictModel
+from ...core.schema import no_repeats
 
 FileFormat = Literal["json", "jsonl", "csv"]
 ChidSplit = Literal["test_public", "train_few_all", "dev_few_all"]

@@ -22,7 +22,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from ...errors import DataError, IdiombenchError
+from ...core.errors import DataError, IdiombenchError
 from .metrics import normalise_idiom
 
 PACKAGE = "china-idiom-without-tone"

@@ -31,7 +31,7 @@ import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from ...parsing import ParseResult
+from ...core.parsing import ParseResult
 
 TOP_K = 5
 KS = (1, 3, 5)  # paper table 7

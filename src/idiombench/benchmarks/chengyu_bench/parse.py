@@ -1,7 +1,7 @@
 """Reading Chengyu-Bench outputs (paper appendix A formats).
 
 - connotation: `<positive>` / `<negative>`; appropriateness: `<correct>` / `<wrong>`
-  (idiombench.parsing.parse_tag_label: an echo of the format is ignored, two different
+  (idiombench.core.parsing.parse_tag_label: an echo of the format is ignored, two different
   tags give None; a bare label word or its Chinese name gives the value with ok False).
 - open_cloze, chid_open_cloze: the ranked idioms of the last `<answer><i1, …, i5></answer>`
   block (value: a tuple, best first, as written: a repeated idiom keeps its place and is
@@ -15,10 +15,10 @@
 
 from __future__ import annotations
 
-from ...generation.types import ItemContext
+from ...core.generation_types import ItemContext
 import re
 
-from ...parsing import ParseResult, clean_output, parse_ranked_list, parse_tag_label, result
+from ...core.parsing import ParseResult, clean_output, parse_ranked_list, parse_tag_label, result
 from .metrics import normalise_idiom
 
 CONNOTATION_WORDS = {"褒义": "positive", "贬义": "negative", "褒義": "positive", "貶義": "negative"}

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ...data.readers import read_csv_rows, read_json_file, read_jsonl
-from ...errors import DataError
+from ...core.errors import DataError
 from .config import FileFormat
 
 # CJK Unified Ideographs and Extension A: the characters of a chengyu.

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...errors import DataError
-from ...items import Item
+from ...core.errors import DataError
+from ...core.items import Item
 from ..base import BuildStats
 from .config import AppropriatenessRelease, ConnotationRelease, OpenClozeRelease, ReleaseFile
 from .records import is_four_cjk, label_field, optional_id, read_records, text_field, texts_field

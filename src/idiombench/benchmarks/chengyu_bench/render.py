@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...items import Item, rotate
-from ...prompts import Prompt
-from ...sampling import seeded_subset
+from ...core.items import Item, rotate
+from ...templating.prompts import Prompt
+from ...core.sampling import seeded_subset
 from ..contexts import RenderOutput
-from ...templating import load_package_templates
+from ...templating.templates import load_package_templates
 from .config import ChengyuBenchConfig
 
 BENCHMARK = "chengyu-bench"

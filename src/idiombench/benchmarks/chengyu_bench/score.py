@@ -30,13 +30,13 @@ from typing import Any
 
 import pandas as pd
 
-from ... import paths
-from ...errors import DataError
-from ...generation.types import item_context
-from ...io import sha256_bytes
-from ...items import Item
-from ...prompts import hash_messages
-from ...templating import ChatTemplate, load_package_templates
+from ...core import paths
+from ...core.errors import DataError
+from ...core.generation_types import item_context
+from ...core.io import sha256_bytes
+from ...core.items import Item
+from ...templating.prompts import hash_messages
+from ...templating.templates import ChatTemplate, load_package_templates
 from .build import RELEASE_TASKS, SAMPLE_TASKS
 from .chid import PLACEHOLDER
 from .idioms import IdiomList, load_idiom_list

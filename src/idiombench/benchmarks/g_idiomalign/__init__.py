@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...data.manifest import FileSpec, load_file_specs
-from ...items import Item
+from ...core.items import Item
 from ..base import Benchmark, BuildResult
 from . import build as _build
 from . import labels as _labels

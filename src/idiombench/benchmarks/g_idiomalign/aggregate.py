@@ -26,9 +26,9 @@ from typing import Any
 
 import pandas as pd
 
-from ... import paths
-from ...errors import IdiombenchError
-from ...io import read_parquet
+from ...core import paths
+from ...core.errors import IdiombenchError
+from ...core.io import read_parquet
 from ...scoring import option_order
 from .config import GIdiomAlignScore
 from .score import MCQ_SETTING

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import json
 
-from ...generation.types import ItemContext
+from ...core.generation_types import ItemContext
 
 # Task 1 (multiple choice) is the one `random` and `majority` answer.
 CLASSIFICATION_TASKS: frozenset[str] = frozenset({"mcq"})
-from ...parsing import LETTERS
+from ...core.parsing import LETTERS
 
 
 def format_reference_answer(item: ItemContext, answer: str, kind: str) -> str:

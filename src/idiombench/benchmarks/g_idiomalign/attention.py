@@ -32,9 +32,9 @@ import pandas as pd
 
 from ...analysis.attention import jaccard, salient_sets
 from ...analysis.stats import bh_fdr, cliffs_delta, kruskal, mann_whitney, spread
-from ...errors import DataError, IdiombenchError
-from ...sampling import seeded_subset
-from ...templating import load_package_templates
+from ...core.errors import DataError, IdiombenchError
+from ...core.sampling import seeded_subset
+from ...templating.templates import load_package_templates
 from ..contexts import AttentionContext, AttentionPrompt
 from .parse import parse_idiom
 from .task2 import clean_idiom

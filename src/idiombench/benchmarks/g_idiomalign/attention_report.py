@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ... import paths
-from ...io import read_json_object, read_parquet
+from ...core import paths
+from ...core.io import read_json_object, read_parquet
 from ...report.tables import Cell, Figure, Table, cell
 from .attention import CONDITIONS, CORRECT, ERROR_TYPES, METRICS, SUBSETS, WRONG
 

@@ -24,8 +24,8 @@ from collections import Counter
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ...errors import DataError
-from ...items import Item
+from ...core.errors import DataError
+from ...core.items import Item
 from ..base import BuildResult, BuildStats
 from .config import GIdiomAlignBuild
 from .mcq import mcq_languages, read_mcq_file

@@ -8,9 +8,9 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from ...generation.config import GenerateConfig
-from ...paths import ANNOTATIONS
-from ...schema import Key, Name, StrictModel
-from ...schema import no_repeats
+from ...core.paths import ANNOTATIONS
+from ...core.schema import Key, Name, StrictModel
+from ...core.schema import no_repeats
 
 
 class GIdiomAlignBuild(StrictModel):

@@ -56,10 +56,10 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ...errors import IdiombenchError
-from ... import paths
-from ...io import staged_directory, write_json, write_parquet
-from ...items import Item, read_items
+from ...core.errors import IdiombenchError
+from ...core import paths
+from ...core.io import staged_directory, write_json, write_parquet
+from ...core.items import Item, read_items
 from .config import GIdiomAlignConstruct
 
 BENCHMARK = "g-idiomalign"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...errors import DataError
+from ...core.errors import DataError
 
 # Canonical English name -> code. Also the names shown to models in the generation prompts.
 LANGUAGE_CODES: dict[str, str] = {

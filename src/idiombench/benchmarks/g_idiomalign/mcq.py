@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from ...data.readers import require_keys
-from ...errors import DataError
-from ...items import Item
+from ...core.errors import DataError
+from ...core.items import Item
 from ..base import BuildStats
 from .config import GIdiomAlignBuild
 from .languages import canonical_name, direction, direction_id, language_code

@@ -1,7 +1,7 @@
 """Reading G-IdiomAlign outputs.
 
 - mcq (Task 1): the option letter, from `{"Answer": "B"}` (the released output format), a
-  bare letter, `Answer: B`, `B. text` ... (idiombench.parsing.parse_letter); an answer
+  bare letter, `Answer: B`, `B. text` ... (idiombench.core.parsing.parse_letter); an answer
   written as an option's text maps to its letter (flag `option_text`, ok False). No letter:
   value None, counted as invalid by the scorer (docs/METRICS.md#22-task-1-multiple-choice).
 - no_gloss / with_gloss (Task 2): one target-language idiom. Think blocks are removed, a
@@ -13,8 +13,9 @@
 
 from __future__ import annotations
 
-from ...generation.types import ItemContext
-from ...parsing import LETTERS, ParseResult, clean_output, nonempty_lines, parse_letter, result, strip_leading_label, unwrap
+from ...core.generation_types import ItemContext
+from ...core.parsing import (LETTERS, ParseResult, clean_output, nonempty_lines, parse_letter, result,
+                             strip_leading_label, unwrap)
 
 GENERATION_SETTINGS = ("no_gloss", "with_gloss")
 IDIOM_LABELS = ("idiom", "target idiom", "answer", "output", "equivalent idiom", "equivalent", "translation")

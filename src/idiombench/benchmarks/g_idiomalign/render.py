@@ -18,12 +18,12 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from ...errors import DataError
-from ...items import Item, rotate
-from ...prompts import Prompt
-from ...sampling import seeded_subset
+from ...core.errors import DataError
+from ...core.items import Item, rotate
+from ...templating.prompts import Prompt
+from ...core.sampling import seeded_subset
 from ..contexts import RenderOutput
-from ...templating import load_package_templates
+from ...templating.templates import load_package_templates
 from .config import GIdiomAlignConfig
 from .mcq import LETTERS
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ... import paths
-from ...io import read_json_object
+from ...core import paths
+from ...core.io import read_json_object
 from ...report import option_order
 from ...report.tables import Cell, CellRef, Figure, Section, Table, cell
 from .aggregate import ADDITIONAL_SUFFIX, DELTA_PREFIX, GENERATION_CONDITIONS, OVERALL, threshold_name

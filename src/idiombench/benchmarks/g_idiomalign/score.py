@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...errors import IdiombenchError
-from ...generation.types import item_context
-from ...items import Item, released_position
+from ...core.errors import IdiombenchError
+from ...core.generation_types import item_context
+from ...core.items import Item, released_position
 from .config import GIdiomAlignScore
 from .parse import GENERATION_SETTINGS, parse_output
 from .mcq import LETTERS

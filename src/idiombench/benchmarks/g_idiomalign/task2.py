@@ -29,7 +29,7 @@ from functools import lru_cache
 
 from sacrebleu.metrics import BLEU, CHRF
 
-from ...parsing import unwrap
+from ...core.parsing import unwrap
 
 TRAILING_PUNCTUATION = frozenset(".,;:!?…。，；：！？、．｡")
 FALLBACK_TOKENIZER = "char"

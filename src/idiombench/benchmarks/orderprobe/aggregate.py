@@ -37,8 +37,8 @@ from typing import Any
 
 import pandas as pd
 
-from ... import paths
-from ...io import read_json_object, sha256_file
+from ...core import paths
+from ...core.io import read_json_object, sha256_file
 from ...scoring.roles import all_role_infos
 from . import metrics
 from .build import CATEGORIES, permutation_patterns
@@ -474,7 +474,7 @@ def aggregate_scores(
 
 
 def aggregate(ctx: Any) -> dict[str, Any]:
-    """The BENCHMARK.aggregate hook (evaluation.run_aggregate)."""
+    """The BENCHMARK.aggregate hook (stages.aggregate.run_aggregate)."""
     roles, source = role_records(ctx.scoring_meta, ctx.params)
     return aggregate_scores(ctx.scores, ctx.items, ctx.config.score, roles, source, ctx.scoring_meta.get("notes"),
                             ctx.config.generate)

@@ -9,7 +9,7 @@ Japanese release has no glosses, so there the expression alone is the meaning.
 
 from __future__ import annotations
 
-from ...generation.types import ItemContext
+from ...core.generation_types import ItemContext
 
 # No OrderProbe task is classification: `random` and `majority` skip it.
 CLASSIFICATION_TASKS: frozenset[str] = frozenset()

@@ -22,9 +22,9 @@ import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...errors import DataError
+from ...core.errors import DataError
 from ...data.readers import read_csv_rows
-from ...items import Item
+from ...core.items import Item
 from ..base import BuildResult, BuildStats
 from . import lexicon
 from .config import OrderProbeBuild

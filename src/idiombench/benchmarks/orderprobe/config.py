@@ -7,8 +7,8 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from ...generation.config import GenerateConfig, SamplingConfig
-from ...schema import Name, StrictModel
-from ...schema import no_repeats
+from ...core.schema import Name, StrictModel
+from ...core.schema import no_repeats
 
 Language = Literal["zh-CN", "zh-TW", "ja", "ko"]
 ALL_LANGUAGES: list[Language] = ["zh-CN", "zh-TW", "ja", "ko"]

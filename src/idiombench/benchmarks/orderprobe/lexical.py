@@ -20,10 +20,10 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
-from ...errors import IdiombenchError
+from ...core.errors import IdiombenchError
 from ...scoring.lexical import cosine_counts, f_beta_sets, rouge_l_tokens
 from ...scoring.tokenize import TokenCache
-from ...workers import ShardedPool, shard_of, worker_count
+from ...core.workers import ShardedPool, shard_of, worker_count
 from . import lexicon, metrics, released
 from .config import OrderProbeScore
 from .polarity import lexicon_for, polarity_contradicts

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...errors import DataError
-from ...io import read_json
+from ...core.errors import DataError
+from ...core.io import read_json
 from ...scoring import segment
 
 LEXICON_FILE = "released_lexicon.json"  # in the build output, data/processed/orderprobe/

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import IdiombenchError
+from ...core.errors import IdiombenchError
 
 Pair = tuple[str, str]
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import re
 
-from ...generation.types import ItemContext
-from ...parsing import ParseResult, clean_output, nonempty_lines, result, strip_leading_labels
+from ...core.generation_types import ItemContext
+from ...core.parsing import ParseResult, clean_output, nonempty_lines, result, strip_leading_labels
 
 ONE_LINE_SETTINGS = ("zero_shot",)
 TWO_LINE_SETTINGS = ("cot", "three_shot")

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ...errors import IdiombenchError
+from ...core.errors import IdiombenchError
 from .lexicon import cut_words
 
 if TYPE_CHECKING:

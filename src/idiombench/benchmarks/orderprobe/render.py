@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from ...errors import DataError
-from ...items import Item
-from ...prompts import Prompt
-from ...sampling import seeded_subset
+from ...core.errors import DataError
+from ...core.items import Item
+from ...templating.prompts import Prompt
+from ...core.sampling import seeded_subset
 from ..contexts import RenderOutput
-from ...templating import ChatTemplate, load_package_templates
+from ...templating.templates import ChatTemplate, load_package_templates
 from .config import OrderProbeConfig
 
 BENCHMARK = "orderprobe"

@@ -16,9 +16,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ... import paths
-from ...errors import IdiombenchError
-from ...io import read_parquet, read_parquet_schema
+from ...core import paths
+from ...core.errors import IdiombenchError
+from ...core.io import read_parquet, read_parquet_schema
 from ...report.tables import Cell, CellRef, Section, Table, cell
 from .build import CATEGORIES, permutation_patterns
 from . import figures

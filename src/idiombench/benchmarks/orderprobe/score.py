@@ -33,12 +33,12 @@ from typing import Any
 
 import pandas as pd
 
-from ... import paths
-from ...errors import DataError, IdiombenchError
-from ...io import read_parquet, read_parquet_schema
-from ...items import Item
-from ...parsing import clean_output
-from ...prompts import PROMPT_SCHEMA
+from ...core import paths
+from ...core.errors import DataError, IdiombenchError
+from ...core.io import read_parquet, read_parquet_schema
+from ...core.items import Item
+from ...core.parsing import clean_output
+from ...templating.prompts import PROMPT_SCHEMA
 from . import lexicon, metrics, released
 from .config import OrderProbeScore
 from .lexical import LexicalTerms, Pending, RowText, Terms
@@ -414,7 +414,7 @@ def score(ctx: Any) -> dict[str, pd.DataFrame]:
 
 
 def score_ctx_chunks(ctx: Any) -> Iterator[tuple[str, pd.DataFrame]]:
-    """The BENCHMARK.score_chunks hook (evaluation.run_score writes each chunk as it comes)."""
+    """The BENCHMARK.score_chunks hook (stages.score.run_score writes each chunk as it comes)."""
     if ctx.scorers is None:
         raise IdiombenchError("orderprobe: scoring needs the `scoring` section of params (scorer roles)")
     prompt_index = load_prompt_index(paths.prompts_dir(BENCHMARK))

@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from ...errors import IdiombenchError
+from ...core.errors import IdiombenchError
 from ...scoring import option_order
 from . import released
 from .adapters import ADAPTERS

@@ -7,12 +7,12 @@ echo: the answer (the item's input) as it is.
 
 from __future__ import annotations
 
-from ...generation.types import ItemContext
+from ...core.generation_types import ItemContext
 from .adapters import ADAPTERS
 
 # Tasks whose gold is an option letter or a label: the ones `random` and `majority` answer.
 CLASSIFICATION_TASKS: frozenset[str] = frozenset(t for t, a in ADAPTERS.items() if a.kind in ("mcq", "label"))
-from ...parsing import LETTERS
+from ...core.parsing import LETTERS
 
 
 def format_reference_answer(item: ItemContext, answer: str, kind: str) -> str:

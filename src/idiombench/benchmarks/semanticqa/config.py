@@ -8,8 +8,8 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from ...generation.config import GenerateConfig
-from ...schema import Name, StrictModel
-from ...schema import no_repeats
+from ...core.schema import Name, StrictModel
+from ...core.schema import no_repeats
 
 MainTask = Literal[
     "idiom_detection",

@@ -1,7 +1,7 @@
 """Reading SemanticQA outputs. The released prompts end with `Output:` (or the like) and ask
 for the answer only; how it is read depends on the task's kind (adapters.TaskAdapter.kind):
 
-- mcq (IED, NCC): an option letter (idiombench.parsing.parse_letter), also from the
+- mcq (IED, NCC): an option letter (idiombench.core.parsing.parse_letter), also from the
   authors' letter-colon form `B: Partly compositional`; an option's text maps to its letter.
 - label (LCC): the relation label, matched case-insensitively against the labels of the
   item's taxonomy text (fields `taxonomy*`) and returned in the taxonomy's spelling; a
@@ -19,11 +19,9 @@ from __future__ import annotations
 
 import re
 
-from ...generation.types import ItemContext
-from ...parsing import (
-    LETTERS, ParseResult, clean_output, nonempty_lines, normalise_text, parse_letter, result, strip_leading_label,
-    unwrap,
-)
+from ...core.generation_types import ItemContext
+from ...core.parsing import (LETTERS, ParseResult, clean_output, nonempty_lines, normalise_text, parse_letter, result,
+                             strip_leading_label, unwrap)
 from .adapters import ADAPTERS
 
 ANSWER_LABELS = (

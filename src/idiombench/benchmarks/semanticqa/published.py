@@ -23,8 +23,8 @@ from ...generation.backends import BenchmarkHooks, make_backend
 from ...generation.cache import request_key
 from ...generation.config import ReplayModel
 from ...generation.table import GENERATION_SCHEMA
-from ...generation.types import Message, Request, Sampling, item_context
-from ...items import Item
+from ...core.generation_types import Message, Request, Sampling, item_context
+from ...core.items import Item
 from .published_format import FORMAT, PublishedResultsSource
 
 BENCHMARK = "semanticqa"

@@ -16,12 +16,12 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
-from ...errors import DataError
-from ...foreign import storable_text, text_lines
+from ...core.errors import DataError
+from ...core.foreign import storable_text, text_lines
 from ...generation.backends.replay import SourceStats
 from ...generation.cache import canonical_json
 from ...generation.config import ReplaySource
-from ...generation.types import Request
+from ...core.generation_types import Request
 
 FORMAT = "semanticqa"
 EXPECTED = "one JSON object per line: the item's released fields and `prediction`"

@@ -30,12 +30,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...errors import DataError
-from ...generation.types import Message
-from ...io import sha256_file
-from ...items import Item, rotate
-from ...prompts import Prompt
-from ...sampling import seeded_order, seeded_subset
+from ...core.errors import DataError
+from ...core.generation_types import Message
+from ...core.io import sha256_file
+from ...core.items import Item, rotate
+from ...templating.prompts import Prompt
+from ...core.sampling import seeded_order, seeded_subset
 from ..contexts import RenderOutput
 from .adapters import ADAPTERS, OPTION_LETTERS
 from .config import SemanticQAConfig

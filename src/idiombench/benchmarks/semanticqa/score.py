@@ -47,12 +47,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ... import paths
-from ...errors import IdiombenchError
-from ...generation.types import ItemContext, item_context
-from ...io import read_parquet
-from ...items import OPTION_LETTERS, Item, released_position
-from ...parsing import LETTERS, ParseResult, clean_output, parse_letter
+from ...core import paths
+from ...core.errors import IdiombenchError
+from ...core.generation_types import ItemContext, item_context
+from ...core.io import read_parquet
+from ...core.items import OPTION_LETTERS, Item, released_position
+from ...core.parsing import LETTERS, ParseResult, clean_output, parse_letter
 from ...scoring.lexical import rouge_l_f
 from . import released
 from .adapters import ADAPTERS

@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from ...parsing import clean_output, json_value, unwrap
+from ...core.parsing import clean_output, json_value, unwrap
 
 Second = Literal["judgement", "interpretation"]
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...data.readers import read_utf8
-from ...errors import DataError
+from ...core.errors import DataError
 
 KNOWN_COLUMNS = ("ID", "Label", "Examples", "Semantic Gloss")
 

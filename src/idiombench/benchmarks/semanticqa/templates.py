@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from ...data.readers import read_utf8
-from ...errors import DataError
+from ...core.errors import DataError
 
 PLACEHOLDER = re.compile(r"\{\{([^{}]+)\}\}")
 SETTINGS = ("zeroshot", "fewshot")

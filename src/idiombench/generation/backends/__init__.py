@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import ModelConfig
-from ..types import Backend, ItemContext
+from ...core.generation_types import Backend, ItemContext
 
 
 @dataclass(frozen=True)

@@ -39,11 +39,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...errors import IdiombenchError
-from ...hardware import DtypeChoice, auto_dtype, cpu_bf16_native
-from ...io import sha256_file, write_json
+from ...core.errors import IdiombenchError
+from ...core.hardware import DtypeChoice, auto_dtype, cpu_bf16_native
+from ...core.io import sha256_file, write_json
 from ..config import HFModel, VLLMModel
-from ..types import Completion, Message, Request, Sampling
+from ...core.generation_types import Completion, Message, Request, Sampling
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
 _HASH_MEMO: dict[str, str] = {}
@@ -174,7 +174,7 @@ def gguf_description(path: Path) -> dict[str, Any]:
 
 def choose_dtype(requested: str, device: str) -> DtypeChoice:
     """The compute dtype for `dtype` in params: `auto` fits the hardware (see
-    idiombench.hardware); an explicit dtype is kept, with a warning when it is bfloat16
+    idiombench.core.hardware); an explicit dtype is kept, with a warning when it is bfloat16
     on a CPU that would emulate it."""
     if requested == "auto":
         return auto_dtype(device)

@@ -25,7 +25,7 @@ The API key is read only from the environment variable named by `api_key_env`, h
 the client and nowhere else: it is not in identity(), not in any log line, and error texts
 are scrubbed of it (a server could echo it back), as of any credential in `base_url`'s
 userinfo (params refuse one; a base_url given in code may still hold one) and of the
-environment's other credentials (idiombench.redact).
+environment's other credentials (idiombench.core.redact).
 """
 
 from __future__ import annotations
@@ -41,10 +41,10 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
-from ...errors import ConfigError
-from ...redact import environment_secrets, scrub_logs, scrub_text, scrub_url
+from ...core.errors import ConfigError
+from ...core.redact import environment_secrets, scrub_logs, scrub_text, scrub_url
 from ..config import OpenAIModel
-from ..types import Completion, Request
+from ...core.generation_types import Completion, Request
 from .seeds import sample_seed
 
 log = logging.getLogger(__name__)

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import ReferenceModel
-from ..types import Completion, ItemContext, Request
+from ...core.generation_types import Completion, ItemContext, Request
 from . import BenchmarkHooks
 
 MAX_LABELS = 20

@@ -27,12 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from ...errors import DataError, IdiombenchError
-from ...foreign import check_file_size, storable_text
-from ...io import read_parquet, sha256_file
-from ...prompts import hash_messages
+from ...core.errors import DataError, IdiombenchError
+from ...core.foreign import check_file_size, storable_text
+from ...core.io import read_parquet, sha256_file
+from ...templating.prompts import hash_messages
 from ..config import ReplayModel, ReplaySource
-from ..types import Completion, ItemContext, Request
+from ...core.generation_types import Completion, ItemContext, Request
 from . import BenchmarkHooks
 
 NO_PREDICTION = "no prediction in replay source"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..types import Request
+from ...core.generation_types import Request
 
 
 def sample_seed(request: Request) -> int:

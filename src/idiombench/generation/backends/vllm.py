@@ -46,9 +46,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ...errors import IdiombenchError
+from ...core.errors import IdiombenchError
 from ..config import VLLMModel
-from ..types import Completion, Request
+from ...core.generation_types import Completion, Request
 from .seeds import sample_seed
 
 SUPPORTED = (0, 8, 3), (0, 33, 0)  # [lower, upper) of vLLM releases this backend follows

@@ -8,7 +8,7 @@ from pathlib import Path
 from chengyu_scoring_cases import ITEMS, OUTPUTS, score_and_aggregate
 
 from idiombench.benchmarks.chengyu_bench import BENCHMARK
-from idiombench.report.build import ReportContext
+from idiombench.stages.report import ReportContext
 
 # Without the release: the sample tasks and ChID only (4 of 8 ChID passages scored: a subset).
 NO_RELEASE_ITEMS = {"connotation_sample": ITEMS["connotation_sample"], "chid": ITEMS["chid"]}

@@ -15,10 +15,10 @@ from chengyu_scoring_cases import ITEMS, PromptCheck, config, generations, score
 from idiombench.benchmarks.chengyu_bench import BENCHMARK
 from idiombench.benchmarks.chengyu_bench.idioms import load_idiom_list, read_words
 from idiombench.benchmarks.chengyu_bench.metrics import normalise_idiom, score_choice, score_label, score_ranked
-from idiombench.errors import DataError, IdiombenchError
-from idiombench.evaluation import ScoreContext
-from idiombench.io import write_parquet
-from idiombench.parsing import ParseResult
+from idiombench.core.errors import DataError, IdiombenchError
+from idiombench.benchmarks.contexts import ScoreContext
+from idiombench.core.io import write_parquet
+from idiombench.core.parsing import ParseResult
 
 IDIOMS = load_idiom_list()
 

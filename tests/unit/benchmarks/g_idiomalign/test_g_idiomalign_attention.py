@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 from scipy.stats import false_discovery_control, kruskal, mannwhitneyu
 
-from idiombench.analysis.stage import skip_reason
+from idiombench.stages.attention import skip_reason
 from idiombench.benchmarks.g_idiomalign.attention import attention_summary, read_annotations
 from idiombench.benchmarks.g_idiomalign.config import GIdiomAlignAttention, GIdiomAlignScore
-from idiombench.errors import DataError
+from idiombench.core.errors import DataError
 
 ROOT = Path(__file__).resolve().parents[4]
 
@@ -83,7 +83,7 @@ def test_without_labels_table8_is_not_computed_and_small_groups_get_no_test():
 
 
 def test_the_stage_says_why_a_model_is_not_measured():
-    from idiombench.config import load_params
+    from idiombench.pipeline.config import load_params
 
     params = load_params(ROOT / "params.yaml")
     assert skip_reason(params, "smollm2", "g-idiomalign") is None
@@ -102,8 +102,8 @@ def test_the_stage_says_why_a_model_is_not_measured():
 
 
 def test_a_vllm_model_is_measured_on_its_weights_in_transformers_on_one_gpu():
-    from idiombench.analysis.stage import transformers_config
-    from idiombench.config import load_params
+    from idiombench.stages.attention import transformers_config
+    from idiombench.pipeline.config import load_params
 
     params = load_params(ROOT / "overlays" / "paper.yaml")
     qwen = params.models["qwen3-8b"]
@@ -132,8 +132,8 @@ def test_human_labels_are_read_and_checked(tmp_path: Path):
 def test_the_attention_params_are_validated(tmp_path: Path):
     import yaml
 
-    from idiombench.config import load_params
-    from idiombench.errors import IdiombenchError
+    from idiombench.pipeline.config import load_params
+    from idiombench.core.errors import IdiombenchError
 
     raw = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
     assert raw["benchmarks"]["g-idiomalign"]["attention"]["models"] is None  # a narrowed model list stays valid
@@ -157,8 +157,8 @@ def test_a_label_file_is_a_tracked_input_of_the_attention_stage(tmp_path: Path):
     a directory by its own mtime, which an edit inside it does not change)."""
     import yaml
 
-    from idiombench import dag
-    from idiombench.config import load_params
+    from idiombench.pipeline import dag
+    from idiombench.pipeline.config import load_params
 
     assert "data/annotations" in dag.attention_deps("smollm2", "g-idiomalign")
     stage = yaml.safe_load((ROOT / "dvc.yaml").read_text(encoding="utf-8"))["stages"]["attention"]

@@ -15,8 +15,8 @@ from idiombench.benchmarks.g_idiomalign.build import build
 from idiombench.benchmarks.g_idiomalign.config import GIdiomAlignBuild
 from idiombench.benchmarks.g_idiomalign.languages import canonical_name, language_code
 from idiombench.benchmarks.g_idiomalign.text import repair_mojibake
-from idiombench.errors import DataError
-from idiombench.items import Item
+from idiombench.core.errors import DataError
+from idiombench.core.items import Item
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "g_idiomalign"
 ZH_MCQ = "Multiple-Choice_Idiom_Equivalence/Zh-target/mcq_data_mcq_data_English_Chinese.json"

@@ -17,7 +17,7 @@ from idiombench.benchmarks.g_idiomalign.construct import (
     run_construction,
     top_k_neighbours,
 )
-from idiombench.errors import IdiombenchError
+from idiombench.core.errors import IdiombenchError
 
 
 # --------------------------------------------------------------------------- modal-bin cutoff

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from g_idiomalign_fixtures import ANGLES, AggCtx, HandEmbedder, gen_item, gen_scores, items, mcq_item, mcq_scores, params_for
-from idiombench import paths
+from idiombench.core import paths
 from idiombench.benchmarks.g_idiomalign import aggregate as agg
 from idiombench.benchmarks.g_idiomalign.construct import run_construction
 from idiombench.benchmarks.g_idiomalign.report import report_section
-from idiombench.config import load_params
-from idiombench.report.build import ReportContext
+from idiombench.pipeline.config import load_params
+from idiombench.stages.report import ReportContext
 
 
 ROOT = Path(__file__).resolve().parents[4]

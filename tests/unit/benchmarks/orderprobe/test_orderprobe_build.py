@@ -12,8 +12,8 @@ import pytest
 from idiombench.benchmarks.base import write_build
 from idiombench.benchmarks.orderprobe.build import build, permutation_patterns, permute
 from idiombench.benchmarks.orderprobe.config import OrderProbeBuild
-from idiombench.errors import DataError
-from idiombench.items import read_items
+from idiombench.core.errors import DataError
+from idiombench.core.items import read_items
 
 from orderprobe_fixtures import SACC_FIXTURE
 

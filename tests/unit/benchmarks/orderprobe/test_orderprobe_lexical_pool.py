@@ -1,4 +1,4 @@
-"""OrderProbe's lexical terms in worker processes (lexical.py, workers.py): the same score
+"""OrderProbe's lexical terms in worker processes (lexical.py, core/workers.py): the same score
 tables whatever the number of processes and the chunking, an expression's rows in one process,
 and the neural roles running while the workers compute (checked with a gate that deadlocks,
 and so fails on its timeout, if either side waited for the other)."""
@@ -15,7 +15,7 @@ import pytest
 from idiombench.benchmarks.orderprobe.config import OrderProbeScore
 from idiombench.benchmarks.orderprobe.lexical import LexicalScorer, LexicalTerms, Pending, RowText
 from idiombench.benchmarks.orderprobe.score import score_generations
-from idiombench.workers import ShardedPool, shard_of, worker_count
+from idiombench.core.workers import ShardedPool, shard_of, worker_count
 
 from orderprobe_fixtures import FakeScorers, fixture_lexicons, frame, gen_row, index, items_for, paper_like_config
 

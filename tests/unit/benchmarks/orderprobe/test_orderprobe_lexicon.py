@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from idiombench.benchmarks.orderprobe import lexicon
-from idiombench.errors import DataError
+from idiombench.core.errors import DataError
 
 from orderprobe_fixtures import SACC_FIXTURE
 

@@ -12,7 +12,7 @@ import pytest
 
 from idiombench.benchmarks.orderprobe.config import OrderProbeScore
 from idiombench.benchmarks.orderprobe.score import score_generations
-from idiombench.errors import DataError, IdiombenchError
+from idiombench.core.errors import DataError, IdiombenchError
 from idiombench.scoring.tokenize import content_tokens, tokenize
 
 from orderprobe_fixtures import (
@@ -187,7 +187,7 @@ def test_polarity_halving_without_the_built_word_lists_is_a_clear_error():
 
 def test_score_reads_the_word_lists_from_the_build_output(tmp_path, monkeypatch):
     """score() loads data/processed/orderprobe/released_lexicon.json only when the options use it."""
-    from idiombench import paths
+    from idiombench.core import paths
     from idiombench.benchmarks.orderprobe import lexicon, score as score_module
 
     monkeypatch.setattr(paths, "processed_dir", lambda name: tmp_path / name)
@@ -265,8 +265,8 @@ def test_setting_mismatch_is_a_clear_error():
 
 def test_template_provenance_and_stale_prompt_hash_note(tmp_path):
     from idiombench.benchmarks.orderprobe.score import load_prompt_index
-    from idiombench.generation.types import Message
-    from idiombench.prompts import Prompt, write_prompts
+    from idiombench.core.generation_types import Message
+    from idiombench.templating.prompts import Prompt, write_prompts
 
     item = BY_PATTERN["ABDC"]
     prompt = Prompt(benchmark="orderprobe", task="restore", setting="zero_shot", item_id=item.item_id,

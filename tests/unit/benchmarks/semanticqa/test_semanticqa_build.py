@@ -16,8 +16,8 @@ from idiombench.benchmarks.semanticqa.build import build
 from idiombench.benchmarks.semanticqa.config import EXTENSION_TASKS, TASKS, LCCTaxonomy, SemanticQABuild
 from idiombench.benchmarks.semanticqa.taxonomy import prompt_text, read_taxonomy
 from idiombench.benchmarks.semanticqa.templates import PLACEHOLDER
-from idiombench.errors import DataError
-from idiombench.items import read_items
+from idiombench.core.errors import DataError
+from idiombench.core.items import read_items
 
 FIXTURE = Path(__file__).resolve().parents[3] / "fixtures" / "semanticqa"
 TAXONOMY = LCCTaxonomy(

@@ -9,14 +9,14 @@ import pytest
 
 from idiombench.benchmarks.semanticqa import BENCHMARK
 from idiombench.benchmarks.semanticqa.report import TASKS
-from idiombench.report.build import ReportContext
+from idiombench.stages.report import ReportContext
 
 from test_semanticqa_scoring import FakeScorers, OUTPUTS, SEQ_ITEMS, SEQ_OUTPUTS, generations, run
 
 
 @pytest.fixture(scope="module")
 def bodies(tmp_path_factory):
-    from idiombench.config import load_params
+    from idiombench.pipeline.config import load_params
 
     params = load_params(Path(__file__).resolve().parents[4] / "params.yaml")
     full = {"0-shot": generations(OUTPUTS), "3-shot": generations(OUTPUTS, "3-shot")}

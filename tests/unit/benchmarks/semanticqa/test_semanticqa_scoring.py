@@ -21,10 +21,10 @@ from idiombench.benchmarks.semanticqa.aggregate import f1_scores
 from idiombench.benchmarks.semanticqa.released import exact_match as released_code_match
 from idiombench.benchmarks.semanticqa.score import strict_match
 from idiombench.benchmarks.semanticqa.sequential import COMPOSITIONS, parse_two_parts
-from idiombench.config import load_params
-from idiombench.errors import IdiombenchError
-from idiombench.evaluation import AggregateContext, ScoreContext
-from idiombench.items import Item
+from idiombench.pipeline.config import load_params
+from idiombench.core.errors import IdiombenchError
+from idiombench.benchmarks.contexts import AggregateContext, ScoreContext
+from idiombench.core.items import Item
 from idiombench.scoring.config import BertScoreRole
 from idiombench.scoring.registry import BertScores
 from idiombench.scoring.roles import role_info

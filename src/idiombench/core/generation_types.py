@@ -1,0 +1,116 @@
+"""The generation interface shared by every backend.
+
+A backend turns `Request`s into `Completion`s, one completion per request, in order.
+Requests are fully specified (messages, sampling, seed, sample index); their `key`
+is the content address used by the cache (see cache.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from .items import Item
+
+
+@dataclass(frozen=True)
+class Message:
+    role: str  # "system" | "user" | "assistant"
+    content: str
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """Decoding parameters. temperature 0 means greedy decoding."""
+
+    temperature: float = 0.0
+    top_p: float = 1.0
+    max_new_tokens: int = 256
+    stop: tuple[str, ...] = ()
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature == 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "stop": list(self.stop)}
+
+
+@dataclass(frozen=True)
+class ItemContext:
+    """What reference systems (oracle, echo, random, majority) and replay need to know
+    about the item behind a prompt. A model's output depends on the prompt's messages only; a
+    backend that answers from the item's data (gold, options) adds what it reads to the request's
+    cache key (`Backend.item_identity`)."""
+
+    benchmark: str
+    task: str
+    setting: str
+    item_id: str
+    input: str
+    answer: str | None = None
+    references: tuple[str, ...] = ()
+    choices: tuple[str, ...] = ()
+    fields: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    meta: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    rotation: int = 0  # the options' rotation the prompt shows (items.rotate); choices and answer are as shown
+
+
+def item_context(item: Item, setting: str, rotation: int = 0) -> ItemContext:
+    """The item as a prompt shows it: under an option rotation, its choices in the rotated order
+    and a gold option letter where that order puts it."""
+    from .items import rotate, rotated_answer
+
+    return ItemContext(
+        benchmark=item.benchmark, task=item.task, setting=setting, item_id=item.item_id,
+        input=item.input, answer=rotated_answer(item.answer, len(item.choices), rotation),
+        references=tuple(item.references), choices=rotate(tuple(item.choices), rotation), fields=item.fields,
+        meta=item.meta, rotation=rotation,
+    )
+
+
+@dataclass(frozen=True)
+class Request:
+    key: str  # content address: model identity + messages + sampling + seed + sample index
+    prompt_id: str  # the rendered prompt this request samples from
+    messages: tuple[Message, ...]
+    sampling: Sampling
+    seed: int
+    sample_index: int
+    item: ItemContext
+    pass_name: str = "main"  # the generation pass (benchmarks.<b>.generate): "main" or an extra pass
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    finish_reason: str  # "stop", "length", "error", or the backend's own word
+    latency_s: float  # wall time of the batch or call that produced it, per request
+    error: str | None = None  # set when the backend could not produce text for this request
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None
+
+
+class Backend(Protocol):
+    """One loaded model. Constructed once per process; `generate` is called with batches.
+
+    Optional: `batch_size_changes_outputs = True` where a request's output depends on the batch
+    it runs in (hf: padding and matrix shapes); the stage then adds the batch size to the identity.
+    `item_identity(item) -> JSON value` where the output depends on the item's data beyond the
+    prompt (the reference systems: gold answers, label spaces); the stage adds it to that
+    request's key after `prepare`."""
+
+    def identity(self) -> dict[str, Any]:
+        """What makes this model's outputs this model's: backend, model id, revision or file
+        hash, dtype, ... Part of every cache key, so two models never share entries."""
+        ...
+
+    def generate(self, requests: Sequence[Request]) -> list[Completion]: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,122 @@
+"""Params overlays: a profile written as its differences from a base params file.
+
+An overlay is a YAML mapping with `overlay_of: <base file>` (relative to the overlay's
+own folder). Its other keys are merged into the base key by key: mappings recursively,
+any other value (scalar, list, null) replaces the base's. Sections named in
+`replace: [dotted.key, ...]` are taken whole instead (e.g. `models`, whose entries differ
+entirely between profiles). A base may itself be an overlay.
+
+DVC reads params.yaml only, so `idiombench merge-params <overlay> --out params.yaml`
+writes the merged, validated file; Snakemake and the CLI read overlays directly
+(`--config params=overlays/paper.yaml`, `--params overlays/paper.yaml`).
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..core.errors import ConfigError
+
+OVERLAY_KEY = "overlay_of"
+REPLACE_KEY = "replace"
+
+
+def read_yaml_mapping(path: Path) -> dict[str, Any]:
+    """A params file's top-level mapping, with an error naming the file otherwise."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such params file") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{path}: is a folder (expected a params YAML file)") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}; "
+                          "expected a params YAML file)") from None
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {_yaml_problem(exc)}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level, got {type(raw).__name__}")
+    return raw
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """The parser's complaint and where, on one line."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or " ".join(str(exc).split())
+    return f"line {mark.line + 1}, column {mark.column + 1}: {problem}" if mark is not None else problem
+
+
+def _split(dotted: str) -> list[str]:
+    return dotted.split(".")
+
+
+def merge(base: dict[str, Any], overlay: dict[str, Any], replace: set[str], prefix: str = "") -> dict[str, Any]:
+    """`base` with `overlay` merged in (neither is modified)."""
+    out = copy.deepcopy(base)
+    for key, value in overlay.items():
+        dotted = f"{prefix}{key}"
+        if dotted not in replace and isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value, replace, f"{dotted}.")
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def _has_path(tree: dict[str, Any], dotted: str) -> bool:
+    node: Any = tree
+    for part in _split(dotted):
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return True
+
+
+def read_params_raw(path: str | Path, _chain: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """The raw params mapping of `path`, overlays resolved onto their bases."""
+    path = Path(path)
+    raw = read_yaml_mapping(path)
+    if OVERLAY_KEY not in raw:
+        if REPLACE_KEY in raw:
+            raise ConfigError(f"{path}: `{REPLACE_KEY}` is only meaningful in an overlay (one with `{OVERLAY_KEY}`)")
+        return raw
+    base_ref = raw.pop(OVERLAY_KEY)
+    replace = raw.pop(REPLACE_KEY, [])
+    if not isinstance(base_ref, str) or not base_ref.strip():
+        raise ConfigError(f"{path}: `{OVERLAY_KEY}` must name the base params file, got {base_ref!r}")
+    if not isinstance(replace, list) or not all(isinstance(k, str) for k in replace):
+        raise ConfigError(f"{path}: `{REPLACE_KEY}` must be a list of dotted keys (e.g. [models]), got {replace!r}")
+    for dotted in replace:
+        if not _has_path(raw, dotted):
+            raise ConfigError(f"{path}: `{REPLACE_KEY}` names {dotted!r}, which the overlay does not set")
+    base_path = (path.parent / base_ref).resolve()
+    if base_path in _chain or base_path == path.resolve():
+        raise ConfigError(f"{path}: `{OVERLAY_KEY}: {base_ref}` makes a cycle of overlays")
+    base = read_params_raw(base_path, (*_chain, path.resolve()))
+    return merge(base, raw, set(replace))
+
+
+def diff(base: dict[str, Any], full: dict[str, Any], replace: set[str], prefix: str = "") -> dict[str, Any]:
+    """The smallest overlay turning `base` into `full` (keys only in `base` must lie in a
+    replaced section: an overlay cannot delete a key)."""
+    out: dict[str, Any] = {}
+    for key, value in full.items():
+        dotted = f"{prefix}{key}"
+        if dotted in replace:
+            out[key] = copy.deepcopy(value)
+        elif isinstance(value, dict) and isinstance(base.get(key), dict):
+            inner = diff(base[key], value, replace, f"{dotted}.")
+            if inner:
+                out[key] = inner
+        elif key not in base or base[key] != value:
+            out[key] = copy.deepcopy(value)
+    for key in base:
+        dotted = f"{prefix}{key}"
+        if key not in full and not any(dotted == r or dotted.startswith(f"{r}.") for r in replace):
+            raise ValueError(f"{dotted} is in the base only: list a section holding it in `replace`")
+    return out

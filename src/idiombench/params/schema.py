@@ -1,0 +1,259 @@
+"""params.yaml's schema, every section but the benchmarks' own: the run's seed and profile,
+data, models, scoring, report, and the cross-key rules (`consistency_problems`).
+
+The benchmarks' sections come from the registry, which sits above this layer: config.py
+composes this `Params` with one section per registered benchmark (`benchmarks.<name>`, its
+`config_model`). Stages type their params as this `Params`; they read a benchmark's section
+with `params.benchmark(name)`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from ..generation.config import ModelConfig, backend_names
+from ..core.redact import credential_in, scrub_message
+from ..core.schema import INVALID_NAME, INVALID_VARIABLE, Key, StrictModel
+from ..scoring.config import ScoringConfig
+from ..statistics.config import ReportConfig
+
+BACKENDS = backend_names()
+OPENAI_KEY_DEFAULT = "OPENAI_API_KEY"  # generation.config.OpenAIModel.api_key_env's default
+
+
+class DataConfig(StrictModel):
+    mirror: str | list[str] | None = Field(
+        default_factory=list,
+        description="Local directories holding copies of the upstream files (each laid out <benchmark>/<path>), "
+        "searched in order before downloading; IDIOMBENCH_MIRROR (directories separated by ':') overrides it. "
+        "Empty: every file is downloaded from its pinned upstream commit.",
+    )
+    download: bool = Field(True, description="Fall back to the pinned upstream URL when the mirror lacks a file.")
+    timeout_s: float = Field(60.0, gt=0)
+
+
+class TracesConfig(StrictModel):
+    """`tracking.traces`: the scored items `track` logs as MLflow traces (stages/track_traces.py)."""
+
+    enabled: bool = Field(True, description="Log one MLflow trace per scored row (inputs, outputs, reference, one "
+                          "assessment per item-level metric) into its setting's run.")
+    sample: int | None = Field(
+        None, ge=1, description="At most this many items per (model, benchmark, setting) run get a trace: a seeded draw "
+        "stratified by the benchmark's strata (the same items for every model); every item is still in the run's item "
+        "table artifact. null: every item.")
+    seed: int = Field(0, description="Seed of the sample draw.")
+
+
+class TrackingConfig(StrictModel):
+    traces: TracesConfig = TracesConfig()
+
+
+class BenchmarksSections(StrictModel):
+    """`benchmarks:`, one section per registered benchmark (config.BenchmarksConfig adds the fields)."""
+
+    def names(self) -> tuple[str, ...]:
+        """The benchmarks' names (the sections' keys in params.yaml), in registry order."""
+        return tuple(info.alias or name for name, info in type(self).model_fields.items())
+
+    def get(self, name: str) -> Any:
+        for field_name, info in type(self).model_fields.items():
+            if name in (field_name, info.alias):
+                return getattr(self, field_name)
+        raise KeyError(f"unknown benchmark {name!r} (known: {', '.join(self.names())})")
+
+
+class Params(StrictModel):
+    profile: str = Field(description="Name of this configuration, printed on the report's title page.")
+    seed: int = 0
+    data: DataConfig = DataConfig()
+    benchmarks: BenchmarksSections
+    models: dict[Key, ModelConfig] = Field(
+        default_factory=dict, description="Keyed by the model's name in paths, wildcards and commands (a Key).")
+    scoring: ScoringConfig = Field(description="Neural scorer roles: which model each metric term runs with.")
+    report: ReportConfig = Field(default_factory=ReportConfig, description="What the report prints beside each number.")
+    tracking: TrackingConfig = Field(default_factory=TrackingConfig, description="What `track` logs to MLflow besides runs.")
+
+    def benchmark(self, name: str) -> Any:
+        return self.benchmarks.get(name)
+
+
+_TYPE_WORDS = {
+    "bool_type": "expected true or false",
+    "int_type": "expected an integer",
+    "float_type": "expected a number",
+    "string_type": "expected a string",
+    "list_type": "expected a list",
+    "dict_type": "expected a mapping",
+    "model_type": "expected a mapping",
+    "literal_error": None,
+    "missing": "missing (this key is required)",
+    "extra_forbidden": "unknown key",
+}
+
+
+def _user_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The key path as written in params.yaml: pydantic puts the backend (the union's tag) after
+    the model name, `models.m.oracle.batch_size`, where the file says `models.m.batch_size`."""
+    if len(loc) > 2 and loc[0] == "models" and loc[2] in BACKENDS:
+        return loc[:2] + loc[3:]
+    return loc
+
+
+SHOWN_CHARS = 120  # of a value quoted in an error
+
+
+def _shown(value: Any) -> str:
+    """A value for an error line: a scalar quoted (scrubbed, shortened), a mapping or list only
+    named (its entries are other keys' business, and may hold what must not be echoed)."""
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, (list, tuple)):
+        return f"a list of {len(value)}"
+    text = repr(scrub_message(value) if isinstance(value, str) else value)
+    return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "..."
+
+
+def _format_error(error: dict[str, Any], model: type[BaseModel]) -> str:
+    return scrub_message(_format_error_unscrubbed(error, model))
+
+
+def _format_error_unscrubbed(error: dict[str, Any], model: type[BaseModel]) -> str:
+    loc = _user_loc(error["loc"])
+    kind = error["type"]
+    if kind in ("union_tag_invalid", "union_tag_not_found"):  # a model entry's `backend:`
+        where = ".".join(str(part) for part in (*loc, "backend"))
+        expected = f"expected one of: {', '.join(sorted(BACKENDS))}"
+        if kind == "union_tag_not_found":
+            return f"{where}: missing ({expected})"
+        return f"{where}: unknown backend {_shown(error.get('ctx', {}).get('tag'))} ({expected})"
+    if loc and loc[-1] == "[key]":  # a mapping's key (a model key): pydantic puts the key itself before "[key]"
+        where = ".".join(str(part) for part in loc[:-2])
+        if kind == INVALID_NAME:
+            return f"{where}: the key {error['msg']}"
+        return f"{where}: the key {loc[-2]!r}: {_TYPE_WORDS.get(kind) or error['msg']}"
+    key = ".".join(str(part) for part in loc) or "(top level)"
+    if kind in (INVALID_NAME, INVALID_VARIABLE):  # the message says what is wrong (an invalid variable is never quoted)
+        return f"{key}: {error['msg']}"
+    message = _TYPE_WORDS.get(kind) or error["msg"]
+    if kind == "extra_forbidden":
+        parent = _model_at(model, error["loc"][:-1])
+        if parent is not None:
+            allowed = sorted(info.alias or name for name, info in parent.model_fields.items())
+            message += f" (allowed here: {', '.join(allowed)})"
+    elif kind != "missing":
+        message += f", got {_shown(error.get('input'))}"
+    return f"{key}: {message}"
+
+
+def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    current: Any = model
+    for part in loc:
+        if not (isinstance(current, type) and issubclass(current, BaseModel)):
+            return None
+        field = next(
+            (info for name, info in current.model_fields.items() if part in (name, info.alias)), None
+        )
+        if field is None:
+            return None
+        current = field.annotation
+    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+
+
+CREDENTIAL_HINT = ("credentials never go in params (DVC copies them into dvc.lock, Snakemake into .snakemake/): "
+                   "put the key in an environment variable and name it in the model's api_key_env")
+
+
+def credential_problems(raw: Any, where: str = "") -> list[str]:
+    """Every string of a raw params mapping (keys included, at any depth) that carries a
+    credential (redact.credential_in), as `key.path: problem` lines that never repeat it."""
+    problems = []
+    if isinstance(raw, dict):
+        for key, value in raw.items():
+            path = f"{where}.{key}" if where else str(key)
+            what = credential_in(key) if isinstance(key, str) else None
+            if what:
+                problems.append(f"{where or '(top level)'}: a key holds {what}; {CREDENTIAL_HINT}")
+                path = f"{where}.[key]" if where else "[key]"
+            problems += credential_problems(value, path)
+    elif isinstance(raw, list):
+        for index, value in enumerate(raw):
+            problems += credential_problems(value, f"{where}.{index}" if where else str(index))
+    elif isinstance(raw, str) and (what := credential_in(raw)):
+        problems.append(f"{where}: holds {what}; {CREDENTIAL_HINT}")
+    return [scrub_message(problem) for problem in problems]
+
+
+def key_variables(raw: Any) -> list[str]:
+    """The environment variables a raw params mapping names as holding keys (`api_key_env`
+    of its models; an openai model's default when it names none), valid or not."""
+    models = raw.get("models") if isinstance(raw, dict) else None
+    names = []
+    for entry in (models or {}).values() if isinstance(models, dict) else ():
+        if isinstance(entry, dict):
+            value = entry.get("api_key_env", OPENAI_KEY_DEFAULT if entry.get("backend") == "openai" else None)
+            if isinstance(value, str):
+                names.append(value)
+    return names
+
+
+def validation_problems(exc: ValidationError, model: type[BaseModel]) -> list[str]:
+    """A pydantic error as one `key.path: problem` line per bad key, as written in params.yaml."""
+    return [_format_error(e, model) for e in exc.errors()]  # type: ignore[arg-type]
+
+
+def consistency_problems(params: Params) -> list[str]:
+    """Rules across keys that the per-field schema cannot state, each as `field.path: problem`,
+    so that check-params catches what generate would otherwise refuse minutes later."""
+    names = params.benchmarks.names()
+    problems = []
+    for name in names:
+        problems += _generate_problems(f"benchmarks.{name}", params.benchmark(name))
+        attention = getattr(params.benchmark(name), "attention", None)  # benchmarks with attention diagnostics
+        for index, model in enumerate(getattr(attention, "models", None) or []):
+            if model not in params.models:
+                problems.append(f"benchmarks.{name}.attention.models.{index}: unknown model {model!r} "
+                                f"(models: {', '.join(params.models) or 'none'})")
+    for model_name, model in params.models.items():
+        where = f"models.{model_name}"
+        for index, benchmark in enumerate(model.benchmarks or []):
+            if benchmark not in names:
+                problems.append(f"{where}.benchmarks.{index}: unknown benchmark {benchmark!r} (known: {', '.join(names)})")
+        for index, source in enumerate(getattr(model, "sources", [])):
+            if source.benchmark not in names:
+                problems.append(f"{where}.sources.{index}.benchmark: unknown benchmark {source.benchmark!r} "
+                                f"(known: {', '.join(names)})")
+        problems += _device_problems(where, model)
+    return problems
+
+
+def _generate_problems(where: str, config: Any) -> list[str]:
+    """The main pass runs on every rendered setting; an extra pass is not called main. (An extra
+    pass naming a setting not rendered is allowed: narrowing render.settings must not force an
+    edit of every pass; that pass just has no prompts there.)"""
+    generate = config.generate
+    problems = []
+    if generate.main.settings is not None:
+        problems.append(f"{where}.generate.main.settings: must be null (the main pass runs on every setting; "
+                        f"restrict settings in {where}.render.settings)")
+    for name, sampling in generate.extra.items():
+        if name == "main":
+            problems.append(f"{where}.generate.extra.main: an extra pass may not be called 'main'")
+    return problems
+
+
+def _device_problems(where: str, model: Any) -> list[str]:
+    """Device and GPU count agree: the job claims exactly the GPUs its backend uses."""
+    backend, gpus = model.backend, model.gpus
+    device = getattr(model, "device", None)
+    if backend == "hf" and device == "cuda" and gpus == 0:
+        return [f"{where}.gpus: device cuda needs gpus >= 1 (the job claims its GPUs), got 0"]
+    if backend == "hf" and device == "cpu" and gpus > 0:
+        return [f"{where}.gpus: device cpu uses no GPU (expected 0), got {gpus}"]
+    if backend == "hf" and gpus > 1:
+        return [f"{where}.gpus: the hf backend runs on one GPU (expected 0 or 1; the vllm backend spreads "
+                f"a model over several), got {gpus}"]
+    if backend == "vllm" and gpus > 0 and getattr(model, "cpu_kv_cache_gib", None) is not None:
+        return [f"{where}.cpu_kv_cache_gib: applies to gpus 0 (vLLM's CPU build) only, got gpus {gpus}"]
+    return []

@@ -1,0 +1,99 @@
+"""params.yaml: the single definition of the experiment grid, validated by a schema.
+
+Unknown keys, wrong types and missing sections are reported together in one
+message that names each key (`benchmarks.<name>.build.<key>: ...`).
+
+This module composes the schema: the generic sections (params/schema.py) and one section per
+registered benchmark (its `config_model`, from the registry), and attaches what the lower
+layers need from the benchmarks (the scorer roles' paper facts). It sits above both, so the
+generic schema knows no benchmark and no benchmark knows this module.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, ValidationError, create_model, field_validator
+
+from ..params import schema as params_schema
+from ..benchmarks.registry import BUILTIN, NAMES, get_benchmark, paper_roles, prediction_formats
+from ..core.errors import ConfigError
+from ..generation.backends.replay import known_formats
+from ..params.overlay import read_params_raw
+from ..params.schema import (BenchmarksSections, consistency_problems, credential_problems, key_variables,
+                             validation_problems)
+from ..core.redact import note_key_variables
+from ..scoring.config import ScoringConfig
+
+DEFAULT_PARAMS = Path("params.yaml")
+
+
+def _section(name: str) -> tuple[type[Any], Any]:
+    """A benchmark's section: required for the built-in benchmarks (dvc.yaml reads their keys
+    from params.yaml); a benchmark a package registers runs with its config_model's defaults
+    until params name it (when every key has a default)."""
+    model = get_benchmark(name).config_model
+    if name in BUILTIN:
+        return model, Field(alias=name)
+    try:
+        model()
+    except ValidationError:
+        return model, Field(alias=name)
+    return model, Field(default_factory=model, alias=name)
+
+
+def _benchmarks_model() -> type[BenchmarksSections]:
+    """`benchmarks:` of params.yaml, one section per registered benchmark (its
+    `config_model`), keyed by the benchmark's name: the schema comes from the registry."""
+    fields: dict[str, Any] = {name.replace("-", "_"): _section(name) for name in NAMES}
+    return create_model("BenchmarksConfig", __base__=BenchmarksSections, **fields)
+
+
+BenchmarksConfig = _benchmarks_model()
+
+
+class Params(params_schema.Params):
+    """The whole params file: the generic sections and the registered benchmarks' own."""
+
+    benchmarks: BenchmarksConfig  # type: ignore[valid-type]
+
+    @field_validator("scoring")
+    @classmethod
+    def _attach_paper_roles(cls, scoring: ScoringConfig) -> ScoringConfig:
+        return scoring.with_paper_roles(paper_roles())
+
+
+def parse_params(raw: Any, source: str = "params.yaml") -> Params:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: expected a mapping at the top level, got {type(raw).__name__}")
+    # Before anything can quote them: the key variables' values are scrubbed from every error,
+    # and a credential written into params is refused, naming its key, never quoted.
+    note_key_variables(key_variables(raw))
+    secrets = credential_problems(raw)
+    try:
+        params = Params.model_validate(raw)
+    except ValidationError as exc:
+        problems = secrets + validation_problems(exc, Params)
+        raise ConfigError(f"{source}: invalid parameters: " + "; ".join(problems)) from None
+    problems = secrets + consistency_problems(params) + registry_problems(params)
+    if problems:
+        raise ConfigError(f"{source}: invalid parameters: " + "; ".join(problems))
+    return params
+
+
+def registry_problems(params: Params) -> list[str]:
+    """Rules that need the registry: a replay source's format is one a benchmark registers."""
+    formats = known_formats(prediction_formats())
+    problems = []
+    for model_name, model in params.models.items():
+        for index, source in enumerate(getattr(model, "sources", [])):
+            if source.format not in formats:
+                problems.append(f"models.{model_name}.sources.{index}.format: unknown predictions format "
+                                f"{source.format!r} (known: {', '.join(formats)})")
+    return problems
+
+
+def load_params(path: str | Path = DEFAULT_PARAMS) -> Params:
+    """A params file (or an overlay on one: see params/overlay.py), validated and defaulted."""
+    return parse_params(read_params_raw(path), str(path))

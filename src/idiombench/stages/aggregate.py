@@ -1,0 +1,79 @@
+"""The aggregate stage: per-item scores -> the metrics JSON body (the benchmark's `aggregate`
+hook: {"settings": {setting: {"metrics": ..., "counts": ...}}, "breakdowns": ...,
+"provenance": ...}), with what the report and MLflow say about the model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..core import paths
+from ..benchmarks.registry import get_benchmark
+from ..benchmarks.contexts import AggregateContext
+from ..params.schema import Params
+from ..core.errors import DataError, IdiombenchError
+from ..core.io import parquet_rows, read_json, read_json_object, read_parquet, write_json
+from ..core.ownership import earlier_json_file, stamp, stamped_by
+from ..core.progress import Progress
+from ..core.redact import scrub
+from .inputs import SCORED, SKIPPED, load_items
+
+
+METRICS_KEYS = ("benchmark", "model", "status")  # in every metrics file
+# every top-level key a metrics file of an earlier version (before its ownership record) had:
+# such a file is recognised only when it has no other (ownership.earlier_json_file)
+EARLIER_METRICS_KEYS = (*METRICS_KEYS, "reason", "model_info", "settings", "breakdowns", "provenance")
+
+
+def is_metrics_file(path: Path, benchmark: str, model: str) -> bool:
+    """A metrics file `idiombench aggregate` wrote (its record matches), or one of an earlier
+    version for this benchmark and model (cli: aggregate replaces only these)."""
+    return stamped_by(path, paths.AGGREGATE_OUTPUT) or earlier_json_file(
+        path, METRICS_KEYS, EARLIER_METRICS_KEYS, benchmark=benchmark, model=model)
+
+
+def run_aggregate(params: Params, model: str, benchmark: str, out: Path | None = None) -> dict[str, Any]:
+    out = out or paths.metrics_file(benchmark, model)
+    scores_dir = paths.scores_dir(model, benchmark)
+    meta_path = scores_dir / "scoring_meta.json"
+    if not meta_path.exists():
+        raise IdiombenchError(f"{meta_path} is missing: run `idiombench score {benchmark} --model {model}` first")
+    meta = read_json_object(meta_path)
+    if meta.get("status") not in (SCORED, SKIPPED):
+        raise DataError(meta_path, f"status {meta.get('status')!r}",
+                        expected=f"a record of `idiombench score` (status {SCORED!r} or {SKIPPED!r})")
+    body: dict[str, Any] = {"benchmark": benchmark, "model": model, "status": meta["status"]}
+    if meta["status"] == SKIPPED:
+        body["reason"] = meta.get("reason", "skipped")
+    else:
+        files = sorted(scores_dir.glob("*.parquet"))
+        with Progress(sum(parquet_rows(f, what="score table") for f in files), f"aggregate {benchmark} {model}",
+                      unit="row") as progress:
+            scores = {}
+            for path in files:
+                scores[path.stem] = read_parquet(path, what="score table").to_pandas()
+                progress.update(len(scores[path.stem]))
+            ctx = AggregateContext(
+                params=params, model=model, benchmark=benchmark, config=params.benchmark(benchmark),
+                scores=scores, items=load_items(benchmark), scoring_meta=meta,
+            )
+            body.update(get_benchmark(benchmark).aggregate(ctx))  # the summary line's time includes this
+        body["model_info"] = model_info(params, model)
+    write_json(out, stamp(body, paths.AGGREGATE_OUTPUT))
+    return body
+
+
+def model_info(params: Params, model: str) -> dict[str, Any]:
+    """What the report and MLflow say about a model: its config, and the identity the
+    generate stage recorded (revision or weight-file hash) when there is one."""
+    config = params.models[model]
+    info: dict[str, Any] = {
+        "name": model,
+        "display_name": config.display_name or model,
+        "config": scrub(json.loads(config.model_dump_json())),  # never a credential from base_url
+    }
+    identity_file = paths.generations_dir(model) / "identity.json"
+    if paths.generations_complete(model) and identity_file.exists():  # never from a partial folder
+        info["identity"] = scrub(read_json(identity_file))
+    return info

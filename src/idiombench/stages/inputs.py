@@ -1,0 +1,91 @@
+"""What the stage drivers read: whether a (model, benchmark) pair applies (a pair that does
+not is recorded as skipped with the reason, so every stage of the static DAG has a
+truthful output), the built items, the generations, the scorers."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..core import paths
+from ..params.schema import Params
+from ..core.errors import IdiombenchError
+from ..generation.table import GENERATION_SCHEMA
+from ..core.io import parquet_rows, read_parquet, require_complete
+from ..core.items import Item, read_items
+
+
+SKIPPED = "skipped"
+SCORED = "scored"
+
+
+def applies(params: Params, model: str, benchmark: str) -> str | None:
+    """None when `model` runs `benchmark`, else the reason it does not."""
+    if model not in params.models:
+        raise IdiombenchError(f"unknown model {model!r} (params models: {', '.join(params.models) or 'none'})")
+    if not params.benchmark(benchmark).enabled:
+        return f"benchmarks.{benchmark}.enabled is false"
+    selected = params.models[model].benchmarks
+    if selected is not None and benchmark not in selected:
+        return f"models.{model}.benchmarks does not include {benchmark}"
+    return None
+
+
+def load_items(benchmark: str, processed_dir: Path | None = None,
+               only: Collection[str] | None = None) -> dict[str, dict[str, Item]]:
+    """task -> item_id -> Item, from the built Parquet files (only the ids in `only`, given)."""
+    directory = processed_dir or paths.processed_dir(benchmark)
+    out: dict[str, dict[str, Item]] = {}
+    for path in sorted(directory.glob("*.parquet")):
+        items = read_items(path, only)
+        out[path.stem] = {item.item_id: item for item in items}
+    if not out:
+        raise IdiombenchError(f"{directory} holds no built items: run `idiombench build {benchmark}` first")
+    return out
+
+
+class GenerationTables(Mapping[str, pd.DataFrame]):
+    """setting -> generations table, each read when asked for and only the last one kept: a
+    benchmark that scores setting by setting holds one setting's generations at a time."""
+
+    def __init__(self, files: dict[str, Path]) -> None:
+        self.files = files
+        self._last: tuple[str, pd.DataFrame] | None = None
+
+    def __getitem__(self, setting: str) -> pd.DataFrame:
+        if self._last is None or self._last[0] != setting:
+            self._last = None  # the previous table is freed before the next one is read
+            frame = read_parquet(self.files[setting], GENERATION_SCHEMA, what="generations table").to_pandas()
+            self._last = (setting, frame)
+        return self._last[1]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.files)
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+    def rows(self) -> int:
+        return sum(parquet_rows(path, what="generations table") for path in self.files.values())
+
+
+def load_generations(model: str, benchmark: str, generations_dir: Path | None = None) -> GenerationTables:
+    """setting -> generations table of one model on one benchmark (read on access)."""
+    root = require_complete(generations_dir or paths.generations_dir(model), paths.GENERATION_INFO,
+                            how=f"run `idiombench generate --model {model}` first")
+    directory = root / benchmark
+    if not directory.is_dir():
+        raise IdiombenchError(f"{directory} is missing: run `idiombench generate --model {model}` first")
+    return GenerationTables({path.stem: path for path in sorted(directory.glob("*.parquet"))})
+
+
+def _make_scorers(params: Params) -> Any:
+    scoring = getattr(params, "scoring", None)
+    if scoring is None:
+        return None
+    from ..scoring import Scorers
+
+    return Scorers(scoring)

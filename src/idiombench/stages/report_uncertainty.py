@@ -1,0 +1,254 @@
+"""Intervals and significance marks for a section's tables (params report.uncertainty).
+
+A cell that names an estimand (`tables.CellRef`) gets `value ±half-width` and its bounds; in
+each comparison group (one table column, one estimand name: the same metric on the same data,
+one cell per model) the best model is marked ▲ and those not significantly different from it
+≈ (a paired test per pair of models, Benjamini-Hochberg across the table's comparisons). Two
+companion tables per table carry the bounds and the p / q values (reports/tables only).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+
+from ..core import paths
+from ..benchmarks.registry import get_benchmark
+from ..benchmarks.contexts import UncertaintyContext
+from ..core.io import read_parquet
+from ..statistics import Comparison, Estimand, Interval, benjamini_hochberg, compare, interval, replicates
+from ..statistics.config import UncertaintyConfig
+from ..report.tables import Cell, CellRef, Section, Table
+
+BEST, TIED = "▲", "≈"
+TEST_NAMES = {
+    "paired-bootstrap": "paired bootstrap test (the same resamples for both models; replicates of the difference "
+                        "centred on the observed difference)",
+    "paired-permutation": "paired permutation test (each unit's outputs swapped between the two models with "
+                          "probability 1/2)",
+}
+
+Estimands = Mapping[str, Mapping[str, Estimand]]  # model -> name -> estimand
+
+
+def section_estimands(params: Any, benchmark: str, metrics: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Estimand]]:
+    """The benchmark's estimands for every scored model, from results/scores."""
+    scores = {}
+    for model in metrics:
+        directory = paths.scores_dir(model, benchmark)
+        scores[model] = {p.stem: read_parquet(p).to_pandas() for p in sorted(directory.glob("*.parquet"))}
+    ctx = UncertaintyContext(params=params, benchmark=benchmark, config=params.benchmark(benchmark), scores=scores,
+                             metrics=dict(metrics))
+    return get_benchmark(benchmark).estimands(ctx)
+
+
+class Replicates:
+    """Bootstrap replicates per (model, name), drawn once per unit set: every estimand on the
+    same units is computed in one pass over the same resamples (which pairs them)."""
+
+    def __init__(self, config: UncertaintyConfig) -> None:
+        self.config = config
+        self._done: dict[tuple[str, str], np.ndarray] = {}
+
+    def prepare(self, wanted: list[tuple[str, str, Estimand]]) -> None:
+        by_units: dict[tuple[str, tuple[str, ...]], list[tuple[str, str, Estimand]]] = {}
+        for model, name, estimand in wanted:
+            if (model, name) not in self._done:
+                by_units.setdefault((estimand.unit, tuple(estimand.ids.tolist())), []).append((model, name, estimand))
+        for group in by_units.values():
+            reps = replicates([e for _, _, e in group], self.config.resamples, self.config.seed)
+            for (model, name, _), row in zip(group, reps):
+                self._done[(model, name)] = row
+
+    def __getitem__(self, key: tuple[str, str]) -> np.ndarray:
+        return self._done[key]
+
+
+@dataclass
+class Member:
+    row: int
+    ref: CellRef
+    estimand: Estimand
+    interval: Interval
+
+
+def decimals(text: str) -> int:
+    match = re.search(r"-?\d+(?:\.(\d+))?", text)
+    return len(match.group(1) or "") if match else 0
+
+
+def row_label(table: Table, row: list[Cell]) -> str:
+    """The row's identifying cells besides the model (those before the first number with an estimand)."""
+    parts = []
+    for column, c in zip(table.columns, row):
+        if c.ref is not None:
+            break
+        if column != "Model":
+            parts.append(c.text)
+    return " / ".join(parts) or "—"
+
+
+def annotate_table(table: Table, estimands: Estimands, config: UncertaintyConfig, reps: Replicates,
+                   display_name: Callable[[str], str]) -> list[Table]:
+    """Rewrite the table's referenced cells in place; return its companion tables."""
+    groups: dict[tuple[int, str], list[tuple[int, CellRef]]] = {}
+    for r, row in enumerate(table.rows):
+        for col, c in enumerate(row):
+            if c.ref is not None:
+                groups.setdefault((col, c.ref.name), []).append((r, c.ref))
+    if not groups:
+        return []
+    missing = too_few = 0
+    wanted: list[tuple[str, str, Estimand]] = []
+    units_named: set[str] = set()  # the resampling units of the table's cells (footnote)
+    for members in groups.values():
+        for _, ref in members:
+            estimand = estimands.get(ref.model, {}).get(ref.name)
+            if estimand is not None:
+                units_named.add(estimand.unit)
+            if estimand is not None and estimand.n >= config.min_units:
+                wanted.append((ref.model, ref.name, estimand))
+    reps.prepare(wanted)
+
+    interval_rows: list[list[Cell]] = []
+    pending: list[tuple[tuple[int, str], Member, Member, Comparison]] = []
+    resolved: dict[tuple[int, str], list[Member]] = {}
+    units_used: set[str] = set()
+    for (col, name), cells in sorted(groups.items()):
+        members: list[Member] = []
+        for r, ref in cells:
+            estimand = estimands.get(ref.model, {}).get(ref.name)
+            value = estimand.value() if estimand is not None else math.nan
+            if estimand is None or math.isnan(value) or not _close(value * ref.scale, table.rows[r][col].text):
+                missing += 1
+                continue
+            if estimand.n < config.min_units:
+                too_few += 1
+                continue
+            found = interval(value, reps[(ref.model, ref.name)], config.confidence)
+            if found is None:
+                missing += 1
+                continue
+            members.append(Member(r, ref, estimand, found))
+            units_used.add(estimand.unit)
+        resolved[(col, name)] = members
+        for member in members:
+            c = table.rows[member.row][col]
+            scale, iv = member.ref.scale, member.interval
+            digits = decimals(c.text)
+            table.rows[member.row][col] = replace(
+                c, text=f"{c.text} ±{iv.half_width * scale:.{digits}f}", low=iv.low * scale, high=iv.high * scale)
+            interval_rows.append([
+                Cell(table.columns[col]), Cell(row_label(table, table.rows[member.row])), Cell(display_name(member.ref.model)),
+                Cell(f"{iv.value * scale:.{digits + 1}f}"), Cell(f"{iv.low * scale:.{digits + 1}f}"),
+                Cell(f"{iv.high * scale:.{digits + 1}f}"), Cell(f"{member.estimand.n} {member.estimand.unit}s"),
+            ])
+        for a, b in combinations(members, 2):
+            same = a.estimand.same_units(b.estimand)
+            result = compare(a.ref.model, a.estimand, b.ref.model, b.estimand, config.test, config.resamples,
+                             config.seed, (reps[(a.ref.model, a.ref.name)], reps[(b.ref.model, b.ref.name)]) if same else None)
+            pending.append(((col, name), a, b, result))
+
+    q_values = benjamini_hochberg([c.p for *_, c in pending])
+    q_of: dict[tuple[tuple[int, str], str, str], float] = {}
+    comparison_rows: list[list[Cell]] = []
+    for (key, a, b, result), q in zip(pending, q_values):
+        q_of[(key, a.ref.model, b.ref.model)] = q_of[(key, b.ref.model, a.ref.model)] = float(q)
+        digits = decimals(table.rows[a.row][key[0]].text)
+        comparison_rows.append([
+            Cell(table.columns[key[0]]), Cell(row_label(table, table.rows[a.row])), Cell(display_name(a.ref.model)),
+            Cell(display_name(b.ref.model)), Cell(f"{result.difference * a.ref.scale:+.{digits + 1}f}"),
+            Cell(f"{result.units} {a.estimand.unit}s"), Cell(_p_text(result.p)), Cell(_p_text(float(q))),
+            Cell("yes" if not math.isnan(q) and q < config.alpha else "no"), Cell(result.note),
+        ])
+    for key, members in resolved.items():
+        _mark_best(table, key, members, q_of, config.alpha)
+
+    if not interval_rows:
+        table.footnotes.append(
+            f"No interval: every cell rests on fewer than {config.min_units} {unit_names(units_named)} "
+            "(the bootstrap's resampling unit; report.uncertainty.min_units)."
+            if too_few and not missing else "No interval: no per-unit scores stand behind these numbers (results/scores).")
+        return []
+    table.footnotes.append(footnote(table, config, len(pending), units_used, missing,
+                                    single=all(len(m) < 2 for m in resolved.values()), too_few=too_few))
+    return [
+        Table(f"{table.table_id}_intervals", f"{table.title}: {config.confidence:.0%} bootstrap intervals",
+              ["Column", "Row", "Model", "Value", "Low", "High", "Resampled"], interval_rows),
+        Table(f"{table.table_id}_comparisons", f"{table.title}: paired tests ({config.test}, BH over the table)",
+              ["Column", "Row", "Model A", "Model B", "A − B", "Units", "p", "q (BH)", f"q < {config.alpha}", "Note"],
+              comparison_rows),
+    ]
+
+
+def _mark_best(table: Table, key: tuple[int, str], members: list[Member],
+               q_of: Mapping[tuple[tuple[int, str], str, str], float], alpha: float) -> None:
+    if len(members) < 2:
+        return
+    sign = 1.0 if members[0].estimand.higher_is_better else -1.0
+    top = max(sign * m.interval.value for m in members)
+    best = [m for m in members if math.isclose(sign * m.interval.value, top, rel_tol=1e-12, abs_tol=1e-12)]
+    leader = best[0]
+    for member in members:
+        c = table.rows[member.row][key[0]]
+        if member in best:
+            mark = BEST
+        else:
+            q = q_of.get((key, leader.ref.model, member.ref.model), math.nan)
+            mark = TIED if not math.isnan(q) and q >= alpha else ""
+        if mark:
+            table.rows[member.row][key[0]] = replace(c, marks=c.marks + mark)
+
+
+def unit_names(units: set[str]) -> str:
+    return " / ".join(f"{u}s" for u in sorted(units)) or "units"
+
+
+def footnote(table: Table, config: UncertaintyConfig, comparisons: int, units: set[str], missing: int,
+             single: bool, too_few: int = 0) -> str:
+    text = (f"±: half-width of the {config.confidence:.0%} percentile interval of a paired bootstrap "
+            f"({config.resamples:,} seeded resamples of the {unit_names(units)}, each drawn with all of its rows, "
+            f"seed {config.seed}; the statistic is recomputed on each resample); bounds in "
+            f"{table.table_id}_intervals and the CSV's _lo / _hi columns.")
+    if single:
+        text += " One model per comparison: no test, no best mark."
+    else:
+        text += (f" {BEST}: best in its column (per setting); {TIED}: not significantly different from {BEST} "
+                 f"({TEST_NAMES[config.test]}, two-sided; Benjamini-Hochberg over the table's {comparisons} "
+                 f"comparisons, q ≥ {config.alpha}); p and q in {table.table_id}_comparisons.")
+    if missing:
+        text += f" {missing} numbered cell(s) without ±: no per-unit data behind them (or not defined on resamples)."
+    if too_few:
+        text += (f" {too_few} numbered cell(s) without ± and outside the tests: fewer than {config.min_units} "
+                 f"{unit_names(units)} behind them (report.uncertainty.min_units).")
+    return text
+
+
+def _number(text: str) -> float | None:
+    match = re.match(r"\s*([-+]?\d+(?:\.\d+)?)", text)
+    return float(match.group(1)) if match else None
+
+
+def _close(value: float, text: str) -> bool:
+    """Whether `value` prints as `text` does: within half a unit of its last digit."""
+    shown = _number(text)
+    return shown is not None and abs(value - shown) <= 0.5 * 10 ** -decimals(text) + 1e-9
+
+
+def _p_text(p: float) -> str:
+    return "—" if math.isnan(p) else f"{p:.4f}"
+
+
+def annotate_section(section: Section, estimands: Estimands, config: UncertaintyConfig,
+                     display_name: Callable[[str], str]) -> list[Table]:
+    reps = Replicates(config)
+    companions: list[Table] = []
+    for table in section.tables:
+        companions += annotate_table(table, estimands, config, reps, display_name)
+    return companions

@@ -1,0 +1,441 @@
+"""Track aggregated results in MLflow, laid out for browsing in `mlflow ui`.
+
+One experiment per benchmark, tagged as a model-development experiment
+(`mlflow.experimentKind`), so MLflow 3's UI opens it on its runs rather than on the GenAI
+traces overview. In it, one parent run per model (the model's identity, the headline
+metric of every setting: the runs table and the chart view compare models at a glance)
+with one child run per setting (every metric, the per-item scores, figures, a sample of
+generations, and the setting's items and prompts as MLflow dataset inputs whose digest is
+the file's sha256). Runs carry MLflow's own source tags (`mlflow.source.git.commit` ...)
+and the parent is linked to an external logged model named after the model, for the
+Models column.
+
+Every scored row of a setting is a trace in that setting's run (stages/track_traces.py: inputs,
+output, reference, one assessment per item-level metric, filter tags), and the run's
+`items/<setting>.parquet` artifact holds every row; params `tracking.traces` (off: no trace is
+logged or removed; `sample`: a stratified draw of items).
+
+A run is found again by its key tag (`idiombench.key`: "<benchmark>/<model>" for the
+parent, "<benchmark>/<model>/<setting>" for a child): re-tracking the same results
+updates that run (metrics, tags, artifacts) instead of adding a duplicate. When the run's
+parameters changed (another model revision, other decoding...), the old run is deleted
+and a new one records the new configuration (MLflow parameters are immutable).
+
+The store is MLFLOW_TRACKING_URI when set, else a local SQLite database
+`mlflow.db` in the working directory (what `mlflow ui` opens by default).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import math
+import os
+import re
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import pyarrow as pa
+
+from ..core import paths
+from ..params.schema import Params
+from ..core.errors import IdiombenchError
+from .inputs import SCORED, load_items
+from ..core.io import parquet_rows, read_json_object, read_parquet, sha256_file, write_json, write_parquet
+from ..benchmarks.registry import get_benchmark
+from ..core.environment import environment_info
+from ..core.ownership import earlier_json_file, stamp, stamped_by
+from ..core.redact import scrub
+from .report import ReportContext, collect_metrics, failed_models, git_commit
+from ..core.progress import Progress
+from . import track_traces as traces
+from .labels import offer_labels
+
+DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
+KEY_TAG = "idiombench.key"
+PARENT_TAG = "mlflow.parentRunId"
+# MLflow 3's UI picks an experiment's landing page from this tag: custom_model_development
+# opens on the runs table ("Model training"), genai_development on the traces overview.
+EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
+EXPERIMENT_KIND = "custom_model_development"
+DIGEST_LENGTH = 16  # hex digits of the sha256 shown as a dataset's digest (as on the report's title page)
+SAMPLE_GENERATIONS = 25
+TRACES_TAG = "idiombench.traces"  # on each setting's run: which of its rows are traces (all, or a sample)
+MAX_PARAM_LENGTH = 6000
+
+
+def ui_url(experiment_id: str, base: str = "http://127.0.0.1:5000") -> str:
+    """The `mlflow ui` link that opens an experiment on its runs table. MLflow 3.17's UI
+    chooses the page from its global GenAI / Model training switch (this URL parameter,
+    else the browser's last choice, GenAI by default), not from the experiment-kind tag."""
+    return f"{base}/#/experiments/{experiment_id}/runs?workflowType=machine_learning"
+
+
+def items_url(experiment_id: str, run_id: str, base: str = "http://127.0.0.1:5000") -> str:
+    """The `mlflow ui` link to a run's items (its traces tab; "compare to" puts another model's run
+    beside it, item by item)."""
+    return f"{base}/#/experiments/{experiment_id}/runs/{run_id}/evaluations"
+
+
+def tracking_uri() -> str:
+    return os.environ.get("MLFLOW_TRACKING_URI") or DEFAULT_TRACKING_URI
+
+
+def flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            flatten(f"{prefix}.{key}" if prefix else str(key), inner, out)
+    else:
+        out[prefix] = value
+
+
+def metric_name(name: str) -> str:
+    """MLflow metric names allow letters, digits and _ - . space : /; map anything else to _."""
+    return re.sub(r"[^\w\-. :/]", "_", name)
+
+
+def run_params(params: Params, benchmark: str, model: str, setting: str, body: dict[str, Any]) -> dict[str, str]:
+    info = body.get("model_info", {})
+    provenance = body.get("provenance", {})
+    raw: dict[str, Any] = {}
+    flatten("model", scrub(info.get("config", {})), raw)  # metrics JSON of an older run may hold a credential
+    flatten("model.identity", scrub(info.get("identity", {})), raw)
+    flatten("decoding", params.benchmark(benchmark).model_dump(mode="json").get("generate", {}), raw)
+    flatten("provenance", provenance, raw)
+    raw["setting"] = setting
+    raw["profile"] = params.profile
+    raw["git_commit"] = git_commit()
+    flatten("env", environment_info(), raw)
+    data_record = paths.acquired_record(benchmark)
+    if data_record.exists():
+        raw["data.acquired_record"] = json.dumps(
+            sorted({(f["source_repo"], f["source_commit"]) for f in read_json_object(data_record)["files"]}))
+    return {key[:250]: json.dumps(value, ensure_ascii=False)[:MAX_PARAM_LENGTH] if not isinstance(value, str)
+            else value[:MAX_PARAM_LENGTH] for key, value in sorted(raw.items())}
+
+
+def run_metrics(setting_body: dict[str, Any]) -> dict[str, float]:
+    flat: dict[str, Any] = {}
+    flatten("", setting_body.get("metrics", {}), flat)
+    flatten("count", setting_body.get("counts", {}), flat)
+    return {
+        metric_name(k): float(v) for k, v in sorted(flat.items())
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v))
+    }
+
+
+def section_artifacts(params: Params, benchmark: str, model: str, body: dict[str, Any], staging: Path) -> None:
+    """The benchmark's report tables and figures for this model alone, rendered by the same
+    hook as the PDF section, so each run carries the figures of its model."""
+    figures = staging / "figures"
+    figures.mkdir(parents=True, exist_ok=True)
+    section = get_benchmark(benchmark).report_section(ReportContext(params=params, benchmark=benchmark, metrics={model: body}, figures_dir=figures))
+    if section is not None:
+        for table in section.tables:
+            table.write(staging / "tables")
+
+
+def _artifacts(benchmark: str, model: str, setting: str, staging: Path, shared: Path) -> Path:
+    scores = paths.scores_dir(model, benchmark) / f"{setting}.parquet"
+    if scores.exists():
+        (staging / "scores").mkdir(parents=True, exist_ok=True)
+        (staging / "scores" / scores.name).write_bytes(scores.read_bytes())
+    generations = paths.generations_dir(model) / benchmark / f"{setting}.parquet"
+    if paths.generations_complete(model) and generations.exists():  # never from a partial folder
+        rows = read_parquet(generations).slice(0, SAMPLE_GENERATIONS).to_pylist()
+        (staging / "generations_sample.jsonl").write_text(
+            "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows), encoding="utf-8")
+    for kind in ("figures", "tables"):
+        for path in sorted((shared / kind).glob("*")) if (shared / kind).is_dir() else []:
+            (staging / kind).mkdir(exist_ok=True)
+            (staging / kind / path.name).write_bytes(path.read_bytes())
+    return staging
+
+
+def source_tags(benchmark: str) -> dict[str, str]:
+    """MLflow's own source tags (the runs table's Source column; the commit is clickable
+    where the remote is known). A dirty checkout is said in idiombench.git_state."""
+    described = git_commit()
+    commit = described.split(" ")[0]
+    tags = {"mlflow.source.type": "PROJECT", "mlflow.source.name": f"idiombench track {benchmark}",
+            "idiombench.git_state": described}
+    if re.fullmatch(r"[0-9a-f]{40}", commit):
+        tags["mlflow.source.git.commit"] = commit
+    return tags
+
+
+def headline_metrics(benchmark: str, body: dict[str, Any]) -> dict[str, float]:
+    """The parent run's metrics: each setting's headline metrics, as "<setting>/<metric>"."""
+    patterns = [re.compile(p) for p in get_benchmark(benchmark).headline_metrics]
+    out = {}
+    for setting in sorted(body.get("settings", {})):
+        for name, value in run_metrics(body["settings"][setting]).items():
+            if any(p.fullmatch(name) for p in patterns):
+                out[metric_name(f"{setting}/{name}")] = value
+    return out
+
+
+def dataset_inputs(benchmark: str, setting: str, setting_body: dict[str, Any]) -> list[Any]:
+    """The setting's items (data/processed/<benchmark>/<task>.parquet) and prompts
+    (results/prompts/<benchmark>/<setting>.parquet) as MLflow dataset inputs; digest: the
+    file's sha256 (first 16 hex digits), so a run shows exactly which data it scored."""
+    from mlflow.entities import Dataset, DatasetInput, InputTag
+
+    files = []
+    task = setting_body.get("task")
+    if task and (paths.processed_dir(benchmark) / f"{task}.parquet").is_file():
+        files.append(("items", f"{benchmark}/{task} items", paths.processed_dir(benchmark) / f"{task}.parquet"))
+    if paths.prompts_file(benchmark, setting).is_file():
+        files.append(("prompts", f"{benchmark}/{setting} prompts", paths.prompts_file(benchmark, setting)))
+    inputs = []
+    for context, name, path in files:
+        dataset = Dataset(name=name, digest=sha256_file(path)[:DIGEST_LENGTH], source_type="local",
+                          source=json.dumps({"uri": path.as_posix()}))
+        inputs.append(DatasetInput(dataset, tags=[InputTag("mlflow.data.context", context)]))
+    return inputs
+
+
+def _find_or_create(client: Any, experiment_id: str, key: str, new_params: dict[str, str],
+                    tags: dict[str, str], run_name: str, counts: dict[str, int]) -> str:
+    """The run with this key and these params (updated), else a new one; runs with the key
+    and other params (or another parent) are soft-deleted (recoverable)."""
+    from mlflow.entities import Param
+
+    run_id = None
+    for run in client.search_runs([experiment_id], filter_string=f"tags.`{KEY_TAG}` = '{key}'", max_results=10):
+        same = run.data.params == new_params and run.data.tags.get(PARENT_TAG) == tags.get(PARENT_TAG)
+        if same and run_id is None:
+            run_id = run.info.run_id
+        else:  # another configuration (params are immutable in MLflow)
+            client.delete_run(run.info.run_id)
+            counts["replaced"] += 1
+    if run_id is None:
+        run_id = client.create_run(experiment_id, tags=tags, run_name=run_name).info.run_id
+        client.log_batch(run_id, params=[Param(k, v) for k, v in new_params.items()])
+        counts["created"] += 1
+    else:
+        counts["updated"] += 1
+    return run_id
+
+
+def _log(client: Any, run_id: str, metrics: dict[str, float], tags: dict[str, str]) -> None:
+    from mlflow.entities import Metric, RunTag
+
+    now = int(time.time() * 1000)
+    client.log_batch(run_id, metrics=[Metric(k, v, now, 0) for k, v in metrics.items()],
+                     tags=[RunTag(k, v) for k, v in tags.items()])
+
+
+def _link_model(client: Any, experiment_id: str, run_id: str, key: str, model: str, body: dict[str, Any]) -> str:
+    """An external logged model for the model (its identity as params): the runs table's
+    Models column. Found again by key tag and source run, so re-tracking adds none."""
+    from mlflow.entities import LoggedModelOutput
+
+    found = client.search_logged_models([experiment_id], filter_string=f"tags.`{KEY_TAG}` = '{key}'",
+                                        max_results=10)
+    for logged in found:
+        if logged.source_run_id == run_id:
+            return logged.model_id
+    info = body.get("model_info", {})
+    identity = {k: v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+                for k, v in sorted(scrub(info.get("identity", {})).items())}
+    logged = client.create_logged_model(experiment_id, name=re.sub(r"[^\w\-.]", "_", model)[:250],
+                                        source_run_id=run_id, tags={KEY_TAG: key}, model_type="external",
+                                        params={k[:250]: v[:MAX_PARAM_LENGTH] for k, v in identity.items()})
+    client.finalize_logged_model(logged.model_id, "READY")
+    client.log_outputs(run_id, [LoggedModelOutput(logged.model_id, 0)])
+    return logged.model_id
+
+
+def _track_setting(client: Any, experiment_id: str, parent_id: str, params: Params, benchmark: str, model: str,
+                   setting: str, body: dict[str, Any], shared: Path, counts: dict[str, int],
+                   items: ItemSource, progress: Progress) -> dict[str, Any]:
+    """Create or update the child run of one (model, setting), with its items as traces."""
+    key = f"{benchmark}/{model}/{setting}"
+    new_params = run_params(params, benchmark, model, setting, body)
+    tags = {KEY_TAG: key, PARENT_TAG: parent_id, "idiombench.benchmark": benchmark, "idiombench.model": model,
+            "idiombench.setting": setting, "idiombench.profile": params.profile, **source_tags(benchmark)}
+    run_id = _find_or_create(client, experiment_id, key, new_params, tags, f"{model} / {setting}", counts)
+    metrics = run_metrics(body["settings"][setting])
+    _log(client, run_id, metrics, tags)
+    inputs = dataset_inputs(benchmark, setting, body["settings"][setting])
+    if inputs:  # the same (name, digest) logged again is not duplicated by the store
+        client.log_inputs(run_id, datasets=inputs)
+    traced = _track_items(client, experiment_id, run_id, params, benchmark, model, setting, items, progress)
+    with tempfile.TemporaryDirectory() as staging:
+        artifacts = _artifacts(benchmark, model, setting, Path(staging), shared)
+        if traced is not None:
+            (artifacts / "items").mkdir(exist_ok=True)
+            write_parquet(artifacts / "items" / f"{setting}.parquet",
+                          pa.Table.from_pandas(traced.pop("table"), preserve_index=False))
+        client.log_artifacts(run_id, str(artifacts))
+    client.set_terminated(run_id)
+    return {"run_id": run_id, "metrics": len(metrics), "datasets": len(inputs),
+            **({"traces": traced, "items_ui": items_url(experiment_id, run_id)} if traced is not None else {})}
+
+
+@dataclass
+class ItemSource:
+    """What the traces of one (model, benchmark) read once: the built items and the scorer roles."""
+
+    items: dict[str, dict[str, Any]]
+    roles: dict[str, Any]
+
+
+def item_source(params: Params, benchmark: str, model: str, settings: list[str]) -> ItemSource:
+    """The built items the settings scored and the scorer roles (scoring_meta.json), when traced."""
+    if not params.tracking.traces.enabled:
+        return ItemSource({}, {})
+    scores = paths.scores_dir(model, benchmark)
+    ids = {item for s in settings if (scores / f"{s}.parquet").is_file()
+           for item in read_parquet(scores / f"{s}.parquet", what="score table", columns=["item_id"])["item_id"].to_pylist()}
+    return ItemSource(load_items(benchmark, only=ids), read_json_object(scores / paths.SCORING_META).get("roles", {}))
+
+
+def score_rows(params: Params, benchmark: str, model: str, settings: list[str]) -> int:
+    """The rows track goes through (its progress): every score row of the traced settings."""
+    if not params.tracking.traces.enabled:
+        return 0
+    files = [paths.scores_dir(model, benchmark) / f"{s}.parquet" for s in settings]
+    return sum(parquet_rows(f, what="score table") for f in files if f.is_file())
+
+
+def _track_items(client: Any, experiment_id: str, run_id: str, params: Params, benchmark: str, model: str,
+                 setting: str, source: ItemSource, progress: Progress) -> dict[str, Any] | None:
+    """The setting's scored rows as traces in its run (stages/track_traces.py), and the item table
+    of every row (an artifact); None when traces are off or the setting has no score table."""
+    config = params.tracking.traces
+    if not config.enabled or not (paths.scores_dir(model, benchmark) / f"{setting}.parquet").is_file():
+        return None
+    found = traces.setting_rows(benchmark, model, setting, get_benchmark(benchmark).item_view, source.items,
+                                source.roles, config.sample, config.seed)
+    counts = traces.sync_traces(client, experiment_id, run_id, f"{benchmark}/{model}/{setting}", found.rows, progress)
+    counts.not_traced = len(found.table) - len(found.rows)
+    progress.update(counts.not_traced)
+    tags = {TRACES_TAG: (f"sample of {len(found.rows):,} of {len(found.table):,} rows (tracking.traces.sample "
+                         f"{config.sample}, seed {config.seed}, stratified by {', '.join(get_benchmark(benchmark).item_view.strata)}); "
+                         "every row is in the artifact items/" if found.sampled else f"all {len(found.rows):,} rows")}
+    _log(client, run_id, {}, tags)
+    return {"traced": len(found.rows), "rows": len(found.table), "sampled": found.sampled, "strata": found.strata,
+            **vars(counts), "table": found.table}
+
+
+def local_store(uri: str) -> Path | None:
+    """The file or folder of a local tracking store (sqlite:///<file>, file:<dir> or a plain
+    path); None for a tracking server, which serialises its clients itself."""
+    parsed = urlparse(uri)
+    if parsed.scheme == "sqlite":
+        return Path(uri[len("sqlite:///"):]) if uri.startswith("sqlite:///") else None
+    if parsed.scheme in ("", "file"):
+        return Path(parsed.path or uri)
+    return None
+
+
+@contextlib.contextmanager
+def store_lock(uri: str) -> Iterator[None]:
+    """One `track` at a time on a local store: Snakemake runs track jobs side by side, and two
+    processes opening a new SQLite store both run MLflow's schema migration (the second fails:
+    "table _alembic_tmp_experiments already exists"); two creating one experiment race too."""
+    store = local_store(uri)
+    if store is None:
+        yield
+        return
+    lock_path = store.parent / f".{store.name}.lock" if store.name else store / ".lock"
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "a", encoding="utf-8") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # waits for the other track job (seconds)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def ensure_experiment(client: Any, benchmark: str) -> str:
+    """The benchmark's experiment (created when missing), tagged to open on its runs."""
+    experiment = client.get_experiment_by_name(benchmark)
+    experiment_id = experiment.experiment_id if experiment else client.create_experiment(benchmark)
+    if experiment is None or experiment.tags.get(EXPERIMENT_KIND_TAG) != EXPERIMENT_KIND:
+        client.set_experiment_tag(experiment_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
+    return experiment_id
+
+
+def _track_parent(client: Any, experiment_id: str, params: Params, benchmark: str, model: str,
+                  body: dict[str, Any], counts: dict[str, int]) -> str:
+    """Create or update the parent run of one model on one benchmark."""
+    key = f"{benchmark}/{model}"
+    model_params = {k: v for k, v in run_params(params, benchmark, model, "", body).items() if k != "setting"}
+    display = (body.get("model_info", {}).get("display_name") or model)
+    tags = {KEY_TAG: key, "idiombench.benchmark": benchmark, "idiombench.model": model,
+            "idiombench.level": "model", "idiombench.profile": params.profile, **source_tags(benchmark),
+            "mlflow.note.content": f"{display} on {benchmark}: one child run per setting; "
+                                   f"metrics here are each setting's headline metrics."}
+    run_id = _find_or_create(client, experiment_id, key, model_params, tags, display, counts)
+    _log(client, run_id, headline_metrics(benchmark, body), tags)
+    _link_model(client, experiment_id, run_id, key, model, body)
+    client.set_terminated(run_id)
+    return run_id
+
+
+RECORD_KEYS = ("benchmark", "model", "experiment", "runs")  # in every tracking record
+# every top-level key a tracking record of an earlier version (before its ownership record) had
+EARLIER_RECORD_KEYS = (*RECORD_KEYS, "status", "counts", "parent", "ui")
+
+
+def is_tracking_record(path: Path, benchmark: str, model: str) -> bool:
+    """A tracking record `idiombench track` wrote (its record matches), or one of an earlier
+    version for this benchmark and model (cli: track replaces only these)."""
+    return stamped_by(path, paths.TRACK_OUTPUT) or earlier_json_file(
+        path, RECORD_KEYS, EARLIER_RECORD_KEYS, benchmark=benchmark, model=model)
+
+
+def track(params: Params, benchmark: str, model: str, out: Path | None = None) -> dict[str, Any]:
+    """Log one model's results on one benchmark: a parent run, one child run per setting."""
+    import mlflow
+    from mlflow.tracking import MlflowClient
+
+    out = out or paths.tracking_record(benchmark, model)
+    failed = failed_models(params, benchmark).get(model)
+    if failed is not None:  # its metrics are an older run's: never logged as this configuration's results
+        raise IdiombenchError(f"{paths.generate_failure(model)}: the last `idiombench generate --model {model}` "
+                              f"failed ({failed}); rerun it before tracking (the metrics in "
+                              f"{paths.metrics_file(benchmark, model)} are an earlier run's)")
+    record: dict[str, Any] = {"benchmark": benchmark, "model": model, "experiment": benchmark, "runs": {}}
+    counts = {"created": 0, "updated": 0, "replaced": 0}
+    body = collect_metrics(params, benchmark).get(model)
+    if body is None:  # skipped (or not aggregated): nothing to log, and the record says why
+        metrics_path = paths.metrics_file(benchmark, model)
+        record["status"] = read_json_object(metrics_path).get("status", "missing") if metrics_path.exists() else "missing"
+        record["counts"] = counts
+        write_json(out, stamp(record, paths.TRACK_OUTPUT))
+        return record
+    uri = tracking_uri()
+    with store_lock(uri):
+        mlflow.set_tracking_uri(uri)
+        client = MlflowClient(tracking_uri=uri)
+        experiment_id = ensure_experiment(client, benchmark)
+        if params.tracking.traces.enabled:
+            offer_labels(experiment_id, benchmark)
+        record["status"] = SCORED
+        record["ui"] = ui_url(experiment_id)
+        parent_counts = {"created": 0, "updated": 0, "replaced": 0}
+        parent_id = _track_parent(client, experiment_id, params, benchmark, model, body, parent_counts)
+        record["parent"] = {"run_id": parent_id, "counts": parent_counts}
+        settings = sorted(body.get("settings", {}))
+        source = item_source(params, benchmark, model, settings)
+        with tempfile.TemporaryDirectory() as shared_dir, \
+                Progress(score_rows(params, benchmark, model, settings), f"track {benchmark} {model}", unit="row") as progress:
+            shared = Path(shared_dir)
+            section_artifacts(params, benchmark, model, body, shared)
+            for setting in settings:
+                key = f"{benchmark}/{model}/{setting}"
+                record["runs"][key] = _track_setting(client, experiment_id, parent_id, params, benchmark, model,
+                                                     setting, body, shared, counts, source, progress)
+    record["counts"] = counts
+    write_json(out, stamp(record, paths.TRACK_OUTPUT))
+    return record

@@ -1,0 +1,463 @@
+"""One MLflow trace per scored row, in the run of its (model, benchmark, setting).
+
+A trace holds what a researcher asks of an item: its inputs (item id, the item's fields, the
+rendered prompt as chat messages), its outputs (the raw generation, the parsed answer, the
+parse status and flags), its reference as expectations, and one feedback assessment per
+item-level metric, whose source is the scorer role and model that computed it (or the
+benchmark's own code). Tags (benchmark, model, setting, task, language, pass, sample, status
+and the benchmark's own: permutation pattern, distractor type, ...) are what the MLflow UI
+filters by. Which columns are metrics and tags is the benchmark's `item_view`.
+
+Idempotent and bounded:
+- A trace's id is derived from its row (model, benchmark, setting, prompt, pass, sample) and
+  the sha256 of its output, and each of its assessments' ids from the trace id and the
+  assessment's name. A trace carries the digest of everything it holds (`idiombench.digest`):
+  re-tracking the same scores writes nothing; a changed score rewrites that trace in place
+  (MLflow's store merges a trace written again: the assessment with the same id is replaced,
+  human feedback on it is kept); a row whose output changed gets a new trace and the old one
+  is deleted (its human feedback went to an output that is no longer there: the record counts
+  it).
+- Writes are batched: the trace infos (tags, metadata, previews, assessments: one
+  transaction each) and then one `log_spans` call per batch of traces.
+- `tracking.traces.sample` caps the traces per run at a seeded draw stratified by the view's
+  strata (the same items for every model, so two runs compare item by item); every row is
+  still in the run's item table artifact.
+
+The traces are written through MLflow's tracing client (`mlflow.tracing.client.TracingClient`:
+`start_trace`, `log_spans`, `search_traces`, `delete_traces`) with MLflow's own entities
+(`TraceInfo`, `Span`, `Feedback`, `Expectation`), so `mlflow ui` shows them without custom code:
+the experiment's Traces view (filter by tag or assessment), each run's Evaluations view, and
+its "compare to run" (two models' traces side by side, matched by their request preview, which
+is the same for the same item).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import math
+from collections import defaultdict
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from ..core import paths
+from ..benchmarks.contexts import SCORE_KEYS, ItemMetric, ItemView
+from ..core.errors import DataError
+from ..core.io import read_parquet
+from ..core.items import Item
+from ..core.progress import Progress
+from ..core.sampling import stratified_subset
+
+SCOPE_TAG = "idiombench.scope"  # "<benchmark>/<model>/<setting>": the traces of one run
+DIGEST_TAG = "idiombench.digest"
+ROW_KEYS = SCORE_KEYS[:3]  # (prompt_id, pass, sample_index): the generation row a score row is of
+BATCH = 200  # traces per log_spans call
+SERVER_REQUESTS = 4  # trace infos sent to a tracking server at once
+PREVIEW_CHARS = 1000
+SEARCH_PAGE = 500  # the most an mlflow server returns per page
+RECORDS_AT_ONCE = 20_000  # score rows turned into Python records at a time
+# score-table columns that identify a row or repeat the item: never metrics
+STRUCTURAL = frozenset({"prompt_id", "task", "setting", "item_id", "pass", "sample_index", "n_references"})
+
+
+@dataclass
+class ItemRow:
+    """One scored row, everything its trace shows."""
+
+    key: str  # "<benchmark>/<model>/<setting>/<prompt_id>/<pass>/<sample_index>"
+    item_id: str
+    output_sha: str
+    inputs: dict[str, Any]
+    outputs: dict[str, Any]
+    expectations: dict[str, Any]
+    metrics: list[tuple[str, Any, dict[str, str]]]  # (name, value, source: {"id", "role", "model", "status"})
+    tags: dict[str, str]
+    request_preview: str
+    response_preview: str
+    failed: bool = False
+    tokens: tuple[int | None, int | None] = (None, None)  # prompt and completion tokens (the UI's Tokens column)
+
+
+@dataclass
+class SyncCounts:
+    written: int = 0
+    unchanged: int = 0
+    deleted: int = 0
+    deleted_with_human_feedback: int = 0
+    assessments_removed: int = 0
+    not_traced: int = 0  # rows left out of a sample (in the item table only)
+
+
+@dataclass
+class SettingRows:
+    """The rows of one (model, benchmark, setting), and the item table of all of them."""
+
+    rows: list[ItemRow]
+    table: pd.DataFrame
+    sampled: bool = False
+    strata: dict[str, int] = field(default_factory=dict)
+
+
+def _text(value: Any) -> str | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return str(value)
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-ready value of a score-table cell (numpy scalars and arrays, NaN as None)."""
+    if value is None:
+        return None
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return value
+
+
+def _tag_value(value: Any) -> str | None:
+    value = _plain(value)
+    if value is None or value == "" or value == []:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)[:250]
+    return str(value)[:250]
+
+
+def view_metrics(view: ItemView, columns: Sequence[str], dtypes: Mapping[str, Any]) -> list[ItemMetric]:
+    """The view's metrics that this table has; by default every numeric or boolean column."""
+    if view.metrics is not None:
+        return [m for m in view.metrics if m.column in columns]
+    return [ItemMetric(c) for c in columns if c not in STRUCTURAL
+            and (pd.api.types.is_numeric_dtype(dtypes[c]) or pd.api.types.is_bool_dtype(dtypes[c]))]
+
+
+def _source(benchmark: str, metric: ItemMetric, row: Mapping[str, Any], roles: Mapping[str, Any]) -> dict[str, str]:
+    """Who computed a metric: the scorer role and its model (scoring_meta.json), else the code."""
+    role = metric.role(row) if callable(metric.role) else metric.role
+    if role is None:
+        return {"id": f"idiombench score {benchmark}"}
+    status = roles.get(role, {})
+    model = status.get("model")
+    return {"id": f"{model} ({role})" if model else f"{role}: not computed", "role": role,
+            "model": str(model), "status": str(status.get("status", "unknown"))}
+
+
+def _messages(path: Any, raw: str) -> list[dict[str, str]]:
+    try:
+        messages = json.loads(raw)
+    except ValueError:
+        raise DataError(path, "a messages cell is not JSON", expected="a prompts table of `idiombench render`") from None
+    return messages if isinstance(messages, list) else []
+
+
+def _count(value: Any) -> int | None:
+    value = _plain(value)
+    return int(value) if isinstance(value, (int, float)) else None
+
+
+def _status(failed: bool, parse_ok: Any) -> str:
+    if failed:
+        return "generation_failed"
+    if parse_ok is None:
+        return "scored"
+    return "ok" if bool(parse_ok) else "parse_failed"
+
+
+def setting_rows(benchmark: str, model: str, setting: str, view: ItemView, items: Mapping[str, Mapping[str, Item]],
+                 roles: Mapping[str, Any], sample: int | None = None, seed: int = 0) -> SettingRows:
+    """Join the setting's score table with its generations, prompts and items into ItemRows
+    (the traced ones) and the item table (every row)."""
+    scores_path = paths.scores_dir(model, benchmark) / f"{setting}.parquet"
+    scores = read_parquet(scores_path, what="score table").to_pandas()
+    generations_path = paths.generations_file(model, benchmark, setting)
+    generations = read_parquet(generations_path, what="generations table",
+                               columns=["prompt_id", "pass", "sample_index", "text", "finish_reason", "error",
+                                        "prompt_tokens", "completion_tokens"]).to_pandas()
+    prompts_path = paths.prompts_file(benchmark, setting)
+    prompts = (read_parquet(prompts_path, what="prompts table",
+                            columns=["prompt_id", "messages", "template_id"]).to_pandas()
+               if prompts_path.is_file() else pd.DataFrame(columns=["prompt_id", "messages", "template_id"]))
+    missing = [c for c in SCORE_KEYS if c not in scores.columns]
+    if missing:
+        raise DataError(scores_path, f"no column {', '.join(missing)}", expected="a score table of `idiombench score`")
+    scores["sample_index"] = scores["sample_index"].astype("int64")
+    generations["sample_index"] = generations["sample_index"].astype("int64")
+    joined = scores.merge(generations, on=list(ROW_KEYS), how="left", suffixes=("", "_generation"), indicator=True)
+    lost = joined[joined["_merge"] != "both"]
+    if not lost.empty:
+        first = lost.iloc[0]
+        raise DataError(generations_path, f"no generation row for score row {first['prompt_id']} "
+                        f"[{first['pass']} #{first['sample_index']}] of {scores_path}",
+                        expected="the generations the scores were computed from (rerun score)")
+    joined = joined.drop(columns="_merge").merge(prompts, on="prompt_id", how="left", suffixes=("", "_prompt"))
+    metrics = view_metrics(view, list(scores.columns), scores.dtypes.to_dict())
+    answer_column = next((c for c in view.answer if c in scores.columns), None)
+    units = _sampled_units(joined, items, view, sample, benchmark, setting, seed)
+    rows, table_rows = [], []
+    for start in range(0, len(joined), RECORDS_AT_ONCE):  # a slice at a time: a setting can have 500,000 rows
+        for record in joined.iloc[start:start + RECORDS_AT_ONCE].to_dict("records"):
+            item = items.get(record["task"], {}).get(record["item_id"])
+            if item is None:
+                raise DataError(scores_path, f"item {record['task']}/{record['item_id']} is not among the built items",
+                                expected="scores of the current build (rerun render, generate and score)")
+            traced = units is None or record["item_id"] in units
+            row = _item_row(benchmark, model, setting, record, item, view, metrics, answer_column, roles,
+                            prompts_path if traced else None)
+            table_rows.append(_table_row(row))
+            if traced:
+                rows.append(row)
+    table = pd.DataFrame(table_rows)
+    strata: dict[str, int] = defaultdict(int)
+    for row in rows:
+        strata["/".join(row.tags.get(t, "-") for t in view.strata)] += 1
+    return SettingRows(rows, table, sampled=units is not None, strata=dict(sorted(strata.items())))
+
+
+def _sampled_units(joined: pd.DataFrame, items: Mapping[str, Mapping[str, Item]], view: ItemView,
+                   sample: int | None, benchmark: str, setting: str, seed: int) -> set[str] | None:
+    """The item ids traced under `sample` (None: all): a seeded draw stratified by the view's
+    strata; an item's rows (its consistency samples) are traced together."""
+    if sample is None or sample >= joined["item_id"].nunique():
+        return None
+    columns = ["task", "item_id", *[t for t in view.strata if t in joined.columns]]
+    units: dict[str, tuple[str, ...]] = {}
+    for record in joined[columns].drop_duplicates("item_id").to_dict("records"):
+        item = items.get(record["task"], {}).get(record["item_id"])
+        units[record["item_id"]] = tuple(str(_stratum_value(t, record, item)) for t in view.strata)
+    by_stratum: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    for unit, stratum in units.items():
+        by_stratum[stratum].append(unit)
+    return set(stratified_subset(by_stratum, sample, "tracking.traces", benchmark, setting, seed))
+
+
+def _stratum_value(tag: str, record: Mapping[str, Any], item: Item | None) -> Any:
+    if tag in record:
+        return _tag_value(record[tag])
+    if tag == "language" and item is not None:
+        return item.language
+    return _tag_value(item.meta.get(tag)) if item is not None else None
+
+
+def _item_row(benchmark: str, model: str, setting: str, record: dict[str, Any], item: Item, view: ItemView,
+              metrics: list[ItemMetric], answer_column: str | None, roles: Mapping[str, Any],
+              prompts_path: Any | None) -> ItemRow:
+    text = record.get("text") if isinstance(record.get("text"), str) else ""
+    error = _text(record.get("error"))
+    failed = bool(error)
+    parse_ok = _plain(record.get(view.parse_ok)) if view.parse_ok and view.parse_ok in record else None
+    sample_index = int(record["sample_index"])
+    key = f"{benchmark}/{model}/{setting}/{record['prompt_id']}/{record['pass']}/{sample_index}"
+    # the prompt of a traced row (prompts_path None: a row only in the item table)
+    messages = (_messages(prompts_path, record["messages"])
+                if prompts_path is not None and isinstance(record.get("messages"), str) else [])
+    inputs: dict[str, Any] = {"item_id": item.item_id, "task": item.task, "pass": record["pass"],
+                              "sample_index": sample_index, "input": item.input}
+    if item.choices:
+        inputs["choices"] = list(item.choices)
+    if item.fields:
+        inputs["fields"] = item.fields
+    inputs["messages"] = messages
+    outputs: dict[str, Any] = {"text": text, "answer": _plain(record.get(answer_column)) if answer_column else None,
+                               "parse_ok": parse_ok}
+    for column in view.flags:
+        if column in record and _plain(record[column]) not in (None, "", []):
+            outputs[column] = _plain(record[column])
+    outputs["finish_reason"] = _text(record.get("finish_reason"))
+    if error:
+        outputs["error"] = error
+    expectations: dict[str, Any] = {}
+    if item.answer is not None:
+        expectations["expected_answer"] = item.answer
+    if item.references:
+        expectations["references"] = list(item.references)
+    values, not_computed = [], []
+    for metric in metrics:
+        value = _plain(record.get(metric.column))
+        if value is None:  # its scorer role is not computed in this profile, or it does not apply to this row
+            not_computed.append(metric.column)
+        elif isinstance(value, (bool, int, float)):
+            values.append((metric.column, value, _source(benchmark, metric, record, roles)))
+    if not_computed:
+        outputs["not_computed"] = not_computed
+    tags = {"benchmark": benchmark, "model": model, "setting": setting, "task": item.task,
+            "language": item.language, "pass": str(record["pass"]), "sample": str(sample_index),
+            "status": _status(failed, parse_ok), "item_id": item.item_id, "prompt_id": str(record["prompt_id"])}
+    for name in view.tags:
+        value = record[name] if name in record else item.meta.get(name)
+        tagged = _tag_value(value)
+        if tagged is not None:
+            tags[name] = tagged
+    suffix = "" if record["pass"] == "main" and sample_index == 0 else f" ({record['pass']} #{sample_index})"
+    request_preview = f"[{item.item_id}]{suffix} {item.input}"[:PREVIEW_CHARS]
+    return ItemRow(key=key, item_id=item.item_id, output_sha=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+                   inputs=inputs, outputs=outputs, expectations=expectations, metrics=values, tags=tags,
+                   request_preview=request_preview, response_preview=(text or error or "")[:PREVIEW_CHARS],
+                   failed=failed, tokens=(_count(record.get("prompt_tokens")), _count(record.get("completion_tokens"))))
+
+
+def _table_row(row: ItemRow) -> dict[str, Any]:
+    """A row of the item table artifact (every row, traced or not)."""
+    out: dict[str, Any] = {"key": row.key, **{f"tag.{k}": v for k, v in row.tags.items()},
+                           "input": row.inputs.get("input"), "output": row.outputs["text"],
+                           "answer": json.dumps(row.outputs["answer"], ensure_ascii=False),
+                           "parse_ok": row.outputs["parse_ok"],
+                           "expected": json.dumps(row.expectations, ensure_ascii=False, sort_keys=True)}
+    for name, value, _ in row.metrics:
+        out[f"metric.{name}"] = float(value) if isinstance(value, (bool, int, float)) else None
+    return out
+
+
+def trace_id(row: ItemRow) -> str:
+    return "tr-" + hashlib.sha256(f"{row.key}\x1f{row.output_sha}".encode()).hexdigest()[:32]
+
+
+def assessment_id(trace: str, kind: str, name: str) -> str:
+    return "a-" + hashlib.sha256(f"{trace}\x1f{kind}\x1f{name}".encode()).hexdigest()[:32]
+
+
+def row_digest(row: ItemRow, run_id: str) -> str:
+    body = {"run": run_id, "inputs": row.inputs, "outputs": row.outputs, "expectations": row.expectations,
+            "metrics": row.metrics, "tags": row.tags, "previews": [row.request_preview, row.response_preview]}
+    return hashlib.sha256(json.dumps(body, ensure_ascii=False, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def own_assessment_ids(row: ItemRow) -> set[str]:
+    tid = trace_id(row)
+    return ({assessment_id(tid, "expectation", name) for name in row.expectations}
+            | {assessment_id(tid, "feedback", name) for name, _, _ in row.metrics})
+
+
+def _entities(row: ItemRow, experiment_id: str, run_id: str, scope: str, now_ms: int) -> tuple[Any, Any]:
+    """(TraceInfo, root Span) of one row, in MLflow's entities."""
+    from mlflow.entities import AssessmentSource, Expectation, Feedback, Span, TraceInfo
+    from mlflow.entities import TraceLocation, TraceState
+    from mlflow.tracing.constant import TRACE_SCHEMA_VERSION, TRACE_SCHEMA_VERSION_KEY, TraceMetadataKey
+
+    tid = trace_id(row)
+    prompt_tokens, completion_tokens = row.tokens
+    usage = ({"input_tokens": prompt_tokens or 0, "output_tokens": completion_tokens or 0,
+              "total_tokens": (prompt_tokens or 0) + (completion_tokens or 0)}
+             if prompt_tokens is not None or completion_tokens is not None else None)
+    gold = AssessmentSource(source_type="HUMAN", source_id=f"{row.tags['benchmark']} release")
+    assessments: list[Any] = []
+    for name, value in sorted(row.expectations.items()):
+        expectation = Expectation(name=name, value=value, source=gold)
+        expectation.assessment_id = assessment_id(tid, "expectation", name)
+        assessments.append(expectation)
+    for name, value, source in row.metrics:
+        metadata = {k: v for k, v in source.items() if k != "id"}
+        feedback = Feedback(name=name, value=value, metadata=metadata or None,
+                            source=AssessmentSource(source_type="CODE", source_id=source["id"]))
+        feedback.assessment_id = assessment_id(tid, "feedback", name)
+        assessments.append(feedback)
+    for assessment in assessments:
+        assessment.trace_id = tid
+        assessment.create_time_ms = assessment.last_update_time_ms = now_ms
+    tags = {**row.tags, SCOPE_TAG: scope, DIGEST_TAG: row_digest(row, run_id), "mlflow.traceName": scope}
+    info = TraceInfo(
+        trace_id=tid, trace_location=TraceLocation.from_experiment_id(experiment_id), request_time=now_ms,
+        execution_duration=0, state=TraceState.ERROR if row.failed else TraceState.OK,
+        request_preview=row.request_preview, response_preview=row.response_preview, client_request_id=row.key,
+        trace_metadata={TraceMetadataKey.SOURCE_RUN: run_id, TRACE_SCHEMA_VERSION_KEY: str(TRACE_SCHEMA_VERSION),
+                        **({TraceMetadataKey.TOKEN_USAGE: json.dumps(usage)} if usage else {})},
+        tags=tags, assessments=assessments,
+    )
+    otel_id = bytes.fromhex(tid.removeprefix("tr-"))  # the OTel trace id; the root span's id: its first 8 bytes
+    span = Span.from_dict({  # the span's dict form as MLflow exports it (ids base64-encoded)
+        "trace_id": base64.b64encode(otel_id).decode(), "span_id": base64.b64encode(otel_id[:8]).decode(),
+        "parent_span_id": None, "name": scope,
+        "start_time_unix_nano": now_ms * 1_000_000, "end_time_unix_nano": now_ms * 1_000_000,
+        "events": [], "links": [],
+        "status": {"code": "STATUS_CODE_ERROR" if row.failed else "STATUS_CODE_OK", "message": ""},
+        "attributes": {
+            "mlflow.traceRequestId": json.dumps(tid), "mlflow.spanType": json.dumps("LLM"),
+            "mlflow.spanInputs": json.dumps(row.inputs, ensure_ascii=False, default=str),
+            "mlflow.spanOutputs": json.dumps(row.outputs, ensure_ascii=False, default=str),
+            **({"mlflow.chat.tokenUsage": json.dumps(usage)} if usage else {}),
+        },
+    })
+    return info, span
+
+
+def existing_traces(client: Any, experiment_id: str, scope: str) -> dict[str, Any]:
+    """trace id -> TraceInfo (with its assessments) of every trace of one run's scope."""
+    found: dict[str, Any] = {}
+    token = None
+    while True:
+        page = client.search_traces(locations=[experiment_id], filter_string=f"tags.`{SCOPE_TAG}` = '{scope}'",
+                                    max_results=SEARCH_PAGE, page_token=token, include_spans=False)
+        for trace in page:
+            found[trace.info.trace_id] = trace.info
+        token = page.token
+        if not token:
+            return found
+
+
+def _batches(values: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(values), size):
+        yield values[start:start + size]
+
+
+def sync_traces(client: Any, experiment_id: str, run_id: str, scope: str, rows: Sequence[ItemRow],
+                progress: Progress) -> SyncCounts:
+    """Make the scope's traces exactly `rows`: write the new and changed ones, delete the rest."""
+    import time
+
+    from mlflow.tracing.client import TracingClient
+
+    tracing = TracingClient(client.tracking_uri)
+    counts = SyncCounts()
+    existing = existing_traces(client, experiment_id, scope)
+    wanted = {trace_id(row): row for row in rows}
+    todo = []
+    for tid, row in wanted.items():
+        info = existing.get(tid)
+        if info is not None and info.tags.get(DIGEST_TAG) == row_digest(row, run_id):
+            counts.unchanged += 1
+            progress.update(1)
+            continue
+        if info is not None:  # rewritten in place: drop our assessments it no longer has (a metric gone)
+            ours = own_assessment_ids(row)
+            for assessment in info.assessments:
+                if _is_ours(assessment, tid) and assessment.assessment_id not in ours:
+                    tracing.delete_assessment(tid, assessment.assessment_id)
+                    counts.assessments_removed += 1
+        todo.append(row)
+    now_ms = int(time.time() * 1000)
+    order = {trace_id(row): position for position, row in enumerate(rows)}
+    # A tracking server takes several requests at once (its workers, the database's own locking);
+    # a local SQLite file is written by one connection at a time.
+    remote = str(client.tracking_uri).startswith(("http://", "https://"))
+    with ThreadPoolExecutor(max_workers=SERVER_REQUESTS if remote else 1) as pool:
+        for batch in _batches(todo, BATCH):  # the UI lists newest first: a row's time keeps the table's order
+            entities = [_entities(row, experiment_id, run_id, scope, now_ms - order[trace_id(row)]) for row in batch]
+            # infos first: a trace that log_spans created would make start_trace take its slower merge path
+            list(pool.map(tracing.start_trace, [info for info, _ in entities]))
+            tracing.log_spans(experiment_id, [span for _, span in entities])
+            counts.written += len(batch)
+            progress.update(len(batch))
+    stale = sorted(set(existing) - set(wanted))
+    counts.deleted_with_human_feedback = sum(
+        any(a.source.source_type == "HUMAN" and a.feedback is not None for a in existing[tid].assessments)
+        for tid in stale)
+    for batch in _batches(stale, 100):
+        counts.deleted += client.delete_traces(experiment_id, trace_ids=list(batch))
+    return counts
+
+
+def _is_ours(assessment: Any, tid: str) -> bool:
+    """An assessment this module wrote on the trace (its id derives from the trace and its name)."""
+    kind = "feedback" if assessment.feedback is not None else "expectation"
+    return assessment.assessment_id == assessment_id(tid, kind, assessment.name)

@@ -1,1 +1,0 @@
-"""MLflow tracking: one experiment per benchmark, one run per (model, setting)."""

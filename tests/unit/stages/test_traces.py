@@ -1,0 +1,151 @@
+"""One MLflow trace per scored row (stages/track_traces.py), read back through MLflow's client: found
+by tag and by assessment, with the item's inputs, the model's output, the reference and one
+assessment per item-level metric (its source the scorer role's model); re-tracking writes
+nothing, a changed score replaces that assessment (human feedback kept), a vanished row's trace
+goes; a sample traces the same items for every model and keeps every row in the item table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+import traced_project
+from idiombench.pipeline.config import load_params
+from idiombench.core.io import read_parquet, write_parquet
+
+
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Both benchmarks generated, scored and aggregated for oracle and echo (once per module)."""
+    root = traced_project.write_inputs(tmp_path_factory.mktemp("scored"))
+    with pytest.MonkeyPatch.context() as patch:
+        traced_project.run_stages(root, patch)
+    traced_project.empty_store(root)
+    return root
+
+
+@pytest.fixture
+def project(scored: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    return traced_project.working_copy(scored, tmp_path, monkeypatch)
+
+
+def search(client, benchmark: str, where: str) -> list:
+    experiment = client.get_experiment_by_name(benchmark).experiment_id
+    return list(client.search_traces(locations=[experiment], filter_string=where, max_results=1000))
+
+
+def by_name(trace) -> dict:
+    return {a.name: a for a in trace.info.assessments}
+
+
+def test_traces_round_trip_through_the_client(project: Path) -> None:
+    from mlflow.tracking import MlflowClient
+
+    from idiombench.stages.track import track
+
+    params = load_params(project / "params.yaml")
+    records = {model: track(params, "orderprobe", model) for model in ("oracle", "echo")}
+    zero_shot = records["echo"]["runs"]["orderprobe/echo/zero_shot"]
+    assert zero_shot["traces"]["traced"] == zero_shot["traces"]["rows"] == 18  # 6 inputs x (main + 2 samples)
+    assert zero_shot["traces"]["written"] == 18 and not zero_shot["traces"]["sampled"]
+    client = MlflowClient()
+
+    # found by tag, each model's in its setting's run
+    japanese = search(client, "orderprobe", "tags.language = 'ja' AND tags.model = 'echo'")
+    assert len(japanese) == 12  # 3 inputs: zero-shot main and 2 samples, CoT
+    assert {t.info.trace_metadata["mlflow.sourceRun"] for t in japanese} == {
+        records["echo"]["runs"][f"orderprobe/echo/{s}"]["run_id"] for s in ("zero_shot", "cot")}
+    # and by assessment (the UI's feedback filter)
+    recovered = search(client, "orderprobe", "feedback.`recovered` = 'true' AND tags.model = 'oracle'")
+    assert len(recovered) == 24  # the oracle restores every input
+
+    # one item: inputs, output, reference, metrics with their sources
+    scores = read_parquet(project / "results/scores/echo/orderprobe/zero_shot.parquet").to_pandas()
+    row = scores[(scores["pass"] == "main")].iloc[0]
+    (trace,) = search(client, "orderprobe", f"tags.model = 'echo' AND tags.setting = 'zero_shot' AND "
+                                            f"tags.item_id = '{row['item_id']}' AND tags.pass = 'main'")
+    generations = read_parquet(project / "results/generations/echo/orderprobe/zero_shot.parquet").to_pandas()
+    text = generations[(generations["prompt_id"] == row["prompt_id"]) & (generations["pass"] == "main")]["text"].item()
+    span = trace.data.spans[0]
+    assert span.inputs["item_id"] == row["item_id"] and span.inputs["input"] == row["input"]
+    assert [m["role"] for m in span.inputs["messages"]] == ["system", "user"]
+    assert span.outputs["text"] == text == row["input"]  # echo copies the scrambled input
+    assert trace.info.request_preview.startswith(f"[{row['item_id']}]")
+    assessments = by_name(trace)
+    assert assessments["expected_answer"].expectation.value == row["expression"]
+    assert assessments["recovered"].feedback.value == bool(row["recovered"])
+    assert assessments["s_acc"].feedback.value == pytest.approx(row["s_acc"])
+    assert assessments["sts"].source.source_id.endswith(f"({'sts_zh' if row['language'] == 'zh-CN' else 'sts_multilingual'})")
+    assert assessments["sts"].metadata["status"] == "substitute"
+    assert "bert" not in assessments and "bert" in span.outputs["not_computed"]  # the role is off in this profile
+    assert trace.info.tags["pattern"] == row["pattern"] and trace.info.tags["status"] == "ok"
+
+    # re-tracking writes nothing and duplicates nothing
+    again = track(params, "orderprobe", "echo")["runs"]["orderprobe/echo/zero_shot"]["traces"]
+    assert (again["written"], again["unchanged"], again["deleted"]) == (0, 18, 0)
+    assert len(search(client, "orderprobe", "tags.model = 'echo'")) == 24
+
+
+def test_a_changed_score_replaces_its_assessment_and_keeps_human_feedback(project: Path) -> None:
+    import mlflow
+    from mlflow.entities import AssessmentSource
+    from mlflow.tracking import MlflowClient
+
+    from idiombench.stages.track import track
+
+    params = load_params(project / "params.yaml")
+    track(params, "orderprobe", "echo")
+    client = MlflowClient()
+    where = "tags.model = 'echo' AND tags.setting = 'cot'"
+    first = sorted(search(client, "orderprobe", where), key=lambda t: t.info.tags["item_id"])[0]
+    item = first.info.tags["item_id"]
+    mlflow.log_feedback(trace_id=first.info.trace_id, name="looks_right", value=False,
+                        source=AssessmentSource(source_type="HUMAN", source_id="a researcher"))
+    path = project / "results/scores/echo/orderprobe/cot.parquet"
+    scores = read_parquet(path).to_pandas()
+    changed = scores["item_id"] == item
+    scores.loc[changed, "s_acc"] = 0.125
+    write_parquet(path, pa.Table.from_pandas(scores, preserve_index=False))
+
+    counts = track(params, "orderprobe", "echo")["runs"]["orderprobe/echo/cot"]["traces"]
+    assert (counts["written"], counts["unchanged"]) == (1, 5)
+    (after,) = [t for t in search(client, "orderprobe", where) if t.info.tags["item_id"] == item]
+    assert after.info.trace_id == first.info.trace_id  # the same output: the same trace
+    s_acc = [a for a in after.info.assessments if a.name == "s_acc"]
+    assert len(s_acc) == 1 and s_acc[0].feedback.value == 0.125
+    assert s_acc[0].assessment_id == by_name(first)["s_acc"].assessment_id
+    assert by_name(after)["looks_right"].feedback.value is False  # a person's feedback is kept
+
+    # a row that is no longer scored loses its trace, and the record says it had human feedback
+    write_parquet(path, pa.Table.from_pandas(scores[~changed], preserve_index=False))
+    counts = track(params, "orderprobe", "echo")["runs"]["orderprobe/echo/cot"]["traces"]
+    assert (counts["deleted"], counts["deleted_with_human_feedback"], counts["traced"]) == (1, 1, 5)
+    assert len(search(client, "orderprobe", where)) == 5
+
+
+def test_a_sample_traces_the_same_items_for_every_model(scored: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from mlflow.tracking import MlflowClient
+
+    from idiombench.stages.track import TRACES_TAG, track
+
+    root = traced_project.working_copy(scored, tmp_path, monkeypatch)
+    traced_project.write_inputs(root, sample=4)  # params only: tracking.traces.sample 4
+    params = load_params(root / "params.yaml")
+    runs = {model: track(params, "orderprobe", model)["runs"][f"orderprobe/{model}/zero_shot"] for model in ("oracle", "echo")}
+    for run in runs.values():
+        assert run["traces"]["sampled"] and run["traces"]["rows"] == 18
+        assert run["traces"]["traced"] == 12  # 4 items, each with its 2 consistency samples
+        assert sum(run["traces"]["strata"].values()) == 12 and len(run["traces"]["strata"]) == 4
+    client = MlflowClient()
+    items = {model: {t.info.tags["item_id"] for t in search(client, "orderprobe", f"tags.`idiombench.scope` = 'orderprobe/{model}/zero_shot'")}
+             for model in runs}
+    assert items["oracle"] == items["echo"] and len(items["echo"]) == 4
+    run = client.get_run(runs["echo"]["run_id"])
+    assert run.data.tags[TRACES_TAG].startswith("sample of 12 of 18 rows")
+    table_path = client.download_artifacts(run.info.run_id, "items/zero_shot.parquet", str(tmp_path))
+    table = pd.read_parquet(table_path)
+    assert len(table) == 18 and {"output", "metric.s_acc", "tag.language", "expected"} <= set(table.columns)
