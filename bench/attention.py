@@ -79,8 +79,8 @@ def main() -> None:
     if args.items is not None:
         config = config.model_copy(update={"attention": config.attention.model_copy(update={"items": args.items})})
     ctx = AttentionContext(params=params, model=args.model, benchmark=BENCHMARK, config=config,
-                           generations=load_generations(args.model, BENCHMARK), items=load_items(BENCHMARK),
-                           scores=load_scores(args.model, BENCHMARK), prompts=load_rendered(BENCHMARK))
+                           generations=load_generations(benchmark=BENCHMARK, model=args.model), items=load_items(BENCHMARK),
+                           scores=load_scores(benchmark=BENCHMARK, model=args.model), prompts=load_rendered(BENCHMARK))
     prompts = [p for p in get_benchmark(BENCHMARK).attention_prompts(ctx) if p.content is not None]
 
     from idiombench.generation.backends.hf import HFBackend

@@ -57,7 +57,7 @@ def semanticqa(params: Any, share: float, neural: bool) -> None:
     from idiombench.scoring.wordnet import load
 
     cfg = params.benchmark("semanticqa").score
-    ctx = SimpleNamespace(benchmark="semanticqa", generations=load_generations(MODEL, "semanticqa"),
+    ctx = SimpleNamespace(benchmark="semanticqa", generations=load_generations(benchmark="semanticqa", model=MODEL),
                           items=load_items("semanticqa"))
     scored = timed("semanticqa: parse every row (score_rows)", ctx.generations.rows(), lambda: score_rows(ctx, cfg))
     jobs = [(job.prediction, tuple(r for r in job.references if r.strip())) for job in scored.jobs]
@@ -106,7 +106,7 @@ def g_idiomalign(params: Any, neural: bool) -> None:
     from idiombench.scoring import Scorers
 
     cfg = params.benchmark("g-idiomalign").score
-    generations = load_generations(MODEL, "g-idiomalign")
+    generations = load_generations(benchmark="g-idiomalign", model=MODEL)
     items = load_items("g-idiomalign")
     rows: list[dict[str, Any]] = []
     for setting in ("no_gloss", "with_gloss"):

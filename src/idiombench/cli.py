@@ -294,8 +294,8 @@ def score(
     _check_benchmark(benchmark)
     loaded = load_params(params)
     _check_model(loaded, model, params)
-    meta = run_score(loaded, model, benchmark,
-                     check_output_folder(out or paths.scores_dir(model, benchmark), paths.SCORE_OUTPUT))
+    meta = run_score(loaded, model=model, benchmark=benchmark,
+                     out=check_output_folder(out or paths.scores_dir(benchmark=benchmark, model=model), paths.SCORE_OUTPUT))
     if meta["status"] == "skipped":
         console.print(f"score {benchmark} {model}: skipped ({meta['reason']})")
     else:
@@ -348,10 +348,10 @@ def attention(
     check_attention_benchmark(benchmark)
     loaded = load_params(params)
     _check_model(loaded, model, params)
-    destination = check_output_folder(out or paths.attention_dir(benchmark, model), paths.ATTENTION_OUTPUT)
-    gpus = loaded.models[model].gpus if skip_reason(loaded, model, benchmark) is None else 0
+    destination = check_output_folder(out or paths.attention_dir(benchmark=benchmark, model=model), paths.ATTENTION_OUTPUT)
+    gpus = loaded.models[model].gpus if skip_reason(loaded, benchmark=benchmark, model=model) is None else 0
     with claim_gpus(gpus, who=f"attention {benchmark} {model}"):
-        summary = run_attention(loaded, benchmark, model, destination)
+        summary = run_attention(loaded, benchmark=benchmark, model=model, out=destination)
     if summary["status"] != "measured":
         console.print(f"attention {benchmark} {model}: skipped ({summary['reason']})")
         return
@@ -379,10 +379,10 @@ def aggregate(
     _check_benchmark(benchmark)
     loaded = load_params(params)
     _check_model(loaded, model, params)
-    destination = check_output_file(out or paths.metrics_file(benchmark, model),
+    destination = check_output_file(out or paths.metrics_file(benchmark=benchmark, model=model),
                                     lambda path: is_metrics_file(path, benchmark, model),
                                     "a metrics file of `idiombench aggregate`")
-    body = run_aggregate(loaded, model, benchmark, destination)
+    body = run_aggregate(loaded, benchmark=benchmark, model=model, out=destination)
     console.print(f"aggregate {benchmark} {model}: {body['status']}, {len(body.get('settings', {}))} setting(s)")
 
 
@@ -400,10 +400,10 @@ def track(
     _check_benchmark(benchmark)
     loaded = load_params(params)
     _check_model(loaded, model, params)
-    destination = check_output_file(out or paths.tracking_record(benchmark, model),
+    destination = check_output_file(out or paths.tracking_record(benchmark=benchmark, model=model),
                                     lambda path: is_tracking_record(path, benchmark, model),
                                     "a tracking record of `idiombench track`")
-    record = run_track(loaded, benchmark, model, destination)
+    record = run_track(loaded, benchmark=benchmark, model=model, out=destination)
     counts = record["counts"]
     if record["status"] != "scored":
         console.print(f"track {benchmark} {model}: nothing to log ({record['status']})")
@@ -447,7 +447,7 @@ def labels_pull(
     _check_benchmark(benchmark)
     loaded = load_params(params)
     _check_model(loaded, model, params)
-    summary = pull(loaded, benchmark, model, tracking_uri(), out)
+    summary = pull(loaded, benchmark=benchmark, model=model, uri=tracking_uri(), out=out)
     console.print(
         f"labels pull {benchmark} {model}: {summary['labelled']:,} labelled of {summary['traces']:,} traces"
         + (f" ({summary['conflicts']:,} with labellers disagreeing: the latest label stands)" if summary["conflicts"] else "")
@@ -595,7 +595,7 @@ def evaluate_predictions(
     if compatibility:
         loaded = with_compatibility(loaded, benchmark, compatibility)
     denominator = denominator or ("records" if compatibility == "released" else "test-set")
-    result = run(loaded, benchmark, task, setting, model, file, fmt, denominator)
+    result = run(loaded, benchmark=benchmark, model=model, task=task, setting=setting, path=file, fmt=fmt, denominator=denominator)
     missing = "scored as wrong" if denominator == "test-set" else "not in the denominator"
     console.print(
         f"evaluate-predictions {benchmark}/{task}/{setting} ({model}): {result.items:,} items, "

@@ -60,7 +60,7 @@ def scored(built, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
                      items_root=processed.parent, cache_dir=tmp / "cache" / model, logs_dir=tmp / "logs",
                      echo=lambda _line: None)
         ctx = ScoreContext(params=params, model=model, benchmark=BENCH, config=config,
-                           generations=load_generations(model, BENCH, tmp / "gen" / model), items=items)
+                           generations=load_generations(benchmark=BENCH, model=model, generations_dir=tmp / "gen" / model), items=items)
         tables[model] = BENCHMARK.score(ctx)
         bodies[model] = BENCHMARK.aggregate(AggregateContext(
             params=params, model=model, benchmark=BENCH, config=config, scores=tables[model], items=items,
@@ -119,7 +119,7 @@ def test_random_follows_the_format_and_its_accuracy_matches_its_outputs(scored):
     body = scored["bodies"]["random"]
     for setting, entry in body["settings"].items():
         assert entry["counts"]["parse_failures"] == 0 and entry["metrics"]["format_ok"] == 100.0, setting
-    generations = load_generations("random", BENCH, scored["tmp"] / "gen" / "random")["connotation"]
+    generations = load_generations(benchmark=BENCH, model="random", generations_dir=scored["tmp"] / "gen" / "random")["connotation"]
     items = scored["items"]["connotation_sample"]
     said = [re.fullmatch(r"<(positive|negative)>", text).group(1) for text in generations["text"]]
     assert set(said) == {"positive", "negative"}  # both labels drawn over 40 items

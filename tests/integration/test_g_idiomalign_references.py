@@ -141,9 +141,9 @@ def test_pipeline_in_process_oracle_and_echo(built, mirror: Path, tmp_path: Path
     bodies = {}
     for model in ("oracle", "echo"):
         run_generate(params, model, echo=lambda line: None)
-        meta = run_score(params, model, "g-idiomalign")
+        meta = run_score(params, benchmark="g-idiomalign", model=model)
         assert meta["settings"] == {"mcq": 30, "no_gloss": 72, "with_gloss": 72}
-        bodies[model] = run_aggregate(params, model, "g-idiomalign")
+        bodies[model] = run_aggregate(params, benchmark="g-idiomalign", model=model)
     oracle = bodies["oracle"]["settings"]
     assert oracle["mcq"]["metrics"]["accuracy.micro.overall"] == 100.0
     for setting in ("no_gloss", "with_gloss"):
@@ -160,7 +160,7 @@ def test_pipeline_in_process_oracle_and_echo(built, mirror: Path, tmp_path: Path
     assert provenance["template_hashes"]["no_gloss"]
     # scoring twice writes the same bytes
     first = (tmp_path / "results" / "scores" / "oracle" / "g-idiomalign" / "no_gloss.parquet").read_bytes()
-    run_score(params, "oracle", "g-idiomalign")
+    run_score(params, benchmark="g-idiomalign", model="oracle")
     assert (tmp_path / "results" / "scores" / "oracle" / "g-idiomalign" / "no_gloss.parquet").read_bytes() == first
     summary = build_report(params)
     assert summary["sections"] == ["g-idiomalign"] and summary["figures"] == 1

@@ -59,7 +59,7 @@ def tracked_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
     for model in ("oracle", "echo"):
-        track(params, "orderprobe", model)
+        track(params, benchmark="orderprobe", model=model)
     return uri
 
 
@@ -159,7 +159,7 @@ def test_items_in_the_mlflow_ui(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     params = traced_project.run_stages(tmp_path, monkeypatch)
     uri = traced_project.empty_store(tmp_path)
     traced_project.use_store(monkeypatch, uri)
-    runs = {model: track(params, "orderprobe", model)["runs"][f"orderprobe/{model}/zero_shot"] for model in ("oracle", "echo")}
+    runs = {model: track(params, benchmark="orderprobe", model=model)["runs"][f"orderprobe/{model}/zero_shot"] for model in ("oracle", "echo")}
     client = MlflowClient(uri)
     experiment = client.get_experiment_by_name("orderprobe").experiment_id
     scores = read_parquet(tmp_path / "results/scores/oracle/orderprobe/zero_shot.parquet").to_pandas()

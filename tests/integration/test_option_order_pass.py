@@ -75,7 +75,7 @@ def run(built, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         for benchmark in params.models[model].benchmarks or SETUP:
             config, bench, items = params.benchmark(benchmark), get_benchmark(benchmark), load_items(benchmark, processed[benchmark])
             ctx = ScoreContext(params=params, model=model, benchmark=benchmark, config=config,
-                               generations=load_generations(model, benchmark, tmp / "gen" / model), items=items)
+                               generations=load_generations(benchmark=benchmark, model=model, generations_dir=tmp / "gen" / model), items=items)
             scores[benchmark][model] = bench.score(ctx)
             bodies[benchmark][model] = bench.aggregate(AggregateContext(
                 params=params, model=model, benchmark=benchmark, config=config, scores=scores[benchmark][model],
@@ -156,7 +156,7 @@ def test_smollm2_runs_the_pass_and_its_rotation_zero_is_the_main_pass(run) -> No
     assert main.set_index("item_id")["parsed"].map(list).to_dict() == \
         rotation0.set_index("item_id")["parsed"].map(list).to_dict()
     # its rotation 0 is the main pass's request (the same key: generated once); 2 x 6 more requests
-    generations = load_generations("smollm2", "chengyu-bench", run["tmp"] / "gen" / "smollm2")["chid_candidates"]
+    generations = load_generations(benchmark="chengyu-bench", model="smollm2", generations_dir=run["tmp"] / "gen" / "smollm2")["chid_candidates"]
     keys = generations.groupby(["pass", "rotation"])["request_key"].apply(set)
     assert keys[("main", 0)] == keys[(PASS, 0)] and generations["request_key"].nunique() == 2 + 2 * 6
 

@@ -52,24 +52,24 @@ def project(tmp_path_factory: pytest.TempPathFactory, built):
         run_render("orderprobe", params.benchmark("orderprobe"))
         for model in MODELS:
             run_generate(params, model, echo=lambda line: None)
-            run_score(params, model, "orderprobe")
-            run_aggregate(params, model, "orderprobe")
+            run_score(params, benchmark="orderprobe", model=model)
+            run_aggregate(params, benchmark="orderprobe", model=model)
     return root
 
 
 def metrics(project: Path, model: str) -> dict:
-    return read_json(project / paths.metrics_file("orderprobe", model))
+    return read_json(project / paths.metrics_file(benchmark="orderprobe", model=model))
 
 
 def scores(project: Path, model: str, setting: str) -> pd.DataFrame:
-    return pd.read_parquet(project / paths.scores_dir(model, "orderprobe") / f"{setting}.parquet")
+    return pd.read_parquet(project / paths.scores_dir(benchmark="orderprobe", model=model) / f"{setting}.parquet")
 
 
 def test_every_generation_row_is_scored(project: Path):
     consistency = load_params(project / "params.yaml").benchmark("orderprobe").generate.extra["consistency"]
     for model in MODELS:
         for setting in SETTINGS:
-            generations = pd.read_parquet(project / paths.generations_file(model, "orderprobe", setting))
+            generations = pd.read_parquet(project / paths.generations_file(benchmark="orderprobe", model=model, setting=setting))
             table = scores(project, model, setting)
             samples = consistency.n if consistency.settings is None or setting in consistency.settings else 0
             assert len(table) == len(generations) == 96 * (1 + samples)  # 4 expressions x 24 inputs x passes
@@ -126,20 +126,20 @@ def test_provenance_and_not_computed_roles(project: Path):
     for setting in SETTINGS:
         assert body["settings"][setting]["metrics"]["s_logic"] is None
         assert "nli" in body["settings"][setting]["not_computed"]["s_logic"]
-    meta = read_json(project / paths.scores_dir("oracle", "orderprobe") / "scoring_meta.json")
+    meta = read_json(project / paths.scores_dir(benchmark="orderprobe", model="oracle") / "scoring_meta.json")
     assert any("distinct pairs scored" in note and "each once" in note for note in meta["notes"])
 
 
 def test_score_and_aggregate_reruns_are_byte_identical(project: Path, monkeypatch):
     monkeypatch.chdir(project)
     params = load_params(project / "params.yaml")
-    score_dir = project / paths.scores_dir("echo", "orderprobe")
+    score_dir = project / paths.scores_dir(benchmark="orderprobe", model="echo")
     before = {p.name: p.read_bytes() for p in sorted(score_dir.iterdir())}
-    metrics_before = (project / paths.metrics_file("orderprobe", "echo")).read_bytes()
-    run_score(params, "echo", "orderprobe")
-    run_aggregate(params, "echo", "orderprobe")
+    metrics_before = (project / paths.metrics_file(benchmark="orderprobe", model="echo")).read_bytes()
+    run_score(params, benchmark="orderprobe", model="echo")
+    run_aggregate(params, benchmark="orderprobe", model="echo")
     assert {p.name: p.read_bytes() for p in sorted(score_dir.iterdir())} == before
-    assert (project / paths.metrics_file("orderprobe", "echo")).read_bytes() == metrics_before
+    assert (project / paths.metrics_file(benchmark="orderprobe", model="echo")).read_bytes() == metrics_before
 
 
 def test_report_renders_the_section(project: Path, monkeypatch):

@@ -62,11 +62,11 @@ def scored(project: Path):
         bodies = {}
         for model in MODELS:
             run_generate(params, model, echo=lambda *_: None)
-            run_score(params, model, "semanticqa")
-            bodies[model] = run_aggregate(params, model, "semanticqa")
-        first = {p.name: p.read_bytes() for p in sorted(paths.scores_dir("oracle", "semanticqa").glob("*.parquet"))}
-        run_score(params, "oracle", "semanticqa")
-        again = {p.name: p.read_bytes() for p in sorted(paths.scores_dir("oracle", "semanticqa").glob("*.parquet"))}
+            run_score(params, benchmark="semanticqa", model=model)
+            bodies[model] = run_aggregate(params, benchmark="semanticqa", model=model)
+        first = {p.name: p.read_bytes() for p in sorted(paths.scores_dir(benchmark="semanticqa", model="oracle").glob("*.parquet"))}
+        run_score(params, benchmark="semanticqa", model="oracle")
+        again = {p.name: p.read_bytes() for p in sorted(paths.scores_dir(benchmark="semanticqa", model="oracle").glob("*.parquet"))}
         from idiombench.stages.report import build_report
 
         summary = build_report(params)

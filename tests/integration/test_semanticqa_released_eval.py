@@ -276,8 +276,8 @@ def project(tmp_path_factory: pytest.TempPathFactory, mirror: Path) -> Iterator[
 
 
 def ours(params: Params, published: Published) -> PredictionReport:
-    return evaluate_predictions(params, "semanticqa", published.project_task, published.setting, "published",
-                                published.path, "semanticqa", "records")
+    return evaluate_predictions(params, benchmark="semanticqa", task=published.project_task, setting=published.setting, model="published",
+                                path=published.path, fmt="semanticqa", denominator="records")
 
 
 def test_compatibility_released_equals_the_released_scorer_on_every_file(released, project, mirror: Path):

@@ -279,8 +279,8 @@ def test_evaluate_predictions_records_denominator_on_a_file_short_of_the_test_se
     monkeypatch.chdir(tmp_path)
     path = (mirror / "semanticqa" / "published_predictions" / "verbal_mwe_extraction"
             / "vmwe_extraction_LVC_5-shot_DeepSeek-R1-Instruct.json")
-    result = evaluate_predictions(load(ROOT / "params.yaml"), "semanticqa", "vmwe_extraction_LVC", "5-shot",
-                                  "DeepSeek-R1", path, "semanticqa", "records")
+    result = evaluate_predictions(load(ROOT / "params.yaml"), benchmark="semanticqa", task="vmwe_extraction_LVC", setting="5-shot",
+                                  model="DeepSeek-R1", path=path, fmt="semanticqa", denominator="records")
     assert (result.items, result.recorded) == (180, 179)
     records, test_set = result.by_denominator["records"]["ACC_s"], result.by_denominator["test-set"]["ACC_s"]
     assert result.metrics["ACC_s"] == records

@@ -61,7 +61,7 @@ def test_a_skipped_pair_logs_nothing_and_says_so(tmp_path: Path, monkeypatch: py
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")
     write_json(tmp_path / "results" / "metrics" / "semanticqa" / "oracle.json",
                {"benchmark": "semanticqa", "model": "oracle", "status": "skipped", "reason": "disabled"})
-    record = track(params, "semanticqa", "oracle")
+    record = track(params, benchmark="semanticqa", model="oracle")
     assert record["status"] == "skipped" and record["runs"] == {}
     assert not (tmp_path / "mlflow.db").exists()  # no store was even opened
 
@@ -74,9 +74,9 @@ def test_retracking_updates_runs_instead_of_duplicating(tmp_path: Path, monkeypa
     params = project(tmp_path, monkeypatch)
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
-    first = {model: track(params, "orderprobe", model) for model in ("oracle", "echo")}
+    first = {model: track(params, benchmark="orderprobe", model=model) for model in ("oracle", "echo")}
     assert all(r["counts"] == {"created": 2, "updated": 0, "replaced": 0} for r in first.values())
-    second = {model: track(params, "orderprobe", model) for model in ("oracle", "echo")}
+    second = {model: track(params, benchmark="orderprobe", model=model) for model in ("oracle", "echo")}
     assert all(r["counts"] == {"created": 0, "updated": 2, "replaced": 0} for r in second.values())
     assert {k: v["run_id"] for r in first.values() for k, v in r["runs"].items()} == {
         k: v["run_id"] for r in second.values() for k, v in r["runs"].items()}
@@ -118,7 +118,7 @@ def test_retracking_updates_runs_instead_of_duplicating(tmp_path: Path, monkeypa
         **json.loads((tmp_path / "results/metrics/orderprobe/oracle.json").read_text(encoding="utf-8")),
         "provenance": {"roles": {"cross_encoder": "paper"}},
     })
-    third = track(params, "orderprobe", "oracle")
+    third = track(params, benchmark="orderprobe", model="oracle")
     assert third["counts"] == {"created": 2, "updated": 0, "replaced": 2}
     assert third["parent"]["counts"] == {"created": 1, "updated": 0, "replaced": 1}
     assert len(runs_in(client, experiment.experiment_id)) == 6
@@ -141,8 +141,8 @@ def test_runs_are_found_through_an_mlflow_server(tmp_path: Path, monkeypatch: py
                        "--artifacts-destination", str(tmp_path / "artifacts")) as base:
         monkeypatch.setenv("MLFLOW_TRACKING_URI", base)
         for _ in range(2):  # re-tracking: no duplicates
-            track(params, "orderprobe", "oracle")
-            track(params, "orderprobe", "echo")
+            track(params, benchmark="orderprobe", model="oracle")
+            track(params, benchmark="orderprobe", model="echo")
         experiment = rest(base, "/api/2.0/mlflow/experiments/get-by-name?experiment_name=orderprobe")["experiment"]
         found = rest(base, "/api/2.0/mlflow/runs/search", {
             "experiment_ids": [experiment["experiment_id"]],

@@ -114,8 +114,8 @@ def run_stages(root: Path, monkeypatch: Any, models: tuple[str, ...] = MODELS) -
         run_generate(params, model, echo=lambda line: None)
         for benchmark in ("orderprobe", "g-idiomalign"):
             monkeypatch.setattr(score, "_make_scorers", lambda _params, b=benchmark: scorers_for(b))
-            score.run_score(params, model, benchmark)
-            aggregate.run_aggregate(params, model, benchmark)
+            score.run_score(params, benchmark=benchmark, model=model)
+            aggregate.run_aggregate(params, benchmark=benchmark, model=model)
     return params
 
 

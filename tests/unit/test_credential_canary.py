@@ -58,7 +58,7 @@ def test_a_canary_credential_reaches_no_record(tmp_path: Path, port: int, monkey
         info = model_info(params, "api")
         write_json(project / "results" / "metrics" / "orderprobe" / "api.json", {"model_info": info})
         records = [
-            json.dumps(info), json.dumps(run_params(params, "orderprobe", "api", "zero_shot", {"model_info": info})),
+            json.dumps(info), json.dumps(run_params(params, benchmark="orderprobe", model="api", setting="zero_shot", body={"model_info": info})),
             "\n".join(model_lines(params)),
             CliRunner().invoke(app, ["check-params", "--params", str(project / "params.yaml")]).output,
         ]

@@ -28,7 +28,7 @@ def test_the_attention_report_names_a_truncated_items_table(tmp_path: Path, monk
     from idiombench.benchmarks.g_idiomalign.attention_report import figure
 
     monkeypatch.chdir(tmp_path)
-    items = truncated(paths.attention_dir("g-idiomalign", "m") / "items.parquet")
+    items = truncated(paths.attention_dir(benchmark="g-idiomalign", model="m") / "items.parquet")
     ctx = SimpleNamespace(display_name=lambda model: model, figures_dir=tmp_path)
     with pytest.raises(DataError, match=f"{items}: not a readable Parquet file"):
         figure(ctx, {"m": {}})
@@ -38,10 +38,10 @@ def test_the_attention_stage_names_a_truncated_scores_table(tmp_path: Path, monk
     from idiombench.stages.attention import load_scores
 
     monkeypatch.chdir(tmp_path)
-    scores = truncated(paths.scores_dir("m", "g-idiomalign") / "no_gloss.parquet")
+    scores = truncated(paths.scores_dir(benchmark="g-idiomalign", model="m") / "no_gloss.parquet")
     (scores.parent / paths.SCORING_META).write_text('{"status": "scored"}', encoding="utf-8")
     with pytest.raises(DataError, match=f"{scores}: not a readable Parquet file"):
-        load_scores("m", "g-idiomalign")
+        load_scores(benchmark="g-idiomalign", model="m")
 
 
 def test_orderprobe_names_a_truncated_prompts_or_scores_table(tmp_path: Path) -> None:

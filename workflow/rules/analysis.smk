@@ -12,7 +12,7 @@ def annotation_file(benchmark):
 
 rule attention:
     input:
-        lambda wc: dag.snakemake_inputs(dag.attention_deps(wc.model, wc.benchmark)) + annotation_file(wc.benchmark),
+        lambda wc: dag.snakemake_inputs(dag.attention_deps(benchmark=wc.benchmark, model=wc.model)) + annotation_file(wc.benchmark),
     output:
         directory("results/analysis/{benchmark}/attention/{model}"),
     wildcard_constraints:

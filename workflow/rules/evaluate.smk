@@ -41,7 +41,7 @@ rule aggregate:
 
 rule track:
     input:
-        lambda wc: dag.track_deps(wc.model, wc.benchmark),
+        lambda wc: dag.track_deps(benchmark=wc.benchmark, model=wc.model),
     output:
         "results/tracking/{benchmark}/{model}.json",
     params:

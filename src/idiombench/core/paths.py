@@ -97,7 +97,7 @@ def generations_complete(model: str) -> bool:
     return (generations_dir(model) / GENERATION_INFO).is_file()
 
 
-def generations_file(model: str, benchmark: str, setting: str) -> Path:
+def generations_file(*, benchmark: str, model: str, setting: str) -> Path:
     return generations_dir(model) / benchmark / f"{setting}.parquet"
 
 
@@ -119,16 +119,16 @@ def generate_failure(model: str, logs: Path | None = None) -> Path:
     return (logs if logs is not None else logs_dir()) / f"generate-{model}.failed.json"
 
 
-def scores_dir(model: str, benchmark: str) -> Path:
+def scores_dir(*, benchmark: str, model: str) -> Path:
     return RESULTS / "scores" / model / benchmark
 
 
-def metrics_file(benchmark: str, model: str) -> Path:
+def metrics_file(*, benchmark: str, model: str) -> Path:
     """DVC metrics file: the aggregates of one model on one benchmark."""
     return RESULTS / "metrics" / benchmark / f"{model}.json"
 
 
-def tracking_record(benchmark: str, model: str) -> Path:
+def tracking_record(*, benchmark: str, model: str) -> Path:
     """What `track` logged for one model on one benchmark: run ids per setting."""
     return RESULTS / "tracking" / benchmark / f"{model}.json"
 
@@ -151,6 +151,6 @@ def construction_dir(benchmark: str) -> Path:
     return RESULTS / "construction" / benchmark
 
 
-def attention_dir(benchmark: str, model: str) -> Path:
+def attention_dir(*, benchmark: str, model: str) -> Path:
     """A model's attention diagnostics on a benchmark (per-item table, summary)."""
     return RESULTS / "analysis" / benchmark / "attention" / model

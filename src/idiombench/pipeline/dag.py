@@ -75,7 +75,7 @@ def benchmark_nodes() -> list[BenchmarkNode]:
     return nodes
 
 
-def attention_deps(model: str, benchmark: str) -> list[str]:
+def attention_deps(*, benchmark: str, model: str) -> list[str]:
     """An attention job reads the model's generations and scores (the groups), the benchmark's
     prompts and items (the spans), the benchmark packages (as score_deps: DVC's matrix cannot
     name one package), the analysis code and the human-label directory (its optional labels)."""
@@ -106,7 +106,7 @@ def score_deps(benchmark: str) -> list[str]:
     return [PACKAGE_DIR, SCORING_DIR]
 
 
-def track_deps(model: str, benchmark: str) -> list[str]:
+def track_deps(*, benchmark: str, model: str) -> list[str]:
     """A track job logs the metrics as runs and every scored row as a trace: its scores, the
     generations (the outputs), the prompts and the items (inputs and references)."""
     return [f"results/metrics/{benchmark}/{model}.json", f"results/scores/{model}/{benchmark}",
@@ -241,7 +241,7 @@ def dvc_document() -> CommentedMap:
         "metrics", before="cached (not git-tracked: .gitignore ignores results/*), so `dvc push` / `dvc pull` carry them",
         indent=4)
     stages["track"] = _stage(model_cmd("track", "${item.bench}", "${item.model}"),
-                             track_deps("${item.model}", "${item.bench}"), ["tracking"],
+                             track_deps(benchmark="${item.bench}", model="${item.model}"), ["tracking"],
                              ["results/tracking/${item.bench}/${item.model}.json"], matrix=MODEL_BY_BENCH)
     if constructing:
         stages["construct"] = _stage("idiombench construct ${key} --params params.yaml",
@@ -250,7 +250,7 @@ def dvc_document() -> CommentedMap:
                                      ["results/construction/${key}"], foreach="${construction}")
     if attending:
         stages["attention"] = _stage(model_cmd("attention", "${item.bench}", "${item.model}"),
-                                     attention_deps("${item.model}", "${item.bench}"),
+                                     attention_deps(benchmark="${item.bench}", model="${item.model}"),
                                      ["benchmarks.${item.bench}.attention", "benchmarks.${item.bench}.score",
                                       "benchmarks.${item.bench}.enabled", "models.${item.model}"],
                                      ["results/analysis/${item.bench}/attention/${item.model}"],

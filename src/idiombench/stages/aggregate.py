@@ -33,9 +33,9 @@ def is_metrics_file(path: Path, benchmark: str, model: str) -> bool:
         path, METRICS_KEYS, EARLIER_METRICS_KEYS, benchmark=benchmark, model=model)
 
 
-def run_aggregate(params: Params, model: str, benchmark: str, out: Path | None = None) -> dict[str, Any]:
-    out = out or paths.metrics_file(benchmark, model)
-    scores_dir = paths.scores_dir(model, benchmark)
+def run_aggregate(params: Params, *, benchmark: str, model: str, out: Path | None = None) -> dict[str, Any]:
+    out = out or paths.metrics_file(benchmark=benchmark, model=model)
+    scores_dir = paths.scores_dir(benchmark=benchmark, model=model)
     meta_path = scores_dir / "scoring_meta.json"
     if not meta_path.exists():
         raise IdiombenchError(f"{meta_path} is missing: run `idiombench score {benchmark} --model {model}` first")

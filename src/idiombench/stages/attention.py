@@ -41,9 +41,9 @@ MEASURED = "measured"
 WEIGHT_BACKENDS = ("hf", "vllm")  # backends whose weights transformers can load with eager attention
 
 
-def skip_reason(params: Params, model: str, benchmark: str) -> str | None:
+def skip_reason(params: Params, *, benchmark: str, model: str) -> str | None:
     """None when the stage measures `model` on `benchmark`, else why not."""
-    reason = applies(params, model, benchmark)
+    reason = applies(params, benchmark=benchmark, model=model)
     if reason is not None:
         return reason
     settings = params.benchmark(benchmark).attention
@@ -70,8 +70,8 @@ def transformers_config(config: Any) -> HFModel:
                    trust_remote_code=config.trust_remote_code, display_name=config.display_name)
 
 
-def load_scores(model: str, benchmark: str) -> dict[str, pd.DataFrame]:
-    directory = paths.scores_dir(model, benchmark)
+def load_scores(*, benchmark: str, model: str) -> dict[str, pd.DataFrame]:
+    directory = paths.scores_dir(benchmark=benchmark, model=model)
     meta = directory / "scoring_meta.json"
     if not meta.is_file():
         raise IdiombenchError(f"{directory} is not scored: run `idiombench score {benchmark} --model {model}` first")
@@ -112,12 +112,12 @@ def check_attention_benchmark(benchmark: str) -> None:
                               f"{', '.join(attention_names()) or 'none'})")
 
 
-def run_attention(params: Params, benchmark: str, model: str, out: Path | None = None,
+def run_attention(params: Params, *, benchmark: str, model: str, out: Path | None = None,
                   logs: Path | None = None) -> dict[str, Any]:
     check_attention_benchmark(benchmark)
     bench = get_benchmark(benchmark)
-    out = out or paths.attention_dir(benchmark, model)
-    reason = skip_reason(params, model, benchmark)
+    out = out or paths.attention_dir(benchmark=benchmark, model=model)
+    reason = skip_reason(params, benchmark=benchmark, model=model)
     with staged_directory(out, paths.ATTENTION_OUTPUT) as staging:
         if reason is not None:
             summary = {"benchmark": benchmark, "model": model, "status": SKIPPED, "reason": reason}
@@ -125,8 +125,8 @@ def run_attention(params: Params, benchmark: str, model: str, out: Path | None =
             return summary
         ctx = AttentionContext(
             params=params, model=model, benchmark=benchmark, config=params.benchmark(benchmark),
-            generations=load_generations(model, benchmark), items=load_items(benchmark),
-            scores=load_scores(model, benchmark), prompts=load_rendered(benchmark),
+            generations=load_generations(benchmark=benchmark, model=model), items=load_items(benchmark),
+            scores=load_scores(benchmark=benchmark, model=model), prompts=load_rendered(benchmark),
         )
         prompts = bench.attention_prompts(ctx)
         from ..generation.backends.hf import HFBackend
@@ -181,6 +181,6 @@ def run_attention(params: Params, benchmark: str, model: str, out: Path | None =
     return {**summary, "log": log}
 
 
-def read_summary(benchmark: str, model: str) -> dict[str, Any] | None:
-    path = paths.attention_dir(benchmark, model) / "summary.json"
+def read_summary(*, benchmark: str, model: str) -> dict[str, Any] | None:
+    path = paths.attention_dir(benchmark=benchmark, model=model) / "summary.json"
     return read_json(path) if path.is_file() else None

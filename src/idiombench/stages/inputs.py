@@ -22,7 +22,7 @@ SKIPPED = "skipped"
 SCORED = "scored"
 
 
-def applies(params: Params, model: str, benchmark: str) -> str | None:
+def applies(params: Params, *, benchmark: str, model: str) -> str | None:
     """None when `model` runs `benchmark`, else the reason it does not."""
     if model not in params.models:
         raise IdiombenchError(f"unknown model {model!r} (params models: {', '.join(params.models) or 'none'})")
@@ -72,7 +72,7 @@ class GenerationTables(Mapping[str, pd.DataFrame]):
         return sum(parquet_rows(path, what="generations table") for path in self.files.values())
 
 
-def load_generations(model: str, benchmark: str, generations_dir: Path | None = None) -> GenerationTables:
+def load_generations(*, benchmark: str, model: str, generations_dir: Path | None = None) -> GenerationTables:
     """setting -> generations table of one model on one benchmark (read on access)."""
     root = require_complete(generations_dir or paths.generations_dir(model), paths.GENERATION_INFO,
                             how=f"run `idiombench generate --model {model}` first")

@@ -69,8 +69,7 @@ def check_destination(path: Path) -> Path:
                              f"(first line {HEADER})")
 
 
-def human_labels(client: Any, experiment_id: str, benchmark: str, model: str,
-                 spec: HumanLabels) -> tuple[list[dict[str, str]], dict[str, int]]:
+def human_labels(client: Any, experiment_id: str, *, benchmark: str, model: str, spec: HumanLabels) -> tuple[list[dict[str, str]], dict[str, int]]:
     """The model's labelled traces as file rows, and counts (traces read, labelled, conflicting,
     ignored: on another pass or sample)."""
     rows: list[dict[str, str]] = []
@@ -109,7 +108,7 @@ def _kept_rows(path: Path, model: str) -> list[dict[str, str]]:
         return [row for row in csv.DictReader(handle) if row.get("model") != model]
 
 
-def pull(params: Params, benchmark: str, model: str, uri: str, out: Path | None = None) -> dict[str, Any]:
+def pull(params: Params, *, benchmark: str, model: str, uri: str, out: Path | None = None) -> dict[str, Any]:
     """Write the model's labels from the MLflow store at `uri` into the annotation file; a summary."""
     from mlflow.tracking import MlflowClient
 
@@ -120,7 +119,7 @@ def pull(params: Params, benchmark: str, model: str, uri: str, out: Path | None 
     if experiment is None:
         raise IdiombenchError(f"MLflow store {uri} has no experiment {benchmark!r}: run "
                               f"`idiombench track {benchmark} --model {model}` first")
-    rows, counts = human_labels(client, experiment.experiment_id, benchmark, model, spec)
+    rows, counts = human_labels(client, experiment.experiment_id, benchmark=benchmark, model=model, spec=spec)
     every = sorted(_kept_rows(path, model) + rows, key=lambda r: (r.get("model", ""), r["prompt_id"]))
     buffer = text_io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=COLUMNS, extrasaction="ignore", lineterminator="\n")

@@ -223,9 +223,8 @@ def default_format(benchmark: str, path: Path) -> str:
     return registered[0]
 
 
-def _metrics(bench: Any, params: Params, model: str, benchmark: str, task: str, setting: str,
-             scores: dict[str, pd.DataFrame], all_items: dict[str, dict[str, Item]],
-             meta: dict[str, Any]) -> dict[str, float | None]:
+def _metrics(bench: Any, params: Params, *, benchmark: str, model: str, task: str, setting: str,
+             scores: dict[str, pd.DataFrame], all_items: dict[str, dict[str, Item]], meta: dict[str, Any]) -> dict[str, float | None]:
     body = bench.aggregate(AggregateContext(params=params, model=model, benchmark=benchmark,
                                             config=params.benchmark(benchmark), scores=scores, items=all_items,
                                             scoring_meta=meta))
@@ -237,8 +236,8 @@ def _only_recorded(scores: dict[str, pd.DataFrame], recorded: set[str]) -> dict[
     return {setting: frame[frame["item_id"].isin(recorded)].reset_index(drop=True) for setting, frame in scores.items()}
 
 
-def evaluate_predictions(params: Params, benchmark: str, task: str, setting: str, model: str,
-                         path: Path, fmt: str, denominator: str = "test-set") -> PredictionReport:
+def evaluate_predictions(params: Params, *, benchmark: str, model: str, task: str, setting: str, path: Path,
+                         fmt: str, denominator: str = "test-set") -> PredictionReport:
     if denominator not in DENOMINATORS:
         raise IdiombenchError(f"unknown denominator {denominator!r} (known: {', '.join(DENOMINATORS)})")
     bench = get_benchmark(benchmark)
@@ -272,10 +271,10 @@ def evaluate_predictions(params: Params, benchmark: str, task: str, setting: str
     scores = bench.score(score_ctx)
     meta = {"status": "scored", "roles": scorers.statuses() if scorers is not None and hasattr(scorers, "statuses") else {},
             "notes": score_ctx.notes}
-    by_denominator = {"test-set": _metrics(bench, params, model, benchmark, task, setting, scores, all_items, meta)}
+    by_denominator = {"test-set": _metrics(bench, params, benchmark=benchmark, model=model, task=task, setting=setting, scores=scores, all_items=all_items, meta=meta)}
     # scored once; only the aggregation differs (a complete file gives the same numbers twice)
     by_denominator["records"] = by_denominator["test-set"] if len(recorded) == len(items) else _metrics(
-        bench, params, model, benchmark, task, setting, _only_recorded(scores, recorded), all_items, meta)
+        bench, params, benchmark=benchmark, model=model, task=task, setting=setting, scores=_only_recorded(scores, recorded), all_items=all_items, meta=meta)
     predicted = sum(1 for r in rows if r["error"] is None)
     return PredictionReport(
         metrics=by_denominator[denominator], items=len(items), predicted=predicted, lines=read.lines,

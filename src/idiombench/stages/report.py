@@ -55,7 +55,7 @@ def failed_models(params: Params, benchmark: str) -> dict[str, str]:
     out = {}
     for model in params.models:
         record = paths.generate_failure(model)
-        if record.is_file() and applies(params, model, benchmark) is None:
+        if record.is_file() and applies(params, benchmark=benchmark, model=model) is None:
             out[model] = str(read_json_object(record).get("reason") or "generate failed")
     return out
 
@@ -84,7 +84,7 @@ def collect_metrics(params: Params, benchmark: str) -> dict[str, dict[str, Any]]
     for model in params.models:
         if model in failed:
             continue  # an older run's metrics are not this configuration's results
-        path = paths.metrics_file(benchmark, model)
+        path = paths.metrics_file(benchmark=benchmark, model=model)
         if path.exists():
             body = read_json_object(path)
             if body.get("status") == SCORED:

@@ -41,7 +41,7 @@ def section_estimands(params: Any, benchmark: str, metrics: Mapping[str, Mapping
     """The benchmark's estimands for every scored model, from results/scores."""
     scores = {}
     for model in metrics:
-        directory = paths.scores_dir(model, benchmark)
+        directory = paths.scores_dir(benchmark=benchmark, model=model)
         scores[model] = {p.stem: read_parquet(p).to_pandas() for p in sorted(directory.glob("*.parquet"))}
     ctx = UncertaintyContext(params=params, benchmark=benchmark, config=params.benchmark(benchmark), scores=scores,
                              metrics=dict(metrics))

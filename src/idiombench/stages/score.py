@@ -20,16 +20,16 @@ from ..core.progress import Progress
 from .inputs import SCORED, SKIPPED, _make_scorers, applies, load_generations, load_items
 
 
-def run_score(params: Params, model: str, benchmark: str, out: Path | None = None) -> dict[str, Any]:
-    out = out or paths.scores_dir(model, benchmark)
-    reason = applies(params, model, benchmark)
+def run_score(params: Params, *, benchmark: str, model: str, out: Path | None = None) -> dict[str, Any]:
+    out = out or paths.scores_dir(benchmark=benchmark, model=model)
+    reason = applies(params, benchmark=benchmark, model=model)
     with staged_directory(out, paths.SCORE_OUTPUT) as staging:
         if reason is not None:
             meta = {"benchmark": benchmark, "model": model, "status": SKIPPED, "reason": reason}
             write_json(staging / "scoring_meta.json", meta)
             return meta
         bench = get_benchmark(benchmark)
-        generations = load_generations(model, benchmark)
+        generations = load_generations(benchmark=benchmark, model=model)
         ctx = ScoreContext(
             params=params, model=model, benchmark=benchmark, config=params.benchmark(benchmark),
             generations=generations, items=load_items(benchmark), scorers=_make_scorers(params),

@@ -100,7 +100,7 @@ def metric_name(name: str) -> str:
     return re.sub(r"[^\w\-. :/]", "_", name)
 
 
-def run_params(params: Params, benchmark: str, model: str, setting: str, body: dict[str, Any]) -> dict[str, str]:
+def run_params(params: Params, *, benchmark: str, model: str, setting: str, body: dict[str, Any]) -> dict[str, str]:
     info = body.get("model_info", {})
     provenance = body.get("provenance", {})
     raw: dict[str, Any] = {}
@@ -130,7 +130,7 @@ def run_metrics(setting_body: dict[str, Any]) -> dict[str, float]:
     }
 
 
-def section_artifacts(params: Params, benchmark: str, model: str, body: dict[str, Any], staging: Path) -> None:
+def section_artifacts(params: Params, *, benchmark: str, model: str, body: dict[str, Any], staging: Path) -> None:
     """The benchmark's report tables and figures for this model alone, rendered by the same
     hook as the PDF section, so each run carries the figures of its model."""
     figures = staging / "figures"
@@ -142,7 +142,7 @@ def section_artifacts(params: Params, benchmark: str, model: str, body: dict[str
 
 
 def _artifacts(benchmark: str, model: str, setting: str, staging: Path, shared: Path) -> Path:
-    scores = paths.scores_dir(model, benchmark) / f"{setting}.parquet"
+    scores = paths.scores_dir(benchmark=benchmark, model=model) / f"{setting}.parquet"
     if scores.exists():
         (staging / "scores").mkdir(parents=True, exist_ok=True)
         (staging / "scores" / scores.name).write_bytes(scores.read_bytes())
@@ -258,7 +258,7 @@ def _track_setting(client: Any, experiment_id: str, parent_id: str, params: Para
                    items: ItemSource, progress: Progress) -> dict[str, Any]:
     """Create or update the child run of one (model, setting), with its items as traces."""
     key = f"{benchmark}/{model}/{setting}"
-    new_params = run_params(params, benchmark, model, setting, body)
+    new_params = run_params(params, benchmark=benchmark, model=model, setting=setting, body=body)
     tags = {KEY_TAG: key, PARENT_TAG: parent_id, "idiombench.benchmark": benchmark, "idiombench.model": model,
             "idiombench.setting": setting, "idiombench.profile": params.profile, **source_tags(benchmark)}
     run_id = _find_or_create(client, experiment_id, key, new_params, tags, f"{model} / {setting}", counts)
@@ -288,21 +288,21 @@ class ItemSource:
     roles: dict[str, Any]
 
 
-def item_source(params: Params, benchmark: str, model: str, settings: list[str]) -> ItemSource:
+def item_source(params: Params, *, benchmark: str, model: str, settings: list[str]) -> ItemSource:
     """The built items the settings scored and the scorer roles (scoring_meta.json), when traced."""
     if not params.tracking.traces.enabled:
         return ItemSource({}, {})
-    scores = paths.scores_dir(model, benchmark)
+    scores = paths.scores_dir(benchmark=benchmark, model=model)
     ids = {item for s in settings if (scores / f"{s}.parquet").is_file()
            for item in read_parquet(scores / f"{s}.parquet", what="score table", columns=["item_id"])["item_id"].to_pylist()}
     return ItemSource(load_items(benchmark, only=ids), read_json_object(scores / paths.SCORING_META).get("roles", {}))
 
 
-def score_rows(params: Params, benchmark: str, model: str, settings: list[str]) -> int:
+def score_rows(params: Params, *, benchmark: str, model: str, settings: list[str]) -> int:
     """The rows track goes through (its progress): every score row of the traced settings."""
     if not params.tracking.traces.enabled:
         return 0
-    files = [paths.scores_dir(model, benchmark) / f"{s}.parquet" for s in settings]
+    files = [paths.scores_dir(benchmark=benchmark, model=model) / f"{s}.parquet" for s in settings]
     return sum(parquet_rows(f, what="score table") for f in files if f.is_file())
 
 
@@ -311,10 +311,10 @@ def _track_items(client: Any, experiment_id: str, run_id: str, params: Params, b
     """The setting's scored rows as traces in its run (stages/track_traces.py), and the item table
     of every row (an artifact); None when traces are off or the setting has no score table."""
     config = params.tracking.traces
-    if not config.enabled or not (paths.scores_dir(model, benchmark) / f"{setting}.parquet").is_file():
+    if not config.enabled or not (paths.scores_dir(benchmark=benchmark, model=model) / f"{setting}.parquet").is_file():
         return None
-    found = traces.setting_rows(benchmark, model, setting, get_benchmark(benchmark).item_view, source.items,
-                                source.roles, config.sample, config.seed)
+    found = traces.setting_rows(benchmark=benchmark, model=model, setting=setting, view=get_benchmark(benchmark).item_view, items=source.items,
+                                roles=source.roles, sample=config.sample, seed=config.seed)
     counts = traces.sync_traces(client, experiment_id, run_id, f"{benchmark}/{model}/{setting}", found.rows, progress)
     counts.not_traced = len(found.table) - len(found.rows)
     progress.update(counts.not_traced)
@@ -369,7 +369,7 @@ def _track_parent(client: Any, experiment_id: str, params: Params, benchmark: st
                   body: dict[str, Any], counts: dict[str, int]) -> str:
     """Create or update the parent run of one model on one benchmark."""
     key = f"{benchmark}/{model}"
-    model_params = {k: v for k, v in run_params(params, benchmark, model, "", body).items() if k != "setting"}
+    model_params = {k: v for k, v in run_params(params, benchmark=benchmark, model=model, setting="", body=body).items() if k != "setting"}
     display = (body.get("model_info", {}).get("display_name") or model)
     tags = {KEY_TAG: key, "idiombench.benchmark": benchmark, "idiombench.model": model,
             "idiombench.level": "model", "idiombench.profile": params.profile, **source_tags(benchmark),
@@ -394,22 +394,22 @@ def is_tracking_record(path: Path, benchmark: str, model: str) -> bool:
         path, RECORD_KEYS, EARLIER_RECORD_KEYS, benchmark=benchmark, model=model)
 
 
-def track(params: Params, benchmark: str, model: str, out: Path | None = None) -> dict[str, Any]:
+def track(params: Params, *, benchmark: str, model: str, out: Path | None = None) -> dict[str, Any]:
     """Log one model's results on one benchmark: a parent run, one child run per setting."""
     import mlflow
     from mlflow.tracking import MlflowClient
 
-    out = out or paths.tracking_record(benchmark, model)
+    out = out or paths.tracking_record(benchmark=benchmark, model=model)
     failed = failed_models(params, benchmark).get(model)
     if failed is not None:  # its metrics are an older run's: never logged as this configuration's results
         raise IdiombenchError(f"{paths.generate_failure(model)}: the last `idiombench generate --model {model}` "
                               f"failed ({failed}); rerun it before tracking (the metrics in "
-                              f"{paths.metrics_file(benchmark, model)} are an earlier run's)")
+                              f"{paths.metrics_file(benchmark=benchmark, model=model)} are an earlier run's)")
     record: dict[str, Any] = {"benchmark": benchmark, "model": model, "experiment": benchmark, "runs": {}}
     counts = {"created": 0, "updated": 0, "replaced": 0}
     body = collect_metrics(params, benchmark).get(model)
     if body is None:  # skipped (or not aggregated): nothing to log, and the record says why
-        metrics_path = paths.metrics_file(benchmark, model)
+        metrics_path = paths.metrics_file(benchmark=benchmark, model=model)
         record["status"] = read_json_object(metrics_path).get("status", "missing") if metrics_path.exists() else "missing"
         record["counts"] = counts
         write_json(out, stamp(record, paths.TRACK_OUTPUT))
@@ -427,11 +427,11 @@ def track(params: Params, benchmark: str, model: str, out: Path | None = None) -
         parent_id = _track_parent(client, experiment_id, params, benchmark, model, body, parent_counts)
         record["parent"] = {"run_id": parent_id, "counts": parent_counts}
         settings = sorted(body.get("settings", {}))
-        source = item_source(params, benchmark, model, settings)
+        source = item_source(params, benchmark=benchmark, model=model, settings=settings)
         with tempfile.TemporaryDirectory() as shared_dir, \
-                Progress(score_rows(params, benchmark, model, settings), f"track {benchmark} {model}", unit="row") as progress:
+                Progress(score_rows(params, benchmark=benchmark, model=model, settings=settings), f"track {benchmark} {model}", unit="row") as progress:
             shared = Path(shared_dir)
-            section_artifacts(params, benchmark, model, body, shared)
+            section_artifacts(params, benchmark=benchmark, model=model, body=body, staging=shared)
             for setting in settings:
                 key = f"{benchmark}/{model}/{setting}"
                 record["runs"][key] = _track_setting(client, experiment_id, parent_id, params, benchmark, model,

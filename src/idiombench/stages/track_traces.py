@@ -175,13 +175,13 @@ def _status(failed: bool, parse_ok: Any) -> str:
     return "ok" if bool(parse_ok) else "parse_failed"
 
 
-def setting_rows(benchmark: str, model: str, setting: str, view: ItemView, items: Mapping[str, Mapping[str, Item]],
-                 roles: Mapping[str, Any], sample: int | None = None, seed: int = 0) -> SettingRows:
+def setting_rows(*, benchmark: str, model: str, setting: str, view: ItemView, items: Mapping[str, Mapping[str,
+                 Item]], roles: Mapping[str, Any], sample: int | None = None, seed: int = 0) -> SettingRows:
     """Join the setting's score table with its generations, prompts and items into ItemRows
     (the traced ones) and the item table (every row)."""
-    scores_path = paths.scores_dir(model, benchmark) / f"{setting}.parquet"
+    scores_path = paths.scores_dir(benchmark=benchmark, model=model) / f"{setting}.parquet"
     scores = read_parquet(scores_path, what="score table").to_pandas()
-    generations_path = paths.generations_file(model, benchmark, setting)
+    generations_path = paths.generations_file(benchmark=benchmark, model=model, setting=setting)
     generations = read_parquet(generations_path, what="generations table",
                                columns=["prompt_id", "pass", "sample_index", "text", "finish_reason", "error",
                                         "prompt_tokens", "completion_tokens"]).to_pandas()

@@ -113,7 +113,7 @@ def observe(target: Path) -> str:
     seen: dict[tuple[str, str], list[str]] = {}
     try:
         for benchmark in ("b1", "b2"):
-            for setting, frame in load_generations("m", benchmark, target).items():
+            for setting, frame in load_generations(benchmark=benchmark, model="m", generations_dir=target).items():
                 seen[(benchmark, setting)] = list(frame["text"])
     except IdiombenchError as error:
         assert "\n" not in str(error) and str(target) in str(error)
@@ -242,10 +242,10 @@ def test_staged_directory_never_deletes_before_the_new_output_is_in(tmp_path: Pa
 def test_a_generations_folder_without_its_record_is_refused_in_one_line(tmp_path: Path) -> None:
     target = tmp_path / "m"
     write_output(target, {("b1", "s1"): []}, {"model": "m"}, {"backend": "test"})
-    assert list(load_generations("m", "b1", target)) == ["s1"]
+    assert list(load_generations(benchmark="b1", model="m", generations_dir=target)) == ["s1"]
     (target / "generation_info.json").unlink()
     with pytest.raises(IdiombenchError) as error:
-        load_generations("m", "b1", target)
+        load_generations(benchmark="b1", model="m", generations_dir=target)
     assert str(error.value) == (
         f"{target} is incomplete (no generation_info.json, which its stage writes last): "
         "run `idiombench generate --model m` first"

@@ -63,7 +63,7 @@ def project(tmp_path: Path, tiny_chat_model: Path, monkeypatch: pytest.MonkeyPat
 
 
 def test_the_stage_measures_both_conditions_and_writes_its_outputs(project, tmp_path: Path):
-    summary = run_attention(project, "g-idiomalign", "tiny", logs=tmp_path / "logs")
+    summary = run_attention(project, benchmark="g-idiomalign", model="tiny", logs=tmp_path / "logs")
     assert summary["status"] == "measured" and summary["attn_implementation"] == "eager"
     out = tmp_path / "results/analysis/g-idiomalign/attention/tiny"
     rows = pd.read_parquet(out / "items.parquet")
@@ -85,7 +85,7 @@ def test_the_stage_measures_both_conditions_and_writes_its_outputs(project, tmp_
 
 
 def test_a_model_on_another_backend_is_recorded_as_skipped(project, tmp_path: Path):
-    summary = run_attention(project, "g-idiomalign", "oracle")
+    summary = run_attention(project, benchmark="g-idiomalign", model="oracle")
     assert summary["status"] == "skipped" and "backend oracle gives no attention weights" in summary["reason"]
     written = json.loads((tmp_path / "results/analysis/g-idiomalign/attention/oracle/summary.json").read_text())
     assert written == summary

@@ -54,8 +54,8 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def run(file: Path, denominator: str):
-    return evaluate_predictions(load_params(ROOT / "params.yaml"), "semanticqa", "idiom_detection", "0-shot",
-                                "elsewhere", file, "idiombench", denominator)
+    return evaluate_predictions(load_params(ROOT / "params.yaml"), benchmark="semanticqa", task="idiom_detection", setting="0-shot",
+                                model="elsewhere", path=file, fmt="idiombench", denominator=denominator)
 
 
 def test_the_two_denominators_differ_by_the_coverage(project: Path) -> None:

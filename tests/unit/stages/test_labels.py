@@ -26,7 +26,7 @@ def tracked(tmp_path_factory: pytest.TempPathFactory) -> Path:
         params = traced_project.run_stages(root, patch)
         patch.setenv("MLFLOW_TRACKING_URI", traced_project.empty_store(root))
         for model in traced_project.MODELS:
-            track(params, "g-idiomalign", model)
+            track(params, benchmark="g-idiomalign", model=model)
     return root
 
 

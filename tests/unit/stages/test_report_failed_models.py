@@ -36,7 +36,7 @@ def test_a_failed_model_has_failed_cells_and_a_footnote_never_a_score(tmp_path: 
     # oracle's metrics (an aggregate body from hand-made score rows); an older, successful run
     # of api left the same metrics: they must not appear as this configuration's results.
     for model in ("oracle", "api"):
-        write_json(paths.metrics_file("orderprobe", model),
+        write_json(paths.metrics_file(benchmark="orderprobe", model=model),
                    {**aggregate(), "benchmark": "orderprobe", "model": model, "status": "scored"})
     with pytest.raises(IdiombenchError, match="requests failed"):
         run_generate(params, "api", echo=lambda _: None)

@@ -47,7 +47,7 @@ def test_traces_round_trip_through_the_client(project: Path) -> None:
     from idiombench.stages.track import track
 
     params = load_params(project / "params.yaml")
-    records = {model: track(params, "orderprobe", model) for model in ("oracle", "echo")}
+    records = {model: track(params, benchmark="orderprobe", model=model) for model in ("oracle", "echo")}
     zero_shot = records["echo"]["runs"]["orderprobe/echo/zero_shot"]
     assert zero_shot["traces"]["traced"] == zero_shot["traces"]["rows"] == 18  # 6 inputs x (main + 2 samples)
     assert zero_shot["traces"]["written"] == 18 and not zero_shot["traces"]["sampled"]
@@ -84,7 +84,7 @@ def test_traces_round_trip_through_the_client(project: Path) -> None:
     assert trace.info.tags["pattern"] == row["pattern"] and trace.info.tags["status"] == "ok"
 
     # re-tracking writes nothing and duplicates nothing
-    again = track(params, "orderprobe", "echo")["runs"]["orderprobe/echo/zero_shot"]["traces"]
+    again = track(params, benchmark="orderprobe", model="echo")["runs"]["orderprobe/echo/zero_shot"]["traces"]
     assert (again["written"], again["unchanged"], again["deleted"]) == (0, 18, 0)
     assert len(search(client, "orderprobe", "tags.model = 'echo'")) == 24
 
@@ -97,7 +97,7 @@ def test_a_changed_score_replaces_its_assessment_and_keeps_human_feedback(projec
     from idiombench.stages.track import track
 
     params = load_params(project / "params.yaml")
-    track(params, "orderprobe", "echo")
+    track(params, benchmark="orderprobe", model="echo")
     client = MlflowClient()
     where = "tags.model = 'echo' AND tags.setting = 'cot'"
     first = sorted(search(client, "orderprobe", where), key=lambda t: t.info.tags["item_id"])[0]
@@ -110,7 +110,7 @@ def test_a_changed_score_replaces_its_assessment_and_keeps_human_feedback(projec
     scores.loc[changed, "s_acc"] = 0.125
     write_parquet(path, pa.Table.from_pandas(scores, preserve_index=False))
 
-    counts = track(params, "orderprobe", "echo")["runs"]["orderprobe/echo/cot"]["traces"]
+    counts = track(params, benchmark="orderprobe", model="echo")["runs"]["orderprobe/echo/cot"]["traces"]
     assert (counts["written"], counts["unchanged"]) == (1, 5)
     (after,) = [t for t in search(client, "orderprobe", where) if t.info.tags["item_id"] == item]
     assert after.info.trace_id == first.info.trace_id  # the same output: the same trace
@@ -121,7 +121,7 @@ def test_a_changed_score_replaces_its_assessment_and_keeps_human_feedback(projec
 
     # a row that is no longer scored loses its trace, and the record says it had human feedback
     write_parquet(path, pa.Table.from_pandas(scores[~changed], preserve_index=False))
-    counts = track(params, "orderprobe", "echo")["runs"]["orderprobe/echo/cot"]["traces"]
+    counts = track(params, benchmark="orderprobe", model="echo")["runs"]["orderprobe/echo/cot"]["traces"]
     assert (counts["deleted"], counts["deleted_with_human_feedback"], counts["traced"]) == (1, 1, 5)
     assert len(search(client, "orderprobe", where)) == 5
 
@@ -135,7 +135,7 @@ def test_a_sample_traces_the_same_items_for_every_model(scored: Path, tmp_path: 
     root = traced_project.working_copy(scored, tmp_path, monkeypatch)
     traced_project.write_inputs(root, sample=4)  # params only: tracking.traces.sample 4
     params = load_params(root / "params.yaml")
-    runs = {model: track(params, "orderprobe", model)["runs"][f"orderprobe/{model}/zero_shot"] for model in ("oracle", "echo")}
+    runs = {model: track(params, benchmark="orderprobe", model=model)["runs"][f"orderprobe/{model}/zero_shot"] for model in ("oracle", "echo")}
     for run in runs.values():
         assert run["traces"]["sampled"] and run["traces"]["rows"] == 18
         assert run["traces"]["traced"] == 12  # 4 items, each with its 2 consistency samples

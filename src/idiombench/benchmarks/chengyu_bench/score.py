@@ -109,7 +109,7 @@ class PromptCheck:
 def _item(ctx: Any, setting: str, row: int, gen: dict[str, Any]) -> Item:
     item = ctx.items.get(gen["task"], {}).get(gen["item_id"])
     if item is None:
-        where = paths.generations_file(ctx.model, ctx.benchmark, setting)
+        where = paths.generations_file(benchmark=ctx.benchmark, model=ctx.model, setting=setting)
         raise DataError(where, f"generation {gen['prompt_id']}: no item {gen['item_id']} in task {gen['task']}",
                         row=row, expected=f"an item of {paths.task_items(ctx.benchmark, gen['task'])} "
                         "(rebuild, render and generate again after changing the data)")
@@ -170,14 +170,14 @@ def score(ctx: Any) -> dict[str, pd.DataFrame]:
         try:
             kind = setting_kind(setting)
         except KeyError:
-            raise DataError(paths.generations_file(ctx.model, ctx.benchmark, setting), f"unknown setting {setting!r}",
+            raise DataError(paths.generations_file(benchmark=ctx.benchmark, model=ctx.model, setting=setting), f"unknown setting {setting!r}",
                             expected=f"one of {', '.join(LABEL_SETTINGS + CHOICE_SETTINGS + RANKED_SETTINGS)}") from None
         if kind == "ranked" and idioms is None:
             idioms = load_idiom_list(cfg.valid_idiom.four_character_only)
         rows = []
         for index, gen in enumerate(frame.to_dict("records")):
             if gen["setting"] != setting:
-                raise DataError(paths.generations_file(ctx.model, ctx.benchmark, setting),
+                raise DataError(paths.generations_file(benchmark=ctx.benchmark, model=ctx.model, setting=setting),
                                 f"row of setting {gen['setting']!r}", row=index, expected=f"setting {setting!r}")
             item = _item(ctx, setting, index, gen)
             rows.append(score_row(setting, kind, item, gen, cfg.accept_unformatted, idioms, check))

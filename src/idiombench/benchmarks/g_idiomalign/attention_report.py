@@ -22,7 +22,7 @@ def summaries(ctx: Any) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
     """model -> summary of the measured models, and model -> reason of the skipped ones."""
     measured, skipped = {}, {}
     for model in ctx.params.models:
-        path = paths.attention_dir(BENCHMARK, model) / "summary.json"
+        path = paths.attention_dir(benchmark=BENCHMARK, model=model) / "summary.json"
         if not path.is_file():
             continue
         body = read_json_object(path)
@@ -165,7 +165,7 @@ def figure(ctx: Any, bodies: dict[str, dict[str, Any]]) -> Figure | None:
 
     frames = []
     for model in bodies:
-        path = paths.attention_dir(BENCHMARK, model) / "items.parquet"
+        path = paths.attention_dir(benchmark=BENCHMARK, model=model) / "items.parquet"
         if path.is_file():
             frame = read_parquet(path, what="attention items table").to_pandas()
             frames.append(frame[frame["status"] == "measured"].assign(model=ctx.display_name(model)))

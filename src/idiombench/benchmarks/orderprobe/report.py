@@ -391,7 +391,7 @@ def sample_outputs_table(models: list[str], display_name: Any, scores_root: Path
                "explanation", "recovered"]
     rows, skipped = [], []
     for model in models:
-        directory = paths.scores_dir(model, BENCH) if scores_root is None else scores_root / model / BENCH
+        directory = paths.scores_dir(benchmark=BENCH, model=model) if scores_root is None else scores_root / model / BENCH
         path = directory / "zero_shot.parquet"
         if not path.is_file():
             continue

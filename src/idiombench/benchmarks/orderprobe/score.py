@@ -152,7 +152,7 @@ def prepare_rows(
     work: list[RowWork] = []
     stale = 0
     for setting, frame in sorted(generations.items()):
-        source = paths.generations_file(model, BENCHMARK, setting)
+        source = paths.generations_file(benchmark=BENCHMARK, model=model, setting=setting)
         for position, row in enumerate(frame.to_dict("records"), start=first_row):  # position: the row in the file
             if row["setting"] != setting:
                 raise DataError(source, f"row of setting {row['setting']!r} in the {setting!r} table", row=position,

@@ -86,8 +86,8 @@ def test_the_stage_says_why_a_model_is_not_measured():
     from idiombench.pipeline.config import load_params
 
     params = load_params(ROOT / "params.yaml")
-    assert skip_reason(params, "smollm2", "g-idiomalign") is None
-    assert "backend oracle gives no attention weights" in skip_reason(params, "oracle", "g-idiomalign")
+    assert skip_reason(params, benchmark="g-idiomalign", model="smollm2") is None
+    assert "backend oracle gives no attention weights" in skip_reason(params, benchmark="g-idiomalign", model="oracle")
 
     def with_attention(**changes):
         section = params.benchmark("g-idiomalign")
@@ -95,9 +95,9 @@ def test_the_stage_says_why_a_model_is_not_measured():
         return SimpleNamespace(models=params.models, benchmark=lambda name: section)
 
     listed = with_attention(models=["oracle"])  # listed or not, a model on another backend says so
-    assert "backend oracle gives no attention weights" in skip_reason(listed, "oracle", "g-idiomalign")
-    assert skip_reason(listed, "smollm2", "g-idiomalign") == "benchmarks.g-idiomalign.attention.models does not list smollm2"
-    assert skip_reason(with_attention(enabled=False), "smollm2", "g-idiomalign") == \
+    assert "backend oracle gives no attention weights" in skip_reason(listed, benchmark="g-idiomalign", model="oracle")
+    assert skip_reason(listed, benchmark="g-idiomalign", model="smollm2") == "benchmarks.g-idiomalign.attention.models does not list smollm2"
+    assert skip_reason(with_attention(enabled=False), benchmark="g-idiomalign", model="smollm2") == \
         "benchmarks.g-idiomalign.attention.enabled is false"
 
 
@@ -107,14 +107,14 @@ def test_a_vllm_model_is_measured_on_its_weights_in_transformers_on_one_gpu():
 
     params = load_params(ROOT / "overlays" / "paper.yaml")
     qwen = params.models["qwen3-8b"]
-    assert qwen.backend == "vllm" and skip_reason(params, "qwen3-8b", "g-idiomalign") is None
+    assert qwen.backend == "vllm" and skip_reason(params, benchmark="g-idiomalign", model="qwen3-8b") is None
     hf = transformers_config(qwen)
     assert (hf.backend, hf.model, hf.revision, hf.device, hf.gpus) == ("hf", qwen.model, qwen.revision, "cuda", 1)
     two = SimpleNamespace(models={**params.models, "big": qwen.model_copy(update={"gpus": 2})},
                           benchmark=params.benchmark)
     section = params.benchmark("g-idiomalign")
     two.benchmark = lambda name: section.model_copy(update={"attention": section.attention.model_copy(update={"models": None})})
-    assert "one GPU" in skip_reason(two, "big", "g-idiomalign")
+    assert "one GPU" in skip_reason(two, benchmark="g-idiomalign", model="big")
 
 
 def test_human_labels_are_read_and_checked(tmp_path: Path):
@@ -160,7 +160,7 @@ def test_a_label_file_is_a_tracked_input_of_the_attention_stage(tmp_path: Path):
     from idiombench.pipeline import dag
     from idiombench.pipeline.config import load_params
 
-    assert "data/annotations" in dag.attention_deps("smollm2", "g-idiomalign")
+    assert "data/annotations" in dag.attention_deps(benchmark="g-idiomalign", model="smollm2")
     stage = yaml.safe_load((ROOT / "dvc.yaml").read_text(encoding="utf-8"))["stages"]["attention"]
     assert "data/annotations" in stage["deps"]
     assert (ROOT / "data" / "annotations" / "README.md").is_file()  # the directory exists in every clone
