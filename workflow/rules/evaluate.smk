@@ -21,6 +21,11 @@ rule score:
         directory("results/scores/{model}/{benchmark}"),
     params:
         score=lambda wc: stage_params(wc.benchmark, "score"),
+    # Scoring is CPU-bound (OrderProbe's lexical terms in one worker process per usable core, the
+    # neural roles through torch's threads): a score job takes every core, so Snakemake does not run
+    # several beside each other on oversubscribed cores (on Slurm: --cpus-per-task). The worker
+    # count never changes a number.
+    threads: lambda wc: workflow.cores
     resources:
         gpu=SCORE_GPUS,
     shell:
