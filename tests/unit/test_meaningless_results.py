@@ -45,8 +45,9 @@ def test_predictions_matching_no_item_exit_2_in_one_line(tmp_path: Path, monkeyp
     lines_read = 0 if case == "empty" else 5
     assert code == 2
     assert output.strip().replace("\n", " ") == (
-        f"error: {file}: no prediction matches an item of orderprobe/restore ({lines_read} lines read, 0 naming no "
-        f"item) (expected predictions for the 24 items of orderprobe/restore/zero_shot)"
+        f"error: {file}: no prediction matches an item of orderprobe/restore ({lines_read} lines read; 0 naming no "
+        f"item) (expected predictions for the 24 items of orderprobe/restore/zero_shot, each identifying one item "
+        f"(docs/troubleshooting.md#unmatched-and-ambiguous-records))"
     )
 
 
