@@ -43,7 +43,7 @@ from ...core.errors import IdiombenchError
 from ...core.hardware import DtypeChoice, auto_dtype, cpu_bf16_native
 from ...core.io import sha256_file, write_json
 from ..config import HFModel, VLLMModel
-from ...core.generation_types import Completion, Message, Request, Sampling
+from ...core.generation_types import BackendBase, Completion, Message, Request, Sampling
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
 _HASH_MEMO: dict[str, str] = {}
@@ -230,7 +230,7 @@ def auto_batch_size(free_bytes: int, per_sequence: int) -> int:
     return max(1, min(AUTO_MAX_BATCH, fits))
 
 
-class HFBackend:
+class HFBackend(BackendBase):
     # The stage puts the batch size into the identity: it sets the padding and the matrix
     # shapes, which in bfloat16 change greedy tokens at near-ties (bench/greedy_identity.py).
     batch_size_changes_outputs = True

@@ -32,7 +32,7 @@ from ...core.foreign import check_file_size, storable_text
 from ...core.io import read_parquet, sha256_file
 from ...templating.prompts import hash_messages
 from ..config import ReplayModel, ReplaySource
-from ...core.generation_types import Completion, ItemContext, Request
+from ...core.generation_types import BackendBase, Completion, ItemContext, Request
 from . import BenchmarkHooks
 
 NO_PREDICTION = "no prediction in replay source"
@@ -238,7 +238,7 @@ def unsupported_job(sources: Sequence[ReplaySource], benchmark: str, task: str, 
     return None
 
 
-class ReplayBackend:
+class ReplayBackend(BackendBase):
     def __init__(self, name: str, config: ReplayModel, hooks: BenchmarkHooks, root: Path | None = None):
         self.name = name
         root = Path.cwd() if root is None else root
@@ -263,7 +263,8 @@ class ReplayBackend:
         self._resolved: set[str] = set()
 
     def identity(self) -> dict[str, Any]:
-        return json.loads(json.dumps(self._identity))
+        identity: dict[str, Any] = json.loads(json.dumps(self._identity))
+        return identity
 
     def _applicable(self, benchmark: str, task: str, setting: str) -> list[PredictionReader]:
         return [reader for source, reader in self.sources if source_applies(source, benchmark, task, setting)]

@@ -48,7 +48,7 @@ from typing import Any
 
 from ...core.errors import IdiombenchError
 from ..config import VLLMModel
-from ...core.generation_types import Completion, Request
+from ...core.generation_types import BackendBase, Completion, Request
 from .seeds import sample_seed
 
 SUPPORTED = (0, 8, 3), (0, 33, 0)  # [lower, upper) of vLLM releases this backend follows
@@ -97,7 +97,7 @@ def rejection_errors(vllm: Any) -> tuple[type[BaseException], ...]:
     return tuple(errors)
 
 
-class VLLMBackend:
+class VLLMBackend(BackendBase):
     """`types.Backend` over vLLM's offline `LLM`; tensor_parallel_size is the model's `gpus`."""
 
     def __init__(
