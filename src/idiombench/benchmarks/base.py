@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol
@@ -175,7 +175,7 @@ class Benchmark(ABC, Generic[ConfigT]):
         """Metrics of every model -> its section of the report, or None."""
 
     @abstractmethod
-    def prediction_metrics(self, body: dict[str, Any], task: str | None, setting: str) -> dict[str, Any]:
+    def prediction_metrics(self, body: dict[str, Any], task: str | None, setting: str) -> Mapping[str, float | None]:
         """The headline metrics of one task and setting, for `evaluate-predictions`."""
 
     def score_chunks(self, ctx: ScoreContext[ConfigT]) -> Iterator[tuple[str, pd.DataFrame]]:

@@ -91,7 +91,7 @@ class ScoreContext(Generic[ConfigT]):
     model: str
     benchmark: str
     config: ConfigT  # the benchmark's params section
-    generations: dict[str, pd.DataFrame]
+    generations: Mapping[str, pd.DataFrame]  # setting -> table (read when first looked up)
     items: dict[str, dict[str, Item]]
     scorers: Scorers | None = None  # created by the stage where the benchmark has scorer roles
     notes: list[str] = field(default_factory=list)
@@ -130,7 +130,7 @@ class UncertaintyContext(Generic[ConfigT]):
     benchmark: str
     config: ConfigT
     scores: dict[str, dict[str, pd.DataFrame]]  # model -> setting -> per-row scores
-    metrics: dict[str, dict[str, Any]]  # model -> its metrics JSON (the aggregate's options and values)
+    metrics: Mapping[str, Mapping[str, Any]]  # model -> its metrics JSON (the aggregate's options and values)
 
 
 @dataclass(frozen=True)
@@ -221,7 +221,7 @@ class AttentionContext(Generic[ConfigT]):
     model: str
     benchmark: str
     config: ConfigT  # the benchmark's params section
-    generations: dict[str, pd.DataFrame]
+    generations: Mapping[str, pd.DataFrame]  # setting -> table (read when first looked up)
     items: dict[str, dict[str, Item]]
     scores: dict[str, pd.DataFrame]  # the score stage's per-item tables (setting -> table)
     prompts: dict[str, dict[str, Prompt]]  # setting -> prompt_id -> the rendered prompt

@@ -120,7 +120,7 @@ def run_attention(params: Params, *, benchmark: str, model: str, out: Path | Non
     reason = skip_reason(params, benchmark=benchmark, model=model)
     with staged_directory(out, paths.ATTENTION_OUTPUT) as staging:
         if reason is not None:
-            summary = {"benchmark": benchmark, "model": model, "status": SKIPPED, "reason": reason}
+            summary: dict[str, Any] = {"benchmark": benchmark, "model": model, "status": SKIPPED, "reason": reason}
             write_json(staging / "summary.json", summary)
             return summary
         ctx = AttentionContext(
@@ -138,7 +138,8 @@ def run_attention(params: Params, *, benchmark: str, model: str, out: Path | Non
         load_s = time.perf_counter() - started
         rss_loaded = peak_rss_mib()
         cuda = backend.device == "cuda"
-        rows, timings = [], []
+        rows: list[dict[str, Any]] = []
+        timings: list[dict[str, Any]] = []
         progress = Progress(len(prompts), f"attention {benchmark} {model}", unit="prompt")
         for prompt in prompts:
             progress.update(1)  # measured next (or skipped with its reason)
@@ -171,7 +172,7 @@ def run_attention(params: Params, *, benchmark: str, model: str, out: Path | Non
         write_parquet(staging / "items.parquet", pa.Table.from_pandas(frame, preserve_index=False))
         write_json(staging / "summary.json", summary)
     measured = [t["seconds"] for t in timings]
-    log = {
+    log: dict[str, Any] = {
         "benchmark": benchmark, "model": model, "device": backend.device, "load_s": load_s,
         "items_measured": len(measured), "seconds_total": sum(measured),
         "seconds_per_item": sum(measured) / len(measured) if measured else None,

@@ -215,7 +215,9 @@ def model_tokens_per_s(model: str, logs_dir: Path = paths.RESULTS / "logs") -> t
     if not path.is_file():
         return None, f"no {path}"
     body = read_json_object(path)
-    total = body.get("total") if isinstance(body.get("total"), dict) else {}
+    total = body.get("total")
+    if not isinstance(total, dict):
+        total = {}
     rate = total.get("tokens_per_s")
     if not isinstance(rate, (int, float)) or isinstance(rate, bool) or rate <= 0:
         return None, f"{path} holds no tokens/s (nothing generated in that run)"

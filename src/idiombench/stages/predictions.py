@@ -28,12 +28,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 import pyarrow as pa
 from pydantic import ValidationError
 
+from ..benchmarks.base import Benchmark
 from ..benchmarks.registry import get_benchmark, prediction_formats
 from ..core.errors import DataError, IdiombenchError
 from ..benchmarks.contexts import AggregateContext, ScoreContext
@@ -48,12 +49,14 @@ from ..core.io import read_parquet
 from ..core.items import Item
 from ..params.schema import Params
 
+ParamsT = TypeVar("ParamsT", bound=Params)  # the params' own class (the pipeline's adds the benchmarks' sections)
+
 DENOMINATORS = ("test-set", "records")
 
 
 @dataclass
 class PredictionReport:
-    metrics: dict[str, float]  # with the chosen denominator
+    metrics: dict[str, float | None]  # with the chosen denominator
     items: int  # the task's items in the test set
     predicted: int  # items with a usable prediction
     lines: int  # records (lines / table rows) read from the file
@@ -88,7 +91,7 @@ class PredictionReport:
                 "metrics_by_denominator": self.by_denominator, "coverage": self.coverage()}
 
 
-def with_compatibility(params: Params, benchmark: str, compatibility: str) -> Params:
+def with_compatibility(params: ParamsT, benchmark: str, compatibility: str) -> ParamsT:
     """params with `benchmarks.<benchmark>.score.compatibility` set (validated by the benchmark's model)."""
     config = params.benchmark(benchmark)
     score = getattr(config, "score", None)
@@ -98,7 +101,7 @@ def with_compatibility(params: Params, benchmark: str, compatibility: str) -> Pa
     try:
         score = type(score).model_validate({**score.model_dump(), "compatibility": compatibility})
     except ValidationError:
-        allowed = type(score).model_fields["compatibility"].annotation.__args__  # type: ignore[union-attr]
+        allowed = type(score).model_fields["compatibility"].annotation.__args__
         raise IdiombenchError(f"--compatibility {compatibility!r}: expected one of {', '.join(allowed)}") from None
     sections = params.benchmarks.model_copy(update={benchmark.replace("-", "_"): config.model_copy(update={"score": score})})
     return params.model_copy(update={"benchmarks": sections})
@@ -146,9 +149,9 @@ IDIOMBENCH_COLUMNS = ("benchmark", "setting", "task", "item_id", "pass", "sample
 
 def _column_type_ok(name: str, kind: pa.DataType) -> bool:
     if name == "sample_index":
-        return pa.types.is_integer(kind)
-    text = pa.types.is_string(kind) or pa.types.is_large_string(kind)
-    return text or (name == "error" and pa.types.is_null(kind))  # a column of nulls only: no error anywhere
+        return bool(pa.types.is_integer(kind))
+    text = bool(pa.types.is_string(kind) or pa.types.is_large_string(kind))
+    return text or (name == "error" and bool(pa.types.is_null(kind)))  # a column of nulls only: no error anywhere
 
 
 def _from_idiombench(path: Path, benchmark: str, task: str, setting: str, items: dict[str, Item]) -> Read:
@@ -223,12 +226,12 @@ def default_format(benchmark: str, path: Path) -> str:
     return registered[0]
 
 
-def _metrics(bench: Any, params: Params, *, benchmark: str, model: str, task: str, setting: str,
+def _metrics(bench: Benchmark[Any], params: Params, *, benchmark: str, model: str, task: str, setting: str,
              scores: dict[str, pd.DataFrame], all_items: dict[str, dict[str, Item]], meta: dict[str, Any]) -> dict[str, float | None]:
     body = bench.aggregate(AggregateContext(params=params, model=model, benchmark=benchmark,
                                             config=params.benchmark(benchmark), scores=scores, items=all_items,
                                             scoring_meta=meta))
-    return bench.prediction_metrics(body, task, setting)
+    return dict(bench.prediction_metrics(body, task, setting))
 
 
 def _only_recorded(scores: dict[str, pd.DataFrame], recorded: set[str]) -> dict[str, pd.DataFrame]:

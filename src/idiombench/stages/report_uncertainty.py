@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from itertools import combinations
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,6 +25,9 @@ from ..core.io import read_parquet
 from ..statistics import Comparison, Estimand, Interval, benjamini_hochberg, compare, interval, replicates
 from ..statistics.config import UncertaintyConfig
 from ..report.tables import Cell, CellRef, Section, Table
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 BEST, TIED = "▲", "≈"
 TEST_NAMES = {
@@ -39,7 +42,7 @@ Estimands = Mapping[str, Mapping[str, Estimand]]  # model -> name -> estimand
 
 def section_estimands(params: Any, benchmark: str, metrics: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Estimand]]:
     """The benchmark's estimands for every scored model, from results/scores."""
-    scores = {}
+    scores: dict[str, dict[str, pd.DataFrame]] = {}
     for model in metrics:
         directory = paths.scores_dir(benchmark=benchmark, model=model)
         scores[model] = {p.stem: read_parquet(p).to_pandas() for p in sorted(directory.glob("*.parquet"))}
@@ -107,8 +110,8 @@ def annotate_table(table: Table, estimands: Estimands, config: UncertaintyConfig
     missing = too_few = 0
     wanted: list[tuple[str, str, Estimand]] = []
     units_named: set[str] = set()  # the resampling units of the table's cells (footnote)
-    for members in groups.values():
-        for _, ref in members:
+    for refs in groups.values():
+        for _, ref in refs:
             estimand = estimands.get(ref.model, {}).get(ref.name)
             if estimand is not None:
                 units_named.add(estimand.unit)

@@ -94,7 +94,7 @@ class PromptCheck:
 
     def __init__(self) -> None:
         self.templates = load_package_templates(PACKAGE, "chengyu_bench")
-        self._hashes: dict[tuple[str, str, str], str] = {}
+        self._hashes: dict[tuple[str, str, str, int], str] = {}  # (setting, task, item, rotation) -> hash
 
     def template(self, setting: str) -> ChatTemplate:
         return self.templates.get(template_key(setting))

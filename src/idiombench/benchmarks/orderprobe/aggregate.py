@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from math import fsum
-from typing import Any
+from typing import Any, TypedDict
 
 import pandas as pd
 
@@ -236,6 +236,14 @@ def explain_missing(out: dict[str, Any], not_computed: dict[str, str], semantic:
             not_computed[name] = "the scorer role of this term is not computed in this profile"
 
 
+class PassOptions(TypedDict):
+    """What group_metrics and canonical_metrics are told of a setting's passes."""
+
+    nli_computed: bool
+    consistency_present: bool
+    missing_pass: str
+
+
 def missing_pass_reason(pass_name: str, setting: str, generate: Any = None) -> str:
     """Why a setting's generations hold no samples of the consistency pass."""
     extra = getattr(generate, "extra", {}) if generate is not None else {}
@@ -427,7 +435,7 @@ def aggregate_scores(
     for setting, unsorted in sorted(scores.items()):
         frame = unsorted.sort_values(SORT_KEY, kind="stable").reset_index(drop=True)
         present = bool((frame["pass"] == cfg.s_cons.pass_name).any())
-        options = {"nli_computed": nli_computed, "consistency_present": present,
+        options: PassOptions = {"nli_computed": nli_computed, "consistency_present": present,
                    "missing_pass": missing_pass_reason(cfg.s_cons.pass_name, setting, generate)}
         languages = sorted(frame["language"].unique().tolist())
         whole = group_metrics(frame, cfg, **options)

@@ -276,8 +276,8 @@ def finish_row(row: RowWork, results: Results, scorers: Any, cfg: OrderProbeScor
             for i, e_to_r in enumerate(row.nli_e_to_r):
                 r_to_e = row.nli_r_to_e[i] if row.nli_r_to_e else None
                 per_reference.append(metrics.logic_for_reference(
-                    tuple(results.get(NLI_ROLE, e_to_r)),  # type: ignore[arg-type]
-                    tuple(results.get(NLI_ROLE, r_to_e)) if r_to_e is not None else None,  # type: ignore[arg-type]
+                    tuple(results.get(NLI_ROLE, e_to_r)),
+                    tuple(results.get(NLI_ROLE, r_to_e)) if r_to_e is not None else None,
                     logic.entailment_threshold, logic.contradiction_weight,
                 ))
             s_logic = metrics.over_references(per_reference, logic.reference_aggregation)

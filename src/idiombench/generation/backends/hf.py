@@ -218,7 +218,7 @@ def sequence_bytes(model_config: Any, dtype_bytes: int, prompt_tokens: int, new_
     intermediate = getattr(config, "intermediate_size", None) or 4 * config.hidden_size
     prefill = prompt_tokens * (4 * config.hidden_size + 3 * intermediate) * dtype_bytes
     logits = 3 * config.vocab_size * 4
-    return kv + prefill + logits
+    return int(kv + prefill + logits)
 
 
 def auto_batch_size(free_bytes: int, per_sequence: int) -> int:
@@ -270,6 +270,11 @@ class HFBackend(BackendBase):
         self.dtype_choice = choose_dtype(config.dtype, device)
         dtype = getattr(torch, self.dtype_choice.dtype)
         attention = {} if config.attn_implementation == "auto" else {"attn_implementation": config.attn_implementation}
+        # Any: transformers' auto classes return types that do not describe the loaded objects
+        # (.to and .generate are typed for other self types, apply_chat_template and decode for
+        # every input form at once, and close() drops the model)
+        self.tokenizer: Any
+        self.model: Any
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(load_from, **kwargs)
             self.model = AutoModelForCausalLM.from_pretrained(load_from, dtype=dtype, **attention, **kwargs)
@@ -309,7 +314,7 @@ class HFBackend(BackendBase):
         if self.device == "cuda":
             major, minor = torch.cuda.get_device_capability()
             return f"{torch.cuda.get_device_name()} (compute capability {major}.{minor})"
-        kernels = torch.backends.cpu.get_cpu_capability()
+        kernels: str = torch.backends.cpu.get_cpu_capability()
         if self.model.dtype == torch.bfloat16:
             kernels += ", bf16 " + ("native" if cpu_bf16_native()[0] else "emulated")
         return kernels
@@ -350,7 +355,8 @@ class HFBackend(BackendBase):
         return identity
 
     def identity(self) -> dict[str, Any]:
-        return json.loads(json.dumps(self._identity))
+        identity: dict[str, Any] = json.loads(json.dumps(self._identity))
+        return identity
 
     def describe(self) -> str:
         """What was loaded, in words (deterministic: no timings)."""
@@ -397,10 +403,11 @@ class HFBackend(BackendBase):
         return chosen
 
     def _chat_text(self, request: Request) -> str:
-        return self.tokenizer.apply_chat_template(
+        text: str = self.tokenizer.apply_chat_template(
             [{"role": m.role, "content": m.content} for m in request.messages],
             tokenize=False, add_generation_prompt=True,
         )
+        return text
 
     def prompt_length(self, request: Request) -> int:
         """Tokens of the request's chat-templated prompt (memoized by its messages): the
@@ -482,9 +489,8 @@ class HFBackend(BackendBase):
             with torch.inference_mode():
                 if not sampling.greedy:
                     torch.manual_seed(batch_seed(self.seed, requests))
-                output = self.model.generate(
-                    **encoded, generation_config=GenerationConfig(**options), **extra
-                )
+                generation_config = GenerationConfig(**options)  # type: ignore[no-untyped-call]  # transformers leaves it unannotated
+                output = self.model.generate(**encoded, generation_config=generation_config, **extra)
         except (RuntimeError, ValueError) as exc:  # e.g. CUDA out of memory: the batch fails, the run goes on
             message = f"hf generate failed: {type(exc).__name__}: {exc}"
             return [Completion("", None, None, "error", 0.0, error=message) for _ in requests]

@@ -38,6 +38,7 @@ request's inputs (vLLM does not promise batch-invariant outputs either way).
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import time
@@ -87,8 +88,8 @@ def rejection_errors(vllm: Any) -> tuple[type[BaseException], ...]:
     errors: list[type[BaseException]] = [ValueError]
     exceptions = getattr(vllm, "exceptions", None)
     if exceptions is None:
-        try:
-            import vllm.exceptions as exceptions  # noqa: PLC0415  # a submodule, not always imported
+        try:  # a submodule, not always imported
+            exceptions = importlib.import_module("vllm.exceptions")
         except ImportError:
             exceptions = None
     validation = getattr(exceptions, "VLLMValidationError", None)
