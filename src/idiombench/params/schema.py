@@ -9,6 +9,7 @@ with `params.benchmark(name)`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
@@ -115,11 +116,11 @@ def _shown(value: Any) -> str:
     return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "..."
 
 
-def _format_error(error: dict[str, Any], model: type[BaseModel]) -> str:
+def _format_error(error: Mapping[str, Any], model: type[BaseModel]) -> str:
     return scrub_message(_format_error_unscrubbed(error, model))
 
 
-def _format_error_unscrubbed(error: dict[str, Any], model: type[BaseModel]) -> str:
+def _format_error_unscrubbed(error: Mapping[str, Any], model: type[BaseModel]) -> str:
     loc = _user_loc(error["loc"])
     kind = error["type"]
     if kind in ("union_tag_invalid", "union_tag_not_found"):  # a model entry's `backend:`
@@ -200,7 +201,7 @@ def key_variables(raw: Any) -> list[str]:
 
 def validation_problems(exc: ValidationError, model: type[BaseModel]) -> list[str]:
     """A pydantic error as one `key.path: problem` line per bad key, as written in params.yaml."""
-    return [_format_error(e, model) for e in exc.errors()]  # type: ignore[arg-type]
+    return [_format_error(e, model) for e in exc.errors()]
 
 
 def consistency_problems(params: Params) -> list[str]:

@@ -12,7 +12,7 @@ generic schema knows no benchmark and no benchmark knows this module.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, ValidationError, create_model, field_validator
 
@@ -56,7 +56,10 @@ BenchmarksConfig = _benchmarks_model()
 class Params(params_schema.Params):
     """The whole params file: the generic sections and the registered benchmarks' own."""
 
-    benchmarks: BenchmarksConfig  # type: ignore[valid-type]
+    if TYPE_CHECKING:  # a class built at import (from the registry): mypy sees its base
+        benchmarks: BenchmarksSections
+    else:
+        benchmarks: BenchmarksConfig
 
     @field_validator("scoring")
     @classmethod

@@ -205,7 +205,8 @@ class ReferenceBackend(BackendBase):
         if not isinstance(space, LabelSpace):
             return None
         if self.kind == "majority":
-            return space.majority if space.kind == "label" else _option(item, space, space.majority)  # type: ignore[return-value,arg-type]
+            # a label (kind "label"), else the position of an option
+            return str(space.majority) if space.kind == "label" else _option(item, space, int(space.majority))
         # random: one draw per request, from a generator seeded by the seed and the request key,
         # so the answer does not depend on batching or order.
         rng = random.Random(hashlib.sha256(f"{self.seed}:{request.key}".encode()).digest())
