@@ -191,9 +191,9 @@ class Benchmark(ABC, Generic[ConfigT]):
 
     def estimands(self, ctx: UncertaintyContext[ConfigT]) -> dict[str, dict[str, Estimand]]:
         """model -> name -> statistics.Estimand: the reported cells that per-unit data stand
-        behind, each as its units' features and a vectorised statistic. A report cell names one with `tables.CellRef(model,
-        name)`; the report prints its bootstrap interval and the paired tests. By default
-        none: the report then says the cells have no interval."""
+        behind, each as its units' features and a vectorised statistic. A report cell names one
+        with `tables.CellRef(model, name)`; the report prints its bootstrap interval and the
+        paired tests. By default none: the report then says the cells have no interval."""
         return {}
 
     def acquire_notes(self, config: ConfigT) -> list[str]:

@@ -14,8 +14,8 @@ import importlib
 import importlib.metadata
 from typing import Any
 
-from ..generation.backends import BenchmarkHooks
 from ..core.schema import name_problem
+from ..generation.backends import BenchmarkHooks
 from ..scoring.provenance import PaperRole
 from .base import Benchmark
 from .contexts import PlotSpec

@@ -175,13 +175,13 @@ class BackendBase(ABC):
     @abstractmethod
     def generate(self, requests: Sequence[Request]) -> list[Completion]: ...
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027  # a default: nothing to release
         pass
 
     def unsupported(self, benchmark: str, task: str, setting: str, pass_name: str) -> str | None:
         return None
 
-    def prepare(self, requests: Sequence[Request]) -> None:
+    def prepare(self, requests: Sequence[Request]) -> None:  # noqa: B027  # a default: nothing to prepare
         pass
 
     def item_identity(self, item: ItemContext) -> Any:

@@ -14,9 +14,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from ..generation.config import ModelConfig, backend_names
 from ..core.redact import credential_in, scrub_message
 from ..core.schema import INVALID_NAME, INVALID_VARIABLE, Key, StrictModel
+from ..generation.config import ModelConfig, backend_names
 from ..scoring.config import ScoringConfig
 from ..statistics.config import ReportConfig
 
@@ -238,7 +238,7 @@ def _generate_problems(where: str, config: Any) -> list[str]:
     if generate.main.settings is not None:
         problems.append(f"{where}.generate.main.settings: must be null (the main pass runs on every setting; "
                         f"restrict settings in {where}.render.settings)")
-    for name, sampling in generate.extra.items():
+    for name in generate.extra:
         if name == "main":
             problems.append(f"{where}.generate.extra.main: an extra pass may not be called 'main'")
     return problems

@@ -16,14 +16,19 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, ValidationError, create_model, field_validator
 
-from ..params import schema as params_schema
 from ..benchmarks.registry import BUILTIN, NAMES, get_benchmark, paper_roles, prediction_formats
 from ..core.errors import ConfigError
-from ..generation.backends.replay import known_formats
-from ..params.overlay import read_params_raw
-from ..params.schema import (BenchmarksSections, consistency_problems, credential_problems, key_variables,
-                             validation_problems)
 from ..core.redact import note_key_variables
+from ..generation.backends.replay import known_formats
+from ..params import schema as params_schema
+from ..params.overlay import read_params_raw
+from ..params.schema import (
+    BenchmarksSections,
+    consistency_problems,
+    credential_problems,
+    key_variables,
+    validation_problems,
+)
 from ..scoring.config import ScoringConfig
 
 DEFAULT_PARAMS = Path("params.yaml")

@@ -25,17 +25,17 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from ..core import paths
-from ..benchmarks.registry import attention_names, get_benchmark
-from ..benchmarks.contexts import AttentionContext, AttentionPrompt
-from ..params.schema import Params
-from ..core.progress import Progress
-from ..core.errors import IdiombenchError
-from ..generation.config import HFModel
-from .inputs import SKIPPED, applies, load_generations, load_items
-from ..core.io import read_json, read_parquet, staged_directory, write_json, write_parquet
-from ..templating.prompts import read_prompts
 from ..analysis.attention import AttentionError, Measurement, locate, measure, use_eager
+from ..benchmarks.contexts import AttentionContext, AttentionPrompt
+from ..benchmarks.registry import attention_names, get_benchmark
+from ..core import paths
+from ..core.errors import IdiombenchError
+from ..core.io import read_json, read_parquet, staged_directory, write_json, write_parquet
+from ..core.progress import Progress
+from ..generation.config import HFModel
+from ..params.schema import Params
+from ..templating.prompts import read_prompts
+from .inputs import SKIPPED, applies, load_generations, load_items
 
 MEASURED = "measured"
 WEIGHT_BACKENDS = ("hf", "vllm")  # backends whose weights transformers can load with eager attention

@@ -30,18 +30,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core import paths
 from ..benchmarks.registry import backend_hooks
+from ..core import paths
 from ..core.errors import DataError
+from ..core.io import read_json_object, read_parquet
 from ..generation.backends.reference import classification_declared
 from ..generation.backends.replay import unsupported_job
 from ..generation.cache import canonical_json
 from ..generation.config import ModelConfig, ReplayModel
-from .generate import prompt_passes, rotated_items, select_benchmarks, to_sampling
 from ..generation.table import GENERATION_SCHEMA
-from ..core.io import read_json_object, read_parquet
 from ..params.schema import Params
 from ..templating.prompts import Prompt
+from .generate import prompt_passes, rotated_items, select_benchmarks, to_sampling
 from .render import render_benchmark
 
 DEFAULT_RATES = Path("bench") / "rates.json"

@@ -11,7 +11,8 @@ One record answers one item (the replay backend's `match_records`): a record tha
 several items (ambiguous), has no identifying field, or disagrees with another record of its
 item (conflicting) answers nothing. Such records, lines that match no item, and items without
 a prediction are counted and reported (`coverage`). Size limits: foreign.MAX_FILE_BYTES,
-foreign.MAX_LINE_BYTES (docs/troubleshooting.md). Two denominators (docs/METRICS.md#5-denominators-of-evaluate-predictions):
+foreign.MAX_LINE_BYTES (docs/troubleshooting.md). Two denominators
+(docs/METRICS.md#5-denominators-of-evaluate-predictions):
 - `test-set` (default): every item of the task; an item without a prediction is scored as
   a failed (wrong) answer, never dropped;
 - `records`: only the items the file has a record for, as an authors' own evaluation
@@ -35,19 +36,25 @@ import pyarrow as pa
 from pydantic import ValidationError
 
 from ..benchmarks.base import Benchmark
+from ..benchmarks.contexts import AggregateContext, ScoreContext
 from ..benchmarks.registry import get_benchmark, prediction_formats
 from ..core.errors import DataError, IdiombenchError
-from ..benchmarks.contexts import AggregateContext, ScoreContext
-from .inputs import _make_scorers, load_items
 from ..core.foreign import check_file_size, storable_text
-from ..generation.backends.replay import (NO_PREDICTION, OWN_FORMAT, SourceStats, known_formats, match_records,
-                                          reader_for)
-from ..generation.config import ReplaySource
-from ..generation.table import GENERATION_SCHEMA
 from ..core.generation_types import Request, Sampling, item_context
 from ..core.io import read_parquet
 from ..core.items import Item
+from ..generation.backends.replay import (
+    NO_PREDICTION,
+    OWN_FORMAT,
+    SourceStats,
+    known_formats,
+    match_records,
+    reader_for,
+)
+from ..generation.config import ReplaySource
+from ..generation.table import GENERATION_SCHEMA
 from ..params.schema import Params
+from .inputs import _make_scorers, load_items
 
 ParamsT = TypeVar("ParamsT", bound=Params)  # the params' own class (the pipeline's adds the benchmarks' sections)
 
@@ -250,7 +257,8 @@ def evaluate_predictions(params: Params, *, benchmark: str, model: str, task: st
     if not known_setting(params, benchmark, setting):
         configured = ", ".join(params.benchmark(benchmark).render.settings) or "none"
         raise IdiombenchError(
-            f"--setting {setting!r} is not a setting of {benchmark} (benchmarks.{benchmark}.render.settings: {configured})"
+            f"--setting {setting!r} is not a setting of {benchmark} "
+            f"(benchmarks.{benchmark}.render.settings: {configured})"
         )
     if not path.is_file():
         raise IdiombenchError(f"{path}: no such predictions file")

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..core import paths
-from ..benchmarks.registry import get_benchmark
 from ..benchmarks.contexts import UncertaintyContext
+from ..benchmarks.registry import get_benchmark
+from ..core import paths
 from ..core.io import read_parquet
+from ..report.tables import Cell, CellRef, Section, Table
 from ..statistics import Comparison, Estimand, Interval, benjamini_hochberg, compare, interval, replicates
 from ..statistics.config import UncertaintyConfig
-from ..report.tables import Cell, CellRef, Section, Table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -66,7 +66,7 @@ class Replicates:
                 by_units.setdefault((estimand.unit, tuple(estimand.ids.tolist())), []).append((model, name, estimand))
         for group in by_units.values():
             reps = replicates([e for _, _, e in group], self.config.resamples, self.config.seed)
-            for (model, name, _), row in zip(group, reps):
+            for (model, name, _), row in zip(group, reps, strict=True):
                 self._done[(model, name)] = row
 
     def __getitem__(self, key: tuple[str, str]) -> np.ndarray:
@@ -89,7 +89,7 @@ def decimals(text: str) -> int:
 def row_label(table: Table, row: list[Cell]) -> str:
     """The row's identifying cells besides the model (those before the first number with an estimand)."""
     parts = []
-    for column, c in zip(table.columns, row):
+    for column, c in zip(table.columns, row, strict=True):
         if c.ref is not None:
             break
         if column != "Model":
@@ -161,7 +161,7 @@ def annotate_table(table: Table, estimands: Estimands, config: UncertaintyConfig
     q_values = benjamini_hochberg([c.p for *_, c in pending])
     q_of: dict[tuple[tuple[int, str], str, str], float] = {}
     comparison_rows: list[list[Cell]] = []
-    for (key, a, b, result), q in zip(pending, q_values):
+    for (key, a, b, result), q in zip(pending, q_values, strict=True):
         q_of[(key, a.ref.model, b.ref.model)] = q_of[(key, b.ref.model, a.ref.model)] = float(q)
         digits = decimals(table.rows[a.row][key[0]].text)
         comparison_rows.append([

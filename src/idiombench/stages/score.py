@@ -10,13 +10,13 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from ..core import paths
-from ..benchmarks.registry import get_benchmark
 from ..benchmarks.contexts import SCORE_KEYS, ScoreContext
-from ..params.schema import Params
+from ..benchmarks.registry import get_benchmark
+from ..core import paths
 from ..core.errors import IdiombenchError
 from ..core.io import ParquetAppender, staged_directory, write_json
 from ..core.progress import Progress
+from ..params.schema import Params
 from .inputs import SCORED, SKIPPED, _make_scorers, applies, load_generations, load_items
 
 

@@ -43,20 +43,20 @@ from urllib.parse import urlparse
 
 import pyarrow as pa
 
-from ..core import paths
-from ..params.schema import Params
-from ..core.errors import IdiombenchError
-from .inputs import SCORED, load_items
-from ..core.io import parquet_rows, read_json_object, read_parquet, sha256_file, write_json, write_parquet
-from ..benchmarks.registry import get_benchmark
-from ..core.environment import environment_info
-from ..core.ownership import earlier_json_file, stamp, stamped_by
-from ..core.redact import scrub
 from ..benchmarks.contexts import ReportContext
-from .report import collect_metrics, failed_models, git_commit
+from ..benchmarks.registry import get_benchmark
+from ..core import paths
+from ..core.environment import environment_info
+from ..core.errors import IdiombenchError
+from ..core.io import parquet_rows, read_json_object, read_parquet, sha256_file, write_json, write_parquet
+from ..core.ownership import earlier_json_file, stamp, stamped_by
 from ..core.progress import Progress
+from ..core.redact import scrub
+from ..params.schema import Params
 from . import track_traces as traces
+from .inputs import SCORED, load_items
 from .labels import offer_labels
+from .report import collect_metrics, failed_models, git_commit
 
 DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
 KEY_TAG = "idiombench.key"
@@ -321,8 +321,9 @@ def _track_items(client: Any, experiment_id: str, run_id: str, params: Params, b
     counts = traces.sync_traces(client, experiment_id, run_id, f"{benchmark}/{model}/{setting}", found.rows, progress)
     counts.not_traced = len(found.table) - len(found.rows)
     progress.update(counts.not_traced)
+    strata = ", ".join(get_benchmark(benchmark).item_view.strata)
     tags = {TRACES_TAG: (f"sample of {len(found.rows):,} of {len(found.table):,} rows (tracking.traces.sample "
-                         f"{config.sample}, seed {config.seed}, stratified by {', '.join(get_benchmark(benchmark).item_view.strata)}); "
+                         f"{config.sample}, seed {config.seed}, stratified by {strata}); "
                          "every row is in the artifact items/" if found.sampled else f"all {len(found.rows):,} rows")}
     _log(client, run_id, {}, tags)
     return {"traced": len(found.rows), "rows": len(found.table), "sampled": found.sampled, "strata": found.strata,

@@ -45,8 +45,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..core import paths
 from ..benchmarks.contexts import SCORE_KEYS, ItemMetric, ItemView
+from ..core import paths
 from ..core.errors import DataError
 from ..core.io import read_parquet
 from ..core.items import Item
@@ -342,8 +342,7 @@ def own_assessment_ids(row: ItemRow) -> set[str]:
 
 def _entities(row: ItemRow, experiment_id: str, run_id: str, scope: str, now_ms: int) -> tuple[Any, Any]:
     """(TraceInfo, root Span) of one row, in MLflow's entities."""
-    from mlflow.entities import AssessmentSource, Expectation, Feedback, Span, TraceInfo
-    from mlflow.entities import TraceLocation, TraceState
+    from mlflow.entities import AssessmentSource, Expectation, Feedback, Span, TraceInfo, TraceLocation, TraceState
     from mlflow.tracing.constant import TRACE_SCHEMA_VERSION, TRACE_SCHEMA_VERSION_KEY, TraceMetadataKey
 
     tid = trace_id(row)

@@ -24,8 +24,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..config import ModelConfig
 from ...core.generation_types import Backend, ItemContext
+from ..config import ModelConfig
 
 
 @dataclass(frozen=True)

@@ -40,10 +40,10 @@ from pathlib import Path
 from typing import Any
 
 from ...core.errors import IdiombenchError
+from ...core.generation_types import BackendBase, Completion, Message, Request, Sampling
 from ...core.hardware import DtypeChoice, auto_dtype, cpu_bf16_native
 from ...core.io import sha256_file, write_json
 from ..config import HFModel, VLLMModel
-from ...core.generation_types import BackendBase, Completion, Message, Request, Sampling
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
 _HASH_MEMO: dict[str, str] = {}
@@ -453,7 +453,7 @@ class HFBackend(BackendBase):
             groups.setdefault(json.dumps(request.sampling.to_json(), sort_keys=True), []).append(index)
         for indices in groups.values():
             batch = [requests[i] for i in indices]
-            for i, completion in zip(indices, self._generate_batch(batch)):
+            for i, completion in zip(indices, self._generate_batch(batch), strict=True):
                 results[i] = completion
         return [results[i] for i in range(len(requests))]
 
@@ -498,7 +498,7 @@ class HFBackend(BackendBase):
         prompt_lengths = encoded["attention_mask"].sum(dim=1).tolist()
         new_tokens = output[:, encoded["input_ids"].shape[1]:].tolist()
         completions = []
-        for ids, prompt_tokens in zip(new_tokens, prompt_lengths):
+        for ids, prompt_tokens in zip(new_tokens, prompt_lengths, strict=True):
             # completion_tokens counts what the model generated, its end token included;
             # the text leaves the end token out.
             length, text_length, finish = len(ids), len(ids), "length"

@@ -42,8 +42,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config import ReferenceModel
 from ...core.generation_types import BackendBase, Completion, ItemContext, Request
+from ..config import ReferenceModel
 from . import BenchmarkHooks
 
 MAX_LABELS = 20

@@ -48,8 +48,8 @@ from pathlib import Path
 from typing import Any
 
 from ...core.errors import IdiombenchError
-from ..config import VLLMModel
 from ...core.generation_types import BackendBase, Completion, Request
+from ..config import VLLMModel
 from .seeds import sample_seed
 
 SUPPORTED = (0, 8, 3), (0, 33, 0)  # [lower, upper) of vLLM releases this backend follows
@@ -183,7 +183,7 @@ class VLLMBackend(BackendBase):
         except self._rejected:
             # vLLM rejects a whole batch when one prompt is invalid (e.g. longer than
             # max_model_len) and aborts what it had queued; isolate it so only that request fails.
-            return [self._generate_one(conversation, param) for conversation, param in zip(conversations, params)]
+            return [self._generate_one(conversation, param) for conversation, param in zip(conversations, params, strict=True)]
         per_request = (time.perf_counter() - start) / len(requests)
         if len(outputs) != len(requests):
             raise RuntimeError(f"vLLM returned {len(outputs)} outputs for {len(requests)} requests")
