@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from math import fsum
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import pandas as pd
 
@@ -45,6 +45,10 @@ from .build import CATEGORIES, permutation_patterns
 from .config import OrderProbeScore
 from .neural import NLI_ROLE, ROLES, roles_for_language
 from .score import MAIN_PASS, SORT_KEY
+
+if TYPE_CHECKING:
+    from ..contexts import AggregateContext
+    from .config import OrderProbeConfig
 
 S_ACC_COMPONENTS = ("ce", "bert", "sts", "lex", "f_beta")
 
@@ -481,7 +485,7 @@ def aggregate_scores(
     }
 
 
-def aggregate(ctx: Any) -> dict[str, Any]:
+def aggregate(ctx: AggregateContext[OrderProbeConfig]) -> dict[str, Any]:
     """The BENCHMARK.aggregate hook (stages.aggregate.run_aggregate)."""
     roles, source = role_records(ctx.scoring_meta, ctx.params)
     return aggregate_scores(ctx.scores, ctx.items, ctx.config.score, roles, source, ctx.scoring_meta.get("notes"),
