@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from idiombench.core.generation_types import Completion, ItemContext, Request
+from idiombench.core.generation_types import BackendBase, Completion, ItemContext, Request
 from idiombench.core.items import read_items
 
 CJK_LANGUAGES = ("zh", "ja", "ko")
@@ -132,8 +132,8 @@ def read_release_text(processed_root: Path, benchmarks: Sequence[str]) -> Releas
     return ReleaseText(dict(texts), {k: sorted(v) for k, v in answers.items()}, languages)
 
 
-class SyntheticBackend:
-    """The generate stage's Backend protocol (identity, generate, close)."""
+class SyntheticBackend(BackendBase):
+    """A backend for the generate stage (identity, generate, close; the other hooks: BackendBase's defaults)."""
 
     def __init__(self, release: ReleaseText,
                  formatters: Mapping[str, Callable[[ItemContext, str, str], str] | None], seed: int = 0,

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Iterator
 from functools import wraps
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import click
 import typer
@@ -17,6 +17,10 @@ import typer.core
 from rich.console import Console
 
 from .core.environment import malformed_source_date_epoch_hidden
+
+if TYPE_CHECKING:
+    # the Context typer's command classes take: typer >= 0.24 vendors its own copy of click
+    from typer._click.core import Context as TyperClickContext
 
 
 # numpy.f2py reads SOURCE_DATE_EPOCH when imported: a malformed value is hidden meanwhile
@@ -36,7 +40,7 @@ def _usage_errors_scrubbed() -> Iterator[None]:
     try:
         yield
     except (click.ClickException, typer.TyperException) as exc:  # typer >= 0.24 raises its own copy of click's
-        exc.message = scrub_message(exc.message)
+        exc.message = scrub_message(exc.message)  # type: ignore[misc]  # typer's stubs mark it Final; it is read at print time
         raise
 
 
@@ -44,11 +48,11 @@ class _ScrubbedGroup(typer.core.TyperGroup):
     """The command group: parsing its own arguments (make_context) and a subcommand's (inside
     invoke) raise click's usage errors here, where they are scrubbed."""
 
-    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+    def make_context(self, *args: Any, **kwargs: Any) -> TyperClickContext:
         with _usage_errors_scrubbed():
             return super().make_context(*args, **kwargs)
 
-    def invoke(self, ctx: click.Context) -> Any:
+    def invoke(self, ctx: TyperClickContext) -> Any:
         with _usage_errors_scrubbed():
             return super().invoke(ctx)
 

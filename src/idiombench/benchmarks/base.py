@@ -4,20 +4,36 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol
 
-from ..data.manifest import FileSpec
 from ..core import paths
+from ..core.generation_types import ItemContext
 from ..core.io import staged_directory, write_json
 from ..core.items import Item, write_items
-from .contexts import ItemView
+from ..data.manifest import FileSpec
+from .contexts import ConfigT, ItemView
 
 if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..params.schema import Params
+    from ..report.tables import Section
     from ..scoring.provenance import PaperRole
-    from .contexts import HumanLabels, PlotSpec
+    from ..statistics.estimands import Estimand
+    from .contexts import (
+        AggregateContext,
+        AttentionContext,
+        AttentionPrompt,
+        HumanLabels,
+        PlotSpec,
+        RenderOutput,
+        ReportContext,
+        ScoreContext,
+        UncertaintyContext,
+    )
 
 MAX_EXAMPLES = 10
 
@@ -81,9 +97,16 @@ class BuildResult:
     files: dict[str, Any] = field(default_factory=dict)
 
 
-class Benchmark(ABC):
+class AnswerFormatter(Protocol):
+    """How a reference system's answer is written as a model would (`format_reference_answer`)."""
+
+    def __call__(self, item: ItemContext, answer: str, kind: str) -> str: ...
+
+
+class Benchmark(ABC, Generic[ConfigT]):
     """What every benchmark provides: the contract the stage drivers call, never probe.
 
+    Generic over its params section (`config_model`), which every hook and context is typed with.
     Required: `name`, `render_templates`, `config_model`, and the hooks of every stage (files, build,
     render, score, aggregate, report section, predictions). Optional, with defaults:
     notes at acquire, a construction pipeline, the scorer roles its metrics need, and the
@@ -94,14 +117,14 @@ class Benchmark(ABC):
     name: ClassVar[str]
     render_templates: ClassVar[str]  # where render reads its templates: a dependency of the render rule / stage
     # its params section, `benchmarks.<name>` (a schema.StrictModel with build/render/generate/score...)
-    config_model: ClassVar[type[Any]]
+    config_model: type[ConfigT]
     # the neural scorer roles its metrics need, with the paper's models (read-only provenance)
     scorer_roles: ClassVar[tuple[PaperRole, ...]] = ()
     # tasks the random/majority reference systems answer as classification; None: inferred from the items
     classification_tasks: ClassVar[frozenset[str] | None] = None
     # how oracle/echo/random write an answer as a model would (item, answer, kind) -> text;
     # None: the answer as is. A plain function (its module's source is part of the backends' identity).
-    format_reference_answer: ClassVar[Callable[[Any, str, str], str] | None] = None
+    format_reference_answer: ClassVar[AnswerFormatter | None] = None
     # formats of predictions it publishes: name -> reader class (generation.backends.replay.PredictionReader),
     # for replay sources and `evaluate-predictions --format <name>`
     prediction_formats: ClassVar[dict[str, type[Any]]] = {}
@@ -127,68 +150,66 @@ class Benchmark(ABC):
     human_labels: ClassVar[HumanLabels | None] = None
 
     @abstractmethod
-    def file_specs(self, config: Any) -> list[FileSpec]:
+    def file_specs(self, config: ConfigT) -> list[FileSpec]:
         """The upstream files acquire fetches and checks."""
 
     @abstractmethod
-    def build(self, raw_dir: Path, config: Any) -> BuildResult:
+    def build(self, raw_dir: Path, config: ConfigT) -> BuildResult:
         """Acquired files -> items per task, with counts of what was dropped and why."""
 
     @abstractmethod
-    def render(self, tasks: dict[str, list[Item]], config: Any, raw_dir: Path) -> Any:
-        """Items -> prompts per setting (a render.RenderOutput)."""
+    def render(self, tasks: dict[str, list[Item]], config: ConfigT, raw_dir: Path) -> RenderOutput:
+        """Items -> prompts per setting."""
 
     @abstractmethod
-    def score(self, ctx: Any) -> dict[str, Any]:
-        """Generations -> per-item score tables per setting (ctx: benchmarks.contexts.ScoreContext): one
+    def score(self, ctx: ScoreContext[ConfigT]) -> dict[str, pd.DataFrame]:
+        """Generations -> per-item score tables per setting: one
         row per scored generation row, with the columns contexts.SCORE_KEYS and its metrics."""
 
     @abstractmethod
-    def aggregate(self, ctx: Any) -> dict[str, Any]:
-        """Per-item scores -> the metrics JSON body (ctx: benchmarks.contexts.AggregateContext)."""
+    def aggregate(self, ctx: AggregateContext[ConfigT]) -> dict[str, Any]:
+        """Per-item scores -> the metrics JSON body."""
 
     @abstractmethod
-    def report_section(self, ctx: Any) -> Any:
-        """Metrics of every model -> a report.tables.Section, or None (ctx: stages.report.ReportContext)."""
+    def report_section(self, ctx: ReportContext) -> Section | None:
+        """Metrics of every model -> its section of the report, or None."""
 
     @abstractmethod
-    def prediction_metrics(self, body: dict[str, Any], task: str | None, setting: str) -> dict[str, Any]:
+    def prediction_metrics(self, body: dict[str, Any], task: str | None, setting: str) -> Mapping[str, float | None]:
         """The headline metrics of one task and setting, for `evaluate-predictions`."""
 
-    def score_chunks(self, ctx: Any) -> Iterator[tuple[str, Any]]:
+    def score_chunks(self, ctx: ScoreContext[ConfigT]) -> Iterator[tuple[str, pd.DataFrame]]:
         """The score tables as (setting, DataFrame) chunks, a setting's chunks contiguous and in
         order (the score stage writes each as it comes: memory holds one chunk). By default each
         setting's whole table from `score`; a benchmark with long settings scores them in chunks."""
         yield from sorted(self.score(ctx).items())
 
-    def scores_setting(self, config: Any, setting: str) -> bool:
+    def scores_setting(self, config: ConfigT, setting: str) -> bool:
         """Whether `setting` is one its score stage produces under `config` (evaluate-predictions
         refuses others): by default the rendered settings."""
         return setting in config.render.settings
 
-    def estimands(self, ctx: Any) -> dict[str, dict[str, Any]]:
+    def estimands(self, ctx: UncertaintyContext[ConfigT]) -> dict[str, dict[str, Estimand]]:
         """model -> name -> statistics.Estimand: the reported cells that per-unit data stand
-        behind, each as its units' features and a vectorised statistic (ctx:
-        contexts.UncertaintyContext). A report cell names one with `tables.CellRef(model,
-        name)`; the report prints its bootstrap interval and the paired tests. By default
-        none: the report then says the cells have no interval."""
+        behind, each as its units' features and a vectorised statistic. A report cell names one
+        with `tables.CellRef(model, name)`; the report prints its bootstrap interval and the
+        paired tests. By default none: the report then says the cells have no interval."""
         return {}
 
-    def acquire_notes(self, config: Any) -> list[str]:
+    def acquire_notes(self, config: ConfigT) -> list[str]:
         """Lines acquire prints after the files (e.g. what could not be acquired)."""
         return []
 
-    def run_construction(self, params: Any, source: Path | list[Item], out_dir: Path) -> dict[str, Any]:
+    def run_construction(self, params: Params, source: Path | list[Item], out_dir: Path) -> dict[str, Any]:
         """Rebuild the benchmark's own data from its release (only where `constructs`)."""
         raise NotImplementedError(f"benchmark {self.name} has no construction pipeline")
 
-    def attention_prompts(self, ctx: Any) -> list[Any]:
-        """The generations to measure, with their spans (ctx: contexts.AttentionContext ->
-        contexts.AttentionPrompt list; only where `attention_diagnostics`)."""
+    def attention_prompts(self, ctx: AttentionContext[ConfigT]) -> list[AttentionPrompt]:
+        """The generations to measure, with their spans (only where `attention_diagnostics`)."""
         raise NotImplementedError(f"benchmark {self.name} has no attention diagnostics")
 
-    def attention_summary(self, ctx: Any, rows: Any) -> dict[str, Any]:
-        """The measured per-item table (a DataFrame) -> the summary JSON body (statistics)."""
+    def attention_summary(self, ctx: AttentionContext[ConfigT], rows: pd.DataFrame) -> dict[str, Any]:
+        """The measured per-item table -> the summary JSON body (statistics)."""
         raise NotImplementedError(f"benchmark {self.name} has no attention diagnostics")
 
 
@@ -196,7 +217,7 @@ def write_build(result: BuildResult, out_dir: Path) -> dict[str, Any]:
     """Write every task's items and the stats into a staging directory that replaces
     `out_dir` whole, so it is either the old complete build or the new complete build."""
     with staged_directory(out_dir, paths.BUILD_OUTPUT) as staging:
-        counts = {}
+        counts: dict[str, int] = {}
         for task, items in sorted(result.tasks.items()):
             write_items(staging / f"{task}.parquet", items)
             counts[task] = len(items)

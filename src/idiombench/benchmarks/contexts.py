@@ -4,19 +4,46 @@ never from the drivers."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..params.schema import Params
     from ..core.generation_types import Message
     from ..core.items import Item
+    from ..generation.config import GenerateConfig
+    from ..params.schema import Params
+    from ..scoring.registry import Scorers
     from ..templating.prompts import Prompt
     from ..templating.templates import ChatTemplate
+
+
+class RenderSection(Protocol):
+    """What the stages read of a benchmark's `render` section."""
+
+    @property
+    def settings(self) -> Sequence[str]: ...
+
+
+class BenchmarkSection(Protocol):
+    """What the stages read of every benchmark's params section (`benchmarks.<name>`, its
+    `Benchmark.config_model`); the benchmark's own hooks see its whole model."""
+
+    @property
+    def enabled(self) -> bool: ...
+
+    @property
+    def render(self) -> RenderSection: ...
+
+    @property
+    def generate(self) -> GenerateConfig: ...
+
+
+# a benchmark's params section: what `Benchmark` and the contexts its hooks receive are generic over
+ConfigT = TypeVar("ConfigT", bound=BenchmarkSection)
 
 
 @dataclass
@@ -59,23 +86,23 @@ SCORE_KEYS = ("prompt_id", "pass", "sample_index", "item_id", "task")
 
 
 @dataclass
-class ScoreContext:
+class ScoreContext(Generic[ConfigT]):
     params: Params
     model: str
     benchmark: str
-    config: Any  # the benchmark's params section
-    generations: dict[str, pd.DataFrame]
+    config: ConfigT  # the benchmark's params section
+    generations: Mapping[str, pd.DataFrame]  # setting -> table (read when first looked up)
     items: dict[str, dict[str, Item]]
-    scorers: Any = None  # idiombench.scoring.Scorers, created lazily by the stage
+    scorers: Scorers | None = None  # created by the stage where the benchmark has scorer roles
     notes: list[str] = field(default_factory=list)
 
 
 @dataclass
-class AggregateContext:
+class AggregateContext(Generic[ConfigT]):
     params: Params
     model: str
     benchmark: str
-    config: Any
+    config: ConfigT
     scores: dict[str, pd.DataFrame]
     items: dict[str, dict[str, Item]]
     scoring_meta: dict[str, Any]
@@ -94,16 +121,16 @@ class ReportContext:
 
 
 @dataclass
-class UncertaintyContext:
+class UncertaintyContext(Generic[ConfigT]):
     """What a benchmark's `estimands` hook reads: every scored model's per-unit score tables
     (results/scores/<model>/<benchmark>/<setting>.parquet), all at once, so that what is
     compared across models (e.g. an F1's label set) is fixed the same way for each."""
 
     params: Params
     benchmark: str
-    config: Any
+    config: ConfigT
     scores: dict[str, dict[str, pd.DataFrame]]  # model -> setting -> per-row scores
-    metrics: dict[str, dict[str, Any]]  # model -> its metrics JSON (the aggregate's options and values)
+    metrics: Mapping[str, Mapping[str, Any]]  # model -> its metrics JSON (the aggregate's options and values)
 
 
 @dataclass(frozen=True)
@@ -189,12 +216,12 @@ class AttentionPrompt:
 
 
 @dataclass
-class AttentionContext:
+class AttentionContext(Generic[ConfigT]):
     params: Params
     model: str
     benchmark: str
-    config: Any  # the benchmark's params section
-    generations: dict[str, pd.DataFrame]
+    config: ConfigT  # the benchmark's params section
+    generations: Mapping[str, pd.DataFrame]  # setting -> table (read when first looked up)
     items: dict[str, dict[str, Item]]
     scores: dict[str, pd.DataFrame]  # the score stage's per-item tables (setting -> table)
     prompts: dict[str, dict[str, Prompt]]  # setting -> prompt_id -> the rendered prompt

@@ -14,8 +14,8 @@ import importlib
 import importlib.metadata
 from typing import Any
 
-from ..generation.backends import BenchmarkHooks
 from ..core.schema import name_problem
+from ..generation.backends import BenchmarkHooks
 from ..scoring.provenance import PaperRole
 from .base import Benchmark
 from .contexts import PlotSpec
@@ -50,7 +50,7 @@ MODULES: dict[str, str] = _discover()
 NAMES: tuple[str, ...] = tuple(MODULES)
 
 
-def get_benchmark(name: str) -> Benchmark:
+def get_benchmark(name: str) -> Benchmark[Any]:
     """The module-level BENCHMARK object of a benchmark's module (a base.Benchmark)."""
     if name not in MODULES:
         raise KeyError(f"unknown benchmark {name!r} (known: {', '.join(NAMES)})")

@@ -7,9 +7,10 @@ is the content address used by the cache (see cache.py).
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 if TYPE_CHECKING:
     from .items import Item
@@ -97,14 +98,24 @@ class Completion:
         return self.error is not None
 
 
+def prompt_chars(request: Request) -> int:
+    """A cheap, backend-independent estimate of a prompt's length (characters)."""
+    return sum(len(m.content) for m in request.messages)
+
+
 class Backend(Protocol):
     """One loaded model. Constructed once per process; `generate` is called with batches.
 
-    Optional: `batch_size_changes_outputs = True` where a request's output depends on the batch
-    it runs in (hf: padding and matrix shapes); the stage then adds the batch size to the identity.
-    `item_identity(item) -> JSON value` where the output depends on the item's data beyond the
-    prompt (the reference systems: gold answers, label spaces); the stage adds it to that
-    request's key after `prepare`."""
+    Every hook the generate stage calls is declared here; `BackendBase` gives each one its
+    default, so a backend (which inherits it) writes only the hooks it needs."""
+
+    # whether a request's output depends on the batch it runs in (hf: padding and matrix shapes);
+    # the stage then adds the batch size to the identity
+    batch_size_changes_outputs: ClassVar[bool]
+    # whether the output depends on the item's data beyond the prompt (the reference systems:
+    # gold answers, label spaces); the stage then adds `item_identity(item)` to that request's key
+    # after `prepare`
+    answers_from_items: ClassVar[bool]
 
     def identity(self) -> dict[str, Any]:
         """What makes this model's outputs this model's: backend, model id, revision or file
@@ -114,3 +125,79 @@ class Backend(Protocol):
     def generate(self, requests: Sequence[Request]) -> list[Completion]: ...
 
     def close(self) -> None: ...
+
+    def unsupported(self, benchmark: str, task: str, setting: str, pass_name: str) -> str | None:
+        """Why this backend cannot serve that job (e.g. `random` on a task that is not
+        classification, `replay` without a source), or None; such jobs are skipped and reported."""
+        ...
+
+    def prepare(self, requests: Sequence[Request]) -> None:
+        """Sees the full request list once before any `generate` call (label sets for
+        `majority`, the content index and match counts for `replay`)."""
+        ...
+
+    def item_identity(self, item: ItemContext) -> Any:
+        """What, beyond the prompt, decides the answer to `item` (a JSON value; only where
+        `answers_from_items`)."""
+        ...
+
+    def report(self) -> list[str]:
+        """Lines for the run summary (what was loaded, replay match counts ...)."""
+        ...
+
+    def summary(self) -> dict[str, Any] | None:
+        """A JSON body for the generate log's `backend_summary` (replay's match counts), or None."""
+        ...
+
+    def describe(self) -> str | None:
+        """What was loaded, for identity.json's `loaded` (None: the backend's name)."""
+        ...
+
+    def prompt_length(self, request: Request) -> int:
+        """A prompt's length, by which requests are ordered into batches of similar lengths."""
+        ...
+
+    def choose_batch_size(self, requests: Sequence[Request]) -> tuple[int, str] | None:
+        """(batch size, why) for `batch_size: auto`, or None where the backend cannot size batches."""
+        ...
+
+
+class BackendBase(ABC):
+    """The defaults of every optional hook of `Backend`: a backend serves every job, needs no
+    preparation, answers from the prompt alone, reports nothing and cannot size batches."""
+
+    batch_size_changes_outputs: ClassVar[bool] = False
+    answers_from_items: ClassVar[bool] = False
+
+    @abstractmethod
+    def identity(self) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def generate(self, requests: Sequence[Request]) -> list[Completion]: ...
+
+    def close(self) -> None:  # noqa: B027  # a default: nothing to release
+        pass
+
+    def unsupported(self, benchmark: str, task: str, setting: str, pass_name: str) -> str | None:
+        return None
+
+    def prepare(self, requests: Sequence[Request]) -> None:  # noqa: B027  # a default: nothing to prepare
+        pass
+
+    def item_identity(self, item: ItemContext) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} answers from the prompt alone")
+
+    def report(self) -> list[str]:
+        return []
+
+    def summary(self) -> dict[str, Any] | None:
+        return None
+
+    def describe(self) -> str | None:
+        return None
+
+    def prompt_length(self, request: Request) -> int:
+        return prompt_chars(request)
+
+    def choose_batch_size(self, requests: Sequence[Request]) -> tuple[int, str] | None:
+        return None

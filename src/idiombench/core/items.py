@@ -128,7 +128,7 @@ def read_items(path: str | Path, only: Collection[str] | None = None) -> list[It
         chosen = pc.indices_nonzero(pc.is_in(table["item_id"], value_set=pa.array(sorted(only), pa.string())))
         table, numbers = table.take(chosen), chosen.to_pylist()
     items, seen = [], set()
-    for row_number, row in zip(numbers, table.to_pylist()):
+    for row_number, row in zip(numbers, table.to_pylist(), strict=True):
         if row["item_id"] in seen:
             raise DataError(path, f"item_id {row['item_id']!r} repeated", row=row_number,
                             expected="item ids unique within a task")

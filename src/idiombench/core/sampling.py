@@ -5,9 +5,20 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from typing import TypeVar
+from typing import Any, Protocol, TypeVar
 
-K = TypeVar("K", bound=Hashable)
+
+class SortableKey(Protocol):
+    """What a drawn key is: hashable (a set of keys) and ordered (the draw starts from the sorted set)."""
+
+    def __hash__(self) -> int: ...
+
+    def __lt__(self, other: Any, /) -> bool: ...
+
+
+K = TypeVar("K", bound=SortableKey)
+S = TypeVar("S", bound=Hashable)
+T = TypeVar("T")
 
 
 def derived_seed(*parts: object) -> int:
@@ -19,27 +30,27 @@ def derived_seed(*parts: object) -> int:
 def seeded_subset(keys: Iterable[K], n: int | None, *seed_parts: object) -> list[K]:
     """n of the keys drawn without replacement (all when n is None or n >= len), returned in
     sorted order. The draw depends only on the set of keys and the seed parts."""
-    ordered = sorted(set(keys))  # type: ignore[type-var]
+    ordered = sorted(set(keys))
     if n is None or n >= len(ordered):
         return ordered
     chosen = random.Random(derived_seed(*seed_parts)).sample(ordered, n)
-    return sorted(chosen)  # type: ignore[type-var]
+    return sorted(chosen)
 
 
-def seeded_order(keys: Sequence[K], *seed_parts: object) -> list[K]:
+def seeded_order(keys: Sequence[T], *seed_parts: object) -> list[T]:
     """The keys in a seeded random order (a permutation of the given sequence)."""
     order = list(keys)
     random.Random(derived_seed(*seed_parts)).shuffle(order)
     return order
 
 
-def stratified_subset(strata: Mapping[Hashable, Iterable[K]], n: int, *seed_parts: object) -> list[K]:
+def stratified_subset(strata: Mapping[S, Iterable[K]], n: int, *seed_parts: object) -> list[K]:
     """n keys drawn across strata in proportion to their sizes (largest remainders; every
     stratum gets one when n allows), each stratum's share by `seeded_subset`; sorted."""
-    groups = {stratum: sorted(set(keys)) for stratum, keys in strata.items()}  # type: ignore[type-var]
+    groups = {stratum: sorted(set(keys)) for stratum, keys in strata.items()}
     total = sum(len(keys) for keys in groups.values())
     if n >= total:
-        return sorted(key for keys in groups.values() for key in keys)  # type: ignore[type-var]
+        return sorted(key for keys in groups.values() for key in keys)
     order = seeded_order(sorted(groups, key=repr), *seed_parts, "strata")  # ties go to a seeded stratum, not the first
     floor = 1 if n >= len(order) else 0
     share = {s: max(floor, min(len(groups[s]), n * len(groups[s]) // total)) for s in order}
@@ -54,4 +65,4 @@ def stratified_subset(strata: Mapping[Hashable, Iterable[K]], n: int, *seed_part
     chosen: list[K] = []
     for stratum in order:
         chosen += seeded_subset(groups[stratum], share[stratum], *seed_parts, repr(stratum))
-    return sorted(chosen)  # type: ignore[type-var]
+    return sorted(chosen)

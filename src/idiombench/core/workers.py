@@ -61,7 +61,7 @@ class ShardedPool:
             raise ValueError(f"a pool needs at least one process, got {processes}")
         context = multiprocessing.get_context(_start_method())
         if preload and context.get_start_method() == "forkserver":
-            context.set_forkserver_preload(list(preload))  # type: ignore[attr-defined]
+            context.set_forkserver_preload(list(preload))
         self.executors = [ProcessPoolExecutor(1, mp_context=context, initializer=initializer, initargs=initargs)
                           for _ in range(processes)]
 

@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core.io import write_text
 from ..core.generation_types import Completion, Message, Sampling
+from ..core.io import write_text
 
 SHARD_PREFIX = "shard-"
 SHARD_SUFFIX = ".jsonl"

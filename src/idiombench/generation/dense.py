@@ -108,7 +108,7 @@ def convert(gguf: Path, sha256: str, out: Path) -> Path:
             raise IdiombenchError(f"{gguf}: cannot convert the GGUF file to a dense model: {exc}") from exc
         # transformers keeps a GGUF "quantizer" on the model although every weight is a plain
         # float32 tensor after loading; without it the model saves as a dense checkpoint
-        model.hf_quantizer = None
+        model.hf_quantizer = None  # type: ignore[assignment]  # transformers types it without None, which it takes
         if hasattr(model.config, "quantization_config"):
             del model.config.quantization_config
         model.save_pretrained(stage, safe_serialization=True)

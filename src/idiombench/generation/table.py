@@ -45,4 +45,5 @@ def write_generations(path: str | Path, rows: list[dict[str, Any]]) -> None:
 
 def read_generations(path: str | Path) -> list[dict[str, Any]]:
     table = read_parquet(path, GENERATION_SCHEMA, what="generations table")
-    return table.to_pylist()
+    rows: list[dict[str, Any]] = table.to_pylist()
+    return rows

@@ -9,13 +9,14 @@ with `params.benchmark(name)`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from ..generation.config import ModelConfig, backend_names
 from ..core.redact import credential_in, scrub_message
 from ..core.schema import INVALID_NAME, INVALID_VARIABLE, Key, StrictModel
+from ..generation.config import ModelConfig, backend_names
 from ..scoring.config import ScoringConfig
 from ..statistics.config import ReportConfig
 
@@ -115,11 +116,11 @@ def _shown(value: Any) -> str:
     return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "..."
 
 
-def _format_error(error: dict[str, Any], model: type[BaseModel]) -> str:
+def _format_error(error: Mapping[str, Any], model: type[BaseModel]) -> str:
     return scrub_message(_format_error_unscrubbed(error, model))
 
 
-def _format_error_unscrubbed(error: dict[str, Any], model: type[BaseModel]) -> str:
+def _format_error_unscrubbed(error: Mapping[str, Any], model: type[BaseModel]) -> str:
     loc = _user_loc(error["loc"])
     kind = error["type"]
     if kind in ("union_tag_invalid", "union_tag_not_found"):  # a model entry's `backend:`
@@ -200,7 +201,7 @@ def key_variables(raw: Any) -> list[str]:
 
 def validation_problems(exc: ValidationError, model: type[BaseModel]) -> list[str]:
     """A pydantic error as one `key.path: problem` line per bad key, as written in params.yaml."""
-    return [_format_error(e, model) for e in exc.errors()]  # type: ignore[arg-type]
+    return [_format_error(e, model) for e in exc.errors()]
 
 
 def consistency_problems(params: Params) -> list[str]:
@@ -237,7 +238,7 @@ def _generate_problems(where: str, config: Any) -> list[str]:
     if generate.main.settings is not None:
         problems.append(f"{where}.generate.main.settings: must be null (the main pass runs on every setting; "
                         f"restrict settings in {where}.render.settings)")
-    for name, sampling in generate.extra.items():
+    for name in generate.extra:
         if name == "main":
             problems.append(f"{where}.generate.extra.main: an extra pass may not be called 'main'")
     return problems

@@ -12,18 +12,23 @@ generic schema knows no benchmark and no benchmark knows this module.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, ValidationError, create_model, field_validator
 
-from ..params import schema as params_schema
 from ..benchmarks.registry import BUILTIN, NAMES, get_benchmark, paper_roles, prediction_formats
 from ..core.errors import ConfigError
-from ..generation.backends.replay import known_formats
-from ..params.overlay import read_params_raw
-from ..params.schema import (BenchmarksSections, consistency_problems, credential_problems, key_variables,
-                             validation_problems)
 from ..core.redact import note_key_variables
+from ..generation.backends.replay import known_formats
+from ..params import schema as params_schema
+from ..params.overlay import read_params_raw
+from ..params.schema import (
+    BenchmarksSections,
+    consistency_problems,
+    credential_problems,
+    key_variables,
+    validation_problems,
+)
 from ..scoring.config import ScoringConfig
 
 DEFAULT_PARAMS = Path("params.yaml")
@@ -56,7 +61,10 @@ BenchmarksConfig = _benchmarks_model()
 class Params(params_schema.Params):
     """The whole params file: the generic sections and the registered benchmarks' own."""
 
-    benchmarks: BenchmarksConfig  # type: ignore[valid-type]
+    if TYPE_CHECKING:  # a class built at import (from the registry): mypy sees its base
+        benchmarks: BenchmarksSections
+    else:
+        benchmarks: BenchmarksConfig
 
     @field_validator("scoring")
     @classmethod

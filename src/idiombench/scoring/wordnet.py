@@ -192,10 +192,11 @@ def check_lexnames_manpage(extracted: Path) -> str:
     text = (gzip.decompress(raw) if pages[0].suffix == ".gz" else raw).decode("utf-8", errors="replace")
     listed = lexnames_from_manpage(text)
     if listed != list(LEXNAMES):
+        pairs = enumerate(zip(listed, LEXNAMES, strict=False))  # the shorter list's length: where one ends
+        first = next((i for i, (a, b) in pairs if a != b), min(len(listed), len(LEXNAMES)))
         raise WordNetInstallError(
             f"{pages[0].name}: the man page lists {len(listed)} lexicographer files that differ from the "
-            f"project's list of {len(LEXNAMES)} (first difference at "
-            f"{next((i for i, (a, b) in enumerate(zip(listed, LEXNAMES)) if a != b), min(len(listed), len(LEXNAMES)))})"
+            f"project's list of {len(LEXNAMES)} (first difference at {first})"
         )
     return f"LEXNAMES equals the table of {pages[0].name} ({len(listed)} files)"
 

@@ -8,17 +8,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..core import paths
-from ..benchmarks.registry import get_benchmark
 from ..benchmarks.contexts import AggregateContext
-from ..params.schema import Params
+from ..benchmarks.registry import get_benchmark
+from ..core import paths
 from ..core.errors import DataError, IdiombenchError
 from ..core.io import parquet_rows, read_json, read_json_object, read_parquet, write_json
 from ..core.ownership import earlier_json_file, stamp, stamped_by
 from ..core.progress import Progress
 from ..core.redact import scrub
+from ..params.schema import Params
 from .inputs import SCORED, SKIPPED, load_items
-
 
 METRICS_KEYS = ("benchmark", "model", "status")  # in every metrics file
 # every top-level key a metrics file of an earlier version (before its ownership record) had:

@@ -25,17 +25,17 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from ..core import paths
-from ..benchmarks.registry import attention_names, get_benchmark
-from ..benchmarks.contexts import AttentionContext, AttentionPrompt
-from ..params.schema import Params
-from ..core.progress import Progress
-from ..core.errors import IdiombenchError
-from ..generation.config import HFModel
-from .inputs import SKIPPED, applies, load_generations, load_items
-from ..core.io import read_json, read_parquet, staged_directory, write_json, write_parquet
-from ..templating.prompts import read_prompts
 from ..analysis.attention import AttentionError, Measurement, locate, measure, use_eager
+from ..benchmarks.contexts import AttentionContext, AttentionPrompt
+from ..benchmarks.registry import attention_names, get_benchmark
+from ..core import paths
+from ..core.errors import IdiombenchError
+from ..core.io import read_json, read_parquet, staged_directory, write_json, write_parquet
+from ..core.progress import Progress
+from ..generation.config import HFModel
+from ..params.schema import Params
+from ..templating.prompts import read_prompts
+from .inputs import SKIPPED, applies, load_generations, load_items
 
 MEASURED = "measured"
 WEIGHT_BACKENDS = ("hf", "vllm")  # backends whose weights transformers can load with eager attention
@@ -120,7 +120,7 @@ def run_attention(params: Params, *, benchmark: str, model: str, out: Path | Non
     reason = skip_reason(params, benchmark=benchmark, model=model)
     with staged_directory(out, paths.ATTENTION_OUTPUT) as staging:
         if reason is not None:
-            summary = {"benchmark": benchmark, "model": model, "status": SKIPPED, "reason": reason}
+            summary: dict[str, Any] = {"benchmark": benchmark, "model": model, "status": SKIPPED, "reason": reason}
             write_json(staging / "summary.json", summary)
             return summary
         ctx = AttentionContext(
@@ -138,7 +138,8 @@ def run_attention(params: Params, *, benchmark: str, model: str, out: Path | Non
         load_s = time.perf_counter() - started
         rss_loaded = peak_rss_mib()
         cuda = backend.device == "cuda"
-        rows, timings = [], []
+        rows: list[dict[str, Any]] = []
+        timings: list[dict[str, Any]] = []
         progress = Progress(len(prompts), f"attention {benchmark} {model}", unit="prompt")
         for prompt in prompts:
             progress.update(1)  # measured next (or skipped with its reason)
@@ -171,7 +172,7 @@ def run_attention(params: Params, *, benchmark: str, model: str, out: Path | Non
         write_parquet(staging / "items.parquet", pa.Table.from_pandas(frame, preserve_index=False))
         write_json(staging / "summary.json", summary)
     measured = [t["seconds"] for t in timings]
-    log = {
+    log: dict[str, Any] = {
         "benchmark": benchmark, "model": model, "device": backend.device, "load_s": load_s,
         "items_measured": len(measured), "seconds_total": sum(measured),
         "seconds_per_item": sum(measured) / len(measured) if measured else None,

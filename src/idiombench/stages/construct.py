@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..core import paths
 from ..benchmarks.registry import construction_names, get_benchmark
-from ..params.schema import Params
+from ..core import paths
 from ..core.errors import IdiombenchError
 from ..core.io import staged_directory, write_json
+from ..params.schema import Params
 from .inputs import SKIPPED
 
 

@@ -211,10 +211,10 @@ def resolve_batch_size(
     """(batch size, a line saying how `auto` was resolved, or None for a number)."""
     if model.batch_size != "auto":
         return int(model.batch_size), None
-    choose = getattr(backend, "choose_batch_size", None)
-    if choose is None:
+    chosen = backend.choose_batch_size(requests)
+    if chosen is None:
         raise IdiombenchError(f"models.{model_name}: batch_size auto needs a backend that sizes batches (hf)")
-    size, why = choose(requests)
+    size, why = chosen
     return size, f"generate {model_name}: batch_size auto -> {size} ({why})"
 
 
@@ -288,23 +288,18 @@ def _run_generate(
         identity = backend.identity()
         rows = build_rows(params, prompts, identity)
         batch_size, chosen = resolve_batch_size(model_name, model, backend, [row.request for row in rows])
-        if getattr(backend, "batch_size_changes_outputs", False):  # part of what decides an output: of the key
+        if backend.batch_size_changes_outputs:  # part of what decides an output: of the key
             identity = {**identity, "batch_size": batch_size}
             rows = build_rows(params, prompts, identity)
-        prepare = getattr(backend, "prepare", None)
-        if prepare is not None:
-            prepare([row.request for row in rows])
-        item_identity = getattr(backend, "item_identity", None)
-        if item_identity is not None:  # it answers from the items' data (known after prepare): part of each key
-            rows = build_rows(params, prompts, identity, item_identity)
-        lines = list(getattr(backend, "report", lambda: [])())
-        unsupported = getattr(backend, "unsupported", None)
+        backend.prepare([row.request for row in rows])
+        if backend.answers_from_items:  # it answers from the items' data (known after prepare): part of each key
+            rows = build_rows(params, prompts, identity, backend.item_identity)
+        lines = list(backend.report())
         skipped: dict[tuple[str, str, str, str], str] = {}
-        if unsupported is not None:
-            for job in sorted({row.job for row in rows}):
-                reason = unsupported(*job)
-                if reason:
-                    skipped[job] = reason
+        for job_key in sorted({row.job for row in rows}):
+            reason = backend.unsupported(*job_key)
+            if reason:
+                skipped[job_key] = reason
         rows = [row for row in rows if row.job not in skipped]
         if not rows and model.backend == "replay":  # its sources name no rendered job: an empty output means nothing
             first = next(iter(sorted(skipped.items())), None)
@@ -324,7 +319,7 @@ def _run_generate(
         if chosen:
             lines.append(chosen)
             echo(chosen)
-        batches = make_batches(requests, batch_size, getattr(backend, "prompt_length", prompt_size))
+        batches = make_batches(requests, batch_size, backend.prompt_length)
         total = sum(len(b) for b in batches)
         cached_at_start = {r.key for b in batches for r in b if r.key in cache}
         failures: dict[str, Completion] = {}
@@ -345,8 +340,8 @@ def _run_generate(
                         f"backend {model.backend} returned {len(completions)} completions for {len(missing)} requests"
                     )
                 cache.put_batch((r.key, c) for r, c in zip(missing, completions))
-                for request, completion in zip(missing, completions):
-                    (failures if completion.failed else generated)[request.key] = completion
+                for request, done in zip(missing, completions):
+                    (failures if done.failed else generated)[request.key] = done
                     timing[request.key] = seconds / len(missing)
                 bar.update(len(missing))
                 bar.set_postfix_str(f"failed {len(failures)}")
@@ -409,17 +404,17 @@ def _run_generate(
         ],
     }
     # identity.json: what the report and MLflow say about the model (stages.aggregate.model_info)
-    describe = getattr(backend, "describe", None)
-    identity_record = scrub({**identity, "loaded": describe() if describe is not None else model.backend})
+    loaded = backend.describe()
+    identity_record = scrub({**identity, "loaded": loaded if loaded is not None else model.backend})
     write_output(out_dir, tables, info, identity_record)
     failure_record.unlink(missing_ok=True)  # this run succeeded: an earlier failure no longer stands
 
     elapsed = time.perf_counter() - started
     summary = summarise(model_name, counts, skipped, cache_dir, out_dir, elapsed, lines, len(cache.problems))
     summary["gpus"] = list(devices)  # the device ids this job claimed (CUDA_VISIBLE_DEVICES)
-    replay_summary = getattr(backend, "summary", None)
-    if replay_summary is not None:
-        summary["backend_summary"] = replay_summary()
+    backend_summary = backend.summary()
+    if backend_summary is not None:
+        summary["backend_summary"] = backend_summary
     write_json(logs_dir / f"generate-{model_name}.json", summary)
     for line in summary["lines"]:
         echo(line)

@@ -11,12 +11,11 @@ from typing import Any
 import pandas as pd
 
 from ..core import paths
-from ..params.schema import Params
 from ..core.errors import IdiombenchError
-from ..generation.table import GENERATION_SCHEMA
 from ..core.io import parquet_rows, read_parquet, require_complete
 from ..core.items import Item, read_items
-
+from ..generation.table import GENERATION_SCHEMA
+from ..params.schema import Params
 
 SKIPPED = "skipped"
 SCORED = "scored"

@@ -30,18 +30,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core import paths
 from ..benchmarks.registry import backend_hooks
+from ..core import paths
 from ..core.errors import DataError
+from ..core.io import read_json_object, read_parquet
 from ..generation.backends.reference import classification_declared
 from ..generation.backends.replay import unsupported_job
 from ..generation.cache import canonical_json
 from ..generation.config import ModelConfig, ReplayModel
-from .generate import prompt_passes, rotated_items, select_benchmarks, to_sampling
 from ..generation.table import GENERATION_SCHEMA
-from ..core.io import read_json_object, read_parquet
 from ..params.schema import Params
 from ..templating.prompts import Prompt
+from .generate import prompt_passes, rotated_items, select_benchmarks, to_sampling
 from .render import render_benchmark
 
 DEFAULT_RATES = Path("bench") / "rates.json"
@@ -215,7 +215,9 @@ def model_tokens_per_s(model: str, logs_dir: Path = paths.RESULTS / "logs") -> t
     if not path.is_file():
         return None, f"no {path}"
     body = read_json_object(path)
-    total = body.get("total") if isinstance(body.get("total"), dict) else {}
+    total = body.get("total")
+    if not isinstance(total, dict):
+        total = {}
     rate = total.get("tokens_per_s")
     if not isinstance(rate, (int, float)) or isinstance(rate, bool) or rate <= 0:
         return None, f"{path} holds no tokens/s (nothing generated in that run)"
@@ -282,7 +284,8 @@ def cpu_hours(rates: Rates | None, benchmark: str, rows: int) -> float | None:
     if rates is None:
         return None
     parts = [rates.hours("generate", "all", rows), *(rates.hours(stage, benchmark, rows) for stage in PER_ROW_STAGES)]
-    return None if any(part is None for part in parts) else sum(parts)  # type: ignore[arg-type]
+    measured = [part for part in parts if part is not None]
+    return None if len(measured) < len(parts) else sum(measured)
 
 
 def build_plan(params: Params, params_file: str, rates_file: Path | None,
@@ -352,7 +355,8 @@ def _hours(value: float | None) -> str:
 
 def _sum(values: Iterable[float | None]) -> float | None:
     values = list(values)
-    return None if any(v is None for v in values) else sum(values)  # type: ignore[arg-type]
+    known = [v for v in values if v is not None]
+    return None if len(known) < len(values) else sum(known)
 
 
 def plan_lines(plan: Plan) -> list[str]:

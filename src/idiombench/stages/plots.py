@@ -18,14 +18,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..benchmarks.registry import NAMES as BENCHMARKS
+from ..benchmarks.registry import all_plots
 from ..core import paths
-from ..benchmarks.registry import NAMES as BENCHMARKS, all_plots
 from ..core.errors import IdiombenchError
-from ..core.io import (check_output_file, check_output_folder, earlier_index, read_json, staged_directory, write_index,
-                       write_json)
+from ..core.io import (
+    check_output_file,
+    check_output_folder,
+    earlier_index,
+    read_json,
+    staged_directory,
+    write_index,
+    write_json,
+)
 from ..core.ownership import Output
-from ..params.schema import Params
 from ..core.paths import PLOTS
+from ..params.schema import Params
 from .report import collect_metrics
 from .track import headline_metrics
 

@@ -11,7 +11,8 @@ One record answers one item (the replay backend's `match_records`): a record tha
 several items (ambiguous), has no identifying field, or disagrees with another record of its
 item (conflicting) answers nothing. Such records, lines that match no item, and items without
 a prediction are counted and reported (`coverage`). Size limits: foreign.MAX_FILE_BYTES,
-foreign.MAX_LINE_BYTES (docs/troubleshooting.md). Two denominators (docs/METRICS.md#5-denominators-of-evaluate-predictions):
+foreign.MAX_LINE_BYTES (docs/troubleshooting.md). Two denominators
+(docs/METRICS.md#5-denominators-of-evaluate-predictions):
 - `test-set` (default): every item of the task; an item without a prediction is scored as
   a failed (wrong) answer, never dropped;
 - `records`: only the items the file has a record for, as an authors' own evaluation
@@ -28,32 +29,41 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 import pyarrow as pa
 from pydantic import ValidationError
 
+from ..benchmarks.base import Benchmark
+from ..benchmarks.contexts import AggregateContext, ScoreContext
 from ..benchmarks.registry import get_benchmark, prediction_formats
 from ..core.errors import DataError, IdiombenchError
-from ..benchmarks.contexts import AggregateContext, ScoreContext
-from .inputs import _make_scorers, load_items
 from ..core.foreign import check_file_size, storable_text
-from ..generation.backends.replay import (NO_PREDICTION, OWN_FORMAT, SourceStats, known_formats, match_records,
-                                          reader_for)
-from ..generation.config import ReplaySource
-from ..generation.table import GENERATION_SCHEMA
 from ..core.generation_types import Request, Sampling, item_context
 from ..core.io import read_parquet
 from ..core.items import Item
+from ..generation.backends.replay import (
+    NO_PREDICTION,
+    OWN_FORMAT,
+    SourceStats,
+    known_formats,
+    match_records,
+    reader_for,
+)
+from ..generation.config import ReplaySource
+from ..generation.table import GENERATION_SCHEMA
 from ..params.schema import Params
+from .inputs import _make_scorers, load_items
+
+ParamsT = TypeVar("ParamsT", bound=Params)  # the params' own class (the pipeline's adds the benchmarks' sections)
 
 DENOMINATORS = ("test-set", "records")
 
 
 @dataclass
 class PredictionReport:
-    metrics: dict[str, float]  # with the chosen denominator
+    metrics: dict[str, float | None]  # with the chosen denominator
     items: int  # the task's items in the test set
     predicted: int  # items with a usable prediction
     lines: int  # records (lines / table rows) read from the file
@@ -88,7 +98,7 @@ class PredictionReport:
                 "metrics_by_denominator": self.by_denominator, "coverage": self.coverage()}
 
 
-def with_compatibility(params: Params, benchmark: str, compatibility: str) -> Params:
+def with_compatibility(params: ParamsT, benchmark: str, compatibility: str) -> ParamsT:
     """params with `benchmarks.<benchmark>.score.compatibility` set (validated by the benchmark's model)."""
     config = params.benchmark(benchmark)
     score = getattr(config, "score", None)
@@ -98,7 +108,7 @@ def with_compatibility(params: Params, benchmark: str, compatibility: str) -> Pa
     try:
         score = type(score).model_validate({**score.model_dump(), "compatibility": compatibility})
     except ValidationError:
-        allowed = type(score).model_fields["compatibility"].annotation.__args__  # type: ignore[union-attr]
+        allowed = type(score).model_fields["compatibility"].annotation.__args__
         raise IdiombenchError(f"--compatibility {compatibility!r}: expected one of {', '.join(allowed)}") from None
     sections = params.benchmarks.model_copy(update={benchmark.replace("-", "_"): config.model_copy(update={"score": score})})
     return params.model_copy(update={"benchmarks": sections})
@@ -146,9 +156,9 @@ IDIOMBENCH_COLUMNS = ("benchmark", "setting", "task", "item_id", "pass", "sample
 
 def _column_type_ok(name: str, kind: pa.DataType) -> bool:
     if name == "sample_index":
-        return pa.types.is_integer(kind)
-    text = pa.types.is_string(kind) or pa.types.is_large_string(kind)
-    return text or (name == "error" and pa.types.is_null(kind))  # a column of nulls only: no error anywhere
+        return bool(pa.types.is_integer(kind))
+    text = bool(pa.types.is_string(kind) or pa.types.is_large_string(kind))
+    return text or (name == "error" and bool(pa.types.is_null(kind)))  # a column of nulls only: no error anywhere
 
 
 def _from_idiombench(path: Path, benchmark: str, task: str, setting: str, items: dict[str, Item]) -> Read:
@@ -223,12 +233,12 @@ def default_format(benchmark: str, path: Path) -> str:
     return registered[0]
 
 
-def _metrics(bench: Any, params: Params, *, benchmark: str, model: str, task: str, setting: str,
+def _metrics(bench: Benchmark[Any], params: Params, *, benchmark: str, model: str, task: str, setting: str,
              scores: dict[str, pd.DataFrame], all_items: dict[str, dict[str, Item]], meta: dict[str, Any]) -> dict[str, float | None]:
     body = bench.aggregate(AggregateContext(params=params, model=model, benchmark=benchmark,
                                             config=params.benchmark(benchmark), scores=scores, items=all_items,
                                             scoring_meta=meta))
-    return bench.prediction_metrics(body, task, setting)
+    return dict(bench.prediction_metrics(body, task, setting))
 
 
 def _only_recorded(scores: dict[str, pd.DataFrame], recorded: set[str]) -> dict[str, pd.DataFrame]:
@@ -247,7 +257,8 @@ def evaluate_predictions(params: Params, *, benchmark: str, model: str, task: st
     if not known_setting(params, benchmark, setting):
         configured = ", ".join(params.benchmark(benchmark).render.settings) or "none"
         raise IdiombenchError(
-            f"--setting {setting!r} is not a setting of {benchmark} (benchmarks.{benchmark}.render.settings: {configured})"
+            f"--setting {setting!r} is not a setting of {benchmark} "
+            f"(benchmarks.{benchmark}.render.settings: {configured})"
         )
     if not path.is_file():
         raise IdiombenchError(f"{path}: no such predictions file")

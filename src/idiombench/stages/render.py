@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..core import paths
-from ..benchmarks.registry import get_benchmark
 from ..benchmarks.base import MAX_EXAMPLES
 from ..benchmarks.contexts import RenderOutput
+from ..benchmarks.registry import get_benchmark
+from ..core import paths
 from ..core.errors import DataError, IdiombenchError
 from ..core.io import read_json_object, staged_directory, write_json
 from ..core.items import Item, read_items

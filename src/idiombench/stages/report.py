@@ -9,22 +9,29 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..core import paths
-from ..benchmarks.registry import NAMES, get_benchmark
 from ..benchmarks.contexts import ReportContext
-from ..params.schema import Params
-from ..core.progress import Progress
+from ..benchmarks.registry import NAMES, get_benchmark
+from ..core import paths
 from ..core.environment import environment_line
 from ..core.errors import IdiombenchError
-from ..core.io import (check_output_file, check_output_folder, earlier_index, read_json, read_json_object, sha256_file,
-                       staged_directory, write_index)
+from ..core.io import (
+    check_output_file,
+    check_output_folder,
+    earlier_index,
+    read_json,
+    read_json_object,
+    sha256_file,
+    staged_directory,
+    write_index,
+)
 from ..core.ownership import Output
-from .inputs import SCORED, applies
+from ..core.progress import Progress
 from ..core.redact import scrub, scrub_url
+from ..params.schema import Params
 from ..report.pdf import TITLE, TitlePage, is_report_pdf, write_pdf
 from ..report.tables import Cell, Section, Table
+from .inputs import SCORED, applies
 from .report_uncertainty import annotate_section, section_estimands
-
 
 FAILED = "failed"  # the text of a failed model's cells
 
@@ -45,7 +52,7 @@ def report_date() -> str:
     if epoch and not epoch.strip().isdigit():
         raise IdiombenchError(f"environment variable SOURCE_DATE_EPOCH={epoch!r}: expected a whole number of "
                               "seconds since 1970-01-01 UTC (or unset it)")
-    when = dt.datetime.fromtimestamp(int(epoch), dt.timezone.utc) if epoch else dt.datetime.now(dt.timezone.utc)
+    when = dt.datetime.fromtimestamp(int(epoch), dt.UTC) if epoch else dt.datetime.now(dt.UTC)
     return when.strftime("%Y-%m-%d")
 
 

@@ -14,17 +14,20 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from itertools import combinations
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..core import paths
-from ..benchmarks.registry import get_benchmark
 from ..benchmarks.contexts import UncertaintyContext
+from ..benchmarks.registry import get_benchmark
+from ..core import paths
 from ..core.io import read_parquet
+from ..report.tables import Cell, CellRef, Section, Table
 from ..statistics import Comparison, Estimand, Interval, benjamini_hochberg, compare, interval, replicates
 from ..statistics.config import UncertaintyConfig
-from ..report.tables import Cell, CellRef, Section, Table
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 BEST, TIED = "▲", "≈"
 TEST_NAMES = {
@@ -39,7 +42,7 @@ Estimands = Mapping[str, Mapping[str, Estimand]]  # model -> name -> estimand
 
 def section_estimands(params: Any, benchmark: str, metrics: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Estimand]]:
     """The benchmark's estimands for every scored model, from results/scores."""
-    scores = {}
+    scores: dict[str, dict[str, pd.DataFrame]] = {}
     for model in metrics:
         directory = paths.scores_dir(benchmark=benchmark, model=model)
         scores[model] = {p.stem: read_parquet(p).to_pandas() for p in sorted(directory.glob("*.parquet"))}
@@ -63,7 +66,7 @@ class Replicates:
                 by_units.setdefault((estimand.unit, tuple(estimand.ids.tolist())), []).append((model, name, estimand))
         for group in by_units.values():
             reps = replicates([e for _, _, e in group], self.config.resamples, self.config.seed)
-            for (model, name, _), row in zip(group, reps):
+            for (model, name, _), row in zip(group, reps, strict=True):
                 self._done[(model, name)] = row
 
     def __getitem__(self, key: tuple[str, str]) -> np.ndarray:
@@ -86,7 +89,7 @@ def decimals(text: str) -> int:
 def row_label(table: Table, row: list[Cell]) -> str:
     """The row's identifying cells besides the model (those before the first number with an estimand)."""
     parts = []
-    for column, c in zip(table.columns, row):
+    for column, c in zip(table.columns, row, strict=True):
         if c.ref is not None:
             break
         if column != "Model":
@@ -107,8 +110,8 @@ def annotate_table(table: Table, estimands: Estimands, config: UncertaintyConfig
     missing = too_few = 0
     wanted: list[tuple[str, str, Estimand]] = []
     units_named: set[str] = set()  # the resampling units of the table's cells (footnote)
-    for members in groups.values():
-        for _, ref in members:
+    for refs in groups.values():
+        for _, ref in refs:
             estimand = estimands.get(ref.model, {}).get(ref.name)
             if estimand is not None:
                 units_named.add(estimand.unit)
@@ -158,7 +161,7 @@ def annotate_table(table: Table, estimands: Estimands, config: UncertaintyConfig
     q_values = benjamini_hochberg([c.p for *_, c in pending])
     q_of: dict[tuple[tuple[int, str], str, str], float] = {}
     comparison_rows: list[list[Cell]] = []
-    for (key, a, b, result), q in zip(pending, q_values):
+    for (key, a, b, result), q in zip(pending, q_values, strict=True):
         q_of[(key, a.ref.model, b.ref.model)] = q_of[(key, b.ref.model, a.ref.model)] = float(q)
         digits = decimals(table.rows[a.row][key[0]].text)
         comparison_rows.append([

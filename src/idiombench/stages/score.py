@@ -10,13 +10,13 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from ..core import paths
-from ..benchmarks.registry import get_benchmark
 from ..benchmarks.contexts import SCORE_KEYS, ScoreContext
-from ..params.schema import Params
+from ..benchmarks.registry import get_benchmark
+from ..core import paths
 from ..core.errors import IdiombenchError
 from ..core.io import ParquetAppender, staged_directory, write_json
 from ..core.progress import Progress
+from ..params.schema import Params
 from .inputs import SCORED, SKIPPED, _make_scorers, applies, load_generations, load_items
 
 
@@ -25,7 +25,7 @@ def run_score(params: Params, *, benchmark: str, model: str, out: Path | None = 
     reason = applies(params, benchmark=benchmark, model=model)
     with staged_directory(out, paths.SCORE_OUTPUT) as staging:
         if reason is not None:
-            meta = {"benchmark": benchmark, "model": model, "status": SKIPPED, "reason": reason}
+            meta: dict[str, Any] = {"benchmark": benchmark, "model": model, "status": SKIPPED, "reason": reason}
             write_json(staging / "scoring_meta.json", meta)
             return meta
         bench = get_benchmark(benchmark)
@@ -54,7 +54,8 @@ def write_chunks(folder: Path, chunks: Iterable[tuple[str, pd.DataFrame]], progr
     each; a setting's chunks are contiguous); the rows per setting. Every chunk carries
     SCORE_KEYS (a benchmark's score hook that drops them fails here, not in a later stage)."""
     counts: dict[str, int] = {}
-    writer, current = None, None
+    writer: ParquetAppender | None = None
+    current: str | None = None
     try:
         for setting, frame in chunks:
             missing = [key for key in SCORE_KEYS if key not in frame.columns]
@@ -71,6 +72,7 @@ def write_chunks(folder: Path, chunks: Iterable[tuple[str, pd.DataFrame]], progr
                     writer.close()
                 writer, current = ParquetAppender(folder / f"{setting}.parquet", table.schema), setting
                 counts[setting] = 0
+            assert writer is not None  # opened above at the setting's first chunk
             writer.write(table)
             counts[setting] += table.num_rows
             progress.update(table.num_rows)

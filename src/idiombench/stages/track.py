@@ -43,19 +43,20 @@ from urllib.parse import urlparse
 
 import pyarrow as pa
 
-from ..core import paths
-from ..params.schema import Params
-from ..core.errors import IdiombenchError
-from .inputs import SCORED, load_items
-from ..core.io import parquet_rows, read_json_object, read_parquet, sha256_file, write_json, write_parquet
+from ..benchmarks.contexts import ReportContext
 from ..benchmarks.registry import get_benchmark
+from ..core import paths
 from ..core.environment import environment_info
+from ..core.errors import IdiombenchError
+from ..core.io import parquet_rows, read_json_object, read_parquet, sha256_file, write_json, write_parquet
 from ..core.ownership import earlier_json_file, stamp, stamped_by
-from ..core.redact import scrub
-from .report import ReportContext, collect_metrics, failed_models, git_commit
 from ..core.progress import Progress
+from ..core.redact import scrub
+from ..params.schema import Params
 from . import track_traces as traces
+from .inputs import SCORED, load_items
 from .labels import offer_labels
+from .report import collect_metrics, failed_models, git_commit
 
 DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
 KEY_TAG = "idiombench.key"
@@ -207,7 +208,7 @@ def _find_or_create(client: Any, experiment_id: str, key: str, new_params: dict[
     and other params (or another parent) are soft-deleted (recoverable)."""
     from mlflow.entities import Param
 
-    run_id = None
+    run_id: str | None = None
     for run in client.search_runs([experiment_id], filter_string=f"tags.`{KEY_TAG}` = '{key}'", max_results=10):
         same = run.data.params == new_params and run.data.tags.get(PARENT_TAG) == tags.get(PARENT_TAG)
         if same and run_id is None:
@@ -241,7 +242,8 @@ def _link_model(client: Any, experiment_id: str, run_id: str, key: str, model: s
                                         max_results=10)
     for logged in found:
         if logged.source_run_id == run_id:
-            return logged.model_id
+            linked: str = logged.model_id
+            return linked
     info = body.get("model_info", {})
     identity = {k: v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
                 for k, v in sorted(scrub(info.get("identity", {})).items())}
@@ -250,7 +252,8 @@ def _link_model(client: Any, experiment_id: str, run_id: str, key: str, model: s
                                         params={k[:250]: v[:MAX_PARAM_LENGTH] for k, v in identity.items()})
     client.finalize_logged_model(logged.model_id, "READY")
     client.log_outputs(run_id, [LoggedModelOutput(logged.model_id, 0)])
-    return logged.model_id
+    created: str = logged.model_id
+    return created
 
 
 def _track_setting(client: Any, experiment_id: str, parent_id: str, params: Params, benchmark: str, model: str,
@@ -318,8 +321,9 @@ def _track_items(client: Any, experiment_id: str, run_id: str, params: Params, b
     counts = traces.sync_traces(client, experiment_id, run_id, f"{benchmark}/{model}/{setting}", found.rows, progress)
     counts.not_traced = len(found.table) - len(found.rows)
     progress.update(counts.not_traced)
+    strata = ", ".join(get_benchmark(benchmark).item_view.strata)
     tags = {TRACES_TAG: (f"sample of {len(found.rows):,} of {len(found.table):,} rows (tracking.traces.sample "
-                         f"{config.sample}, seed {config.seed}, stratified by {', '.join(get_benchmark(benchmark).item_view.strata)}); "
+                         f"{config.sample}, seed {config.seed}, stratified by {strata}); "
                          "every row is in the artifact items/" if found.sampled else f"all {len(found.rows):,} rows")}
     _log(client, run_id, {}, tags)
     return {"traced": len(found.rows), "rows": len(found.table), "sampled": found.sampled, "strata": found.strata,
@@ -359,7 +363,7 @@ def store_lock(uri: str) -> Iterator[None]:
 def ensure_experiment(client: Any, benchmark: str) -> str:
     """The benchmark's experiment (created when missing), tagged to open on its runs."""
     experiment = client.get_experiment_by_name(benchmark)
-    experiment_id = experiment.experiment_id if experiment else client.create_experiment(benchmark)
+    experiment_id: str = experiment.experiment_id if experiment else client.create_experiment(benchmark)
     if experiment is None or experiment.tags.get(EXPERIMENT_KIND_TAG) != EXPERIMENT_KIND:
         client.set_experiment_tag(experiment_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
     return experiment_id

@@ -45,8 +45,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..core import paths
 from ..benchmarks.contexts import SCORE_KEYS, ItemMetric, ItemView
+from ..core import paths
 from ..core.errors import DataError
 from ..core.io import read_parquet
 from ..core.items import Item
@@ -253,7 +253,8 @@ def _stratum_value(tag: str, record: Mapping[str, Any], item: Item | None) -> An
 def _item_row(benchmark: str, model: str, setting: str, record: dict[str, Any], item: Item, view: ItemView,
               metrics: list[ItemMetric], answer_column: str | None, roles: Mapping[str, Any],
               prompts_path: Any | None) -> ItemRow:
-    text = record.get("text") if isinstance(record.get("text"), str) else ""
+    recorded_text = record.get("text")
+    text = recorded_text if isinstance(recorded_text, str) else ""
     error = _text(record.get("error"))
     failed = bool(error)
     parse_ok = _plain(record.get(view.parse_ok)) if view.parse_ok and view.parse_ok in record else None
@@ -341,8 +342,7 @@ def own_assessment_ids(row: ItemRow) -> set[str]:
 
 def _entities(row: ItemRow, experiment_id: str, run_id: str, scope: str, now_ms: int) -> tuple[Any, Any]:
     """(TraceInfo, root Span) of one row, in MLflow's entities."""
-    from mlflow.entities import AssessmentSource, Expectation, Feedback, Span, TraceInfo
-    from mlflow.entities import TraceLocation, TraceState
+    from mlflow.entities import AssessmentSource, Expectation, Feedback, Span, TraceInfo, TraceLocation, TraceState
     from mlflow.tracing.constant import TRACE_SCHEMA_VERSION, TRACE_SCHEMA_VERSION_KEY, TraceMetadataKey
 
     tid = trace_id(row)
@@ -460,4 +460,4 @@ def sync_traces(client: Any, experiment_id: str, run_id: str, scope: str, rows: 
 def _is_ours(assessment: Any, tid: str) -> bool:
     """An assessment this module wrote on the trace (its id derives from the trace and its name)."""
     kind = "feedback" if assessment.feedback is not None else "expectation"
-    return assessment.assessment_id == assessment_id(tid, kind, assessment.name)
+    return bool(assessment.assessment_id == assessment_id(tid, kind, assessment.name))

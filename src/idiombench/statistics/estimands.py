@@ -117,11 +117,11 @@ def macro_mean(ids: Sequence[str], values: Sequence[float], groups: Sequence[str
     not drawn in a resample drops out of that resample's macro mean, as it would from the aggregate."""
     x = np.asarray(values, dtype=np.float64)
     m = _as_mask(x, None if mask is None else np.asarray(mask))
-    labels = sorted({str(g) for g, keep in zip(groups, m) if keep})
+    labels = sorted({str(g) for g, keep in zip(groups, m, strict=True) if keep})
     index = {g: i for i, g in enumerate(labels)}
     k = len(labels)
     onehot = np.zeros((len(x), k))
-    for row, (group, keep) in enumerate(zip(groups, m)):
+    for row, (group, keep) in enumerate(zip(groups, m, strict=True)):
         if keep:
             onehot[row, index[str(group)]] = 1.0
     features = np.hstack([onehot * np.where(m, x, 0.0)[:, None], onehot])
@@ -149,7 +149,7 @@ def f1(ids: Sequence[str], gold: Sequence[str], predicted: Sequence[str | None],
     index = {label: i for i, label in enumerate(labels)}
     k = len(labels)
     tp, fp, fn = np.zeros((len(gold), k)), np.zeros((len(gold), k)), np.zeros((len(gold), k))
-    for row, (g, p) in enumerate(zip(gold, predicted)):
+    for row, (g, p) in enumerate(zip(gold, predicted, strict=True)):
         if p == g:
             tp[row, index[g]] = 1.0
             continue

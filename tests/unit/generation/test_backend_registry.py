@@ -38,3 +38,25 @@ def test_cli_and_reference_backends_import_no_model_library():
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_every_backend_class_has_every_hook_the_stage_calls():
+    """The generate stage calls each hook of core.generation_types.Backend directly (it never
+    probes with getattr): a backend class gets the hooks it does not write from BackendBase."""
+    import importlib
+    import inspect
+
+    from idiombench.core.generation_types import Backend, BackendBase
+
+    hooks = {name for name in dir(Backend) if not name.startswith("_")} | set(Backend.__annotations__)
+    assert {"prepare", "unsupported", "item_identity", "report", "summary", "describe", "prompt_length",
+            "choose_batch_size", "batch_size_changes_outputs", "answers_from_items"} <= hooks
+    classes = []
+    for name in sorted(set(MODULES.values())):
+        module = importlib.import_module(f"idiombench.generation.backends.{name}")
+        for cls in vars(module).values():
+            if inspect.isclass(cls) and cls.__module__ == module.__name__ and hasattr(cls, "generate"):
+                classes.append(cls.__name__)
+                assert issubclass(cls, BackendBase), f"{cls.__name__} does not inherit BackendBase"
+                assert hooks <= set(dir(cls)), f"{cls.__name__} lacks {sorted(hooks - set(dir(cls)))}"
+    assert sorted(classes) == ["HFBackend", "OpenAIBackend", "ReferenceBackend", "ReplayBackend", "VLLMBackend"]

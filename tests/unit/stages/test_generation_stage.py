@@ -160,7 +160,9 @@ def test_output_is_complete_or_absent(tmp_path: Path, monkeypatch):
     out = project / "results" / "generations" / "oracle"
     before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
 
-    class Broken:
+    from idiombench.core.generation_types import BackendBase
+
+    class Broken(BackendBase):
         def identity(self):
             return {"backend": "broken"}
 

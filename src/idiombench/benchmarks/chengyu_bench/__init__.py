@@ -29,12 +29,11 @@ from . import answers as _answers
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..contexts import AggregateContext, ScoreContext
-    from ..contexts import RenderOutput
-    from ..contexts import ReportContext
+    from ...statistics.estimands import Estimand
+    from ..contexts import AggregateContext, RenderOutput, ReportContext, ScoreContext, UncertaintyContext
 
 
-class ChengyuBench(Benchmark):
+class ChengyuBench(Benchmark[ChengyuBenchConfig]):
     # its choice items are rendered under every rotation of their options for the option-order pass
     rotates_options = True
     name = "chengyu-bench"
@@ -72,17 +71,17 @@ class ChengyuBench(Benchmark):
         """Prompts for every configured setting (see render.py)."""
         return _render.render(tasks, config, raw_dir)
 
-    def score(self, ctx: ScoreContext) -> dict[str, pd.DataFrame]:
+    def score(self, ctx: ScoreContext[ChengyuBenchConfig]) -> dict[str, pd.DataFrame]:
         """Per-row scores of each setting (score.py; metric definitions in metrics.py)."""
         return _score.score(ctx)
 
-    def aggregate(self, ctx: AggregateContext) -> dict[str, Any]:
+    def aggregate(self, ctx: AggregateContext[ChengyuBenchConfig]) -> dict[str, Any]:
         return _aggregate.aggregate(ctx)
 
     def report_section(self, ctx: ReportContext) -> Section | None:
         return _report.report_section(ctx)
 
-    def estimands(self, ctx: Any) -> dict[str, dict[str, Any]]:
+    def estimands(self, ctx: UncertaintyContext[ChengyuBenchConfig]) -> dict[str, dict[str, Estimand]]:
         from . import uncertainty  # numpy work only the report stage needs
 
         return uncertainty.estimands(ctx)

@@ -13,7 +13,7 @@ A metric that cannot be computed (no rows, no predicted idiom) is None.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -24,6 +24,10 @@ from .idioms import PAPER_DICTIONARY, load_idiom_list
 from .metrics import KS, TOP_K
 from .render import PACKAGE, template_key
 from .score import HIT_COLUMNS, data_source, setting_kind
+
+if TYPE_CHECKING:
+    from ..contexts import AggregateContext
+    from .config import ChengyuBenchConfig
 
 MAIN_PASS = "main"
 PAPER_TASK = {"chid_open_cloze": "chid", "chid_candidates": "chid"}
@@ -130,7 +134,7 @@ def data_info(task: str | None, scored_items: int, items: dict[str, dict[str, An
     }
 
 
-def aggregate(ctx: Any) -> dict[str, Any]:
+def aggregate(ctx: AggregateContext[ChengyuBenchConfig]) -> dict[str, Any]:
     settings: dict[str, Any] = {}
     breakdowns: dict[str, Any] = {"tasks": {}, "by_gold": {}, "acc_at_k": {}}
     provenance: dict[str, Any] = {"template_hashes": {}, "data": {}, "idiom_list": None}

@@ -28,9 +28,13 @@ FileFormat = Literal["json", "jsonl", "csv"]
 ChidSplit = Literal["test_public", "train_few_all", "dev_few_all"]
 
 
+def _test_split_only() -> list[ChidSplit]:
+    return ["test_public"]
+
+
 class ChidBuild(StrictModel):
     splits: list[ChidSplit] = Field(
-        default_factory=lambda: ["test_public"],
+        default_factory=_test_split_only,
         description="FewCLUE ChID files built into items: test_public -> task `chid` (the paper's ChID "
         "column), train_few_all -> `chid_train_few`, dev_few_all -> `chid_dev_few`. Files not listed are "
         "still read and checked, and their counts reported.",

@@ -26,7 +26,7 @@ most 5, as written), listed, rank, hit_at_1 … hit_at_5, n_predicted, n_valid, 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -43,6 +43,10 @@ from .idioms import IdiomList, load_idiom_list
 from .metrics import TOP_K, normalise_idiom, score_choice, score_label, score_ranked
 from .parse import parse_output
 from .render import PACKAGE, template_key, values_for
+
+if TYPE_CHECKING:
+    from ..contexts import ScoreContext
+    from .config import ChengyuBenchConfig
 
 LABEL_SETTINGS = ("connotation", "appropriateness")
 CHOICE_SETTINGS = ("chid_candidates",)
@@ -94,7 +98,7 @@ class PromptCheck:
 
     def __init__(self) -> None:
         self.templates = load_package_templates(PACKAGE, "chengyu_bench")
-        self._hashes: dict[tuple[str, str, str], str] = {}
+        self._hashes: dict[tuple[str, str, str, int], str] = {}  # (setting, task, item, rotation) -> hash
 
     def template(self, setting: str) -> ChatTemplate:
         return self.templates.get(template_key(setting))
@@ -106,7 +110,7 @@ class PromptCheck:
         return self._hashes[key] == prompt_hash
 
 
-def _item(ctx: Any, setting: str, row: int, gen: dict[str, Any]) -> Item:
+def _item(ctx: ScoreContext[ChengyuBenchConfig], setting: str, row: int, gen: dict[str, Any]) -> Item:
     item = ctx.items.get(gen["task"], {}).get(gen["item_id"])
     if item is None:
         where = paths.generations_file(benchmark=ctx.benchmark, model=ctx.model, setting=setting)
@@ -161,7 +165,7 @@ def score_row(setting: str, kind: str, item: Item, gen: dict[str, Any], accept_u
     return row
 
 
-def score(ctx: Any) -> dict[str, pd.DataFrame]:
+def score(ctx: ScoreContext[ChengyuBenchConfig]) -> dict[str, pd.DataFrame]:
     cfg = ctx.config.score
     check = PromptCheck()
     idioms: IdiomList | None = None

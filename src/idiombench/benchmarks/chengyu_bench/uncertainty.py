@@ -9,7 +9,8 @@ connotation and appropriateness tasks. Rows of one unit (several samples) are re
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -18,6 +19,10 @@ from ...scoring import option_order
 from .aggregate import MAIN_PASS
 from .metrics import KS
 from .score import setting_kind
+
+if TYPE_CHECKING:
+    from ..contexts import UncertaintyContext
+    from .config import ChengyuBenchConfig
 
 
 def unit_ids(rows: pd.DataFrame) -> tuple[str, list[str]]:
@@ -28,7 +33,7 @@ def unit_ids(rows: pd.DataFrame) -> tuple[str, list[str]]:
     return "item", rows["item_id"].astype(str).tolist()
 
 
-def model_estimands(scores: dict[str, pd.DataFrame], body: dict[str, Any]) -> dict[str, st.Estimand]:
+def model_estimands(scores: dict[str, pd.DataFrame], body: Mapping[str, Any]) -> dict[str, st.Estimand]:
     out: dict[str, st.Estimand] = {}
     for setting, frame in sorted(scores.items()):
         task = (body.get("settings", {}).get(setting) or {}).get("task")
@@ -51,6 +56,6 @@ def model_estimands(scores: dict[str, pd.DataFrame], body: dict[str, Any]) -> di
     return out
 
 
-def estimands(ctx: Any) -> dict[str, dict[str, st.Estimand]]:
+def estimands(ctx: UncertaintyContext[ChengyuBenchConfig]) -> dict[str, dict[str, st.Estimand]]:
     """The Benchmark.estimands hook: model -> "<setting>/<metric>" -> estimand (share, not percent)."""
     return {model: model_estimands(scores, ctx.metrics.get(model, {})) for model, scores in ctx.scores.items()}

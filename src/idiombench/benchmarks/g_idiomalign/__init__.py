@@ -21,11 +21,13 @@ from .roles import SCORER_ROLES
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..contexts import RenderOutput
+    from ...params.schema import Params
     from ...report.tables import Section
+    from ...statistics.estimands import Estimand
+    from ..contexts import AggregateContext, AttentionContext, AttentionPrompt, RenderOutput, ReportContext, ScoreContext, UncertaintyContext
 
 
-class GIdiomAlign(Benchmark):
+class GIdiomAlign(Benchmark[GIdiomAlignConfig]):
     # its choice items are rendered under every rotation of their options for the option-order pass
     rotates_options = True
     name = "g-idiomalign"
@@ -61,24 +63,24 @@ class GIdiomAlign(Benchmark):
         """Prompts for every configured setting (see render.py)."""
         return _render.render(tasks, config, raw_dir)
 
-    def score(self, ctx: Any) -> dict[str, pd.DataFrame]:
+    def score(self, ctx: ScoreContext[GIdiomAlignConfig]) -> dict[str, pd.DataFrame]:
         """Per-answer scores per setting (score.py)."""
         from .score import score
 
         return score(ctx)
 
-    def aggregate(self, ctx: Any) -> dict[str, Any]:
+    def aggregate(self, ctx: AggregateContext[GIdiomAlignConfig]) -> dict[str, Any]:
         """Tables 3, 4, 12, 14, 16 numbers (aggregate.py)."""
         from .aggregate import aggregate
 
         return aggregate(ctx)
 
-    def report_section(self, ctx: Any) -> Section | None:
+    def report_section(self, ctx: ReportContext) -> Section | None:
         from .report import report_section
 
         return report_section(ctx)
 
-    def estimands(self, ctx: Any) -> dict[str, dict[str, Any]]:
+    def estimands(self, ctx: UncertaintyContext[GIdiomAlignConfig]) -> dict[str, dict[str, Estimand]]:
         from .uncertainty import estimands
 
         return estimands(ctx)
@@ -88,19 +90,19 @@ class GIdiomAlign(Benchmark):
 
         return prediction_metrics(body, task, setting)
 
-    def run_construction(self, params: Any, source: Path | list[Item], out_dir: Path) -> dict[str, Any]:
+    def run_construction(self, params: Params, source: Path | list[Item], out_dir: Path) -> dict[str, Any]:
         """The paper's alignment pipeline rebuilt from the released glosses (construct.py)."""
         from .construct import run_construction
 
         return run_construction(params, source, out_dir)
 
-    def attention_prompts(self, ctx: Any) -> list[Any]:
+    def attention_prompts(self, ctx: AttentionContext[GIdiomAlignConfig]) -> list[AttentionPrompt]:
         """Task 2 generations in both gloss conditions with their idiom and gloss spans (attention.py)."""
         from .attention import attention_prompts
 
         return attention_prompts(ctx)
 
-    def attention_summary(self, ctx: Any, rows: Any) -> dict[str, Any]:
+    def attention_summary(self, ctx: AttentionContext[GIdiomAlignConfig], rows: pd.DataFrame) -> dict[str, Any]:
         """Tables 6-8 statistics of the measured generations (attention.py)."""
         from .attention import attention_summary
 

@@ -22,7 +22,7 @@ A metric that cannot be computed (no answers, similarity role not computed) is N
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -34,6 +34,10 @@ from .config import GIdiomAlignScore
 from .score import MCQ_SETTING
 from .task1 import CORRECT, DISTRACTOR_TYPES, GROUPS, INVALID, TARGET_COPY
 from .task2 import corpus_bleu, corpus_chrf, tokenizer_available
+
+if TYPE_CHECKING:
+    from ..contexts import AggregateContext
+    from .config import GIdiomAlignConfig
 
 MAIN_PASS = "main"
 OVERALL = "overall"
@@ -228,7 +232,7 @@ def role_dict(params: Any, role: str) -> dict[str, Any] | None:
     return infos[role].as_dict() if role in infos else None
 
 
-def aggregate(ctx: Any) -> dict[str, Any]:
+def aggregate(ctx: AggregateContext[GIdiomAlignConfig]) -> dict[str, Any]:
     cfg: GIdiomAlignScore = ctx.config.score
     role = role_dict(ctx.params, cfg.similarity_role)
     similarity_computed = bool(role and role["status"] != "not_computed")

@@ -108,8 +108,9 @@ def read_pair_file(path: Path, group: str, cfg: GIdiomAlignBuild, stats: BuildSt
             group=group, pair=path.stem, row=row,
             source_language=source_language, target_language=target_language,
             source_code=source_code, target_code=target_code,
+            source_idiom=values["source_idiom"], target_idiom=values["target_idiom"],
+            source_meaning=values["source_meaning"], target_meaning=values["target_meaning"],
             mojibake_repaired=tuple(repaired), whitespace_stripped=tuple(stripped), empty_glosses=empty_glosses,
-            **values,
         )
         if entry.key() in first_row:
             entry = replace(entry, duplicate_of_row=first_row[entry.key()])

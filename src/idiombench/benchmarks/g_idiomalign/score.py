@@ -19,7 +19,7 @@ intervals resample (one idiom asked in several directions is drawn whole; uncert
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -32,6 +32,10 @@ from .parse import GENERATION_SETTINGS, parse_output
 from .mcq import LETTERS
 from .task1 import judge
 from .task2 import choose_tokenizer, clean_idiom, exact_match, sentence_bleu, sentence_chrf
+
+if TYPE_CHECKING:
+    from ..contexts import ScoreContext
+    from .config import GIdiomAlignConfig
 
 MCQ_SETTING = "mcq"
 ADDITIONAL_TASK = "gloss_generation_additional"
@@ -182,7 +186,7 @@ def fill_similarity(rows: list[dict[str, Any]], scorers: Any, role: str, notes: 
         notes.append(f"Task 2 similarity: {info.footnote}")
 
 
-def score(ctx: Any) -> dict[str, pd.DataFrame]:
+def score(ctx: ScoreContext[GIdiomAlignConfig]) -> dict[str, pd.DataFrame]:
     cfg: GIdiomAlignScore = ctx.config.score
     tables: dict[str, pd.DataFrame] = {}
     generation_rows: dict[str, list[dict[str, Any]]] = {}

@@ -17,7 +17,7 @@ option-order pass's cells (scoring/option_order.py) resample items, each with it
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -26,6 +26,10 @@ from ...scoring import option_order
 from .aggregate import ADDITIONAL_SUFFIX, GENERATION_CONDITIONS, OVERALL, main_pass, threshold_name
 from .score import MCQ_SETTING
 from .task1 import GROUPS
+
+if TYPE_CHECKING:
+    from ..contexts import UncertaintyContext
+    from .config import GIdiomAlignConfig
 
 IDIOM = "idiom"
 
@@ -64,7 +68,7 @@ def generation_estimands(setting: str, rows: pd.DataFrame, thresholds: list[floa
     return out
 
 
-def estimands(ctx: Any) -> dict[str, dict[str, st.Estimand]]:
+def estimands(ctx: UncertaintyContext[GIdiomAlignConfig]) -> dict[str, dict[str, st.Estimand]]:
     """The Benchmark.estimands hook: model -> "<setting>/<metric>" -> estimand (a share; printed x 100)."""
     thresholds = list(ctx.config.score.thresholds)
     out: dict[str, dict[str, st.Estimand]] = {}

@@ -21,10 +21,16 @@ from .roles import SCORER_ROLES
 
 
 if TYPE_CHECKING:
-    from ..contexts import RenderOutput
+    from collections.abc import Iterator
+
+    import pandas as pd
+
+    from ...report.tables import Section
+    from ...statistics.estimands import Estimand
+    from ..contexts import AggregateContext, RenderOutput, ReportContext, ScoreContext, UncertaintyContext
 
 
-class OrderProbe(Benchmark):
+class OrderProbe(Benchmark[OrderProbeConfig]):
     name = "orderprobe"
     # its scored rows as items in MLflow (view.py)
     item_view = _view.ITEM_VIEW
@@ -52,23 +58,23 @@ class OrderProbe(Benchmark):
         """Prompts for every configured setting (see render.py)."""
         return _render.render(tasks, config, raw_dir)
 
-    def score(self, ctx: Any) -> Any:
+    def score(self, ctx: ScoreContext[OrderProbeConfig]) -> dict[str, pd.DataFrame]:
         """Per generation row: Recovery, S_Acc and its components, S_Logic, S_Info (score.py)."""
         return _score.score(ctx)
 
-    def score_chunks(self, ctx: Any) -> Any:
+    def score_chunks(self, ctx: ScoreContext[OrderProbeConfig]) -> Iterator[tuple[str, pd.DataFrame]]:
         """The same, in chunks of generation rows (score.CHUNK_ROWS): bounded memory on long settings."""
         return _score.score_ctx_chunks(ctx)
 
-    def aggregate(self, ctx: Any) -> dict[str, Any]:
+    def aggregate(self, ctx: AggregateContext[OrderProbeConfig]) -> dict[str, Any]:
         """The metrics JSON: table 3 per setting, breakdowns, provenance (aggregate.py)."""
         return _aggregate.aggregate(ctx)
 
-    def report_section(self, ctx: Any) -> Any:
+    def report_section(self, ctx: ReportContext) -> Section | None:
         """Tables 3, 4, 11, figures 4 and 5, format failures (report.py)."""
         return _report.report_section(ctx)
 
-    def estimands(self, ctx: Any) -> dict[str, dict[str, Any]]:
+    def estimands(self, ctx: UncertaintyContext[OrderProbeConfig]) -> dict[str, dict[str, Estimand]]:
         """Tables 3 and 4's cells for the report's intervals and tests (uncertainty.py)."""
         from .uncertainty import estimands
 

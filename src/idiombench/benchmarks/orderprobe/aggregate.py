@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from math import fsum
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import pandas as pd
 
@@ -45,6 +45,10 @@ from .build import CATEGORIES, permutation_patterns
 from .config import OrderProbeScore
 from .neural import NLI_ROLE, ROLES, roles_for_language
 from .score import MAIN_PASS, SORT_KEY
+
+if TYPE_CHECKING:
+    from ..contexts import AggregateContext
+    from .config import OrderProbeConfig
 
 S_ACC_COMPONENTS = ("ce", "bert", "sts", "lex", "f_beta")
 
@@ -234,6 +238,14 @@ def explain_missing(out: dict[str, Any], not_computed: dict[str, str], semantic:
             not_computed[name] = f"no {inputs} input with a reference gloss"
         else:
             not_computed[name] = "the scorer role of this term is not computed in this profile"
+
+
+class PassOptions(TypedDict):
+    """What group_metrics and canonical_metrics are told of a setting's passes."""
+
+    nli_computed: bool
+    consistency_present: bool
+    missing_pass: str
 
 
 def missing_pass_reason(pass_name: str, setting: str, generate: Any = None) -> str:
@@ -427,7 +439,7 @@ def aggregate_scores(
     for setting, unsorted in sorted(scores.items()):
         frame = unsorted.sort_values(SORT_KEY, kind="stable").reset_index(drop=True)
         present = bool((frame["pass"] == cfg.s_cons.pass_name).any())
-        options = {"nli_computed": nli_computed, "consistency_present": present,
+        options: PassOptions = {"nli_computed": nli_computed, "consistency_present": present,
                    "missing_pass": missing_pass_reason(cfg.s_cons.pass_name, setting, generate)}
         languages = sorted(frame["language"].unique().tolist())
         whole = group_metrics(frame, cfg, **options)
@@ -473,7 +485,7 @@ def aggregate_scores(
     }
 
 
-def aggregate(ctx: Any) -> dict[str, Any]:
+def aggregate(ctx: AggregateContext[OrderProbeConfig]) -> dict[str, Any]:
     """The BENCHMARK.aggregate hook (stages.aggregate.run_aggregate)."""
     roles, source = role_records(ctx.scoring_meta, ctx.params)
     return aggregate_scores(ctx.scores, ctx.items, ctx.config.score, roles, source, ctx.scoring_meta.get("notes"),

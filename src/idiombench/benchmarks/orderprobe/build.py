@@ -126,7 +126,7 @@ def read_expressions(path: Path, language: str, cfg: OrderProbeBuild, stats: Bui
 
 def cross_check_permutations(
     path: Path, language: str, expressions: list[Expression], stats: BuildStats
-) -> dict[str, int]:
+) -> dict[str, int | list[str]]:
     """Compare the release's permutation file with the regenerated permutations."""
     rows = read_csv_rows(path, min_columns=24, header=True, column_names=("canonical", "23 permutations"))
     header = rows[0][1] if rows else []
@@ -254,7 +254,7 @@ def build(raw_dir: Path, cfg: OrderProbeBuild) -> BuildResult:
         }
     stats.details = {
         "languages": per_language,
-        "expressions": sum(v["expressions"] for v in per_language.values()),  # type: ignore[misc]
+        "expressions": sum(v["expressions"] for v in per_language.values()),
         "inputs": len(items),
         "perturbed_inputs": sum(1 for i in items if not i.meta["is_canonical"]),
         "identity_inputs": sum(1 for i in items if i.meta["is_identity"]),

@@ -29,7 +29,7 @@ from collections import deque
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -45,6 +45,10 @@ from .lexical import LexicalTerms, Pending, RowText, Terms
 from .neural import CE_ROLE, NLI_ROLE, ROLES, PairCache, Requests, Results, bert_role, run_requests, sts_role
 from .parse import parse_explanation
 from .recovery import recovered_default, recovered_strict
+
+if TYPE_CHECKING:
+    from ..contexts import ScoreContext
+    from .config import OrderProbeConfig
 
 BENCHMARK = "orderprobe"
 MAIN_PASS = "main"
@@ -276,8 +280,8 @@ def finish_row(row: RowWork, results: Results, scorers: Any, cfg: OrderProbeScor
             for i, e_to_r in enumerate(row.nli_e_to_r):
                 r_to_e = row.nli_r_to_e[i] if row.nli_r_to_e else None
                 per_reference.append(metrics.logic_for_reference(
-                    tuple(results.get(NLI_ROLE, e_to_r)),  # type: ignore[arg-type]
-                    tuple(results.get(NLI_ROLE, r_to_e)) if r_to_e is not None else None,  # type: ignore[arg-type]
+                    tuple(results.get(NLI_ROLE, e_to_r)),
+                    tuple(results.get(NLI_ROLE, r_to_e)) if r_to_e is not None else None,
                     logic.entailment_threshold, logic.contradiction_weight,
                 ))
             s_logic = metrics.over_references(per_reference, logic.reference_aggregation)
@@ -405,7 +409,7 @@ def score_chunks(
                 notes.append(f"orderprobe: {role} is not computed in this profile: its term is reported as not computed")
 
 
-def score(ctx: Any) -> dict[str, pd.DataFrame]:
+def score(ctx: ScoreContext[OrderProbeConfig]) -> dict[str, pd.DataFrame]:
     """The BENCHMARK.score hook (evaluate-predictions): every setting's whole table."""
     chunks: dict[str, list[pd.DataFrame]] = {}
     for setting, frame in score_ctx_chunks(ctx):
@@ -413,7 +417,7 @@ def score(ctx: Any) -> dict[str, pd.DataFrame]:
     return {setting: pd.concat(frames, ignore_index=True) for setting, frames in chunks.items()}
 
 
-def score_ctx_chunks(ctx: Any) -> Iterator[tuple[str, pd.DataFrame]]:
+def score_ctx_chunks(ctx: ScoreContext[OrderProbeConfig]) -> Iterator[tuple[str, pd.DataFrame]]:
     """The BENCHMARK.score_chunks hook (stages.score.run_score writes each chunk as it comes)."""
     if ctx.scorers is None:
         raise IdiombenchError("orderprobe: scoring needs the `scoring` section of params (scorer roles)")

@@ -13,7 +13,7 @@ that knows the idiom restores most of its permutations), so they are drawn toget
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -24,6 +24,10 @@ from .aggregate import semantic_rows
 from .build import CATEGORIES
 from .config import OrderProbeScore
 from .score import MAIN_PASS
+
+if TYPE_CHECKING:
+    from ..contexts import UncertaintyContext
+    from .config import OrderProbeConfig
 
 EXPRESSION = "expression"
 
@@ -116,7 +120,7 @@ def group_estimands(rows: pd.DataFrame, cfg: OrderProbeScore, prefix: str) -> di
     return out
 
 
-def estimands(ctx: Any) -> dict[str, dict[str, st.Estimand]]:
+def estimands(ctx: UncertaintyContext[OrderProbeConfig]) -> dict[str, dict[str, st.Estimand]]:
     """The Benchmark.estimands hook: model -> "<setting>[/<language>]/<metric>" -> estimand
     (Recovery as a share; the report prints it x 100)."""
     cfg: OrderProbeScore = ctx.config.score

@@ -22,13 +22,12 @@ from .roles import SCORER_ROLES
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..contexts import AggregateContext, ScoreContext
-    from ..contexts import RenderOutput
-    from ..contexts import ReportContext
     from ...report.tables import Section
+    from ...statistics.estimands import Estimand
+    from ..contexts import AggregateContext, RenderOutput, ReportContext, ScoreContext, UncertaintyContext
 
 
-class SemanticQA(Benchmark):
+class SemanticQA(Benchmark[SemanticQAConfig]):
     # its choice items are rendered under every rotation of their options for the option-order pass
     rotates_options = True
     name = "semanticqa"
@@ -58,13 +57,13 @@ class SemanticQA(Benchmark):
         """Prompts for every configured setting (see render.py)."""
         return _render.render(tasks, config, raw_dir)
 
-    def score(self, ctx: ScoreContext) -> dict[str, pd.DataFrame]:
+    def score(self, ctx: ScoreContext[SemanticQAConfig]) -> dict[str, pd.DataFrame]:
         """Per-row scores per setting (score.py)."""
         from .score import score
 
         return score(ctx)
 
-    def aggregate(self, ctx: AggregateContext) -> dict[str, Any]:
+    def aggregate(self, ctx: AggregateContext[SemanticQAConfig]) -> dict[str, Any]:
         """The metrics JSON body (aggregate.py)."""
         from .aggregate import aggregate
 
@@ -75,7 +74,7 @@ class SemanticQA(Benchmark):
 
         return report_section(ctx)
 
-    def estimands(self, ctx: Any) -> dict[str, dict[str, Any]]:
+    def estimands(self, ctx: UncertaintyContext[SemanticQAConfig]) -> dict[str, dict[str, Estimand]]:
         from .uncertainty import estimands
 
         return estimands(ctx)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -27,6 +27,9 @@ from . import released
 from .adapters import ADAPTERS
 from .config import SemanticQAConfig
 from .score import BERTSCORE_ROLE, sequential_setting
+
+if TYPE_CHECKING:
+    from ..contexts import AggregateContext
 
 PRIMARY = {"mcq": "ACC", "label": "ACC", "extraction": "ACC_s", "interpretation": "METEOR"}
 INTERPRETATION_COLUMNS = {"METEOR": "meteor", "ROUGE-L": "rouge_l", "BERTScore": "bertscore_f1"}
@@ -220,7 +223,7 @@ def meteor_status(scores: dict[str, pd.DataFrame], notes: list[str]) -> dict[str
     }
 
 
-def aggregate(ctx: Any) -> dict[str, Any]:
+def aggregate(ctx: AggregateContext[SemanticQAConfig]) -> dict[str, Any]:
     config: SemanticQAConfig = ctx.config
     settings: dict[str, Any] = {}
     breakdowns: dict[str, Any] = {}

@@ -21,7 +21,7 @@ import pandas as pd
 
 from ...generation.backends import BenchmarkHooks, make_backend
 from ...generation.cache import request_key
-from ...generation.config import ReplayModel
+from ...generation.config import ReplayModel, ReplaySource
 from ...generation.table import GENERATION_SCHEMA
 from ...core.generation_types import Message, Request, Sampling, item_context
 from ...core.items import Item
@@ -34,7 +34,7 @@ MAIN_PASS = "main"
 def published_generations(path: Path, task: str, setting: str, items: dict[str, Item], model: str = "published",
                           only_matched: bool = False) -> tuple[pd.DataFrame, dict[str, Any]]:
     """(generations table of `task` in `setting`, the replay summary) for one published file."""
-    source = {"benchmark": BENCHMARK, "task": task, "setting": setting, "path": str(path), "format": FORMAT}
+    source = ReplaySource(benchmark=BENCHMARK, task=task, setting=setting, path=str(path), format=FORMAT)
     backend = make_backend(model, ReplayModel(backend="replay", sources=[source]),
                            benchmarks=BenchmarkHooks(prediction_formats={FORMAT: PublishedResultsSource}))
     identity = backend.identity()
@@ -62,6 +62,6 @@ def published_generations(path: Path, task: str, setting: str, items: dict[str, 
         if not (only_matched and c.failed)
     ]
     frame = pd.DataFrame(rows, columns=GENERATION_SCHEMA.names)
-    summary = backend.summary()
+    summary = backend.summary() or {}  # the replay backend's match counts
     summary["report"] = backend.report()
     return frame, summary

@@ -42,7 +42,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -59,6 +59,10 @@ from .adapters import ADAPTERS
 from .config import SemanticQAScore
 from .parse import normalise_answer, parse_interpretation, parse_output
 from .sequential import COMPOSITIONS, Composition, parse_two_parts
+
+if TYPE_CHECKING:
+    from ..contexts import ScoreContext
+    from .config import SemanticQAConfig
 
 BERTSCORE_ROLE = "bertscore_en"
 SORT_KEY = ["prompt_id", "pass", "sample_index"]
@@ -275,7 +279,7 @@ def score_sequential(row: dict[str, Any], item: Item, text: str, setting: str, c
     jobs.append(InterpretationJob(setting, index, row["parsed"], tuple(item.references)))
 
 
-def score_rows(ctx: Any, cfg: SemanticQAScore, prompts_dir: Path | None = None) -> Scored:
+def score_rows(ctx: ScoreContext[SemanticQAConfig], cfg: SemanticQAScore, prompts_dir: Path | None = None) -> Scored:
     scored = Scored()
     for setting, frame in sorted(ctx.generations.items()):
         sequential = sequential_setting(setting, cfg)
@@ -406,7 +410,7 @@ def to_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     return frame
 
 
-def score(ctx: Any, prompts_dir: Path | None = None) -> dict[str, pd.DataFrame]:
+def score(ctx: ScoreContext[SemanticQAConfig], prompts_dir: Path | None = None) -> dict[str, pd.DataFrame]:
     cfg: SemanticQAScore = ctx.config.score
     scored = score_rows(ctx, cfg, prompts_dir)
     interpretation_metrics(scored, cfg, ctx.scorers, ctx.notes)

@@ -12,7 +12,7 @@ estimands (their tables show no interval). The option-order pass's cells of IED 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -21,6 +21,10 @@ from ...scoring import option_order
 from .adapters import ADAPTERS
 from .aggregate import INTERPRETATION_COLUMNS, MAIN_PASS, PRIMARY, recognised_label
 from .score import sequential_setting
+
+if TYPE_CHECKING:
+    from ..contexts import UncertaintyContext
+    from .config import SemanticQAConfig
 
 F1_NAMES = {"macro-F1": "macro", "micro-F1": "micro", "weighted-F1": "weighted"}
 
@@ -33,7 +37,7 @@ def _predicted(frame: pd.DataFrame, count_format_deviations: bool) -> list[str |
     return [recognised_label(p, ok, f, count_format_deviations) for p, ok, f in zip(frame["parsed"], frame["ok"], frame["flags"])]
 
 
-def estimands(ctx: Any) -> dict[str, dict[str, st.Estimand]]:
+def estimands(ctx: UncertaintyContext[SemanticQAConfig]) -> dict[str, dict[str, st.Estimand]]:
     """The Benchmark.estimands hook: model -> "<setting>/<task>/<metric>" -> estimand (a share;
     the report prints it x 100)."""
     deviations = ctx.config.score.count_format_deviations

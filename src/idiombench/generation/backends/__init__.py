@@ -11,20 +11,10 @@ for small memo files such as weight-file hashes; `benchmarks`: the `BenchmarkHoo
 reference and replay backends require, handed down by the caller: generation never reads the
 benchmark registry, which sits above it).
 
-Optional methods a backend may add to the `Backend` protocol (generate looks them up
-with getattr; backends without them serve everything):
-
-    unsupported(benchmark, task, setting, pass_name) -> str | None
-        a reason why this backend cannot serve that job (e.g. `random` on a task that is
-        not classification, `replay` without a source); such jobs are skipped and reported.
-    prepare(requests) -> None
-        sees the full request list once before any `generate` call (label sets for
-        `majority`, the content index and match counts for `replay`).
-    report() -> list[str]
-        lines for the run summary (what was loaded, replay match counts ...).
-    item_identity(item) -> JSON value
-        what, beyond the prompt, decides the answer to `item` (the reference systems answer
-        from gold labels and label spaces); added to the item's request keys after `prepare`.
+A backend class inherits `core.generation_types.BackendBase`: the `Backend` protocol declares
+every hook the generate stage calls (unsupported, prepare, item_identity, report, summary,
+describe, prompt_length, choose_batch_size), and the base class gives each its default, so a
+backend overrides only what it needs.
 """
 
 from __future__ import annotations
@@ -34,8 +24,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..config import ModelConfig
 from ...core.generation_types import Backend, ItemContext
+from ..config import ModelConfig
 
 
 @dataclass(frozen=True)
@@ -69,4 +59,5 @@ def make_backend(name: str, model_config: ModelConfig, **options: Any) -> Backen
     if backend not in MODULES:
         raise KeyError(f"unknown backend {backend!r} for model {name!r} (known: {', '.join(MODULES)})")
     module = importlib.import_module(f"{__name__}.{MODULES[backend]}")
-    return module.make(name, model_config, **options)
+    made: Backend = module.make(name, model_config, **options)
+    return made

@@ -40,10 +40,10 @@ from pathlib import Path
 from typing import Any
 
 from ...core.errors import IdiombenchError
+from ...core.generation_types import BackendBase, Completion, Message, Request, Sampling
 from ...core.hardware import DtypeChoice, auto_dtype, cpu_bf16_native
 from ...core.io import sha256_file, write_json
 from ..config import HFModel, VLLMModel
-from ...core.generation_types import Completion, Message, Request, Sampling
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
 _HASH_MEMO: dict[str, str] = {}
@@ -218,7 +218,7 @@ def sequence_bytes(model_config: Any, dtype_bytes: int, prompt_tokens: int, new_
     intermediate = getattr(config, "intermediate_size", None) or 4 * config.hidden_size
     prefill = prompt_tokens * (4 * config.hidden_size + 3 * intermediate) * dtype_bytes
     logits = 3 * config.vocab_size * 4
-    return kv + prefill + logits
+    return int(kv + prefill + logits)
 
 
 def auto_batch_size(free_bytes: int, per_sequence: int) -> int:
@@ -230,7 +230,7 @@ def auto_batch_size(free_bytes: int, per_sequence: int) -> int:
     return max(1, min(AUTO_MAX_BATCH, fits))
 
 
-class HFBackend:
+class HFBackend(BackendBase):
     # The stage puts the batch size into the identity: it sets the padding and the matrix
     # shapes, which in bfloat16 change greedy tokens at near-ties (bench/greedy_identity.py).
     batch_size_changes_outputs = True
@@ -270,6 +270,11 @@ class HFBackend:
         self.dtype_choice = choose_dtype(config.dtype, device)
         dtype = getattr(torch, self.dtype_choice.dtype)
         attention = {} if config.attn_implementation == "auto" else {"attn_implementation": config.attn_implementation}
+        # Any: transformers' auto classes return types that do not describe the loaded objects
+        # (.to and .generate are typed for other self types, apply_chat_template and decode for
+        # every input form at once, and close() drops the model)
+        self.tokenizer: Any
+        self.model: Any
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(load_from, **kwargs)
             self.model = AutoModelForCausalLM.from_pretrained(load_from, dtype=dtype, **attention, **kwargs)
@@ -309,7 +314,7 @@ class HFBackend:
         if self.device == "cuda":
             major, minor = torch.cuda.get_device_capability()
             return f"{torch.cuda.get_device_name()} (compute capability {major}.{minor})"
-        kernels = torch.backends.cpu.get_cpu_capability()
+        kernels: str = torch.backends.cpu.get_cpu_capability()
         if self.model.dtype == torch.bfloat16:
             kernels += ", bf16 " + ("native" if cpu_bf16_native()[0] else "emulated")
         return kernels
@@ -350,7 +355,8 @@ class HFBackend:
         return identity
 
     def identity(self) -> dict[str, Any]:
-        return json.loads(json.dumps(self._identity))
+        identity: dict[str, Any] = json.loads(json.dumps(self._identity))
+        return identity
 
     def describe(self) -> str:
         """What was loaded, in words (deterministic: no timings)."""
@@ -397,10 +403,11 @@ class HFBackend:
         return chosen
 
     def _chat_text(self, request: Request) -> str:
-        return self.tokenizer.apply_chat_template(
+        text: str = self.tokenizer.apply_chat_template(
             [{"role": m.role, "content": m.content} for m in request.messages],
             tokenize=False, add_generation_prompt=True,
         )
+        return text
 
     def prompt_length(self, request: Request) -> int:
         """Tokens of the request's chat-templated prompt (memoized by its messages): the
@@ -446,7 +453,7 @@ class HFBackend:
             groups.setdefault(json.dumps(request.sampling.to_json(), sort_keys=True), []).append(index)
         for indices in groups.values():
             batch = [requests[i] for i in indices]
-            for i, completion in zip(indices, self._generate_batch(batch)):
+            for i, completion in zip(indices, self._generate_batch(batch), strict=True):
                 results[i] = completion
         return [results[i] for i in range(len(requests))]
 
@@ -482,9 +489,8 @@ class HFBackend:
             with torch.inference_mode():
                 if not sampling.greedy:
                     torch.manual_seed(batch_seed(self.seed, requests))
-                output = self.model.generate(
-                    **encoded, generation_config=GenerationConfig(**options), **extra
-                )
+                generation_config = GenerationConfig(**options)  # type: ignore[no-untyped-call]  # transformers leaves it unannotated
+                output = self.model.generate(**encoded, generation_config=generation_config, **extra)
         except (RuntimeError, ValueError) as exc:  # e.g. CUDA out of memory: the batch fails, the run goes on
             message = f"hf generate failed: {type(exc).__name__}: {exc}"
             return [Completion("", None, None, "error", 0.0, error=message) for _ in requests]
@@ -492,7 +498,7 @@ class HFBackend:
         prompt_lengths = encoded["attention_mask"].sum(dim=1).tolist()
         new_tokens = output[:, encoded["input_ids"].shape[1]:].tolist()
         completions = []
-        for ids, prompt_tokens in zip(new_tokens, prompt_lengths):
+        for ids, prompt_tokens in zip(new_tokens, prompt_lengths, strict=True):
             # completion_tokens counts what the model generated, its end token included;
             # the text leaves the end token out.
             length, text_length, finish = len(ids), len(ids), "length"

@@ -42,9 +42,9 @@ from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
 from ...core.errors import ConfigError
+from ...core.generation_types import BackendBase, Completion, Request
 from ...core.redact import environment_secrets, scrub_logs, scrub_text, scrub_url
 from ..config import OpenAIModel
-from ...core.generation_types import Completion, Request
 from .seeds import sample_seed
 
 log = logging.getLogger(__name__)
@@ -57,7 +57,7 @@ SEED_RULE = "seed + sample_index"  # the `seed` sent (seeds.sample_seed), named 
 T = TypeVar("T")
 
 
-class OpenAIBackend:
+class OpenAIBackend(BackendBase):
     """`types.Backend` over an OpenAI-compatible `/chat/completions` endpoint."""
 
     def __init__(

@@ -42,8 +42,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...core.generation_types import BackendBase, Completion, ItemContext, Request
 from ..config import ReferenceModel
-from ...core.generation_types import Completion, ItemContext, Request
 from . import BenchmarkHooks
 
 MAX_LABELS = 20
@@ -58,7 +58,10 @@ def _formatters_fingerprint(hooks: BenchmarkHooks) -> str:
         hook = hooks.answer_formatters[benchmark]
         if hook is not None:
             digest.update(benchmark.encode())
-            digest.update(inspect.getsource(inspect.getmodule(hook)).encode("utf-8"))  # type: ignore[arg-type]
+            module = inspect.getmodule(hook)
+            if module is None:
+                raise TypeError(f"{benchmark}: format_reference_answer {hook!r} is not a module's function")
+            digest.update(inspect.getsource(module).encode("utf-8"))
     return digest.hexdigest()[:16]
 
 
@@ -100,21 +103,22 @@ def label_space(items: Sequence[ItemContext], declared: bool | None = None) -> L
         return "no items"
     if declared is False:
         return "not a classification task (declared by the benchmark)"
-    gold = [item for item in items if item.answer is not None]
+    # (gold answer, the item's options) of the items with a gold answer
+    gold = [(item.answer, item.choices) for item in items if item.answer is not None]
     if not gold:
         return "not a classification task: no item has a gold answer"
     if all(item.choices for item in items):
-        if all(item.answer in item.choices for item in gold):
-            positions = [item.choices.index(item.answer) for item in gold]  # type: ignore[arg-type]
+        if all(answer in choices for answer, choices in gold):
+            positions = [choices.index(answer) for answer, choices in gold]
             return LabelSpace("option_text", (), _most_common(positions))
-        if all(item.answer in LETTERS[: len(item.choices)] for item in gold):  # type: ignore[operator]
-            positions = [LETTERS.index(item.answer) for item in gold]  # type: ignore[arg-type]
+        if all(answer in LETTERS[: len(choices)] for answer, choices in gold):
+            positions = [LETTERS.index(answer) for answer, _ in gold]
             return LabelSpace("option_letter", (), _most_common(positions))
         return "not a classification task: gold answers are neither option letters nor option texts"
     if any(item.choices for item in items):
         return "not a classification task: only some items have options"
-    answers = [item.answer for item in gold]
-    distinct = sorted(set(answers))  # type: ignore[type-var]
+    answers = [answer for answer, _ in gold]
+    distinct = sorted(set(answers))
     if declared is None:
         if any(item.references for item in items):
             return "not a classification task: items have reference texts"
@@ -123,7 +127,7 @@ def label_space(items: Sequence[ItemContext], declared: bool | None = None) -> L
                 f"not a classification task: gold answers look free-form "
                 f"({len(distinct)} distinct in {len(answers)} items)"
             )
-    return LabelSpace("label", tuple(distinct), _most_common(answers))  # type: ignore[arg-type]
+    return LabelSpace("label", tuple(distinct), _most_common(answers))
 
 
 def _digest(value: Any) -> str:
@@ -135,7 +139,7 @@ def _option(item: ItemContext, space: LabelSpace, position: int) -> str:
     return LETTERS[position] if space.kind == "option_letter" else item.choices[position]
 
 
-class ReferenceBackend:
+class ReferenceBackend(BackendBase):
     def __init__(self, kind: str, hooks: BenchmarkHooks, seed: int = 0):
         if kind not in ("oracle", "echo", "random", "majority"):
             raise ValueError(f"unknown reference system {kind!r}")
@@ -143,9 +147,11 @@ class ReferenceBackend:
         self.seed = seed
         self.hooks = hooks
         self.spaces: dict[tuple[str, str], LabelSpace | str] = {}
-        self._identity = {"backend": kind, "answer_format": _formatters_fingerprint(hooks)}
+        self._identity: dict[str, Any] = {"backend": kind, "answer_format": _formatters_fingerprint(hooks)}
         if kind == "random":
             self._identity["seed"] = seed
+
+    answers_from_items = True  # gold answers and label spaces: item_identity is part of each key
 
     def identity(self) -> dict[str, Any]:
         return dict(self._identity)
@@ -199,7 +205,8 @@ class ReferenceBackend:
         if not isinstance(space, LabelSpace):
             return None
         if self.kind == "majority":
-            return space.majority if space.kind == "label" else _option(item, space, space.majority)  # type: ignore[return-value,arg-type]
+            # a label (kind "label"), else the position of an option
+            return str(space.majority) if space.kind == "label" else _option(item, space, int(space.majority))
         # random: one draw per request, from a generator seeded by the seed and the request key,
         # so the answer does not depend on batching or order.
         rng = random.Random(hashlib.sha256(f"{self.seed}:{request.key}".encode()).digest())

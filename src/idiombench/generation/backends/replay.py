@@ -21,18 +21,18 @@ source holds one prediction per item. Sizes: foreign.MAX_FILE_BYTES, MAX_LINE_BY
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from ...core.errors import DataError, IdiombenchError
 from ...core.foreign import check_file_size, storable_text
+from ...core.generation_types import BackendBase, Completion, ItemContext, Request
 from ...core.io import read_parquet, sha256_file
 from ...templating.prompts import hash_messages
 from ..config import ReplayModel, ReplaySource
-from ...core.generation_types import Completion, ItemContext, Request
 from . import BenchmarkHooks
 
 NO_PREDICTION = "no prediction in replay source"
@@ -238,7 +238,7 @@ def unsupported_job(sources: Sequence[ReplaySource], benchmark: str, task: str, 
     return None
 
 
-class ReplayBackend:
+class ReplayBackend(BackendBase):
     def __init__(self, name: str, config: ReplayModel, hooks: BenchmarkHooks, root: Path | None = None):
         self.name = name
         root = Path.cwd() if root is None else root
@@ -263,7 +263,8 @@ class ReplayBackend:
         self._resolved: set[str] = set()
 
     def identity(self) -> dict[str, Any]:
-        return json.loads(json.dumps(self._identity))
+        identity: dict[str, Any] = json.loads(json.dumps(self._identity))
+        return identity
 
     def _applicable(self, benchmark: str, task: str, setting: str) -> list[PredictionReader]:
         return [reader for source, reader in self.sources if source_applies(source, benchmark, task, setting)]
@@ -314,7 +315,8 @@ class ReplayBackend:
             line = (f"replay {s['path']}: {s['lines']} lines, {s['matched_lines']} matched, "
                     f"{s['unmatched_lines']} unmatched")
             if s["unmatched_lines"]:
-                line += f" (lines {', '.join(map(str, s['unmatched_examples']))}{' ...' if s['unmatched_lines'] > EXAMPLES else ''})"
+                more = " ..." if s["unmatched_lines"] > EXAMPLES else ""
+                line += f" (lines {', '.join(map(str, s['unmatched_examples']))}{more})"
             if s["non_string_predictions"]:
                 line += f", {s['non_string_predictions']} non-string predictions kept as JSON text"
             for problem in stats.problems():

@@ -38,6 +38,7 @@ request's inputs (vLLM does not promise batch-invariant outputs either way).
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import time
@@ -47,8 +48,8 @@ from pathlib import Path
 from typing import Any
 
 from ...core.errors import IdiombenchError
+from ...core.generation_types import BackendBase, Completion, Request
 from ..config import VLLMModel
-from ...core.generation_types import Completion, Request
 from .seeds import sample_seed
 
 SUPPORTED = (0, 8, 3), (0, 33, 0)  # [lower, upper) of vLLM releases this backend follows
@@ -87,8 +88,8 @@ def rejection_errors(vllm: Any) -> tuple[type[BaseException], ...]:
     errors: list[type[BaseException]] = [ValueError]
     exceptions = getattr(vllm, "exceptions", None)
     if exceptions is None:
-        try:
-            import vllm.exceptions as exceptions  # noqa: PLC0415  # a submodule, not always imported
+        try:  # a submodule, not always imported
+            exceptions = importlib.import_module("vllm.exceptions")
         except ImportError:
             exceptions = None
     validation = getattr(exceptions, "VLLMValidationError", None)
@@ -97,7 +98,7 @@ def rejection_errors(vllm: Any) -> tuple[type[BaseException], ...]:
     return tuple(errors)
 
 
-class VLLMBackend:
+class VLLMBackend(BackendBase):
     """`types.Backend` over vLLM's offline `LLM`; tensor_parallel_size is the model's `gpus`."""
 
     def __init__(
@@ -182,7 +183,7 @@ class VLLMBackend:
         except self._rejected:
             # vLLM rejects a whole batch when one prompt is invalid (e.g. longer than
             # max_model_len) and aborts what it had queued; isolate it so only that request fails.
-            return [self._generate_one(conversation, param) for conversation, param in zip(conversations, params)]
+            return [self._generate_one(conversation, param) for conversation, param in zip(conversations, params, strict=True)]
         per_request = (time.perf_counter() - start) / len(requests)
         if len(outputs) != len(requests):
             raise RuntimeError(f"vLLM returned {len(outputs)} outputs for {len(requests)} requests")
