@@ -50,6 +50,8 @@ run: $(STAMP)
 	PATH="$(BIN):$$PATH" $(BIN)/snakemake $(TARGET) --cores $(CORES) --resources gpu=0
 
 test: $(STAMP) test-extras
+	# lint, format and types first (ruff and mypy, seconds to two minutes; settings in pyproject.toml)
+	$(MAKE) --no-print-directory check
 	PATH="$(BIN):$$PATH" $(BIN)/python -m pytest
 	# the tests whose tiny models take the run's dtype, again in bfloat16 (emulated where the CPU
 	# lacks bf16 instructions): a float32-only assumption fails on every CPU (tests/conftest.py)
