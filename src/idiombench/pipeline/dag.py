@@ -319,7 +319,9 @@ def generated_dvc_yaml(path: Path) -> bool:
         body = yaml.safe_load(text)
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return False
-    if not text.startswith(GENERATED_HEADER) or not isinstance(body, dict) or not set(body) <= {"vars", "stages", "plots"}:
+    if not text.startswith(GENERATED_HEADER) or not isinstance(body, dict):
+        return False
+    if not set(body) <= {"vars", "stages", "plots"}:
         return False
     stages = body.get("stages")
     if not isinstance(stages, dict) or not stages:
