@@ -1852,10 +1852,10 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_items(project / ITEMS, items)
     for setting, prompts in orderprobe_prompts(items).items():
         write_prompts(project / "results/prompts/orderprobe" / f"{setting}.parquet", prompts)
-    env = tool_env()
+    os.environ.setdefault("TQDM_DISABLE", "1")
     for command in (["generate", "-m", "oracle"], ["score", "orderprobe", "-m", "oracle"],
                     ["aggregate", "orderprobe", "-m", "oracle"], ["report"], ["plot-data"]):
-        run(["idiombench", *command], project, env)
+        in_process(command, project)  # CPU: no interpreter start per command
     return project
 
 
