@@ -2082,9 +2082,9 @@ def tasks_project(tmp_path_factory: pytest.TempPathFactory, built) -> Path:
             keep = rendered if any(rendered) else [n < PER_TASK for n in range(table.num_rows)]
             pq.write_table(table.filter(pa.array(keep)), items)
     in_process(["generate", "-m", "oracle"], project)
-    for name in NAMES:
-        in_process(["score", name, "-m", "oracle"], project)
-        in_process(["aggregate", name, "-m", "oracle"], project)
+    for name in NAMES:  # lexical: the neural scorers meet the cases' texts in evaluate-predictions
+        in_process(["score", name, "-m", "oracle", *LEXICAL], project)
+        in_process(["aggregate", name, "-m", "oracle", *LEXICAL], project)
     return project
 
 
