@@ -35,11 +35,12 @@ import pytest
 import yaml
 
 from gen_project import ROOT, orderprobe_items, orderprobe_prompts, write_project
-from orderprobe_fixtures import items_for
 from helpers import run, tool_env
-from idiombench.generation.table import GENERATION_SCHEMA, write_generations
+from idiombench.benchmarks.registry import NAMES
 from idiombench.core.items import ITEM_SCHEMA, write_items
+from idiombench.generation.table import write_generations
 from idiombench.templating.prompts import write_prompts
+from orderprobe_fixtures import items_for
 
 # results/cache and results/logs are not stage outputs (a failed generate keeps its successes
 # cached); .snakemake/ and .dvc/tmp/ are the workflow tools' own records and locks
@@ -1013,17 +1014,24 @@ def _(p: Path) -> list[str]:
 
 # ---- issue 30: the classes, generated for every stage and every benchmark task --------------
 #
-# The cases above are examples; these are classes. For each stage that reads input someone else
-# may have made and each benchmark task (UNITS: every task at least once and every setting at
-# least once, checked against a project built from the mirror), the corpus generates: an item
-# without a record, a record without an item, records of one item that disagree, a record that
-# fits several items or none, wrong types, empty, huge, undecodable, strange characters; for
-# every stage that takes --out, a look-alike ownership record; for every command that reads
-# params, a secret-bearing value. Each case asserts its outcome: one clear error (exit 2, one
-# `error:` line naming the file or key) or the right result (exit 0 and the counts that prove
-# it), in both cases no file changed beyond the stage's own outputs, no internal error, and no
-# secret in any output. They run in process (the CLI's own boundary, cli.user_errors) on a copy of
-# a small project with every benchmark's real items (a few per task) and the oracle's outputs.
+# The cases above are examples; these are classes. The corpus is generated from the registries:
+# for every benchmark (registry.NAMES) and each of its tasks and settings as the project renders
+# them (discover_units: every task at least once, every setting at least once), every stage that
+# reads input someone else may have made (evaluate-predictions in the project's own format and in
+# each format a benchmark registers, generate with a replay model, score) meets: an item without
+# a record, a record without an item, records of one item that disagree, a record that fits
+# several items or none, wrong types, empty, huge, undecodable, strange characters. Every command
+# that takes --out (read from the CLI) meets look-alike ownership records; every command that
+# reads params meets secret-bearing values, and foreign files quote a credential in a bad row.
+# A new benchmark, task, setting, format or command gets its cases without an edit here.
+#
+# Each case asserts its outcome: one clear error (exit 2, one `error:` line naming the file,
+# row or key) or the right result (exit 0 and the counts that prove it); in both cases no
+# traceback, no file changed beyond the stage's own outputs (none for an error: nothing partial),
+# and no credential in the output or in any file written. They run in process (the CLI's own
+# boundary, cli.user_errors) on one copy of a small project per benchmark (every benchmark's real
+# items, a few per task, and the oracle's outputs), put back between cases; two run the real
+# `idiombench` entry point as a subprocess.
 
 @dataclass(frozen=True)
 class Unit:
@@ -1035,23 +1043,30 @@ class Unit:
         return f"{self.benchmark}/{self.task}/{self.setting}"
 
 
-# Every task at least once, every (benchmark, setting) at least once; SemanticQA's tasks spread
-# over its settings (its parsers depend on the task's kind, not on k). Checked against the
-# project's prompts by test_units_cover_every_task_and_setting.
-UNITS: tuple[Unit, ...] = (
-    *(Unit("orderprobe", "restore", s) for s in ("zero_shot", "cot", "three_shot")),
-    Unit("g-idiomalign", "mcq", "mcq"),
-    *(Unit("g-idiomalign", "gloss_generation", s) for s in ("no_gloss", "with_gloss")),
-    *(Unit("semanticqa", task, ("0-shot", "3-shot", "5-shot")[i % 3]) for i, task in enumerate((
-        "collocation_categorization", "collocation_extraction", "collocation_interpretation", "idiom_detection",
-        "idiom_extraction", "idiom_paraphrase", "noun_compound_compositionality", "noun_compound_extraction",
-        "noun_compound_interpretation", "vmwe_extraction_LVC", "vmwe_extraction_VID", "vmwe_extraction_VPC"))),
-    *(Unit("chengyu-bench", task, setting) for task, setting in (
-        ("appropriateness_sample", "appropriateness"), ("chid", "chid_candidates"), ("chid", "chid_open_cloze"),
-        ("connotation_sample", "connotation"))),
-)
+def discover_units(project: Path, benchmark: str) -> list[Unit]:
+    """The benchmark's (task, setting) pairs as the project renders them, chosen so that every
+    task and every setting appears at least once (a task decides the parser and the scorers; a
+    setting the prompt and, for some, the parse), tasks spread over the settings."""
+    pairs: set[tuple[str, str]] = set()
+    for prompts in sorted((project / "results/prompts" / benchmark).glob("*.parquet")):
+        pairs |= {(task, prompts.stem) for task in set(pq.read_table(prompts, columns=["task"])["task"].to_pylist())}
+    used: Counter[str] = Counter()
+    units = []
+    for task in sorted({task for task, _ in pairs}):
+        setting = min((s for t, s in pairs if t == task), key=lambda s: (used[s], s))
+        used[setting] += 1
+        units.append(Unit(benchmark, task, setting))
+    for setting in sorted({s for _, s in pairs} - set(used)):
+        units.append(Unit(benchmark, min(t for t, s in pairs if s == setting), setting))
+    return units
+
+
 PER_TASK = 8  # prompts kept per (benchmark, setting, task) in the tasks project
 CANARY = "S3CRET-c4n4ry"  # a secret no output may show
+KEY_CANARY = "sk-" + CANARY + "0123456789abcdef"  # the value of a key variable (OPENAI_API_KEY) in every case's env
+SECRETS = (CANARY, KEY_CANARY)
+SECRET_ENV = {"OPENAI_API_KEY": KEY_CANARY}
+LEXICAL = ("-p", "lexical.yaml")  # the project's params without neural scorers (see tasks_project)
 HUGE = 1_000_000  # characters of the huge output (principle 6: 1 MB lines)
 # The huge output: the answer, then a 1 MB run without spaces (1 MB through every parser, the
 # storage and the character-level scorers). Not 200,000 words: METEOR and ROUGE-L compare every
@@ -1062,7 +1077,13 @@ HUGE = 1_000_000  # characters of the huge output (principle 6: 1 MB lines)
 
 def huge(text: str) -> str:
     return text + " " + "x" * HUGE
+
+
 STRANGE = "\x00\x01\x1b[31m\x7f\x85\u202e\u2066\u200f\u200b\ufeff"  # NUL, C0/C1 controls, direction marks, zero-width
+# A bad row of a foreign file that quotes a credential URL and the key variable's value: the
+# message naming the row must not repeat them.
+SECRET_ROW = ('{"prediction": "see https://al:' + CANARY + '@gw.example/v1?api_key=' + CANARY
+              + ' and ' + KEY_CANARY + '", ')
 
 
 @dataclass
@@ -1080,27 +1101,25 @@ class Generated:
     limits: dict[str, int] = field(default_factory=dict)  # foreign.* limits lowered for the case
     tool: str = "idiombench"
     process: bool = False
+    env: dict[str, str] = field(default_factory=dict)  # Case's field (invoke reads it)
 
     @property
     def id(self) -> str:
         return f"{self.stage} | {self.where} | {self.klass}"
 
+    @property
+    def family(self) -> str:
+        """The class without its variant: 'wrong types (text of int64)' -> 'wrong types'."""
+        return re.sub(r" \(.*", "", self.klass)
 
-GENERATED: list[Generated] = []
 
-
-def through_entry_point(unit: Unit) -> bool:
-    """The sample run as a subprocess of the real `idiombench` (the rest in process): each stage's
-    first unit of each file format."""
-    return unit in (UNITS[0], next(u for u in UNITS if u.benchmark == "semanticqa"))
+_COLLECTING: list[Generated] = []  # where `generated` registers (corpus_for, COMMAND_CASES)
 
 
 def generated(stage: str, where: object, klass: str, **options: Any) -> Callable[[Callable[[Path], list[str]]], None]:
     def register(setup: Callable[[Path], list[str]]) -> None:
-        GENERATED.append(Generated(stage, str(where), klass, setup, **options))
+        _COLLECTING.append(Generated(stage, str(where), klass, setup, **options))
     return register
-
-
 # ---- reading and writing the tasks project's files
 
 def oracle_table(p: Path, unit: Unit) -> Path:
@@ -1126,9 +1145,11 @@ def unit_items(p: Path, unit: Unit) -> list[Any]:
     return read_items(p / "data/processed" / unit.benchmark / f"{unit.task}.parquet")
 
 
-def evaluate(unit: Unit, path: str, *extra: str) -> list[str]:
+def evaluate(unit: Unit, path: str, *extra: str, params: tuple[str, ...] = LEXICAL) -> list[str]:
+    """evaluate-predictions of the unit, --json; lexical scorers unless `params` says otherwise
+    (the neural scorers meet the strange characters, once per task)."""
     return ["evaluate-predictions", "--benchmark", unit.benchmark, "--task", unit.task, "--setting", unit.setting,
-            "--json", *extra, path]
+            "--json", *params, *extra, path]
 
 
 def coverage(result: Result) -> dict[str, Any]:
@@ -1204,10 +1225,10 @@ def score_rows(p: Path, unit: Unit) -> list[dict[str, Any]]:
 
 # ---- evaluate-predictions on a generations table (every benchmark task) ----------------------
 
-def table_classes(unit: Unit) -> None:
+def table_classes(unit: Unit, entry_point: bool = False) -> None:
     stage = "evaluate-predictions (idiombench table)"
 
-    @generated(stage, unit, "item without a record", process=through_entry_point(unit),
+    @generated(stage, unit, "item without a record", process=entry_point,
                check=counts_are(items_without_record=1, records_unmatched=0))
     def _(p: Path) -> list[str]:
         rows, schema = table_rows(oracle_table(p, unit))
@@ -1235,13 +1256,13 @@ def table_classes(unit: Unit) -> None:
         rows, schema = table_rows(oracle_table(p, unit))
         first = unit_rows(rows, unit)[0]
         write_rows(p / "preds.parquet", [{**r, "text": huge(r["text"])} if r is first else r for r in rows], schema)
-        return evaluate(unit, "preds.parquet", "-p", "lexical.yaml")  # neural embedders: see docs/troubleshooting.md
+        return evaluate(unit, "preds.parquet")  # lexical: neural embedders on 1 MB, see docs/troubleshooting.md
 
     @generated(stage, unit, "control and direction characters", check=counts_are(items_without_record=0))
     def _(p: Path) -> list[str]:
         rows, schema = table_rows(oracle_table(p, unit))
         write_rows(p / "preds.parquet", [{**r, "text": STRANGE + r["text"] + STRANGE} for r in rows], schema)
-        return evaluate(unit, "preds.parquet")
+        return evaluate(unit, "preds.parquet", params=())
 
 
 def table_file_classes(benchmark: str, unit: Unit) -> None:
@@ -1273,22 +1294,23 @@ def table_file_classes(benchmark: str, unit: Unit) -> None:
         return evaluate(unit, "preds.parquet")
 
 
-# ---- evaluate-predictions on a published-format file (SemanticQA's tasks) ---------------------
+# ---- evaluate-predictions on a published-format file (every format a benchmark registers) ------
 
-def published_classes(unit: Unit) -> None:
-    stage = "evaluate-predictions (semanticqa format)"
+def published_classes(unit: Unit, fmt: str, entry_point: bool = False) -> None:
+    stage = f"evaluate-predictions ({fmt} format)"
+    fmt_args = ("--format", fmt)
 
-    @generated(stage, unit, "item without a record", process=through_entry_point(unit),
+    @generated(stage, unit, "item without a record", process=entry_point,
                check=counts_are(items_without_record=1, records_unmatched=0))
     def _(p: Path) -> list[str]:
         write_jsonl(p / "preds.jsonl", released_records(p, unit)[1:])
-        return evaluate(unit, "preds.jsonl")
+        return evaluate(unit, "preds.jsonl", *fmt_args)
 
     @generated(stage, unit, "record without an item", check=counts_are(items_without_record=0, records_unmatched=1))
     def _(p: Path) -> list[str]:
         records = released_records(p, unit)
         write_jsonl(p / "preds.jsonl", [*records, {**records[0], "item_of_no_task": "x"}])
-        return evaluate(unit, "preds.jsonl")
+        return evaluate(unit, "preds.jsonl", *fmt_args)
 
     @generated(stage, unit, "a record that fits several items",
                check=counts_are(records_ambiguous=1, items_without_record=2))  # the item and its twin
@@ -1296,19 +1318,19 @@ def published_classes(unit: Unit) -> None:
         records = released_records(p, unit)
         add_twin(p, unit)
         write_jsonl(p / "preds.jsonl", records)
-        return evaluate(unit, "preds.jsonl")
+        return evaluate(unit, "preds.jsonl", *fmt_args)
 
     @generated(stage, unit, "a record without an identifying field",
                check=counts_are(records_without_identifying_field=1, items_without_record=0))
     def _(p: Path) -> list[str]:
         write_jsonl(p / "preds.jsonl", [{"prediction": "A"}, *released_records(p, unit)])
-        return evaluate(unit, "preds.jsonl")
+        return evaluate(unit, "preds.jsonl", *fmt_args)
 
     @generated(stage, unit, "only a record without an identifying field (the issue's example)",
                errors=("preds.jsonl", "no prediction matches an item", "1 without an identifying field"))
     def _(p: Path) -> list[str]:
         write_jsonl(p / "preds.jsonl", [{"prediction": "A"}])
-        return evaluate(unit, "preds.jsonl")
+        return evaluate(unit, "preds.jsonl", *fmt_args)
 
     @generated(stage, unit, "wrong types (predictions that are not text)", check=counts_are(items_without_record=0))
     def _(p: Path) -> list[str]:
@@ -1316,66 +1338,74 @@ def published_classes(unit: Unit) -> None:
         odd = [None, 3.5, ["A"], {"answer": "A"}, True]
         write_jsonl(p / "preds.jsonl", [{**r, "prediction": odd[n % len(odd)]} if n < 3 else r
                                         for n, r in enumerate(records)])
-        return evaluate(unit, "preds.jsonl")
+        return evaluate(unit, "preds.jsonl", *fmt_args)
 
     @generated(stage, unit, "huge output (1 MB)", check=counts_are(items_without_record=0))
     def _(p: Path) -> list[str]:
         records = released_records(p, unit)
         records[0]["prediction"] = huge(records[0]["prediction"])
         write_jsonl(p / "preds.jsonl", records)
-        return evaluate(unit, "preds.jsonl", "-p", "lexical.yaml")
+        return evaluate(unit, "preds.jsonl", *fmt_args)
 
     @generated(stage, unit, "lone surrogates, control and direction characters",
                check=counts_are(items_without_record=0))
     def _(p: Path) -> list[str]:
         records = [{**r, "prediction": "\ud800" + STRANGE + r["prediction"] + "\udfff"} for r in released_records(p, unit)]
         (p / "preds.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")  # \\ud800 escapes
-        return evaluate(unit, "preds.jsonl")
+        return evaluate(unit, "preds.jsonl", *fmt_args)
 
 
-def published_file_classes(unit: Unit) -> None:
-    stage = "evaluate-predictions (semanticqa format)"
+def published_file_classes(unit: Unit, fmt: str) -> None:
+    stage = f"evaluate-predictions ({fmt} format)"
+    fmt_args = ("--format", fmt)
 
-    @generated(stage, "semanticqa", "wrong types (a record that is a list)", errors=("preds.jsonl, row 2", "no `prediction`"))
+    @generated(stage, unit.benchmark, "secret-bearing value (a bad row quoting a credential URL and a key)",
+               errors=("preds.jsonl, row 2", "JSON"))
+    def _(p: Path) -> list[str]:
+        records = released_records(p, unit)
+        (p / "preds.jsonl").write_text(json.dumps(records[0]) + "\n" + SECRET_ROW + "\n", encoding="utf-8")
+        return evaluate(unit, "preds.jsonl", *fmt_args)
+
+    @generated(stage, unit.benchmark, "wrong types (a record that is a list)", errors=("preds.jsonl, row 2", "no `prediction`"))
     def _(p: Path) -> list[str]:
         records = released_records(p, unit)
         (p / "preds.jsonl").write_text(json.dumps(records[0]) + "\n[1, 2]\n", encoding="utf-8")
-        return evaluate(unit, "preds.jsonl")
+        return evaluate(unit, "preds.jsonl", *fmt_args)
 
-    @generated(stage, "semanticqa", "wrong types (NaN, a 5,000-digit number)", errors=("preds.jsonl, row 1", "JSON"))
+    @generated(stage, unit.benchmark, "wrong types (NaN, a 5,000-digit number)", errors=("preds.jsonl, row 1", "JSON"))
     def _(p: Path) -> list[str]:
         (p / "preds.jsonl").write_text('{"idiom": NaN, "prediction": ' + "1" * 5000 + "}\n", encoding="utf-8")
-        return evaluate(unit, "preds.jsonl")
+        return evaluate(unit, "preds.jsonl", *fmt_args)
 
-    @generated(stage, "semanticqa", "empty", errors=("preds.jsonl", "no prediction matches an item"))
+    @generated(stage, unit.benchmark, "empty", errors=("preds.jsonl", "no prediction matches an item"))
     def _(p: Path) -> list[str]:
         (p / "preds.jsonl").write_text("\n\n", encoding="utf-8")
-        return evaluate(unit, "preds.jsonl")
+        return evaluate(unit, "preds.jsonl", *fmt_args)
 
-    @generated(stage, "semanticqa", "undecodable (invalid UTF-8)", errors=("preds.jsonl, row 2", "invalid UTF-8 byte 0xff"))
+    @generated(stage, unit.benchmark, "undecodable (invalid UTF-8)", errors=("preds.jsonl, row 2", "invalid UTF-8 byte 0xff"))
     def _(p: Path) -> list[str]:
         records = released_records(p, unit)
         (p / "preds.jsonl").write_bytes(json.dumps(records[0]).encode() + b'\n{"prediction": "\xff"}\n')
-        return evaluate(unit, "preds.jsonl")
+        return evaluate(unit, "preds.jsonl", *fmt_args)
 
-    @generated(stage, "semanticqa", "a line longer than the limit", errors=("preds.jsonl, row 1", "a line longer than 64 KiB"),
+    @generated(stage, unit.benchmark, "a line longer than the limit", errors=("preds.jsonl, row 1", "a line longer than 64 KiB"),
                limits={"MAX_LINE_BYTES": 64 * 1024})
     def _(p: Path) -> list[str]:
         record = released_records(p, unit)[0]
         write_jsonl(p / "preds.jsonl", [{**record, "prediction": "x" * 100_000}])
-        return evaluate(unit, "preds.jsonl")
+        return evaluate(unit, "preds.jsonl", *fmt_args)
 
-    @generated(stage, "semanticqa", "a line longer than the limit (16 MiB, through the real entry point)",
-               errors=("preds.jsonl, row 2", "a line longer than 16 MiB"), process=True)
+    @generated(stage, unit.benchmark, "a line longer than the limit (16 MiB, the limit as shipped)",
+               errors=("preds.jsonl, row 2", "a line longer than 16 MiB"))
     def _(p: Path) -> list[str]:
         records = released_records(p, unit)
         write_jsonl(p / "preds.jsonl", [records[0], {**records[1], "prediction": "x" * (16 * 1024**2)}])
-        return evaluate(unit, "preds.jsonl")
+        return evaluate(unit, "preds.jsonl", *fmt_args)
 
 
 # ---- generate with a replay model (every benchmark task) ---------------------------------------
 
-def replay_classes(unit: Unit) -> None:
+def replay_classes(unit: Unit, entry_point: bool = False) -> None:
     stage = "generate (replay, idiombench table)"
 
     def source(p: Path, rows: list[dict[str, Any]], schema: pa.Schema) -> list[str]:
@@ -1398,7 +1428,7 @@ def replay_classes(unit: Unit) -> None:
         first_ids["id"] = row["item_id"]
         return rows, schema, row
 
-    @generated(stage, unit, "item without a record", process=through_entry_point(unit),
+    @generated(stage, unit, "item without a record", process=entry_point,
                writes=REPLAY_WRITES,
                check=lambda r, p: without(first_ids["id"])(r, p))
     def _(p: Path) -> list[str]:
@@ -1467,16 +1497,16 @@ def replay_file_classes(benchmark: str, unit: Unit) -> None:
         return ["generate", "-m", "rp"]
 
 
-def replay_published_classes(unit: Unit) -> None:
-    stage = "generate (replay, semanticqa format)"
+def replay_published_classes(unit: Unit, fmt: str) -> None:
+    stage = f"generate (replay, {fmt} format)"
 
-    @generated(stage, unit, "item without a record", process=through_entry_point(unit),
+    @generated(stage, unit, "item without a record", process=False,
                writes=REPLAY_WRITES,
                check=lambda _, p: None if sum(r["error"] is not None for r in replayed(p, unit).values()) == 1
                else pytest.fail(f"{replayed(p, unit)}"))
     def _(p: Path) -> list[str]:
         write_jsonl(p / "source.jsonl", released_records(p, unit)[1:])
-        replay_model(p, unit, "semanticqa", "source.jsonl")
+        replay_model(p, unit, fmt, "source.jsonl")
         return ["generate", "-m", "rp"]
 
     twins: dict[str, str] = {}
@@ -1492,7 +1522,7 @@ def replay_published_classes(unit: Unit) -> None:
         records = released_records(p, unit)
         twins["id"] = add_twin(p, unit)
         write_jsonl(p / "source.jsonl", records)
-        replay_model(p, unit, "semanticqa", "source.jsonl")
+        replay_model(p, unit, fmt, "source.jsonl")
         return ["generate", "-m", "rp"]
 
     def surrogates(_: Result, p: Path) -> None:
@@ -1504,26 +1534,33 @@ def replay_published_classes(unit: Unit) -> None:
     def _(p: Path) -> list[str]:
         records = [{**r, "prediction": "\ud800" + STRANGE + r["prediction"] + "\udfff"} for r in released_records(p, unit)]
         (p / "source.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-        replay_model(p, unit, "semanticqa", "source.jsonl")
+        replay_model(p, unit, fmt, "source.jsonl")
         return ["generate", "-m", "rp"]
 
     @generated(stage, unit, "undecodable (invalid UTF-8)", errors=("source.jsonl, row 1", "invalid UTF-8 byte 0xff"))
     def _(p: Path) -> list[str]:
         (p / "source.jsonl").write_bytes(b'{"prediction": "\xff"}\n')
-        replay_model(p, unit, "semanticqa", "source.jsonl")
+        replay_model(p, unit, fmt, "source.jsonl")
+        return ["generate", "-m", "rp"]
+
+    @generated(stage, unit, "secret-bearing value (a bad row quoting a credential URL and a key)",
+               errors=("source.jsonl, row 1", "JSON"))
+    def _(p: Path) -> list[str]:
+        (p / "source.jsonl").write_text(SECRET_ROW + "\n", encoding="utf-8")
+        replay_model(p, unit, fmt, "source.jsonl")
         return ["generate", "-m", "rp"]
 
     @generated(stage, unit, "only records without an identifying field",
                errors=("source.jsonl", "no line of this replay source matches", "1 without an identifying field"))
     def _(p: Path) -> list[str]:
         write_jsonl(p / "source.jsonl", [{"prediction": "A"}])
-        replay_model(p, unit, "semanticqa", "source.jsonl")
+        replay_model(p, unit, fmt, "source.jsonl")
         return ["generate", "-m", "rp"]
 
 
 # ---- score: the generations table it reads (every benchmark task) ------------------------------
 
-def score_classes(unit: Unit) -> None:
+def score_classes(unit: Unit, entry_point: bool = False) -> None:
     stage = "score"
     writes = (f"results/scores/oracle/{unit.benchmark}",)
     argv = ["score", unit.benchmark, "-m", "oracle", "-p", "lexical.yaml"]
@@ -1533,7 +1570,7 @@ def score_classes(unit: Unit) -> None:
         ids = {r["item_id"] for r in score_rows(p, unit)}
         assert dropped["id"] not in ids and ids, ids
 
-    @generated(stage, unit, "item without a record", process=through_entry_point(unit), writes=writes,
+    @generated(stage, unit, "item without a record", process=entry_point, writes=writes,
                check=lacks_dropped)
     def _(p: Path) -> list[str]:
         rows, schema = table_rows(oracle_table(p, unit))
@@ -1582,86 +1619,225 @@ def score_file_classes(benchmark: str, unit: Unit) -> None:
         return ["score", unit.benchmark, "-m", "oracle"]
 
 
-for _unit in UNITS:
-    table_classes(_unit)
-    replay_classes(_unit)
-    score_classes(_unit)
-    if _unit.benchmark == "semanticqa":
-        published_classes(_unit)
-        replay_published_classes(_unit)
-for _benchmark in dict.fromkeys(u.benchmark for u in UNITS):
-    _first = next(u for u in UNITS if u.benchmark == _benchmark)
-    table_file_classes(_benchmark, _first)
-    replay_file_classes(_benchmark, _first)
-    score_file_classes(_benchmark, _first)
-published_file_classes(next(u for u in UNITS if u.benchmark == "semanticqa"))
+def corpus_for(benchmark: str, units: list[Unit]) -> list[Generated]:
+    """Every class for every unit of the benchmark, and the classes of a whole file once per
+    file format; the published formats are those the benchmark registers. The first unit of the
+    first benchmark and of the first published format run the real entry point."""
+    from idiombench.benchmarks.registry import NAMES, get_benchmark, prediction_formats
+
+    formats = list(get_benchmark(benchmark).prediction_formats)
+    first_format = next(iter(prediction_formats()), None)
+    _COLLECTING.clear()
+    for n, unit in enumerate(units):
+        table_classes(unit)
+        replay_classes(unit, entry_point=n == 0 and benchmark == NAMES[0])
+        score_classes(unit)
+        for fmt in formats:
+            published_classes(unit, fmt, entry_point=n == 0 and fmt == first_format)
+            replay_published_classes(unit, fmt)
+    table_file_classes(benchmark, units[0])
+    replay_file_classes(benchmark, units[0])
+    score_file_classes(benchmark, units[0])
+    for fmt in formats:
+        published_file_classes(units[0], fmt)
+    # CPU: a 1 MB output goes through every task's parser and scorers in evaluate-predictions (the
+    # project's table); the stages that read, store or score it with that same code whatever the
+    # task (published files, replay, score) meet it on the benchmark's first unit only.
+    cases = [case for case in _COLLECTING if case.family != "huge output" or case.where == str(units[0])
+             or case.stage == "evaluate-predictions (idiombench table)"]
+    _COLLECTING.clear()
+    return cases
 
 
-# ---- every stage that takes --out: a folder holding a look-alike of its completion record -----
-# (issue 30 principle 1, helper 30a: ownership proven by content. A user's folder holding a file
-# named like the record, e.g. summary.json with `{}`, must be refused and left intact.)
+# ---- every command that takes --out: look-alike ownership records -----------------------------
+# (principle 1: ownership proven by content.) For every command the CLI gives an --out, in a
+# user's folder (or file) holding a file of the user's: a file named like the stage's record
+# (legacy name, idiombench-output.json) but not ours: empty, claiming the stage but not covering
+# the user's file, listing the user's file with another content. Refused with exit 2 and one
+# line naming the folder; nothing changed (the snapshot).
 
-def lookalike(stage: str, where: str, argv: list[str], record: str, folder: str = "victim") -> None:
-    @generated(f"{stage} --out", where, f"look-alike ownership record ({record} holding {{}})",
+def cli_commands() -> dict[str, list[str]]:
+    """Every command of the CLI (a group's as 'group command') and the names of its parameters."""
+    from idiombench.cli import app
+
+    def named(commands: list[Any], prefix: str = "") -> dict[str, list[str]]:
+        return {prefix + (command.name or command.callback.__name__.replace("_", "-")):
+                list(inspect.signature(command.callback).parameters) for command in commands}
+
+    found = named(app.registered_commands)
+    for group in app.registered_groups:
+        found |= named(group.typer_instance.registered_commands, f"{group.name} ")
+    return found
+
+
+def accepted_benchmarks(command: str) -> list[str]:
+    """The benchmarks a command accepts (registry): construct and attention only those that have them."""
+    from idiombench.benchmarks.registry import NAMES, attention_names, construction_names, get_benchmark
+
+    labelled = [name for name in NAMES if get_benchmark(name).human_labels is not None]
+    return {"construct": construction_names(), "attention": attention_names(), "labels pull": labelled}.get(command,
+                                                                                                          list(NAMES))
+
+
+def command_argv(command: str, benchmark: str | None, *, model: str = "oracle", out: str | None = None) -> list[str]:
+    """Arguments that take the command to its own checks (the rest are the defaults)."""
+    names = cli_commands()[command]
+    argv = command.split(" ")
+    if command == "evaluate-predictions":
+        return [*argv, "--benchmark", benchmark or "", "--task", "t", "--setting", "s", "preds.parquet"]
+    if "benchmark" in names:
+        argv.append(benchmark or "")
+    if "overlay" in names:
+        argv.append("over.yaml")
+    if "model" in names:
+        argv += ["-m", model]
+    return [*argv, "--out", out] if out else argv
+
+
+def folder_outputs() -> dict[str, Any]:
+    """stage -> its folder Output (core.paths, stages.plots): the record names it recognises."""
+    from idiombench.core import paths
+    from idiombench.core.ownership import Output
+    from idiombench.stages import plots
+
+    return {value.stage: value for module in (paths, plots) for value in vars(module).values()
+            if isinstance(value, Output) and value.legacy_record}
+
+
+USER_FILE = "thesis.tex"
+USER_TEXT = "\\section{mine}\n"
+
+
+def folder_lookalikes(stage: str, kind: str, legacy_record: str | None) -> dict[str, Callable[[Path], None]]:
+    """label -> writes the look-alike record into a folder (beside the user's file)."""
+    from idiombench.core.ownership import FORMAT, RECORD, TOOL
+
+    def record(body: Any) -> Callable[[Path], None]:
+        return lambda folder: (folder / RECORD).write_text(json.dumps(body) + "\n", encoding="utf-8")
+
+    claim = {"format": FORMAT, "tool": TOOL, "stage": stage, "kind": kind}
+    found: dict[str, Callable[[Path], None]] = {
+        f"{RECORD} holding {{}}": record({}),
+        f"{RECORD} of this stage not listing the user's file": record({**claim, "files": {}}),
+        f"{RECORD} listing the user's file with another content": record(
+            {**claim, "files": {USER_FILE: {"sha256": "0" * 64, "size": len(USER_TEXT)}}}),
+    }
+    if legacy_record:
+        found[f"{legacy_record} holding {{}}"] = lambda folder: (folder / legacy_record).write_text("{}\n", encoding="utf-8")
+    return found
+
+
+def lookalike_folder(command: str, benchmark: str | None, label: str, write: Callable[[Path], None],
+                     folder: str, out: str) -> None:
+    @generated(f"{command} --out", benchmark or "-", f"look-alike ownership record ({label}{', ' + folder if folder != 'victim' else ''})",
                errors=(folder,))
     def _(p: Path) -> list[str]:
         (p / folder).mkdir(parents=True, exist_ok=True)
-        (p / folder / record).write_text("{}\n", encoding="utf-8")
-        (p / folder / "thesis.tex").write_text("\\section{mine}\n", encoding="utf-8")
-        return argv
+        (p / folder / USER_FILE).write_text(USER_TEXT, encoding="utf-8")
+        write(p / folder)
+        return command_argv(command, benchmark, out=out)
 
 
-for _benchmark in dict.fromkeys(u.benchmark for u in UNITS):
-    lookalike("acquire", _benchmark, ["acquire", _benchmark, "--out", "victim"], "ACQUIRED.json")
-    lookalike("build", _benchmark, ["build", _benchmark, "--raw", f"data/raw/{_benchmark}", "--out", "victim"],
-              "build_stats.json")
-    lookalike("render", _benchmark, ["render", _benchmark, "--out", "victim"], "render_stats.json")
-    lookalike("score", _benchmark, ["score", _benchmark, "-m", "oracle", "--out", "victim"], "scoring_meta.json")
-lookalike("generate", "oracle", ["generate", "-m", "oracle", "--out", "victim"], "generation_info.json")
-lookalike("construct", "g-idiomalign", ["construct", "g-idiomalign", "--out", "victim"], "construction.json")
-lookalike("attention", "g-idiomalign", ["attention", "g-idiomalign", "-m", "oracle", "--out", "victim"], "summary.json")
-lookalike("report", "tables/", ["report", "--out", "victim/r.pdf"], "index.json", "victim/tables")
-lookalike("report", "figures/", ["report", "--out", "victim/r.pdf"], "index.json", "victim/figures")
+def lookalike_file(command: str, benchmark: str | None, label: str, name: str, content: str) -> None:
+    @generated(f"{command} --out", benchmark or "-", f"look-alike ownership record ({label})", errors=(name,))
+    def _(p: Path) -> list[str]:
+        (p / name).write_text(content, encoding="utf-8")
+        if command == "merge-params":
+            (p / "over.yaml").write_text("overlay_of: params.yaml\nseed: 7\n", encoding="utf-8")
+        return command_argv(command, benchmark, out=name)
+
+
+def stamped_lookalike(stage: str, kind: str) -> str:
+    """A user's JSON file carrying a record of `stage` that does not seal its content."""
+    from idiombench.core.ownership import STAMP, TOOL
+
+    return json.dumps({"notes": "mine", STAMP: {"tool": TOOL, "stage": stage, "kind": kind, "sha256": "0" * 64}}) + "\n"
+
+
+FILE_LOOKALIKES: dict[str, dict[str, tuple[str, str]]] = {  # command -> label -> (file, content)
+    "aggregate": {"a metrics file's record not sealing its content": ("mine.json", stamped_lookalike("aggregate", "metrics")),
+                  "a JSON object of the user's": ("mine.json", '{"notes": "mine"}\n')},
+    "track": {"a tracking record's record not sealing its content": ("mine.json", stamped_lookalike("track", "tracking record")),
+              "a text file": ("notes.txt", "my notes\n")},
+    "report": {"a PDF authored by idiombench, not sealed": ("paper.pdf", "%PDF-1.4\n1 0 obj << /Author (idiombench) "
+                                                                         "/Keywords (sha256=" + "0" * 64 + ") >> endobj\n%%EOF\n")},
+    "dvc-yaml": {"a YAML file of the user's": ("mine.yaml", "stages: {}\n"),
+                 "a user's YAML file under the generated header": ("mine.yaml", "# GENERATED by `idiombench dvc-yaml`"
+                                                                                "\nstages: {mine: {cmd: make}}\n")},
+    "labels pull": {"a text file of the user's": ("notes.txt", "my notes\n"),
+                    "a CSV file of the user's": ("labels.csv", "id,label\n1,mine\n")},
+    "merge-params": {"a YAML file of the user's that is not params": ("mine.yaml", "notes: mine\n"),
+                     "a user's YAML file under the generated header": (
+                         "mine.yaml", "# GENERATED by `idiombench merge-params over.yaml`\nnotes: mine\n")},
+}
+
+
+def lookalike_cases() -> None:
+    """For every command with --out: its folder output (per accepted benchmark), report's
+    tables/ and figures/ beside its PDF, or its output file."""
+    outputs = folder_outputs()
+    for command, names in cli_commands().items():
+        if "out" not in names:
+            continue
+        assert command in outputs or command in FILE_LOOKALIKES, f"{command} takes --out: give it its look-alikes"
+        for benchmark in accepted_benchmarks(command) if "benchmark" in names else [None]:
+            if command in outputs:
+                output = outputs[command]
+                for label, write in folder_lookalikes(output.stage, output.kind, output.legacy_record).items():
+                    lookalike_folder(command, benchmark, label, write, "victim", "victim")
+            if command == "report":  # --out the PDF; tables/ and figures/ beside it are the folders
+                from idiombench.core.paths import INDEX
+
+                for sub in ("tables", "figures"):
+                    for label, write in folder_lookalikes("report", f"report {sub}", INDEX).items():
+                        lookalike_folder(command, benchmark, label, write, f"victim/{sub}", "victim/r.pdf")
+            for label, (name, content) in FILE_LOOKALIKES.get(command, {}).items():
+                lookalike_file(command, benchmark, label, name, content)
 
 
 # ---- every command that reads params: a secret-bearing value ----------------------------------
-# (issue 30 principle 2, helper 30b: the schema refuses credentials in base_url with one line
-# naming the key; no output shows the secret.)
+# (principle 2: no secret in any output.) The schema refuses a credential in params with one line
+# naming the key and never repeats it; the same whatever the backend tag says.
 
-SECRET_URLS = {
-    "credentials in base_url": f"https://al:{CANARY}@gateway.example/v1",
-    "api_key in base_url's query": f"https://gateway.example/v1?api_key=sk-{CANARY}",
-    "token in base_url's query": f"https://gateway.example/v1?token={CANARY}",
-}
-PARAMS_COMMANDS = {  # command -> its arguments (every command that reads params: test_generated_corpus_size)
-    "check-params": [], "acquire": ["orderprobe", "--out", "fresh"], "build": ["orderprobe", "--out", "fresh"],
-    "render": ["orderprobe"], "generate": ["-m", "api"], "prepare-models": [], "score": ["orderprobe", "-m", "api"],
-    "construct": ["g-idiomalign"], "attention": ["g-idiomalign", "-m", "api"], "aggregate": ["orderprobe", "-m", "api"],
-    "track": ["orderprobe", "-m", "api"], "labels-pull": ["g-idiomalign", "-m", "api"], "report": [],
-    "plot-data": [], "evaluate-predictions": ["--benchmark", "semanticqa", "--task", "idiom_detection", "--setting",
-                                              "0-shot", "preds.jsonl"],
-    "merge-params": ["over.yaml", "--out", "merged.yaml"],  # the overlay names the model
+SECRET_VALUES: dict[str, dict[str, Any]] = {  # label -> a model entry
+    "credentials in base_url": {"backend": "openai", "model": "m", "base_url": f"https://al:{CANARY}@gw.example/v1"},
+    "api_key in base_url's query": {"backend": "openai", "model": "m", "base_url": f"https://gw.example/v1?api_key={CANARY}"},
+    "token in base_url's query": {"backend": "openai", "model": "m", "base_url": f"https://gw.example/v1?token={CANARY}"},
+    "credentials in base_url under a wrong backend tag 'OpenAI'": {
+        "backend": "OpenAI", "model": "m", "base_url": f"https://al:{CANARY}@h/v1?api_key=sk-LEAK{CANARY}"},
+    "a key-shaped model name": {"backend": "openai", "model": KEY_CANARY, "base_url": "https://gw.example/v1"},
 }
 
 
-def secret_case(command: str, label: str, url: str, backend: str = "openai") -> None:
-    tag = "" if backend == "openai" else f", under a wrong backend tag {backend!r}"
-    @generated(command, "params", f"secret-bearing value ({label}{tag})", errors=("models.api",))
+def secret_case(command: str, label: str, entry: dict[str, Any]) -> None:
+    @generated(command, "params", f"secret-bearing value ({label})", errors=("models.api",))
     def _(p: Path) -> list[str]:
-        entry = {"backend": backend, "model": "m", "base_url": url}
-        if command == "merge-params":
+        if command == "merge-params":  # the overlay names the model
             (p / "over.yaml").write_text(yaml.safe_dump({"overlay_of": "params.yaml", "models": {"api": entry}}),
                                          encoding="utf-8")
-            return [command, *PARAMS_COMMANDS[command]]
-        edit_params(p, model("api", entry))
-        return [command, *PARAMS_COMMANDS[command]]
+        else:
+            edit_params(p, model("api", entry))
+        return command_argv(command, accepted_benchmarks(command)[0], model="api",
+                            out="merged.yaml" if command == "merge-params" else None)
 
 
-for _command in PARAMS_COMMANDS:
-    for _label, _url in SECRET_URLS.items():
-        secret_case(_command, _label, _url)
-secret_case("check-params", "credentials in base_url", SECRET_URLS["credentials in base_url"], backend="OpenAI")
+def secret_cases() -> None:
+    for command, names in cli_commands().items():
+        if "params" in names or "overlay" in names:
+            for label, entry in SECRET_VALUES.items():
+                secret_case(command, label, entry)
 
+
+def command_corpus() -> list[Generated]:
+    _COLLECTING.clear()
+    lookalike_cases()
+    secret_cases()
+    cases = list(_COLLECTING)
+    _COLLECTING.clear()
+    return cases
+
+
+COMMAND_CASES = command_corpus()
 
 # ---- the harness ---------------------------------------------------------------------------
 
@@ -1676,10 +1852,10 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_items(project / ITEMS, items)
     for setting, prompts in orderprobe_prompts(items).items():
         write_prompts(project / "results/prompts/orderprobe" / f"{setting}.parquet", prompts)
-    env = tool_env()
+    os.environ.setdefault("TQDM_DISABLE", "1")
     for command in (["generate", "-m", "oracle"], ["score", "orderprobe", "-m", "oracle"],
                     ["aggregate", "orderprobe", "-m", "oracle"], ["report"], ["plot-data"]):
-        run(["idiombench", *command], project, env)
+        in_process(command, project)  # CPU: no interpreter start per command
     return project
 
 
@@ -1906,84 +2082,160 @@ def tasks_project(tmp_path_factory: pytest.TempPathFactory, built) -> Path:
             keep = rendered if any(rendered) else [n < PER_TASK for n in range(table.num_rows)]
             pq.write_table(table.filter(pa.array(keep)), items)
     in_process(["generate", "-m", "oracle"], project)
-    for name in NAMES:
-        in_process(["score", name, "-m", "oracle"], project)
-        in_process(["aggregate", name, "-m", "oracle"], project)
+    for name in NAMES:  # lexical: the neural scorers meet the cases' texts in evaluate-predictions
+        in_process(["score", name, "-m", "oracle", *LEXICAL], project)
+        in_process(["aggregate", name, "-m", "oracle", *LEXICAL], project)
     return project
 
 
-def snapshot_outputs(project: Path) -> dict[str, str]:
-    """snapshot() without the acquired releases (symlinks to the shared build)."""
-    return {path: digest for path, digest in snapshot(project).items() if not path.startswith("data/raw/")}
+Signature = tuple[int, int, int]  # (inode, size, mtime in ns): a file rewritten or replaced changes it
 
 
-@pytest.mark.mirror
-@pytest.mark.parametrize("case", GENERATED, ids=[c.id for c in GENERATED])
-def test_generated_class(case: Generated, tasks_project: Path, tmp_path: Path,
-                         monkeypatch: pytest.MonkeyPatch) -> None:
+def signatures(project: Path) -> dict[str, Signature]:
+    """Every file under the project (the acquired releases, symlinked folders, not entered)."""
+    found: dict[str, Signature] = {}
+    for folder, _, files in os.walk(project):
+        for name in files:
+            path = os.path.join(folder, name)
+            stat = os.lstat(path)
+            found[os.path.relpath(path, project)] = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    return found
+
+
+def put_back(project: Path, base: Path, reference: dict[str, Signature]) -> dict[str, Signature]:
+    """The project as `base` again after a case (cheaper than a copy per case): files the case
+    added removed, files it changed or removed copied back, folders it made removed."""
+    now = signatures(project)
+    for added in now.keys() - reference.keys():
+        os.unlink(project / added)
+    for path, signature in reference.items():
+        if now.get(path) != signature:
+            (project / path).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(base / path, project / path)
+    for folder, _, _ in os.walk(project, topdown=False):
+        if not (base / os.path.relpath(folder, project)).is_dir():
+            os.rmdir(folder)
+    return signatures(project)
+
+
+GENERATED_CPU: Counter[str] = Counter()  # CPU seconds by stage, this run (the test process and its children)
+GENERATED_RAN: Counter[str] = Counter()  # cases run by class, this run
+
+
+def cpu_seconds() -> float:
+    import resource
+
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
+def run_generated(case: Generated, project: Path, env: dict[str, str]) -> str | None:
+    """Runs one case on the project; what is wrong with its outcome, or None."""
     from idiombench.core import foreign
 
+    argv = case.setup(project)
+    before = signatures(project)
+    started = cpu_seconds()
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in case.limits.items():
+            patch.setattr(foreign, name, value)
+        result = invoke(case, argv, project, env, patch)  # type: ignore[arg-type]  # a Case's tool/process/env
+    GENERATED_CPU[case.stage] += cpu_seconds() - started
+    GENERATED_CPU[f"class: {case.family}"] += cpu_seconds() - started
+    GENERATED_RAN[case.family] += 1
+    after = signatures(project)
+    touched = sorted(path for path in before.keys() | after.keys() if before.get(path) != after.get(path))
+    changed = [path for path in touched if not path.startswith(NOT_OUTPUTS + case.writes)]
+    detail = (f"{case.id}: idiombench {' '.join(argv)} -> {result.code}\nstdout: {result.stdout[-1500:]}\n"
+              f"stderr: {result.stderr[-1500:]}\nchanged: {changed[:6]}")
+    try:
+        assert not result.crashed, "an internal error"
+        said = result.stdout + result.stderr
+        assert not [secret for secret in SECRETS if secret in said], "a secret in the output"
+        written = [path for path in touched if path in after and any(
+            secret.encode() in (project / path).read_bytes() for secret in SECRETS)]
+        assert not written, f"a secret in a file written: {written}"
+        if case.check is None:
+            assert outcome(case, result, {}, {}) == "clear error", "not one `error:` line"  # type: ignore[arg-type]
+            assert result.code == 2, f"exit {result.code}"
+            assert not [path for path in touched if path.startswith(case.writes) or not path.startswith(NOT_OUTPUTS)], \
+                "a partial output left"
+            message = "\n".join(line for line in result.stderr.splitlines() if line.startswith("error: "))
+            missing = [expected for expected in case.errors if expected not in message]
+            assert not missing, f"{missing} not in the message"
+        else:
+            assert not changed, "files changed beyond the stage's outputs"
+            assert result.code == 0, f"exit {result.code}"
+            assert not [line for line in result.stderr.splitlines() if line.startswith("error: ")], "an error line"
+            case.check(result, project)
+    except AssertionError as problem:
+        return f"{problem}\n{detail}"
+    return None
+
+
+def run_corpus(cases: list[Generated], tasks_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every case on one copy of the tasks project, put back between cases; all failures at once."""
     project = tmp_path / "project"
     shutil.copytree(tasks_project, project, symlinks=True)
-    env = {**tool_env(), "TQDM_DISABLE": "1", "IDIOMBENCH_DVC_SYNC": "0"}
+    reference = signatures(project)
+    env = {**tool_env(), "TQDM_DISABLE": "1", "IDIOMBENCH_DVC_SYNC": "0", **SECRET_ENV}
     env.pop("IDIOMBENCH_MIRROR", None)
-    for name, value in case.limits.items():
-        monkeypatch.setattr(foreign, name, value)
-    argv = case.setup(project)
-    before = snapshot_outputs(project)
-    started = time.process_time()
-    result = invoke(case, argv, project, env, monkeypatch)  # type: ignore[arg-type]  # a Case's tool/process
-    GENERATED_CPU[case.stage] += time.process_time() - started
-    after = snapshot_outputs(project)
-    changed = sorted(path for path in set(before) | set(after)
-                     if before.get(path) != after.get(path) and not path.startswith(case.writes))
-    detail = (f"idiombench {' '.join(argv)} -> {result.code}\nstdout: {result.stdout[-2000:]}\n"
-              f"stderr: {result.stderr[-2000:]}\nchanged: {changed[:6]}")
-    OUTCOMES["generated: traceback" if result.crashed else "generated: ran"] += 1
-    assert not result.crashed, detail
-    assert CANARY not in result.stdout + result.stderr, f"the secret was printed\n{detail}"
-    assert not changed, detail
-    if case.check is None:
-        assert outcome(case, result, before, after) == "clear error", detail  # type: ignore[arg-type]
-        assert result.code == 2, detail
-        message = "\n".join(line for line in result.stderr.splitlines() if line.startswith("error: "))
-        for expected in case.errors:
-            assert expected in message, f"{expected!r} not in the message\n{detail}"
-    else:
-        assert result.code == 0, detail
-        assert not [line for line in result.stderr.splitlines() if line.startswith("error: ")], detail
-        case.check(result, project)
-
-
-GENERATED_CPU: Counter[str] = Counter()
+    failures = []
+    for case in cases:
+        problem = run_generated(case, project, env)
+        if problem:
+            failures.append(problem)
+        reference = put_back(project, tasks_project, reference)
+    print(f"ran {len(cases)} generated cases, {len(failures)} failed")
+    assert not failures, f"{len(failures)} of {len(cases)} cases:\n\n" + "\n\n".join(failures)
 
 
 @pytest.mark.mirror
-def test_units_cover_every_task_and_setting(tasks_project: Path) -> None:
-    """UNITS, the tasks the classes are generated for, name every task and every setting the
-    project renders (add a new task or setting to UNITS), and nothing it does not render."""
-    rendered: set[tuple[str, str, str]] = set()
-    for prompts in (tasks_project / "results/prompts").glob("*/*.parquet"):
-        table = pq.read_table(prompts, columns=["task"])
-        rendered |= {(prompts.parent.name, task, prompts.stem) for task in set(table["task"].to_pylist())}
-    units = {(u.benchmark, u.task, u.setting) for u in UNITS}
-    assert units <= rendered, sorted(units - rendered)
-    assert {(b, t) for b, t, _ in rendered} == {(b, t) for b, t, _ in units}, "a task without its classes"
-    assert {(b, s) for b, _, s in rendered} == {(b, s) for b, _, s in units}, "a setting without its classes"
+@pytest.mark.parametrize("benchmark", NAMES)
+def test_generated_classes(benchmark: str, tasks_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every class, for every task and setting of the benchmark (discover_units), through
+    evaluate-predictions (each format), generate (replay) and score."""
+    run_corpus(corpus_for(benchmark, discover_units(tasks_project, benchmark)), tasks_project, tmp_path, monkeypatch)
 
 
-def test_generated_corpus_size() -> None:
-    """How many cases the classes generate, by stage and by class (run with -s); every command
-    that reads params has its secret-bearing cases, and the CPU time per stage when they ran."""
-    from idiombench.cli import app
+@pytest.mark.mirror
+def test_generated_command_classes(tasks_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Look-alike ownership records for every command with --out, secret-bearing values for
+    every command that reads params."""
+    run_corpus(COMMAND_CASES, tasks_project, tmp_path, monkeypatch)
 
-    reads_params = {command.name or command.callback.__name__.replace("_", "-") for command in app.registered_commands
-                    if "params" in inspect.signature(command.callback).parameters}
-    assert reads_params - {"merge-params"} <= set(PARAMS_COMMANDS), sorted(reads_params - set(PARAMS_COMMANDS))
-    ids = [case.id for case in GENERATED]
+
+@pytest.mark.mirror
+def test_generated_corpus_size(tasks_project: Path) -> None:
+    """How many cases the classes generate, by stage and by class (run with -s), and the CPU time
+    per stage of this run; every benchmark meets every class of every stage, every task and
+    setting it renders has its unit, every command with --out or params its cases."""
+    from idiombench.benchmarks.registry import get_benchmark
+
+    by_benchmark = {name: corpus_for(name, discover_units(tasks_project, name)) for name in NAMES}
+    cases = [case for found in by_benchmark.values() for case in found] + COMMAND_CASES
+    ids = [case.id for case in cases]
     assert len(ids) == len(set(ids)), "two generated cases with one id"
-    klasses = Counter(re.sub(r" \(.*", "", case.klass) for case in GENERATED)
-    print(f"generated corpus: {len(GENERATED)} cases over {len(UNITS)} tasks x settings; "
-          f"by stage: {dict(Counter(c.stage for c in GENERATED))}; by class: {dict(klasses)}; "
-          f"CPU seconds by stage (this run): { {k: round(v, 1) for k, v in GENERATED_CPU.items()} }")
-    assert len(GENERATED) >= 400
+    unit_families = {"item without a record", "record without an item", "records of one item that disagree", "wrong types",
+                     "empty", "huge output", "undecodable", "control and direction characters"}
+    for name, found in by_benchmark.items():
+        stages = {case.stage for case in found}
+        assert {"evaluate-predictions (idiombench table)", "generate (replay, idiombench table)", "score"} <= stages, name
+        for fmt in get_benchmark(name).prediction_formats:
+            assert {f"evaluate-predictions ({fmt} format)", f"generate (replay, {fmt} format)"} <= stages, (name, fmt)
+        missing = unit_families - {case.family for case in found if case.stage.startswith("evaluate-predictions (idiombench")}
+        assert not missing, (name, missing)
+        rendered = {(p.parent.name, p.stem) for p in (tasks_project / "results/prompts" / name).glob("*.parquet")}
+        assert {(name, u.setting) for u in discover_units(tasks_project, name)} == rendered, name
+    commands = cli_commands()
+    assert {c for c, names in commands.items() if "params" in names or "overlay" in names} == \
+        {case.stage for case in COMMAND_CASES if case.family == "secret-bearing value"}
+    assert {c for c, names in commands.items() if "out" in names} == \
+        {case.stage.removesuffix(" --out") for case in COMMAND_CASES if case.family == "look-alike ownership record"}
+    units = {name: len(discover_units(tasks_project, name)) for name in NAMES}
+    print(f"generated corpus: {len(cases)} cases ({len(cases) - len(COMMAND_CASES)} over the benchmarks' "
+          f"{sum(units.values())} task x setting units {units}, {len(COMMAND_CASES)} over the commands); "
+          f"by class: {dict(Counter(case.family for case in cases))}; by stage: {dict(Counter(c.stage for c in cases))}; "
+          f"ran this run: {sum(GENERATED_RAN.values())}; CPU seconds by stage (this run): "
+          f"{ {k: round(v, 1) for k, v in GENERATED_CPU.items()} }")
+    assert len(cases) >= 400

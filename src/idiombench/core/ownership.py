@@ -197,6 +197,29 @@ def unstamped(body: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in body.items() if key != STAMP}
 
 
+# A text file a command generates whole (dvc.yaml, a merged params file) ends with a comment that
+# holds the sha256 of every line above it: a header alone proves nothing (anyone can type it),
+# so a hand-made or edited file is never taken for ours.
+SEAL = f"# sealed by {TOOL}, the sha256 of the lines above: "
+
+
+def sealed(text: str) -> str:
+    """`text` with its seal as the last line."""
+    text = text if text.endswith("\n") else text + "\n"
+    return f"{text}{SEAL}{hashlib.sha256(text.encode('utf-8')).hexdigest()}\n"
+
+
+def is_sealed(path: Path) -> bool:
+    """The file ends with the seal of the lines above it (sealed)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return False
+    body, _, last = data.removesuffix(b"\n").rpartition(b"\n")
+    digest = hashlib.sha256(body + b"\n").hexdigest()
+    return last == f"{SEAL}{digest}".encode()
+
+
 def stamped_by(path: Path, output: Output) -> bool:
     """Whether `path` is a JSON file `output`'s stage wrote, unchanged since (its record matches)."""
     body = read_object(path)
