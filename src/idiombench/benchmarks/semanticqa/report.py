@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...report import option_order
+from ...report.cells import Marks
 from ...report.tables import Cell, CellRef, Figure, Section, Table
 from .adapters import ADAPTERS
 from .aggregate import PRIMARY, setting_order
@@ -35,26 +36,11 @@ def fmt(value: Any) -> str:
     return "—" if value is None else f"{value:.1f}"
 
 
-class Marks:
-    """Collects the marks a table uses and their footnotes (each explained once)."""
-
-    def __init__(self) -> None:
-        self.notes: dict[str, str] = {}
-
-    def use(self, mark: str, note: str) -> str:
-        if mark:
-            self.notes.setdefault(mark, note)
-        return mark
-
-    def footnotes(self) -> list[str]:
-        return [f"{mark} {note}" for mark, note in self.notes.items()]
-
-
 def sample_mark(body: dict[str, Any], setting: str, task: str, marks: Marks) -> str:
     counts = body["settings"][setting]["counts"].get(task, {})
     items, total = counts.get("items"), counts.get("items_in_task")
     if items is not None and total and items < total:
-        return marks.use(SAMPLE, "computed on a sample of the task's items (render.sample); the count of items "
+        return marks.add(SAMPLE, "computed on a sample of the task's items (render.sample); the count of items "
                                  "scored per task is in the counts table; not comparable with the paper's full sets.")
     return ""
 
@@ -62,17 +48,17 @@ def sample_mark(body: dict[str, Any], setting: str, task: str, marks: Marks) -> 
 def bertscore_mark(body: dict[str, Any], value: float | None, marks: Marks) -> str:
     """The bertscore_en role's mark on a value (substitute †, assumed paper model *); ‡ when not computed."""
     if value is None:
-        return marks.use(NOT_COMPUTED, "not computed: the bertscore_en scoring role has no model in this profile.")
+        return marks.add(NOT_COMPUTED, "not computed: the bertscore_en scoring role has no model in this profile.")
     info = body.get("provenance", {}).get("roles", {}).get("bertscore_en", {})
     mark = info.get("mark") or ""
-    return marks.use(mark, f"BERTScore F1: {info.get('footnote')}") if mark else ""
+    return marks.add(mark, f"BERTScore F1: {info.get('footnote')}") if mark else ""
 
 
 def meteor_mark(body: dict[str, Any], value: float | None, marks: Marks) -> str:
     if value is not None:
         return ""
     reason = body.get("provenance", {}).get("meteor", {}).get("reason") or "METEOR not computed (see the scoring notes)."
-    return marks.use(NOT_COMPUTED, reason)
+    return marks.add(NOT_COMPUTED, reason)
 
 
 def rows_by_model(ctx: Any, keep: Callable[[str, dict[str, Any]], bool]) -> list[tuple[str, str, dict[str, Any]]]:
@@ -98,7 +84,7 @@ def metric_cell(body: dict[str, Any], setting: str, task: str, metric: str, mark
     value = metrics[task].get(metric)
     scorer = scorer_mark(value) if scorer_mark is not None else ""
     if value is None and not scorer:
-        scorer = marks.use(NOT_COMPUTED, "not computed (see the scoring notes).")
+        scorer = marks.add(NOT_COMPUTED, "not computed (see the scoring notes).")
     ref = CellRef(str(body["model"]), f"{setting}/{task}/{metric}", 100.0) if value is not None and "model" in body else None
     return Cell(fmt(value), scorer + sample_mark(body, setting, task, marks), ref)
 
@@ -270,13 +256,13 @@ def report_section(ctx: Any) -> Section | None:
         return None
     tables: list[Table] = []
     for build in (table3, table4, lcc_table):
-        marks = Marks()
+        marks = Marks(per_mark=True)  # each mark explained once
         table = build(ctx, marks)
         table.footnotes = marks.footnotes()
         if table.rows:
             tables.append(table)
     tables.append(counts_table(ctx))
-    marks = Marks()
+    marks = Marks(per_mark=True)  # each mark explained once
     sequential = sequential_tables(ctx, marks)
     for table in sequential:
         table.footnotes = marks.footnotes()
@@ -284,14 +270,11 @@ def report_section(ctx: Any) -> Section | None:
     scaling = scaling_table(ctx)
     if scaling is not None:
         tables.append(scaling)
-    entries = option_order_entries(ctx)
-    order_table = option_order.table("semanticqa_option_order", "SemanticQA IED and NCC: option-order robustness "
-                                     "(CircularEval; not in the paper)", entries)
+    order_table, order_figure = option_order.part("semanticqa_option_order", "SemanticQA IED and NCC",
+                                                  option_order_entries(ctx), ctx.figures_dir)
     tables += [order_table] if order_table is not None else []
     tables = [t for t in tables if t.rows]
     fig = figure(ctx)
-    order_figure = option_order.figure("semanticqa_option_order", "SemanticQA IED and NCC: picks by shown position",
-                                       entries, ctx.figures_dir) if order_table is not None else None
     notes = sorted({note for body in ctx.metrics.values() for note in body.get("provenance", {}).get("scoring_notes", [])})
     return Section(
         benchmark="semanticqa",
