@@ -16,6 +16,7 @@ depends on it, `§` on cells computed from a sample of the items; footnotes expl
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +76,13 @@ def models_with(ctx: Any, setting: str) -> list[str]:
 
 # --------------------------------------------------------------------------- Task 1
 
+def mcq_rows(ctx: Any, models: list[str], marks: Marks) -> Iterator[tuple[str, dict[str, Any], str]]:
+    """Per model: its metrics body and the sample mark of its Task 1 cells."""
+    for model in models:
+        body = ctx.metrics[model]
+        yield model, body, sample_mark(body, "mcq", marks)
+
+
 def table3(ctx: Any) -> list[Table]:
     models = models_with(ctx, "mcq")
     if not models:
@@ -82,9 +90,7 @@ def table3(ctx: Any) -> list[Table]:
     marks = Marks()
     rows = []
     dup_rows = []
-    for model in models:
-        body = ctx.metrics[model]
-        m = sample_mark(body, "mcq", marks)
+    for model, body, m in mcq_rows(ctx, models, marks):
         row = [Cell(ctx.display_name(model))]
         for scope in (*GROUPS, OVERALL):
             for kind in ("macro", "micro"):
@@ -130,9 +136,7 @@ def table12(ctx: Any) -> tuple[Table | None, list[tuple[str, str, dict[str, floa
     short = {CORRECT: "Corr", INVALID: "Inv", TARGET_COPY: "TgtCopy"}
     rows = []
     shares = []
-    for model in models:
-        body = ctx.metrics[model]
-        m = sample_mark(body, "mcq", marks)
+    for model, body, m in mcq_rows(ctx, models, marks):
         row = [Cell(ctx.display_name(model))]
         for group in GROUPS:
             values = {o: metric(body, "mcq", f"outcome.{group}.{o}") for o in outcomes}

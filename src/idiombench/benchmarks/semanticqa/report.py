@@ -89,70 +89,82 @@ def metric_cell(body: dict[str, Any], setting: str, task: str, metric: str, mark
     return Cell(fmt(value), scorer + sample_mark(body, setting, task, marks), ref)
 
 
-def table3(ctx: Any, marks: Marks) -> Table:
-    columns = ["Model", "Setting"] + [f"{ADAPTERS[t].code} ({METRIC_LABELS[PRIMARY[ADAPTERS[t].kind]]})" for t in TASKS]
+def setting_table(ctx: Any, table_id: str, title: str, columns: list[str],
+                  cells: Callable[[str, dict[str, Any]], list[Cell] | None], caption: str) -> Table:
+    """A row per model and (atomic) setting: its name, the setting, then `cells(setting, body)`
+    (None: no row)."""
     rows = []
     for model, setting, body in rows_by_model(ctx, is_atomic):
-        row = [Cell(ctx.display_name(model)), Cell(setting)]
+        row = cells(setting, body)
+        if row is not None:
+            rows.append([Cell(ctx.display_name(model)), Cell(setting), *row])
+    return Table(table_id, title, columns, rows, caption=caption)
+
+
+def table3(ctx: Any, marks: Marks) -> Table:
+    def cells(setting: str, body: dict[str, Any]) -> list[Cell]:
+        row = []
         for task in TASKS:
             kind = ADAPTERS[task].kind
-            scorer = (lambda v, b=body: meteor_mark(b, v, marks)) if kind == "interpretation" else None
+            scorer = (lambda v: meteor_mark(body, v, marks)) if kind == "interpretation" else None
             row.append(metric_cell(body, setting, task, PRIMARY[kind], marks, scorer))
-        rows.append(row)
-    return Table(
-        "semanticqa_table3", "SemanticQA: main results (paper table 3 / 12)", columns, rows,
+        return row
+
+    return setting_table(
+        ctx, "semanticqa_table3", "SemanticQA: main results (paper table 3 / 12)",
+        ["Model", "Setting"] + [f"{ADAPTERS[t].code} ({METRIC_LABELS[PRIMARY[ADAPTERS[t].kind]]})" for t in TASKS], cells,
         caption="ACC: accuracy; ACC_s: sequence-level exact match (partial spans do not count); MTR: METEOR "
                 "(NLTK, WordNet 3.0, max over references). Percent.",
     )
 
 
 def table4(ctx: Any, marks: Marks) -> Table:
-    columns = ["Model", "Setting"] + [f"{ADAPTERS[t].code} {m}" for t in INTERPRETATION_TASKS for m in ("R-L", "B-S")]
-    rows = []
-    for model, setting, body in rows_by_model(ctx, is_atomic):
-        row = [Cell(ctx.display_name(model)), Cell(setting)]
-        for task in INTERPRETATION_TASKS:
-            row.append(metric_cell(body, setting, task, "ROUGE-L", marks))
-            row.append(metric_cell(body, setting, task, "BERTScore", marks, lambda v, b=body: bertscore_mark(b, v, marks)))
-        rows.append(row)
-    return Table(
-        "semanticqa_table4", "SemanticQA: interpretation, ROUGE-L and BERTScore F1 (paper table 4)", columns, rows,
+    def cells(setting: str, body: dict[str, Any]) -> list[Cell]:
+        def bertscore(value: float | None) -> str:
+            return bertscore_mark(body, value, marks)
+
+        return [metric_cell(body, setting, task, metric, marks, bertscore if metric == "BERTScore" else None)
+                for task in INTERPRETATION_TASKS for metric in ("ROUGE-L", "BERTScore")]
+
+    return setting_table(
+        ctx, "semanticqa_table4", "SemanticQA: interpretation, ROUGE-L and BERTScore F1 (paper table 4)",
+        ["Model", "Setting"] + [f"{ADAPTERS[t].code} {m}" for t in INTERPRETATION_TASKS for m in ("R-L", "B-S")], cells,
         caption="R-L: ROUGE-L F (rouge-score); B-S: BERTScore F1 (no idf, no baseline rescaling); both the max "
                 "over the item's references. Percent.",
     )
 
 
 def lcc_table(ctx: Any, marks: Marks) -> Table:
-    columns = ["Model", "Setting", "ACC", "macro-F1", "micro-F1", "weighted-F1"]
-    rows = []
     task = "collocation_categorization"
-    for model, setting, body in rows_by_model(ctx, is_atomic):
+    metrics = ["ACC", "macro-F1", "micro-F1", "weighted-F1"]
+
+    def cells(setting: str, body: dict[str, Any]) -> list[Cell] | None:
         if task not in body["settings"][setting]["metrics"]:
-            continue
-        rows.append([Cell(ctx.display_name(model)), Cell(setting)]
-                    + [metric_cell(body, setting, task, m, marks) for m in columns[2:]])
-    return Table("semanticqa_lcc_f1", "SemanticQA: LCC accuracy and F1 (lexical-function labels)", columns, rows,
-                 caption="F1 over the gold labels and the recognised predicted labels; an unreadable prediction is "
-                         "a miss for its gold label. Percent.")
+            return None
+        return [metric_cell(body, setting, task, m, marks) for m in metrics]
+
+    return setting_table(
+        ctx, "semanticqa_lcc_f1", "SemanticQA: LCC accuracy and F1 (lexical-function labels)",
+        ["Model", "Setting", *metrics], cells,
+        caption="F1 over the gold labels and the recognised predicted labels; an unreadable prediction is "
+                "a miss for its gold label. Percent.",
+    )
+
+
+def count_cell(counts: dict[str, Any], task: str) -> Cell:
+    """`items scored/items in the task (unreadable or failed)`; — for a task not scored."""
+    c = counts.get(task)
+    if c is None:
+        return Cell("—")
+    unread = c["parse_failures"] + c["generation_failures"]
+    return Cell(f"{c['items']}/{c['items_in_task']} ({unread})")
 
 
 def counts_table(ctx: Any) -> Table:
-    columns = ["Model", "Setting"] + [ADAPTERS[t].code for t in TASKS]
-    rows = []
-    for model, setting, body in rows_by_model(ctx, is_atomic):
-        counts = body["settings"][setting]["counts"]
-        row = [Cell(ctx.display_name(model)), Cell(setting)]
-        for task in TASKS:
-            c = counts.get(task)
-            if c is None:
-                row.append(Cell("—"))
-                continue
-            unread = c["parse_failures"] + c["generation_failures"]
-            row.append(Cell(f"{c['items']}/{c['items_in_task']} ({unread})"))
-        rows.append(row)
-    return Table(
-        "semanticqa_counts", "SemanticQA: items scored of the task's items (unreadable or failed outputs)",
-        columns, rows,
+    return setting_table(
+        ctx, "semanticqa_counts", "SemanticQA: items scored of the task's items (unreadable or failed outputs)",
+        ["Model", "Setting"] + [ADAPTERS[t].code for t in TASKS],
+        lambda setting, body: [count_cell(body["settings"][setting]["counts"], task) for task in TASKS],
         caption="Unreadable or failed outputs count as wrong (0); their flags are in the per-row scores.",
     )
 
