@@ -323,9 +323,8 @@ CHUNK_ROWS = 20_000  # generation rows scored at once: the peak memory of a long
 
 
 class ChunkOptions(TypedDict, total=False):
-    """score_chunks' optional inputs (score_generations passes them on)."""
+    """score_chunks' optional inputs after `prompt_index` (score_generations passes them on)."""
 
-    prompt_index: Mapping[str, Mapping[str, str]] | None
     lexicons: Mapping[str, lexicon.ReleasedLexicon] | None
     chunk_rows: int | None
     lexical: LexicalTerms | None
@@ -333,13 +332,15 @@ class ChunkOptions(TypedDict, total=False):
 
 def score_generations(
     model: str, generations: Mapping[str, pd.DataFrame], items: Mapping[str, Mapping[str, Item]],
-    cfg: OrderProbeScore, scorers: Any, notes: list[str], **options: Unpack[ChunkOptions],
+    cfg: OrderProbeScore, scorers: Any, notes: list[str],
+    prompt_index: Mapping[str, Mapping[str, str]] | None = None, **options: Unpack[ChunkOptions],
 ) -> dict[str, pd.DataFrame]:
     """Score tables per setting (see the module docstring). `lexicons`: the released word
     lists per language (lexicon.load), needed when needs_lexicons(cfg); `chunk_rows` and
     `lexical`: as score_chunks takes them."""
     chunks: dict[str, list[pd.DataFrame]] = {}
-    for setting, frame in score_chunks(model, generations, items, cfg, scorers, notes, **options):
+    for setting, frame in score_chunks(model, generations, items, cfg, scorers, notes, prompt_index,
+                                       **options):
         chunks.setdefault(setting, []).append(frame)
     return {setting: pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
             for setting, frames in chunks.items()}
