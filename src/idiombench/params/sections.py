@@ -1,6 +1,7 @@
 """What every benchmark's params section (`benchmarks.<name>` in params.yaml) is built from, so the
-benchmark packages declare only their own knobs: the `render` section's base (its `settings`, each
-listed once) and the fields every render section has."""
+benchmark packages declare only their own knobs: the section's base (`enabled`, `render`, `build`,
+`generate`, `score`, in that order), the `render` section's base (its `settings`, each listed once)
+and the fields every render section has."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from ..core.schema import StrictModel, no_repeats
+from ..generation.config import GenerateConfig
 
 
 class RenderSection(StrictModel):
@@ -31,3 +33,16 @@ def settings_field(defaults: Sequence[str], description: str | None = None) -> A
 def sample_field() -> Any:
     """The `sample` field: which items are rendered (the benchmark's sample model), null for all."""
     return Field(None, description="null: every item.")
+
+
+class BenchmarkSection(StrictModel):
+    """Base of a benchmark's params section (its `config_model`). The subclass re-declares `render`,
+    `build` and `score` with its own models (and `generate` where its defaults differ); a field
+    re-declared keeps its place here, so params.yaml and `idiombench params` show every section in
+    this order, the benchmark's own sections after."""
+
+    enabled: bool = True
+    render: RenderSection = RenderSection()
+    build: StrictModel = StrictModel()
+    generate: GenerateConfig = GenerateConfig()
+    score: StrictModel = StrictModel()

@@ -20,9 +20,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from ...generation.config import GenerateConfig
 from ...core.schema import StrictModel
-from ...params.sections import RenderSection, sample_field, settings_field
+from ...params.sections import BenchmarkSection, RenderSection, sample_field, settings_field
 
 FileFormat = Literal["json", "jsonl", "csv"]
 ChidSplit = Literal["test_public", "train_few_all", "dev_few_all"]
@@ -177,9 +176,7 @@ class ChengyuBenchScore(StrictModel):
     valid_idiom: ValidIdiomConfig = ValidIdiomConfig()
 
 
-class ChengyuBenchConfig(StrictModel):
-    enabled: bool = True
+class ChengyuBenchConfig(BenchmarkSection):
     render: ChengyuBenchRender = ChengyuBenchRender()
     build: ChengyuBenchBuild = ChengyuBenchBuild()
-    generate: GenerateConfig = GenerateConfig()
     score: ChengyuBenchScore = ChengyuBenchScore()

@@ -7,11 +7,10 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from ...generation.config import GenerateConfig
 from ...core.paths import ANNOTATIONS
 from ...core.schema import Key, Name, StrictModel
 from ...core.schema import no_repeats
-from ...params.sections import RenderSection, sample_field, settings_field
+from ...params.sections import BenchmarkSection, RenderSection, sample_field, settings_field
 
 
 class GIdiomAlignBuild(StrictModel):
@@ -179,11 +178,9 @@ class GIdiomAlignAttention(StrictModel):
         return path
 
 
-class GIdiomAlignConfig(StrictModel):
-    enabled: bool = True
+class GIdiomAlignConfig(BenchmarkSection):
     render: GIdiomAlignRender = GIdiomAlignRender()
     build: GIdiomAlignBuild = GIdiomAlignBuild()
-    generate: GenerateConfig = GenerateConfig()
     score: GIdiomAlignScore = GIdiomAlignScore()
     # `construct` in params; the attribute has another name because pydantic models have a construct() method
     construction: GIdiomAlignConstruct = Field(default_factory=GIdiomAlignConstruct, alias="construct")

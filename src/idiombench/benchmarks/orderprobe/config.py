@@ -8,7 +8,7 @@ from pydantic import Field, model_validator
 
 from ...generation.config import GenerateConfig, SamplingConfig
 from ...core.schema import Name, StrictModel
-from ...params.sections import RenderSection, sample_field, settings_field
+from ...params.sections import BenchmarkSection, RenderSection, sample_field, settings_field
 
 Language = Literal["zh-CN", "zh-TW", "ja", "ko"]
 ALL_LANGUAGES: list[Language] = ["zh-CN", "zh-TW", "ja", "ko"]
@@ -186,8 +186,7 @@ class OrderProbeScore(StrictModel):
     )
 
 
-class OrderProbeConfig(StrictModel):
-    enabled: bool = True
+class OrderProbeConfig(BenchmarkSection):
     render: OrderProbeRender = OrderProbeRender()
     build: OrderProbeBuild = OrderProbeBuild()
     generate: GenerateConfig = GenerateConfig(extra={"consistency": SamplingConfig(n=5, temperature=0.7)})

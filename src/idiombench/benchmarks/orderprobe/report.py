@@ -205,55 +205,54 @@ def section_table(ctx: Any, name: str, title: str, columns: list[str], rows: lis
                  footnotes=footnotes + sample_footnote(ctx.metrics), caption=caption)
 
 
+def diagnostics_row(r: GroupRow, notes: Notes, columns: Iterable[tuple[str, str]], fmt: str, recovery_fmt: str,
+                    ref: tuple[str, str] | None = None, depends: Mapping[str, str] | None = None) -> list[Cell]:
+    """The row's first cells, a cell per diagnostic of `columns` (its roles' marks from the metric
+    `depends` names, else its own) and Recovery in percent."""
+    cells = [metric_cell(r.group, key, r.roles, notes, r.where, fmt, depends_metric=(depends or {}).get(key), ref=ref)
+             for key, _ in columns]
+    return r.head + cells + [metric_cell(r.group, "recovery", r.roles, notes, r.where, recovery_fmt, percent=True, ref=ref)]
+
+
+def diagnostics_table(ctx: Any, models: list[str], name: str, title: str, columns: list[str], rows: list[list[Cell]],
+                      footnotes: list[str], caption: str = "") -> Table:
+    """A table of diagnostics and Recovery, captioned with the Recovery test the first model's scores used."""
+    return section_table(ctx, name, title, columns, rows, footnotes,
+                         caption=recovery_caption(ctx.metrics[models[0]]) + caption)
+
+
 def table3(ctx: Any, models: list[str], settings: list[str]) -> Table:
     notes = Notes()
-    rows = []
-    for r in group_rows(ctx, models, settings):
-        ref = (r.model, r.setting)
-        cells = [metric_cell(r.group, key, r.roles, notes, r.where, ref=ref) for key, _ in DIAGNOSTICS]
-        rows.append(r.head + cells + [metric_cell(r.group, "recovery", r.roles, notes, r.where, "{:.3f}", percent=True,
-                                                  ref=ref)])
-    return section_table(
-        ctx, "table3", "OrderProbe: model × setting (paper table 3)",
+    rows = [diagnostics_row(r, notes, DIAGNOSTICS, "{:.3f}", "{:.3f}", ref=(r.model, r.setting))
+            for r in group_rows(ctx, models, settings)]
+    return diagnostics_table(
+        ctx, models, "table3", "OrderProbe: model × setting (paper table 3)",
         ["Model", "Setting", *[h for _, h in DIAGNOSTICS], "Recovery (%)"], rows, notes.lines(),
-        caption=recovery_caption(ctx.metrics[models[0]])
-        + " Diagnostics are means over the perturbed inputs with a reference gloss.",
+        " Diagnostics are means over the perturbed inputs with a reference gloss.",
     )
 
 
 def table4(ctx: Any, models: list[str], settings: list[str]) -> Table:
     notes = Notes()
-    rows = []
-    for r in group_rows(ctx, models, settings, per_language):
-        ref = (r.model, f"{r.setting}/{r.part}")
-        cells = [metric_cell(r.group, key, r.roles, notes, r.where, "{:.4f}", ref=ref) for key, _ in DIAGNOSTICS]
-        rows.append(r.head + cells + [metric_cell(r.group, "recovery", r.roles, notes, r.where, "{:.2f}", percent=True,
-                                                  ref=ref)])
-    return section_table(
-        ctx, "table4", "OrderProbe: per script setting (paper table 4)",
-        ["Model", "Setting", "Language", *[h for _, h in DIAGNOSTICS], "Recovery (%)"], rows,
-        notes.lines() + ["The Japanese release ships no reference glosses: its semantic diagnostics cannot be "
-                         "computed (Recovery needs none)."],
-        caption=recovery_caption(ctx.metrics[models[0]]),
-    )
+    rows = [diagnostics_row(r, notes, DIAGNOSTICS, "{:.4f}", "{:.2f}", ref=(r.model, f"{r.setting}/{r.part}"))
+            for r in group_rows(ctx, models, settings, per_language)]
+    japanese = "The Japanese release ships no reference glosses: its semantic diagnostics cannot be computed " \
+        "(Recovery needs none)."
+    return diagnostics_table(ctx, models, "table4", "OrderProbe: per script setting (paper table 4)",
+                             ["Model", "Setting", "Language", *[h for _, h in DIAGNOSTICS], "Recovery (%)"], rows,
+                             notes.lines() + [japanese])
 
 
 def category_table(ctx: Any, models: list[str], settings: list[str]) -> Table:
     notes = Notes()
-    rows = []
     columns = (("s_acc_mean", "S_SEM"), ("s_cons", "S_CON"), ("s_logic", "S_LOG"), ("s_seq", "S_ROB (S_seq)"),
                ("s_info", "S_INFO"))
-    for r in group_rows(ctx, models, settings, per_category):
-        cells = [metric_cell(r.group, key, r.roles, notes, r.where, depends_metric="s_rob" if key == "s_seq" else None)
-                 for key, _ in columns]
-        rows.append(r.head + cells + [metric_cell(r.group, "recovery", r.roles, notes, r.where, "{:.1f}", percent=True)])
-    return section_table(
-        ctx, "figure5", "OrderProbe: per syntactic category (paper figure 5)",
-        ["Model", "Setting", "Category", *[h for _, h in columns], "Recov (%)"], rows,
-        notes.lines() + ["Robustness per category is S_seq: S_struct (and so S_Rob) compares the categories with "
-                         "each other."],
-        caption=recovery_caption(ctx.metrics[models[0]]),
-    )
+    rows = [diagnostics_row(r, notes, columns, "{:.3f}", "{:.1f}", depends={"s_seq": "s_rob"})
+            for r in group_rows(ctx, models, settings, per_category)]
+    robustness = "Robustness per category is S_seq: S_struct (and so S_Rob) compares the categories with each other."
+    return diagnostics_table(ctx, models, "figure5", "OrderProbe: per syntactic category (paper figure 5)",
+                             ["Model", "Setting", "Category", *[h for _, h in columns], "Recov (%)"], rows,
+                             notes.lines() + [robustness])
 
 
 def table11(ctx: Any, models: list[str], settings: list[str]) -> Table:

@@ -7,10 +7,9 @@ from typing import Literal, get_args
 
 from pydantic import Field, field_validator
 
-from ...generation.config import GenerateConfig
 from ...core.schema import Name, StrictModel
 from ...core.schema import no_repeats
-from ...params.sections import RenderSection, sample_field, settings_field
+from ...params.sections import BenchmarkSection, RenderSection, sample_field, settings_field
 
 MainTask = Literal[
     "idiom_detection",
@@ -190,9 +189,7 @@ class SemanticQAScore(StrictModel):
     lcc_scaling: SemanticQAScaling = SemanticQAScaling()
 
 
-class SemanticQAConfig(StrictModel):
-    enabled: bool = True
+class SemanticQAConfig(BenchmarkSection):
     render: SemanticQARender = SemanticQARender()
     build: SemanticQABuild = SemanticQABuild()
-    generate: GenerateConfig = GenerateConfig()
     score: SemanticQAScore = SemanticQAScore()
