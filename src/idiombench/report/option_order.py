@@ -8,6 +8,7 @@ bootstrap interval (resampled over items) in the report.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,23 @@ class Entry:
     metrics: dict[str, Any]  # option_order.<metric> -> value (the aggregate's)
     counts: dict[str, Any]  # scoring.option_order.summarise's counts
     ref_prefix: str  # the estimands' name prefix, e.g. "mcq/" (names: <prefix>option_order.<metric>)
+
+
+def entry(model: str, display: str, label: str, setting: Mapping[str, Any] | None, ref_prefix: str) -> Entry | None:
+    """The entry of one setting's metrics body (metrics, counts.option_order) when its option-order
+    pass ran, else None."""
+    counts = (setting or {}).get("counts", {}).get("option_order")
+    if not setting or not counts:
+        return None
+    return Entry(model, display, label, setting["metrics"], counts, ref_prefix)
+
+
+def part(part_id: str, subject: str, entries: list[Entry], directory: Path) -> tuple[Table | None, Figure | None]:
+    """A section's option-order table and figure (`<part_id>.*`), None each when the pass did not run."""
+    order_table = table(part_id, f"{subject}: option-order robustness (CircularEval; not in the paper)", entries)
+    if order_table is None:
+        return None, None
+    return order_table, figure(part_id, f"{subject}: picks by shown position", entries, directory)
 
 
 def table(table_id: str, title: str, entries: list[Entry], marks: str = "") -> Table | None:

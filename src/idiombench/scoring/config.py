@@ -62,11 +62,18 @@ class RoleBase(StrictModel):
         return self
 
 
-class CrossEncoderRole(RoleBase):
+class ClassifierRole(RoleBase):
+    """A role whose model reads a pair jointly through a classification head (the subclass
+    narrows `kind`; a field re-declared keeps its place, so `kind` stays before `dtype`)."""
+
+    kind: str
+    dtype: Dtype = "float32"
+
+
+class CrossEncoderRole(ClassifierRole):
     """A single-logit reranker scoring (a, b) jointly; the score is the sigmoid of the logit."""
 
     kind: Literal["cross_encoder"]
-    dtype: Dtype = "float32"
 
 
 class EmbedderRole(RoleBase):
@@ -91,11 +98,10 @@ class EmbedderRole(RoleBase):
         return self
 
 
-class NLIRole(RoleBase):
+class NLIRole(ClassifierRole):
     """A 3-way NLI classifier; labels are read from the model's id2label."""
 
     kind: Literal["nli"]
-    dtype: Dtype = "float32"
 
 
 class BertScoreRole(RoleBase):

@@ -32,15 +32,21 @@ Pair = tuple[str, str]
 
 
 @dataclass(frozen=True)
-class PairScores:
-    """One value per input pair (cross-encoder relevance, cosine)."""
+class RoleOutput:
+    """What a scorer role returned, with the role's info (its model, status, mark)."""
 
     info: RoleInfo
-    values: np.ndarray
 
     @property
     def status(self) -> str:
         return self.info.status
+
+
+@dataclass(frozen=True)
+class PairScores(RoleOutput):
+    """One value per input pair (cross-encoder relevance, cosine)."""
+
+    values: np.ndarray
 
     def __len__(self) -> int:
         return len(self.values)
@@ -50,10 +56,9 @@ class PairScores:
 
 
 @dataclass(frozen=True)
-class Embeddings:
+class Embeddings(RoleOutput):
     """vectors[i] is the unit-norm embedding of input text i (zero for a zero vector)."""
 
-    info: RoleInfo
     vectors: np.ndarray
 
     def __len__(self) -> int:
@@ -61,15 +66,10 @@ class Embeddings:
 
 
 @dataclass(frozen=True)
-class BertScores:
-    info: RoleInfo
+class BertScores(RoleOutput):
     precision: np.ndarray
     recall: np.ndarray
     f1: np.ndarray
-
-    @property
-    def status(self) -> str:
-        return self.info.status
 
     def __iter__(self):  # P, R, F1 = scorers.bertscore(...)
         return iter((self.precision, self.recall, self.f1))
@@ -79,16 +79,11 @@ class BertScores:
 
 
 @dataclass(frozen=True)
-class NLIScores:
+class NLIScores(RoleOutput):
     """probs[:, j] is the probability of NLI_LABELS[j] (entailment, neutral, contradiction)."""
 
-    info: RoleInfo
     probs: np.ndarray
     labels: tuple[str, ...] = NLI_LABELS
-
-    @property
-    def status(self) -> str:
-        return self.info.status
 
     @property
     def entailment(self) -> np.ndarray:

@@ -3,7 +3,7 @@ paper's provenance in code (never hand-written)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from .config import RoleBase, RoleStatus, ScoringConfig
 from .provenance import PaperRole, RoleKind
@@ -48,16 +48,7 @@ class RoleInfo:
         return self.status != "not_computed"
 
     def as_dict(self) -> dict[str, object]:
-        return {
-            "role": self.role,
-            "kind": self.kind,
-            "model": self.model,
-            "paper_model": self.paper_model,
-            "paper_model_stated": self.paper_model_stated,
-            "status": self.status,
-            "mark": self.mark,
-            "footnote": self.footnote,
-        }
+        return asdict(self)  # every field, in declaration order
 
 
 def role_info(name: str, role: RoleBase, paper: PaperRole) -> RoleInfo:

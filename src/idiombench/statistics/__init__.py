@@ -13,9 +13,9 @@ from .bootstrap import (
     paired_permutation_p,
     replicates,
 )
-from .estimands import Estimand, custom, f1, macro_mean, mean, ratio
+from .estimands import Estimand, by_model, custom, f1, macro_mean, mean, ratio
 
 __all__ = [
-    "TESTS", "Comparison", "Estimand", "Interval", "benjamini_hochberg", "compare", "custom", "f1", "interval",
+    "TESTS", "Comparison", "Estimand", "Interval", "benjamini_hochberg", "by_model", "compare", "custom", "f1", "interval",
     "macro_mean", "mean", "paired_bootstrap_p", "paired_permutation_p", "ratio", "replicates",
 ]

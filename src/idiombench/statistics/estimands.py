@@ -10,8 +10,9 @@ models changes each model's sums by the difference of its feature rows.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -180,3 +181,16 @@ def custom(ids: Sequence[str], features: np.ndarray, reduce: Reduce, kind: str, 
            higher_is_better: bool = True) -> Estimand:
     """Any other statistic of summed per-unit features (OrderProbe's S_Rob)."""
     return _make(unit, ids, features, reduce, kind, higher_is_better)
+
+
+def by_model(scores: Mapping[str, Mapping[str, Any]],
+             of_setting: Callable[[str, Any], Mapping[str, Estimand]]) -> dict[str, dict[str, Estimand]]:
+    """A benchmark's `estimands` hook over its score tables: model -> name -> estimand, each
+    model's non-empty settings (score tables) in name order handed to `of_setting(setting, frame)`."""
+    out: dict[str, dict[str, Estimand]] = {}
+    for model, tables in scores.items():
+        mine = out.setdefault(model, {})
+        for setting, frame in sorted(tables.items()):
+            if len(frame):
+                mine.update(of_setting(setting, frame))
+    return out

@@ -18,11 +18,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
-from ...generation.config import GenerateConfig
 from ...core.schema import StrictModel
-from ...core.schema import no_repeats
+from ...params.sections import BenchmarkSection, RenderSection, sample_field, settings_field
 
 FileFormat = Literal["json", "jsonl", "csv"]
 ChidSplit = Literal["test_public", "train_few_all", "dev_few_all"]
@@ -146,7 +145,7 @@ class ChengyuBenchSample(StrictModel):
     items_per_task: int | None = Field(None, ge=1, description="Items per task; null: all.")
 
 
-class ChengyuBenchRender(StrictModel):
+class ChengyuBenchRender(RenderSection):
     """`idiombench render chengyu-bench`: the paper's appendix A prompts and a ChID prompt.
 
     connotation / appropriateness: the release task when built, else the project's sample task
@@ -154,13 +153,8 @@ class ChengyuBenchRender(StrictModel):
     the release; said so in render_stats.json). chid_open_cloze: ChID passages as an open-cloze set
     (candidates hidden, the paper's Open Cloze prompt). chid_candidates: ChID with its 7 candidates."""
 
-    settings: list[RenderSetting] = Field(default_factory=lambda: list(RENDER_SETTINGS))
-    sample: ChengyuBenchSample | None = Field(None, description="null: every item.")
-
-    @field_validator("settings")
-    @classmethod
-    def _unique_settings(cls, settings: list[str]) -> list[str]:
-        return no_repeats(settings)
+    settings: list[RenderSetting] = settings_field(RENDER_SETTINGS)
+    sample: ChengyuBenchSample | None = sample_field()
 
 
 class ValidIdiomConfig(StrictModel):
@@ -186,9 +180,7 @@ class ChengyuBenchScore(StrictModel):
     valid_idiom: ValidIdiomConfig = ValidIdiomConfig()
 
 
-class ChengyuBenchConfig(StrictModel):
-    enabled: bool = True
+class ChengyuBenchConfig(BenchmarkSection):
     render: ChengyuBenchRender = ChengyuBenchRender()
     build: ChengyuBenchBuild = ChengyuBenchBuild()
-    generate: GenerateConfig = GenerateConfig()
     score: ChengyuBenchScore = ChengyuBenchScore()

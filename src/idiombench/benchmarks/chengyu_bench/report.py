@@ -232,11 +232,9 @@ def option_order_entries(ctx: Any) -> list[option_order.Entry]:
     entries = []
     for model in sorted(ctx.metrics):
         setting = _setting(ctx.metrics[model], "chid_candidates")
-        counts = (setting or {}).get("counts", {}).get("option_order")
-        if setting and counts:
-            entries.append(option_order.Entry(model, ctx.display_name(model), f"ChID ({setting.get('task')})",
-                                              setting["metrics"], counts, "chid_candidates/"))
-    return entries
+        label = f"ChID ({(setting or {}).get('task')})"
+        entries.append(option_order.entry(model, ctx.display_name(model), label, setting, "chid_candidates/"))
+    return [e for e in entries if e is not None]
 
 
 def report_section(ctx: Any) -> Section | None:
@@ -248,13 +246,10 @@ def report_section(ctx: Any) -> Section | None:
         tables.append(chid_open_cloze_table(ctx, chid_models))
     tables.append(counts_table(ctx))
     figures = [f for f in [acc_at_k_figure(ctx)] if f is not None]
-    entries = option_order_entries(ctx)
-    order_table = option_order.table("chengyu_bench_option_order", "ChID with candidates: option-order robustness "
-                                     "(CircularEval; not in the paper)", entries)
-    if order_table is not None:
-        tables.append(order_table)
-        figures += [f for f in [option_order.figure("chengyu_bench_option_order", "ChID with candidates: picks by "
-                                                    "shown position", entries, ctx.figures_dir)] if f is not None]
+    order_table, order_figure = option_order.part("chengyu_bench_option_order", "ChID with candidates",
+                                                  option_order_entries(ctx), ctx.figures_dir)
+    tables += [order_table] if order_table is not None else []
+    figures += [order_figure] if order_figure is not None else []
     intro = ["Chengyu-Bench (Evaluative Connotation, Appropriateness, Open Cloze) and ChID accuracy, as in the "
              "paper's table 7; percentages."]
     if any(b.get("provenance", {}).get("release") != "available" for b in ctx.metrics.values()):

@@ -69,6 +69,18 @@ def main_pass(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[frame["pass"] == MAIN_PASS]
 
 
+def answer_counts(rows: pd.DataFrame) -> dict[str, int]:
+    """The counts every setting's body opens with: answers, items and directions."""
+    return {"answers": int(len(rows)), "items": int(rows["item_id"].nunique()),
+            "directions": int(rows["direction"].nunique())}
+
+
+def failure_counts(rows: pd.DataFrame) -> dict[str, int]:
+    """Answers with no option or idiom read, failed requests, and answers read off the format."""
+    return {"invalid": int(rows["invalid"].sum()), "generation_failed": int(rows["generation_failed"].sum()),
+            "format_not_followed": int((~rows["ok"].astype(bool) & ~rows["invalid"].astype(bool)).sum())}
+
+
 # --------------------------------------------------------------------------- Task 1
 
 def mcq_outcomes(cfg: GIdiomAlignScore) -> tuple[str, ...]:
@@ -99,13 +111,9 @@ def aggregate_mcq(frame: pd.DataFrame, cfg: GIdiomAlignScore) -> tuple[dict[str,
             "outcomes": {o: int((part["outcome"] == o).sum()) for o in outcomes},
         }
     counts = {
-        "answers": int(len(rows)),
-        "items": int(rows["item_id"].nunique()),
-        "directions": int(rows["direction"].nunique()),
+        **answer_counts(rows),
         "correct": int(rows["correct"].sum()),
-        "invalid": int(rows["invalid"].sum()),
-        "generation_failed": int(rows["generation_failed"].sum()),
-        "format_not_followed": int((~rows["ok"].astype(bool) & ~rows["invalid"].astype(bool)).sum()),
+        **failure_counts(rows),
         "duplicate_option_answers": int(rows["duplicate_option"].sum()),
         "answers_per_group": {g: int((rows["group"] == g).sum()) for g in GROUPS},
         "directions_per_group": {g: int(rows.loc[rows["group"] == g, "direction"].nunique()) for g in GROUPS},
@@ -167,12 +175,8 @@ def aggregate_generation(frame: pd.DataFrame, cfg: GIdiomAlignScore, similarity_
         entry["chrF"] = float(surface_by.loc[direction, "chrf"]) if surface_by is not None else None
         per_direction[direction] = entry
     counts = {
-        "answers": int(len(rows)),
-        "items": int(rows["item_id"].nunique()),
-        "directions": int(rows["direction"].nunique()),
-        "invalid": int(rows["invalid"].sum()),
-        "generation_failed": int(rows["generation_failed"].sum()),
-        "format_not_followed": int((~rows["ok"].astype(bool) & ~rows["invalid"].astype(bool)).sum()),
+        **answer_counts(rows),
+        **failure_counts(rows),
         "other_pass_rows": int(len(frame) - len(main_pass(frame))),
     }
     return {"metrics": metrics, "counts": counts}, {"per_direction": per_direction}

@@ -7,10 +7,10 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from ...generation.config import GenerateConfig
 from ...core.paths import ANNOTATIONS
 from ...core.schema import Key, Name, StrictModel
 from ...core.schema import no_repeats
+from ...params.sections import BenchmarkSection, RenderSection, sample_field, settings_field
 
 
 class GIdiomAlignBuild(StrictModel):
@@ -36,25 +36,20 @@ class GIdiomAlignSample(StrictModel):
     )
 
 
-class GIdiomAlignRender(StrictModel):
+class GIdiomAlignRender(RenderSection):
     """`idiombench render g-idiomalign`: Task 1 with the released instruction, Task 2 with the
     paper's appendix G prompts."""
 
-    settings: list[RenderSetting] = Field(
-        default_factory=lambda: list(RENDER_SETTINGS),
-        description="mcq (Task 1, task `mcq`), no_gloss and with_gloss (Task 2, task `gloss_generation`).",
+    settings: list[RenderSetting] = settings_field(
+        RENDER_SETTINGS,
+        "mcq (Task 1, task `mcq`), no_gloss and with_gloss (Task 2, task `gloss_generation`).",
     )
     additional_pairs: bool = Field(
         False,
         description="Also render Task 2 over the 42 additional language pairs (task gloss_generation_additional, "
         "reported separately, never mixed into the main tables).",
     )
-    sample: GIdiomAlignSample | None = Field(None, description="null: every item.")
-
-    @field_validator("settings")
-    @classmethod
-    def _unique_settings(cls, settings: list[str]) -> list[str]:
-        return no_repeats(settings)
+    sample: GIdiomAlignSample | None = sample_field()
 
 
 class GIdiomAlignScore(StrictModel):
@@ -183,11 +178,9 @@ class GIdiomAlignAttention(StrictModel):
         return path
 
 
-class GIdiomAlignConfig(StrictModel):
-    enabled: bool = True
+class GIdiomAlignConfig(BenchmarkSection):
     render: GIdiomAlignRender = GIdiomAlignRender()
     build: GIdiomAlignBuild = GIdiomAlignBuild()
-    generate: GenerateConfig = GenerateConfig()
     score: GIdiomAlignScore = GIdiomAlignScore()
     # `construct` in params; the attribute has another name because pydantic models have a construct() method
     construction: GIdiomAlignConstruct = Field(default_factory=GIdiomAlignConstruct, alias="construct")

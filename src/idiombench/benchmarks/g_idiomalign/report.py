@@ -16,12 +16,14 @@ depends on it, `§` on cells computed from a sample of the items; footnotes expl
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from ...core import paths
 from ...core.io import read_json_object
 from ...report import option_order
+from ...report.cells import Marks
 from ...report.tables import Cell, CellRef, Figure, Section, Table, cell
 from .aggregate import ADDITIONAL_SUFFIX, DELTA_PREFIX, GENERATION_CONDITIONS, OVERALL, threshold_name
 from .task1 import CORRECT, DISTRACTOR_TYPES, GROUPS, INVALID, TARGET_COPY
@@ -33,21 +35,6 @@ CONDITION_NAMES = {"no_gloss": "No-gloss", "with_gloss": "With-gloss"}
 OUTCOME_COLOURS = {CORRECT: "#4c9a2a", "LT": "#d62728", "LC": "#ff7f0e", "CA": "#9467bd", INVALID: "#7f7f7f",
                    TARGET_COPY: "#17becf"}
 FMT = "{:.2f}"
-
-
-class Marks:
-    """Collects the footnotes of the marks a table's cells carry."""
-
-    def __init__(self) -> None:
-        self.notes: dict[str, str] = {}
-
-    def add(self, mark: str, note: str | None) -> str:
-        if mark and note:
-            self.notes.setdefault(f"{mark} {note}", "")
-        return mark
-
-    def footnotes(self) -> list[str]:
-        return list(self.notes)
 
 
 def sample_mark(body: dict[str, Any], setting: str, marks: Marks) -> str:
@@ -89,6 +76,13 @@ def models_with(ctx: Any, setting: str) -> list[str]:
 
 # --------------------------------------------------------------------------- Task 1
 
+def mcq_rows(ctx: Any, models: list[str], marks: Marks) -> Iterator[tuple[str, dict[str, Any], str]]:
+    """Per model: its metrics body and the sample mark of its Task 1 cells."""
+    for model in models:
+        body = ctx.metrics[model]
+        yield model, body, sample_mark(body, "mcq", marks)
+
+
 def table3(ctx: Any) -> list[Table]:
     models = models_with(ctx, "mcq")
     if not models:
@@ -96,9 +90,7 @@ def table3(ctx: Any) -> list[Table]:
     marks = Marks()
     rows = []
     dup_rows = []
-    for model in models:
-        body = ctx.metrics[model]
-        m = sample_mark(body, "mcq", marks)
+    for model, body, m in mcq_rows(ctx, models, marks):
         row = [Cell(ctx.display_name(model))]
         for scope in (*GROUPS, OVERALL):
             for kind in ("macro", "micro"):
@@ -144,9 +136,7 @@ def table12(ctx: Any) -> tuple[Table | None, list[tuple[str, str, dict[str, floa
     short = {CORRECT: "Corr", INVALID: "Inv", TARGET_COPY: "TgtCopy"}
     rows = []
     shares = []
-    for model in models:
-        body = ctx.metrics[model]
-        m = sample_mark(body, "mcq", marks)
+    for model, body, m in mcq_rows(ctx, models, marks):
         row = [Cell(ctx.display_name(model))]
         for group in GROUPS:
             values = {o: metric(body, "mcq", f"outcome.{group}.{o}") for o in outcomes}
@@ -357,14 +347,9 @@ def construction_table(ctx: Any) -> Table | None:
 # --------------------------------------------------------------------------- section
 
 def option_order_entries(ctx: Any) -> list[option_order.Entry]:
-    entries = []
-    for model in models_with(ctx, "mcq"):
-        setting = ctx.metrics[model]["settings"]["mcq"]
-        counts = setting.get("counts", {}).get("option_order")
-        if counts:
-            entries.append(option_order.Entry(model, ctx.display_name(model), "Task 1 (mcq)", setting["metrics"],
-                                              counts, "mcq/"))
-    return entries
+    entries = [option_order.entry(model, ctx.display_name(model), "Task 1 (mcq)", ctx.metrics[model]["settings"]["mcq"],
+                                  "mcq/") for model in models_with(ctx, "mcq")]
+    return [e for e in entries if e is not None]
 
 
 def report_section(ctx: Any) -> Section | None:
@@ -389,14 +374,10 @@ def report_section(ctx: Any) -> Section | None:
     sample_notes = [n for n in (t12.footnotes if t12 is not None else []) if n.startswith(SAMPLE_MARK)]
     figures = [f for f in [figure3(ctx, shares, " ".join(sample_notes).removeprefix(SAMPLE_MARK).strip().capitalize())]
                if f is not None]
-    entries = option_order_entries(ctx)
-    order_table = option_order.table(f"{PREFIX}_option_order", "G-IdiomAlign Task 1: option-order robustness "
-                                     "(CircularEval; not in the paper)", entries)
-    if order_table is not None:
-        tables.append(order_table)
-        order_figure = option_order.figure(f"{PREFIX}_option_order", "G-IdiomAlign Task 1: picks by shown position",
-                                           entries, ctx.figures_dir)
-        figures += [order_figure] if order_figure is not None else []
+    order_table, order_figure = option_order.part(f"{PREFIX}_option_order", "G-IdiomAlign Task 1",
+                                                  option_order_entries(ctx), ctx.figures_dir)
+    tables += [order_table] if order_table is not None else []
+    figures += [order_figure] if order_figure is not None else []
     from .attention_report import attention_part  # the attention stage's tables 6-8 and figure
 
     attention_tables, attention_figures, attention_notes = attention_part(ctx)

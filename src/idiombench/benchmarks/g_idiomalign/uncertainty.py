@@ -71,21 +71,20 @@ def generation_estimands(setting: str, rows: pd.DataFrame, thresholds: list[floa
 def estimands(ctx: UncertaintyContext[GIdiomAlignConfig]) -> dict[str, dict[str, st.Estimand]]:
     """The Benchmark.estimands hook: model -> "<setting>/<metric>" -> estimand (a share; printed x 100)."""
     thresholds = list(ctx.config.score.thresholds)
-    out: dict[str, dict[str, st.Estimand]] = {}
-    for model, scores in ctx.scores.items():
-        mine = out.setdefault(model, {})
-        for setting, frame in sorted(scores.items()):
-            if not len(frame):
-                continue
-            if setting == MCQ_SETTING:
-                mine.update(mcq_estimands(frame))
-                rotated = option_order.pass_rows(frame)
-                if rotated is not None:  # the option-order pass: resampled over items
-                    mine.update(option_order.estimands(rotated, f"{MCQ_SETTING}/"))
-            elif setting in GENERATION_CONDITIONS:
-                rows = main_pass(frame)
-                for additional, suffix in ((False, ""), (True, ADDITIONAL_SUFFIX)):
-                    part = rows[rows["additional"].astype(bool) == additional]
-                    if len(part):
-                        mine.update(generation_estimands(setting + suffix, part, thresholds))
-    return out
+
+    def of_setting(setting: str, frame: pd.DataFrame) -> dict[str, st.Estimand]:
+        out: dict[str, st.Estimand] = {}
+        if setting == MCQ_SETTING:
+            out.update(mcq_estimands(frame))
+            rotated = option_order.pass_rows(frame)
+            if rotated is not None:  # the option-order pass: resampled over items
+                out.update(option_order.estimands(rotated, f"{MCQ_SETTING}/"))
+        elif setting in GENERATION_CONDITIONS:
+            rows = main_pass(frame)
+            for additional, suffix in ((False, ""), (True, ADDITIONAL_SUFFIX)):
+                part = rows[rows["additional"].astype(bool) == additional]
+                if len(part):
+                    out.update(generation_estimands(setting + suffix, part, thresholds))
+        return out
+
+    return st.by_model(ctx.scores, of_setting)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from ...generation.config import GenerateConfig, SamplingConfig
 from ...core.schema import Name, StrictModel
-from ...core.schema import no_repeats
+from ...params.sections import BenchmarkSection, RenderSection, sample_field, settings_field
 
 Language = Literal["zh-CN", "zh-TW", "ja", "ko"]
 ALL_LANGUAGES: list[Language] = ["zh-CN", "zh-TW", "ja", "ko"]
@@ -47,24 +47,19 @@ class OrderProbeSample(StrictModel):
     )
 
 
-class OrderProbeRender(StrictModel):
+class OrderProbeRender(RenderSection):
     """`idiombench render orderprobe`: the paper's prompt settings (appendix C, tables 8-10)."""
 
-    settings: list[RenderSetting] = Field(
-        default_factory=lambda: list(RENDER_SETTINGS),
-        description="zero_shot (table 8), cot (table 10), three_shot (table 9); one prompts file each.",
+    settings: list[RenderSetting] = settings_field(
+        RENDER_SETTINGS,
+        "zero_shot (table 8), cot (table 10), three_shot (table 9); one prompts file each.",
     )
     join_system_messages: bool = Field(
         False,
         description="three_shot has two system messages (table 9); true joins them with a newline into one, for "
         "chat templates that accept a single system message. Default keeps the table's two messages.",
     )
-    sample: OrderProbeSample | None = Field(None, description="null: every item.")
-
-    @field_validator("settings")
-    @classmethod
-    def _unique_settings(cls, settings: list[str]) -> list[str]:
-        return no_repeats(settings)
+    sample: OrderProbeSample | None = sample_field()
 
 
 class RecoveryScore(StrictModel):
@@ -191,8 +186,7 @@ class OrderProbeScore(StrictModel):
     )
 
 
-class OrderProbeConfig(StrictModel):
-    enabled: bool = True
+class OrderProbeConfig(BenchmarkSection):
     render: OrderProbeRender = OrderProbeRender()
     build: OrderProbeBuild = OrderProbeBuild()
     generate: GenerateConfig = GenerateConfig(extra={"consistency": SamplingConfig(n=5, temperature=0.7)})

@@ -46,9 +46,13 @@ def remove_echoed_labels(text: str) -> tuple[str, bool]:
     return "\n".join(lines), echoed
 
 
-def unbracket(text: str) -> tuple[str, bool]:
+def unbracket(text: str, flags: set[str]) -> str:
+    """The text without the brackets around it; flag `bracketed` when it had them."""
     match = BRACKETED.match(text.strip())
-    return (match.group(1).strip(), True) if match else (text, False)
+    if match is None:
+        return text
+    flags.add("bracketed")
+    return match.group(1).strip()
 
 
 def parse_one_line(raw: str) -> ParseResult:
@@ -61,9 +65,7 @@ def parse_one_line(raw: str) -> ParseResult:
     explanation, echoed = remove_echoed_labels(text)
     if echoed:
         flags.add("echoed_label")
-    explanation, bracketed = unbracket(explanation)
-    if bracketed:
-        flags.add("bracketed")
+    explanation = unbracket(explanation, flags)
     if not explanation:
         return result(None, False, raw, flags | {"label_only"})
     return result(explanation, len(lines) == 1, raw, flags)
@@ -86,9 +88,7 @@ def parse_two_lines(raw: str) -> ParseResult:
         if not meaning and index + 1 < len(lines):
             meaning = lines[index + 1]
             flags.add("final_meaning_on_next_line")
-        meaning, bracketed = unbracket(meaning)
-        if bracketed:
-            flags.add("bracketed")
+        meaning = unbracket(meaning, flags)
         if not meaning:
             return result(None, False, raw, flags | {"empty_final_meaning"})
         shape_ok = len(lines) == 2 and thinking == [0] and final == [1]

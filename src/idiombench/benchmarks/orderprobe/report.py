@@ -12,13 +12,14 @@ the benchmark was scored.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from ...core import paths
 from ...core.errors import IdiombenchError
 from ...core.io import read_parquet, read_parquet_schema
+from ...report.cells import count_text
 from ...report.tables import Cell, CellRef, Section, Table, cell
 from .build import CATEGORIES, permutation_patterns
 from . import figures
@@ -142,122 +143,140 @@ def ordered_settings(ctx: Any, metrics: Mapping[str, Mapping[str, Any]]) -> list
     return [s for s in configured if s in present] + sorted(present - set(configured))
 
 
-def table3(ctx: Any, models: list[str], settings: list[str]) -> Table:
-    notes = Notes()
-    rows = []
+@dataclasses.dataclass(frozen=True)
+class GroupRow:
+    """One row of a model x setting table: a group of the metrics body (a setting, or one of its
+    breakdown's entries), its name in the footnotes and its first cells."""
+
+    model: str
+    setting: str
+    part: str | None  # the breakdown's key (a language, a category), None for a whole setting
+    group: Mapping[str, Any]
+    roles: Mapping[str, Any]
+    where: str
+    head: list[Cell]
+
+
+# a setting's groups in a table: (name in the footnotes, first-column text) or None, the group
+Groups = Callable[[Mapping[str, Any], str], Iterable[tuple[tuple[str, str] | None, Mapping[str, Any]]]]
+
+
+def whole_setting(body: Mapping[str, Any], setting: str) -> list[tuple[None, Mapping[str, Any]]]:
+    group = body["settings"].get(setting)
+    return [] if group is None else [(None, group)]
+
+
+def canonical_inputs(body: Mapping[str, Any], setting: str) -> list[tuple[None, Mapping[str, Any]]]:
+    group = body["breakdowns"]["canonical"].get(setting)
+    return [] if group is None else [(None, group)]
+
+
+def per_language(body: Mapping[str, Any], setting: str) -> list[tuple[tuple[str, str], Mapping[str, Any]]]:
+    languages = body["breakdowns"]["per_language"].get(setting, {})
+    ordered = sorted(languages, key=lambda code: list(LANGUAGE_LABELS).index(code) if code in LANGUAGE_LABELS else 99)
+    return [((language, LANGUAGE_LABELS.get(language, language)), languages[language]) for language in ordered]
+
+
+def per_category(body: Mapping[str, Any], setting: str) -> list[tuple[tuple[str, str], Mapping[str, Any]]]:
+    categories = body["breakdowns"]["per_category"].get(setting, {})
+    ordered = sorted(categories, key=lambda c: CATEGORIES.index(c) if c in CATEGORIES else 99)
+    return [((category, category), categories[category]) for category in ordered]
+
+
+def group_rows(ctx: Any, models: list[str], settings: list[str], groups: Groups = whole_setting) -> Iterator[GroupRow]:
+    """The rows of a table, model by model, setting by setting, group by group."""
     for model in models:
         body = ctx.metrics[model]
-        roles = body["provenance"]["roles"]
         for setting in settings:
-            group = body["settings"].get(setting)
-            if group is None:
-                continue
-            where = f"{ctx.display_name(model)} {setting_label(setting)}"
-            row = [Cell(ctx.display_name(model)), Cell(setting_label(setting))]
-            ref = (model, setting)
-            row += [metric_cell(group, key, roles, notes, where, ref=ref) for key, _ in DIAGNOSTICS]
-            row.append(metric_cell(group, "recovery", roles, notes, where, "{:.3f}", percent=True, ref=ref))
-            rows.append(row)
-    first = ctx.metrics[models[0]]
-    return Table(
-        table_id=f"{BENCH}_table3",
-        title="OrderProbe: model × setting (paper table 3)",
-        columns=["Model", "Setting", *[h for _, h in DIAGNOSTICS], "Recovery (%)"],
-        rows=rows,
-        footnotes=notes.lines() + sample_footnote(ctx.metrics),
-        caption=recovery_caption(first) + " Diagnostics are means over the perturbed inputs with a reference gloss.",
+            for part, group in groups(body, setting):
+                where = f"{ctx.display_name(model)} {setting_label(setting)}"
+                head = [Cell(ctx.display_name(model)), Cell(setting_label(setting))]
+                if part is not None:
+                    where += f" {part[0]}"
+                    head.append(Cell(part[1]))
+                key = None if part is None else part[0]
+                yield GroupRow(model, setting, key, group, body["provenance"]["roles"], where, head)
+
+
+def section_table(ctx: Any, name: str, title: str, columns: list[str], rows: list[list[Cell]], footnotes: list[str],
+                  caption: str = "") -> Table:
+    """`orderprobe_<name>`, its footnotes followed by what sample was scored."""
+    return Table(table_id=f"{BENCH}_{name}", title=title, columns=columns, rows=rows,
+                 footnotes=footnotes + sample_footnote(ctx.metrics), caption=caption)
+
+
+def diagnostics_row(r: GroupRow, notes: Notes, columns: Iterable[tuple[str, str]], fmt: str, recovery_fmt: str,
+                    ref: tuple[str, str] | None = None, depends: Mapping[str, str] | None = None) -> list[Cell]:
+    """The row's first cells, a cell per diagnostic of `columns` (its roles' marks from the metric
+    `depends` names, else its own) and Recovery in percent."""
+    cells = [metric_cell(r.group, key, r.roles, notes, r.where, fmt, depends_metric=(depends or {}).get(key), ref=ref)
+             for key, _ in columns]
+    return r.head + cells + [metric_cell(r.group, "recovery", r.roles, notes, r.where, recovery_fmt, percent=True, ref=ref)]
+
+
+def diagnostics_table(ctx: Any, models: list[str], name: str, title: str, columns: list[str], rows: list[list[Cell]],
+                      footnotes: list[str], caption: str = "") -> Table:
+    """A table of diagnostics and Recovery, captioned with the Recovery test the first model's scores used."""
+    return section_table(ctx, name, title, columns, rows, footnotes,
+                         caption=recovery_caption(ctx.metrics[models[0]]) + caption)
+
+
+def table3(ctx: Any, models: list[str], settings: list[str]) -> Table:
+    notes = Notes()
+    rows = [diagnostics_row(r, notes, DIAGNOSTICS, "{:.3f}", "{:.3f}", ref=(r.model, r.setting))
+            for r in group_rows(ctx, models, settings)]
+    return diagnostics_table(
+        ctx, models, "table3", "OrderProbe: model × setting (paper table 3)",
+        ["Model", "Setting", *[h for _, h in DIAGNOSTICS], "Recovery (%)"], rows, notes.lines(),
+        " Diagnostics are means over the perturbed inputs with a reference gloss.",
     )
 
 
 def table4(ctx: Any, models: list[str], settings: list[str]) -> Table:
     notes = Notes()
-    rows = []
-    for model in models:
-        body = ctx.metrics[model]
-        roles = body["provenance"]["roles"]
-        for setting in settings:
-            languages = body["breakdowns"]["per_language"].get(setting, {})
-            for language in sorted(languages, key=lambda l: list(LANGUAGE_LABELS).index(l) if l in LANGUAGE_LABELS else 99):
-                group = languages[language]
-                where = f"{ctx.display_name(model)} {setting_label(setting)} {language}"
-                row = [Cell(ctx.display_name(model)), Cell(setting_label(setting)), Cell(LANGUAGE_LABELS.get(language, language))]
-                ref = (model, f"{setting}/{language}")
-                row += [metric_cell(group, key, roles, notes, where, "{:.4f}", ref=ref) for key, _ in DIAGNOSTICS]
-                row.append(metric_cell(group, "recovery", roles, notes, where, "{:.2f}", percent=True, ref=ref))
-                rows.append(row)
-    return Table(
-        table_id=f"{BENCH}_table4",
-        title="OrderProbe: per script setting (paper table 4)",
-        columns=["Model", "Setting", "Language", *[h for _, h in DIAGNOSTICS], "Recovery (%)"],
-        rows=rows,
-        footnotes=notes.lines() + [
-            "The Japanese release ships no reference glosses: its semantic diagnostics cannot be computed "
-            "(Recovery needs none)."] + sample_footnote(ctx.metrics),
-        caption=recovery_caption(ctx.metrics[models[0]]),
-    )
+    rows = [diagnostics_row(r, notes, DIAGNOSTICS, "{:.4f}", "{:.2f}", ref=(r.model, f"{r.setting}/{r.part}"))
+            for r in group_rows(ctx, models, settings, per_language)]
+    japanese = "The Japanese release ships no reference glosses: its semantic diagnostics cannot be computed " \
+        "(Recovery needs none)."
+    return diagnostics_table(ctx, models, "table4", "OrderProbe: per script setting (paper table 4)",
+                             ["Model", "Setting", "Language", *[h for _, h in DIAGNOSTICS], "Recovery (%)"], rows,
+                             notes.lines() + [japanese])
 
 
 def category_table(ctx: Any, models: list[str], settings: list[str]) -> Table:
     notes = Notes()
-    rows = []
     columns = (("s_acc_mean", "S_SEM"), ("s_cons", "S_CON"), ("s_logic", "S_LOG"), ("s_seq", "S_ROB (S_seq)"),
                ("s_info", "S_INFO"))
-    for model in models:
-        body = ctx.metrics[model]
-        roles = body["provenance"]["roles"]
-        for setting in settings:
-            categories = body["breakdowns"]["per_category"].get(setting, {})
-            for category in sorted(categories, key=lambda c: CATEGORIES.index(c) if c in CATEGORIES else 99):
-                group = categories[category]
-                where = f"{ctx.display_name(model)} {setting_label(setting)} {category}"
-                row = [Cell(ctx.display_name(model)), Cell(setting_label(setting)), Cell(category)]
-                row += [metric_cell(group, key, roles, notes, where, depends_metric="s_rob" if key == "s_seq" else None)
-                        for key, _ in columns]
-                row.append(metric_cell(group, "recovery", roles, notes, where, "{:.1f}", percent=True))
-                rows.append(row)
-    return Table(
-        table_id=f"{BENCH}_figure5",
-        title="OrderProbe: per syntactic category (paper figure 5)",
-        columns=["Model", "Setting", "Category", *[h for _, h in columns], "Recov (%)"],
-        rows=rows,
-        footnotes=notes.lines() + [
-            "Robustness per category is S_seq: S_struct (and so S_Rob) compares the categories with each other."
-        ] + sample_footnote(ctx.metrics),
-        caption=recovery_caption(ctx.metrics[models[0]]),
-    )
+    rows = [diagnostics_row(r, notes, columns, "{:.3f}", "{:.1f}", depends={"s_seq": "s_rob"})
+            for r in group_rows(ctx, models, settings, per_category)]
+    robustness = "Robustness per category is S_seq: S_struct (and so S_Rob) compares the categories with each other."
+    return diagnostics_table(ctx, models, "figure5", "OrderProbe: per syntactic category (paper figure 5)",
+                             ["Model", "Setting", "Category", *[h for _, h in columns], "Recov (%)"], rows,
+                             notes.lines() + [robustness])
 
 
 def table11(ctx: Any, models: list[str], settings: list[str]) -> Table:
     notes = Notes()
     rows = []
-    for model in models:
-        body = ctx.metrics[model]
-        roles = body["provenance"]["roles"]
-        for setting in settings:
-            group = body["breakdowns"]["canonical"].get(setting)
-            if group is None:
-                continue
-            where = f"{ctx.display_name(model)} {setting_label(setting)}"
-            row = [Cell(ctx.display_name(model)), Cell(setting_label(setting))]
-            for key, _ in DIAGNOSTICS:
-                if key == "s_rob":
-                    struct = metric_cell(group, "s_struct", roles, notes, where, depends_metric="s_rob")
-                    row.append(Cell(struct.text, struct.marks + STRUCT_MARK))
-                else:
-                    row.append(metric_cell(group, key, roles, notes, where))
-            row.append(metric_cell(group, "recovery", roles, notes, where, "{:.1f}", percent=True))
-            rows.append(row)
-    return Table(
-        table_id=f"{BENCH}_table11",
-        title="OrderProbe: canonical (unperturbed) inputs (paper table 11)",
-        columns=["Model", "Setting", *[h for _, h in DIAGNOSTICS], "Recovery (%)"],
-        rows=rows,
-        footnotes=notes.lines() + [
+    for r in group_rows(ctx, models, settings, canonical_inputs):
+        row = list(r.head)
+        for key, _ in DIAGNOSTICS:
+            if key == "s_rob":
+                struct = metric_cell(r.group, "s_struct", r.roles, notes, r.where, depends_metric="s_rob")
+                row.append(Cell(struct.text, struct.marks + STRUCT_MARK))
+            else:
+                row.append(metric_cell(r.group, key, r.roles, notes, r.where))
+        row.append(metric_cell(r.group, "recovery", r.roles, notes, r.where, "{:.1f}", percent=True))
+        rows.append(row)
+    return section_table(
+        ctx, "table11", "OrderProbe: canonical (unperturbed) inputs (paper table 11)",
+        ["Model", "Setting", *[h for _, h in DIAGNOSTICS], "Recovery (%)"], rows,
+        notes.lines() + [
             f"{STRUCT_MARK} S_Rob measures degradation from the canonical input, so over canonical inputs only its "
             "structural part S_struct is defined; the column shows S_struct.",
             "Recovery is measured on the canonical inputs (the paper sets it to 100%): a model that echoes its input "
             "scores 100% here.",
-        ] + sample_footnote(ctx.metrics),
+        ],
         caption="The same diagnostics over each expression's canonical input; S_Cons from the samples of the canonical input.",
     )
 
@@ -268,67 +287,51 @@ def recovery_table(ctx: Any, models: list[str], settings: list[str]) -> Table:
             ("recovery_strict", "Strict"), ("recovery_strict_excl_identity", "Strict excl. identity"),
             ("recovery_identity_inputs", "Identity inputs only"), ("recovery_canonical", "Canonical inputs"))
     rows = []
-    for model in models:
-        body = ctx.metrics[model]
-        for setting in settings:
-            group = body["settings"].get(setting)
-            if group is None:
-                continue
-            where = f"{ctx.display_name(model)} {setting_label(setting)}"
-            row = [Cell(ctx.display_name(model)), Cell(setting_label(setting))]
-            for key, _ in keys:
-                value = group["metrics"].get(key)
-                if value is None:
-                    notes.missing_value(key, "no such inputs in the sample", where)
-                row.append(cell(None if value is None else float(value) * 100.0, "{:.1f}"))
-            counts = group["counts"]
-            row.append(Cell(f"{count_text(counts, 'perturbed_inputs')} / {count_text(counts, 'identity_inputs')}"))
-            rows.append(row)
-    return Table(
-        table_id=f"{BENCH}_recovery",
-        title="OrderProbe: Recovery (%) in both tests, with and without identity inputs",
-        columns=["Model", "Setting", *[h for _, h in keys], "Perturbed / identity inputs"],
-        rows=rows,
-        footnotes=notes.lines() + [
+    for r in group_rows(ctx, models, settings):
+        row = list(r.head)
+        for key, _ in keys:
+            value = r.group["metrics"].get(key)
+            if value is None:
+                notes.missing_value(key, "no such inputs in the sample", r.where)
+            row.append(cell(None if value is None else float(value) * 100.0, "{:.1f}"))
+        counts = r.group["counts"]
+        row.append(Cell(f"{count_text(counts, 'perturbed_inputs')} / {count_text(counts, 'identity_inputs')}"))
+        rows.append(row)
+    return section_table(
+        ctx, "recovery", "OrderProbe: Recovery (%) in both tests, with and without identity inputs",
+        ["Model", "Setting", *[h for _, h in keys], "Perturbed / identity inputs"], rows,
+        notes.lines() + [
             "Default: the canonical expression occurs in the NFKC-normalised, whitespace-free output (reasoning blocks "
             "removed). Strict: the explanation's first run of 4+ CJK/kana/Hangul characters starts with it; in CoT and "
             "three-shot the explanation is the Final Meaning line, which the prompts do not ask to name the expression "
             "(the oracle reference system restores it in the Thinking Process line, so it scores 100% only in the "
             "default test there). Identity inputs are permutations equal to the canonical form (expressions with a "
             "repeated character): echoing the input recovers them.",
-        ] + sample_footnote(ctx.metrics),
+        ],
     )
 
 
 def format_table(ctx: Any, models: list[str], settings: list[str]) -> Table:
     rows = []
-    for model in models:
-        body = ctx.metrics[model]
-        for setting in settings:
-            group = body["settings"].get(setting)
-            if group is None:
-                continue
-            counts, rate = group["counts"], group["metrics"].get("format_failure_rate")
-            sampled = (counts["format_failures_all_passes"] - counts["format_failures"]
-                       if "format_failures_all_passes" in counts and "format_failures" in counts else None)
-            rows.append([
-                Cell(ctx.display_name(model)), Cell(setting_label(setting)), Cell(count_text(counts, "main_rows")),
-                Cell(count_text(counts, "format_failures")), cell(None if rate is None else rate * 100.0, "{:.1f}"),
-                Cell(count_text(counts, "empty_explanations")), Cell(count_text(counts, "generation_errors")),
-                Cell(count_text({"sampled": sampled}, "sampled")),
-            ])
-    return Table(
-        table_id=f"{BENCH}_format_failures",
-        title="OrderProbe: format failures per model and setting",
-        columns=["Model", "Setting", "Main outputs", "Format failures", "Rate (%)", "Empty explanations",
-                 "Generation errors", "Format failures (sampled)"],
-        rows=rows,
-        footnotes=[
+    for r in group_rows(ctx, models, settings):
+        counts, rate = r.group["counts"], r.group["metrics"].get("format_failure_rate")
+        sampled = (counts["format_failures_all_passes"] - counts["format_failures"]
+                   if "format_failures_all_passes" in counts and "format_failures" in counts else None)
+        rows.append(r.head + [
+            Cell(count_text(counts, "main_rows")), Cell(count_text(counts, "format_failures")),
+            cell(None if rate is None else rate * 100.0, "{:.1f}"), Cell(count_text(counts, "empty_explanations")),
+            Cell(count_text(counts, "generation_errors")), Cell(count_text({"sampled": sampled}, "sampled")),
+        ])
+    return section_table(
+        ctx, "format_failures", "OrderProbe: format failures per model and setting",
+        ["Model", "Setting", "Main outputs", "Format failures", "Rate (%)", "Empty explanations",
+         "Generation errors", "Format failures (sampled)"], rows,
+        [
             "A format failure is an output that does not follow the requested shape (zero-shot: one line; CoT and "
             "three-shot: a Thinking Process line then a Final Meaning line). Such outputs are still scored: their "
             "explanation is read leniently (parse.py); an empty explanation scores 0 on every semantic term.",
             "Sampled: the consistency pass's outputs (S_Cons).",
-        ] + sample_footnote(ctx.metrics),
+        ],
     )
 
 
@@ -347,19 +350,11 @@ def pattern_table(ctx: Any, models: list[str], settings: list[str]) -> Table:
             value = patterns.get(pattern, {}).get(key)
             row.append(cell(None if value is None else value * 100.0, "{:.1f}"))
         rows.append(row)
-    return Table(
-        table_id=f"{BENCH}_figure4",
-        title="OrderProbe: Recovery (%) per permutation pattern (paper figure 4)",
-        columns=["Pattern", *columns],
-        rows=rows,
-        footnotes=[f"Values: {key.replace('_', ' ')}. Pattern = the canonical positions read in order (ABCD is the "
-                   "canonical form), itertools order. — : no such input in the sample."] + sample_footnote(ctx.metrics),
+    return section_table(
+        ctx, "figure4", "OrderProbe: Recovery (%) per permutation pattern (paper figure 4)", ["Pattern", *columns], rows,
+        [f"Values: {key.replace('_', ' ')}. Pattern = the canonical positions read in order (ABCD is the "
+         "canonical form), itertools order. — : no such input in the sample."],
     )
-
-
-def count_text(counts: Mapping[str, Any], key: str) -> str:
-    value = counts.get(key)
-    return "—" if value is None else f"{int(value):,}"
 
 
 def normalised(body: Mapping[str, Any]) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from collections import deque
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 import pandas as pd
 
@@ -326,20 +326,25 @@ def released_terms(row: RowWork, results: Results, ce_on: bool, sts_on: bool, be
 CHUNK_ROWS = 20_000  # generation rows scored at once: the peak memory of a long setting is one chunk's
 
 
+class ChunkOptions(TypedDict, total=False):
+    """score_chunks' optional inputs after `prompt_index` (score_generations passes them on)."""
+
+    lexicons: Mapping[str, lexicon.ReleasedLexicon] | None
+    chunk_rows: int | None
+    lexical: LexicalTerms | None
+
+
 def score_generations(
     model: str, generations: Mapping[str, pd.DataFrame], items: Mapping[str, Mapping[str, Item]],
     cfg: OrderProbeScore, scorers: Any, notes: list[str],
-    prompt_index: Mapping[str, Mapping[str, str]] | None = None,
-    lexicons: Mapping[str, lexicon.ReleasedLexicon] | None = None,
-    chunk_rows: int | None = None,
-    lexical: LexicalTerms | None = None,
+    prompt_index: Mapping[str, Mapping[str, str]] | None = None, **options: Unpack[ChunkOptions],
 ) -> dict[str, pd.DataFrame]:
     """Score tables per setting (see the module docstring). `lexicons`: the released word
     lists per language (lexicon.load), needed when needs_lexicons(cfg); `chunk_rows` and
     `lexical`: as score_chunks takes them."""
     chunks: dict[str, list[pd.DataFrame]] = {}
-    for setting, frame in score_chunks(model, generations, items, cfg, scorers, notes, prompt_index, lexicons,
-                                       chunk_rows, lexical):
+    for setting, frame in score_chunks(model, generations, items, cfg, scorers, notes, prompt_index,
+                                       **options):
         chunks.setdefault(setting, []).append(frame)
     return {setting: pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
             for setting, frames in chunks.items()}
@@ -429,4 +434,4 @@ def score_ctx_chunks(ctx: ScoreContext[OrderProbeConfig]) -> Iterator[tuple[str,
     # read only when the configuration uses them, so that other profiles need no rebuild.
     lexicons = lexicon.load(paths.processed_dir(BENCHMARK)) if needs_lexicons(ctx.config.score) else {}
     yield from score_chunks(ctx.model, ctx.generations, ctx.items, ctx.config.score, ctx.scorers, ctx.notes,
-                            prompt_index, lexicons)
+                            prompt_index=prompt_index, lexicons=lexicons)

@@ -124,13 +124,11 @@ def estimands(ctx: UncertaintyContext[OrderProbeConfig]) -> dict[str, dict[str, 
     """The Benchmark.estimands hook: model -> "<setting>[/<language>]/<metric>" -> estimand
     (Recovery as a share; the report prints it x 100)."""
     cfg: OrderProbeScore = ctx.config.score
-    out: dict[str, dict[str, st.Estimand]] = {}
-    for model, scores in ctx.scores.items():
-        mine = out.setdefault(model, {})
-        for setting, frame in sorted(scores.items()):
-            if not len(frame):
-                continue
-            mine.update(group_estimands(frame, cfg, setting))
-            for language, subset in frame.groupby("language", sort=True):
-                mine.update(group_estimands(subset, cfg, f"{setting}/{language}"))
-    return out
+
+    def of_setting(setting: str, frame: pd.DataFrame) -> dict[str, st.Estimand]:
+        out = group_estimands(frame, cfg, setting)
+        for language, subset in frame.groupby("language", sort=True):
+            out.update(group_estimands(subset, cfg, f"{setting}/{language}"))
+        return out
+
+    return st.by_model(ctx.scores, of_setting)

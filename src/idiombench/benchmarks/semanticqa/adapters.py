@@ -82,6 +82,18 @@ def _vmwe(task: str, vmwe_type: str | None, stem: str, *, extension: bool = Fals
     )
 
 
+def _extraction(task: str, code: str, phrase: str, answer_label: str, paper_count: int) -> TaskAdapter:
+    """A task that extracts the `phrase` field from `context` (IEE, NCE); the exemplar gives the
+    context and, after `answer_label`, the phrase."""
+    return TaskAdapter(
+        task=task, code=code, phrase_type=phrase, kind="extraction",
+        input_field="context", gold_field=phrase, question_fields=("context",),
+        phrase_field=phrase, context_field="context", prompt_stem=task,
+        demonstration=lambda r: f"\nContext: {r['context']}\n{answer_label}: {r[phrase]}\n",
+        paper_count=paper_count,
+    )
+
+
 ADAPTERS: dict[str, TaskAdapter] = {
     a.task: a
     for a in [
@@ -93,13 +105,7 @@ ADAPTERS: dict[str, TaskAdapter] = {
             demonstration=lambda r: f"\nIdiom: {r['idiom']}\nContext: {r['context']}\nOutput: {r['target']}\n",
             meta_fields=("idiom",), paper_count=273,
         ),
-        TaskAdapter(
-            task="idiom_extraction", code="IEE", phrase_type="idiom", kind="extraction",
-            input_field="context", gold_field="idiom", question_fields=("context",),
-            phrase_field="idiom", context_field="context", prompt_stem="idiom_extraction",
-            demonstration=lambda r: f"\nContext: {r['context']}\nOutput: {r['idiom']}\n",
-            paper_count=447,
-        ),
+        _extraction("idiom_extraction", "IEE", "idiom", "Output", 447),
         TaskAdapter(
             task="idiom_paraphrase", code="IEI", phrase_type="idiom", kind="interpretation",
             input_field="context_idiomatic", gold_field="paraphrase", question_fields=("idiom", "context_idiomatic"),
@@ -145,13 +151,7 @@ ADAPTERS: dict[str, TaskAdapter] = {
             ),
             meta_fields=("noun_compound",), paper_count=242,
         ),
-        TaskAdapter(
-            task="noun_compound_extraction", code="NCE", phrase_type="noun_compound", kind="extraction",
-            input_field="context", gold_field="noun_compound", question_fields=("context",),
-            phrase_field="noun_compound", context_field="context", prompt_stem="noun_compound_extraction",
-            demonstration=lambda r: f"\nContext: {r['context']}\nNoun compound: {r['noun_compound']}\n",
-            paper_count=720,
-        ),
+        _extraction("noun_compound_extraction", "NCE", "noun_compound", "Noun compound", 720),
         TaskAdapter(
             task="noun_compound_interpretation", code="NCI", phrase_type="noun_compound", kind="interpretation",
             input_field="noun_compound", gold_field="references", question_fields=("noun_compound",),

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import Field, field_validator
 
-from ...generation.config import GenerateConfig
 from ...core.schema import Name, StrictModel
 from ...core.schema import no_repeats
+from ...params.sections import BenchmarkSection, RenderSection, sample_field, settings_field
 
 MainTask = Literal[
     "idiom_detection",
@@ -26,20 +26,7 @@ MainTask = Literal[
     "vmwe_extraction_VPC",
 ]
 # The paper's table 1 test sets, one instance file each.
-TASKS: tuple[MainTask, ...] = (
-    "idiom_detection",
-    "idiom_extraction",
-    "idiom_paraphrase",
-    "collocation_categorization",
-    "collocation_extraction",
-    "collocation_interpretation",
-    "noun_compound_compositionality",
-    "noun_compound_extraction",
-    "noun_compound_interpretation",
-    "vmwe_extraction_LVC",
-    "vmwe_extraction_VID",
-    "vmwe_extraction_VPC",
-)
+TASKS: tuple[MainTask, ...] = get_args(MainTask)
 SHOT_KEY = re.compile(r"[0-9]+-shot")
 # VMWE sets of the oracle-schema study (paper §4.6, table 7): optional extensions (docs/METRICS.md#31-data-and-build).
 EXTENSION_TASKS: tuple[str, ...] = ("vmwe_extraction_oracle", "vmwe_extraction_wo-vmwe-definition")
@@ -104,12 +91,12 @@ class SemanticQASample(StrictModel):
     items_per_task: int | None = Field(None, ge=1, description="Items per task; null: all.")
 
 
-class SemanticQARender(StrictModel):
+class SemanticQARender(RenderSection):
     """`idiombench render semanticqa`: the released templates (data/raw/semanticqa/prompts), k-shot."""
 
-    settings: list[str] = Field(
-        default_factory=lambda: ["0-shot", "3-shot", "5-shot"],
-        description="`<k>-shot`: k = 0 uses the task's *_zeroshot.txt template, k > 0 its *_fewshot.txt template "
+    settings: list[str] = settings_field(
+        ("0-shot", "3-shot", "5-shot"),
+        "`<k>-shot`: k = 0 uses the task's *_zeroshot.txt template, k > 0 its *_fewshot.txt template "
         "with k exemplars in {{example}}.",
     )
     exemplar_seed: int = Field(
@@ -124,11 +111,12 @@ class SemanticQARender(StrictModel):
         "relation from the label taxonomy (item field label_examples); exemplar_ids then name those "
         "taxonomy entries.",
     )
-    sample: SemanticQASample | None = Field(None, description="null: every item.")
+    sample: SemanticQASample | None = sample_field()
 
+    # replaces RenderSection's check (same name): the shape first, then the repeats
     @field_validator("settings")
     @classmethod
-    def _shot_settings(cls, settings: list[str]) -> list[str]:
+    def _unique_settings(cls, settings: list[str]) -> list[str]:
         bad = [s for s in settings if not SHOT_KEY.fullmatch(s)]
         if bad:
             raise ValueError(f"settings must look like 0-shot, 3-shot: got {', '.join(map(repr, bad))}")
@@ -201,9 +189,7 @@ class SemanticQAScore(StrictModel):
     lcc_scaling: SemanticQAScaling = SemanticQAScaling()
 
 
-class SemanticQAConfig(StrictModel):
-    enabled: bool = True
+class SemanticQAConfig(BenchmarkSection):
     render: SemanticQARender = SemanticQARender()
     build: SemanticQABuild = SemanticQABuild()
-    generate: GenerateConfig = GenerateConfig()
     score: SemanticQAScore = SemanticQAScore()

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...report import option_order
+from ...report.cells import Marks
 from ...report.tables import Cell, CellRef, Figure, Section, Table
 from .adapters import ADAPTERS
 from .aggregate import PRIMARY, setting_order
@@ -35,26 +36,11 @@ def fmt(value: Any) -> str:
     return "—" if value is None else f"{value:.1f}"
 
 
-class Marks:
-    """Collects the marks a table uses and their footnotes (each explained once)."""
-
-    def __init__(self) -> None:
-        self.notes: dict[str, str] = {}
-
-    def use(self, mark: str, note: str) -> str:
-        if mark:
-            self.notes.setdefault(mark, note)
-        return mark
-
-    def footnotes(self) -> list[str]:
-        return [f"{mark} {note}" for mark, note in self.notes.items()]
-
-
 def sample_mark(body: dict[str, Any], setting: str, task: str, marks: Marks) -> str:
     counts = body["settings"][setting]["counts"].get(task, {})
     items, total = counts.get("items"), counts.get("items_in_task")
     if items is not None and total and items < total:
-        return marks.use(SAMPLE, "computed on a sample of the task's items (render.sample); the count of items "
+        return marks.add(SAMPLE, "computed on a sample of the task's items (render.sample); the count of items "
                                  "scored per task is in the counts table; not comparable with the paper's full sets.")
     return ""
 
@@ -62,17 +48,17 @@ def sample_mark(body: dict[str, Any], setting: str, task: str, marks: Marks) -> 
 def bertscore_mark(body: dict[str, Any], value: float | None, marks: Marks) -> str:
     """The bertscore_en role's mark on a value (substitute †, assumed paper model *); ‡ when not computed."""
     if value is None:
-        return marks.use(NOT_COMPUTED, "not computed: the bertscore_en scoring role has no model in this profile.")
+        return marks.add(NOT_COMPUTED, "not computed: the bertscore_en scoring role has no model in this profile.")
     info = body.get("provenance", {}).get("roles", {}).get("bertscore_en", {})
     mark = info.get("mark") or ""
-    return marks.use(mark, f"BERTScore F1: {info.get('footnote')}") if mark else ""
+    return marks.add(mark, f"BERTScore F1: {info.get('footnote')}") if mark else ""
 
 
 def meteor_mark(body: dict[str, Any], value: float | None, marks: Marks) -> str:
     if value is not None:
         return ""
     reason = body.get("provenance", {}).get("meteor", {}).get("reason") or "METEOR not computed (see the scoring notes)."
-    return marks.use(NOT_COMPUTED, reason)
+    return marks.add(NOT_COMPUTED, reason)
 
 
 def rows_by_model(ctx: Any, keep: Callable[[str, dict[str, Any]], bool]) -> list[tuple[str, str, dict[str, Any]]]:
@@ -98,75 +84,87 @@ def metric_cell(body: dict[str, Any], setting: str, task: str, metric: str, mark
     value = metrics[task].get(metric)
     scorer = scorer_mark(value) if scorer_mark is not None else ""
     if value is None and not scorer:
-        scorer = marks.use(NOT_COMPUTED, "not computed (see the scoring notes).")
+        scorer = marks.add(NOT_COMPUTED, "not computed (see the scoring notes).")
     ref = CellRef(str(body["model"]), f"{setting}/{task}/{metric}", 100.0) if value is not None and "model" in body else None
     return Cell(fmt(value), scorer + sample_mark(body, setting, task, marks), ref)
 
 
-def table3(ctx: Any, marks: Marks) -> Table:
-    columns = ["Model", "Setting"] + [f"{ADAPTERS[t].code} ({METRIC_LABELS[PRIMARY[ADAPTERS[t].kind]]})" for t in TASKS]
+def setting_table(ctx: Any, table_id: str, title: str, columns: list[str],
+                  cells: Callable[[str, dict[str, Any]], list[Cell] | None], caption: str) -> Table:
+    """A row per model and (atomic) setting: its name, the setting, then `cells(setting, body)`
+    (None: no row)."""
     rows = []
     for model, setting, body in rows_by_model(ctx, is_atomic):
-        row = [Cell(ctx.display_name(model)), Cell(setting)]
+        row = cells(setting, body)
+        if row is not None:
+            rows.append([Cell(ctx.display_name(model)), Cell(setting), *row])
+    return Table(table_id, title, columns, rows, caption=caption)
+
+
+def table3(ctx: Any, marks: Marks) -> Table:
+    def cells(setting: str, body: dict[str, Any]) -> list[Cell]:
+        row = []
         for task in TASKS:
             kind = ADAPTERS[task].kind
-            scorer = (lambda v, b=body: meteor_mark(b, v, marks)) if kind == "interpretation" else None
+            scorer = (lambda v: meteor_mark(body, v, marks)) if kind == "interpretation" else None
             row.append(metric_cell(body, setting, task, PRIMARY[kind], marks, scorer))
-        rows.append(row)
-    return Table(
-        "semanticqa_table3", "SemanticQA: main results (paper table 3 / 12)", columns, rows,
+        return row
+
+    return setting_table(
+        ctx, "semanticqa_table3", "SemanticQA: main results (paper table 3 / 12)",
+        ["Model", "Setting"] + [f"{ADAPTERS[t].code} ({METRIC_LABELS[PRIMARY[ADAPTERS[t].kind]]})" for t in TASKS], cells,
         caption="ACC: accuracy; ACC_s: sequence-level exact match (partial spans do not count); MTR: METEOR "
                 "(NLTK, WordNet 3.0, max over references). Percent.",
     )
 
 
 def table4(ctx: Any, marks: Marks) -> Table:
-    columns = ["Model", "Setting"] + [f"{ADAPTERS[t].code} {m}" for t in INTERPRETATION_TASKS for m in ("R-L", "B-S")]
-    rows = []
-    for model, setting, body in rows_by_model(ctx, is_atomic):
-        row = [Cell(ctx.display_name(model)), Cell(setting)]
-        for task in INTERPRETATION_TASKS:
-            row.append(metric_cell(body, setting, task, "ROUGE-L", marks))
-            row.append(metric_cell(body, setting, task, "BERTScore", marks, lambda v, b=body: bertscore_mark(b, v, marks)))
-        rows.append(row)
-    return Table(
-        "semanticqa_table4", "SemanticQA: interpretation, ROUGE-L and BERTScore F1 (paper table 4)", columns, rows,
+    def cells(setting: str, body: dict[str, Any]) -> list[Cell]:
+        def bertscore(value: float | None) -> str:
+            return bertscore_mark(body, value, marks)
+
+        return [metric_cell(body, setting, task, metric, marks, bertscore if metric == "BERTScore" else None)
+                for task in INTERPRETATION_TASKS for metric in ("ROUGE-L", "BERTScore")]
+
+    return setting_table(
+        ctx, "semanticqa_table4", "SemanticQA: interpretation, ROUGE-L and BERTScore F1 (paper table 4)",
+        ["Model", "Setting"] + [f"{ADAPTERS[t].code} {m}" for t in INTERPRETATION_TASKS for m in ("R-L", "B-S")], cells,
         caption="R-L: ROUGE-L F (rouge-score); B-S: BERTScore F1 (no idf, no baseline rescaling); both the max "
                 "over the item's references. Percent.",
     )
 
 
 def lcc_table(ctx: Any, marks: Marks) -> Table:
-    columns = ["Model", "Setting", "ACC", "macro-F1", "micro-F1", "weighted-F1"]
-    rows = []
     task = "collocation_categorization"
-    for model, setting, body in rows_by_model(ctx, is_atomic):
+    metrics = ["ACC", "macro-F1", "micro-F1", "weighted-F1"]
+
+    def cells(setting: str, body: dict[str, Any]) -> list[Cell] | None:
         if task not in body["settings"][setting]["metrics"]:
-            continue
-        rows.append([Cell(ctx.display_name(model)), Cell(setting)]
-                    + [metric_cell(body, setting, task, m, marks) for m in columns[2:]])
-    return Table("semanticqa_lcc_f1", "SemanticQA: LCC accuracy and F1 (lexical-function labels)", columns, rows,
-                 caption="F1 over the gold labels and the recognised predicted labels; an unreadable prediction is "
-                         "a miss for its gold label. Percent.")
+            return None
+        return [metric_cell(body, setting, task, m, marks) for m in metrics]
+
+    return setting_table(
+        ctx, "semanticqa_lcc_f1", "SemanticQA: LCC accuracy and F1 (lexical-function labels)",
+        ["Model", "Setting", *metrics], cells,
+        caption="F1 over the gold labels and the recognised predicted labels; an unreadable prediction is "
+                "a miss for its gold label. Percent.",
+    )
+
+
+def count_cell(counts: dict[str, Any], task: str) -> Cell:
+    """`items scored/items in the task (unreadable or failed)`; — for a task not scored."""
+    c = counts.get(task)
+    if c is None:
+        return Cell("—")
+    unread = c["parse_failures"] + c["generation_failures"]
+    return Cell(f"{c['items']}/{c['items_in_task']} ({unread})")
 
 
 def counts_table(ctx: Any) -> Table:
-    columns = ["Model", "Setting"] + [ADAPTERS[t].code for t in TASKS]
-    rows = []
-    for model, setting, body in rows_by_model(ctx, is_atomic):
-        counts = body["settings"][setting]["counts"]
-        row = [Cell(ctx.display_name(model)), Cell(setting)]
-        for task in TASKS:
-            c = counts.get(task)
-            if c is None:
-                row.append(Cell("—"))
-                continue
-            unread = c["parse_failures"] + c["generation_failures"]
-            row.append(Cell(f"{c['items']}/{c['items_in_task']} ({unread})"))
-        rows.append(row)
-    return Table(
-        "semanticqa_counts", "SemanticQA: items scored of the task's items (unreadable or failed outputs)",
-        columns, rows,
+    return setting_table(
+        ctx, "semanticqa_counts", "SemanticQA: items scored of the task's items (unreadable or failed outputs)",
+        ["Model", "Setting"] + [ADAPTERS[t].code for t in TASKS],
+        lambda setting, body: [count_cell(body["settings"][setting]["counts"], task) for task in TASKS],
         caption="Unreadable or failed outputs count as wrong (0); their flags are in the per-row scores.",
     )
 
@@ -270,13 +268,13 @@ def report_section(ctx: Any) -> Section | None:
         return None
     tables: list[Table] = []
     for build in (table3, table4, lcc_table):
-        marks = Marks()
+        marks = Marks(per_mark=True)  # each mark explained once
         table = build(ctx, marks)
         table.footnotes = marks.footnotes()
         if table.rows:
             tables.append(table)
     tables.append(counts_table(ctx))
-    marks = Marks()
+    marks = Marks(per_mark=True)  # each mark explained once
     sequential = sequential_tables(ctx, marks)
     for table in sequential:
         table.footnotes = marks.footnotes()
@@ -284,14 +282,11 @@ def report_section(ctx: Any) -> Section | None:
     scaling = scaling_table(ctx)
     if scaling is not None:
         tables.append(scaling)
-    entries = option_order_entries(ctx)
-    order_table = option_order.table("semanticqa_option_order", "SemanticQA IED and NCC: option-order robustness "
-                                     "(CircularEval; not in the paper)", entries)
+    order_table, order_figure = option_order.part("semanticqa_option_order", "SemanticQA IED and NCC",
+                                                  option_order_entries(ctx), ctx.figures_dir)
     tables += [order_table] if order_table is not None else []
     tables = [t for t in tables if t.rows]
     fig = figure(ctx)
-    order_figure = option_order.figure("semanticqa_option_order", "SemanticQA IED and NCC: picks by shown position",
-                                       entries, ctx.figures_dir) if order_table is not None else None
     notes = sorted({note for body in ctx.metrics.values() for note in body.get("provenance", {}).get("scoring_notes", [])})
     return Section(
         benchmark="semanticqa",
