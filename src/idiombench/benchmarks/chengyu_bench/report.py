@@ -141,6 +141,7 @@ def chid_open_cloze_table(ctx: Any, models: list[str]) -> Table:
     for model in models:
         body = ctx.metrics[model]
         entry = _setting(body, "chid_open_cloze")
+        assert entry is not None  # models: those that ran the setting (report_section)
         mark = marks.sample(body, "chid_open_cloze")
         sampled |= bool(mark)
         rows.append([Cell(ctx.display_name(model))]

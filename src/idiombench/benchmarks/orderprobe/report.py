@@ -110,7 +110,7 @@ def sample_footnote(metrics: Mapping[str, Mapping[str, Any]]) -> list[str]:
         elif sample.get("full_benchmark"):
             line = "Scored on the full benchmark (every expression of every configured language)."
         else:
-            counts = {}
+            counts: dict[str, int] = {}
             for setting_counts in scored.values():
                 for language, n in setting_counts.items():
                     counts[language] = max(counts.get(language, 0), n)
@@ -447,7 +447,7 @@ def report_section(ctx: Any) -> Section | None:
         figures.pattern_figure(ctx, models, settings),
         figures.category_figure(ctx, models, settings),
     ]
-    roles = {}
+    roles: dict[str, dict[str, Any]] = {}
     for model in models:
         provenance = ctx.metrics[model].get("provenance", {})
         for role, info in provenance.get("roles", {}).items():
