@@ -82,6 +82,11 @@ class ChengyuBench(Benchmark):
     def report_section(self, ctx: ReportContext) -> Section | None:
         return _report.report_section(ctx)
 
+    def item_outcomes(self, frame: Any, setting: str, config: Any) -> Any:
+        from .uncertainty import item_outcomes
+
+        return item_outcomes(frame, setting, config)
+
     def estimands(self, ctx: Any) -> dict[str, dict[str, Any]]:
         from . import uncertainty  # numpy work only the report stage needs
 

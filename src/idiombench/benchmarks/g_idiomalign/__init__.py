@@ -78,6 +78,11 @@ class GIdiomAlign(Benchmark):
 
         return report_section(ctx)
 
+    def item_outcomes(self, frame: Any, setting: str, config: Any) -> Any:
+        from .uncertainty import item_outcomes
+
+        return item_outcomes(frame, setting, config)
+
     def estimands(self, ctx: Any) -> dict[str, dict[str, Any]]:
         from .uncertainty import estimands
 

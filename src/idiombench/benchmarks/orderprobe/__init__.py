@@ -68,6 +68,11 @@ class OrderProbe(Benchmark):
         """Tables 3, 4, 11, figures 4 and 5, format failures (report.py)."""
         return _report.report_section(ctx)
 
+    def item_outcomes(self, frame: Any, setting: str, config: Any) -> Any:
+        from .uncertainty import item_outcomes
+
+        return item_outcomes(frame, setting, config.score)
+
     def estimands(self, ctx: Any) -> dict[str, dict[str, Any]]:
         """Tables 3 and 4's cells for the report's intervals and tests (uncertainty.py)."""
         from .uncertainty import estimands

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ... import statistics as st
+from ..contexts import outcome_frame
 from . import metrics
 from .aggregate import semantic_rows
 from .build import CATEGORIES
@@ -130,3 +131,13 @@ def estimands(ctx: Any) -> dict[str, dict[str, st.Estimand]]:
             for language, subset in frame.groupby("language", sort=True):
                 mine.update(group_estimands(subset, cfg, f"{setting}/{language}"))
     return out
+
+
+def item_outcomes(frame: pd.DataFrame, setting: str, cfg: OrderProbeScore) -> pd.DataFrame:
+    """The Benchmark.item_outcomes hook: recovery of each input (the headline), over expressions."""
+    rows = frame[frame["pass"] == MAIN_PASS]
+    column = "recovered" if cfg.recovery.headline_mode == "default" else "recovered_strict"
+    outcome = rows[column].astype(float)
+    if cfg.recovery.headline_identity_inputs == "exclude":
+        outcome = outcome.where(~rows["is_identity"].astype(bool))
+    return outcome_frame(rows, rows["expression_id"], outcome, "recovery", True)
