@@ -67,7 +67,7 @@ EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
 EXPERIMENT_KIND = "custom_model_development"
 DIGEST_LENGTH = 16  # hex digits of the sha256 shown as a dataset's digest (as on the report's title page)
 SAMPLE_GENERATIONS = 25
-FLIPPED_TAG = "serving_noise.flipped"  # on a trace: the perturbations under which its outcome flipped
+FLIPPED_TAG = "serving_noise_flipped"  # on a trace: the perturbations under which its outcome flipped
 TRACES_TAG = "idiombench.traces"  # on each setting's run: which of its rows are traces (all, or a sample)
 MAX_PARAM_LENGTH = 6000
 
