@@ -107,16 +107,16 @@ def noise_table(benchmark: str, figures: list[dict[str, Any]], display_name: Cal
     )
 
 
-def floor_columns(floors: NoiseFloors, benchmark: str) -> Callable[[str, str, str, float], list[Cell]]:
-    """For the comparisons tables: (model A, model B, estimand name, |A − B|) -> the two floors and
-    the within mark (the estimand's setting: the name's first part)."""
+def floor_columns(floors: NoiseFloors, benchmark: str) -> Callable[[str, str, str, float, float], list[Cell]]:
+    """For the comparisons tables: (model A, model B, estimand name, A − B, printed scale) -> the two
+    floors on the printed scale and the within mark (the estimand's setting: the name's first part)."""
 
-    def cells(a: str, b: str, name: str, difference: float) -> list[Cell]:
+    def cells(a: str, b: str, name: str, difference: float, scale: float = 1.0) -> list[Cell]:
         setting = name.split("/", 1)[0]
         fa, fb = floors.get(a, benchmark, setting), floors.get(b, benchmark, setting)
         known = [f for f in (fa, fb) if f is not None]
         within = bool(known) and not math.isnan(difference) and abs(difference) <= max(known)
-        return [Cell("—" if fa is None else f"{fa:.3f}"), Cell("—" if fb is None else f"{fb:.3f}"),
+        return [Cell("—" if fa is None else f"{fa * scale:.3f}"), Cell("—" if fb is None else f"{fb * scale:.3f}"),
                 Cell(WITHIN if within else ("outside" if known else "—"))]
 
     return cells
@@ -177,10 +177,12 @@ def disagreement_tables(params: Params, benchmark: str, found: dict[str, dict[st
                 result = disagreement(group["outcome_a"].to_numpy(), group["outcome_b"].to_numpy())
                 ea = mean(group["unit_a"].tolist(), group["outcome_a"].to_numpy())
                 eb = mean(group["unit_a"].tolist(), group["outcome_b"].to_numpy())
-                boot = compare(a, ea, b, eb, "paired-bootstrap", uncertainty.resamples, uncertainty.seed)
+                boot = (compare(a, ea, b, eb, "paired-bootstrap", uncertainty.resamples, uncertainty.seed)
+                        if ea.n >= uncertainty.min_units else None)  # too few units to estimate the spread
                 counts.append([Cell(setting), Cell(str(metric)), Cell(display_name(a)), Cell(display_name(b)),
                                Cell(str(result.items)), Cell(str(result.only_a)), Cell(str(result.only_b)),
-                               Cell(f"{result.p:.4f}"), Cell("—" if math.isnan(boot.p) else f"{boot.p:.4f}")])
+                               Cell(f"{result.p:.4f}"),
+                               Cell("—" if boot is None or math.isnan(boot.p) else f"{boot.p:.4f}")])
                 split = group[group["outcome_a"] != group["outcome_b"]].sort_values("prompt_id")
                 for _, row in split.iterrows():
                     right = a if row["outcome_a"] == 1.0 else b
@@ -196,7 +198,8 @@ def disagreement_tables(params: Params, benchmark: str, found: dict[str, dict[st
          "Bootstrap p"], counts,
         footnotes=["Items both models answer right/wrong (graded outcomes left out). McNemar p: exact two-sided "
                    "test on the discordant items (binomial, 1/2); bootstrap p: paired bootstrap test of the mean "
-                   f"outcome, clustered as the benchmark's unit. The disagreeing items: {stem}_disagreement_items.csv "
+                   f"outcome, clustered as the benchmark's unit (— below report.uncertainty.min_units units). "
+                   "The disagreeing items: {stem}_disagreement_items.csv "
                    f"(the first {EXAMPLES} below)."])
     item_columns = ["Setting", "Prompt", "Model A", "Model B", "Right", "Output A", "Output B"]
     full = Table(f"{stem}_disagreement_items", f"{benchmark}: disagreeing items", item_columns, items)

@@ -94,7 +94,7 @@ def row_label(table: Table, row: list[Cell]) -> str:
     return " / ".join(parts) or "—"
 
 
-FloorCells = Callable[[str, str, str, float], list[Cell]]  # (model A, model B, estimand, A − B) -> cells
+FloorCells = Callable[[str, str, str, float, float], list[Cell]]  # (model A, model B, estimand, A − B, scale)
 
 
 def annotate_table(table: Table, estimands: Estimands, config: UncertaintyConfig, reps: Replicates,
@@ -170,7 +170,8 @@ def annotate_table(table: Table, estimands: Estimands, config: UncertaintyConfig
             Cell(display_name(b.ref.model)), Cell(f"{result.difference * a.ref.scale:+.{digits + 1}f}"),
             Cell(f"{result.units} {a.estimand.unit}s"), Cell(_p_text(result.p)), Cell(_p_text(float(q))),
             Cell("yes" if not math.isnan(q) and q < config.alpha else "no"), Cell(result.note),
-        ] + (floor[1](a.ref.model, b.ref.model, a.ref.name, result.difference) if floor is not None else []))
+        ] + (floor[1](a.ref.model, b.ref.model, a.ref.name, result.difference, a.ref.scale)
+             if floor is not None else []))
     for key, members in resolved.items():
         _mark_best(table, key, members, q_of, config.alpha)
 
