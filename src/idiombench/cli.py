@@ -336,6 +336,31 @@ def construct(
 
 @app.command()
 @user_errors
+def noise(
+    model: ModelOption,
+    params: ParamsOption = DEFAULT_PARAMS,
+) -> None:
+    """Serving noise of one model (hf, vllm): a seeded sample of items generated again under each
+    perturbation of `serving_noise` (batch size, dtype, attention, ...), cached under its own
+    identity and scored by the benchmark's scorer; figures in results/noise/<model>/. Other models
+    are recorded as skipped with the reason."""
+    from .generation.gpus import claim_gpus
+    from .stages.noise import why_not
+
+    loaded = load_params(params)
+    _check_model(loaded, model, params)
+    check_output_folder(paths.noise_dir(model), paths.NOISE_OUTPUT)
+    gpus = loaded.models[model].gpus if why_not(loaded, model) is None else 0
+    with claim_gpus(gpus, who=f"noise {model}"):
+        from .stages.noise import run_noise  # imports backends (and CUDA) only now
+
+        body = run_noise(loaded, model=model, echo=lambda line: console.print(line, markup=False, soft_wrap=True))
+    if body["status"] != "measured":
+        console.print(f"noise {model}: skipped ({body['reason']})")
+
+
+@app.command()
+@user_errors
 def attention(
     benchmark: BenchmarkArg,
     model: ModelOption,

@@ -29,7 +29,7 @@ def expected_argv(rule: str, wildcards: dict[str, str], params: str) -> list[str
     argv = ["idiombench", COMMANDS.get(rule, rule)]
     if rule in BENCHMARK_ONLY | WITH_MODEL:
         argv.append(wildcards["benchmark"])
-    if rule in WITH_MODEL | {"generate"}:
+    if rule in WITH_MODEL | {"generate", "noise"}:
         argv += ["--model", wildcards["model"]]
     return argv + ["--params", params]
 

@@ -229,7 +229,7 @@ def run_on_slurm(slurm: SlurmCluster, project: Path, base_env: dict[str, str], t
     dag_jobs = [r for r in rows if r[5].startswith("rule_")]
     rules = sorted(re.match(r"rule_([a-z_]+?)(?:_wildcards_|$)", r[5]).group(1) for r in dag_jobs)
     pairs = len(NAMES) * len(MODELS)
-    expected = sorted(["build"] * len(NAMES) + ["render"] * len(NAMES) + ["generate"] * len(MODELS)
+    expected = sorted(["build"] * len(NAMES) + ["render"] * len(NAMES) + ["generate", "noise"] * len(MODELS)
                       + ["score", "aggregate", "track"] * pairs + ["construct", "plots", "report"]
                       + ["attention"] * (len(attention_names()) * len(MODELS)))  # reference models: "skipped" records
     assert rules == expected, sacct

@@ -63,6 +63,9 @@ def smaller_sample(params: dict) -> dict:
     chengyu = bench["chengyu-bench"]
     chengyu["render"]["sample"]["items_per_task"] = 2
     chengyu["generate"]["main"]["max_new_tokens"] = 16
+    # the serving-noise pass on 2 items per benchmark and two perturbations (float32 may be no change)
+    params["serving_noise"]["sample_size"] = 2
+    params["serving_noise"]["perturbations"] = {"batch_size_1": {"batch_size": 1}, "float32": {"dtype": "float32"}}
     assert set(params["models"]) == {"oracle", "echo", "smollm2"}, "the embedded default's models changed"
     return params
 
@@ -198,6 +201,8 @@ def test_main_job_and_one_record_across_snakemake_and_dvc(make_project, mirrors:
     for title in SECTION_TITLES:
         assert title in text, f"no {title} section in the PDF"
     assert "SmolLM2-135M-Instruct" in text and "oracle (gold answers)" in text
+    assert text.index("Summary: headline per model") < text.index("Git commit")  # the summary page comes first
+    assert "serving noise" in text and "where two models disagree" in text
     tables = {p.name for p in (project / "reports" / "tables").iterdir()}
     expected_tables = {"orderprobe_table3.csv", "orderprobe_table3.md", "g_idiomalign_table3.csv",
                        "g_idiomalign_construction.csv", "semanticqa_table3.csv", "chengyu_bench_table7.csv"}
@@ -234,8 +239,9 @@ def test_main_job_and_one_record_across_snakemake_and_dvc(make_project, mirrors:
     params["benchmarks"][BENCH]["score"]["valid_idiom"]["four_character_only"] = False
     write_params(project, params)
     rerun = dvc_ran(run(["dvc", "repro"], project, env, timeout=1800).stdout)
+    # noise reads every benchmark's scores and score options (the configured outcomes): rerun per model
     assert rerun == sorted([f"{stage}@{m}-{BENCH}" for stage in ("score", "aggregate", "track") for m in models]
-                           + ["plots", "report"])
+                           + [f"noise@{m}" for m in models] + ["plots", "report"])
     planned = run(["snakemake", "-n", "--cores", "2", "reports/all_tables.pdf"], project, env)
     assert snakemake_jobs(planned.stdout + planned.stderr) == [], planned.stdout + planned.stderr
 

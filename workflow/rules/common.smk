@@ -75,6 +75,21 @@ def generate_params():
     )
 
 
+def noise_params():
+    """The params sections a noise job reads besides the model's own (dvc.yaml's noise stage)."""
+    return json.dumps(
+        {"seed": PARAMS_DUMP["seed"], "serving_noise": PARAMS_DUMP["serving_noise"], "report": PARAMS_DUMP["report"],
+         "scoring": PARAMS_DUMP["scoring"],
+         "benchmarks": {b: {key: PARAMS_DUMP["benchmarks"][b][key] for key in ("enabled", "generate", "score")}
+                        for b in BENCHMARK_NAMES}},
+        sort_keys=True, ensure_ascii=False,
+    )
+
+
+def noise_targets():
+    return [f"results/noise/{name}" for name in MODEL_NAMES]
+
+
 def built_targets():
     return [f"data/processed/{b}" for b in BENCHMARK_NAMES]
 

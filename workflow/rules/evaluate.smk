@@ -73,6 +73,8 @@ rule report:
         metrics_targets(),
         tracking_targets(),
         score_targets(),
+        noise_targets(),
+        generated_targets(),
         construction_targets(),
         analysis_targets(),
     output:

@@ -25,3 +25,23 @@ rule generate:
         gpu=lambda wc: P.models[wc.model].gpus,
     shell:
         "{CLI} generate --model {wildcards.model:q} --params {PARAMS_FILE:q}"
+
+
+# noise: a seeded sample of every benchmark generated again under each perturbation of the
+# model's serving settings (params serving_noise), scored by the benchmark's scorer ->
+# results/noise/<model>/ (figures.json). Its requests go through the same cache as generate's,
+# each under its perturbed identity, so a rerun generates nothing. A model without weights
+# records "skipped" with the reason.
+rule noise:
+    input:
+        lambda wc: dag.snakemake_inputs(dag.noise_deps(wc.model, scores_by_benchmark=True)),
+    output:
+        directory("results/noise/{model}"),
+    params:
+        model=lambda wc: section("models", wc.model),
+        noise=lambda wc: noise_params(),
+    threads: lambda wc: workflow.cores if P.models[wc.model].backend in ("hf", "vllm") and P.models[wc.model].gpus == 0 else 1
+    resources:
+        gpu=lambda wc: P.models[wc.model].gpus if P.models[wc.model].backend in ("hf", "vllm") else 0,
+    shell:
+        "{CLI} noise --model {wildcards.model:q} --params {PARAMS_FILE:q}"

@@ -196,6 +196,14 @@ class Benchmark(ABC, Generic[ConfigT]):
         paired tests. By default none: the report then says the cells have no interval."""
         return {}
 
+    def item_outcomes(self, frame: Any, setting: str, config: ConfigT) -> Any:
+        """The headline metric's per-item outcome of each main-pass row of a setting's score
+        table (pandas): a frame from `contexts.outcome_frame` (prompt_id, sample_index, unit:
+        the bootstrap's cluster, outcome: 1/0 right/wrong or a graded score in [0, 1], NaN where
+        not scored, metric: its name, binary: whether it is right/wrong). The serving-noise pass
+        (flips) and the report's disagreement tables read it. None: the setting has none."""
+        return None
+
     def acquire_notes(self, config: ConfigT) -> list[str]:
         """Lines acquire prints after the files (e.g. what could not be acquired)."""
         return []

@@ -55,6 +55,7 @@ CONSTRUCT_OUTPUT = Output("construct", "construction", legacy_record=CONSTRUCTIO
 # JSON output files carry their record in a key of their own (ownership.stamp)
 AGGREGATE_OUTPUT = Output("aggregate", "metrics")
 TRACK_OUTPUT = Output("track", "tracking record")
+NOISE_OUTPUT = Output("noise", "serving-noise results")
 ATTENTION_OUTPUT = Output("attention", "attention diagnostics", legacy_record=ATTENTION_SUMMARY, legacy=files_named_by(
     ATTENTION_SUMMARY, lambda body: ["items.parquet"] if body["status"] in ("measured", "skipped") else []))
 
@@ -121,6 +122,11 @@ def generate_failure(model: str, logs: Path | None = None) -> Path:
 
 def scores_dir(*, benchmark: str, model: str) -> Path:
     return RESULTS / "scores" / model / benchmark
+
+
+def noise_dir(model: str) -> Path:
+    """The serving-noise pass of one model: its sample, perturbed outputs and figures."""
+    return RESULTS / "noise" / model
 
 
 def metrics_file(*, benchmark: str, model: str) -> Path:

@@ -51,6 +51,30 @@ class TrackingConfig(StrictModel):
     traces: TracesConfig = TracesConfig()
 
 
+# The serving settings the noise pass varies by default: each a change of the model's own config
+# (docs/METRICS.md#8-serving-noise). A value equal to what the run resolved to is no change and is
+# recorded as such (e.g. float32 where dtype auto already resolves to float32).
+DEFAULT_PERTURBATIONS: dict[str, dict[str, Any]] = {
+    "batch_size_1": {"batch_size": 1},
+    "float32": {"dtype": "float32"},
+    "eager_attention": {"attn_implementation": "eager"},
+}
+
+
+class ServingNoiseConfig(StrictModel):
+    """`serving_noise`: how much of a score is the serving setup (stages/noise.py)."""
+
+    enabled: bool = Field(True, description="Run the serving-noise pass for every model with weights (hf, vllm).")
+    sample_size: int = Field(
+        8, ge=1, description="Items per benchmark, a seeded draw spread over its (task, setting) strata in proportion "
+        "to their sizes (the same items for every model).")
+    seed: int = Field(0, description="Seed of the sample draw.")
+    perturbations: dict[Key, dict[Key, Any]] = Field(
+        default_factory=lambda: {name: dict(change) for name, change in DEFAULT_PERTURBATIONS.items()},
+        description="name -> the model config keys it changes (e.g. batch_size_1: {batch_size: 1}); a key the "
+        "model's backend lacks makes the perturbation not applicable to that model.")
+
+
 class BenchmarksSections(StrictModel):
     """`benchmarks:`, one section per registered benchmark (config.BenchmarksConfig adds the fields)."""
 
@@ -75,6 +99,8 @@ class Params(StrictModel):
     scoring: ScoringConfig = Field(description="Neural scorer roles: which model each metric term runs with.")
     report: ReportConfig = Field(default_factory=ReportConfig, description="What the report prints beside each number.")
     tracking: TrackingConfig = Field(default_factory=TrackingConfig, description="What `track` logs to MLflow besides runs.")
+    serving_noise: ServingNoiseConfig = Field(
+        default_factory=ServingNoiseConfig, description="The serving-noise pass: outputs under perturbed serving settings.")
 
     def benchmark(self, name: str) -> Any:
         return self.benchmarks.get(name)
@@ -226,6 +252,49 @@ def consistency_problems(params: Params) -> list[str]:
                 problems.append(f"{where}.sources.{index}.benchmark: unknown benchmark {source.benchmark!r} "
                                 f"(known: {', '.join(names)})")
         problems += _device_problems(where, model)
+    problems += noise_problems(params)
+    return problems
+
+
+# What a perturbation may not change: which model runs and under which name it is reported.
+FIXED_MODEL_KEYS = frozenset({"backend", "model", "revision", "gguf_file", "display_name", "benchmarks", "gpus"})
+NOISE_BACKENDS = ("hf", "vllm")  # the models with weights, whose serving settings can vary
+
+
+def perturbed_config(model: Any, change: dict[str, Any]) -> Any | None:
+    """The model's config with `change` applied, or None when its backend has no such key (the
+    perturbation does not apply to it). Raises pydantic's ValidationError on a bad value."""
+    fields = type(model).model_fields
+    if any(key not in fields for key in change):
+        return None
+    return type(model).model_validate({**model.model_dump(), **change})
+
+
+def noise_problems(params: Params) -> list[str]:
+    """Each perturbation changes serving settings only, of keys some weights backend has, to
+    values every model it applies to accepts."""
+    from ..generation.config import HFModel, VLLMModel
+
+    known = (set(HFModel.model_fields) | set(VLLMModel.model_fields)) - FIXED_MODEL_KEYS
+    problems = []
+    for name, change in params.serving_noise.perturbations.items():
+        where = f"serving_noise.perturbations.{name}"
+        if not change:
+            problems.append(f"{where}: changes nothing (name at least one model config key)")
+        for key in change:
+            if key not in known:
+                problems.append(f"{where}.{key}: not a serving setting of the hf or vllm backend "
+                                f"(one of {', '.join(sorted(known))})")
+        if any(key not in known for key in change):
+            continue
+        for model_name, model in params.models.items():
+            if model.backend not in NOISE_BACKENDS:
+                continue
+            try:
+                perturbed_config(model, change)
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                problems.append(f"{where}: models.{model_name}: {'.'.join(map(str, first['loc']))}: {first['msg']}")
     return problems
 
 

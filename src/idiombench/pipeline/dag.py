@@ -109,9 +109,27 @@ def score_deps(benchmark: str) -> list[str]:
 
 def track_deps(*, benchmark: str, model: str) -> list[str]:
     """A track job logs the metrics as runs and every scored row as a trace: its scores, the
-    generations (the outputs), the prompts and the items (inputs and references)."""
+    generations (the outputs), the prompts and the items (inputs and references), and the
+    model's serving-noise figures (metrics of its runs, a tag on each flipped item)."""
     return [f"results/metrics/{benchmark}/{model}.json", f"results/scores/{model}/{benchmark}",
-            f"results/generations/{model}", f"results/prompts/{benchmark}", f"data/processed/{benchmark}"]
+            f"results/generations/{model}", f"results/prompts/{benchmark}", f"data/processed/{benchmark}",
+            f"results/noise/{model}"]
+
+
+def noise_deps(model: str, *, scores_by_benchmark: bool = False) -> list[str]:
+    """A model's serving-noise job reads its generations (the configured identity and outputs)
+    and scores (the configured outcomes), every benchmark's prompts and items (the sample), and
+    the benchmark packages and scorers (it scores the perturbed outputs). DVC names the model's
+    scores folder; Snakemake its per-benchmark outputs (`scores_by_benchmark`)."""
+    scores = [f"results/scores/{model}/{b}" for b in NAMES] if scores_by_benchmark else [f"results/scores/{model}"]
+    return [f"results/generations/{model}", *scores, *generate_deps(), PACKAGE_DIR, SCORING_DIR]
+
+
+def noise_param_keys() -> list[str]:
+    """The params a serving-noise job reads besides the model's own: the sample and perturbations,
+    the bootstrap's settings (report), the scorers and every benchmark's generate and score."""
+    return ["seed", "serving_noise", "report", "scoring", *generate_param_keys(),
+            *[f"benchmarks.{name}.score" for name in NAMES]]
 
 
 def code_folders() -> set[str]:
@@ -244,6 +262,8 @@ def dvc_document() -> CommentedMap:
     stages["track"] = _stage(model_cmd("track", "${item.bench}", "${item.model}"),
                              track_deps(benchmark="${item.bench}", model="${item.model}"), ["tracking"],
                              ["results/tracking/${item.bench}/${item.model}.json"], matrix=MODEL_BY_BENCH)
+    stages["noise"] = _stage(model_cmd("noise", "", "${key}"), noise_deps("${key}"),
+                             ["models.${key}", *noise_param_keys()], ["results/noise/${key}"], foreach="${models}")
     if constructing:
         stages["construct"] = _stage("idiombench construct ${key} --params params.yaml",
                                      ["data/processed/${key}", "${item.package}", SCORING_DIR],
@@ -259,7 +279,7 @@ def dvc_document() -> CommentedMap:
     stages["plots"] = _stage("idiombench plot-data --params params.yaml", ["results/metrics"], None, ["results/plots"],
                              ["results/headline.json"])
     stages["report"] = _stage("idiombench report --params params.yaml",
-                              ["results/metrics", "results/tracking", "results/scores",
+                              ["results/metrics", "results/tracking", "results/scores", "results/noise", "results/generations",
                                *(["results/construction"] if constructing else []),
                                *(["results/analysis"] if attending else [])],
                               ["report"], ["reports/all_tables.pdf", "reports/tables", "reports/figures"])
@@ -283,6 +303,9 @@ def dvc_document() -> CommentedMap:
 
 
 STAGE_COMMENTS = {
+    "noise": "Serving noise: a seeded sample generated again under perturbed serving settings (batch size,\n"
+             "dtype, attention), cached under its own identity, scored by the benchmark's scorer. A model without\n"
+             "weights (oracle, echo, openai, ...) records \"skipped\" with the reason.",
     "score": "A (model, benchmark) pair that does not apply is scored, aggregated and tracked as\n"
              "\"skipped\" with the reason, so every stage of this static grid has a truthful output.",
     "construct": "A benchmark's own data-construction pipeline rebuilt from its release (the benchmarks\n"

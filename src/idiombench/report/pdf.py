@@ -117,7 +117,8 @@ def is_report_pdf(path: Path) -> bool:
     return f"/Title ({TITLE})".encode() in data and b"/Keywords ()" in data
 
 
-def write_pdf(path: Path, title: TitlePage, sections: list[Section]) -> None:
+def write_pdf(path: Path, title: TitlePage, sections: list[Section], summary: Section | None = None) -> None:
+    """The report: the summary page first (when given), the title page, then one part per section."""
     from reportlab.lib import colors
     from reportlab.lib.pagesizes import A4
     from reportlab.lib.styles import ParagraphStyle
@@ -134,7 +135,7 @@ def write_pdf(path: Path, title: TitlePage, sections: list[Section]) -> None:
     from reportlab.platypus import TableStyle
 
     with tempfile.TemporaryDirectory() as workdir:
-        regular, bold = register_cjk_fonts(_all_text(title, sections), Path(workdir))
+        regular, bold = register_cjk_fonts(_all_text(title, sections + ([summary] if summary else [])), Path(workdir))
         base = ParagraphStyle("base", fontName=regular, fontSize=9, leading=12)
         small = ParagraphStyle("small", parent=base, fontSize=7, leading=9)
         cell_style = ParagraphStyle("cell", parent=base, fontSize=7, leading=8.5)
@@ -178,7 +179,13 @@ def write_pdf(path: Path, title: TitlePage, sections: list[Section]) -> None:
                 keywords=(SEAL.decode() + _PLACEHOLDER), invariant=1,
             )
             width = doc.width
-            story: list = [para(title.title, title_style)]
+            story: list = []
+            if summary is not None:  # the first page: the headline of every model, its interval and noise floor
+                story += [para(summary.title, h1)] + [para(text) for text in summary.intro]
+                for table in summary.tables:
+                    story += table_flowables(table, width)
+                story.append(PageBreak())
+            story.append(para(title.title, title_style))
             facts = [("Profile", title.profile), ("Date", title.date), ("Git commit", title.git_commit)]
             if title.environment:
                 facts.append(("Environment", title.environment))

@@ -251,6 +251,161 @@ def run_generate(
         )
 
 
+def check_model(model_name: str, model: ModelConfig) -> None:
+    """What the hf backend cannot run, refused before anything is read."""
+    if isinstance(model, HFModel) and model.device == "cuda" and model.gpus == 0:
+        raise IdiombenchError(f"models.{model_name}: device cuda needs gpus >= 1 (the job claims its GPUs)")
+    if isinstance(model, HFModel) and model.gpus > 1:
+        raise IdiombenchError(
+            f"models.{model_name}: the hf backend runs on one GPU (gpus: 1); use the vllm backend "
+            f"for tensor parallelism over {model.gpus} GPUs"
+        )
+
+
+@dataclass
+class Plan:
+    """The requests of one generate run, keyed by everything that decides an output."""
+
+    rows: list[Row]
+    identity: dict[str, Any]
+    batch_size: int
+    chosen: str | None  # how batch_size auto was resolved
+    skipped: dict[tuple[str, str, str, str], str]  # job -> why the backend does not run it
+    lines: list[str]  # the backend's report
+
+
+def plan_requests(
+    params: Params,
+    model_name: str,
+    model: ModelConfig,
+    backend: Backend,
+    prompts: dict[str, list[tuple[Prompt, ItemContext]]],
+    keep: Callable[[Row], bool] = lambda row: True,
+) -> Plan:
+    """The rows of every prompt x pass x sample that `keep` keeps, keyed by the backend's identity
+    (plus the batch size where it changes outputs, plus the item where the backend answers from
+    it), without the jobs the backend does not support."""
+    identity = backend.identity()
+
+    def rows_of(identity: dict[str, Any], item_identity: Callable[[ItemContext], Any] | None = None) -> list[Row]:
+        return [row for row in build_rows(params, prompts, identity, item_identity) if keep(row)]
+
+    rows = rows_of(identity)
+    batch_size, chosen = resolve_batch_size(model_name, model, backend, [row.request for row in rows])
+    if backend.batch_size_changes_outputs:  # part of what decides an output: of the key
+        identity = {**identity, "batch_size": batch_size}
+        rows = rows_of(identity)
+    backend.prepare([row.request for row in rows])
+    if backend.answers_from_items:  # it answers from the items' data (known after prepare): part of each key
+        rows = rows_of(identity, backend.item_identity)
+    lines = list(backend.report())
+    skipped: dict[tuple[str, str, str, str], str] = {}
+    for job_key in sorted({row.job for row in rows}):
+        reason = backend.unsupported(*job_key)
+        if reason:
+            skipped[job_key] = reason
+    rows = [row for row in rows if row.job not in skipped]
+    return Plan(rows, identity, batch_size, chosen, skipped, lines)
+
+
+@dataclass
+class Generated:
+    """What a run of the batches left: the failed completions (not cached), the timing of those
+    generated, and the keys the cache already held."""
+
+    failures: dict[str, Completion]
+    timing: dict[str, float]
+    cached_at_start: set[str]
+    total: int
+
+
+def generate_batches(backend: Backend, model: ModelConfig, batches: list[list[Request]], cache: GenerationCache,
+                     label: str) -> Generated:
+    """Generate every request the cache lacks, batch by batch (each completed batch is one shard)."""
+    total = sum(len(b) for b in batches)
+    cached_at_start = {r.key for b in batches for r in b if r.key in cache}
+    failures: dict[str, Completion] = {}
+    timing: dict[str, float] = {}
+    bar = Progress(total, label, unit="request", initial=len(cached_at_start))
+    try:
+        for batch in batches:
+            missing = [r for r in batch if r.key not in cache]
+            if not missing:
+                continue
+            t0 = time.perf_counter()
+            # a lone surrogate (an escape in a JSON body) cannot be stored as UTF-8: U+FFFD
+            completions = [storable(c) for c in backend.generate(missing)]
+            seconds = time.perf_counter() - t0
+            if len(completions) != len(missing):
+                raise IdiombenchError(
+                    f"backend {model.backend} returned {len(completions)} completions for {len(missing)} requests"
+                )
+            cache.put_batch((r.key, c) for r, c in zip(missing, completions))
+            for request, completion in zip(missing, completions):
+                if completion.failed:
+                    failures[request.key] = completion
+                timing[request.key] = seconds / len(missing)
+            bar.update(len(missing))
+            bar.set_postfix_str(f"failed {len(failures)}")
+    finally:
+        bar.close()
+    return Generated(failures, timing, cached_at_start, total)
+
+
+def output_row(row: Row, completion: Completion) -> dict[str, Any]:
+    """One row of a generations table."""
+    prompt = row.prompt
+    return {
+        "prompt_id": prompt.prompt_id, "benchmark": prompt.benchmark, "task": prompt.task,
+        "setting": prompt.setting, "item_id": prompt.item_id, "prompt_hash": prompt.prompt_hash,
+        "pass": row.pass_name, "sample_index": row.request.sample_index, "rotation": prompt.rotation,
+        "text": completion.text,
+        "prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens,
+        "finish_reason": completion.finish_reason, "error": completion.error, "request_key": row.request.key,
+    }
+
+
+def assemble_tables(
+    rows: list[Row], cache: GenerationCache, generated: Generated
+) -> tuple[dict[tuple[str, str], list[dict[str, Any]]], dict[tuple[str, str, str, str], JobCounts]]:
+    """The output tables per (benchmark, setting) and the counts per job."""
+    tables: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    counts: dict[tuple[str, str, str, str], JobCounts] = defaultdict(JobCounts)
+    for row in rows:
+        key = row.request.key
+        completion = cache.get(key) or generated.failures.get(key)
+        assert completion is not None, f"no completion for {row.prompt.prompt_id}"
+        tables[(row.prompt.benchmark, row.prompt.setting)].append(output_row(row, completion))
+        job = counts[row.job]
+        job.prompts.add(row.prompt.prompt_id)
+        job.rows += 1
+        if key in job.keys:
+            continue
+        job.keys.add(key)
+        if key in generated.cached_at_start:
+            job.cached += 1
+        elif key in generated.failures:
+            job.failed += 1
+        else:
+            job.generated += 1
+            job.completion_tokens += completion.completion_tokens or 0
+            job.seconds += generated.timing.get(key, 0.0)
+    return tables, counts
+
+
+def echo_plan(model_name: str, plan: Plan, cache: GenerationCache, echo: Callable[[str], None]) -> None:
+    """The backend's report, unreadable cache entries, skipped jobs and the batch size chosen."""
+    for problem in cache.problems:
+        plan.lines.append(f"cache: skipped unreadable entry {problem}")
+    for line in plan.lines:
+        echo(line)
+    for (b, t, s, p), reason in sorted(plan.skipped.items()):
+        echo(f"generate {model_name} {b}/{t}/{s} [{p}]: skipped: {reason}")
+    if plan.chosen:
+        plan.lines.append(plan.chosen)
+        echo(plan.chosen)
+
+
 def _run_generate(
     params: Params,
     model_name: str,
@@ -265,13 +420,7 @@ def _run_generate(
     devices: Sequence[str],
 ) -> GenerateResult:
     model = params.models[model_name]
-    if isinstance(model, HFModel) and model.device == "cuda" and model.gpus == 0:
-        raise IdiombenchError(f"models.{model_name}: device cuda needs gpus >= 1 (the job claims its GPUs)")
-    if isinstance(model, HFModel) and model.gpus > 1:
-        raise IdiombenchError(
-            f"models.{model_name}: the hf backend runs on one GPU (gpus: 1); use the vllm backend "
-            f"for tensor parallelism over {model.gpus} GPUs"
-        )
+    check_model(model_name, model)
     out_dir = Path(out_dir) if out_dir is not None else paths.generations_dir(model_name)
     logs_dir = Path(logs_dir) if logs_dir is not None else paths.logs_dir()
     benchmarks = select_benchmarks(params, model_name, model)
@@ -285,132 +434,40 @@ def _run_generate(
         backend = make_backend(model_name, model, seed=params.seed, cache_root=cache_dir.parent,
                                benchmarks=backend_hooks())
     try:
-        identity = backend.identity()
-        rows = build_rows(params, prompts, identity)
-        batch_size, chosen = resolve_batch_size(model_name, model, backend, [row.request for row in rows])
-        if backend.batch_size_changes_outputs:  # part of what decides an output: of the key
-            identity = {**identity, "batch_size": batch_size}
-            rows = build_rows(params, prompts, identity)
-        backend.prepare([row.request for row in rows])
-        if backend.answers_from_items:  # it answers from the items' data (known after prepare): part of each key
-            rows = build_rows(params, prompts, identity, backend.item_identity)
-        lines = list(backend.report())
-        skipped: dict[tuple[str, str, str, str], str] = {}
-        for job_key in sorted({row.job for row in rows}):
-            reason = backend.unsupported(*job_key)
-            if reason:
-                skipped[job_key] = reason
-        rows = [row for row in rows if row.job not in skipped]
-        if not rows and model.backend == "replay":  # its sources name no rendered job: an empty output means nothing
-            first = next(iter(sorted(skipped.items())), None)
+        plan = plan_requests(params, model_name, model, backend, prompts)
+        # a replay whose sources name no rendered job: an empty output would mean nothing
+        if not plan.rows and model.backend == "replay":
+            first = next(iter(sorted(plan.skipped.items())), None)
             raise IdiombenchError(
                 f"generate {model_name}: no request to run, every job was skipped"
                 + (f" (first: {'/'.join(first[0][:3])}: {first[1]})" if first else "") + "; nothing written"
             )
-
         cache = GenerationCache.load(cache_dir)
-        for problem in cache.problems:
-            lines.append(f"cache: skipped unreadable entry {problem}")
-        for line in lines:
-            echo(line)
-        for (b, t, s, p), reason in sorted(skipped.items()):
-            echo(f"generate {model_name} {b}/{t}/{s} [{p}]: skipped: {reason}")
-        requests = [row.request for row in rows]
-        if chosen:
-            lines.append(chosen)
-            echo(chosen)
-        batches = make_batches(requests, batch_size, backend.prompt_length)
-        total = sum(len(b) for b in batches)
-        cached_at_start = {r.key for b in batches for r in b if r.key in cache}
-        failures: dict[str, Completion] = {}
-        generated: dict[str, Completion] = {}
-        timing: dict[str, float] = {}
-        bar = Progress(total, f"generate {model_name}", unit="request", initial=len(cached_at_start))
-        try:
-            for batch in batches:
-                missing = [r for r in batch if r.key not in cache]
-                if not missing:
-                    continue
-                t0 = time.perf_counter()
-                # a lone surrogate (an escape in a JSON body) cannot be stored as UTF-8: U+FFFD
-                completions = [storable(c) for c in backend.generate(missing)]
-                seconds = time.perf_counter() - t0
-                if len(completions) != len(missing):
-                    raise IdiombenchError(
-                        f"backend {model.backend} returned {len(completions)} completions for {len(missing)} requests"
-                    )
-                cache.put_batch((r.key, c) for r, c in zip(missing, completions))
-                for request, done in zip(missing, completions):
-                    (failures if done.failed else generated)[request.key] = done
-                    timing[request.key] = seconds / len(missing)
-                bar.update(len(missing))
-                bar.set_postfix_str(f"failed {len(failures)}")
-        finally:
-            bar.close()
+        echo_plan(model_name, plan, cache, echo)
+        batches = make_batches([row.request for row in plan.rows], plan.batch_size,
+                               backend.prompt_length)
+        generated = generate_batches(backend, model, batches, cache, f"generate {model_name}")
     finally:
         backend.close()
 
     failure_record = paths.generate_failure(model_name, logs_dir)
     try:
-        check_failures(model_name, model, failures, total)
+        check_failures(model_name, model, generated.failures, generated.total)
     except IdiombenchError as exc:
         # Nothing is written to the output; the record tells the report to mark the model failed.
-        write_json(failure_record, {"model": model_name, "failed": len(failures), "total": total, "reason": str(exc)})
+        write_json(failure_record, {"model": model_name, "failed": len(generated.failures), "total": generated.total,
+                                    "reason": str(exc)})
         raise
-
-    # Assemble the output rows and per-job counts.
-    tables: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
-    counts: dict[tuple[str, str, str, str], JobCounts] = defaultdict(JobCounts)
-    for row in rows:
-        key = row.request.key
-        completion = cache.get(key) or failures.get(key)
-        assert completion is not None, f"no completion for {row.prompt.prompt_id}"
-        prompt = row.prompt
-        tables[(prompt.benchmark, prompt.setting)].append({
-            "prompt_id": prompt.prompt_id, "benchmark": prompt.benchmark, "task": prompt.task,
-            "setting": prompt.setting, "item_id": prompt.item_id, "prompt_hash": prompt.prompt_hash,
-            "pass": row.pass_name, "sample_index": row.request.sample_index, "rotation": prompt.rotation,
-            "text": completion.text,
-            "prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens,
-            "finish_reason": completion.finish_reason, "error": completion.error, "request_key": key,
-        })
-        job = counts[row.job]
-        job.prompts.add(prompt.prompt_id)
-        job.rows += 1
-        if key in job.keys:
-            continue
-        job.keys.add(key)
-        if key in cached_at_start:
-            job.cached += 1
-        elif key in failures:
-            job.failed += 1
-        else:
-            job.generated += 1
-            job.completion_tokens += completion.completion_tokens or 0
-            job.seconds += timing.get(key, 0.0)
-
-    info = {
-        "model": model_name,
-        "backend": model.backend,
-        "identity": identity,
-        "config": scrub(model.model_dump(mode="json")),  # never a credential from base_url
-        "batch_size": batch_size,  # as used (batch_size auto resolved)
-        "seed": params.seed,
-        "benchmarks": benchmarks,
-        "tables": {f"{b}/{s}": len(t) for (b, s), t in sorted(tables.items())},
-        "skipped_jobs": [
-            {"benchmark": b, "task": t, "setting": s, "pass": p, "reason": reason}
-            for (b, t, s, p), reason in sorted(skipped.items())
-        ],
-    }
+    tables, counts = assemble_tables(plan.rows, cache, generated)
+    info = generation_info(params, model_name, model, plan, benchmarks, tables)
     # identity.json: what the report and MLflow say about the model (stages.aggregate.model_info)
     loaded = backend.describe()
-    identity_record = scrub({**identity, "loaded": loaded if loaded is not None else model.backend})
+    identity_record = scrub({**plan.identity, "loaded": loaded if loaded is not None else model.backend})
     write_output(out_dir, tables, info, identity_record)
     failure_record.unlink(missing_ok=True)  # this run succeeded: an earlier failure no longer stands
 
     elapsed = time.perf_counter() - started
-    summary = summarise(model_name, counts, skipped, cache_dir, out_dir, elapsed, lines, len(cache.problems))
+    summary = summarise(model_name, counts, plan.skipped, cache_dir, out_dir, elapsed, plan.lines, len(cache.problems))
     summary["gpus"] = list(devices)  # the device ids this job claimed (CUDA_VISIBLE_DEVICES)
     backend_summary = backend.summary()
     if backend_summary is not None:
@@ -418,7 +475,26 @@ def _run_generate(
     write_json(logs_dir / f"generate-{model_name}.json", summary)
     for line in summary["lines"]:
         echo(line)
-    return GenerateResult(out_dir, summary, lines)
+    return GenerateResult(out_dir, summary, plan.lines)
+
+
+def generation_info(params: Params, model_name: str, model: ModelConfig, plan: Plan, benchmarks: list[str],
+                    tables: dict[tuple[str, str], list[dict[str, Any]]]) -> dict[str, Any]:
+    """generation_info.json: what ran, with which identity, and what was skipped."""
+    return {
+        "model": model_name,
+        "backend": model.backend,
+        "identity": plan.identity,
+        "config": scrub(model.model_dump(mode="json")),  # never a credential from base_url
+        "batch_size": plan.batch_size,  # as used (batch_size auto resolved)
+        "seed": params.seed,
+        "benchmarks": benchmarks,
+        "tables": {f"{b}/{s}": len(t) for (b, s), t in sorted(tables.items())},
+        "skipped_jobs": [
+            {"benchmark": b, "task": t, "setting": s, "pass": p, "reason": reason}
+            for (b, t, s, p), reason in sorted(plan.skipped.items())
+        ],
+    }
 
 
 def storable(completion: Completion) -> Completion:

@@ -31,6 +31,8 @@ from ..params.schema import Params
 from ..report.pdf import TITLE, TitlePage, is_report_pdf, write_pdf
 from ..report.tables import Cell, Section, Table
 from .inputs import SCORED, applies
+from .report_noise import (FLOOR_COLUMNS, FLOOR_NOTE, NoiseFloors, disagreement_tables, floor_columns, noise_figures,
+                           noise_table, outcomes, summary_table)
 from .report_uncertainty import annotate_section, section_estimands
 
 FAILED = "failed"  # the text of a failed model's cells
@@ -100,14 +102,28 @@ def collect_metrics(params: Params, benchmark: str) -> dict[str, dict[str, Any]]
 
 
 def uncertainty_tables(params: Params, benchmark: str, metrics: dict[str, dict[str, Any]], section: Section,
-                       display_name: Callable[[str], str]) -> list[Table]:
+                       display_name: Callable[[str], str], floors: NoiseFloors | None = None) -> list[Table]:
     """Intervals and significance marks in the section's tables (report.uncertainty), and the
-    companion tables with the bounds and the p / q values (written beside them, not in the PDF)."""
+    companion tables with the bounds and the p / q values (written beside them, not in the PDF),
+    each paired test with the two models' serving-noise floors beside it."""
     config = params.report.uncertainty
     if not config.enabled or not metrics:
         return []
     estimands = section_estimands(params, benchmark, metrics)
-    return annotate_section(section, estimands, config, display_name)
+    floor = (FLOOR_COLUMNS, floor_columns(floors, benchmark), FLOOR_NOTE) if floors is not None else None
+    return annotate_section(section, estimands, config, display_name, floor)
+
+
+def noise_and_disagreement(params: Params, benchmark: str, metrics: dict[str, dict[str, Any]], section: Section,
+                           figures: list[dict[str, Any]], display_name: Callable[[str], str]
+                           ) -> tuple[list[Table], Any]:
+    """The section's Serving noise and disagreement tables (appended to it: in the PDF), the tables
+    written beside them only (every disagreeing item), and the models' per-item outcomes."""
+    found = outcomes(params, benchmark, list(metrics))
+    noise = noise_table(benchmark, figures, display_name)
+    tables = ([noise] if noise is not None else []) + disagreement_tables(params, benchmark, found, display_name)
+    section.tables += tables[:-1] if len(tables) > 1 and tables[-1].table_id.endswith("_items") else tables
+    return (tables[-1:] if tables and tables[-1].table_id.endswith("_items") else []), found
 
 
 # The identity's settings that decide greedy outputs (generation/backends/hf.py, the stage's
@@ -202,6 +218,10 @@ def build_report(params: Params, out_pdf: Path | None = None) -> dict[str, Any]:
     date = report_date()  # before any work: a bad SOURCE_DATE_EPOCH fails first
     _, tables_dir, figures_dir = report_outputs(out_pdf)
     sections: list[Section] = []
+    figures = noise_figures(params)
+    floors = NoiseFloors.of(figures)
+    per_benchmark: dict[str, Any] = {}
+    where: dict[str, str] = {}
     with staged_directory(tables_dir, report_folder_output(tables_dir, out_pdf)) as tables_stage, \
             staged_directory(figures_dir, report_folder_output(figures_dir, out_pdf)) as figures_stage:
         progress = Progress(sum(params.benchmark(name).enabled for name in NAMES), "report", unit="benchmark")
@@ -219,8 +239,11 @@ def build_report(params: Params, out_pdf: Path | None = None) -> dict[str, Any]:
                 continue  # nothing scored and nothing failed: no section, no placeholder page
             for table in section.tables:
                 mark_failed(table, failed, context.display_name)
-            companions = uncertainty_tables(params, name, metrics, section, context.display_name)
-            for table in section.tables + companions:
+            companions = uncertainty_tables(params, name, metrics, section, context.display_name, floors)
+            beside, per_benchmark[name] = noise_and_disagreement(params, name, metrics, section, figures,
+                                                                 context.display_name)
+            where[name] = f"section {section.title}; reports/tables/{name.replace('-', '_')}_*.csv"
+            for table in section.tables + companions + beside:
                 table.write(tables_stage)
             sections.append(section)
         title = TitlePage(
@@ -233,8 +256,12 @@ def build_report(params: Params, out_pdf: Path | None = None) -> dict[str, Any]:
             data=data_lines(),
         )
         progress.close()
+        display = ReportContext(params=params, benchmark="", metrics={}, figures_dir=figures_stage).display_name
+        summary = Section(benchmark="summary", title="Summary", tables=[
+            summary_table(params, per_benchmark, floors, where, display)])
+        summary.tables[0].write(tables_stage)
         # The figures are still in the staging directory here; the PDF embeds them from there.
-        write_pdf(out_pdf, title, sections)
+        write_pdf(out_pdf, title, sections, summary=summary)
         write_index(tables_stage / paths.INDEX, "report")
         write_index(figures_stage / paths.INDEX, "report")
     return {

@@ -97,8 +97,12 @@ def row_label(table: Table, row: list[Cell]) -> str:
     return " / ".join(parts) or "—"
 
 
+FloorCells = Callable[[str, str, str, float, float], list[Cell]]  # (model A, model B, estimand, A − B, scale)
+
+
 def annotate_table(table: Table, estimands: Estimands, config: UncertaintyConfig, reps: Replicates,
-                   display_name: Callable[[str], str]) -> list[Table]:
+                   display_name: Callable[[str], str], floor: tuple[list[str], FloorCells, str] | None = None
+                   ) -> list[Table]:
     """Rewrite the table's referenced cells in place; return its companion tables."""
     groups: dict[tuple[int, str], list[tuple[int, CellRef]]] = {}
     for r, row in enumerate(table.rows):
@@ -169,7 +173,8 @@ def annotate_table(table: Table, estimands: Estimands, config: UncertaintyConfig
             Cell(display_name(b.ref.model)), Cell(f"{result.difference * a.ref.scale:+.{digits + 1}f}"),
             Cell(f"{result.units} {a.estimand.unit}s"), Cell(_p_text(result.p)), Cell(_p_text(float(q))),
             Cell("yes" if not math.isnan(q) and q < config.alpha else "no"), Cell(result.note),
-        ])
+        ] + (floor[1](a.ref.model, b.ref.model, a.ref.name, result.difference, a.ref.scale)
+             if floor is not None else []))
     for key, members in resolved.items():
         _mark_best(table, key, members, q_of, config.alpha)
 
@@ -185,8 +190,9 @@ def annotate_table(table: Table, estimands: Estimands, config: UncertaintyConfig
         Table(f"{table.table_id}_intervals", f"{table.title}: {config.confidence:.0%} bootstrap intervals",
               ["Column", "Row", "Model", "Value", "Low", "High", "Resampled"], interval_rows),
         Table(f"{table.table_id}_comparisons", f"{table.title}: paired tests ({config.test}, BH over the table)",
-              ["Column", "Row", "Model A", "Model B", "A − B", "Units", "p", "q (BH)", f"q < {config.alpha}", "Note"],
-              comparison_rows),
+              ["Column", "Row", "Model A", "Model B", "A − B", "Units", "p", "q (BH)", f"q < {config.alpha}", "Note"]
+              + (floor[0] if floor is not None else []), comparison_rows,
+              footnotes=[floor[2]] if floor is not None else []),
     ]
 
 
@@ -249,9 +255,10 @@ def _p_text(p: float) -> str:
 
 
 def annotate_section(section: Section, estimands: Estimands, config: UncertaintyConfig,
-                     display_name: Callable[[str], str]) -> list[Table]:
+                     display_name: Callable[[str], str], floor: tuple[list[str], FloorCells, str] | None = None
+                     ) -> list[Table]:
     reps = Replicates(config)
     companions: list[Table] = []
     for table in section.tables:
-        companions += annotate_table(table, estimands, config, reps, display_name)
+        companions += annotate_table(table, estimands, config, reps, display_name, floor)
     return companions

@@ -57,6 +57,7 @@ from . import track_traces as traces
 from .inputs import SCORED, load_items
 from .labels import offer_labels
 from .report import collect_metrics, failed_models, git_commit
+from .noise import MEASURED, read_figures
 
 DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
 KEY_TAG = "idiombench.key"
@@ -67,6 +68,7 @@ EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
 EXPERIMENT_KIND = "custom_model_development"
 DIGEST_LENGTH = 16  # hex digits of the sha256 shown as a dataset's digest (as on the report's title page)
 SAMPLE_GENERATIONS = 25
+FLIPPED_TAG = "serving_noise_flipped"  # on a trace: the perturbations under which its outcome flipped
 TRACES_TAG = "idiombench.traces"  # on each setting's run: which of its rows are traces (all, or a sample)
 MAX_PARAM_LENGTH = 6000
 
@@ -119,6 +121,35 @@ def run_params(params: Params, *, benchmark: str, model: str, setting: str, body
             sorted({(f["source_repo"], f["source_commit"]) for f in read_json_object(data_record)["files"]}))
     return {key[:250]: json.dumps(value, ensure_ascii=False)[:MAX_PARAM_LENGTH] if not isinstance(value, str)
             else value[:MAX_PARAM_LENGTH] for key, value in sorted(raw.items())}
+
+
+NOISE_FIGURES = ("items", "changed_share", "flipped_share", "difference", "low", "high")
+
+
+def noise_metrics(*, benchmark: str, model: str, setting: str) -> dict[str, float]:
+    """The model's serving-noise figures of one setting (results/noise/<model>/figures.json) as
+    metrics `serving_noise/<perturbation>/<metric>/<figure>`."""
+    body = read_figures(model) or {}
+    out: dict[str, float] = {}
+    for row in body.get("figures", []):
+        if row["status"] != MEASURED or row["benchmark"] != benchmark or row["setting"] != setting:
+            continue
+        for figure in NOISE_FIGURES:
+            value = row.get(figure)
+            if value is not None and math.isfinite(float(value)):
+                out[metric_name(f"serving_noise/{row['perturbation']}/{row['metric']}/{figure}")] = float(value)
+    return out
+
+
+def noise_flips(*, benchmark: str, model: str, setting: str) -> dict[str, str]:
+    """prompt_id -> the perturbations under which its outcome flipped (a trace tag)."""
+    flipped: dict[str, list[str]] = {}
+    root = paths.noise_dir(model)
+    for path in sorted(root.glob(f"*/{benchmark}.parquet")):
+        frame = read_parquet(path, what="serving-noise items").to_pandas()
+        for prompt_id in frame.loc[(frame["setting"] == setting) & frame["flipped"].astype(bool), "prompt_id"]:
+            flipped.setdefault(str(prompt_id), []).append(path.parent.name)
+    return {prompt_id: ",".join(sorted(names)) for prompt_id, names in flipped.items()}
 
 
 def run_metrics(setting_body: dict[str, Any]) -> dict[str, float]:
@@ -265,7 +296,7 @@ def _track_setting(client: Any, experiment_id: str, parent_id: str, params: Para
     tags = {KEY_TAG: key, PARENT_TAG: parent_id, "idiombench.benchmark": benchmark, "idiombench.model": model,
             "idiombench.setting": setting, "idiombench.profile": params.profile, **source_tags(benchmark)}
     run_id = _find_or_create(client, experiment_id, key, new_params, tags, f"{model} / {setting}", counts)
-    metrics = run_metrics(body["settings"][setting])
+    metrics = run_metrics(body["settings"][setting]) | noise_metrics(benchmark=benchmark, model=model, setting=setting)
     _log(client, run_id, metrics, tags)
     inputs = dataset_inputs(benchmark, setting, body["settings"][setting])
     if inputs:  # the same (name, digest) logged again is not duplicated by the store
@@ -318,6 +349,10 @@ def _track_items(client: Any, experiment_id: str, run_id: str, params: Params, b
         return None
     found = traces.setting_rows(benchmark=benchmark, model=model, setting=setting, view=get_benchmark(benchmark).item_view, items=source.items,
                                 roles=source.roles, sample=config.sample, seed=config.seed)
+    flips = noise_flips(benchmark=benchmark, model=model, setting=setting)
+    for row in found.rows:  # filterable in the UI: tags.serving_noise_flipped
+        if row.inputs["pass"] == "main" and row.tags.get("prompt_id") in flips:
+            row.tags[FLIPPED_TAG] = flips[row.tags["prompt_id"]]
     counts = traces.sync_traces(client, experiment_id, run_id, f"{benchmark}/{model}/{setting}", found.rows, progress)
     counts.not_traced = len(found.table) - len(found.rows)
     progress.update(counts.not_traced)

@@ -81,6 +81,11 @@ class ChengyuBench(Benchmark[ChengyuBenchConfig]):
     def report_section(self, ctx: ReportContext) -> Section | None:
         return _report.report_section(ctx)
 
+    def item_outcomes(self, frame: Any, setting: str, config: ChengyuBenchConfig) -> Any:
+        from .uncertainty import item_outcomes
+
+        return item_outcomes(frame, setting, config)
+
     def estimands(self, ctx: UncertaintyContext[ChengyuBenchConfig]) -> dict[str, dict[str, Estimand]]:
         from . import uncertainty  # numpy work only the report stage needs
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ... import statistics as st
+from ..contexts import outcome_frame
 from ...scoring import option_order
 from .aggregate import MAIN_PASS
 from .metrics import KS
@@ -59,3 +60,15 @@ def model_estimands(scores: dict[str, pd.DataFrame], body: Mapping[str, Any]) ->
 def estimands(ctx: UncertaintyContext[ChengyuBenchConfig]) -> dict[str, dict[str, st.Estimand]]:
     """The Benchmark.estimands hook: model -> "<setting>/<metric>" -> estimand (share, not percent)."""
     return {model: model_estimands(scores, ctx.metrics.get(model, {})) for model, scores in ctx.scores.items()}
+
+
+def item_outcomes(frame: pd.DataFrame, setting: str, config: Any) -> pd.DataFrame | None:
+    """The Benchmark.item_outcomes hook: `correct` (accuracy) of the label and choice settings,
+    the top prediction's hit (acc@1) of the ranked ones; over passages for ChID, else items."""
+    rows = frame[frame["pass"] == MAIN_PASS]
+    if rows.empty:
+        return None
+    _, ids = unit_ids(rows)
+    if setting_kind(setting) in ("label", "choice"):
+        return outcome_frame(rows, pd.Series(ids), rows["correct"].astype(float), "accuracy", True)
+    return outcome_frame(rows, pd.Series(ids), rows["hit_at_1"].astype(float), "acc_at_1", True)

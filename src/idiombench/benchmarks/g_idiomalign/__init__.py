@@ -80,6 +80,11 @@ class GIdiomAlign(Benchmark[GIdiomAlignConfig]):
 
         return report_section(ctx)
 
+    def item_outcomes(self, frame: Any, setting: str, config: GIdiomAlignConfig) -> Any:
+        from .uncertainty import item_outcomes
+
+        return item_outcomes(frame, setting, config)
+
     def estimands(self, ctx: UncertaintyContext[GIdiomAlignConfig]) -> dict[str, dict[str, Estimand]]:
         from .uncertainty import estimands
 

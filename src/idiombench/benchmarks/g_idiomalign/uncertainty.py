@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from ... import statistics as st
+from ..contexts import outcome_frame
 from ...scoring import option_order
 from .aggregate import ADDITIONAL_SUFFIX, GENERATION_CONDITIONS, OVERALL, main_pass, threshold_name
 from .score import MCQ_SETTING
@@ -88,3 +89,17 @@ def estimands(ctx: UncertaintyContext[GIdiomAlignConfig]) -> dict[str, dict[str,
         return out
 
     return st.by_model(ctx.scores, of_setting)
+
+
+def item_outcomes(frame: pd.DataFrame, setting: str, config: GIdiomAlignConfig) -> pd.DataFrame:
+    """The Benchmark.item_outcomes hook, over source idioms: Task 1 `correct`; Task 2 Acc@t at the
+    last headline threshold (EM where the similarity role is not computed)."""
+    rows = main_pass(frame)
+    if setting.startswith(MCQ_SETTING):
+        return outcome_frame(rows, rows[IDIOM], rows["correct"].astype(float), "accuracy (micro)", True)
+    sims = rows["similarity"].astype(float)
+    if sims.notna().any():
+        t = list(config.score.headline_thresholds)[-1]
+        return outcome_frame(rows, rows[IDIOM], (sims >= t).astype(float).where(sims.notna()),
+                             f"{threshold_name(t)} (micro)", True)
+    return outcome_frame(rows, rows[IDIOM], rows["exact_match"].astype(float), "EM (micro)", True)

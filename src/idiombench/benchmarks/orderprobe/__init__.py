@@ -74,6 +74,11 @@ class OrderProbe(Benchmark[OrderProbeConfig]):
         """Tables 3, 4, 11, figures 4 and 5, format failures (report.py)."""
         return _report.report_section(ctx)
 
+    def item_outcomes(self, frame: Any, setting: str, config: OrderProbeConfig) -> Any:
+        from .uncertainty import item_outcomes
+
+        return item_outcomes(frame, setting, config.score)
+
     def estimands(self, ctx: UncertaintyContext[OrderProbeConfig]) -> dict[str, dict[str, Estimand]]:
         """Tables 3 and 4's cells for the report's intervals and tests (uncertainty.py)."""
         from .uncertainty import estimands

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ... import statistics as st
+from ..contexts import outcome_frame
 from . import metrics
 from .aggregate import semantic_rows
 from .build import CATEGORIES
@@ -132,3 +133,13 @@ def estimands(ctx: UncertaintyContext[OrderProbeConfig]) -> dict[str, dict[str, 
         return out
 
     return st.by_model(ctx.scores, of_setting)
+
+
+def item_outcomes(frame: pd.DataFrame, setting: str, cfg: OrderProbeScore) -> pd.DataFrame:
+    """The Benchmark.item_outcomes hook: recovery of each input (the headline), over expressions."""
+    rows = frame[frame["pass"] == MAIN_PASS]
+    column = "recovered" if cfg.recovery.headline_mode == "default" else "recovered_strict"
+    outcome = rows[column].astype(float)
+    if cfg.recovery.headline_identity_inputs == "exclude":
+        outcome = outcome.where(~rows["is_identity"].astype(bool))
+    return outcome_frame(rows, rows["expression_id"], outcome, "recovery", True)

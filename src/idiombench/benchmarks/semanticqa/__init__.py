@@ -74,6 +74,11 @@ class SemanticQA(Benchmark[SemanticQAConfig]):
 
         return report_section(ctx)
 
+    def item_outcomes(self, frame: Any, setting: str, config: SemanticQAConfig) -> Any:
+        from .uncertainty import item_outcomes
+
+        return item_outcomes(frame, setting, config)
+
     def estimands(self, ctx: UncertaintyContext[SemanticQAConfig]) -> dict[str, dict[str, Estimand]]:
         from .uncertainty import estimands
 

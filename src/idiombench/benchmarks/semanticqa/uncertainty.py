@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from ... import statistics as st
+from ..contexts import outcome_frame
 from ...scoring import option_order
 from .adapters import ADAPTERS
 from .aggregate import INTERPRETATION_COLUMNS, MAIN_PASS, PRIMARY, recognised_label
@@ -80,3 +81,17 @@ def estimands(ctx: UncertaintyContext[SemanticQAConfig]) -> dict[str, dict[str, 
                     if values.notna().any():
                         mine[f"{key}/{name}"] = st.mean(scored["item_id"].astype(str).tolist(), values)
     return out
+
+
+def item_outcomes(frame: pd.DataFrame, setting: str, config: SemanticQAConfig) -> pd.DataFrame | None:
+    """The Benchmark.item_outcomes hook, over items: `correct` (ACC / ACC_s) of the option, label
+    and extraction tasks; ROUGE-L (graded) of the interpretation tasks. Sequential settings: none."""
+    if sequential_setting(setting, config.score):
+        return None
+    rows = frame[frame["pass"] == MAIN_PASS]
+    kinds = rows["task"].map(lambda task: ADAPTERS[task].kind)
+    graded = kinds == "interpretation"
+    rouge = rows["rouge_l"].astype(float).where(_has_gold(rows))
+    outcome = rows["correct"].astype(float).where(~graded, rouge)
+    metric = kinds.map(lambda kind: "ROUGE-L" if kind == "interpretation" else "ACC")
+    return outcome_frame(rows, rows["task"].astype(str) + "/" + rows["item_id"].astype(str), outcome, metric, ~graded)
