@@ -777,6 +777,11 @@ def _(p: Path) -> list[str]:
     return ["track", "orderprobe", "-m", "typo"]
 
 
+@case("noise for an unknown model", "unknown model 'typo'")
+def _(p: Path) -> list[str]:
+    return ["noise", "-m", "typo"]
+
+
 @case("aggregate an unknown model", "unknown model 'typo'")
 def _(p: Path) -> list[str]:
     return ["aggregate", "orderprobe", "-m", "typo"]

@@ -58,7 +58,7 @@ def test_every_snakemake_command_is_the_arguments_it_means(make_project) -> None
         assert command, f"no shell command for {rule}\n{block}"
         assert shlex.split(command.group(1)) == expected_argv(rule, wildcards, HOSTILE_PARAMS), command.group(1)
         seen[rule] = seen.get(rule, 0) + 1
-    assert set(seen) == BENCHMARK_ONLY | WITH_MODEL | {"generate", "report", "plots"}, seen
+    assert set(seen) == BENCHMARK_ONLY | WITH_MODEL | {"generate", "noise", "report", "plots"}, seen
     assert seen["generate"] == len(KEYS) and seen["score"] == len(KEYS) * 4, seen
     assert not (project / "pwned").exists()
 
