@@ -24,32 +24,56 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 
 def cli(project: Path, *args: str) -> str:
     env = {**os.environ, "PYTHONPATH": str(SRC), "IDIOMBENCH_GPUS": ""}
-    result = subprocess.run([sys.executable, "-m", "idiombench.cli", *args, "--params", "params.yaml"], cwd=project,
-                            env=env, capture_output=True, text=True, timeout=900)
+    result = subprocess.run(
+        [sys.executable, "-m", "idiombench.cli", *args, "--params", "params.yaml"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     return " ".join((result.stdout + result.stderr).split())  # the console's lines, unwrapped
 
 
 def with_orderprobe_meta(path: Path) -> None:
     """The meta keys OrderProbe's scorer reads, as its build writes them."""
-    items = [replace(item, meta={**item.meta, "expression_id": item.item_id.rsplit("/", 1)[0],
-                                 "expression": item.answer, "is_canonical": item.meta["pattern"] == "ABCD",
-                                 "is_identity": item.input == item.answer})
-             for item in read_items(path)]
+    items = [
+        replace(
+            item,
+            meta={
+                **item.meta,
+                "expression_id": item.item_id.rsplit("/", 1)[0],
+                "expression": item.answer,
+                "is_canonical": item.meta["pattern"] == "ABCD",
+                "is_identity": item.input == item.answer,
+            },
+        )
+        for item in read_items(path)
+    ]
     write_items(path, items)
 
 
 def test_noise_pass_on_a_tiny_model(tiny_chat_model: Path, tmp_path: Path):
-    models = {"tiny": {"backend": "hf", "model": str(tiny_chat_model), "batch_size": 8, "device": "cpu",
-                       "dtype": "float32"},
-              "oracle": {"backend": "oracle"}}
+    models = {
+        "tiny": {"backend": "hf", "model": str(tiny_chat_model), "batch_size": 8, "device": "cpu", "dtype": "float32"},
+        "oracle": {"backend": "oracle"},
+    }
     project = write_project(tmp_path / "p", models, consistency_n=1, max_new_tokens=6, consistency_settings=[])
     params = yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8"))
     for role in params["scoring"]["roles"].values():  # lexical terms only: no scorer model to load
         role["model"] = None
-    params["serving_noise"] = {"enabled": True, "sample_size": 12, "seed": 0, "perturbations": {
-        "batch_size_1": {"batch_size": 1}, "float32": {"dtype": "float32"},
-        "eager_attention": {"attn_implementation": "eager"}, "vllm_only": {"enforce_eager": True}}}
+    params["serving_noise"] = {
+        "enabled": True,
+        "sample_size": 12,
+        "seed": 0,
+        "perturbations": {
+            "batch_size_1": {"batch_size": 1},
+            "float32": {"dtype": "float32"},
+            "eager_attention": {"attn_implementation": "eager"},
+            "vllm_only": {"enforce_eager": True},
+        },
+    }
     (project / "params.yaml").write_text(yaml.safe_dump(params, allow_unicode=True), encoding="utf-8")
     with_orderprobe_meta(project / "data" / "processed" / "orderprobe" / "restore.parquet")
     cli(project, "generate", "--model", "tiny")
@@ -59,8 +83,12 @@ def test_noise_pass_on_a_tiny_model(tiny_chat_model: Path, tmp_path: Path):
     figures_path = project / "results" / "noise" / "tiny" / "figures.json"
     body = json.loads(figures_path.read_text(encoding="utf-8"))
     status = {row["perturbation"]: row["status"] for row in body["figures"]}
-    assert status == {"batch_size_1": "measured", "eager_attention": "measured", "float32": "no change",
-                      "vllm_only": "not applicable"}, status
+    assert status == {
+        "batch_size_1": "measured",
+        "eager_attention": "measured",
+        "float32": "no change",
+        "vllm_only": "not applicable",
+    }, status
     measured = [row for row in body["figures"] if row["status"] == "measured"]
     assert {row["setting"] for row in measured} == {"zero_shot", "cot"}
     sample = json.loads((project / "results" / "noise" / "tiny" / "sample.json").read_text(encoding="utf-8"))

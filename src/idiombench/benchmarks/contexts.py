@@ -94,11 +94,18 @@ def outcome_frame(rows: pd.DataFrame, unit: Any, outcome: Any, metric: Any, bina
     constant; outcome as float (NaN: not scored)."""
     import pandas as pd
 
-    frame = pd.DataFrame({"prompt_id": rows["prompt_id"].astype(str).to_numpy(),
-                          "sample_index": rows["sample_index"].astype(int).to_numpy()})
+    frame = pd.DataFrame(
+        {
+            "prompt_id": rows["prompt_id"].astype(str).to_numpy(),
+            "sample_index": rows["sample_index"].astype(int).to_numpy(),
+        }
+    )
     frame["unit"] = unit.astype(str).to_numpy() if hasattr(unit, "astype") else str(unit)
-    frame["outcome"] = pd.to_numeric(outcome, errors="coerce").astype(float).to_numpy() \
-        if hasattr(outcome, "to_numpy") else float(outcome)
+    frame["outcome"] = (
+        pd.to_numeric(outcome, errors="coerce").astype(float).to_numpy()
+        if hasattr(outcome, "to_numpy")
+        else float(outcome)
+    )
     frame["metric"] = metric.to_numpy() if hasattr(metric, "to_numpy") else str(metric)
     frame["binary"] = binary.to_numpy() if hasattr(binary, "to_numpy") else bool(binary)
     return frame[list(OUTCOME_COLUMNS)]

@@ -75,8 +75,9 @@ def why_not(params: Params, model: str) -> str | None:
     return None
 
 
-def sample_prompts(params: Params, benchmark: str, joined: list[tuple[Prompt, ItemContext]]
-                   ) -> list[tuple[Prompt, ItemContext]]:
+def sample_prompts(
+    params: Params, benchmark: str, joined: list[tuple[Prompt, ItemContext]]
+) -> list[tuple[Prompt, ItemContext]]:
     """The benchmark's sample: prompts as released (rotation 0), stratified by (task, setting)."""
     released = {p.prompt_id: (p, item) for p, item in joined if p.rotation == 0}
     strata: dict[Hashable, list[str]] = {}
@@ -88,30 +89,38 @@ def sample_prompts(params: Params, benchmark: str, joined: list[tuple[Prompt, It
 
 
 def sampled_prompts(params: Params, benchmarks: list[str]) -> Joined:
-    return {b: sample_prompts(params, b, load_prompts(b, paths.RESULTS / "prompts", paths.PROCESSED))
-            for b in benchmarks}
+    return {
+        b: sample_prompts(params, b, load_prompts(b, paths.RESULTS / "prompts", paths.PROCESSED)) for b in benchmarks
+    }
 
 
 def configured_identity(model: str) -> dict[str, Any]:
-    root = require_complete(paths.generations_dir(model), paths.GENERATION_INFO,
-                            how=f"run `idiombench generate --model {model}` first")
+    root = require_complete(
+        paths.generations_dir(model), paths.GENERATION_INFO, how=f"run `idiombench generate --model {model}` first"
+    )
     return dict(read_json_object(root / paths.GENERATION_INFO)["identity"])
 
 
-def generate_variant(params: Params, model: str, config: ModelConfig, prompts: Joined, configured: dict[str, Any],
-                     label: str) -> tuple[dict[str, Any], dict[tuple[str, str], list[dict[str, Any]]]] | None:
+def generate_variant(
+    params: Params, model: str, config: ModelConfig, prompts: Joined, configured: dict[str, Any], label: str
+) -> tuple[dict[str, Any], dict[tuple[str, str], list[dict[str, Any]]]] | None:
     """The sample's outputs under `config` (through the cache), or None when its identity is the
     configured run's (the change changes nothing on this machine)."""
     cache_dir = paths.cache_dir(model)
     backend = make_backend(model, config, seed=params.seed, cache_root=cache_dir.parent, benchmarks=backend_hooks())
     try:
-        plan = plan_requests(params, model, config, backend, prompts,
-                             keep=lambda row: row.pass_name == MAIN_PASS and row.request.sample_index == 0)
+        plan = plan_requests(
+            params,
+            model,
+            config,
+            backend,
+            prompts,
+            keep=lambda row: row.pass_name == MAIN_PASS and row.request.sample_index == 0,
+        )
         if plan.identity == configured:
             return None
         cache = GenerationCache.load(cache_dir)
-        batches = make_batches([row.request for row in plan.rows], plan.batch_size,
-                               backend.prompt_length)
+        batches = make_batches([row.request for row in plan.rows], plan.batch_size, backend.prompt_length)
         generated = generate_batches(backend, config, batches, cache, label)
     finally:
         backend.close()
@@ -124,16 +133,24 @@ def score_variant(params: Params, benchmark: str, model: str, folder: Path, scor
     """setting -> score table of the generations in `folder` (the benchmark's own scorer)."""
     files = {path.stem: path for path in sorted(folder.glob("*.parquet"))}
     generations: Any = GenerationTables(files)  # a Mapping read setting by setting, as the score stage's
-    ctx = ScoreContext(params=params, model=model, benchmark=benchmark, config=params.benchmark(benchmark),
-                       generations=generations, items=load_items(benchmark), scorers=scorers)
+    ctx = ScoreContext(
+        params=params,
+        model=model,
+        benchmark=benchmark,
+        config=params.benchmark(benchmark),
+        generations=generations,
+        items=load_items(benchmark),
+        scorers=scorers,
+    )
     chunks: dict[str, list[pd.DataFrame]] = {}
     for setting, frame in get_benchmark(benchmark).score_chunks(ctx):
         chunks.setdefault(setting, []).append(frame)
     return {setting: pd.concat(frames, ignore_index=True) for setting, frames in chunks.items()}
 
 
-def configured_rows(benchmark: str, model: str, setting: str,
-                    prompt_ids: set[str]) -> tuple[pd.DataFrame, dict[str, str]]:
+def configured_rows(
+    benchmark: str, model: str, setting: str, prompt_ids: set[str]
+) -> tuple[pd.DataFrame, dict[str, str]]:
     """The configured run's score rows of the sampled prompts, and their output texts."""
     scores = read_parquet(paths.scores_dir(benchmark=benchmark, model=model) / f"{setting}.parquet").to_pandas()
     scores = scores[scores["prompt_id"].isin(prompt_ids)]
@@ -142,8 +159,9 @@ def configured_rows(benchmark: str, model: str, setting: str,
     return scores, dict(zip(main["prompt_id"], main["text"], strict=True))
 
 
-def compare_setting(params: Params, benchmark: str, model: str, setting: str, perturbed: pd.DataFrame,
-                    texts: dict[str, str]) -> pd.DataFrame | None:
+def compare_setting(
+    params: Params, benchmark: str, model: str, setting: str, perturbed: pd.DataFrame, texts: dict[str, str]
+) -> pd.DataFrame | None:
     """Per sampled item of a setting: both outputs and both outcomes (None: no per-item outcome)."""
     bench, config = get_benchmark(benchmark), params.benchmark(benchmark)
     configured, configured_texts = configured_rows(benchmark, model, setting, set(perturbed["prompt_id"]))
@@ -171,20 +189,46 @@ def figure_rows(params: Params, common: dict[str, Any], items: pd.DataFrame) -> 
     uncertainty = params.report.uncertainty
     rows = []
     for (setting, metric), group in items.groupby(["setting", "metric"], sort=True):
-        found = paired_figures(group["unit"].tolist(), group["outcome_configured"].tolist(),
-                               group["outcome_perturbed"].tolist(), group["text_configured"].tolist(),
-                               group["text_perturbed"].tolist(), resamples=uncertainty.resamples,
-                               confidence=uncertainty.confidence, seed=uncertainty.seed)
-        rows.append({**common, "setting": setting, "metric": metric, "status": MEASURED, "items": found.items,
-                     "units": found.units, "changed_share": _number(found.changed_share),
-                     "flipped_share": _number(found.flipped_share), "configured": _number(found.value_a),
-                     "perturbed": _number(found.value_b), "difference": _number(found.difference),
-                     "low": _number(found.low), "high": _number(found.high)})
+        found = paired_figures(
+            group["unit"].tolist(),
+            group["outcome_configured"].tolist(),
+            group["outcome_perturbed"].tolist(),
+            group["text_configured"].tolist(),
+            group["text_perturbed"].tolist(),
+            resamples=uncertainty.resamples,
+            confidence=uncertainty.confidence,
+            seed=uncertainty.seed,
+        )
+        rows.append(
+            {
+                **common,
+                "setting": setting,
+                "metric": metric,
+                "status": MEASURED,
+                "items": found.items,
+                "units": found.units,
+                "changed_share": _number(found.changed_share),
+                "flipped_share": _number(found.flipped_share),
+                "configured": _number(found.value_a),
+                "perturbed": _number(found.value_b),
+                "difference": _number(found.difference),
+                "low": _number(found.low),
+                "high": _number(found.high),
+            }
+        )
     return rows
 
 
-def run_perturbation(params: Params, model: str, name: str, prompts: Joined, configured: dict[str, Any],
-                     staging: Path, scorers: Callable[[], Any], echo: Callable[[str], None]) -> list[dict[str, Any]]:
+def run_perturbation(
+    params: Params,
+    model: str,
+    name: str,
+    prompts: Joined,
+    configured: dict[str, Any],
+    staging: Path,
+    scorers: Callable[[], Any],
+    echo: Callable[[str], None],
+) -> list[dict[str, Any]]:
     """The figures of one perturbation on every sampled benchmark (a status row when not run)."""
     change = params.serving_noise.perturbations[name]
     common = {"model": model, "perturbation": name, "change": dict(sorted(change.items()))}
@@ -207,22 +251,28 @@ def run_perturbation(params: Params, model: str, name: str, prompts: Joined, con
             if b == benchmark:
                 write_generations(folder / f"{setting}.parquet", table)
                 texts.update((row["prompt_id"], row["text"]) for row in table)
-        compared = [compare_setting(params, benchmark, model, setting, frame, texts)
-                    for setting, frame in sorted(score_variant(params, benchmark, model, folder, scorers()).items())]
+        compared = [
+            compare_setting(params, benchmark, model, setting, frame, texts)
+            for setting, frame in sorted(score_variant(params, benchmark, model, folder, scorers()).items())
+        ]
         items = pd.concat([c for c in compared if c is not None], ignore_index=True) if compared else pd.DataFrame()
         if items.empty:
             rows.append({**common, "benchmark": benchmark, "status": SKIPPED, "reason": "no per-item outcome"})
             continue
         items.to_parquet(staging / name / f"{benchmark}.parquet", index=False)
-        rows += figure_rows(params, {**common, "benchmark": benchmark,
-                                     "identity_change": changed_keys(configured, identity)}, items)
+        rows += figure_rows(
+            params, {**common, "benchmark": benchmark, "identity_change": changed_keys(configured, identity)}, items
+        )
     return rows
 
 
 def changed_keys(configured: dict[str, Any], identity: dict[str, Any]) -> dict[str, Any]:
     """What the perturbed identity says differently from the configured one."""
-    return {key: identity.get(key) for key in sorted(set(configured) | set(identity))
-            if configured.get(key) != identity.get(key)}
+    return {
+        key: identity.get(key)
+        for key in sorted(set(configured) | set(identity))
+        if configured.get(key) != identity.get(key)
+    }
 
 
 def run_noise(params: Params, *, model: str, echo: Callable[[str], None] = print) -> dict[str, Any]:
@@ -248,14 +298,22 @@ def run_noise(params: Params, *, model: str, echo: Callable[[str], None] = print
         with model_lock(paths.cache_dir(model), model):
             for name in sorted(params.serving_noise.perturbations):
                 figures += run_perturbation(params, model, name, prompts, configured, staging, scorers, echo)
-        body: dict[str, Any] = {"model": model, "status": MEASURED, "sample_size": params.serving_noise.sample_size,
-                "seed": params.serving_noise.seed, "configured_identity": configured, "figures": figures}
+        body: dict[str, Any] = {
+            "model": model,
+            "status": MEASURED,
+            "sample_size": params.serving_noise.sample_size,
+            "seed": params.serving_noise.seed,
+            "configured_identity": configured,
+            "figures": figures,
+        }
         write_json(staging / FIGURES, body)
     for row in figures:
         if row["status"] == MEASURED:
-            echo(f"noise {model} {row['perturbation']} {row['benchmark']}/{row['setting']} [{row['metric']}]: "
-                 f"{row['items']} items, {row['changed_share']:.0%} changed, {row['flipped_share']:.0%} flipped, "
-                 f"difference {row['difference']:+.3f}")
+            echo(
+                f"noise {model} {row['perturbation']} {row['benchmark']}/{row['setting']} [{row['metric']}]: "
+                f"{row['items']} items, {row['changed_share']:.0%} changed, {row['flipped_share']:.0%} flipped, "
+                f"difference {row['difference']:+.3f}"
+            )
     return body
 
 

@@ -31,8 +31,17 @@ from ..params.schema import Params
 from ..report.pdf import TITLE, TitlePage, is_report_pdf, write_pdf
 from ..report.tables import Cell, Section, Table
 from .inputs import SCORED, applies
-from .report_noise import (FLOOR_COLUMNS, FLOOR_NOTE, NoiseFloors, disagreement_tables, floor_columns, noise_figures,
-                           noise_table, outcomes, summary_table)
+from .report_noise import (
+    FLOOR_COLUMNS,
+    FLOOR_NOTE,
+    NoiseFloors,
+    disagreement_tables,
+    floor_columns,
+    noise_figures,
+    noise_table,
+    outcomes,
+    summary_table,
+)
 from .report_uncertainty import annotate_section, section_estimands
 
 FAILED = "failed"  # the text of a failed model's cells
@@ -40,9 +49,16 @@ FAILED = "failed"  # the text of a failed model's cells
 
 def git_commit(root: Path = Path(".")) -> str:
     try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                               capture_output=True, text=True, check=True).stdout.strip()
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown (not a git checkout)"
     return commit + (" (with uncommitted changes)" if dirty else "")
@@ -52,8 +68,10 @@ def report_date() -> str:
     """Today, or SOURCE_DATE_EPOCH when set (reproducible builds)."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     if epoch and not epoch.strip().isdigit():
-        raise IdiombenchError(f"environment variable SOURCE_DATE_EPOCH={epoch!r}: expected a whole number of "
-                              "seconds since 1970-01-01 UTC (or unset it)")
+        raise IdiombenchError(
+            f"environment variable SOURCE_DATE_EPOCH={epoch!r}: expected a whole number of "
+            "seconds since 1970-01-01 UTC (or unset it)"
+        )
     when = dt.datetime.fromtimestamp(int(epoch), dt.UTC) if epoch else dt.datetime.now(dt.UTC)
     return when.strftime("%Y-%m-%d")
 
@@ -83,8 +101,9 @@ def failed_section(benchmark: str, failed: dict[str, str], display_name: Callabl
     """The section of a benchmark on which every model that runs it failed."""
     table = Table(f"{benchmark.replace('-', '_')}_failed", f"{benchmark}: no results", ["Model", "Status"], [])
     mark_failed(table, failed, display_name)
-    return Section(benchmark=benchmark, title=benchmark, intro=["Every model that runs this benchmark failed."],
-                   tables=[table])
+    return Section(
+        benchmark=benchmark, title=benchmark, intro=["Every model that runs this benchmark failed."], tables=[table]
+    )
 
 
 def collect_metrics(params: Params, benchmark: str) -> dict[str, dict[str, Any]]:
@@ -101,8 +120,14 @@ def collect_metrics(params: Params, benchmark: str) -> dict[str, dict[str, Any]]
     return out
 
 
-def uncertainty_tables(params: Params, benchmark: str, metrics: dict[str, dict[str, Any]], section: Section,
-                       display_name: Callable[[str], str], floors: NoiseFloors | None = None) -> list[Table]:
+def uncertainty_tables(
+    params: Params,
+    benchmark: str,
+    metrics: dict[str, dict[str, Any]],
+    section: Section,
+    display_name: Callable[[str], str],
+    floors: NoiseFloors | None = None,
+) -> list[Table]:
     """Intervals and significance marks in the section's tables (report.uncertainty), and the
     companion tables with the bounds and the p / q values (written beside them, not in the PDF),
     each paired test with the two models' serving-noise floors beside it."""
@@ -114,9 +139,14 @@ def uncertainty_tables(params: Params, benchmark: str, metrics: dict[str, dict[s
     return annotate_section(section, estimands, config, display_name, floor)
 
 
-def noise_and_disagreement(params: Params, benchmark: str, metrics: dict[str, dict[str, Any]], section: Section,
-                           figures: list[dict[str, Any]], display_name: Callable[[str], str]
-                           ) -> tuple[list[Table], Any]:
+def noise_and_disagreement(
+    params: Params,
+    benchmark: str,
+    metrics: dict[str, dict[str, Any]],
+    section: Section,
+    figures: list[dict[str, Any]],
+    display_name: Callable[[str], str],
+) -> tuple[list[Table], Any]:
     """The section's Serving noise and disagreement tables (appended to it: in the PDF), the tables
     written beside them only (every disagreeing item), and the models' per-item outcomes."""
     found = outcomes(params, benchmark, list(metrics))
@@ -128,8 +158,17 @@ def noise_and_disagreement(params: Params, benchmark: str, metrics: dict[str, di
 
 # The identity's settings that decide greedy outputs (generation/backends/hf.py, the stage's
 # batch_size), named on the title page with the numbers they produced.
-GENERATION_SETTINGS = ("dtype", "device", "kernels", "cache_implementation", "attn_implementation", "batch_size",
-                       "torch_version", "transformers_version", "vllm_version")
+GENERATION_SETTINGS = (
+    "dtype",
+    "device",
+    "kernels",
+    "cache_implementation",
+    "attn_implementation",
+    "batch_size",
+    "torch_version",
+    "transformers_version",
+    "vllm_version",
+)
 
 
 def model_lines(params: Params) -> list[str]:
@@ -198,16 +237,23 @@ def report_folder_output(folder: Path, pdf: Path) -> Output:
     an earlier version left it: with an index.json listing exactly its files, or (before
     index.json) by its layout beside a PDF of ours."""
     index = earlier_index("report")
-    return Output("report", f"report {folder.name}", legacy_record=paths.INDEX,
-                  legacy=lambda found: index(found) or _earlier_report_folder(found, pdf))
+    return Output(
+        "report",
+        f"report {folder.name}",
+        legacy_record=paths.INDEX,
+        legacy=lambda found: index(found) or _earlier_report_folder(found, pdf),
+    )
 
 
 def check_report_outputs(out_pdf: Path) -> Path:
     """Before any work: the PDF, tables/ and figures/ are absent or this project's (a report
     replaces only what a report wrote)."""
     pdf, tables_dir, figures_dir = report_outputs(out_pdf)
-    check_output_file(pdf, is_report_pdf, "a report PDF of idiombench (its author idiombench, its content "
-                      "as sealed by its sha256 keyword)")
+    check_output_file(
+        pdf,
+        is_report_pdf,
+        "a report PDF of idiombench (its author idiombench, its content as sealed by its sha256 keyword)",
+    )
     for folder in (tables_dir, figures_dir):
         check_output_folder(folder, report_folder_output(folder, pdf))
     return pdf
@@ -222,8 +268,10 @@ def build_report(params: Params, out_pdf: Path | None = None) -> dict[str, Any]:
     floors = NoiseFloors.of(figures)
     per_benchmark: dict[str, Any] = {}
     where: dict[str, str] = {}
-    with staged_directory(tables_dir, report_folder_output(tables_dir, out_pdf)) as tables_stage, \
-            staged_directory(figures_dir, report_folder_output(figures_dir, out_pdf)) as figures_stage:
+    with (
+        staged_directory(tables_dir, report_folder_output(tables_dir, out_pdf)) as tables_stage,
+        staged_directory(figures_dir, report_folder_output(figures_dir, out_pdf)) as figures_stage,
+    ):
         progress = Progress(sum(params.benchmark(name).enabled for name in NAMES), "report", unit="benchmark")
         for name in NAMES:
             if not params.benchmark(name).enabled:
@@ -240,8 +288,9 @@ def build_report(params: Params, out_pdf: Path | None = None) -> dict[str, Any]:
             for table in section.tables:
                 mark_failed(table, failed, context.display_name)
             companions = uncertainty_tables(params, name, metrics, section, context.display_name, floors)
-            beside, per_benchmark[name] = noise_and_disagreement(params, name, metrics, section, figures,
-                                                                 context.display_name)
+            beside, per_benchmark[name] = noise_and_disagreement(
+                params, name, metrics, section, figures, context.display_name
+            )
             where[name] = f"section {section.title}; reports/tables/{name.replace('-', '_')}_*.csv"
             for table in section.tables + companions + beside:
                 table.write(tables_stage)
@@ -257,8 +306,9 @@ def build_report(params: Params, out_pdf: Path | None = None) -> dict[str, Any]:
         )
         progress.close()
         display = ReportContext(params=params, benchmark="", metrics={}, figures_dir=figures_stage).display_name
-        summary = Section(benchmark="summary", title="Summary", tables=[
-            summary_table(params, per_benchmark, floors, where, display)])
+        summary = Section(
+            benchmark="summary", title="Summary", tables=[summary_table(params, per_benchmark, floors, where, display)]
+        )
         summary.tables[0].write(tables_stage)
         # The figures are still in the staging directory here; the PDF embeds them from there.
         write_pdf(out_pdf, title, sections, summary=summary)

@@ -80,22 +80,45 @@ def noise_table(benchmark: str, figures: list[dict[str, Any]], display_name: Cal
     rows = []
     for row in mine:
         if row["status"] != MEASURED:
-            rows.append([Cell(display_name(row["model"])), Cell("—"), Cell("—"), Cell(row["perturbation"])]
-                        + [Cell("—")] * 6 + [Cell(f"{row['status']}: {row.get('reason', '')}")])
+            rows.append(
+                [Cell(display_name(row["model"])), Cell("—"), Cell("—"), Cell(row["perturbation"])]
+                + [Cell("—")] * 6
+                + [Cell(f"{row['status']}: {row.get('reason', '')}")]
+            )
             continue
         low, high = row.get("low"), row.get("high")
-        rows.append([
-            Cell(display_name(row["model"])), Cell(row["setting"]), Cell(row["metric"]), Cell(row["perturbation"]),
-            Cell(str(row["items"])), Cell(_pct(row["changed_share"])), Cell(_pct(row["flipped_share"])),
-            Cell(f"{row['configured']:.3f}" if row.get("configured") is not None else "—"),
-            Cell(f"{row['perturbed']:.3f}" if row.get("perturbed") is not None else "—"),
-            Cell(_signed(row.get("difference")), low=low, high=high),
-            Cell(f"{row['units']} units"),
-        ])
+        rows.append(
+            [
+                Cell(display_name(row["model"])),
+                Cell(row["setting"]),
+                Cell(row["metric"]),
+                Cell(row["perturbation"]),
+                Cell(str(row["items"])),
+                Cell(_pct(row["changed_share"])),
+                Cell(_pct(row["flipped_share"])),
+                Cell(f"{row['configured']:.3f}" if row.get("configured") is not None else "—"),
+                Cell(f"{row['perturbed']:.3f}" if row.get("perturbed") is not None else "—"),
+                Cell(_signed(row.get("difference")), low=low, high=high),
+                Cell(f"{row['units']} units"),
+            ]
+        )
     return Table(
-        f"{benchmark.replace('-', '_')}_serving_noise", f"{benchmark}: serving noise",
-        ["Model", "Setting", "Metric", "Perturbation", "Items", "Changed %", "Flipped %", "Configured", "Perturbed",
-         "Δ", "Resampled"], rows,
+        f"{benchmark.replace('-', '_')}_serving_noise",
+        f"{benchmark}: serving noise",
+        [
+            "Model",
+            "Setting",
+            "Metric",
+            "Perturbation",
+            "Items",
+            "Changed %",
+            "Flipped %",
+            "Configured",
+            "Perturbed",
+            "Δ",
+            "Resampled",
+        ],
+        rows,
         footnotes=[
             "The same seeded sample of items for every model, generated again under each perturbation of the "
             "configured serving settings (params serving_noise) and scored by the benchmark's own scorer. Changed: "
@@ -103,7 +126,8 @@ def noise_table(benchmark: str, figures: list[dict[str, Any]], display_name: Cal
             "(right/wrong, or a graded score that moved); Δ = perturbed − configured mean outcome on the sample, its "
             "95% paired bootstrap interval (clustered as the benchmark's unit) in the CSV's Δ_lo / Δ_hi. A difference "
             "between models smaller than their noise floor (the largest |Δ| here) is not evidence "
-            "(docs/METRICS.md#8-serving-noise)."],
+            "(docs/METRICS.md#8-serving-noise)."
+        ],
     )
 
 
@@ -116,16 +140,21 @@ def floor_columns(floors: NoiseFloors, benchmark: str) -> Callable[[str, str, st
         fa, fb = floors.get(a, benchmark, setting), floors.get(b, benchmark, setting)
         known = [f for f in (fa, fb) if f is not None]
         within = bool(known) and not math.isnan(difference) and abs(difference) <= max(known)
-        return [Cell("—" if fa is None else f"{fa * scale:.3f}"), Cell("—" if fb is None else f"{fb * scale:.3f}"),
-                Cell(WITHIN if within else ("outside" if known else "—"))]
+        return [
+            Cell("—" if fa is None else f"{fa * scale:.3f}"),
+            Cell("—" if fb is None else f"{fb * scale:.3f}"),
+            Cell(WITHIN if within else ("outside" if known else "—")),
+        ]
 
     return cells
 
 
 FLOOR_COLUMNS = ["Noise floor A", "Noise floor B", "Within floor"]
-FLOOR_NOTE = (f"Noise floor: the largest |Δ| of the model's serving-noise pass in that setting (the Serving noise "
-              f"table; — where the model has none); {WITHIN}: |A − B| is within the larger floor, so the difference "
-              "may be the serving setup's, not the models' (docs/METRICS.md#8-serving-noise).")
+FLOOR_NOTE = (
+    f"Noise floor: the largest |Δ| of the model's serving-noise pass in that setting (the Serving noise "
+    f"table; — where the model has none); {WITHIN}: |A − B| is within the larger floor, so the difference "
+    "may be the serving setup's, not the models' (docs/METRICS.md#8-serving-noise)."
+)
 
 
 # ------------------------------------------------------------------------------ per-item outcomes
@@ -158,11 +187,12 @@ def _texts(benchmark: str, model: str, setting: str) -> dict[str, str]:
 
 def _clip(text: Any) -> str:
     flat = " ".join(str(text if text is not None else "").split())
-    return flat if len(flat) <= TEXT_CHARS else flat[:TEXT_CHARS - 1] + "…"
+    return flat if len(flat) <= TEXT_CHARS else flat[: TEXT_CHARS - 1] + "…"
 
 
-def disagreement_tables(params: Params, benchmark: str, found: dict[str, dict[str, pd.DataFrame]],
-                        display_name: Callable[[str], str]) -> list[Table]:
+def disagreement_tables(
+    params: Params, benchmark: str, found: dict[str, dict[str, pd.DataFrame]], display_name: Callable[[str], str]
+) -> list[Table]:
     """The counts table and the items table (the PDF prints the first EXAMPLES items)."""
     uncertainty = params.report.uncertainty
     counts: list[list[Cell]] = []
@@ -177,51 +207,99 @@ def disagreement_tables(params: Params, benchmark: str, found: dict[str, dict[st
                 result = disagreement(group["outcome_a"].to_numpy(), group["outcome_b"].to_numpy())
                 ea = mean(group["unit_a"].tolist(), group["outcome_a"].to_numpy())
                 eb = mean(group["unit_a"].tolist(), group["outcome_b"].to_numpy())
-                boot = (compare(a, ea, b, eb, "paired-bootstrap", uncertainty.resamples, uncertainty.seed)
-                        if ea.n >= uncertainty.min_units else None)  # too few units to estimate the spread
-                counts.append([Cell(setting), Cell(str(metric)), Cell(display_name(a)), Cell(display_name(b)),
-                               Cell(str(result.items)), Cell(str(result.only_a)), Cell(str(result.only_b)),
-                               Cell(f"{result.p:.4f}"),
-                               Cell("—" if boot is None or math.isnan(boot.p) else f"{boot.p:.4f}")])
+                boot = (
+                    compare(a, ea, b, eb, "paired-bootstrap", uncertainty.resamples, uncertainty.seed)
+                    if ea.n >= uncertainty.min_units
+                    else None
+                )  # too few units to estimate the spread
+                counts.append(
+                    [
+                        Cell(setting),
+                        Cell(str(metric)),
+                        Cell(display_name(a)),
+                        Cell(display_name(b)),
+                        Cell(str(result.items)),
+                        Cell(str(result.only_a)),
+                        Cell(str(result.only_b)),
+                        Cell(f"{result.p:.4f}"),
+                        Cell("—" if boot is None or math.isnan(boot.p) else f"{boot.p:.4f}"),
+                    ]
+                )
                 split = group[group["outcome_a"] != group["outcome_b"]].sort_values("prompt_id")
                 for _, row in split.iterrows():
                     right = a if row["outcome_a"] == 1.0 else b
-                    items.append([Cell(setting), Cell(str(row["prompt_id"])), Cell(display_name(a)),
-                                  Cell(display_name(b)), Cell(display_name(right)), Cell(str(row["text_a"])),
-                                  Cell(str(row["text_b"]))])
+                    items.append(
+                        [
+                            Cell(setting),
+                            Cell(str(row["prompt_id"])),
+                            Cell(display_name(a)),
+                            Cell(display_name(b)),
+                            Cell(display_name(right)),
+                            Cell(str(row["text_a"])),
+                            Cell(str(row["text_b"])),
+                        ]
+                    )
     if not counts:
         return []
     stem = benchmark.replace("-", "_")
     count_table = Table(
-        f"{stem}_disagreement", f"{benchmark}: where two models disagree",
-        ["Setting", "Metric", "Model A", "Model B", "Items", "A right, B wrong", "A wrong, B right", "McNemar p",
-         "Bootstrap p"], counts,
-        footnotes=["Items both models answer right/wrong (graded outcomes left out). McNemar p: exact two-sided "
-                   "test on the discordant items (binomial, 1/2); bootstrap p: paired bootstrap test of the mean "
-                   f"outcome, clustered as the benchmark's unit (— below report.uncertainty.min_units units). "
-                   "The disagreeing items: {stem}_disagreement_items.csv "
-                   f"(the first {EXAMPLES} below)."])
+        f"{stem}_disagreement",
+        f"{benchmark}: where two models disagree",
+        [
+            "Setting",
+            "Metric",
+            "Model A",
+            "Model B",
+            "Items",
+            "A right, B wrong",
+            "A wrong, B right",
+            "McNemar p",
+            "Bootstrap p",
+        ],
+        counts,
+        footnotes=[
+            "Items both models answer right/wrong (graded outcomes left out). McNemar p: exact two-sided "
+            "test on the discordant items (binomial, 1/2); bootstrap p: paired bootstrap test of the mean "
+            f"outcome, clustered as the benchmark's unit (— below report.uncertainty.min_units units). "
+            "The disagreeing items: {stem}_disagreement_items.csv "
+            f"(the first {EXAMPLES} below)."
+        ],
+    )
     item_columns = ["Setting", "Prompt", "Model A", "Model B", "Right", "Output A", "Output B"]
     full = Table(f"{stem}_disagreement_items", f"{benchmark}: disagreeing items", item_columns, items)
-    shown = Table(f"{stem}_disagreement_examples", f"{benchmark}: the first {EXAMPLES} disagreeing items",
-                  item_columns, [row[:5] + [Cell(_clip(row[5].text)), Cell(_clip(row[6].text))]
-                                 for row in items[:EXAMPLES]],
-                  footnotes=[f"{len(items)} disagreeing item(s) in all: {stem}_disagreement_items.csv."])
+    shown = Table(
+        f"{stem}_disagreement_examples",
+        f"{benchmark}: the first {EXAMPLES} disagreeing items",
+        item_columns,
+        [row[:5] + [Cell(_clip(row[5].text)), Cell(_clip(row[6].text))] for row in items[:EXAMPLES]],
+        footnotes=[f"{len(items)} disagreeing item(s) in all: {stem}_disagreement_items.csv."],
+    )
     return [count_table, shown, full]
 
 
 # ------------------------------------------------------------------------------ the summary page
 
 
-def summary_table(params: Params, per_benchmark: Mapping[str, dict[str, dict[str, pd.DataFrame]]],
-                  floors: NoiseFloors, where: Mapping[str, str], display_name: Callable[[str], str]) -> Table:
+def summary_table(
+    params: Params,
+    per_benchmark: Mapping[str, dict[str, dict[str, pd.DataFrame]]],
+    floors: NoiseFloors,
+    where: Mapping[str, str],
+    display_name: Callable[[str], str],
+) -> Table:
     """One row per benchmark x setting x metric, a column per model: value ±half-width [floor]."""
     uncertainty = params.report.uncertainty
     models = [m for m in params.models if any(m in found for found in per_benchmark.values())]
     rows = []
     for benchmark, found in per_benchmark.items():
-        keys = sorted({(s, str(metric)) for frames in found.values() for s, f in frames.items()
-                       for metric in f["metric"].unique()})
+        keys = sorted(
+            {
+                (s, str(metric))
+                for frames in found.values()
+                for s, f in frames.items()
+                for metric in f["metric"].unique()
+            }
+        )
         for setting, metric in keys:
             cells = [Cell(benchmark), Cell(setting), Cell(metric)]
             for model in models:
@@ -235,14 +313,20 @@ def summary_table(params: Params, per_benchmark: Mapping[str, dict[str, dict[str
     columns = ["Benchmark", "Setting", "Metric"]
     for model in models:
         columns += [display_name(model), "floor"]
-    return Table("summary", "Summary: headline per model, benchmark and setting", columns + ["Full tables"], rows,
-                 footnotes=[
-                     "Each cell: the mean headline per-item outcome (recovery, accuracy, Acc@t, ACC or ROUGE-L; the "
-                     "benchmark's item_outcomes) ± the half-width of its 95% bootstrap interval, clustered as the "
-                     "benchmark's unit (no ± below report.uncertainty.min_units units); floor: the model's "
-                     "serving-noise floor there (largest |Δ| of its perturbations; — where it has no pass). Model "
-                     "differences smaller than the floor are not evidence. The paper tables, with macro means where "
-                     "the papers use them, follow in the sections named in the last column."])
+    return Table(
+        "summary",
+        "Summary: headline per model, benchmark and setting",
+        columns + ["Full tables"],
+        rows,
+        footnotes=[
+            "Each cell: the mean headline per-item outcome (recovery, accuracy, Acc@t, ACC or ROUGE-L; the "
+            "benchmark's item_outcomes) ± the half-width of its 95% bootstrap interval, clustered as the "
+            "benchmark's unit (no ± below report.uncertainty.min_units units); floor: the model's "
+            "serving-noise floor there (largest |Δ| of its perturbations; — where it has no pass). Model "
+            "differences smaller than the floor are not evidence. The paper tables, with macro means where "
+            "the papers use them, follow in the sections named in the last column."
+        ],
+    )
 
 
 def _summary_cell(part: pd.DataFrame, uncertainty: Any) -> str:

@@ -56,8 +56,17 @@ def flips(a: Any, b: Any) -> np.ndarray:
     return np.abs(x - y) > FLIP_TOLERANCE
 
 
-def paired_figures(units: Sequence[str], a: Any, b: Any, text_a: Sequence[str | None],
-                   text_b: Sequence[str | None], *, resamples: int, confidence: float, seed: int) -> PairedFigures:
+def paired_figures(
+    units: Sequence[str],
+    a: Any,
+    b: Any,
+    text_a: Sequence[str | None],
+    text_b: Sequence[str | None],
+    *,
+    resamples: int,
+    confidence: float,
+    seed: int,
+) -> PairedFigures:
     """The figures of two runs on the same rows (rows where either outcome is NaN left out):
     the rows of one unit are drawn together in each resample (a cluster bootstrap)."""
     x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
@@ -75,8 +84,17 @@ def paired_figures(units: Sequence[str], a: Any, b: Any, text_a: Sequence[str | 
         found = interval(difference, reps[1] - reps[0], confidence)
         if found is not None:
             low, high = found.low, found.high
-    return PairedFigures(items=int(len(x)), units=ea.n, changed=changed, flipped=int(flips(x, y).sum()),
-                         value_a=ea.value(), value_b=eb.value(), difference=float(difference), low=low, high=high)
+    return PairedFigures(
+        items=int(len(x)),
+        units=ea.n,
+        changed=changed,
+        flipped=int(flips(x, y).sum()),
+        value_a=ea.value(),
+        value_b=eb.value(),
+        difference=float(difference),
+        low=low,
+        high=high,
+    )
 
 
 @dataclass(frozen=True)

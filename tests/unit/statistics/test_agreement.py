@@ -26,8 +26,16 @@ def test_flip_share_counts_outcomes_that_differ_and_changed_counts_texts():
 
 
 def test_rows_with_an_undefined_outcome_are_left_out():
-    found = paired_figures(["a", "b", "c"], [1.0, math.nan, 0.0], [0.0, 1.0, 0.0], ["p", "q", "r"], ["p2", "q", "r"],
-                           resamples=100, confidence=0.95, seed=0)
+    found = paired_figures(
+        ["a", "b", "c"],
+        [1.0, math.nan, 0.0],
+        [0.0, 1.0, 0.0],
+        ["p", "q", "r"],
+        ["p2", "q", "r"],
+        resamples=100,
+        confidence=0.95,
+        seed=0,
+    )
     assert (found.items, found.flipped, found.changed) == (2, 1, 1)
     assert found.difference == pytest.approx(-0.5)
 
@@ -53,8 +61,9 @@ def test_the_interval_is_the_percentile_interval_of_paired_cluster_replicates():
 
 
 def test_one_unit_gets_no_interval():
-    found = paired_figures(["u", "u"], [1.0, 0.0], [0.0, 0.0], ["a", "b"], ["c", "b"], resamples=100,
-                           confidence=0.95, seed=0)
+    found = paired_figures(
+        ["u", "u"], [1.0, 0.0], [0.0, 0.0], ["a", "b"], ["c", "b"], resamples=100, confidence=0.95, seed=0
+    )
     assert found.low is None and found.high is None and found.difference == pytest.approx(-0.5)
 
 
@@ -62,7 +71,7 @@ def test_mcnemar_exact_matches_scipy_and_the_binomial_by_hand():
     from scipy.stats import binomtest
 
     # 2 x 2 table: b = 7 items only A gets right, c = 1 only B: p = 2 * P(X <= 1), X ~ Bin(8, 1/2)
-    by_hand = 2 * (math.comb(8, 0) + math.comb(8, 1)) / 2 ** 8
+    by_hand = 2 * (math.comb(8, 0) + math.comb(8, 1)) / 2**8
     assert mcnemar_exact(7, 1) == pytest.approx(by_hand) == pytest.approx(0.0703125)
     assert mcnemar_exact(7, 1) == pytest.approx(binomtest(7, 8, 0.5).pvalue)
     assert mcnemar_exact(3, 3) == pytest.approx(1.0)

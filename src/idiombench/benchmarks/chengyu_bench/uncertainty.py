@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ... import statistics as st
-from ..contexts import outcome_frame
 from ...scoring import option_order
+from ..contexts import outcome_frame
 from .aggregate import MAIN_PASS
 from .metrics import KS
 from .score import setting_kind
@@ -52,8 +52,9 @@ def model_estimands(scores: dict[str, pd.DataFrame], body: Mapping[str, Any]) ->
             continue
         for k in KS:
             out[f"{setting}/acc_at_{k}"] = st.mean(ids, rows[f"hit_at_{k}"].astype(float), unit=unit)
-        out[f"{setting}/valid_idiom"] = st.ratio(ids, rows["n_valid"].astype(float), rows["n_predicted"].astype(float),
-                                                 unit=unit)
+        out[f"{setting}/valid_idiom"] = st.ratio(
+            ids, rows["n_valid"].astype(float), rows["n_predicted"].astype(float), unit=unit
+        )
     return out
 
 

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from ... import statistics as st
-from ..contexts import outcome_frame
 from ...scoring import option_order
+from ..contexts import outcome_frame
 from .aggregate import ADDITIONAL_SUFFIX, GENERATION_CONDITIONS, OVERALL, main_pass, threshold_name
 from .score import MCQ_SETTING
 from .task1 import GROUPS
@@ -45,7 +45,10 @@ def _accuracy(ids: list[str], rows: pd.DataFrame, kind: str) -> st.Estimand:
 def mcq_estimands(frame: pd.DataFrame) -> dict[str, st.Estimand]:
     rows = main_pass(frame)
     out: dict[str, st.Estimand] = {}
-    for prefix, part in (("accuracy", rows), ("accuracy_without_duplicate_option", rows[~rows["duplicate_option"].astype(bool)])):
+    for prefix, part in (
+        ("accuracy", rows),
+        ("accuracy_without_duplicate_option", rows[~rows["duplicate_option"].astype(bool)]),
+    ):
         for scope in (*GROUPS, OVERALL):
             chosen = part if scope == OVERALL else part[part["group"] == scope]
             if chosen.empty:
@@ -64,8 +67,9 @@ def generation_estimands(setting: str, rows: pd.DataFrame, thresholds: list[floa
     if sims.notna().any():
         out[f"{setting}/MeanSim"] = st.macro_mean(ids, sims, directions, unit=IDIOM)
         for t in thresholds:
-            out[f"{setting}/{threshold_name(t)}"] = st.macro_mean(ids, (sims >= t).astype(float).where(sims.notna()),
-                                                                  directions, unit=IDIOM)
+            out[f"{setting}/{threshold_name(t)}"] = st.macro_mean(
+                ids, (sims >= t).astype(float).where(sims.notna()), directions, unit=IDIOM
+            )
     return out
 
 
@@ -100,6 +104,7 @@ def item_outcomes(frame: pd.DataFrame, setting: str, config: GIdiomAlignConfig) 
     sims = rows["similarity"].astype(float)
     if sims.notna().any():
         t = list(config.score.headline_thresholds)[-1]
-        return outcome_frame(rows, rows[IDIOM], (sims >= t).astype(float).where(sims.notna()),
-                             f"{threshold_name(t)} (micro)", True)
+        return outcome_frame(
+            rows, rows[IDIOM], (sims >= t).astype(float).where(sims.notna()), f"{threshold_name(t)} (micro)", True
+        )
     return outcome_frame(rows, rows[IDIOM], rows["exact_match"].astype(float), "EM (micro)", True)

@@ -6,8 +6,8 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from ...generation.config import GenerateConfig, SamplingConfig
 from ...core.schema import Name, StrictModel
+from ...generation.config import GenerateConfig, SamplingConfig
 from ...params.sections import BenchmarkSection, RenderSection, sample_field, settings_field
 
 Language = Literal["zh-CN", "zh-TW", "ja", "ko"]
@@ -37,11 +37,16 @@ class OrderProbeSample(StrictModel):
 
     seed: int = Field(0, description="Seed of the draw (sha256-derived per language; independent of Python's hash).")
     expressions_per_language: int | None = Field(
-        None, ge=1, description="Expressions drawn per language, each with all its inputs (23 permutations + "
+        None,
+        ge=1,
+        description="Expressions drawn per language, each with all its inputs (23 permutations + "
         "the canonical form). null: every expression.",
     )
     permutations_per_expression: int | None = Field(
-        None, ge=1, le=23, description="Of each drawn expression's 23 permutations, this many (seeded per "
+        None,
+        ge=1,
+        le=23,
+        description="Of each drawn expression's 23 permutations, this many (seeded per "
         "expression); the canonical form is always kept. null: all 23. Per-expression metrics are then means "
         "over fewer permutations, and figure 4 shows the patterns drawn.",
     )
@@ -95,7 +100,7 @@ class SAccScore(StrictModel):
     )
 
     @model_validator(mode="after")
-    def _some_weight(self) -> "SAccScore":
+    def _some_weight(self) -> SAccScore:
         if self.weight_ce + self.weight_representation + self.weight_f_beta <= 0:
             raise ValueError("at least one S_Acc weight must be positive")
         return self

@@ -7,8 +7,7 @@ from typing import Literal, get_args
 
 from pydantic import Field, field_validator
 
-from ...core.schema import Name, StrictModel
-from ...core.schema import no_repeats
+from ...core.schema import Name, StrictModel, no_repeats
 from ...params.sections import BenchmarkSection, RenderSection, sample_field, settings_field
 
 MainTask = Literal[
@@ -100,7 +99,8 @@ class SemanticQARender(RenderSection):
         "with k exemplars in {{example}}.",
     )
     exemplar_seed: int = Field(
-        0, description="Seed of the exemplar draw: one seeded order of the pool per item, so the 3 exemplars of "
+        0,
+        description="Seed of the exemplar draw: one seeded order of the pool per item, so the 3 exemplars of "
         "3-shot are the first 3 of 5-shot.",
     )
     lce_exemplars: Literal["pool", "taxonomy"] = Field(
