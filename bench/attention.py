@@ -78,16 +78,27 @@ def main() -> None:
     config = params.benchmark(BENCHMARK)
     if args.items is not None:
         config = config.model_copy(update={"attention": config.attention.model_copy(update={"items": args.items})})
-    ctx = AttentionContext(params=params, model=args.model, benchmark=BENCHMARK, config=config,
-                           generations=load_generations(benchmark=BENCHMARK, model=args.model), items=load_items(BENCHMARK),
-                           scores=load_scores(benchmark=BENCHMARK, model=args.model), prompts=load_rendered(BENCHMARK))
+    ctx = AttentionContext(
+        params=params,
+        model=args.model,
+        benchmark=BENCHMARK,
+        config=config,
+        generations=load_generations(benchmark=BENCHMARK, model=args.model),
+        items=load_items(BENCHMARK),
+        scores=load_scores(benchmark=BENCHMARK, model=args.model),
+        prompts=load_rendered(BENCHMARK),
+    )
     prompts = [p for p in get_benchmark(BENCHMARK).attention_prompts(ctx) if p.content is not None]
 
     from idiombench.generation.backends.hf import HFBackend
 
     started = time.perf_counter()
-    backend = HFBackend(args.model, transformers_config(params.models[args.model]), seed=params.seed,
-                        cache_root=paths.cache_dir(args.model))
+    backend = HFBackend(
+        args.model,
+        transformers_config(params.models[args.model]),
+        seed=params.seed,
+        cache_root=paths.cache_dir(args.model),
+    )
     use_eager(backend.model)
     load_s = time.perf_counter() - started
     torch = backend.torch
@@ -95,10 +106,14 @@ def main() -> None:
     located = [locate(backend.tokenizer, p.messages, p.spans, p.output, p.content) for p in prompts]
     for item in located[: args.warmup]:
         measure(backend.model, item)
-    print(f"model {args.model}: {backend.describe()}; loaded in {load_s:.1f} s; torch threads {torch.get_num_threads()}; "
-          f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())} on {os.cpu_count()} CPUs (other processes slow it)")
-    print(f"{len(located)} prompts ({len(located) // 2 if len(located) > 1 else len(located)} items x conditions), "
-          f"{args.warmup} warm-up pass(es) untimed")
+    print(
+        f"model {args.model}: {backend.describe()}; loaded in {load_s:.1f} s; torch threads {torch.get_num_threads()}; "
+        f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())} on {os.cpu_count()} CPUs (other processes slow it)"
+    )
+    print(
+        f"{len(located)} prompts ({len(located) // 2 if len(located) > 1 else len(located)} items x conditions), "
+        f"{args.warmup} warm-up pass(es) untimed"
+    )
     print(f"{'prompt':<60} {'tokens':>6} {'T':>3} {'s':>7} {'peak MiB':>9} {'attn MiB':>9} {'all-layer MiB':>14}")
     seconds, peaks = [], []
     layers = backend.model.config.get_text_config().num_hidden_layers
@@ -114,14 +129,20 @@ def main() -> None:
         peak = (torch.cuda.max_memory_allocated() - base) if cuda else (rss.peak - rss.start)
         seconds.append(result.seconds)
         peaks.append(peak)
-        print(f"{prompt.prompt_id[-60:]:<60} {result.sequence_length:>6} {result.positions:>3} {result.seconds:>7.3f} "
-              f"{peak / 2**20:>9.1f} {result.attention_bytes / 2**20:>9.3f} {layers * result.attention_bytes / 2**20:>14.3f}")
+        print(
+            f"{prompt.prompt_id[-60:]:<60} {result.sequence_length:>6} {result.positions:>3} {result.seconds:>7.3f} "
+            f"{peak / 2**20:>9.1f} {result.attention_bytes / 2**20:>9.3f} {layers * result.attention_bytes / 2**20:>14.3f}"
+        )
     what = "CUDA peak allocation above the item's start" if cuda else "peak RSS above the item's start"
-    print(f"per item: mean {statistics.mean(seconds):.3f} s, median {statistics.median(seconds):.3f} s, "
-          f"max {max(seconds):.3f} s; total {sum(seconds):.1f} s for {len(seconds)} prompts")
-    print(f"memory per item ({what}): mean {statistics.mean(peaks) / 2**20:.1f} MiB, max {max(peaks) / 2**20:.1f} MiB; "
-          f"process RSS {rss_bytes() / 2**20:.0f} MiB now "
-          f"(model loaded: weights {sum(p.numel() * p.element_size() for p in backend.model.parameters()) / 2**20:.0f} MiB)")
+    print(
+        f"per item: mean {statistics.mean(seconds):.3f} s, median {statistics.median(seconds):.3f} s, "
+        f"max {max(seconds):.3f} s; total {sum(seconds):.1f} s for {len(seconds)} prompts"
+    )
+    print(
+        f"memory per item ({what}): mean {statistics.mean(peaks) / 2**20:.1f} MiB, max {max(peaks) / 2**20:.1f} MiB; "
+        f"process RSS {rss_bytes() / 2**20:.0f} MiB now "
+        f"(model loaded: weights {sum(p.numel() * p.element_size() for p in backend.model.parameters()) / 2**20:.0f} MiB)"
+    )
 
 
 if __name__ == "__main__":

@@ -40,17 +40,24 @@ def synthetic_scores(expressions: int, samples: int, skill: float, seed: int) ->
     expr = np.repeat(np.arange(expressions), len(PATTERNS))
     pattern = np.tile(np.arange(len(PATTERNS)), expressions)
     language = np.array(LANGUAGES)[expr % len(LANGUAGES)]
-    main = pd.DataFrame({
-        "item_id": [f"{lang}/{e:04d}/{PATTERNS[p]}" for lang, e, p in zip(language, expr, pattern)],
-        "expression_id": [f"{lang}/{e:04d}" for lang, e in zip(language, expr)],
-        "language": language, "category": np.array(CATEGORIES)[expr % len(CATEGORIES)],
-        "is_canonical": pattern == 0, "is_identity": False,
-        "n_references": np.where(language == "ja", 0, 1),
-        "pass": "main", "sample_index": 0,
-        "recovered": rng.random(len(expr)) < skill, "recovered_strict": rng.random(len(expr)) < skill / 2,
-        "s_acc": np.clip(rng.normal(skill, 0.15, len(expr)), 0, 1),
-        "s_info": rng.random(len(expr)), "s_logic": rng.random(len(expr)),
-    })
+    main = pd.DataFrame(
+        {
+            "item_id": [f"{lang}/{e:04d}/{PATTERNS[p]}" for lang, e, p in zip(language, expr, pattern)],
+            "expression_id": [f"{lang}/{e:04d}" for lang, e in zip(language, expr)],
+            "language": language,
+            "category": np.array(CATEGORIES)[expr % len(CATEGORIES)],
+            "is_canonical": pattern == 0,
+            "is_identity": False,
+            "n_references": np.where(language == "ja", 0, 1),
+            "pass": "main",
+            "sample_index": 0,
+            "recovered": rng.random(len(expr)) < skill,
+            "recovered_strict": rng.random(len(expr)) < skill / 2,
+            "s_acc": np.clip(rng.normal(skill, 0.15, len(expr)), 0, 1),
+            "s_info": rng.random(len(expr)),
+            "s_logic": rng.random(len(expr)),
+        }
+    )
     perturbed = main[~main["is_canonical"]]
     consistency = perturbed.loc[perturbed.index.repeat(samples)].copy()
     consistency["pass"] = "consistency"
@@ -67,12 +74,16 @@ def main() -> None:
     args = parser.parse_args()
     config = UncertaintyConfig(resamples=args.resamples)
     cfg = OrderProbeScore()
-    frames = {"model_a": synthetic_scores(args.expressions, args.samples, 0.55, 1),
-              "model_b": synthetic_scores(args.expressions, args.samples, 0.53, 2)}
+    frames = {
+        "model_a": synthetic_scores(args.expressions, args.samples, 0.55, 1),
+        "model_b": synthetic_scores(args.expressions, args.samples, 0.53, 2),
+    }
     rows = len(frames["model_a"])
-    print(f"synthetic OrderProbe: {args.expressions:,} expressions, {args.expressions * 24:,} main-pass inputs, "
-          f"{rows:,} score rows per model ({args.samples} consistency samples per perturbed input); "
-          f"{args.resamples:,} resamples")
+    print(
+        f"synthetic OrderProbe: {args.expressions:,} expressions, {args.expressions * 24:,} main-pass inputs, "
+        f"{rows:,} score rows per model ({args.samples} consistency samples per perturbed input); "
+        f"{args.resamples:,} resamples"
+    )
 
     start = time.perf_counter()
     estimands = {m: group_estimands(f, cfg, "zero_shot") for m, f in frames.items()}
@@ -89,15 +100,23 @@ def main() -> None:
     single = time.perf_counter() - start
     print(f"bootstrap, one model, every cell of one setting ({len(names)} cells): {single:.2f} s")
 
-    table = Table("bench", "bench", ["Model", *names],
-                  [[Cell(m)] + [Cell(f"{estimands[m][n].value():.6f}", ref=CellRef(m, n)) for n in names] for m in frames])
+    table = Table(
+        "bench",
+        "bench",
+        ["Model", *names],
+        [[Cell(m)] + [Cell(f"{estimands[m][n].value():.6f}", ref=CellRef(m, n)) for n in names] for m in frames],
+    )
     start = time.perf_counter()
     annotate_table(table, estimands, config, Replicates(config), lambda m: m)
     both = time.perf_counter() - start
     print(f"table of two models (intervals + {config.test} tests + BH): {both:.2f} s")
     config = UncertaintyConfig(resamples=args.resamples, test="paired-permutation")
-    table = Table("bench", "bench", ["Model", *names],
-                  [[Cell(m)] + [Cell(f"{estimands[m][n].value():.6f}", ref=CellRef(m, n)) for n in names] for m in frames])
+    table = Table(
+        "bench",
+        "bench",
+        ["Model", *names],
+        [[Cell(m)] + [Cell(f"{estimands[m][n].value():.6f}", ref=CellRef(m, n)) for n in names] for m in frames],
+    )
     start = time.perf_counter()
     annotate_table(table, estimands, config, Replicates(config), lambda m: m)
     print(f"the same with paired-permutation tests: {time.perf_counter() - start:.2f} s")

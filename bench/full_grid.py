@@ -151,8 +151,15 @@ def run_measured(stage: str, benchmark: str, argv: list[str], cwd: Path, env: di
         wall = time.perf_counter() - started
         process_mib, tree_mib = sampler.stop()
         child.returncode = os.waitstatus_to_exitcode(status)
-    return Measured(stage, benchmark, wall_s=wall, cpu_s=usage.ru_utime + usage.ru_stime,
-                    max_rss_mib=process_mib, tree_rss_mib=tree_mib, returncode=child.returncode)
+    return Measured(
+        stage,
+        benchmark,
+        wall_s=wall,
+        cpu_s=usage.ru_utime + usage.ru_stime,
+        max_rss_mib=process_mib,
+        tree_rss_mib=tree_mib,
+        returncode=child.returncode,
+    )
 
 
 # --------------------------------------------------------------------------- the project's params
@@ -198,7 +205,8 @@ def sample_caps(processed: Path, fraction: float, benchmarks: list[str]) -> dict
         "g-idiomalign": lambda: {
             "mcq_per_direction": cap_for(sizes(processed / "g-idiomalign" / "mcq.parquet", direction), fraction),
             "generation_per_direction": cap_for(
-                sizes(processed / "g-idiomalign" / "gloss_generation.parquet", direction), fraction),
+                sizes(processed / "g-idiomalign" / "gloss_generation.parquet", direction), fraction
+            ),
         },
         "semanticqa": lambda: {"items_per_task": cap_for(per_task("semanticqa"), fraction)},
         "chengyu-bench": lambda: {"items_per_task": cap_for(per_task("chengyu-bench"), fraction)},
@@ -228,11 +236,15 @@ def project_params(benchmarks: list[str], fraction: float, roles: str, processed
 
     raw = read_params_raw(ROOT / "overlays" / "paper.yaml")
     raw["data"] = {**raw["data"], "mirror": [], "download": False}  # IDIOMBENCH_MIRROR, never the network
-    raw["models"] = {MODEL: {"display_name": "synthetic outputs (bench/full_grid.py)", "backend": "oracle",
-                             "batch_size": 256}}
+    raw["models"] = {
+        MODEL: {"display_name": "synthetic outputs (bench/full_grid.py)", "backend": "oracle", "batch_size": 256}
+    }
     raw["scoring"]["roles"] = scoring_roles(roles)
-    raw["benchmarks"]["g-idiomalign"]["attention"] = {**raw["benchmarks"]["g-idiomalign"]["attention"],
-                                                      "enabled": False, "models": None}
+    raw["benchmarks"]["g-idiomalign"]["attention"] = {
+        **raw["benchmarks"]["g-idiomalign"]["attention"],
+        "enabled": False,
+        "models": None,
+    }
     for name in BENCHMARKS:
         raw["benchmarks"][name]["enabled"] = name in benchmarks
     if fraction < 1.0 and processed is not None:
@@ -301,14 +313,29 @@ class Grid:
             self.record(m)
         if "generate" not in stages:
             return
-        m = self.child("generate", "all", [sys.executable, str(Path(__file__).resolve()), "_generate", "--seed",
-                                           str(seed), "--length-range", *map(str, length_range)])
+        m = self.child(
+            "generate",
+            "all",
+            [
+                sys.executable,
+                str(Path(__file__).resolve()),
+                "_generate",
+                "--seed",
+                str(seed),
+                "--length-range",
+                *map(str, length_range),
+            ],
+        )
         info = read_json(self.workdir / "results" / "generations" / MODEL / "generation_info.json")
         m.rows = sum(info["tables"].values())
         requests, tokens = distinct_requests(self.workdir / "results" / "generations" / MODEL)
-        m.extra = {"requests": requests, "completion_tokens": tokens,
-                   "rows_by_benchmark": {b: sum(n for k, n in info["tables"].items() if k.startswith(f"{b}/"))
-                                         for b in self.benchmarks}}
+        m.extra = {
+            "requests": requests,
+            "completion_tokens": tokens,
+            "rows_by_benchmark": {
+                b: sum(n for k, n in info["tables"].items() if k.startswith(f"{b}/")) for b in self.benchmarks
+            },
+        }
         self.record(m)
         score_rows: dict[str, int] = {}
         for benchmark in self.benchmarks if "score" in stages else ():
@@ -363,31 +390,56 @@ def generate_child(seed: int, length_range: tuple[float, float]) -> None:
 # --------------------------------------------------------------------------- output
 
 
-HEADER = (f"{'stage':<10} {'benchmark':<14} {'rows':>10} {'wall s':>9} {'rows/s':>10} {'CPU s':>9} "
-          f"{'max RSS MiB':>11} {'tree MiB':>9}")
+HEADER = (
+    f"{'stage':<10} {'benchmark':<14} {'rows':>10} {'wall s':>9} {'rows/s':>10} {'CPU s':>9} "
+    f"{'max RSS MiB':>11} {'tree MiB':>9}"
+)
 
 
 def row_line(m: Measured) -> str:
     rate = f"{m.rows_per_s:,.1f}" if m.rows_per_s else "-"
-    return (f"{m.stage:<10} {m.benchmark:<14} {m.rows:>10,} {m.wall_s:>9.1f} {rate:>10} {m.cpu_s:>9.1f} "
-            f"{m.max_rss_mib:>11,.0f} {m.tree_rss_mib:>9,.0f}")
+    return (
+        f"{m.stage:<10} {m.benchmark:<14} {m.rows:>10,} {m.wall_s:>9.1f} {rate:>10} {m.cpu_s:>9.1f} "
+        f"{m.max_rss_mib:>11,.0f} {m.tree_rss_mib:>9,.0f}"
+    )
 
 
 def machine() -> dict[str, Any]:
-    model = next((line.partition(":")[2].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                  if line.startswith("model name")), platform.processor() or "unknown")
+    model = next(
+        (
+            line.partition(":")[2].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor() or "unknown",
+    )
     flags = cpu_flags()
-    isa = "AVX512-BF16" if "avx512_bf16" in flags else ("AVX512" if "avx512f" in flags else
-                                                       ("AVX2" if "avx2" in flags else "no AVX2"))
-    return {"cpu": model, "isa": isa, "cores": os.cpu_count(),
-            "memory_gib": round(os.sysconf("SC_PHYS_PAGES") * PAGE / 2**30, 1), "python": platform.python_version()}
+    isa = (
+        "AVX512-BF16"
+        if "avx512_bf16" in flags
+        else ("AVX512" if "avx512f" in flags else ("AVX2" if "avx2" in flags else "no AVX2"))
+    )
+    return {
+        "cpu": model,
+        "isa": isa,
+        "cores": os.cpu_count(),
+        "memory_gib": round(os.sysconf("SC_PHYS_PAGES") * PAGE / 2**30, 1),
+        "python": platform.python_version(),
+    }
 
 
 def git_commit() -> str | None:
     try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True,
-                               text=True, check=True).stdout.strip()
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        )
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
         return out.stdout.strip() + ("+dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return None
@@ -397,8 +449,12 @@ def rates_body(results: list[Measured], info: dict[str, Any]) -> dict[str, Any]:
     """What `idiombench plan` reads: rows/s per stage and benchmark on this CPU (src/idiombench/stages/plan.py)."""
     stages: dict[str, dict[str, Any]] = defaultdict(dict)
     for m in results:
-        stages[m.stage][m.benchmark] = {"rows": m.rows, "wall_s": round(m.wall_s, 2), "cpu_s": round(m.cpu_s, 2),
-                                        "rows_per_s": round(m.rows_per_s, 2) if m.rows_per_s else None}
+        stages[m.stage][m.benchmark] = {
+            "rows": m.rows,
+            "wall_s": round(m.wall_s, 2),
+            "cpu_s": round(m.cpu_s, 2),
+            "rows_per_s": round(m.rows_per_s, 2) if m.rows_per_s else None,
+        }
     return {
         "format": RATES_FORMAT,
         "cpu": {**info, "stages": dict(stages)},
@@ -414,10 +470,20 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, help="project folder (default: a temporary one)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary project folder")
     parser.add_argument("--seed", type=int, default=0, help="seed of the stand-in model's outputs")
-    parser.add_argument("--length-range", type=float, nargs=2, default=(0.5, 1.0), metavar=("LOW", "HIGH"),
-                        help="output length as a share of max_new_tokens, drawn uniformly per request")
-    parser.add_argument("--until", choices=STAGES, default="report", help="stop after this stage (e.g. generate: "
-                        "the generate stage's time and memory at full size without scoring)")
+    parser.add_argument(
+        "--length-range",
+        type=float,
+        nargs=2,
+        default=(0.5, 1.0),
+        metavar=("LOW", "HIGH"),
+        help="output length as a share of max_new_tokens, drawn uniformly per request",
+    )
+    parser.add_argument(
+        "--until",
+        choices=STAGES,
+        default="report",
+        help="stop after this stage (e.g. generate: the generate stage's time and memory at full size without scoring)",
+    )
     parser.add_argument("--json", type=Path, help="also write every figure to this JSON file")
     parser.add_argument("--write-rates", type=Path, help="write the measured rates for `idiombench plan` here")
     args = parser.parse_args()
@@ -431,11 +497,18 @@ def main() -> None:
     if not temporary and workdir.exists() and any(workdir.iterdir()):
         parser.error(f"--workdir {workdir} is not empty")
     workdir.mkdir(parents=True, exist_ok=True)
-    info = {"machine": machine(), "date": time.strftime("%Y-%m-%d"), "commit": git_commit(),
-            "fraction": args.fraction, "roles": args.roles, "benchmarks": args.benchmarks,
-            "length_range": list(args.length_range), "until": args.until,
-            "load_average_start": list(os.getloadavg()),
-            "command": " ".join(["bench/full_grid.py", *sys.argv[1:]])}
+    info = {
+        "machine": machine(),
+        "date": time.strftime("%Y-%m-%d"),
+        "commit": git_commit(),
+        "fraction": args.fraction,
+        "roles": args.roles,
+        "benchmarks": args.benchmarks,
+        "length_range": list(args.length_range),
+        "until": args.until,
+        "load_average_start": list(os.getloadavg()),
+        "command": " ".join(["bench/full_grid.py", *sys.argv[1:]]),
+    }
     print(f"machine: {info['machine']}", flush=True)
     print(f"commit {info['commit']}, fraction {args.fraction}, roles {args.roles}, project {workdir}", flush=True)
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in info['load_average_start'])}", flush=True)
@@ -446,24 +519,35 @@ def main() -> None:
         grid.setup()
         info["setup_s"] = round(time.perf_counter() - t0, 1)
         if args.fraction < 1.0:  # the sample caps come from the built items
-            write_params(workdir, project_params(args.benchmarks, args.fraction, args.roles,
-                                                 workdir / "data" / "processed"))
+            write_params(
+                workdir, project_params(args.benchmarks, args.fraction, args.roles, workdir / "data" / "processed")
+            )
         print(f"acquire + build: {info['setup_s']} s (not in the table)\n{HEADER}", flush=True)
         grid.run(args.seed, tuple(args.length_range), args.until)
         info["load_average_end"] = list(os.getloadavg())
         total_wall = sum(m.wall_s for m in grid.results)
         total_cpu = sum(m.cpu_s for m in grid.results)
-        print(f"total: {total_wall:,.1f} s wall, {total_cpu:,.1f} s CPU; load average at end: "
-              f"{' '.join(f'{x:.2f}' for x in info['load_average_end'])}", flush=True)
+        print(
+            f"total: {total_wall:,.1f} s wall, {total_cpu:,.1f} s CPU; load average at end: "
+            f"{' '.join(f'{x:.2f}' for x in info['load_average_end'])}",
+            flush=True,
+        )
         for generate in (m for m in grid.results if m.stage == "generate"):
-            print(f"generate: {generate.extra['requests']:,} requests, {generate.extra['completion_tokens']:,} "
-                  f"completion tokens (synthetic)", flush=True)
+            print(
+                f"generate: {generate.extra['requests']:,} requests, {generate.extra['completion_tokens']:,} "
+                f"completion tokens (synthetic)",
+                flush=True,
+            )
         if args.json:
-            args.json.write_text(json.dumps({**info, "stages": [asdict(m) for m in grid.results]}, indent=2,
-                                            ensure_ascii=False) + "\n", encoding="utf-8")
+            args.json.write_text(
+                json.dumps({**info, "stages": [asdict(m) for m in grid.results]}, indent=2, ensure_ascii=False) + "\n",
+                encoding="utf-8",
+            )
         if args.write_rates:
-            args.write_rates.write_text(json.dumps(rates_body(grid.results, info), indent=2, sort_keys=True,
-                                                   ensure_ascii=False) + "\n", encoding="utf-8")
+            args.write_rates.write_text(
+                json.dumps(rates_body(grid.results, info), indent=2, sort_keys=True, ensure_ascii=False) + "\n",
+                encoding="utf-8",
+            )
             print(f"rates -> {args.write_rates}", flush=True)
     finally:
         if temporary and not args.keep:

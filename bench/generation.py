@@ -55,34 +55,68 @@ from idiombench.core.generation_types import ItemContext, Message, Request, Samp
 # Published shapes (the models' config.json), written out so no download is needed.
 RANDOM_SHAPES: dict[str, dict] = {
     "llama3-8b": dict(
-        model_type="llama", hidden_size=4096, num_hidden_layers=32, num_attention_heads=32,
-        num_key_value_heads=8, head_dim=128, intermediate_size=14336, vocab_size=128256,
-        max_position_embeddings=8192, rms_norm_eps=1e-5, tie_word_embeddings=False,
+        model_type="llama",
+        hidden_size=4096,
+        num_hidden_layers=32,
+        num_attention_heads=32,
+        num_key_value_heads=8,
+        head_dim=128,
+        intermediate_size=14336,
+        vocab_size=128256,
+        max_position_embeddings=8192,
+        rms_norm_eps=1e-5,
+        tie_word_embeddings=False,
         rope_parameters={"rope_type": "default", "rope_theta": 500000.0},
     ),
     "qwen3-8b": dict(
-        model_type="qwen3", hidden_size=4096, num_hidden_layers=36, num_attention_heads=32,
-        num_key_value_heads=8, head_dim=128, intermediate_size=12288, vocab_size=151936,
-        max_position_embeddings=40960, rms_norm_eps=1e-6, tie_word_embeddings=False,
+        model_type="qwen3",
+        hidden_size=4096,
+        num_hidden_layers=36,
+        num_attention_heads=32,
+        num_key_value_heads=8,
+        head_dim=128,
+        intermediate_size=12288,
+        vocab_size=151936,
+        max_position_embeddings=40960,
+        rms_norm_eps=1e-6,
+        tie_word_embeddings=False,
         rope_parameters={"rope_type": "default", "rope_theta": 1000000.0},
     ),
     "tiny": dict(  # for a quick check of this script on a CPU
-        model_type="llama", hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
-        num_key_value_heads=2, head_dim=16, intermediate_size=128, vocab_size=4096,
-        max_position_embeddings=2048, rms_norm_eps=1e-5, tie_word_embeddings=False,
+        model_type="llama",
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=16,
+        intermediate_size=128,
+        vocab_size=4096,
+        max_position_embeddings=2048,
+        rms_norm_eps=1e-5,
+        tie_word_embeddings=False,
         rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
     ),
 }
 
 
 def requests_for(benchmark: str, setting: str, count: int) -> list[Request]:
-    joined = [(p, i) for p, i in load_prompts(benchmark, ROOT / "results" / "prompts", ROOT / "data" / "processed")
-              if p.setting == setting]
+    joined = [
+        (p, i)
+        for p, i in load_prompts(benchmark, ROOT / "results" / "prompts", ROOT / "data" / "processed")
+        if p.setting == setting
+    ]
     if not joined:
         raise SystemExit(f"no rendered prompts for {benchmark}/{setting}")
     return [
-        Request(key=f"bench-{n}", prompt_id=prompt.prompt_id, messages=prompt.messages, sampling=Sampling(),
-                seed=0, sample_index=0, item=item)
+        Request(
+            key=f"bench-{n}",
+            prompt_id=prompt.prompt_id,
+            messages=prompt.messages,
+            sampling=Sampling(),
+            seed=0,
+            sample_index=0,
+            item=item,
+        )
         for n, (prompt, item) in enumerate(joined[:count])
     ]
 
@@ -92,9 +126,16 @@ def vllm_twin(config, dtype: str):
     from idiombench.generation.config import VLLMModel
 
     on_gpu = config.device == "cuda" or config.gpus > 0
-    return VLLMModel(backend="vllm", model=config.model, revision=config.revision, gguf_file=config.gguf_file,
-                     dtype=dtype, gpus=1 if on_gpu else 0, trust_remote_code=config.trust_remote_code,
-                     enable_prefix_caching=False)
+    return VLLMModel(
+        backend="vllm",
+        model=config.model,
+        revision=config.revision,
+        gguf_file=config.gguf_file,
+        dtype=dtype,
+        gpus=1 if on_gpu else 0,
+        trust_remote_code=config.trust_remote_code,
+        enable_prefix_caching=False,
+    )
 
 
 def measure(backend, requests: list[Request], batch_size: int, max_new_tokens: int) -> tuple[float, int, int]:
@@ -102,7 +143,7 @@ def measure(backend, requests: list[Request], batch_size: int, max_new_tokens: i
     started = time.perf_counter()
     prompt_tokens = new_tokens = 0
     for start in range(0, len(requests), batch_size):
-        batch = [Request(**{**r.__dict__, "sampling": sampling}) for r in requests[start:start + batch_size]]
+        batch = [Request(**{**r.__dict__, "sampling": sampling}) for r in requests[start : start + batch_size]]
         for completion in backend.generate(batch):
             prompt_tokens += completion.prompt_tokens or 0
             new_tokens += completion.completion_tokens or 0
@@ -121,8 +162,11 @@ def build_random_model(shape: str, directory: Path) -> Path:
     tokenizer = AutoTokenizer.from_pretrained(build_tiny_chat_model(directory / "tokenizer-source"))
     values = dict(RANDOM_SHAPES[shape])
     config = AutoConfig.for_model(
-        values.pop("model_type"), **values, pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+        values.pop("model_type"),
+        **values,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
     )
     device = "cuda" if torch.cuda.is_available() else "cpu"
     started = time.perf_counter()
@@ -137,13 +181,16 @@ def build_random_model(shape: str, directory: Path) -> Path:
     del model
     if device == "cuda":
         torch.cuda.empty_cache()
-    print(f"{shape}: {params / 1e9:.2f} B random bf16 parameters initialised on {device} and saved to {target} "
-          f"in {time.perf_counter() - started:.1f} s")
+    print(
+        f"{shape}: {params / 1e9:.2f} B random bf16 parameters initialised on {device} and saved to {target} "
+        f"in {time.perf_counter() - started:.1f} s"
+    )
     return target
 
 
-SYNTHETIC_ITEM = ItemContext(benchmark="synthetic", task="synthetic", setting="zero_shot", item_id="synthetic",
-                             input="", answer="")
+SYNTHETIC_ITEM = ItemContext(
+    benchmark="synthetic", task="synthetic", setting="zero_shot", item_id="synthetic", input="", answer=""
+)
 
 
 def synthetic_requests(tokenizer, count: int, prompt_tokens: int, max_new_tokens: int, seed: int = 0) -> list[Request]:
@@ -159,7 +206,9 @@ def synthetic_requests(tokenizer, count: int, prompt_tokens: int, max_new_tokens
 
     def length(n_words: int, offset: int) -> int:
         text = " ".join(words[(offset + i) % len(words)] for i in range(n_words))
-        chat = tokenizer.apply_chat_template([{"role": "user", "content": text}], tokenize=False, add_generation_prompt=True)
+        chat = tokenizer.apply_chat_template(
+            [{"role": "user", "content": text}], tokenize=False, add_generation_prompt=True
+        )
         return len(tokenizer(chat, add_special_tokens=False)["input_ids"])
 
     sampling = Sampling(max_new_tokens=max_new_tokens)
@@ -171,8 +220,17 @@ def synthetic_requests(tokenizer, count: int, prompt_tokens: int, max_new_tokens
             middle = (low + high) // 2
             low, high = (middle + 1, high) if length(middle, offset) < target else (low, middle)
         text = " ".join(words[(offset + i) % len(words)] for i in range(low))
-        requests.append(Request(key=f"synthetic-{n}", prompt_id=f"synthetic-{n}", messages=(Message("user", text),),
-                                sampling=sampling, seed=0, sample_index=0, item=SYNTHETIC_ITEM))
+        requests.append(
+            Request(
+                key=f"synthetic-{n}",
+                prompt_id=f"synthetic-{n}",
+                messages=(Message("user", text),),
+                sampling=sampling,
+                seed=0,
+                sample_index=0,
+                item=SYNTHETIC_ITEM,
+            )
+        )
     return requests
 
 
@@ -210,8 +268,10 @@ def random_weights_main(args: argparse.Namespace) -> None:
         print(f"transformers {transformers.__version__}")
         requests = synthetic_requests(backend.tokenizer, args.requests, args.prompt_tokens, args.max_new_tokens)
         lengths = sorted(backend.prompt_length(r) for r in requests)
-        print(f"{len(requests)} synthetic prompts, {lengths[0]}-{lengths[-1]} tokens (median {lengths[len(lengths) // 2]}), "
-              f"{args.max_new_tokens} new tokens each")
+        print(
+            f"{len(requests)} synthetic prompts, {lengths[0]}-{lengths[-1]} tokens (median {lengths[len(lengths) // 2]}), "
+            f"{args.max_new_tokens} new tokens each"
+        )
         tok = backend.tokenizer
 
         def hf_run(batch: list[Request]) -> tuple[int, int]:
@@ -223,13 +283,23 @@ def random_weights_main(args: argparse.Namespace) -> None:
 
         def plain_run(batch: list[Request], cache: str) -> tuple[int, int]:
             static = cache == "static"
-            encoded = tok([backend._chat_text(r) for r in batch], return_tensors="pt", padding=True,
-                          add_special_tokens=False, pad_to_multiple_of=STATIC_PAD_MULTIPLE if static else None)
+            encoded = tok(
+                [backend._chat_text(r) for r in batch],
+                return_tensors="pt",
+                padding=True,
+                add_special_tokens=False,
+                pad_to_multiple_of=STATIC_PAD_MULTIPLE if static else None,
+            )
             encoded = encoded.to(backend.device)
             with torch.inference_mode():
-                output = backend.model.generate(**encoded, max_new_tokens=args.max_new_tokens, do_sample=False,
-                                                pad_token_id=tok.pad_token_id, cache_implementation=cache)
-            return int(encoded["attention_mask"].sum()), int(output[:, encoded["input_ids"].shape[1]:].numel())
+                output = backend.model.generate(
+                    **encoded,
+                    max_new_tokens=args.max_new_tokens,
+                    do_sample=False,
+                    pad_token_id=tok.pad_token_id,
+                    cache_implementation=cache,
+                )
+            return int(encoded["attention_mask"].sum()), int(output[:, encoded["input_ids"].shape[1] :].numel())
 
         rows = []
         print(f"{'path':40} {'batch':>5} {'batches':>7} {'new tok':>8} {'s':>7} {'new tok/s':>9}", flush=True)
@@ -247,13 +317,18 @@ def random_weights_main(args: argparse.Namespace) -> None:
                     seconds, _prompt, new = timed_batches(run, batches)
                     label = f"{batch_size} (auto)" if size == "auto" else str(batch_size)
                     rows.append((name, label, len(batches), new, seconds))
-                    print(f"{name:40} {label:>5} {len(batches):7d} {new:8,d} {seconds:7.1f} {new / seconds:9,.0f}", flush=True)
+                    print(
+                        f"{name:40} {label:>5} {len(batches):7d} {new:8,d} {seconds:7.1f} {new / seconds:9,.0f}",
+                        flush=True,
+                    )
                 if backend.device == "cuda":
                     torch.cuda.empty_cache()
         backend.close()
         print()
-        print(f"| path | batch | new tok/s |  ({args.random_weights}, ~{args.prompt_tokens}-token prompts, "
-              f"{args.max_new_tokens} new tokens)")
+        print(
+            f"| path | batch | new tok/s |  ({args.random_weights}, ~{args.prompt_tokens}-token prompts, "
+            f"{args.max_new_tokens} new tokens)"
+        )
         print("|---|---|---|")
         for name, label, _n, new, seconds in rows:
             print(f"| {name} | {label} | {new / seconds:,.0f} |")
@@ -265,19 +340,37 @@ def main() -> None:
     parser.add_argument("--model", default="smollm2")
     parser.add_argument("--prompts", nargs="+", default=["orderprobe/zero_shot", "orderprobe/three_shot"])
     parser.add_argument("--requests", type=int, default=16)
-    parser.add_argument("--batch-sizes", nargs="+", default=[8, 16],
-                        help="batch sizes; with --random-weights `auto` too (batch_size: auto)")
+    parser.add_argument(
+        "--batch-sizes",
+        nargs="+",
+        default=[8, 16],
+        help="batch sizes; with --random-weights `auto` too (batch_size: auto)",
+    )
     parser.add_argument("--max-new-tokens", type=int, default=48)
-    parser.add_argument("--dtypes", nargs="+", default=["float32", "bfloat16"],
-                        help="hf models: the dtypes to measure (default both)")
-    parser.add_argument("--random-weights", choices=sorted(RANDOM_SHAPES),
-                        help="measure a random-weight model of this shape on synthetic prompts (no params, no download)")
+    parser.add_argument(
+        "--dtypes", nargs="+", default=["float32", "bfloat16"], help="hf models: the dtypes to measure (default both)"
+    )
+    parser.add_argument(
+        "--random-weights",
+        choices=sorted(RANDOM_SHAPES),
+        help="measure a random-weight model of this shape on synthetic prompts (no params, no download)",
+    )
     parser.add_argument("--prompt-tokens", type=int, default=60, help="--random-weights: prompt length")
-    parser.add_argument("--caches", nargs="+", choices=["dynamic", "static"], default=["dynamic", "static"],
-                        help="--random-weights: KV cache implementations to measure")
+    parser.add_argument(
+        "--caches",
+        nargs="+",
+        choices=["dynamic", "static"],
+        default=["dynamic", "static"],
+        help="--random-weights: KV cache implementations to measure",
+    )
     parser.add_argument("--plain", action="store_true", help="--random-weights: also plain model.generate")
-    parser.add_argument("--backends", nargs="+", choices=["hf", "vllm"], default=["hf"],
-                        help="hf models: the backends to measure on the same weights (vllm: run with .venv-vllm/bin/python)")
+    parser.add_argument(
+        "--backends",
+        nargs="+",
+        choices=["hf", "vllm"],
+        default=["hf"],
+        help="hf models: the backends to measure on the same weights (vllm: run with .venv-vllm/bin/python)",
+    )
     args, _ = parser.parse_known_args()
     if args.random_weights:
         parser.set_defaults(batch_sizes=["64", "256", "512", "auto"], requests=1024, max_new_tokens=128)
@@ -298,8 +391,10 @@ def main() -> None:
         configs += [(f"vllm/{d}", vllm_twin(config, d)) for d in args.dtypes] if "vllm" in args.backends else []
     else:
         configs = [("-", config)]
-    print(f"{'dtype':12} {'prompts':28} {'batch':>5} {'new':>4} {'req/s':>7} {'prompt tok':>10} {'new tok':>8} "
-          f"{'prompt tok/s':>12} {'new tok/s':>9}")
+    print(
+        f"{'dtype':12} {'prompts':28} {'batch':>5} {'new':>4} {'req/s':>7} {'prompt tok':>10} {'new tok':>8} "
+        f"{'prompt tok/s':>12} {'new tok/s':>9}"
+    )
     for dtype, model_config in configs:
         started = time.perf_counter()
         backend = make_backend(args.model, model_config, seed=params.seed, benchmarks=backend_hooks())
@@ -310,9 +405,11 @@ def main() -> None:
             for batch_size in map(int, args.batch_sizes):
                 for new in (1, args.max_new_tokens):
                     seconds, prompt_tokens, new_tokens = measure(backend, requests, batch_size, new)
-                    print(f"{dtype:12} {spec:28} {batch_size:5d} {new:4d} {len(requests) / seconds:7.2f} "
-                          f"{prompt_tokens:10,d} {new_tokens:8,d} {prompt_tokens / seconds:12.0f} "
-                          f"{new_tokens / seconds:9.1f}")
+                    print(
+                        f"{dtype:12} {spec:28} {batch_size:5d} {new:4d} {len(requests) / seconds:7.2f} "
+                        f"{prompt_tokens:10,d} {new_tokens:8,d} {prompt_tokens / seconds:12.0f} "
+                        f"{new_tokens / seconds:9.1f}"
+                    )
         backend.close()
 
 

@@ -55,9 +55,18 @@ def rendered_requests(count: int, max_new_tokens: int) -> list:
         return []
     step = max(1, len(joined) // count)
     sampling = Sampling(max_new_tokens=max_new_tokens)
-    return [Request(key=f"identity-{n}", prompt_id=p.prompt_id, messages=p.messages, sampling=sampling, seed=0,
-                    sample_index=0, item=item)
-            for n, (p, item) in enumerate(joined[::step][:count])]
+    return [
+        Request(
+            key=f"identity-{n}",
+            prompt_id=p.prompt_id,
+            messages=p.messages,
+            sampling=sampling,
+            seed=0,
+            sample_index=0,
+            item=item,
+        )
+        for n, (p, item) in enumerate(joined[::step][:count])
+    ]
 
 
 def model_config(name: str, dtype: str, workdir: Path):
@@ -69,12 +78,16 @@ def model_config(name: str, dtype: str, workdir: Path):
         from tiny_model import build_tiny_chat_model
 
         path = build_tiny_chat_model(workdir / "tiny")
-        return HFModel(backend="hf", model=str(path), dtype=dtype, device="cpu"), "tiny random Llama (2 layers, 64 wide)"
+        return HFModel(
+            backend="hf", model=str(path), dtype=dtype, device="cpu"
+        ), "tiny random Llama (2 layers, 64 wide)"
     from generation import RANDOM_SHAPES, build_random_model
 
     if name in RANDOM_SHAPES:
-        return (HFModel(backend="hf", model=str(build_random_model(name, workdir)), dtype=dtype),
-                f"{name} shape{RANDOM}")
+        return (
+            HFModel(backend="hf", model=str(build_random_model(name, workdir)), dtype=dtype),
+            f"{name} shape{RANDOM}",
+        )
     config = load_params(ROOT / "params.yaml").models[name]
     if config.backend != "hf":
         raise SystemExit(f"model {name}: backend {config.backend}, not hf")
@@ -94,8 +107,9 @@ def greedy_texts(backend, requests: list, batch_size: int) -> list[str]:
     return [texts[r.key] for r in requests]
 
 
-def run_settings(name: str, dtype: str, count: int, max_new_tokens: int, batch_sizes: list[int],
-                 only_baseline: bool = False) -> dict:
+def run_settings(
+    name: str, dtype: str, count: int, max_new_tokens: int, batch_sizes: list[int], only_baseline: bool = False
+) -> dict:
     """{"what", "device", "attention", "prompts", "texts": {setting: [text per prompt]}, "seconds": {...}}."""
     from idiombench.generation.backends.hf import HFBackend
 
@@ -130,8 +144,15 @@ def run_settings(name: str, dtype: str, count: int, max_new_tokens: int, batch_s
                 backend.model.set_attn_implementation(default_attention)
         device = backend.device
         backend.close()
-    return {"what": what, "device": device, "attention": default_attention, "source": source,
-            "prompts": len(requests), "texts": runs, "seconds": seconds}
+    return {
+        "what": what,
+        "device": device,
+        "attention": default_attention,
+        "source": source,
+        "prompts": len(requests),
+        "texts": runs,
+        "seconds": seconds,
+    }
 
 
 def main() -> None:
@@ -153,9 +174,11 @@ def main() -> None:
     import transformers
 
     capability = torch.backends.cpu.get_cpu_capability()
-    print(f"torch {torch.__version__}, transformers {transformers.__version__}, CPU capability {capability}"
-          + (f", GPU {torch.cuda.get_device_name()}" if torch.cuda.is_available() else "")
-          + f"; {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
+    print(
+        f"torch {torch.__version__}, transformers {transformers.__version__}, CPU capability {capability}"
+        + (f", GPU {torch.cuda.get_device_name()}" if torch.cuda.is_available() else "")
+        + f"; {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}"
+    )
     rows = []
     for name in args.models:
         for dtype in args.dtypes:
@@ -163,23 +186,40 @@ def main() -> None:
             texts = result["texts"]
             if result["device"] == "cpu" and not args.no_isa and capability.upper().startswith("AVX512"):
                 child = subprocess.run(
-                    [sys.executable, __file__, "--child", name, dtype, "--prompts", str(args.prompts),
-                     "--max-new-tokens", str(args.max_new_tokens)],
-                    env={**os.environ, **AVX2}, capture_output=True, text=True, check=True)
+                    [
+                        sys.executable,
+                        __file__,
+                        "--child",
+                        name,
+                        dtype,
+                        "--prompts",
+                        str(args.prompts),
+                        "--max-new-tokens",
+                        str(args.max_new_tokens),
+                    ],
+                    env={**os.environ, **AVX2},
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                )
                 held = json.loads(child.stdout.strip().splitlines()[-1])
                 texts["CPU held to AVX2"] = held["texts"]["baseline"]
                 result["seconds"]["CPU held to AVX2"] = held["seconds"]["baseline"]
             base = texts["baseline"]
-            print(f"\n{result['what']}, {dtype} on {result['device']}: {result['prompts']} {result['source']}, "
-                  f"{args.max_new_tokens} new tokens, baseline: dynamic cache, batch {BASE_BATCH}, "
-                  f"attention {result['attention']}; {len(set(base))} distinct baseline outputs")
+            print(
+                f"\n{result['what']}, {dtype} on {result['device']}: {result['prompts']} {result['source']}, "
+                f"{args.max_new_tokens} new tokens, baseline: dynamic cache, batch {BASE_BATCH}, "
+                f"attention {result['attention']}; {len(set(base))} distinct baseline outputs"
+            )
             for setting, other in texts.items():
                 if setting == "baseline":
                     continue
                 differ = [i for i, (a, b) in enumerate(zip(base, other)) if a != b]
                 rows.append((name, dtype, setting, len(differ), len(base)))
-                print(f"  {setting:30} {len(differ):3d} of {len(base)} outputs differ "
-                      f"({result['seconds'][setting]:.0f} s)")
+                print(
+                    f"  {setting:30} {len(differ):3d} of {len(base)} outputs differ "
+                    f"({result['seconds'][setting]:.0f} s)"
+                )
                 if differ:
                     i = differ[0]
                     print(f"      e.g. baseline {base[i][:60]!r}\n           {setting}: {other[i][:60]!r}")

@@ -63,8 +63,10 @@ ASCII = ["1. ", "2. ", "(1)", "AI", "e.g. ", "Q&A", "100%", "3.5", "idiom", "COL
 def mirrors() -> list[Path]:
     found = resolve_mirror(None)
     if not found:
-        raise SystemExit("set IDIOMBENCH_MIRROR to the mirror directories of the release files "
-                         "(the benchmark releases and the authors' code, separated by ':', as .ci/run sets it)")
+        raise SystemExit(
+            "set IDIOMBENCH_MIRROR to the mirror directories of the release files "
+            "(the benchmark releases and the authors' code, separated by ':', as .ci/run sets it)"
+        )
     return found
 
 
@@ -114,14 +116,17 @@ def output_text(setting: str, language: str, expression: str, pool: list[str], k
 
 
 def gloss_pools(canonical: dict[str, list[Item]]) -> dict[str, list[str]]:
-    pools = {language: sorted({r for item in items for r in item.references if r.strip()})
-             for language, items in canonical.items()}
+    pools = {
+        language: sorted({r for item in items for r in item.references if r.strip()})
+        for language, items in canonical.items()
+    }
     pools["ja"] = sorted({item.answer for item in canonical.get("ja", [])})  # no Japanese glosses
     return pools
 
 
-def generation_rows(processed: Path, per_language: int, samples: int, settings: list[str],
-                    chars: int) -> dict[str, list[dict[str, Any]]]:
+def generation_rows(
+    processed: Path, per_language: int, samples: int, settings: list[str], chars: int
+) -> dict[str, list[dict[str, Any]]]:
     """setting -> generation rows of `per_language` expressions per language, all 24 inputs."""
     canonical = canonical_items(processed)
     pools = gloss_pools(canonical)
@@ -137,18 +142,37 @@ def generation_rows(processed: Path, per_language: int, samples: int, settings: 
             for pass_name, index in [("main", 0)] + [("consistency", i) for i in range(samples)]:
                 key = f"{setting}/{item.item_id}/{pass_name}/{index}"
                 text = output_text(setting, item.language, item.meta["expression"], pools[item.language], key, chars)
-                rows.append({
-                    "prompt_id": f"{BENCHMARK}/restore/{setting}/{item.item_id}", "benchmark": BENCHMARK,
-                    "task": "restore", "setting": setting, "item_id": item.item_id, "prompt_hash": "0" * 16,
-                    "pass": pass_name, "sample_index": index, "rotation": 0, "text": text, "prompt_tokens": 48,
-                    "completion_tokens": 512, "finish_reason": "length", "error": None, "request_key": key,
-                })
+                rows.append(
+                    {
+                        "prompt_id": f"{BENCHMARK}/restore/{setting}/{item.item_id}",
+                        "benchmark": BENCHMARK,
+                        "task": "restore",
+                        "setting": setting,
+                        "item_id": item.item_id,
+                        "prompt_hash": "0" * 16,
+                        "pass": pass_name,
+                        "sample_index": index,
+                        "rotation": 0,
+                        "text": text,
+                        "prompt_tokens": 48,
+                        "completion_tokens": 512,
+                        "finish_reason": "length",
+                        "error": None,
+                        "request_key": key,
+                    }
+                )
         out[setting] = rows
     return out
 
 
-def write_project(root: Path, per_language: int, samples: int, settings: list[str], chars: int,
-                  score_overrides: dict[str, Any] | None = None) -> int:
+def write_project(
+    root: Path,
+    per_language: int,
+    samples: int,
+    settings: list[str],
+    chars: int,
+    score_overrides: dict[str, Any] | None = None,
+) -> int:
     """A project under `root` (params.yaml, the built release, one model's generations); the rows.
     The neural roles are off (model null): the lexical terms are what is measured and compared."""
     processed = build_release(root)

@@ -39,8 +39,10 @@ import orderprobe_corpus as corpus  # noqa: E402
 ROOT = corpus.ROOT
 MODES = {
     "paper": {},
-    "paper-options": {"s_acc": {"polarity_halving": True, "reference_aggregation": "mean"},
-                      "s_info": {"bp_mode": "bleu", "reference_aggregation": "mean"}},
+    "paper-options": {
+        "s_acc": {"polarity_halving": True, "reference_aggregation": "mean"},
+        "s_info": {"bp_mode": "bleu", "reference_aggregation": "mean"},
+    },
     "released": {"compatibility": "released"},
 }
 
@@ -63,8 +65,13 @@ def run_side(project: Path, src: Path, mode: str, dest: Path) -> float:
     shutil.rmtree(project / "results" / "metrics", ignore_errors=True)
     started = time.perf_counter()
     for command in ("score", "aggregate"):
-        done = subprocess.run([sys.executable, "-m", "idiombench.cli", command, "orderprobe", "--model", corpus.MODEL],
-                              cwd=project, env=corpus.cli_env(src), capture_output=True, text=True)
+        done = subprocess.run(
+            [sys.executable, "-m", "idiombench.cli", command, "orderprobe", "--model", corpus.MODEL],
+            cwd=project,
+            env=corpus.cli_env(src),
+            capture_output=True,
+            text=True,
+        )
         if done.returncode:
             raise SystemExit(f"{command} ({src}, {mode}) failed:\n{done.stdout[-2000:]}{done.stderr[-3000:]}")
     seconds = time.perf_counter() - started
@@ -76,8 +83,10 @@ def run_side(project: Path, src: Path, mode: str, dest: Path) -> float:
 
 def compare(before: Path, after: Path) -> list[str]:
     """The differing (or missing) files of two output folders, each file named on stdout."""
-    names = sorted({p.relative_to(before).as_posix() for p in before.rglob("*") if p.is_file()}
-                   | {p.relative_to(after).as_posix() for p in after.rglob("*") if p.is_file()})
+    names = sorted(
+        {p.relative_to(before).as_posix() for p in before.rglob("*") if p.is_file()}
+        | {p.relative_to(after).as_posix() for p in after.rglob("*") if p.is_file()}
+    )
     differing = []
     for name in names:
         a, b = before / name, after / name
@@ -93,8 +102,13 @@ def main() -> None:
     side = parser.add_mutually_exclusive_group(required=True)
     side.add_argument("--before-ref", help="git ref whose src/ scores the 'before' side (e.g. main)")
     side.add_argument("--before", type=Path, help="a stored 'before' (a --keep folder's before/)")
-    side.add_argument("--compare", type=Path, nargs=2, metavar=("BEFORE", "AFTER"),
-                      help="only compare two kept folders (<mode>/ in each)")
+    side.add_argument(
+        "--compare",
+        type=Path,
+        nargs=2,
+        metavar=("BEFORE", "AFTER"),
+        help="only compare two kept folders (<mode>/ in each)",
+    )
     parser.add_argument("--after-ref", help="git ref whose src/ scores the 'after' side (default: this checkout)")
     parser.add_argument("--only-before", action="store_true", help="score the 'before' side only (with --keep)")
     parser.add_argument("--keep", type=Path, help="write both sides' outputs here (before/<mode>, after/<mode>)")
@@ -103,20 +117,28 @@ def main() -> None:
     parser.add_argument("--modes", nargs="+", default=list(MODES), choices=list(MODES))
     args = parser.parse_args()
     if args.compare:
-        failed = [f"{mode}/{name}" for mode in args.modes
-                  for name in compare(args.compare[0] / mode, args.compare[1] / mode)]
-        print(f"summary: {len(args.modes)} modes: "
-              f"{'every file byte-identical' if not failed else 'DIFFERENT: ' + ', '.join(failed)}")
+        failed = [
+            f"{mode}/{name}" for mode in args.modes for name in compare(args.compare[0] / mode, args.compare[1] / mode)
+        ]
+        print(
+            f"summary: {len(args.modes)} modes: "
+            f"{'every file byte-identical' if not failed else 'DIFFERENT: ' + ', '.join(failed)}"
+        )
         sys.exit(1 if failed else 0)
     with tempfile.TemporaryDirectory(prefix="idiombench-score-identity-") as scratch:
         work = Path(scratch)
         out = args.keep or work / "out"
         project = work / "project"
         rows = corpus.write_project(project, args.expressions, args.samples, ["zero_shot"], 700)
-        base = yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8"))["benchmarks"]["orderprobe"]["score"]
+        base = yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8"))["benchmarks"]["orderprobe"][
+            "score"
+        ]
         (project / "score.base.yaml").write_text(yaml.safe_dump(base, sort_keys=False), encoding="utf-8")
-        print(f"bench/score_identity.py: {rows:,} generation rows ({args.expressions} expressions per language, "
-              f"{args.samples} consistency samples)", flush=True)
+        print(
+            f"bench/score_identity.py: {rows:,} generation rows ({args.expressions} expressions per language, "
+            f"{args.samples} consistency samples)",
+            flush=True,
+        )
         before_src = export_source(args.before_ref, work / "before-src") if args.before_ref else None
         after_src = export_source(args.after_ref, work / "after-src") if args.after_ref else ROOT / "src"
         failed = []
@@ -135,8 +157,10 @@ def main() -> None:
         if args.only_before:
             print(f"summary: {rows:,} rows x {len(args.modes)} modes scored (before side only), in {out / 'before'}")
             return
-        print(f"summary: {rows:,} rows x {len(args.modes)} modes: "
-              f"{'every file byte-identical' if not failed else 'DIFFERENT: ' + ', '.join(failed)}")
+        print(
+            f"summary: {rows:,} rows x {len(args.modes)} modes: "
+            f"{'every file byte-identical' if not failed else 'DIFFERENT: ' + ', '.join(failed)}"
+        )
         sys.exit(1 if failed else 0)
 
 

@@ -55,11 +55,25 @@ def write_project(root: Path, expressions: int, samples: int, chars: int) -> int
     for item in items:
         for pass_name, index in [("main", 0)] + [("consistency", i) for i in range(samples)]:
             text = item.meta["expression"] + "：" + "".join(rng.choices(CHARS, k=chars))
-            rows.append({"prompt_id": f"orderprobe/restore/zero_shot/{item.item_id}", "benchmark": "orderprobe",
-                         "task": "restore", "setting": "zero_shot", "item_id": item.item_id, "prompt_hash": "0" * 16,
-                         "pass": pass_name, "sample_index": index, "rotation": 0, "text": text, "prompt_tokens": 48,
-                         "completion_tokens": 512, "finish_reason": "length", "error": None,
-                         "request_key": f"{item.item_id}/{pass_name}/{index}"})
+            rows.append(
+                {
+                    "prompt_id": f"orderprobe/restore/zero_shot/{item.item_id}",
+                    "benchmark": "orderprobe",
+                    "task": "restore",
+                    "setting": "zero_shot",
+                    "item_id": item.item_id,
+                    "prompt_hash": "0" * 16,
+                    "pass": pass_name,
+                    "sample_index": index,
+                    "rotation": 0,
+                    "text": text,
+                    "prompt_tokens": 48,
+                    "completion_tokens": 512,
+                    "finish_reason": "length",
+                    "error": None,
+                    "request_key": f"{item.item_id}/{pass_name}/{index}",
+                }
+            )
     write_generations(root / "results/generations/bench/orderprobe/zero_shot.parquet", rows)
     (root / "results/generations/bench/generation_info.json").write_text("{}\n", encoding="utf-8")
     raw = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
@@ -86,8 +100,13 @@ print(time.perf_counter() - started, resource.getrusage(resource.RUSAGE_SELF).ru
 def measure(root: Path, chunk: int) -> tuple[float, float]:
     """(peak RSS in MiB, seconds) of one score run in a fresh process (its own getrusage)."""
     subprocess.run(["rm", "-rf", str(root / "results/scores")], check=True)
-    done = subprocess.run([sys.executable, "-c", SCORE, str(chunk)], cwd=root, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    done = subprocess.run(
+        [sys.executable, "-c", SCORE, str(chunk)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+    )
     if done.returncode:
         raise SystemExit(done.stderr[-3000:])
     seconds, peak = (float(v) for v in done.stdout.strip().splitlines()[-1].split())
@@ -99,8 +118,9 @@ def main() -> None:
     parser.add_argument("--expressions", type=int, nargs="+", default=[50, 200])
     parser.add_argument("--samples", type=int, default=5)
     parser.add_argument("--chars", type=int, default=700)
-    parser.add_argument("--chunks", type=int, nargs="+", default=[20000, 0],
-                        help="chunk sizes in rows (0: one chunk per setting)")
+    parser.add_argument(
+        "--chunks", type=int, nargs="+", default=[20000, 0], help="chunk sizes in rows (0: one chunk per setting)"
+    )
     args = parser.parse_args()
     print(f"bench/score_memory.py: {os.cpu_count()} CPUs; load {load()}", flush=True)
     results = []
@@ -110,11 +130,22 @@ def main() -> None:
             rows = write_project(root, expressions, args.samples, args.chars)
             for chunk in sorted(args.chunks, key=lambda c: c or 10**12):
                 peak, seconds = measure(root, chunk)
-                results.append({"expressions": expressions, "rows": rows, "chunk_rows": chunk or "setting",
-                                "peak_rss_mib": round(peak), "seconds": round(seconds, 1), "load": load()})
-                print(f"{expressions:,} expressions, {rows:,} rows of {args.chars} characters, chunk "
-                      f"{chunk or 'whole setting'}: peak RSS {peak:,.0f} MiB, {seconds:.1f} s "
-                      f"({rows / seconds:,.0f} rows/s); load {load()}", flush=True)
+                results.append(
+                    {
+                        "expressions": expressions,
+                        "rows": rows,
+                        "chunk_rows": chunk or "setting",
+                        "peak_rss_mib": round(peak),
+                        "seconds": round(seconds, 1),
+                        "load": load(),
+                    }
+                )
+                print(
+                    f"{expressions:,} expressions, {rows:,} rows of {args.chars} characters, chunk "
+                    f"{chunk or 'whole setting'}: peak RSS {peak:,.0f} MiB, {seconds:.1f} s "
+                    f"({rows / seconds:,.0f} rows/s); load {load()}",
+                    flush=True,
+                )
     print(json.dumps(results))
 
 

@@ -65,8 +65,13 @@ def run(project: Path, workers: int | None) -> tuple[float, float]:
         env["IDIOMBENCH_SCORE_WORKERS"] = str(workers)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "idiombench.cli", "score", "orderprobe", "--model", corpus.MODEL],
-                          cwd=project, env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "idiombench.cli", "score", "orderprobe", "--model", corpus.MODEL],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode:
@@ -96,10 +101,15 @@ def main() -> None:
             set_mode(project, mode)
             for workers in args.workers or [None]:
                 wall, cpu = run(project, workers)
-                entry = {"mode": mode, "workers": "default" if workers is None else workers, "rows": rows,
-                         "wall_s": round(wall, 2), "rows_per_s": round(rows / wall, 1), "load": load()}
-                line = (f"{mode}, workers {entry['workers']}: {rows:,} rows in {wall:.1f} s = "
-                        f"{rows / wall:,.0f} rows/s")
+                entry = {
+                    "mode": mode,
+                    "workers": "default" if workers is None else workers,
+                    "rows": rows,
+                    "wall_s": round(wall, 2),
+                    "rows_per_s": round(rows / wall, 1),
+                    "load": load(),
+                }
+                line = f"{mode}, workers {entry['workers']}: {rows:,} rows in {wall:.1f} s = {rows / wall:,.0f} rows/s"
                 if args.cpu:
                     entry["cpu_ms_per_row"] = round(cpu / rows * 1000, 3)
                     line += f"; CPU {cpu:.1f} s = {cpu / rows * 1000:.2f} ms/row (the CLI process)"

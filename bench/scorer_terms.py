@@ -57,14 +57,20 @@ def semanticqa(params: Any, share: float, neural: bool) -> None:
     from idiombench.scoring.wordnet import load
 
     cfg = params.benchmark("semanticqa").score
-    ctx = SimpleNamespace(benchmark="semanticqa", generations=load_generations(benchmark="semanticqa", model=MODEL),
-                          items=load_items("semanticqa"))
+    ctx = SimpleNamespace(
+        benchmark="semanticqa",
+        generations=load_generations(benchmark="semanticqa", model=MODEL),
+        items=load_items("semanticqa"),
+    )
     scored = timed("semanticqa: parse every row (score_rows)", ctx.generations.rows(), lambda: score_rows(ctx, cfg))
     jobs = [(job.prediction, tuple(r for r in job.references if r.strip())) for job in scored.jobs]
     jobs = [(p, refs) for p, refs in jobs if p and refs]
     pairs = [(p, r) for p, refs in jobs for r in refs]
-    print(f"semanticqa: {len(jobs):,} interpretation rows with a prediction, {len(pairs):,} (prediction, reference) "
-          f"pairs, mean prediction {sum(len(p) for p, _ in jobs) / max(len(jobs), 1):,.0f} characters", flush=True)
+    print(
+        f"semanticqa: {len(jobs):,} interpretation rows with a prediction, {len(pairs):,} (prediction, reference) "
+        f"pairs, mean prediction {sum(len(p) for p, _ in jobs) / max(len(jobs), 1):,.0f} characters",
+        flush=True,
+    )
     scorer = timed("METEOR: load WordNet", 1, MeteorScorer)
     memo: dict[tuple[str, tuple[str, ...]], float] = {}
 
@@ -82,22 +88,31 @@ def semanticqa(params: Any, share: float, neural: bool) -> None:
         out = []
         for prediction, refs in sample:
             hypothesis, tokens = tokenize(prediction), [tokenize(r) for r in refs]
-            out.append(float(meteor_score(tokens, hypothesis, wordnet=wordnet, alpha=ALPHA, beta=BETA, gamma=GAMMA))
-                       if hypothesis and tokens else 0.0)
+            out.append(
+                float(meteor_score(tokens, hypothesis, wordnet=wordnet, alpha=ALPHA, beta=BETA, gamma=GAMMA))
+                if hypothesis and tokens
+                else 0.0
+            )
         return out
 
     before = timed(f"METEOR (NLTK's own; {len(sample):,} jobs, a {share:.0%} sample)", len(sample), plain)
     differ = sum(1 for key, value in zip(sample, before) if memo[key] != value)
     print(f"METEOR: memoised == NLTK's own on {len(sample) - differ:,} of {len(sample):,} sampled jobs", flush=True)
-    timed("ROUGE-L F (rouge-score)", len(pairs), lambda: [rouge_l_f(p, r, "en", use_stemmer=cfg.rouge_stemmer)
-                                                          for p, r in pairs])
+    timed(
+        "ROUGE-L F (rouge-score)",
+        len(pairs),
+        lambda: [rouge_l_f(p, r, "en", use_stemmer=cfg.rouge_stemmer) for p, r in pairs],
+    )
     texts = {t for pair in pairs for t in pair}
     print(f"semanticqa: {len(texts):,} distinct texts for BERTScore", flush=True)
     if neural:
         scorers = Scorers(params.scoring)
         if scorers.info("bertscore_en").computed:
-            timed(f"BERTScore F1 ({len(texts):,} distinct texts)", len(pairs),
-                  lambda: scorers.bertscore("bertscore_en", pairs))
+            timed(
+                f"BERTScore F1 ({len(texts):,} distinct texts)",
+                len(pairs),
+                lambda: scorers.bertscore("bertscore_en", pairs),
+            )
 
 
 def g_idiomalign(params: Any, neural: bool) -> None:
@@ -111,30 +126,44 @@ def g_idiomalign(params: Any, neural: bool) -> None:
     rows: list[dict[str, Any]] = []
     for setting in ("no_gloss", "with_gloss"):
         if setting in generations:
-            rows += timed(f"g-idiomalign {setting}: rows (parse, EM, BLEU, chrF)", len(generations[setting]),
-                          lambda s=setting: score_generation(s, generations[s], items, cfg, set()))
+            rows += timed(
+                f"g-idiomalign {setting}: rows (parse, EM, BLEU, chrF)",
+                len(generations[setting]),
+                lambda s=setting: score_generation(s, generations[s], items, cfg, set()),
+            )
     valid = [r for r in rows if r["prediction_clean"]]
-    timed("sentence BLEU (sacrebleu)", len(valid),
-          lambda: [sentence_bleu(r["prediction_clean"], r["gold_clean"], r["bleu_tokenize"]) for r in valid])
-    timed("sentence chrF (sacrebleu)", len(valid),
-          lambda: [sentence_chrf(r["prediction_clean"], r["gold_clean"]) for r in valid])
+    timed(
+        "sentence BLEU (sacrebleu)",
+        len(valid),
+        lambda: [sentence_bleu(r["prediction_clean"], r["gold_clean"], r["bleu_tokenize"]) for r in valid],
+    )
+    timed(
+        "sentence chrF (sacrebleu)",
+        len(valid),
+        lambda: [sentence_chrf(r["prediction_clean"], r["gold_clean"]) for r in valid],
+    )
     pairs = [(r["prediction_clean"], r["gold_clean"]) for r in valid]
     texts = {t for pair in pairs for t in pair}
-    print(f"g-idiomalign Task 2: {len(pairs):,} rows with an idiom, {len(texts):,} distinct texts to embed "
-          f"({len({p for p, _ in pairs}):,} outputs, {len({g for _, g in pairs}):,} gold idioms)", flush=True)
+    print(
+        f"g-idiomalign Task 2: {len(pairs):,} rows with an idiom, {len(texts):,} distinct texts to embed "
+        f"({len({p for p, _ in pairs}):,} outputs, {len({g for _, g in pairs}):,} gold idioms)",
+        flush=True,
+    )
     if neural:
         scorers = Scorers(params.scoring)
         role = cfg.similarity_role
         if scorers.info(role).computed:
-            timed(f"similarity, {role} ({len(texts):,} distinct texts)", len(pairs),
-                  lambda: scorers.cosine(role, pairs))
+            timed(
+                f"similarity, {role} ({len(texts):,} distinct texts)", len(pairs), lambda: scorers.cosine(role, pairs)
+            )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("project", type=Path, help="a project folder bench/full_grid.py kept (--workdir)")
-    parser.add_argument("--meteor-plain-share", type=float, default=0.1,
-                        help="share of the jobs NLTK's own METEOR runs on (it is slow)")
+    parser.add_argument(
+        "--meteor-plain-share", type=float, default=0.1, help="share of the jobs NLTK's own METEOR runs on (it is slow)"
+    )
     parser.add_argument("--skip-neural", action="store_true", help="leave out BERTScore and the similarity")
     args = parser.parse_args()
     os.chdir(args.project)

@@ -31,9 +31,16 @@ from idiombench.scoring.lexical import brevity_penalty, f_beta, lexical_cosine, 
 from idiombench.scoring.tokenize import content_tokens  # noqa: E402
 
 ROLE_LANGUAGE = {
-    "cross_encoder": "zh-CN", "nli": "zh-CN", "sts_zh": "zh-CN", "sts_multilingual": "ko",
-    "bertscore_zh": "zh-CN", "bertscore_ja": "ja", "bertscore_ko": "ko", "bertscore_en": "en",
-    "embedder_en": "en", "embedder_multilingual": "zh-CN",
+    "cross_encoder": "zh-CN",
+    "nli": "zh-CN",
+    "sts_zh": "zh-CN",
+    "sts_multilingual": "ko",
+    "bertscore_zh": "zh-CN",
+    "bertscore_ja": "ja",
+    "bertscore_ko": "ko",
+    "bertscore_en": "en",
+    "embedder_en": "en",
+    "embedder_multilingual": "zh-CN",
 }
 
 
@@ -100,10 +107,14 @@ def main() -> None:
         warm = [("warm-up a", "warm-up b")]
         load = timed(lambda: call(warm))
         seconds = timed(lambda: call(pairs))
-        print(f"{role:24} {str(info.model):42} {info.status:13} {language:6} {len(pairs):5d} {load:7.2f} {len(pairs) / seconds:9.1f}")
+        print(
+            f"{role:24} {str(info.model):42} {info.status:13} {language:6} {len(pairs):5d} {load:7.2f} {len(pairs) / seconds:9.1f}"
+        )
 
     print()
-    print(f"{'lexical (per pair: content tokens of both sides, Fβ, LEX, ROUGE-L P, BP)':75} {'lang':6} {'pairs':>5} {'pairs/s':>9}")
+    print(
+        f"{'lexical (per pair: content tokens of both sides, Fβ, LEX, ROUGE-L P, BP)':75} {'lang':6} {'pairs':>5} {'pairs/s':>9}"
+    )
     for language in ("zh-CN", "zh-TW", "ko", "en"):
         rows = data.get(language, [])
         if not rows:

@@ -89,7 +89,7 @@ class TextPools:
         pool = language if language in self.corpus else _closest(language, self.corpus)
         corpus, starts = self.corpus[pool], self.starts[pool]
         start = starts[rng.randrange(len(starts))]
-        piece = corpus[start:start + chars]
+        piece = corpus[start : start + chars]
         while len(piece) < chars:  # wrap around
             piece += corpus[: chars - len(piece)]
         return piece
@@ -135,9 +135,13 @@ def read_release_text(processed_root: Path, benchmarks: Sequence[str]) -> Releas
 class SyntheticBackend(BackendBase):
     """A backend for the generate stage (identity, generate, close; the other hooks: BackendBase's defaults)."""
 
-    def __init__(self, release: ReleaseText,
-                 formatters: Mapping[str, Callable[[ItemContext, str, str], str] | None], seed: int = 0,
-                 length_range: tuple[float, float] = (0.5, 1.0)) -> None:
+    def __init__(
+        self,
+        release: ReleaseText,
+        formatters: Mapping[str, Callable[[ItemContext, str, str], str] | None],
+        seed: int = 0,
+        length_range: tuple[float, float] = (0.5, 1.0),
+    ) -> None:
         self.pools = TextPools(release.texts, seed)
         self.answers = release.answers
         self.languages = release.languages
@@ -145,8 +149,14 @@ class SyntheticBackend(BackendBase):
         self.seed = seed
         self.length_range = length_range
         digest = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
-        self._identity = {"backend": "synthetic-bench", "version": VERSION, "code": digest, "seed": seed,
-                          "length_range": list(length_range), "languages": self.pools.languages()}
+        self._identity = {
+            "backend": "synthetic-bench",
+            "version": VERSION,
+            "code": digest,
+            "seed": seed,
+            "length_range": list(length_range),
+            "languages": self.pools.languages(),
+        }
 
     def identity(self) -> dict[str, Any]:
         return dict(self._identity)

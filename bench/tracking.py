@@ -46,26 +46,59 @@ def synthetic_rows(n: int, model: str) -> list[traces.ItemRow]:
     for i in range(n):
         language, pattern = LANGUAGES[i % 4], PATTERNS[(i // 4) % 6]
         item_id = f"{language}/{i // 24:04d}/{pattern}"
-        metrics = [(name, round((i % 97) / 97 + k / 100, 6), {"id": "idiombench score orderprobe"})
-                   for k, name in enumerate(("s_acc", "ce", "sts", "lex", "f_beta", "s_info", "bert", "s_logic"))]
-        metrics += [("recovered", i % 3 == 0, {"id": "idiombench score orderprobe"}),
-                    ("recovered_strict", i % 5 == 0, {"id": "idiombench score orderprobe"}),
-                    ("f_beta_halved", False, {"id": "idiombench score orderprobe"})]
-        tags = {"benchmark": "orderprobe", "model": model, "setting": "zero_shot", "task": "restore",
-                "language": language, "pass": "main", "sample": "0", "status": "ok", "item_id": item_id,
-                "prompt_id": f"orderprobe/restore/zero_shot/{item_id}", "pattern": pattern, "category": "Verb-Object",
-                "expression": "一鸣惊人", "expression_id": f"{language}/{i // 24:04d}", "is_canonical": "false",
-                "is_identity": "false"}
-        messages = [{"role": "system", "content": "你是一个语言专家。"},
-                    {"role": "user", "content": f"请解释以下文本的含义：鸣一惊人 #{i}"}]
-        rows.append(traces.ItemRow(
-            key=f"orderprobe/{model}/zero_shot/orderprobe/restore/zero_shot/{item_id}/main/0", item_id=item_id,
-            output_sha=f"{i:064x}", inputs={"item_id": item_id, "task": "restore", "pass": "main", "sample_index": 0,
-                                            "input": "鸣一惊人", "messages": messages},
-            outputs={"text": OUTPUT, "answer": OUTPUT, "parse_ok": True, "finish_reason": "length"},
-            expectations={"expected_answer": "一鸣惊人", "references": ["比喻平时没有表现，一下子做出惊人的成绩"]},
-            metrics=metrics, tags=tags, request_preview=f"[{item_id}] 鸣一惊人", response_preview=OUTPUT,
-            tokens=(48, 512)))
+        metrics = [
+            (name, round((i % 97) / 97 + k / 100, 6), {"id": "idiombench score orderprobe"})
+            for k, name in enumerate(("s_acc", "ce", "sts", "lex", "f_beta", "s_info", "bert", "s_logic"))
+        ]
+        metrics += [
+            ("recovered", i % 3 == 0, {"id": "idiombench score orderprobe"}),
+            ("recovered_strict", i % 5 == 0, {"id": "idiombench score orderprobe"}),
+            ("f_beta_halved", False, {"id": "idiombench score orderprobe"}),
+        ]
+        tags = {
+            "benchmark": "orderprobe",
+            "model": model,
+            "setting": "zero_shot",
+            "task": "restore",
+            "language": language,
+            "pass": "main",
+            "sample": "0",
+            "status": "ok",
+            "item_id": item_id,
+            "prompt_id": f"orderprobe/restore/zero_shot/{item_id}",
+            "pattern": pattern,
+            "category": "Verb-Object",
+            "expression": "一鸣惊人",
+            "expression_id": f"{language}/{i // 24:04d}",
+            "is_canonical": "false",
+            "is_identity": "false",
+        }
+        messages = [
+            {"role": "system", "content": "你是一个语言专家。"},
+            {"role": "user", "content": f"请解释以下文本的含义：鸣一惊人 #{i}"},
+        ]
+        rows.append(
+            traces.ItemRow(
+                key=f"orderprobe/{model}/zero_shot/orderprobe/restore/zero_shot/{item_id}/main/0",
+                item_id=item_id,
+                output_sha=f"{i:064x}",
+                inputs={
+                    "item_id": item_id,
+                    "task": "restore",
+                    "pass": "main",
+                    "sample_index": 0,
+                    "input": "鸣一惊人",
+                    "messages": messages,
+                },
+                outputs={"text": OUTPUT, "answer": OUTPUT, "parse_ok": True, "finish_reason": "length"},
+                expectations={"expected_answer": "一鸣惊人", "references": ["比喻平时没有表现，一下子做出惊人的成绩"]},
+                metrics=metrics,
+                tags=tags,
+                request_preview=f"[{item_id}] 鸣一惊人",
+                response_preview=OUTPUT,
+                tokens=(48, 512),
+            )
+        )
     return rows
 
 
@@ -86,20 +119,27 @@ def write(uri: str, n: int, model: str) -> tuple[str, str, dict[str, float]]:
             counts = traces.sync_traces(client, experiment_id, run_id, scope, rows, progress)
         seconds = time.perf_counter() - started
         figures[what] = n / seconds
-        print(f"  {what}: {n:,} traces in {seconds:.1f} s = {n / seconds:,.1f} traces/s "
-              f"(written {counts.written:,}, unchanged {counts.unchanged:,}); load {load()}", flush=True)
+        print(
+            f"  {what}: {n:,} traces in {seconds:.1f} s = {n / seconds:,.1f} traces/s "
+            f"(written {counts.written:,}, unchanged {counts.unchanged:,}); load {load()}",
+            flush=True,
+        )
     client.set_terminated(run_id)
     return experiment_id, run_id, figures
 
 
-def ui_seconds(store_uri: str, cwd: Path, experiment_id: str, run_id: str, first_item: str, shots: Path) -> dict[str, float]:
+def ui_seconds(
+    store_uri: str, cwd: Path, experiment_id: str, run_id: str, first_item: str, shots: Path
+) -> dict[str, float]:
     from browser import Browser
     from helpers import mlflow_server
 
     out = {}
     with mlflow_server(store_uri, cwd, command="ui") as base:
-        for name, url in (("run traces tab", f"{base}/#/experiments/{experiment_id}/runs/{run_id}/evaluations"),
-                          ("experiment Traces view", f"{base}/#/experiments/{experiment_id}/traces")):
+        for name, url in (
+            ("run traces tab", f"{base}/#/experiments/{experiment_id}/runs/{run_id}/evaluations"),
+            ("experiment Traces view", f"{base}/#/experiments/{experiment_id}/traces"),
+        ):
             with Browser() as browser:
                 started = time.monotonic()
                 browser.open(url)

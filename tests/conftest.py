@@ -18,9 +18,11 @@ ROOT = Path(__file__).resolve().parents[1]
 MIRRORS = mirror_dirs()
 _RELEASES = in_mirror("orderprobe/MANIFEST.json")
 MIRROR = _RELEASES.parent.parent if _RELEASES else None
-NO_MIRROR = ("no benchmark mirror: set IDIOMBENCH_MIRROR to directories laid out <benchmark>/<path> holding the "
-             f"benchmark releases (now {os.environ.get('IDIOMBENCH_MIRROR', 'unset')!r}; "
-             "`export IDIOMBENCH_MIRROR=<releases>:<authors' code>`, as .ci/run does)")
+NO_MIRROR = (
+    "no benchmark mirror: set IDIOMBENCH_MIRROR to directories laid out <benchmark>/<path> holding the "
+    f"benchmark releases (now {os.environ.get('IDIOMBENCH_MIRROR', 'unset')!r}; "
+    "`export IDIOMBENCH_MIRROR=<releases>:<authors' code>`, as .ci/run does)"
+)
 
 requires_mirror = pytest.mark.skipif(MIRROR is None, reason=NO_MIRROR)
 
@@ -33,9 +35,13 @@ DTYPE_ENV = "IDIOMBENCH_TEST_DTYPE"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--model-dtype", choices=MODEL_DTYPES, default=None,
-                     help=f"compute dtype of the tiny models in tests taking `model_dtype` (default: ${DTYPE_ENV}, "
-                          f"else float32); select those tests with -m model_dtype")
+    parser.addoption(
+        "--model-dtype",
+        choices=MODEL_DTYPES,
+        default=None,
+        help=f"compute dtype of the tiny models in tests taking `model_dtype` (default: ${DTYPE_ENV}, "
+        f"else float32); select those tests with -m model_dtype",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -80,8 +86,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         name = report.nodeid.split("::")[-1].split("[")[0]
         groups.setdefault(f"run `{enable.group(1)}`" if enable else reason.removeprefix("Skipped: "), []).append(name)
     parts = [f"{len(names)} ({', '.join(sorted(set(names)))}): {enable}" for enable, names in groups.items()]
-    terminalreporter.write_line(f"idiombench: {len(skipped)} skipped: " + "; ".join(parts),
-                                yellow=True, bold=True)
+    terminalreporter.write_line(f"idiombench: {len(skipped)} skipped: " + "; ".join(parts), yellow=True, bold=True)
     return result
 
 
@@ -204,8 +209,7 @@ def vllm_semanticqa(tmp_path_factory: pytest.TempPathFactory, mirrors: list[Path
     # vLLM's environment: its own console script (with the `__main__` guard the spawned engine
     # core process needs when it re-imports the main module)
     started = time.perf_counter()
-    run([str(VLLM_PYTHON.parent / "idiombench"), "generate", "-m", OFFLINE_MODEL], project, vllm_env(env),
-        timeout=1800)
+    run([str(VLLM_PYTHON.parent / "idiombench"), "generate", "-m", OFFLINE_MODEL], project, vllm_env(env), timeout=1800)
     return OfflineRun(project, time.perf_counter() - started)
 
 
@@ -227,6 +231,8 @@ def wordnet_root() -> Path:
         try:
             wordnet.install()
         except wordnet.WordNetInstallError as exc:
-            pytest.skip(f"WordNet is not installed and cannot be installed here: {exc} "
-                        "(`python -m idiombench.scoring.wordnet`, run by `make setup`)")
+            pytest.skip(
+                f"WordNet is not installed and cannot be installed here: {exc} "
+                "(`python -m idiombench.scoring.wordnet`, run by `make setup`)"
+            )
     return wordnet.data_dir()

@@ -27,8 +27,17 @@ def in_mirror(relative: str) -> Path | None:
     return next((root / relative for root in mirror_dirs() if (root / relative).exists()), None)
 
 
-PROJECT_FILES = ("Snakefile", "dvc.yaml", "params.yaml", "workflow", "src", "overlays", "data/annotations", ".dvcignore",
-                 ".gitignore")
+PROJECT_FILES = (
+    "Snakefile",
+    "dvc.yaml",
+    "params.yaml",
+    "workflow",
+    "src",
+    "overlays",
+    "data/annotations",
+    ".dvcignore",
+    ".gitignore",
+)
 
 
 def tool_env(mirror: Path | Sequence[Path] | None = None) -> dict[str, str]:
@@ -51,8 +60,6 @@ def run(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float = 900):
     return result
 
 
-
-
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -60,8 +67,9 @@ def free_port() -> int:
 
 
 @contextmanager
-def mlflow_server(backend_store_uri: str, cwd: Path, *args: str, command: str = "server",
-                  start_timeout: float = 120) -> Iterator[str]:
+def mlflow_server(
+    backend_store_uri: str, cwd: Path, *args: str, command: str = "server", start_timeout: float = 120
+) -> Iterator[str]:
     """`mlflow <command>` (server or ui) on a free 127.0.0.1 port with one worker; yields its
     base URL once /health answers and stops it on exit. Its output goes to
     cwd/mlflow-<command>.log (a pipe nobody reads could fill and stall the server) and is
@@ -70,9 +78,25 @@ def mlflow_server(backend_store_uri: str, cwd: Path, *args: str, command: str = 
     log_path = cwd / f"mlflow-{command}.log"
     with log_path.open("w", encoding="utf-8") as log:
         server = subprocess.Popen(
-            [sys.executable, "-m", "mlflow", command, "--host", "127.0.0.1", "--port", str(port),
-             "--backend-store-uri", backend_store_uri, "--workers", "1", *args],
-            cwd=cwd, stdout=log, stderr=subprocess.STDOUT, text=True,
+            [
+                sys.executable,
+                "-m",
+                "mlflow",
+                command,
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--backend-store-uri",
+                backend_store_uri,
+                "--workers",
+                "1",
+                *args,
+            ],
+            cwd=cwd,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            text=True,
         )
         base = f"http://127.0.0.1:{port}"
         try:
@@ -84,8 +108,10 @@ def mlflow_server(backend_store_uri: str, cwd: Path, *args: str, command: str = 
                 except OSError:
                     if time.time() > deadline or server.poll() is not None:
                         tail = log_path.read_text(encoding="utf-8", errors="replace")[-3000:]
-                        raise AssertionError(f"mlflow {command} did not answer {base}/health within "
-                                             f"{start_timeout:.0f} s (exit code {server.poll()}):\n{tail}")
+                        raise AssertionError(
+                            f"mlflow {command} did not answer {base}/health within "
+                            f"{start_timeout:.0f} s (exit code {server.poll()}):\n{tail}"
+                        )
                     time.sleep(1)
             yield base
         finally:

@@ -99,8 +99,11 @@ def user_errors(func: F) -> F:
         except Exception as exc:  # noqa: BLE001 - the boundary: anything else is a bug
             if _State.debug:
                 raise
-            _fail(f"internal error ({type(exc).__name__}: {_one_line(str(exc))[:300]}); "
-                  "rerun with --debug for the traceback", 1)
+            _fail(
+                f"internal error ({type(exc).__name__}: {_one_line(str(exc))[:300]}); "
+                "rerun with --debug for the traceback",
+                1,
+            )
 
     wrapper.error_boundary = True  # type: ignore[attr-defined]  # checked by a test for every command
     return wrapper  # type: ignore[return-value]
@@ -143,8 +146,15 @@ def _check_model(loaded: Any, model: str, params: Path) -> None:
 @user_errors
 def check_params(
     params: ParamsOption = DEFAULT_PARAMS,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only validate: print nothing when the file is "
-                                        "valid (dvc.yaml runs this before every command that names a model).")] = False,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet",
+            "-q",
+            help="Only validate: print nothing when the file is "
+            "valid (dvc.yaml runs this before every command that names a model).",
+        ),
+    ] = False,
 ) -> None:
     """Validate the params file and print it as the pipeline sees it (defaults filled in)."""
     loaded = load_params(params)
@@ -170,7 +180,12 @@ def acquire(
     mirror = resolve_mirror(loaded.data.mirror)
     specs = bench.file_specs(loaded.benchmark(benchmark))
     report = run_acquire(
-        benchmark, specs, dest, mirror, download=loaded.data.download, timeout=loaded.data.timeout_s,
+        benchmark,
+        specs,
+        dest,
+        mirror,
+        download=loaded.data.download,
+        timeout=loaded.data.timeout_s,
         record_path=dest / paths.ACQUIRED,
     )
     sources = ", ".join(f"{n} {source}" for source, n in sorted(report.counts().items()))
@@ -219,8 +234,9 @@ def render(
     benchmark: BenchmarkArg,
     params: ParamsOption = DEFAULT_PARAMS,
     items: Annotated[Path | None, typer.Option(help="Built items (default data/processed/<benchmark>).")] = None,
-    raw: Annotated[Path | None, typer.Option(help="Acquired files (default data/raw/<benchmark>; SemanticQA's "
-                                             "templates).")] = None,
+    raw: Annotated[
+        Path | None, typer.Option(help="Acquired files (default data/raw/<benchmark>; SemanticQA's templates).")
+    ] = None,
     out: Annotated[Path | None, typer.Option(help="Destination (default results/prompts/<benchmark>).")] = None,
 ) -> None:
     """Render every configured prompt setting into results/prompts/<benchmark>/<setting>.parquet + render_stats.json."""
@@ -257,7 +273,10 @@ def generate(
         from .stages.generate import run_generate  # imports backends (and CUDA) only now
 
         run_generate(
-            loaded, model, out_dir=out, devices=devices,
+            loaded,
+            model,
+            out_dir=out,
+            devices=devices,
             echo=lambda line: console.print(line, markup=False, soft_wrap=True),
         )
 
@@ -277,8 +296,9 @@ def prepare_models(params: ParamsOption = DEFAULT_PARAMS) -> None:
             continue
         gguf = resolve(config).weight_files[0]
         directory, converted = ensure_dense(gguf, file_sha256(gguf))
-        console.print(f"prepare-models {name}: {'converted' if converted else 'already have'} "
-                      f"{gguf.name} -> {directory}")
+        console.print(
+            f"prepare-models {name}: {'converted' if converted else 'already have'} {gguf.name} -> {directory}"
+        )
 
 
 ModelOption = Annotated[str, typer.Option("--model", "-m", help="A model name from params `models:`.")]
@@ -298,8 +318,12 @@ def score(
     _check_benchmark(benchmark)
     loaded = load_params(params)
     _check_model(loaded, model, params)
-    meta = run_score(loaded, model=model, benchmark=benchmark,
-                     out=check_output_folder(out or paths.scores_dir(benchmark=benchmark, model=model), paths.SCORE_OUTPUT))
+    meta = run_score(
+        loaded,
+        model=model,
+        benchmark=benchmark,
+        out=check_output_folder(out or paths.scores_dir(benchmark=benchmark, model=model), paths.SCORE_OUTPUT),
+    )
     if meta["status"] == "skipped":
         console.print(f"score {benchmark} {model}: skipped ({meta['reason']})")
     else:
@@ -307,7 +331,9 @@ def score(
         console.print(f"score {benchmark} {model}: {rows}")
         for role, status in sorted(meta.get("roles", {}).items()):
             if status.get("status") != "paper":
-                console.print(f"score {benchmark} {model}: scorer role {role}: {status.get('status')} ({status.get('note', '')})")
+                console.print(
+                    f"score {benchmark} {model}: scorer role {role}: {status.get('status')} ({status.get('note', '')})"
+                )
 
 
 @app.command()
@@ -321,8 +347,11 @@ def construct(
     from .stages.construct import run_construct
 
     _check_benchmark(benchmark)
-    body = run_construct(load_params(params), benchmark,
-                         check_output_folder(out or paths.construction_dir(benchmark), paths.CONSTRUCT_OUTPUT))
+    body = run_construct(
+        load_params(params),
+        benchmark,
+        check_output_folder(out or paths.construction_dir(benchmark), paths.CONSTRUCT_OUTPUT),
+    )
     if body.get("status") == "skipped":
         console.print(f"construct {benchmark}: skipped ({body['reason']})")
         return
@@ -340,7 +369,9 @@ def attention(
     benchmark: BenchmarkArg,
     model: ModelOption,
     params: ParamsOption = DEFAULT_PARAMS,
-    out: Annotated[Path | None, typer.Option(help="Destination (default results/analysis/<benchmark>/attention/<model>).")] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Destination (default results/analysis/<benchmark>/attention/<model>).")
+    ] = None,
 ) -> None:
     """Attention diagnostics of a model's recorded generations (its weights in transformers: hf or vllm
     backend; G-IdiomAlign): per-item span attention and the paper's statistics; other models are
@@ -352,7 +383,9 @@ def attention(
     check_attention_benchmark(benchmark)
     loaded = load_params(params)
     _check_model(loaded, model, params)
-    destination = check_output_folder(out or paths.attention_dir(benchmark=benchmark, model=model), paths.ATTENTION_OUTPUT)
+    destination = check_output_folder(
+        out or paths.attention_dir(benchmark=benchmark, model=model), paths.ATTENTION_OUTPUT
+    )
     gpus = loaded.models[model].gpus if skip_reason(loaded, benchmark=benchmark, model=model) is None else 0
     with claim_gpus(gpus, who=f"attention {benchmark} {model}"):
         summary = run_attention(loaded, benchmark=benchmark, model=model, out=destination)
@@ -375,7 +408,9 @@ def aggregate(
     benchmark: BenchmarkArg,
     model: ModelOption,
     params: ParamsOption = DEFAULT_PARAMS,
-    out: Annotated[Path | None, typer.Option(help="Destination (default results/metrics/<benchmark>/<model>.json).")] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Destination (default results/metrics/<benchmark>/<model>.json).")
+    ] = None,
 ) -> None:
     """Aggregate per-item scores into the metrics JSON (a DVC metrics file)."""
     from .stages.aggregate import is_metrics_file, run_aggregate
@@ -383,9 +418,11 @@ def aggregate(
     _check_benchmark(benchmark)
     loaded = load_params(params)
     _check_model(loaded, model, params)
-    destination = check_output_file(out or paths.metrics_file(benchmark=benchmark, model=model),
-                                    lambda path: is_metrics_file(path, benchmark, model),
-                                    "a metrics file of `idiombench aggregate`")
+    destination = check_output_file(
+        out or paths.metrics_file(benchmark=benchmark, model=model),
+        lambda path: is_metrics_file(path, benchmark, model),
+        "a metrics file of `idiombench aggregate`",
+    )
     body = run_aggregate(loaded, benchmark=benchmark, model=model, out=destination)
     console.print(f"aggregate {benchmark} {model}: {body['status']}, {len(body.get('settings', {}))} setting(s)")
 
@@ -396,7 +433,9 @@ def track(
     benchmark: BenchmarkArg,
     model: ModelOption,
     params: ParamsOption = DEFAULT_PARAMS,
-    out: Annotated[Path | None, typer.Option(help="Destination (default results/tracking/<benchmark>/<model>.json).")] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Destination (default results/tracking/<benchmark>/<model>.json).")
+    ] = None,
 ) -> None:
     """Log one model's settings on a benchmark as MLflow runs (updated in place when re-tracked)."""
     from .stages.track import is_tracking_record, track as run_track, tracking_uri
@@ -404,9 +443,11 @@ def track(
     _check_benchmark(benchmark)
     loaded = load_params(params)
     _check_model(loaded, model, params)
-    destination = check_output_file(out or paths.tracking_record(benchmark=benchmark, model=model),
-                                    lambda path: is_tracking_record(path, benchmark, model),
-                                    "a tracking record of `idiombench track`")
+    destination = check_output_file(
+        out or paths.tracking_record(benchmark=benchmark, model=model),
+        lambda path: is_tracking_record(path, benchmark, model),
+        "a tracking record of `idiombench track`",
+    )
     record = run_track(loaded, benchmark=benchmark, model=model, out=destination)
     counts = record["counts"]
     if record["status"] != "scored":
@@ -425,7 +466,11 @@ def track(
                 f"track {key}: {traced['traced']:,} of {traced['rows']:,} rows traced"
                 + (" (a sample: every row is in the run's items/ artifact)" if traced["sampled"] else "")
                 + f" ({traced['written']:,} written, {traced['unchanged']:,} unchanged, {traced['deleted']:,} deleted"
-                + (f", {traced['deleted_with_human_feedback']:,} of them with human feedback" if traced["deleted_with_human_feedback"] else "")
+                + (
+                    f", {traced['deleted_with_human_feedback']:,} of them with human feedback"
+                    if traced["deleted_with_human_feedback"]
+                    else ""
+                )
                 + f"); items: {run['items_ui']}"
             )
 
@@ -440,8 +485,13 @@ def labels_pull(
     benchmark: BenchmarkArg,
     model: ModelOption,
     params: ParamsOption = DEFAULT_PARAMS,
-    out: Annotated[Path | None, typer.Option(help="The annotation file (default: the one the benchmark's params "
-                                             "name, e.g. benchmarks.g-idiomalign.attention.annotations).")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            help="The annotation file (default: the one the benchmark's params "
+            "name, e.g. benchmarks.g-idiomalign.attention.annotations)."
+        ),
+    ] = None,
 ) -> None:
     """Write the labels people gave a model's items in the MLflow UI (human feedback on its traces)
     into the benchmark's annotation file; the stages that read it rerun (DVC, Snakemake)."""
@@ -454,7 +504,11 @@ def labels_pull(
     summary = pull(loaded, benchmark=benchmark, model=model, uri=tracking_uri(), out=out)
     console.print(
         f"labels pull {benchmark} {model}: {summary['labelled']:,} labelled of {summary['traces']:,} traces"
-        + (f" ({summary['conflicts']:,} with labellers disagreeing: the latest label stands)" if summary["conflicts"] else "")
+        + (
+            f" ({summary['conflicts']:,} with labellers disagreeing: the latest label stands)"
+            if summary["conflicts"]
+            else ""
+        )
         + (f"; {summary['ignored']:,} labels on other passes or samples ignored" if summary["ignored"] else "")
         + f" -> {summary['file']} ({summary['rows']:,} rows)"
     )
@@ -464,7 +518,9 @@ def labels_pull(
 @user_errors
 def report(
     params: ParamsOption = DEFAULT_PARAMS,
-    out: Annotated[Path | None, typer.Option(help="The PDF (default reports/all_tables.pdf); tables/ and figures/ beside it.")] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="The PDF (default reports/all_tables.pdf); tables/ and figures/ beside it.")
+    ] = None,
 ) -> None:
     """Write reports/all_tables.pdf and the tables as CSV, Markdown and LaTeX."""
     from .stages.report import build_report, check_report_outputs
@@ -472,7 +528,9 @@ def report(
     loaded = load_params(params)
     summary = build_report(loaded, check_report_outputs(out or paths.report_pdf()))
     sections = ", ".join(summary["sections"]) or "none (nothing scored yet)"
-    console.print(f"report: {summary['pdf']}: sections {sections}; {summary['tables']} tables, {summary['figures']} figures")
+    console.print(
+        f"report: {summary['pdf']}: sections {sections}; {summary['tables']} tables, {summary['figures']} figures"
+    )
 
 
 @app.command("plot-data")
@@ -489,8 +547,12 @@ def plot_data(params: ParamsOption = DEFAULT_PARAMS) -> None:
 @user_errors
 def plan(
     params: ParamsOption = DEFAULT_PARAMS,
-    rates: Annotated[Path | None, typer.Option(help="Measured stage rates (`bench/full_grid.py --write-rates`; "
-                                               "default bench/rates.json where it exists).")] = None,
+    rates: Annotated[
+        Path | None,
+        typer.Option(
+            help="Measured stage rates (`bench/full_grid.py --write-rates`; default bench/rates.json where it exists)."
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the plan as one JSON object instead.")] = False,
 ) -> None:
     """What the params' grid costs before it runs: per model x benchmark x setting the requests, rows,
@@ -527,8 +589,12 @@ def _replaceable_params(path: Path) -> bool:
 @app.command("merge-params")
 @user_errors
 def merge_params(
-    overlay: Annotated[Path, typer.Argument(help="An overlay params file (one with `overlay_of:`), e.g. overlays/paper.yaml.")],
-    out: Annotated[Path, typer.Option("--out", help="Where to write the merged params (DVC reads params.yaml).")] = Path("params.yaml"),
+    overlay: Annotated[
+        Path, typer.Argument(help="An overlay params file (one with `overlay_of:`), e.g. overlays/paper.yaml.")
+    ],
+    out: Annotated[
+        Path, typer.Option("--out", help="Where to write the merged params (DVC reads params.yaml).")
+    ] = Path("params.yaml"),
 ) -> None:
     """Write an overlay merged onto its base as one full, validated params file (for DVC)."""
     import yaml
@@ -540,10 +606,15 @@ def merge_params(
 
     merged = read_params_raw(overlay)
     parse_params(merged, str(overlay))  # validate before anything is written
-    check_output_file(out, _replaceable_params, "a params file (one that `idiombench check-params` accepts, or that "
-                      "merge-params wrote)")
-    header = (f"# GENERATED by `idiombench merge-params {overlay}`: the overlay merged onto its base.\n"
-              "# Edit the overlay (or the base) and merge again; `git checkout params.yaml` restores the default.\n")
+    check_output_file(
+        out,
+        _replaceable_params,
+        "a params file (one that `idiombench check-params` accepts, or that merge-params wrote)",
+    )
+    header = (
+        f"# GENERATED by `idiombench merge-params {overlay}`: the overlay merged onto its base.\n"
+        "# Edit the overlay (or the base) and merge again; `git checkout params.yaml` restores the default.\n"
+    )
     write_text(out, sealed(header + yaml.safe_dump(merged, allow_unicode=True, sort_keys=False, width=120)))
     console.print(f"merge-params: wrote {out} ({overlay} merged onto its base)")
 
@@ -565,8 +636,9 @@ def dvc_yaml(
             raise IdiombenchError(f"{out} is not what the registry generates: run `idiombench dvc-yaml`")
         console.print(f"dvc-yaml: {out} is up to date")
         return
-    check_output_file(out, generated_dvc_yaml, "a dvc.yaml that `idiombench dvc-yaml` generated (as its seal, "
-                      "the last line, proves)")
+    check_output_file(
+        out, generated_dvc_yaml, "a dvc.yaml that `idiombench dvc-yaml` generated (as its seal, the last line, proves)"
+    )
     write_text(out, text)
     console.print(f"dvc-yaml: wrote {out}")
 
@@ -577,21 +649,42 @@ def evaluate_predictions(
     file: Annotated[Path, typer.Argument(help="The predictions file.")],
     benchmark: Annotated[str, typer.Option(help=f"One of: {', '.join(NAMES)}.")],
     task: Annotated[str, typer.Option(help="Task (SemanticQA: the instance file stem, e.g. idiom_detection).")],
-    setting: Annotated[str, typer.Option(help="Setting, e.g. 0-shot, 3-shot, 5-shot (SemanticQA), zero_shot (OrderProbe).")],
+    setting: Annotated[
+        str, typer.Option(help="Setting, e.g. 0-shot, 3-shot, 5-shot (SemanticQA), zero_shot (OrderProbe).")
+    ],
     model: Annotated[str, typer.Option(help="A name for the system that produced the predictions.")] = "predictions",
-    format: Annotated[str, typer.Option("--format", help="idiombench (this project's generations table; the default "
-                                        "for .parquet) or a benchmark's published format (e.g. semanticqa; the default "
-                                        "for other files of a benchmark that registers one).")] = "",
-    denominator: Annotated[str, typer.Option(
-        help="test-set: every item of the task (an item without a prediction is wrong); records: only the items the "
-             "file has a record for (the SemanticQA authors' own evaluation). Default: test-set, records with "
-             "--compatibility released. Both go in --json; see docs/METRICS.md#5-denominators-of-evaluate-predictions.")
+    format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="idiombench (this project's generations table; the default "
+            "for .parquet) or a benchmark's published format (e.g. semanticqa; the default "
+            "for other files of a benchmark that registers one).",
+        ),
     ] = "",
-    compatibility: Annotated[str, typer.Option(
-        help="The benchmark's score.compatibility for this run: paper, or released (the authors' released scorer "
-             "exactly; SemanticQA, OrderProbe). Default: as params say.")] = "",
-    as_json: Annotated[bool, typer.Option("--json", help="Print only a JSON object: the metrics (percent) with the "
-                                          "chosen denominator, both denominators' metrics and the coverage counts.")] = False,
+    denominator: Annotated[
+        str,
+        typer.Option(
+            help="test-set: every item of the task (an item without a prediction is wrong); records: only the items the "
+            "file has a record for (the SemanticQA authors' own evaluation). Default: test-set, records with "
+            "--compatibility released. Both go in --json; see docs/METRICS.md#5-denominators-of-evaluate-predictions."
+        ),
+    ] = "",
+    compatibility: Annotated[
+        str,
+        typer.Option(
+            help="The benchmark's score.compatibility for this run: paper, or released (the authors' released scorer "
+            "exactly; SemanticQA, OrderProbe). Default: as params say."
+        ),
+    ] = "",
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Print only a JSON object: the metrics (percent) with the "
+            "chosen denominator, both denominators' metrics and the coverage counts.",
+        ),
+    ] = False,
     params: ParamsOption = DEFAULT_PARAMS,
 ) -> None:
     """Score predictions produced elsewhere with the pipeline's own scoring code."""
@@ -603,14 +696,26 @@ def evaluate_predictions(
     if compatibility:
         loaded = with_compatibility(loaded, benchmark, compatibility)
     denominator = denominator or ("records" if compatibility == "released" else "test-set")
-    result = run(loaded, benchmark=benchmark, model=model, task=task, setting=setting, path=file, fmt=fmt, denominator=denominator)
+    result = run(
+        loaded,
+        benchmark=benchmark,
+        model=model,
+        task=task,
+        setting=setting,
+        path=file,
+        fmt=fmt,
+        denominator=denominator,
+    )
     missing = "scored as wrong" if denominator == "test-set" else "not in the denominator"
     console.print(
         f"evaluate-predictions {benchmark}/{task}/{setting} ({model}): {result.items:,} items, "
         f"{result.predicted:,} with a prediction, {result.items - result.predicted:,} without ({missing}); "
         f"{result.lines:,} lines read, {len(result.unmatched_lines):,} matched no item"
-        + (f" (lines {', '.join(map(str, result.unmatched_lines[:10]))}{' ...' if len(result.unmatched_lines) > 10 else ''})"
-           if result.unmatched_lines else "")
+        + (
+            f" (lines {', '.join(map(str, result.unmatched_lines[:10]))}{' ...' if len(result.unmatched_lines) > 10 else ''})"
+            if result.unmatched_lines
+            else ""
+        )
         + "".join(f", {problem}" for problem in result.problems)
         + f"; denominator {denominator}: {result.items if denominator == 'test-set' else result.recorded:,} items"
     )

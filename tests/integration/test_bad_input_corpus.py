@@ -68,15 +68,25 @@ CASES: list[Case] = []
 KIND = "input files"  # the kind of the cases registered next (set per section below)
 
 
-def case(name: str, *expect: str, env: dict[str, str] | None = None, code: int | None = None, needs_raw: bool = False,
-         tool: str = "idiombench", process: bool = False, ours: bool = True):
+def case(
+    name: str,
+    *expect: str,
+    env: dict[str, str] | None = None,
+    code: int | None = None,
+    needs_raw: bool = False,
+    tool: str = "idiombench",
+    process: bool = False,
+    ours: bool = True,
+):
     def register(setup: Callable[[Path], list[str]]) -> Callable[[Path], list[str]]:
         CASES.append(Case(name, setup, expect, KIND, env or {}, code, needs_raw, tool, process, ours))
         return setup
+
     return register
 
 
 # ---- helpers that spoil one input ------------------------------------------------------
+
 
 def edit_params(project: Path, change: Callable[[dict[str, Any]], None], name: str = "params.yaml") -> str:
     params = yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8"))
@@ -95,6 +105,7 @@ def orderprobe(*keys: str, value: Any) -> Callable[[dict[str, Any]], None]:
         for key in keys[:-1]:
             section = section.setdefault(key, {})
         section[keys[-1]] = value
+
     return change
 
 
@@ -117,8 +128,13 @@ def random_bytes(path: Path, size: int = 3000) -> None:
 
 
 def replay(source: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
-    return model("rp", {"backend": "replay", "sources": [{"benchmark": "orderprobe", "setting": "zero_shot",
-                                                            "format": "semanticqa", **source}]})
+    return model(
+        "rp",
+        {
+            "backend": "replay",
+            "sources": [{"benchmark": "orderprobe", "setting": "zero_shot", "format": "semanticqa", **source}],
+        },
+    )
 
 
 # ---- issue 13: the cases it lists -----------------------------------------------------------
@@ -183,8 +199,9 @@ def _(p: Path) -> list[str]:
 @case("predictions of another task", "preds.parquet", "no prediction matches an item of orderprobe/restore")
 def _(p: Path) -> list[str]:
     table = pq.read_table(p / GENERATIONS)
-    table = table.set_column(table.schema.get_field_index("task"), "task",
-                             pa.array(["reorder"] * len(table), pa.string()))
+    table = table.set_column(
+        table.schema.get_field_index("task"), "task", pa.array(["reorder"] * len(table), pa.string())
+    )
     pq.write_table(table, p / "preds.parquet")
     return [*EVALUATE, "preds.parquet"]
 
@@ -192,8 +209,16 @@ def _(p: Path) -> list[str]:
 @case("predictions for a wrong benchmark", "data/processed/semanticqa", "no built items")
 def _(p: Path) -> list[str]:
     shutil.copy(p / GENERATIONS, p / "preds.parquet")
-    return ["evaluate-predictions", "--benchmark", "semanticqa", "--task", "idiom_detection", "--setting", "0-shot",
-            "preds.parquet"]
+    return [
+        "evaluate-predictions",
+        "--benchmark",
+        "semanticqa",
+        "--task",
+        "idiom_detection",
+        "--setting",
+        "0-shot",
+        "preds.parquet",
+    ]
 
 
 @case("--setting 7-shot (not a setting)", "--setting '7-shot'", "benchmarks.orderprobe.render.settings")
@@ -240,8 +265,9 @@ def _(p: Path) -> list[str]:
 
 
 # process: the value is hidden while the CLI's modules load (core.environment.malformed_source_date_epoch_hidden), in a fresh interpreter only
-@case("SOURCE_DATE_EPOCH=abc report", "SOURCE_DATE_EPOCH", "whole number", env={"SOURCE_DATE_EPOCH": "abc"},
-      process=True)
+@case(
+    "SOURCE_DATE_EPOCH=abc report", "SOURCE_DATE_EPOCH", "whole number", env={"SOURCE_DATE_EPOCH": "abc"}, process=True
+)
 def _(p: Path) -> list[str]:
     return ["report"]
 
@@ -267,12 +293,26 @@ def _(p: Path) -> list[str]:
 
 @case("openai model whose every request fails", "generate api", "requests failed", "max_failed_share")
 def _(p: Path) -> list[str]:
-    edit_params(p, model("api", {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1",
-                                 "api_key_env": None, "max_retries": 0, "timeout_s": 5, "batch_size": 64}))
+    edit_params(
+        p,
+        model(
+            "api",
+            {
+                "backend": "openai",
+                "model": "m",
+                "base_url": "http://127.0.0.1:9/v1",
+                "api_key_env": None,
+                "max_retries": 0,
+                "timeout_s": 5,
+                "batch_size": 64,
+            },
+        ),
+    )
     return ["generate", "-m", "api"]
 
 
 # ---- more of our own ----------------------------------------------------------------------
+
 
 @case("unknown model (generate)", "unknown model 'nope'", "oracle")
 def _(p: Path) -> list[str]:
@@ -304,8 +344,16 @@ def _(p: Path) -> list[str]:
 @case("unknown task (evaluate-predictions)", "orderprobe has no task 'nope'")
 def _(p: Path) -> list[str]:
     shutil.copy(p / GENERATIONS, p / "preds.parquet")
-    return ["evaluate-predictions", "--benchmark", "orderprobe", "--task", "nope", "--setting", "zero_shot",
-            "preds.parquet"]
+    return [
+        "evaluate-predictions",
+        "--benchmark",
+        "orderprobe",
+        "--task",
+        "nope",
+        "--setting",
+        "zero_shot",
+        "preds.parquet",
+    ]
 
 
 @case("predictions file missing", "absent.parquet", "no such predictions file")
@@ -523,6 +571,7 @@ NAME_RULE = "is not a valid name"
 
 def key_case(key: Any, label: str, *expect: str) -> None:
     """check-params on a model key that is not a name: refused, naming the key."""
+
     @case(f"model key {label}", "params.yaml", *expect)
     def _(p: Path) -> list[str]:
         edit_params(p, model(key, {"backend": "oracle"}))
@@ -539,7 +588,7 @@ key_case(".hidden", "with a leading '.'", "models: the key '.hidden'", NAME_RULE
 key_case("qwen2.5-7b", "with '.' (DVC reads models.<key> as nested keys)", "models: the key 'qwen2.5-7b'", NAME_RULE)
 key_case("m" * 65, "of 65 characters", "models: the key 'mmmm", "at most 64 characters")
 key_case("$(touch pwned)", "with '$(...)'", "models: the key '$(touch pwned)'", NAME_RULE)
-key_case("q'x", "with a quote", "models: the key \"q'x\"", NAME_RULE)
+key_case("q'x", "with a quote", 'models: the key "q\'x"', NAME_RULE)
 key_case("a\nb", "with a newline", "models: the key 'a\\nb'", NAME_RULE)
 key_case("", "empty", "models: the key ''", NAME_RULE)
 key_case(123, "that is a number", "models: the key 123: expected a string")
@@ -587,10 +636,15 @@ def _(p: Path) -> list[str]:
     return ["check-params"]
 
 
-@case("SemanticQA's sequential setting prefix 'a b'", "benchmarks.semanticqa.score.sequential.setting_prefix: 'a b'",
-      NAME_RULE)
+@case(
+    "SemanticQA's sequential setting prefix 'a b'",
+    "benchmarks.semanticqa.score.sequential.setting_prefix: 'a b'",
+    NAME_RULE,
+)
 def _(p: Path) -> list[str]:
-    edit_params(p, lambda params: params["benchmarks"]["semanticqa"].update(score={"sequential": {"setting_prefix": "a b"}}))
+    edit_params(
+        p, lambda params: params["benchmarks"]["semanticqa"].update(score={"sequential": {"setting_prefix": "a b"}})
+    )
     return ["check-params"]
 
 
@@ -602,6 +656,7 @@ def _(p: Path) -> list[str]:
 
 def bad_key_for(command: list[str], key: str) -> None:
     """Every command validates the params before it builds a path: the bad key is named."""
+
     @case(f"{command[0]} with the model key {key!r} in params", f"models: the key {key!r}", NAME_RULE)
     def _(p: Path) -> list[str]:
         edit_params(p, model(key, {"backend": "oracle"}))
@@ -756,7 +811,9 @@ def _(p: Path) -> list[str]:
     return ["plot-data"]
 
 
-@case("dvc-yaml --out a user's YAML file", "mine.yaml exists and is not a dvc.yaml that `idiombench dvc-yaml` generated")
+@case(
+    "dvc-yaml --out a user's YAML file", "mine.yaml exists and is not a dvc.yaml that `idiombench dvc-yaml` generated"
+)
 def _(p: Path) -> list[str]:
     (p / "mine.yaml").write_text("stages: {}\n", encoding="utf-8")
     return ["dvc-yaml", "--out", "mine.yaml"]
@@ -766,8 +823,12 @@ def _(p: Path) -> list[str]:
 KIND = "internal errors"
 
 
-@case("attention on a benchmark without attention", "benchmark orderprobe has no attention diagnostics",
-      "g-idiomalign", process=True)
+@case(
+    "attention on a benchmark without attention",
+    "benchmark orderprobe has no attention diagnostics",
+    "g-idiomalign",
+    process=True,
+)
 def _(p: Path) -> list[str]:
     return ["attention", "orderprobe", "-m", "oracle"]
 
@@ -787,12 +848,16 @@ def _(p: Path) -> list[str]:
     return ["attention", "g-idiomalign", "-m", "typo"]
 
 
-@case("track a model whose last generate failed, beside older metrics", "generate-oracle.failed.json",
-      "rerun it before tracking")
+@case(
+    "track a model whose last generate failed, beside older metrics",
+    "generate-oracle.failed.json",
+    "rerun it before tracking",
+)
 def _(p: Path) -> list[str]:
     (p / "results/logs").mkdir(parents=True, exist_ok=True)
-    (p / "results/logs/generate-oracle.failed.json").write_text('{"reason": "3 of 48 requests failed"}\n',
-                                                                encoding="utf-8")
+    (p / "results/logs/generate-oracle.failed.json").write_text(
+        '{"reason": "3 of 48 requests failed"}\n', encoding="utf-8"
+    )
     return ["track", "orderprobe", "-m", "oracle"]
 
 
@@ -808,14 +873,19 @@ def _(p: Path) -> list[str]:
     return ["report"]
 
 
-@case("attention: the scores it reads are truncated", "results/scores/hf1/g-idiomalign/no_gloss.parquet",
-      "not a readable Parquet file")
+@case(
+    "attention: the scores it reads are truncated",
+    "results/scores/hf1/g-idiomalign/no_gloss.parquet",
+    "not a readable Parquet file",
+)
 def _(p: Path) -> list[str]:
     """An hf model measured on G-IdiomAlign (its weights are never reached): complete generations
     and items, then a truncated scores table."""
+
     def enable(params: dict[str, Any]) -> None:
         params["benchmarks"]["g-idiomalign"] = {"enabled": True, "attention": {"enabled": True}}
         params["models"]["hf1"] = {"backend": "hf", "model": "nowhere", "benchmarks": ["g-idiomalign"]}
+
     edit_params(p, enable)
     generations = p / "results/generations/hf1"
     write_generations(generations / "g-idiomalign/no_gloss.parquet", [])
@@ -829,21 +899,45 @@ def _(p: Path) -> list[str]:
     return ["attention", "g-idiomalign", "-m", "hf1"]
 
 
-@case("evaluate-predictions --format idiombench: a table of another setting", "preds.parquet",
-      "no row of orderprobe/cot (the table holds orderprobe/zero_shot)")
+@case(
+    "evaluate-predictions --format idiombench: a table of another setting",
+    "preds.parquet",
+    "no row of orderprobe/cot (the table holds orderprobe/zero_shot)",
+)
 def _(p: Path) -> list[str]:
     shutil.copy(p / GENERATIONS, p / "preds.parquet")
-    return ["evaluate-predictions", "--benchmark", "orderprobe", "--task", "restore", "--setting", "cot",
-            "--format", "idiombench", "preds.parquet"]
+    return [
+        "evaluate-predictions",
+        "--benchmark",
+        "orderprobe",
+        "--task",
+        "restore",
+        "--setting",
+        "cot",
+        "--format",
+        "idiombench",
+        "preds.parquet",
+    ]
 
 
-@case("evaluate-predictions --format idiombench: a table of another benchmark", "preds.parquet",
-      "no row of chengyu-bench/connotation (the table holds orderprobe/zero_shot)")
+@case(
+    "evaluate-predictions --format idiombench: a table of another benchmark",
+    "preds.parquet",
+    "no row of chengyu-bench/connotation (the table holds orderprobe/zero_shot)",
+)
 def _(p: Path) -> list[str]:
     shutil.copy(p / GENERATIONS, p / "preds.parquet")
     write_items(p / "data/processed/chengyu-bench/connotation.parquet", [])
-    return ["evaluate-predictions", "--benchmark", "chengyu-bench", "--task", "connotation", "--setting",
-            "connotation", "preds.parquet"]
+    return [
+        "evaluate-predictions",
+        "--benchmark",
+        "chengyu-bench",
+        "--task",
+        "connotation",
+        "--setting",
+        "connotation",
+        "preds.parquet",
+    ]
 
 
 @case("dvc-yaml --check on a file that differs (exit 2: 1 is for bugs)", "dvc.yaml is not what the registry generates")
@@ -852,8 +946,12 @@ def _(p: Path) -> list[str]:
     return ["dvc-yaml", "--check"]
 
 
-@case("score: items that OrderProbe's build did not write (meta lacks its keys)", ITEMS, "item zh-CN/0000/ABCD",
-      "meta lacks expression_id")
+@case(
+    "score: items that OrderProbe's build did not write (meta lacks its keys)",
+    ITEMS,
+    "item zh-CN/0000/ABCD",
+    "meta lacks expression_id",
+)
 def _(p: Path) -> list[str]:
     write_items(p / ITEMS, orderprobe_items())  # generate's hand-written items: no expression meta
     return ["score", "orderprobe", "-m", "oracle"]
@@ -952,8 +1050,9 @@ def _(p: Path) -> list[str]:
 
 @case("plan with a rates file holding a negative rate", "rates.json", "cpu.stages.score.orderprobe.rows_per_s")
 def _(p: Path) -> list[str]:
-    (p / "rates.json").write_text('{"format": 1, "cpu": {"stages": {"score": {"orderprobe": {"rows_per_s": -3}}}}, '
-                                  '"gpu": null}', encoding="utf-8")
+    (p / "rates.json").write_text(
+        '{"format": 1, "cpu": {"stages": {"score": {"orderprobe": {"rows_per_s": -3}}}}, "gpu": null}', encoding="utf-8"
+    )
     return ["plan", "--rates", "rates.json"]
 
 
@@ -984,22 +1083,38 @@ def snakemake_case(key: str, label: str) -> None:
 def dvc_case(key: str, label: str) -> None:
     """`dvc repro -s generate@<key>` (only that stage): DVC puts the key into the command unquoted,
     so dvc.yaml runs check-params first, as a command of its own."""
+
     @case(f"dvc: model key {label}", f"models: the key {key!r}", NAME_RULE, tool="dvc")
     def _(p: Path) -> list[str]:
         hostile_params(p, key)
         return ["repro", "-s", f"generate@{key}"]
 
 
-for _key, _label in (("x; touch pwned #", "with ';'"), ("a b", "with a space"), ("a/b", "with '/'"),
-                     ("..", "'..'"), ("-rf", "with a leading '-'")):
+for _key, _label in (
+    ("x; touch pwned #", "with ';'"),
+    ("a b", "with a space"),
+    ("a/b", "with '/'"),
+    ("..", "'..'"),
+    ("-rf", "with a leading '-'"),
+):
     snakemake_case(_key, _label)
-for _key, _label in (("x; touch pwned #", "with ';'"), ("a b", "with a space"), ("a/b", "with '/'"),
-                     ("-rf", "with a leading '-'"), ("q'; touch pwned; '", "breaking out of quotes")):
+for _key, _label in (
+    ("x; touch pwned #", "with ';'"),
+    ("a b", "with a space"),
+    ("a/b", "with '/'"),
+    ("-rf", "with a leading '-'"),
+    ("q'; touch pwned; '", "breaking out of quotes"),
+):
     dvc_case(_key, _label)
 
 
-@case("dvc: model key '..' (DVC's own check refuses the overlapping output)", "overlap", "generate@..", tool="dvc",
-      ours=False)
+@case(
+    "dvc: model key '..' (DVC's own check refuses the overlapping output)",
+    "overlap",
+    "generate@..",
+    tool="dvc",
+    ours=False,
+)
 def _(p: Path) -> list[str]:
     # not `-s`: `dvc repro -s` skips DVC's graph checks and removes the stage's declared output (here
     # results/) before any command runs; docs/models.md says to run check-params before `dvc repro -s`
@@ -1032,6 +1147,7 @@ def _(p: Path) -> list[str]:
 # boundary, cli.user_errors) on one copy of a small project per benchmark (every benchmark's real
 # items, a few per task, and the oracle's outputs), put back between cases; two run the real
 # `idiombench` entry point as a subprocess.
+
 
 @dataclass(frozen=True)
 class Unit:
@@ -1082,8 +1198,9 @@ def huge(text: str) -> str:
 STRANGE = "\x00\x01\x1b[31m\x7f\x85\u202e\u2066\u200f\u200b\ufeff"  # NUL, C0/C1 controls, direction marks, zero-width
 # A bad row of a foreign file that quotes a credential URL and the key variable's value: the
 # message naming the row must not repeat them.
-SECRET_ROW = ('{"prediction": "see https://al:' + CANARY + '@gw.example/v1?api_key=' + CANARY
-              + ' and ' + KEY_CANARY + '", ')
+SECRET_ROW = (
+    '{"prediction": "see https://al:' + CANARY + "@gw.example/v1?api_key=" + CANARY + " and " + KEY_CANARY + '", '
+)
 
 
 @dataclass
@@ -1119,8 +1236,12 @@ _COLLECTING: list[Generated] = []  # where `generated` registers (corpus_for, CO
 def generated(stage: str, where: object, klass: str, **options: Any) -> Callable[[Callable[[Path], list[str]]], None]:
     def register(setup: Callable[[Path], list[str]]) -> None:
         _COLLECTING.append(Generated(stage, str(where), klass, setup, **options))
+
     return register
+
+
 # ---- reading and writing the tasks project's files
+
 
 def oracle_table(p: Path, unit: Unit) -> Path:
     return p / "results/generations/oracle" / unit.benchmark / f"{unit.setting}.parquet"
@@ -1148,8 +1269,19 @@ def unit_items(p: Path, unit: Unit) -> list[Any]:
 def evaluate(unit: Unit, path: str, *extra: str, params: tuple[str, ...] = LEXICAL) -> list[str]:
     """evaluate-predictions of the unit, --json; lexical scorers unless `params` says otherwise
     (the neural scorers meet the strange characters, once per task)."""
-    return ["evaluate-predictions", "--benchmark", unit.benchmark, "--task", unit.task, "--setting", unit.setting,
-            "--json", *params, *extra, path]
+    return [
+        "evaluate-predictions",
+        "--benchmark",
+        unit.benchmark,
+        "--task",
+        unit.task,
+        "--setting",
+        unit.setting,
+        "--json",
+        *params,
+        *extra,
+        path,
+    ]
 
 
 def coverage(result: Result) -> dict[str, Any]:
@@ -1168,6 +1300,7 @@ def counts_are(**expected: int) -> Callable[[Result, Path], None]:
         both_denominators(body)
         found = {key: body["coverage"][key] for key in expected}
         assert found == expected, body["coverage"]
+
     return check
 
 
@@ -1187,14 +1320,21 @@ def add_twin(p: Path, unit: Unit) -> str:
     twice), and its prompt: a record of the first now fits two items. The first's id."""
     items = p / "data/processed" / unit.benchmark / f"{unit.task}.parquet"
     rows, schema = table_rows(items)
-    first = next(r for r in rows if r["item_id"] in {i.item_id for i in unit_items(p, unit)}
-                 and r["item_id"] in {g["item_id"] for g in unit_rows(table_rows(oracle_table(p, unit))[0], unit)})
+    first = next(
+        r
+        for r in rows
+        if r["item_id"] in {i.item_id for i in unit_items(p, unit)}
+        and r["item_id"] in {g["item_id"] for g in unit_rows(table_rows(oracle_table(p, unit))[0], unit)}
+    )
     write_rows(items, [*rows, {**first, "item_id": first["item_id"] + "-twin"}], schema)
     prompts = p / "results/prompts" / unit.benchmark / f"{unit.setting}.parquet"
     rows, schema = table_rows(prompts)
     prompt = next(r for r in rows if r["item_id"] == first["item_id"] and r["task"] == unit.task)
-    write_rows(prompts, [*rows, {**prompt, "item_id": first["item_id"] + "-twin",
-                                 "prompt_id": prompt["prompt_id"] + "-twin"}], schema)
+    write_rows(
+        prompts,
+        [*rows, {**prompt, "item_id": first["item_id"] + "-twin", "prompt_id": prompt["prompt_id"] + "-twin"}],
+        schema,
+    )
     return first["item_id"]
 
 
@@ -1225,11 +1365,17 @@ def score_rows(p: Path, unit: Unit) -> list[dict[str, Any]]:
 
 # ---- evaluate-predictions on a generations table (every benchmark task) ----------------------
 
+
 def table_classes(unit: Unit, entry_point: bool = False) -> None:
     stage = "evaluate-predictions (idiombench table)"
 
-    @generated(stage, unit, "item without a record", process=entry_point,
-               check=counts_are(items_without_record=1, records_unmatched=0))
+    @generated(
+        stage,
+        unit,
+        "item without a record",
+        process=entry_point,
+        check=counts_are(items_without_record=1, records_unmatched=0),
+    )
     def _(p: Path) -> list[str]:
         rows, schema = table_rows(oracle_table(p, unit))
         first = unit_rows(rows, unit)[0]
@@ -1243,8 +1389,12 @@ def table_classes(unit: Unit, entry_point: bool = False) -> None:
         write_rows(p / "preds.parquet", [*rows, stray], schema)
         return evaluate(unit, "preds.parquet")
 
-    @generated(stage, unit, "records of one item that disagree",
-               check=counts_are(records_conflicting=2, items_with_conflicting_records=1, items_without_record=0))
+    @generated(
+        stage,
+        unit,
+        "records of one item that disagree",
+        check=counts_are(records_conflicting=2, items_with_conflicting_records=1, items_without_record=0),
+    )
     def _(p: Path) -> list[str]:
         rows, schema = table_rows(oracle_table(p, unit))
         first = unit_rows(rows, unit)[0]
@@ -1276,8 +1426,12 @@ def table_file_classes(benchmark: str, unit: Unit) -> None:
         write_rows(p / "preds.parquet", [{**r, "text": n} for n, r in enumerate(rows)], schema)
         return evaluate(unit, "preds.parquet")
 
-    @generated(stage, benchmark, "empty (no rows)", errors=("preds.parquet", f"no prediction matches an item of "
-                                                                             f"{unit.benchmark}/{unit.task}"))
+    @generated(
+        stage,
+        benchmark,
+        "empty (no rows)",
+        errors=("preds.parquet", f"no prediction matches an item of {unit.benchmark}/{unit.task}"),
+    )
     def _(p: Path) -> list[str]:
         write_rows(p / "preds.parquet", [], table_rows(oracle_table(p, unit))[1])
         return evaluate(unit, "preds.parquet")
@@ -1287,8 +1441,13 @@ def table_file_classes(benchmark: str, unit: Unit) -> None:
         random_bytes(p / "preds.parquet")
         return evaluate(unit, "preds.parquet")
 
-    @generated(stage, benchmark, "larger than the size limit", errors=("preds.parquet", "larger than the 1 KiB"),
-               limits={"MAX_FILE_BYTES": 1024})
+    @generated(
+        stage,
+        benchmark,
+        "larger than the size limit",
+        errors=("preds.parquet", "larger than the 1 KiB"),
+        limits={"MAX_FILE_BYTES": 1024},
+    )
     def _(p: Path) -> list[str]:
         shutil.copy(oracle_table(p, unit), p / "preds.parquet")
         return evaluate(unit, "preds.parquet")
@@ -1296,12 +1455,18 @@ def table_file_classes(benchmark: str, unit: Unit) -> None:
 
 # ---- evaluate-predictions on a published-format file (every format a benchmark registers) ------
 
+
 def published_classes(unit: Unit, fmt: str, entry_point: bool = False) -> None:
     stage = f"evaluate-predictions ({fmt} format)"
     fmt_args = ("--format", fmt)
 
-    @generated(stage, unit, "item without a record", process=entry_point,
-               check=counts_are(items_without_record=1, records_unmatched=0))
+    @generated(
+        stage,
+        unit,
+        "item without a record",
+        process=entry_point,
+        check=counts_are(items_without_record=1, records_unmatched=0),
+    )
     def _(p: Path) -> list[str]:
         write_jsonl(p / "preds.jsonl", released_records(p, unit)[1:])
         return evaluate(unit, "preds.jsonl", *fmt_args)
@@ -1312,22 +1477,31 @@ def published_classes(unit: Unit, fmt: str, entry_point: bool = False) -> None:
         write_jsonl(p / "preds.jsonl", [*records, {**records[0], "item_of_no_task": "x"}])
         return evaluate(unit, "preds.jsonl", *fmt_args)
 
-    @generated(stage, unit, "a record that fits several items",
-               check=counts_are(records_ambiguous=1, items_without_record=2))  # the item and its twin
+    @generated(
+        stage, unit, "a record that fits several items", check=counts_are(records_ambiguous=1, items_without_record=2)
+    )  # the item and its twin
     def _(p: Path) -> list[str]:
         records = released_records(p, unit)
         add_twin(p, unit)
         write_jsonl(p / "preds.jsonl", records)
         return evaluate(unit, "preds.jsonl", *fmt_args)
 
-    @generated(stage, unit, "a record without an identifying field",
-               check=counts_are(records_without_identifying_field=1, items_without_record=0))
+    @generated(
+        stage,
+        unit,
+        "a record without an identifying field",
+        check=counts_are(records_without_identifying_field=1, items_without_record=0),
+    )
     def _(p: Path) -> list[str]:
         write_jsonl(p / "preds.jsonl", [{"prediction": "A"}, *released_records(p, unit)])
         return evaluate(unit, "preds.jsonl", *fmt_args)
 
-    @generated(stage, unit, "only a record without an identifying field (the issue's example)",
-               errors=("preds.jsonl", "no prediction matches an item", "1 without an identifying field"))
+    @generated(
+        stage,
+        unit,
+        "only a record without an identifying field (the issue's example)",
+        errors=("preds.jsonl", "no prediction matches an item", "1 without an identifying field"),
+    )
     def _(p: Path) -> list[str]:
         write_jsonl(p / "preds.jsonl", [{"prediction": "A"}])
         return evaluate(unit, "preds.jsonl", *fmt_args)
@@ -1336,8 +1510,9 @@ def published_classes(unit: Unit, fmt: str, entry_point: bool = False) -> None:
     def _(p: Path) -> list[str]:
         records = released_records(p, unit)
         odd = [None, 3.5, ["A"], {"answer": "A"}, True]
-        write_jsonl(p / "preds.jsonl", [{**r, "prediction": odd[n % len(odd)]} if n < 3 else r
-                                        for n, r in enumerate(records)])
+        write_jsonl(
+            p / "preds.jsonl", [{**r, "prediction": odd[n % len(odd)]} if n < 3 else r for n, r in enumerate(records)]
+        )
         return evaluate(unit, "preds.jsonl", *fmt_args)
 
     @generated(stage, unit, "huge output (1 MB)", check=counts_are(items_without_record=0))
@@ -1347,11 +1522,16 @@ def published_classes(unit: Unit, fmt: str, entry_point: bool = False) -> None:
         write_jsonl(p / "preds.jsonl", records)
         return evaluate(unit, "preds.jsonl", *fmt_args)
 
-    @generated(stage, unit, "lone surrogates, control and direction characters",
-               check=counts_are(items_without_record=0))
+    @generated(
+        stage, unit, "lone surrogates, control and direction characters", check=counts_are(items_without_record=0)
+    )
     def _(p: Path) -> list[str]:
-        records = [{**r, "prediction": "\ud800" + STRANGE + r["prediction"] + "\udfff"} for r in released_records(p, unit)]
-        (p / "preds.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")  # \\ud800 escapes
+        records = [
+            {**r, "prediction": "\ud800" + STRANGE + r["prediction"] + "\udfff"} for r in released_records(p, unit)
+        ]
+        (p / "preds.jsonl").write_text(
+            "".join(json.dumps(r) + "\n" for r in records), encoding="utf-8"
+        )  # \\ud800 escapes
         return evaluate(unit, "preds.jsonl", *fmt_args)
 
 
@@ -1359,14 +1539,20 @@ def published_file_classes(unit: Unit, fmt: str) -> None:
     stage = f"evaluate-predictions ({fmt} format)"
     fmt_args = ("--format", fmt)
 
-    @generated(stage, unit.benchmark, "secret-bearing value (a bad row quoting a credential URL and a key)",
-               errors=("preds.jsonl, row 2", "JSON"))
+    @generated(
+        stage,
+        unit.benchmark,
+        "secret-bearing value (a bad row quoting a credential URL and a key)",
+        errors=("preds.jsonl, row 2", "JSON"),
+    )
     def _(p: Path) -> list[str]:
         records = released_records(p, unit)
         (p / "preds.jsonl").write_text(json.dumps(records[0]) + "\n" + SECRET_ROW + "\n", encoding="utf-8")
         return evaluate(unit, "preds.jsonl", *fmt_args)
 
-    @generated(stage, unit.benchmark, "wrong types (a record that is a list)", errors=("preds.jsonl, row 2", "no `prediction`"))
+    @generated(
+        stage, unit.benchmark, "wrong types (a record that is a list)", errors=("preds.jsonl, row 2", "no `prediction`")
+    )
     def _(p: Path) -> list[str]:
         records = released_records(p, unit)
         (p / "preds.jsonl").write_text(json.dumps(records[0]) + "\n[1, 2]\n", encoding="utf-8")
@@ -1382,21 +1568,32 @@ def published_file_classes(unit: Unit, fmt: str) -> None:
         (p / "preds.jsonl").write_text("\n\n", encoding="utf-8")
         return evaluate(unit, "preds.jsonl", *fmt_args)
 
-    @generated(stage, unit.benchmark, "undecodable (invalid UTF-8)", errors=("preds.jsonl, row 2", "invalid UTF-8 byte 0xff"))
+    @generated(
+        stage, unit.benchmark, "undecodable (invalid UTF-8)", errors=("preds.jsonl, row 2", "invalid UTF-8 byte 0xff")
+    )
     def _(p: Path) -> list[str]:
         records = released_records(p, unit)
         (p / "preds.jsonl").write_bytes(json.dumps(records[0]).encode() + b'\n{"prediction": "\xff"}\n')
         return evaluate(unit, "preds.jsonl", *fmt_args)
 
-    @generated(stage, unit.benchmark, "a line longer than the limit", errors=("preds.jsonl, row 1", "a line longer than 64 KiB"),
-               limits={"MAX_LINE_BYTES": 64 * 1024})
+    @generated(
+        stage,
+        unit.benchmark,
+        "a line longer than the limit",
+        errors=("preds.jsonl, row 1", "a line longer than 64 KiB"),
+        limits={"MAX_LINE_BYTES": 64 * 1024},
+    )
     def _(p: Path) -> list[str]:
         record = released_records(p, unit)[0]
         write_jsonl(p / "preds.jsonl", [{**record, "prediction": "x" * 100_000}])
         return evaluate(unit, "preds.jsonl", *fmt_args)
 
-    @generated(stage, unit.benchmark, "a line longer than the limit (16 MiB, the limit as shipped)",
-               errors=("preds.jsonl, row 2", "a line longer than 16 MiB"))
+    @generated(
+        stage,
+        unit.benchmark,
+        "a line longer than the limit (16 MiB, the limit as shipped)",
+        errors=("preds.jsonl, row 2", "a line longer than 16 MiB"),
+    )
     def _(p: Path) -> list[str]:
         records = released_records(p, unit)
         write_jsonl(p / "preds.jsonl", [records[0], {**records[1], "prediction": "x" * (16 * 1024**2)}])
@@ -1404,6 +1601,7 @@ def published_file_classes(unit: Unit, fmt: str) -> None:
 
 
 # ---- generate with a replay model (every benchmark task) ---------------------------------------
+
 
 def replay_classes(unit: Unit, entry_point: bool = False) -> None:
     stage = "generate (replay, idiombench table)"
@@ -1418,6 +1616,7 @@ def replay_classes(unit: Unit, entry_point: bool = False) -> None:
             got = replayed(p, unit)
             assert got[first_id]["error"] == "no prediction in replay source", got[first_id]
             assert all(r["error"] is None for i, r in got.items() if i != first_id)
+
         return check
 
     first_ids: dict[str, str] = {}
@@ -1428,9 +1627,14 @@ def replay_classes(unit: Unit, entry_point: bool = False) -> None:
         first_ids["id"] = row["item_id"]
         return rows, schema, row
 
-    @generated(stage, unit, "item without a record", process=entry_point,
-               writes=REPLAY_WRITES,
-               check=lambda r, p: without(first_ids["id"])(r, p))
+    @generated(
+        stage,
+        unit,
+        "item without a record",
+        process=entry_point,
+        writes=REPLAY_WRITES,
+        check=lambda r, p: without(first_ids["id"])(r, p),
+    )
     def _(p: Path) -> list[str]:
         rows, schema, row = first(p)
         return source(p, [r for r in rows if r is not row], schema)
@@ -1458,16 +1662,17 @@ def replay_classes(unit: Unit, entry_point: bool = False) -> None:
             original = {r["item_id"]: r["text"] for r in unit_rows(table_rows(oracle_table(p, unit))[0], unit)}
             got = replayed(p, unit)
             assert {i: r["text"] for i, r in got.items()} == {i: text(t) for i, t in original.items()}
+
         return check
 
-    @generated(stage, unit, "control and direction characters", writes=REPLAY_WRITES,
-               check=stored(lambda t: STRANGE + t))
+    @generated(
+        stage, unit, "control and direction characters", writes=REPLAY_WRITES, check=stored(lambda t: STRANGE + t)
+    )
     def _(p: Path) -> list[str]:
         rows, schema = table_rows(oracle_table(p, unit))
         return source(p, [{**r, "text": STRANGE + r["text"]} for r in rows], schema)
 
-    @generated(stage, unit, "huge output (1 MB)", writes=REPLAY_WRITES,
-               check=stored(huge))
+    @generated(stage, unit, "huge output (1 MB)", writes=REPLAY_WRITES, check=stored(huge))
     def _(p: Path) -> list[str]:
         rows, schema = table_rows(oracle_table(p, unit))
         return source(p, [{**r, "text": huge(r["text"])} if r["task"] == unit.task else r for r in rows], schema)
@@ -1500,10 +1705,18 @@ def replay_file_classes(benchmark: str, unit: Unit) -> None:
 def replay_published_classes(unit: Unit, fmt: str) -> None:
     stage = f"generate (replay, {fmt} format)"
 
-    @generated(stage, unit, "item without a record", process=False,
-               writes=REPLAY_WRITES,
-               check=lambda _, p: None if sum(r["error"] is not None for r in replayed(p, unit).values()) == 1
-               else pytest.fail(f"{replayed(p, unit)}"))
+    @generated(
+        stage,
+        unit,
+        "item without a record",
+        process=False,
+        writes=REPLAY_WRITES,
+        check=lambda _, p: (
+            None
+            if sum(r["error"] is not None for r in replayed(p, unit).values()) == 1
+            else pytest.fail(f"{replayed(p, unit)}")
+        ),
+    )
     def _(p: Path) -> list[str]:
         write_jsonl(p / "source.jsonl", released_records(p, unit)[1:])
         replay_model(p, unit, fmt, "source.jsonl")
@@ -1529,10 +1742,11 @@ def replay_published_classes(unit: Unit, fmt: str) -> None:
         texts = {r["text"] for r in replayed(p, unit).values()}
         assert all(t.startswith("\ufffd" + STRANGE) and t.endswith("\ufffd") for t in texts), texts
 
-    @generated(stage, unit, "lone surrogates, control and direction characters", writes=REPLAY_WRITES,
-               check=surrogates)
+    @generated(stage, unit, "lone surrogates, control and direction characters", writes=REPLAY_WRITES, check=surrogates)
     def _(p: Path) -> list[str]:
-        records = [{**r, "prediction": "\ud800" + STRANGE + r["prediction"] + "\udfff"} for r in released_records(p, unit)]
+        records = [
+            {**r, "prediction": "\ud800" + STRANGE + r["prediction"] + "\udfff"} for r in released_records(p, unit)
+        ]
         (p / "source.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
         replay_model(p, unit, fmt, "source.jsonl")
         return ["generate", "-m", "rp"]
@@ -1543,15 +1757,23 @@ def replay_published_classes(unit: Unit, fmt: str) -> None:
         replay_model(p, unit, fmt, "source.jsonl")
         return ["generate", "-m", "rp"]
 
-    @generated(stage, unit, "secret-bearing value (a bad row quoting a credential URL and a key)",
-               errors=("source.jsonl, row 1", "JSON"))
+    @generated(
+        stage,
+        unit,
+        "secret-bearing value (a bad row quoting a credential URL and a key)",
+        errors=("source.jsonl, row 1", "JSON"),
+    )
     def _(p: Path) -> list[str]:
         (p / "source.jsonl").write_text(SECRET_ROW + "\n", encoding="utf-8")
         replay_model(p, unit, fmt, "source.jsonl")
         return ["generate", "-m", "rp"]
 
-    @generated(stage, unit, "only records without an identifying field",
-               errors=("source.jsonl", "no line of this replay source matches", "1 without an identifying field"))
+    @generated(
+        stage,
+        unit,
+        "only records without an identifying field",
+        errors=("source.jsonl", "no line of this replay source matches", "1 without an identifying field"),
+    )
     def _(p: Path) -> list[str]:
         write_jsonl(p / "source.jsonl", [{"prediction": "A"}])
         replay_model(p, unit, fmt, "source.jsonl")
@@ -1559,6 +1781,7 @@ def replay_published_classes(unit: Unit, fmt: str) -> None:
 
 
 # ---- score: the generations table it reads (every benchmark task) ------------------------------
+
 
 def score_classes(unit: Unit, entry_point: bool = False) -> None:
     stage = "score"
@@ -1570,8 +1793,7 @@ def score_classes(unit: Unit, entry_point: bool = False) -> None:
         ids = {r["item_id"] for r in score_rows(p, unit)}
         assert dropped["id"] not in ids and ids, ids
 
-    @generated(stage, unit, "item without a record", process=entry_point, writes=writes,
-               check=lacks_dropped)
+    @generated(stage, unit, "item without a record", process=entry_point, writes=writes, check=lacks_dropped)
     def _(p: Path) -> list[str]:
         rows, schema = table_rows(oracle_table(p, unit))
         first = unit_rows(rows, unit)[0]
@@ -1594,8 +1816,7 @@ def score_classes(unit: Unit, entry_point: bool = False) -> None:
     def _(p: Path) -> list[str]:
         rows, schema = table_rows(oracle_table(p, unit))
         first = unit_rows(rows, unit)[0]
-        write_rows(oracle_table(p, unit), [{**r, "text": huge(r["text"])} if r is first else r
-                                           for r in rows], schema)
+        write_rows(oracle_table(p, unit), [{**r, "text": huge(r["text"])} if r is first else r for r in rows], schema)
         return argv
 
     @generated(stage, unit, "control and direction characters", writes=writes, check=every_row_scored)
@@ -1613,7 +1834,9 @@ def score_file_classes(benchmark: str, unit: Unit) -> None:
         write_rows(oracle_table(p, unit), [{**r, "text": n} for n, r in enumerate(rows)], schema)
         return ["score", unit.benchmark, "-m", "oracle"]
 
-    @generated("score", benchmark, "undecodable (random bytes)", errors=(f"{unit.setting}.parquet", "not a readable Parquet"))
+    @generated(
+        "score", benchmark, "undecodable (random bytes)", errors=(f"{unit.setting}.parquet", "not a readable Parquet")
+    )
     def _(p: Path) -> list[str]:
         random_bytes(oracle_table(p, unit))
         return ["score", unit.benchmark, "-m", "oracle"]
@@ -1643,8 +1866,13 @@ def corpus_for(benchmark: str, units: list[Unit]) -> list[Generated]:
     # CPU: a 1 MB output goes through every task's parser and scorers in evaluate-predictions (the
     # project's table); the stages that read, store or score it with that same code whatever the
     # task (published files, replay, score) meet it on the benchmark's first unit only.
-    cases = [case for case in _COLLECTING if case.family != "huge output" or case.where == str(units[0])
-             or case.stage == "evaluate-predictions (idiombench table)"]
+    cases = [
+        case
+        for case in _COLLECTING
+        if case.family != "huge output"
+        or case.where == str(units[0])
+        or case.stage == "evaluate-predictions (idiombench table)"
+    ]
     _COLLECTING.clear()
     return cases
 
@@ -1656,13 +1884,18 @@ def corpus_for(benchmark: str, units: list[Unit]) -> list[Generated]:
 # the user's file, listing the user's file with another content. Refused with exit 2 and one
 # line naming the folder; nothing changed (the snapshot).
 
+
 def cli_commands() -> dict[str, list[str]]:
     """Every command of the CLI (a group's as 'group command') and the names of its parameters."""
     from idiombench.cli import app
 
     def named(commands: list[Any], prefix: str = "") -> dict[str, list[str]]:
-        return {prefix + (command.name or command.callback.__name__.replace("_", "-")):
-                list(inspect.signature(command.callback).parameters) for command in commands}
+        return {
+            prefix + (command.name or command.callback.__name__.replace("_", "-")): list(
+                inspect.signature(command.callback).parameters
+            )
+            for command in commands
+        }
 
     found = named(app.registered_commands)
     for group in app.registered_groups:
@@ -1675,8 +1908,9 @@ def accepted_benchmarks(command: str) -> list[str]:
     from idiombench.benchmarks.registry import NAMES, attention_names, construction_names, get_benchmark
 
     labelled = [name for name in NAMES if get_benchmark(name).human_labels is not None]
-    return {"construct": construction_names(), "attention": attention_names(), "labels pull": labelled}.get(command,
-                                                                                                          list(NAMES))
+    return {"construct": construction_names(), "attention": attention_names(), "labels pull": labelled}.get(
+        command, list(NAMES)
+    )
 
 
 def command_argv(command: str, benchmark: str | None, *, model: str = "oracle", out: str | None = None) -> list[str]:
@@ -1700,8 +1934,12 @@ def folder_outputs() -> dict[str, Any]:
     from idiombench.core.ownership import Output
     from idiombench.stages import plots
 
-    return {value.stage: value for module in (paths, plots) for value in vars(module).values()
-            if isinstance(value, Output) and value.legacy_record}
+    return {
+        value.stage: value
+        for module in (paths, plots)
+        for value in vars(module).values()
+        if isinstance(value, Output) and value.legacy_record
+    }
 
 
 USER_FILE = "thesis.tex"
@@ -1720,17 +1958,25 @@ def folder_lookalikes(stage: str, kind: str, legacy_record: str | None) -> dict[
         f"{RECORD} holding {{}}": record({}),
         f"{RECORD} of this stage not listing the user's file": record({**claim, "files": {}}),
         f"{RECORD} listing the user's file with another content": record(
-            {**claim, "files": {USER_FILE: {"sha256": "0" * 64, "size": len(USER_TEXT)}}}),
+            {**claim, "files": {USER_FILE: {"sha256": "0" * 64, "size": len(USER_TEXT)}}}
+        ),
     }
     if legacy_record:
-        found[f"{legacy_record} holding {{}}"] = lambda folder: (folder / legacy_record).write_text("{}\n", encoding="utf-8")
+        found[f"{legacy_record} holding {{}}"] = lambda folder: (folder / legacy_record).write_text(
+            "{}\n", encoding="utf-8"
+        )
     return found
 
 
-def lookalike_folder(command: str, benchmark: str | None, label: str, write: Callable[[Path], None],
-                     folder: str, out: str) -> None:
-    @generated(f"{command} --out", benchmark or "-", f"look-alike ownership record ({label}{', ' + folder if folder != 'victim' else ''})",
-               errors=(folder,))
+def lookalike_folder(
+    command: str, benchmark: str | None, label: str, write: Callable[[Path], None], folder: str, out: str
+) -> None:
+    @generated(
+        f"{command} --out",
+        benchmark or "-",
+        f"look-alike ownership record ({label}{', ' + folder if folder != 'victim' else ''})",
+        errors=(folder,),
+    )
     def _(p: Path) -> list[str]:
         (p / folder).mkdir(parents=True, exist_ok=True)
         (p / folder / USER_FILE).write_text(USER_TEXT, encoding="utf-8")
@@ -1755,20 +2001,41 @@ def stamped_lookalike(stage: str, kind: str) -> str:
 
 
 FILE_LOOKALIKES: dict[str, dict[str, tuple[str, str]]] = {  # command -> label -> (file, content)
-    "aggregate": {"a metrics file's record not sealing its content": ("mine.json", stamped_lookalike("aggregate", "metrics")),
-                  "a JSON object of the user's": ("mine.json", '{"notes": "mine"}\n')},
-    "track": {"a tracking record's record not sealing its content": ("mine.json", stamped_lookalike("track", "tracking record")),
-              "a text file": ("notes.txt", "my notes\n")},
-    "report": {"a PDF authored by idiombench, not sealed": ("paper.pdf", "%PDF-1.4\n1 0 obj << /Author (idiombench) "
-                                                                         "/Keywords (sha256=" + "0" * 64 + ") >> endobj\n%%EOF\n")},
-    "dvc-yaml": {"a YAML file of the user's": ("mine.yaml", "stages: {}\n"),
-                 "a user's YAML file under the generated header": ("mine.yaml", "# GENERATED by `idiombench dvc-yaml`"
-                                                                                "\nstages: {mine: {cmd: make}}\n")},
-    "labels pull": {"a text file of the user's": ("notes.txt", "my notes\n"),
-                    "a CSV file of the user's": ("labels.csv", "id,label\n1,mine\n")},
-    "merge-params": {"a YAML file of the user's that is not params": ("mine.yaml", "notes: mine\n"),
-                     "a user's YAML file under the generated header": (
-                         "mine.yaml", "# GENERATED by `idiombench merge-params over.yaml`\nnotes: mine\n")},
+    "aggregate": {
+        "a metrics file's record not sealing its content": ("mine.json", stamped_lookalike("aggregate", "metrics")),
+        "a JSON object of the user's": ("mine.json", '{"notes": "mine"}\n'),
+    },
+    "track": {
+        "a tracking record's record not sealing its content": (
+            "mine.json",
+            stamped_lookalike("track", "tracking record"),
+        ),
+        "a text file": ("notes.txt", "my notes\n"),
+    },
+    "report": {
+        "a PDF authored by idiombench, not sealed": (
+            "paper.pdf",
+            "%PDF-1.4\n1 0 obj << /Author (idiombench) /Keywords (sha256=" + "0" * 64 + ") >> endobj\n%%EOF\n",
+        )
+    },
+    "dvc-yaml": {
+        "a YAML file of the user's": ("mine.yaml", "stages: {}\n"),
+        "a user's YAML file under the generated header": (
+            "mine.yaml",
+            "# GENERATED by `idiombench dvc-yaml`\nstages: {mine: {cmd: make}}\n",
+        ),
+    },
+    "labels pull": {
+        "a text file of the user's": ("notes.txt", "my notes\n"),
+        "a CSV file of the user's": ("labels.csv", "id,label\n1,mine\n"),
+    },
+    "merge-params": {
+        "a YAML file of the user's that is not params": ("mine.yaml", "notes: mine\n"),
+        "a user's YAML file under the generated header": (
+            "mine.yaml",
+            "# GENERATED by `idiombench merge-params over.yaml`\nnotes: mine\n",
+        ),
+    },
 }
 
 
@@ -1801,10 +2068,21 @@ def lookalike_cases() -> None:
 
 SECRET_VALUES: dict[str, dict[str, Any]] = {  # label -> a model entry
     "credentials in base_url": {"backend": "openai", "model": "m", "base_url": f"https://al:{CANARY}@gw.example/v1"},
-    "api_key in base_url's query": {"backend": "openai", "model": "m", "base_url": f"https://gw.example/v1?api_key={CANARY}"},
-    "token in base_url's query": {"backend": "openai", "model": "m", "base_url": f"https://gw.example/v1?token={CANARY}"},
+    "api_key in base_url's query": {
+        "backend": "openai",
+        "model": "m",
+        "base_url": f"https://gw.example/v1?api_key={CANARY}",
+    },
+    "token in base_url's query": {
+        "backend": "openai",
+        "model": "m",
+        "base_url": f"https://gw.example/v1?token={CANARY}",
+    },
     "credentials in base_url under a wrong backend tag 'OpenAI'": {
-        "backend": "OpenAI", "model": "m", "base_url": f"https://al:{CANARY}@h/v1?api_key=sk-LEAK{CANARY}"},
+        "backend": "OpenAI",
+        "model": "m",
+        "base_url": f"https://al:{CANARY}@h/v1?api_key=sk-LEAK{CANARY}",
+    },
     "a key-shaped model name": {"backend": "openai", "model": KEY_CANARY, "base_url": "https://gw.example/v1"},
 }
 
@@ -1813,12 +2091,17 @@ def secret_case(command: str, label: str, entry: dict[str, Any]) -> None:
     @generated(command, "params", f"secret-bearing value ({label})", errors=("models.api",))
     def _(p: Path) -> list[str]:
         if command == "merge-params":  # the overlay names the model
-            (p / "over.yaml").write_text(yaml.safe_dump({"overlay_of": "params.yaml", "models": {"api": entry}}),
-                                         encoding="utf-8")
+            (p / "over.yaml").write_text(
+                yaml.safe_dump({"overlay_of": "params.yaml", "models": {"api": entry}}), encoding="utf-8"
+            )
         else:
             edit_params(p, model("api", entry))
-        return command_argv(command, accepted_benchmarks(command)[0], model="api",
-                            out="merged.yaml" if command == "merge-params" else None)
+        return command_argv(
+            command,
+            accepted_benchmarks(command)[0],
+            model="api",
+            out="merged.yaml" if command == "merge-params" else None,
+        )
 
 
 def secret_cases() -> None:
@@ -1841,20 +2124,28 @@ COMMAND_CASES = command_corpus()
 
 # ---- the harness ---------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The small project, generated, scored, aggregated and reported once with the oracle, so every
     stage has inputs to read and outputs of its own to replace."""
     project = write_project(tmp_path_factory.mktemp("corpus") / "project", {"oracle": {"backend": "oracle"}})
     # one expression's 24 inputs as OrderProbe's build writes them (score reads their meta)
-    items = [dataclasses.replace(item, meta={**item.meta, "copy": 0})
-             for item in items_for("zh-CN", 0, "画蛇添足", ["比喻做了多余的事"], None)]
+    items = [
+        dataclasses.replace(item, meta={**item.meta, "copy": 0})
+        for item in items_for("zh-CN", 0, "画蛇添足", ["比喻做了多余的事"], None)
+    ]
     write_items(project / ITEMS, items)
     for setting, prompts in orderprobe_prompts(items).items():
         write_prompts(project / "results/prompts/orderprobe" / f"{setting}.parquet", prompts)
     os.environ.setdefault("TQDM_DISABLE", "1")
-    for command in (["generate", "-m", "oracle"], ["score", "orderprobe", "-m", "oracle"],
-                    ["aggregate", "orderprobe", "-m", "oracle"], ["report"], ["plot-data"]):
+    for command in (
+        ["generate", "-m", "oracle"],
+        ["score", "orderprobe", "-m", "oracle"],
+        ["aggregate", "orderprobe", "-m", "oracle"],
+        ["report"],
+        ["plot-data"],
+    ):
         in_process(command, project)  # CPU: no interpreter start per command
     return project
 
@@ -1886,8 +2177,11 @@ def workflow_base(base: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 def raw_release(tmp_path_factory: pytest.TempPathFactory, mirrors: list[Path]) -> Path:
     """OrderProbe's release as acquire writes it, from the mirror."""
     raw = tmp_path_factory.mktemp("raw") / "orderprobe"
-    run(["idiombench", "acquire", "orderprobe", "--out", str(raw), "-p", str(ROOT / "params.yaml")],
-        ROOT, tool_env(mirrors))
+    run(
+        ["idiombench", "acquire", "orderprobe", "--out", str(raw), "-p", str(ROOT / "params.yaml")],
+        ROOT,
+        tool_env(mirrors),
+    )
     return raw
 
 
@@ -1948,8 +2242,9 @@ def outcome(bad: Case, result: Result, before: dict[str, str], after: dict[str, 
 
 
 @pytest.mark.parametrize("bad", CASES, ids=[c.name for c in CASES])
-def test_bad_input_gives_one_line_and_no_output(bad: Case, base: Path, tmp_path: Path, request,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bad_input_gives_one_line_and_no_output(
+    bad: Case, base: Path, tmp_path: Path, request, monkeypatch: pytest.MonkeyPatch
+) -> None:
     project = tmp_path / "project"
     shutil.copytree(request.getfixturevalue("workflow_base") if bad.tool != "idiombench" else base, project)
     env = {**tool_env(), "TQDM_DISABLE": "1", "IDIOMBENCH_DVC_SYNC": "0", **bad.env}  # stderr: the message alone
@@ -1966,12 +2261,17 @@ def test_bad_input_gives_one_line_and_no_output(bad: Case, base: Path, tmp_path:
     RAN[bad.name] = (bad.tool, argv[0])
     print(f"corpus outcome {found}: {bad.name}")
     changed = sorted(set(before.items()) ^ set(after.items()))[:6]
-    detail = (f"{bad.tool} {' '.join(argv)} -> {result.code}\nstdout: {result.stdout[-3000:]}\n"
-              f"stderr: {result.stderr[-3000:]}\nchanged: {changed}")
+    detail = (
+        f"{bad.tool} {' '.join(argv)} -> {result.code}\nstdout: {result.stdout[-3000:]}\n"
+        f"stderr: {result.stderr[-3000:]}\nchanged: {changed}"
+    )
     assert found == "clear error", detail
     assert result.code == (bad.code if bad.code is not None else TOOL_CODES[bad.tool]), detail
-    message = "\n".join(line for line in result.stderr.splitlines() if line.startswith("error: ")) if bad.ours \
+    message = (
+        "\n".join(line for line in result.stderr.splitlines() if line.startswith("error: "))
+        if bad.ours
         else result.stdout + result.stderr
+    )
     for expected in bad.expect:
         assert expected in message, f"{expected!r} not in the message\n{detail}"
     assert not (project / "pwned").exists(), detail
@@ -1988,11 +2288,15 @@ def test_corpus_size_and_kinds() -> None:
         commands = {command.name or command.callback.__name__.replace("_", "-") for command in app.registered_commands}
         missing = commands - {command for tool, command in RAN.values() if tool == "idiombench"}
         assert not missing, f"commands without a bad-input case: {sorted(missing)}"
-    print(f"bad-input corpus: {len(CASES)} cases; by kind: {dict(Counter(bad.kind for bad in CASES))}; "
-          f"by tool: {dict(Counter(bad.tool for bad in CASES))}; outcomes of this run: {dict(OUTCOMES)}")
+    print(
+        f"bad-input corpus: {len(CASES)} cases; by kind: {dict(Counter(bad.kind for bad in CASES))}; "
+        f"by tool: {dict(Counter(bad.tool for bad in CASES))}; outcomes of this run: {dict(OUTCOMES)}"
+    )
 
 
-def test_outputs_of_an_earlier_version_are_replaced(base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_outputs_of_an_earlier_version_are_replaced(
+    base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Today's results and a `dvc pull` of them stay replaceable: folders are recognised by the
     completion records every version wrote, and report's tables/ and figures/ and results/plots,
     which had none before index.json, by their layout. Rerunning every stage replaces them and
@@ -2012,18 +2316,27 @@ def test_outputs_of_an_earlier_version_are_replaced(base: Path, tmp_path: Path, 
         (project / index).unlink()  # as an earlier version left them
     monkeypatch.chdir(project)
     monkeypatch.setenv("TQDM_DISABLE", "1")
-    for command in (["generate", "-m", "oracle"], ["score", "orderprobe", "-m", "oracle"],
-                    ["aggregate", "orderprobe", "-m", "oracle"], ["report"], ["plot-data"]):
+    for command in (
+        ["generate", "-m", "oracle"],
+        ["score", "orderprobe", "-m", "oracle"],
+        ["aggregate", "orderprobe", "-m", "oracle"],
+        ["report"],
+        ["plot-data"],
+    ):
         result = CliRunner().invoke(app, command)
         assert result.exit_code == 0, (command, result.output)
     for index in ("reports/tables/index.json", "reports/figures/index.json", "results/plots/index.json"):
         assert (project / index).is_file()
-    changed = [path for path in ("results/generations", "results/scores", "results/metrics", "reports/tables", "results/plots")
-            if snapshot(project / path) != snapshot(base / path)]
+    changed = [
+        path
+        for path in ("results/generations", "results/scores", "results/metrics", "reports/tables", "results/plots")
+        if snapshot(project / path) != snapshot(base / path)
+    ]
     assert not changed, f"rerunning changed {changed}"
 
 
 # ---- the harness of the generated classes ------------------------------------------------------
+
 
 def in_process(argv: list[str], project: Path) -> None:
     """A command of the tasks project's preparation, in process; it must succeed."""
@@ -2146,20 +2459,26 @@ def run_generated(case: Generated, project: Path, env: dict[str, str]) -> str | 
     after = signatures(project)
     touched = sorted(path for path in before.keys() | after.keys() if before.get(path) != after.get(path))
     changed = [path for path in touched if not path.startswith(NOT_OUTPUTS + case.writes)]
-    detail = (f"{case.id}: idiombench {' '.join(argv)} -> {result.code}\nstdout: {result.stdout[-1500:]}\n"
-              f"stderr: {result.stderr[-1500:]}\nchanged: {changed[:6]}")
+    detail = (
+        f"{case.id}: idiombench {' '.join(argv)} -> {result.code}\nstdout: {result.stdout[-1500:]}\n"
+        f"stderr: {result.stderr[-1500:]}\nchanged: {changed[:6]}"
+    )
     try:
         assert not result.crashed, "an internal error"
         said = result.stdout + result.stderr
         assert not [secret for secret in SECRETS if secret in said], "a secret in the output"
-        written = [path for path in touched if path in after and any(
-            secret.encode() in (project / path).read_bytes() for secret in SECRETS)]
+        written = [
+            path
+            for path in touched
+            if path in after and any(secret.encode() in (project / path).read_bytes() for secret in SECRETS)
+        ]
         assert not written, f"a secret in a file written: {written}"
         if case.check is None:
             assert outcome(case, result, {}, {}) == "clear error", "not one `error:` line"  # type: ignore[arg-type]
             assert result.code == 2, f"exit {result.code}"
-            assert not [path for path in touched if path.startswith(case.writes) or not path.startswith(NOT_OUTPUTS)], \
+            assert not [path for path in touched if path.startswith(case.writes) or not path.startswith(NOT_OUTPUTS)], (
                 "a partial output left"
+            )
             message = "\n".join(line for line in result.stderr.splitlines() if line.startswith("error: "))
             missing = [expected for expected in case.errors if expected not in message]
             assert not missing, f"{missing} not in the message"
@@ -2192,7 +2511,9 @@ def run_corpus(cases: list[Generated], tasks_project: Path, tmp_path: Path, monk
 
 @pytest.mark.mirror
 @pytest.mark.parametrize("benchmark", NAMES)
-def test_generated_classes(benchmark: str, tasks_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_generated_classes(
+    benchmark: str, tasks_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Every class, for every task and setting of the benchmark (discover_units), through
     evaluate-predictions (each format), generate (replay) and score."""
     run_corpus(corpus_for(benchmark, discover_units(tasks_project, benchmark)), tasks_project, tmp_path, monkeypatch)
@@ -2216,26 +2537,42 @@ def test_generated_corpus_size(tasks_project: Path) -> None:
     cases = [case for found in by_benchmark.values() for case in found] + COMMAND_CASES
     ids = [case.id for case in cases]
     assert len(ids) == len(set(ids)), "two generated cases with one id"
-    unit_families = {"item without a record", "record without an item", "records of one item that disagree", "wrong types",
-                     "empty", "huge output", "undecodable", "control and direction characters"}
+    unit_families = {
+        "item without a record",
+        "record without an item",
+        "records of one item that disagree",
+        "wrong types",
+        "empty",
+        "huge output",
+        "undecodable",
+        "control and direction characters",
+    }
     for name, found in by_benchmark.items():
         stages = {case.stage for case in found}
-        assert {"evaluate-predictions (idiombench table)", "generate (replay, idiombench table)", "score"} <= stages, name
+        assert {"evaluate-predictions (idiombench table)", "generate (replay, idiombench table)", "score"} <= stages, (
+            name
+        )
         for fmt in get_benchmark(name).prediction_formats:
             assert {f"evaluate-predictions ({fmt} format)", f"generate (replay, {fmt} format)"} <= stages, (name, fmt)
-        missing = unit_families - {case.family for case in found if case.stage.startswith("evaluate-predictions (idiombench")}
+        missing = unit_families - {
+            case.family for case in found if case.stage.startswith("evaluate-predictions (idiombench")
+        }
         assert not missing, (name, missing)
         rendered = {(p.parent.name, p.stem) for p in (tasks_project / "results/prompts" / name).glob("*.parquet")}
         assert {(name, u.setting) for u in discover_units(tasks_project, name)} == rendered, name
     commands = cli_commands()
-    assert {c for c, names in commands.items() if "params" in names or "overlay" in names} == \
-        {case.stage for case in COMMAND_CASES if case.family == "secret-bearing value"}
-    assert {c for c, names in commands.items() if "out" in names} == \
-        {case.stage.removesuffix(" --out") for case in COMMAND_CASES if case.family == "look-alike ownership record"}
+    assert {c for c, names in commands.items() if "params" in names or "overlay" in names} == {
+        case.stage for case in COMMAND_CASES if case.family == "secret-bearing value"
+    }
+    assert {c for c, names in commands.items() if "out" in names} == {
+        case.stage.removesuffix(" --out") for case in COMMAND_CASES if case.family == "look-alike ownership record"
+    }
     units = {name: len(discover_units(tasks_project, name)) for name in NAMES}
-    print(f"generated corpus: {len(cases)} cases ({len(cases) - len(COMMAND_CASES)} over the benchmarks' "
-          f"{sum(units.values())} task x setting units {units}, {len(COMMAND_CASES)} over the commands); "
-          f"by class: {dict(Counter(case.family for case in cases))}; by stage: {dict(Counter(c.stage for c in cases))}; "
-          f"ran this run: {sum(GENERATED_RAN.values())}; CPU seconds by stage (this run): "
-          f"{ {k: round(v, 1) for k, v in GENERATED_CPU.items()} }")
+    print(
+        f"generated corpus: {len(cases)} cases ({len(cases) - len(COMMAND_CASES)} over the benchmarks' "
+        f"{sum(units.values())} task x setting units {units}, {len(COMMAND_CASES)} over the commands); "
+        f"by class: {dict(Counter(case.family for case in cases))}; by stage: {dict(Counter(c.stage for c in cases))}; "
+        f"ran this run: {sum(GENERATED_RAN.values())}; CPU seconds by stage (this run): "
+        f"{ {k: round(v, 1) for k, v in GENERATED_CPU.items()} }"
+    )
     assert len(cases) >= 400

@@ -33,7 +33,9 @@ def test_build_stats_and_tasks(built) -> None:
     assert set(stats["flagged"]) == {"chid_other_hash_marks"}
     assert stats["flagged"]["chid_other_hash_marks"]["count"] == 11
     assert {s: v["rows"] for s, v in stats["details"]["chid"].items()} == {
-        "test_public": 2002, "train_few_all": 202, "dev_few_all": 202,
+        "test_public": 2002,
+        "train_few_all": 202,
+        "dev_few_all": 202,
     }
     # No release checkout in the default params: the build says so, and makes no release tasks.
     assert stats["notes"][0].startswith("NOT AVAILABLE")

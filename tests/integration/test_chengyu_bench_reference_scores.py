@@ -56,15 +56,36 @@ def scored(built, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     items = load_items(BENCH, processed)
     bodies, tables = {}, {}
     for model in MODELS:
-        run_generate(params, model, out_dir=tmp / "gen" / model, prompts_root=tmp / "prompts",
-                     items_root=processed.parent, cache_dir=tmp / "cache" / model, logs_dir=tmp / "logs",
-                     echo=lambda _line: None)
-        ctx = ScoreContext(params=params, model=model, benchmark=BENCH, config=config,
-                           generations=load_generations(benchmark=BENCH, model=model, generations_dir=tmp / "gen" / model), items=items)
+        run_generate(
+            params,
+            model,
+            out_dir=tmp / "gen" / model,
+            prompts_root=tmp / "prompts",
+            items_root=processed.parent,
+            cache_dir=tmp / "cache" / model,
+            logs_dir=tmp / "logs",
+            echo=lambda _line: None,
+        )
+        ctx = ScoreContext(
+            params=params,
+            model=model,
+            benchmark=BENCH,
+            config=config,
+            generations=load_generations(benchmark=BENCH, model=model, generations_dir=tmp / "gen" / model),
+            items=items,
+        )
         tables[model] = BENCHMARK.score(ctx)
-        bodies[model] = BENCHMARK.aggregate(AggregateContext(
-            params=params, model=model, benchmark=BENCH, config=config, scores=tables[model], items=items,
-            scoring_meta={"notes": ctx.notes}))
+        bodies[model] = BENCHMARK.aggregate(
+            AggregateContext(
+                params=params,
+                model=model,
+                benchmark=BENCH,
+                config=config,
+                scores=tables[model],
+                items=items,
+                scoring_meta={"notes": ctx.notes},
+            )
+        )
     return {"params": params, "items": items, "bodies": bodies, "tables": tables, "tmp": tmp}
 
 
@@ -73,7 +94,11 @@ def test_every_item_is_scored_with_the_current_templates(scored):
         settings = body["settings"]
         assert sorted(settings) == ["appropriateness", "chid_candidates", "chid_open_cloze", "connotation"], model
         assert {s: settings[s]["counts"]["rows"] for s in settings} == {
-            "connotation": 40, "appropriateness": 40, "chid_candidates": CHID_PASSAGES, "chid_open_cloze": CHID_PASSAGES}
+            "connotation": 40,
+            "appropriateness": 40,
+            "chid_candidates": CHID_PASSAGES,
+            "chid_open_cloze": CHID_PASSAGES,
+        }
         assert all(settings[s]["counts"]["prompts_not_matching_template"] == 0 for s in settings)
         assert settings["connotation"]["task"] == "connotation_sample" and settings["connotation"]["data"] == "sample"
         assert settings["chid_candidates"]["task"] == "chid" and settings["chid_candidates"]["data"] == "chid"
@@ -87,7 +112,11 @@ def test_oracle_scores_100(scored):
         assert settings[setting]["metrics"]["accuracy"] == 100.0, setting
         assert settings[setting]["metrics"]["format_ok"] == 100.0
     cloze = settings["chid_open_cloze"]
-    assert (cloze["metrics"]["acc_at_1"], cloze["metrics"]["acc_at_5"], cloze["counts"]["parse_failures"]) == (100.0, 100.0, 0)
+    assert (cloze["metrics"]["acc_at_1"], cloze["metrics"]["acc_at_5"], cloze["counts"]["parse_failures"]) == (
+        100.0,
+        100.0,
+        0,
+    )
 
 
 def test_oracle_valid_idiom_is_the_share_of_gold_idioms_the_dictionary_lists(scored):
@@ -112,14 +141,17 @@ def test_majority_scores_the_majority_share(scored):
         assert settings[setting]["metrics"]["accuracy"] == pytest.approx(100 * max(labels.values()) / 40), setting
     positions = Counter(item.meta["answer_index"] for item in scored["items"]["chid"].values())
     assert settings["chid_candidates"]["metrics"]["accuracy"] == pytest.approx(
-        100 * max(positions.values()) / CHID_PASSAGES, abs=1e-4)
+        100 * max(positions.values()) / CHID_PASSAGES, abs=1e-4
+    )
 
 
 def test_random_follows_the_format_and_its_accuracy_matches_its_outputs(scored):
     body = scored["bodies"]["random"]
     for setting, entry in body["settings"].items():
         assert entry["counts"]["parse_failures"] == 0 and entry["metrics"]["format_ok"] == 100.0, setting
-    generations = load_generations(benchmark=BENCH, model="random", generations_dir=scored["tmp"] / "gen" / "random")["connotation"]
+    generations = load_generations(benchmark=BENCH, model="random", generations_dir=scored["tmp"] / "gen" / "random")[
+        "connotation"
+    ]
     items = scored["items"]["connotation_sample"]
     said = [re.fullmatch(r"<(positive|negative)>", text).group(1) for text in generations["text"]]
     assert set(said) == {"positive", "negative"}  # both labels drawn over 40 items

@@ -43,25 +43,42 @@ def failing(cmd: list[str], project: Path, env: dict[str, str]) -> str:
     return result.stdout + result.stderr
 
 
-def test_no_credential_reaches_dvc_snakemake_mlflow_or_the_report(rendered_project: tuple[Path, str],
-                                                                   mirrors: list[Path]):
+def test_no_credential_reaches_dvc_snakemake_mlflow_or_the_report(
+    rendered_project: tuple[Path, str], mirrors: list[Path]
+):
     project, _ = rendered_project
-    env = {**tool_env(mirrors), "MLFLOW_TRACKING_URI": f"sqlite:///{project / 'mlflow.db'}",
-           KEY_ENV: f"{CANARY}-key", "NO_PROXY": "127.0.0.1,localhost"}
+    env = {
+        **tool_env(mirrors),
+        "MLFLOW_TRACKING_URI": f"sqlite:///{project / 'mlflow.db'}",
+        KEY_ENV: f"{CANARY}-key",
+        "NO_PROXY": "127.0.0.1,localhost",
+    }
     params = yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8"))
     params["benchmarks"]["g-idiomalign"]["construct"]["pairs"] = ["French_Japanese"]  # the smallest pair
     lock_before = (project / "dvc.lock").read_text(encoding="utf-8")
     with echo_server() as port:
         endpoint = f"http://127.0.0.1:{port}/gateway/v1?api-version=2024-06-01"
-        model = {"backend": "openai", "display_name": "gateway model", "model": "served", "base_url": endpoint,
-                 "api_key_env": KEY_ENV, "concurrency": 2, "max_retries": 0, "timeout_s": 30, "batch_size": 64,
-                 "max_failed_share": 1.0, "benchmarks": [BENCH]}
+        model = {
+            "backend": "openai",
+            "display_name": "gateway model",
+            "model": "served",
+            "base_url": endpoint,
+            "api_key_env": KEY_ENV,
+            "concurrency": 2,
+            "max_retries": 0,
+            "timeout_s": 30,
+            "batch_size": 64,
+            "max_failed_share": 1.0,
+            "benchmarks": [BENCH],
+        }
 
         # Refused: the credential in params. DVC runs check-params first; Snakemake parses params.
         params["models"] = {"gw": {**model, "base_url": endpoint.replace("//", f"//al:{CANARY}@")}}
         write_params(project, params)
-        outputs = [failing(["dvc", "repro"], project, env),
-                   failing(["snakemake", "-n", "--cores", "2", "reports/all_tables.pdf"], project, env)]
+        outputs = [
+            failing(["dvc", "repro"], project, env),
+            failing(["snakemake", "-n", "--cores", "2", "reports/all_tables.pdf"], project, env),
+        ]
         for output in outputs:
             assert hits(output) == 0, output
             assert "models.gw.base_url: holds a user name or password in the URL" in output, output
@@ -71,8 +88,9 @@ def test_no_credential_reaches_dvc_snakemake_mlflow_or_the_report(rendered_proje
         # Run: the key in the environment; the endpoint echoes it back in half of its answers.
         params["models"] = {"gw": model}
         write_params(project, params)
-        ran = run(["snakemake", "reports/all_tables.pdf", "--cores", "2", "--resources", "gpu=0"], project, env,
-                  timeout=1800)
+        ran = run(
+            ["snakemake", "reports/all_tables.pdf", "--cores", "2", "--resources", "gpu=0"], project, env, timeout=1800
+        )
         repro = run(["dvc", "repro"], project, env)
     assert any(hits(seen) for seen in Echo.seen), "the key never reached the endpoint"
     assert Echo.calls > 2
@@ -86,8 +104,12 @@ def test_no_credential_reaches_dvc_snakemake_mlflow_or_the_report(rendered_proje
     assert any((project / ".snakemake" / "metadata").iterdir()) and (project / "mlflow.db").is_file()
     assert [p for p in (project / "mlruns").rglob("*.parquet")], "no MLflow artifact was written"
     # ... though the echoed key was there to leak: the generations record the 401s, scrubbed.
-    errors = [row["error"] for path in (project / "results" / "generations" / "gw").rglob("*.parquet")
-              for row in read_parquet(path).to_pylist() if row["error"]]
+    errors = [
+        row["error"]
+        for path in (project / "results" / "generations" / "gw").rglob("*.parquet")
+        for row in read_parquet(path).to_pylist()
+        if row["error"]
+    ]
     assert errors and all("HTTP 401" in error and "[redacted]" in error for error in errors)
     text = pdf_text(project / "reports" / "all_tables.pdf")
     assert hits(text) == 0 and "gateway model" in text

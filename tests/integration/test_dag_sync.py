@@ -53,9 +53,7 @@ def dvc_stages(project: Path) -> dict[frozenset[str], Job]:
     with Repo(str(project)) as repo:
         for stage in repo.index.stages:
             outputs = frozenset(str(o.def_path) for o in stage.outs)
-            inputs = frozenset(
-                str(d.def_path) for d in stage.deps if type(d).__name__ != "ParamsDependency"
-            )
+            inputs = frozenset(str(d.def_path) for d in stage.deps if type(d).__name__ != "ParamsDependency")
             stages[outputs] = Job(stage.addressing, normalise(stage_command(stage.cmd)), inputs, outputs)
     return stages
 
@@ -92,8 +90,11 @@ def test_snakemake_and_dvc_have_the_same_stages_edges_and_commands(make_project)
         out = set()
         for path in inputs:
             if path in code:
-                out |= {p.relative_to(project).as_posix() for p in (project / path).rglob("*")
-                        if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"}
+                out |= {
+                    p.relative_to(project).as_posix()
+                    for p in (project / path).rglob("*")
+                    if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+                }
                 continue
             inside = {p for p in produced_paths if p.startswith(path.rstrip("/") + "/")}
             out |= inside if inside and path not in produced_paths else {path}
@@ -140,8 +141,11 @@ def test_every_dvc_params_key_exists_in_params_yaml(make_project):
     params = yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8"))
     with Repo(str(project)) as repo:
         keys = {
-            key for stage in repo.index.stages for dep in stage.deps
-            if type(dep).__name__ == "ParamsDependency" for key in dep.params
+            key
+            for stage in repo.index.stages
+            for dep in stage.deps
+            if type(dep).__name__ == "ParamsDependency"
+            for key in dep.params
         }
     assert keys
     for key in keys:
@@ -166,10 +170,17 @@ def test_dvc_yaml_check_fails_on_a_hand_edited_file(tmp_path: Path):
     import subprocess
 
     edited = tmp_path / "dvc.yaml"
-    edited.write_text((ROOT / "dvc.yaml").read_text(encoding="utf-8").replace("- data\n", "- data\n        - seed\n", 1),
-                      encoding="utf-8")
-    result = subprocess.run(["idiombench", "dvc-yaml", "--check", "--out", str(edited)], cwd=tmp_path,
-                            env=tool_env(), capture_output=True, text=True)
+    edited.write_text(
+        (ROOT / "dvc.yaml").read_text(encoding="utf-8").replace("- data\n", "- data\n        - seed\n", 1),
+        encoding="utf-8",
+    )
+    result = subprocess.run(
+        ["idiombench", "dvc-yaml", "--check", "--out", str(edited)],
+        cwd=tmp_path,
+        env=tool_env(),
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 2 and "is not what the registry generates" in result.stderr, result.stderr
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: "), result.stderr
 

@@ -35,9 +35,11 @@ def test_an_overlay_run_is_not_recorded_as_params_yamls(rendered_project: tuple[
     env = tool_env(mirrors)
     (project / "strict.yaml").write_text(
         "overlay_of: params.yaml\nbenchmarks:\n  orderprobe:\n    score:\n      recovery:\n        headline_mode: strict\n",
-        encoding="utf-8")
-    ran = run(["snakemake", TARGET, "--cores", "2", "--resources", "gpu=0", "--config", "params=strict.yaml"],
-              project, env)
+        encoding="utf-8",
+    )
+    ran = run(
+        ["snakemake", TARGET, "--cores", "2", "--resources", "gpu=0", "--config", "params=strict.yaml"], project, env
+    )
     out = ran.stdout + ran.stderr
     # generate ran with params.yaml's values for the keys DVC lists for it: committed
     committed = line(out, "dvc-sync: dvc commit recorded").split(": ", 2)[-1].split(", ")
@@ -48,7 +50,8 @@ def test_an_overlay_run_is_not_recorded_as_params_yamls(rendered_project: tuple[
         "aggregate@oracle-orderprobe, score@oracle-orderprobe (other values in strict.yaml: "
         "benchmarks.orderprobe.score); `dvc status` reports them changed. To record this run: `idiombench "
         "merge-params strict.yaml --out params.yaml && dvc commit -f aggregate@oracle-orderprobe "
-        "score@oracle-orderprobe`")
+        "score@oracle-orderprobe`"
+    )
     status = json.loads(run(["dvc", "status", "--json"], project, env).stdout or "{}")
     assert set(RAN_WITH_OVERLAY) <= set(status) and "generate@oracle" not in status, status
     lock = yaml.safe_load((project / "dvc.lock").read_text(encoding="utf-8"))["stages"]

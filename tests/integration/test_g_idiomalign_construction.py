@@ -46,7 +46,12 @@ def test_rebuild_one_full_pair_with_the_offline_embedder(built, tmp_path: Path, 
     body = run_construction(params_with(["French_Japanese"]), built("g-idiomalign"), out)
     (pair,) = body["pairs"]
     assert body["role"]["role"] == "embedder_en" and body["role"]["status"] == "substitute"
-    assert (pair["released_rows"], pair["released_pairs"], pair["pool_source"], pair["pool_target"]) == (186, 186, 186, 186)
+    assert (pair["released_rows"], pair["released_pairs"], pair["pool_source"], pair["pool_target"]) == (
+        186,
+        186,
+        186,
+        186,
+    )
     assert pair["left_out_empty_gloss"] == {"source": 0, "target": 0} and pair["released_sharing_an_entry"] == 0
     assert body["glosses_embedded"] == 371  # distinct gloss texts: one text glosses two entries
     # the rebuilt set on disk is the summary's
@@ -67,9 +72,11 @@ def test_rebuild_one_full_pair_with_the_offline_embedder(built, tmp_path: Path, 
     assert pair["precision"] >= 0.75 and 0.2 <= pair["recall"] <= 0.45
     assert json.loads((out / "construction.json").read_text(encoding="utf-8"))["pairs"][0]["pair"] == "French_Japanese"
     with capsys.disabled():
-        print(f"\nFrench_Japanese with {body['role']['model']}: top-10 recall {pair['top_k_recall']:.3f}, "
-              f"MNN recall {pair['mnn_recall']:.3f}, rebuilt {pair['rebuilt']}, precision {pair['precision']:.3f}, "
-              f"recall {pair['recall']:.3f}, cutoff {pair['cutoff']:.3f} (modal bin {pair['modal_bin']})")
+        print(
+            f"\nFrench_Japanese with {body['role']['model']}: top-10 recall {pair['top_k_recall']:.3f}, "
+            f"MNN recall {pair['mnn_recall']:.3f}, rebuilt {pair['rebuilt']}, precision {pair['precision']:.3f}, "
+            f"recall {pair['recall']:.3f}, cutoff {pair['cutoff']:.3f} (modal bin {pair['modal_bin']})"
+        )
 
 
 def test_control_encoder_recovers_every_release_pair_at_the_mnn_step(built):

@@ -31,17 +31,31 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def generation_rows(setting: str, items: list[Item], text_of) -> pd.DataFrame:
-    return pd.DataFrame([
-        {"prompt_id": f"{setting}:{item.item_id}", "task": item.task, "setting": setting, "item_id": item.item_id,
-         "pass": "main", "sample_index": 0, "rotation": 0, "text": text_of(item), "finish_reason": "stop", "error": None}
-        for item in items
-    ])
+    return pd.DataFrame(
+        [
+            {
+                "prompt_id": f"{setting}:{item.item_id}",
+                "task": item.task,
+                "setting": setting,
+                "item_id": item.item_id,
+                "pass": "main",
+                "sample_index": 0,
+                "rotation": 0,
+                "text": text_of(item),
+                "finish_reason": "stop",
+                "error": None,
+            }
+            for item in items
+        ]
+    )
 
 
 @pytest.fixture(scope="module")
 def tasks(built) -> dict[str, list[Item]]:
     out = built("g-idiomalign")
-    return {task: read_items(out / f"{task}.parquet") for task in ("mcq", "gloss_generation", "gloss_generation_additional")}
+    return {
+        task: read_items(out / f"{task}.parquet") for task in ("mcq", "gloss_generation", "gloss_generation_additional")
+    }
 
 
 def mcq_letter_answer(item: Item, letter: str) -> str:
@@ -50,7 +64,10 @@ def mcq_letter_answer(item: Item, letter: str) -> str:
 
 def test_task1_oracle_scores_100_on_every_item(tasks):
     items = tasks["mcq"]
-    ctx = Ctx({"mcq": generation_rows("mcq", items, lambda i: mcq_letter_answer(i, i.answer))}, {"mcq": {i.item_id: i for i in items}})
+    ctx = Ctx(
+        {"mcq": generation_rows("mcq", items, lambda i: mcq_letter_answer(i, i.answer))},
+        {"mcq": {i.item_id: i for i in items}},
+    )
     frame = score(ctx)["mcq"]
     assert len(frame) == 18_999 and frame["correct"].all() and not frame["invalid"].any()
     m = agg.aggregate_mcq(frame, GIdiomAlignScore())[0]["metrics"]
@@ -63,8 +80,10 @@ def test_task1_oracle_scores_100_on_every_item(tasks):
 def test_task1_literal_translation_picker(tasks):
     items = tasks["mcq"]
     lt_letter = {i.item_id: next(l for l, t in i.meta["option_types"].items() if t == "LT") for i in items}
-    ctx = Ctx({"mcq": generation_rows("mcq", items, lambda i: mcq_letter_answer(i, lt_letter[i.item_id]))},
-              {"mcq": {i.item_id: i for i in items}})
+    ctx = Ctx(
+        {"mcq": generation_rows("mcq", items, lambda i: mcq_letter_answer(i, lt_letter[i.item_id]))},
+        {"mcq": {i.item_id: i for i in items}},
+    )
     frame = score(ctx)["mcq"].set_index("item_id")
     # released items whose LT option holds the target idiom's own text: picking it is picking the target
     lt_is_target = {i.item_id for i in items if i.choices["ABCD".index(lt_letter[i.item_id])] == i.references[0]}
@@ -78,7 +97,11 @@ def test_task1_literal_translation_picker(tasks):
     assert m["outcome.overall.LT"] == pytest.approx(100 * (18_999 - 69) / 18_999)
     assert m["outcome.overall.LC"] == m["outcome.overall.CA"] == m["outcome.overall.invalid"] == 0.0
     # the released answer only (duplicate rule off): 28 of the 69 name the LT copy as correct_option
-    strict = Ctx(ctx.generations, ctx.items, config=GIdiomAlignConfig(score=GIdiomAlignScore(duplicate_option_target_correct=False)))
+    strict = Ctx(
+        ctx.generations,
+        ctx.items,
+        config=GIdiomAlignConfig(score=GIdiomAlignScore(duplicate_option_target_correct=False)),
+    )
     strict_frame = score(strict)["mcq"]
     assert int(strict_frame["correct"].sum()) == 28
     assert int((strict_frame["outcome"] == "target_copy").sum()) == 41
@@ -89,8 +112,10 @@ def test_task2_oracle_surface_metrics_are_100_on_every_item(tasks):
     items = tasks["gloss_generation"]
     assert len(items) == 37_570
     oracle = lambda i: format_reference_answer(item_context(i, "no_gloss"), i.references[0], "oracle")  # noqa: E731
-    ctx = Ctx({s: generation_rows(s, items, oracle) for s in ("no_gloss", "with_gloss")},
-              {"gloss_generation": {i.item_id: i for i in items}})
+    ctx = Ctx(
+        {s: generation_rows(s, items, oracle) for s in ("no_gloss", "with_gloss")},
+        {"gloss_generation": {i.item_id: i for i in items}},
+    )
     tables = score(ctx)  # no scorers: the similarity is reported as not computed
     assert any("similarity not computed" in note for note in ctx.notes)
     for setting, frame in tables.items():
@@ -106,9 +131,13 @@ def test_additional_pairs_are_scored_apart(tasks):
     main = tasks["gloss_generation"][:50]
     extra = tasks["gloss_generation_additional"]
     assert len(extra) == 2_028
-    ctx = Ctx({"no_gloss": generation_rows("no_gloss", [*main, *extra], lambda i: "" if i in main else i.references[0])},
-              {"gloss_generation": {i.item_id: i for i in main},
-               "gloss_generation_additional": {i.item_id: i for i in extra}})
+    ctx = Ctx(
+        {"no_gloss": generation_rows("no_gloss", [*main, *extra], lambda i: "" if i in main else i.references[0])},
+        {
+            "gloss_generation": {i.item_id: i for i in main},
+            "gloss_generation_additional": {i.item_id: i for i in extra},
+        },
+    )
     frame = score(ctx)["no_gloss"]
     assert int(frame["additional"].sum()) == 2_028
     body = agg.aggregate(AggCtx({"no_gloss": frame}, ctx.items))
@@ -155,8 +184,13 @@ def test_pipeline_in_process_oracle_and_echo(built, mirror: Path, tmp_path: Path
     assert echo["no_gloss"]["metrics"]["EM"] < 100.0 and echo["no_gloss"]["metrics"]["MeanSim"] < 100.0
     provenance = bodies["oracle"]["provenance"]
     assert provenance["roles"]["embedder_multilingual"]["status"] == "substitute"
-    assert provenance["sample"]["mcq"]["mcq"] == {"items_scored": 30, "items_available": 18_999, "directions_scored": 30,
-                                                 "directions_available": 30, "complete": False}
+    assert provenance["sample"]["mcq"]["mcq"] == {
+        "items_scored": 30,
+        "items_available": 18_999,
+        "directions_scored": 30,
+        "directions_available": 30,
+        "complete": False,
+    }
     assert provenance["template_hashes"]["no_gloss"]
     # scoring twice writes the same bytes
     first = (tmp_path / "results" / "scores" / "oracle" / "g-idiomalign" / "no_gloss.parquet").read_bytes()
@@ -167,4 +201,8 @@ def test_pipeline_in_process_oracle_and_echo(built, mirror: Path, tmp_path: Path
     assert (tmp_path / "reports" / "figures" / "g_idiomalign_figure3.png").is_file()
     table4 = (tmp_path / "reports" / "tables" / "g_idiomalign_table4.md").read_text(encoding="utf-8")
     # ±: the bootstrap half-width (every item scores 100); ▲: the best model of the column
-    assert "| oracle | 100.00 ±0.00†§▲ |" in table4 and "† embedder_multilingual" in table4 and "§ computed on a sample" in table4
+    assert (
+        "| oracle | 100.00 ±0.00†§▲ |" in table4
+        and "† embedder_multilingual" in table4
+        and "§ computed on a sample" in table4
+    )

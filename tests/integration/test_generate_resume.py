@@ -27,8 +27,14 @@ def env() -> dict[str, str]:
 
 
 def generate(project: Path) -> subprocess.CompletedProcess:
-    result = subprocess.run([sys.executable, "-m", "idiombench.cli", "generate", "--model", "tiny"], cwd=project,
-                            env=env(), capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [sys.executable, "-m", "idiombench.cli", "generate", "--model", "tiny"],
+        cwd=project,
+        env=env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr
     return result
 
@@ -44,16 +50,22 @@ def output_files(project: Path) -> dict[str, bytes]:
 
 def test_killed_generate_resumes_to_the_same_bytes(tiny_chat_model: Path, tmp_path: Path, model_dtype: str):
     # in either dtype: whole batches are cached, so a resumed run meets the same batches
-    models = {"tiny": {"backend": "hf", "model": str(tiny_chat_model), "batch_size": 2, "device": "cpu",
-                       "dtype": model_dtype}}
+    models = {
+        "tiny": {"backend": "hf", "model": str(tiny_chat_model), "batch_size": 2, "device": "cpu", "dtype": model_dtype}
+    }
     options = {"copies": 1, "consistency_n": 2, "max_new_tokens": 12}  # 72 batches: time enough to kill it after 3
     killed = write_project(tmp_path / "killed", models, **options)
     straight = write_project(tmp_path / "straight", models, **options)
     total = 24 * 2 * (1 + 2)  # items x settings x (main + 2 consistency samples)
 
     cache_dir = killed / "results" / "cache" / "tiny"
-    proc = subprocess.Popen([sys.executable, "-m", "idiombench.cli", "generate", "--model", "tiny"], cwd=killed,
-                            env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "idiombench.cli", "generate", "--model", "tiny"],
+        cwd=killed,
+        env=env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 300
     while len(list(cache_dir.glob("shard-*.jsonl"))) < 3:
         assert proc.poll() is None, "generate finished before it could be killed"
@@ -80,8 +92,12 @@ def test_killed_generate_resumes_to_the_same_bytes(tiny_chat_model: Path, tmp_pa
     assert summary(straight)["total"]["generated"] == total
     assert output_files(killed) == output_files(straight)
     assert sorted(output_files(killed)) == [
-        "generation_info.json", "identity.json", "idiombench-output.json", "orderprobe/cot.parquet",
-        "orderprobe/zero_shot.parquet"]
+        "generation_info.json",
+        "identity.json",
+        "idiombench-output.json",
+        "orderprobe/cot.parquet",
+        "orderprobe/zero_shot.parquet",
+    ]
 
     again = generate(killed)
     rerun = summary(killed)["total"]

@@ -37,12 +37,17 @@ def summary(project: Path, model: str) -> dict:
     return json.loads((project / "results" / "logs" / f"generate-{model}.json").read_text(encoding="utf-8"))
 
 
-def test_snakemake_runs_one_generate_job_per_model_on_claimed_gpus(rendered_project: tuple[Path, str],
-                                                                    mirrors: list[Path], tmp_path: Path):
+def test_snakemake_runs_one_generate_job_per_model_on_claimed_gpus(
+    rendered_project: tuple[Path, str], mirrors: list[Path], tmp_path: Path
+):
     project, _ = rendered_project  # DVC ran the data and prompt stages: Snakemake takes its word
     set_models(project)
-    env = {**tool_env(mirrors), "IDIOMBENCH_GPUS": "0,1", "IDIOMBENCH_GPU_LOCK_DIR": str(tmp_path / "locks"),
-           "IDIOMBENCH_GPU_WAIT_S": "60"}
+    env = {
+        **tool_env(mirrors),
+        "IDIOMBENCH_GPUS": "0,1",
+        "IDIOMBENCH_GPU_LOCK_DIR": str(tmp_path / "locks"),
+        "IDIOMBENCH_GPU_WAIT_S": "60",
+    }
     targets = [f"results/generations/{m}" for m in MODELS]
     ran = run(["snakemake", *targets, "--cores", "2", "--resources", "gpu=2"], project, env)
     out = ran.stdout + ran.stderr
@@ -62,8 +67,9 @@ def ran_stages(output: str) -> list[str]:
     return re.findall(r"Running stage '([^']+)'", output)
 
 
-def test_dvc_generate_reruns_only_on_its_params_and_hits_the_cache(rendered_project: tuple[Path, str],
-                                                                   mirrors: list[Path], tmp_path: Path):
+def test_dvc_generate_reruns_only_on_its_params_and_hits_the_cache(
+    rendered_project: tuple[Path, str], mirrors: list[Path], tmp_path: Path
+):
     project, _ = rendered_project  # after `dvc repro render`
     params = set_models(project)
     env = {**tool_env(mirrors), "IDIOMBENCH_GPUS": "0,1", "IDIOMBENCH_GPU_LOCK_DIR": str(tmp_path / "locks")}
@@ -79,9 +85,11 @@ def test_dvc_generate_reruns_only_on_its_params_and_hits_the_cache(rendered_proj
     # every stage DVC reports changed: the generate stages, plus the downstream stages that
     # have never run in this project (they wait on generate's outputs, not on this param)
     status = json.loads(run(["dvc", "status", "--json"], project, env).stdout)
-    assert sorted(s for s in status if not s.startswith(("score@", "aggregate@", "track@", "attention@", "construct@", "plots",
-                                                          "report"))) == [
-        "generate@majority", "generate@oracle"]
+    assert sorted(
+        s
+        for s in status
+        if not s.startswith(("score@", "aggregate@", "track@", "attention@", "construct@", "plots", "report"))
+    ) == ["generate@majority", "generate@oracle"]
     assert not any(s.startswith(("acquire@", "build@", "render@")) for s in status)
     second = run(["dvc", "repro", "generate"], project, env)
     assert sorted(ran_stages(second.stdout)) == ["generate@majority", "generate@oracle"]

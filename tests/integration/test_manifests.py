@@ -36,7 +36,11 @@ def test_declared_files_match_mirror_manifest(name: str, mirrors: list[Path], de
             manifests[manifest] = {f["file"]: f for f in data["files"]}
         entry = manifests[manifest][inside]
         assert (spec.sha256, spec.bytes, spec.source_repo, spec.source_commit, spec.source_path) == (
-            entry["sha256"], entry["bytes"], entry["source_repo"], entry["source_commit"], entry["source_path"]
+            entry["sha256"],
+            entry["bytes"],
+            entry["source_repo"],
+            entry["source_commit"],
+            entry["source_path"],
         )
         assert sha256_file(manifest.parent.parent / spec.mirror_path) == spec.sha256
         assert (spec.derive is not None) == ("derived" in entry)

@@ -33,8 +33,10 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not on PATH: `make browser` installs "
-                                                "Debian's chromium (needs root or sudo)"),
+    pytest.mark.skipif(
+        CHROMIUM is None,
+        reason="Chromium is not on PATH: `make browser` installs Debian's chromium (needs root or sudo)",
+    ),
 ]
 
 
@@ -48,14 +50,23 @@ def tracked_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     params = parse_params(raw)
     monkeypatch.chdir(tmp_path)
     for model, value in (("oracle", 100.0), ("echo", 12.5)):
-        write_json(tmp_path / "results" / "metrics" / "orderprobe" / f"{model}.json", {
-            "benchmark": "orderprobe", "model": model, "status": "scored",
-            "settings": {s: {"metrics": {"recovery": value}, "counts": {"items": 24}} for s in ("zero_shot", "cot")},
-            "model_info": {"config": {"backend": model}, "identity": {"backend": model}},
-        })
+        write_json(
+            tmp_path / "results" / "metrics" / "orderprobe" / f"{model}.json",
+            {
+                "benchmark": "orderprobe",
+                "model": model,
+                "status": "scored",
+                "settings": {
+                    s: {"metrics": {"recovery": value}, "counts": {"items": 24}} for s in ("zero_shot", "cot")
+                },
+                "model_info": {"config": {"backend": model}, "identity": {"backend": model}},
+            },
+        )
         for setting in ("zero_shot", "cot"):
-            write_parquet(tmp_path / "results" / "scores" / model / "orderprobe" / f"{setting}.parquet",
-                          pa.table({"prompt_id": ["a"], "recovered": [value]}))
+            write_parquet(
+                tmp_path / "results" / "scores" / model / "orderprobe" / f"{setting}.parquet",
+                pa.table({"prompt_id": ["a"], "recovered": [value]}),
+            )
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
     for model in ("oracle", "echo"):
@@ -65,11 +76,25 @@ def tracked_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 def chromium(tmp_path: Path, url: str, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         f"--user-data-dir={tmp_path / 'chromium-profile'}", "--window-size=1600,1000",
-         "--virtual-time-budget=30000", *args, url],
-        capture_output=True, text=True, timeout=180,
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'chromium-profile'}",
+            "--window-size=1600,1000",
+            "--virtual-time-budget=30000",
+            *args,
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
     )
 
 
@@ -159,13 +184,20 @@ def test_items_in_the_mlflow_ui(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     params = traced_project.run_stages(tmp_path, monkeypatch)
     uri = traced_project.empty_store(tmp_path)
     traced_project.use_store(monkeypatch, uri)
-    runs = {model: track(params, benchmark="orderprobe", model=model)["runs"][f"orderprobe/{model}/zero_shot"] for model in ("oracle", "echo")}
+    runs = {
+        model: track(params, benchmark="orderprobe", model=model)["runs"][f"orderprobe/{model}/zero_shot"]
+        for model in ("oracle", "echo")
+    }
     client = MlflowClient(uri)
     experiment = client.get_experiment_by_name("orderprobe").experiment_id
     scores = read_parquet(tmp_path / "results/scores/oracle/orderprobe/zero_shot.parquet").to_pandas()
     row = scores[(scores["pass"] == "main") & (scores["language"] == "ja")].iloc[0]
-    (trace,) = client.search_traces(locations=[experiment], filter_string=(
-        f"tags.model = 'oracle' AND tags.setting = 'zero_shot' AND tags.pass = 'main' AND tags.item_id = '{row['item_id']}'"))
+    (trace,) = client.search_traces(
+        locations=[experiment],
+        filter_string=(
+            f"tags.model = 'oracle' AND tags.setting = 'zero_shot' AND tags.pass = 'main' AND tags.item_id = '{row['item_id']}'"
+        ),
+    )
     output = trace.data.spans[0].outputs["text"]
     shots = []
 
@@ -180,23 +212,31 @@ def test_items_in_the_mlflow_ui(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         # the link `track` prints: the run's items, newest (the table's first rows) first
         browser.open(runs["oracle"]["items_ui"].replace("http://127.0.0.1:5000", base))
         # the first assessment columns (alphabetical: ce, f_beta, ...), values to 3 decimals
-        browser.wait_for_text(f"[{row['item_id']}]", output, "expected_answer", "f_beta", f"{round(row['f_beta'], 3):g}")
+        browser.wait_for_text(
+            f"[{row['item_id']}]", output, "expected_answer", "f_beta", f"{round(row['f_beta'], 3):g}"
+        )
         shot(browser, "items.png")
 
         browser.open(f"{base}/#/experiments/{experiment}/traces?traceId={trace.info.trace_id}")
         browser.wait_for_text("Inputs", row["item_id"], output)
-        browser.evaluate("[...document.querySelectorAll('button')].find("
-                         "b => (b.getAttribute('aria-label') || '').startsWith('Assess trace')).click()")
+        browser.evaluate(
+            "[...document.querySelectorAll('button')].find("
+            "b => (b.getAttribute('aria-label') || '').startsWith('Assess trace')).click()"
+        )
         browser.wait_for_text("Feedback", "s_acc", repr(float(row["s_acc"])), "recovered")
         shot(browser, "item.png")
 
         browser.open(f"{base}/#/experiments/{experiment}/traces")
         browser.wait_for_text("zh-CN/0001/", "ja/0002/")
         browser.tidy()  # a first-visit hint over the toolbar
-        browser.evaluate("[...document.querySelectorAll('button')].find(b => b.getAttribute('aria-label') == 'Filters').click()")
+        browser.evaluate(
+            "[...document.querySelectorAll('button')].find(b => b.getAttribute('aria-label') == 'Filters').click()"
+        )
         browser.wait_for_text("Field", "Apply filters")
-        browser.evaluate("[...document.querySelectorAll('[role=combobox], button, input')].filter("
-                         "e => e.offsetParent && (e.innerText || e.value || '').trim() == 'State').forEach(e => e.click())")
+        browser.evaluate(
+            "[...document.querySelectorAll('[role=combobox], button, input')].filter("
+            "e => e.offsetParent && (e.innerText || e.value || '').trim() == 'State').forEach(e => e.click())"
+        )
         browser.wait_for_text("Tag")
         assert browser.click_text("Tag", "[role=option], li")
         for label, value in (("Filter key", "language"), ("Filter value", "ja")):
@@ -208,13 +248,17 @@ def test_items_in_the_mlflow_ui(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         deadline = time.monotonic() + 60
         while "zh-CN/0001/" in browser.text() and time.monotonic() < deadline:
             time.sleep(0.5)
-        assert "zh-CN/0001/" not in browser.text(), f"the tag filter left zh-CN items; see {shot(browser, 'filtered.png')}"
+        assert "zh-CN/0001/" not in browser.text(), (
+            f"the tag filter left zh-CN items; see {shot(browser, 'filtered.png')}"
+        )
         shot(browser, "filtered.png")
 
         # side by side: the oracle's run compared to the echo's, item by item
         echo_output = row["input"]  # echo copies the scrambled input
-        browser.open(runs["oracle"]["items_ui"].replace("http://127.0.0.1:5000", base)
-                     + f"?compareToRunUuid={runs['echo']['run_id']}")
+        browser.open(
+            runs["oracle"]["items_ui"].replace("http://127.0.0.1:5000", base)
+            + f"?compareToRunUuid={runs['echo']['run_id']}"
+        )
         browser.wait_for_text("compare to", "echo / zero_shot", f"[{row['item_id']}]", output, echo_output)
         shot(browser, "compared.png")
     assert all(path.stat().st_size > 20_000 for path in shots)

@@ -68,18 +68,43 @@ def run(built, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     bodies: dict[str, dict[str, Any]] = {b: {} for b in SETUP}
     logs: dict[str, Any] = {}
     for model in MODELS:
-        result = run_generate(params, model, out_dir=tmp / "gen" / model, prompts_root=tmp / "prompts",
-                              items_root=next(iter(processed.values())).parent, cache_dir=tmp / "cache" / model,
-                              logs_dir=tmp / "logs", echo=lambda _line: None)
+        result = run_generate(
+            params,
+            model,
+            out_dir=tmp / "gen" / model,
+            prompts_root=tmp / "prompts",
+            items_root=next(iter(processed.values())).parent,
+            cache_dir=tmp / "cache" / model,
+            logs_dir=tmp / "logs",
+            echo=lambda _line: None,
+        )
         logs[model] = result.summary
         for benchmark in params.models[model].benchmarks or SETUP:
-            config, bench, items = params.benchmark(benchmark), get_benchmark(benchmark), load_items(benchmark, processed[benchmark])
-            ctx = ScoreContext(params=params, model=model, benchmark=benchmark, config=config,
-                               generations=load_generations(benchmark=benchmark, model=model, generations_dir=tmp / "gen" / model), items=items)
+            config, bench, items = (
+                params.benchmark(benchmark),
+                get_benchmark(benchmark),
+                load_items(benchmark, processed[benchmark]),
+            )
+            ctx = ScoreContext(
+                params=params,
+                model=model,
+                benchmark=benchmark,
+                config=config,
+                generations=load_generations(benchmark=benchmark, model=model, generations_dir=tmp / "gen" / model),
+                items=items,
+            )
             scores[benchmark][model] = bench.score(ctx)
-            bodies[benchmark][model] = bench.aggregate(AggregateContext(
-                params=params, model=model, benchmark=benchmark, config=config, scores=scores[benchmark][model],
-                items=items, scoring_meta={"notes": ctx.notes}))
+            bodies[benchmark][model] = bench.aggregate(
+                AggregateContext(
+                    params=params,
+                    model=model,
+                    benchmark=benchmark,
+                    config=config,
+                    scores=scores[benchmark][model],
+                    items=items,
+                    scoring_meta={"notes": ctx.notes},
+                )
+            )
     return {"params": params, "scores": scores, "bodies": bodies, "logs": logs, "tmp": tmp}
 
 
@@ -146,17 +171,23 @@ def test_a_fixed_position_picker_has_position_bias_one_and_no_circular_accuracy(
 
 
 def test_smollm2_runs_the_pass_and_its_rotation_zero_is_the_main_pass(run) -> None:
-    (where, metrics, counts), = order_metrics(run["bodies"]["chengyu-bench"]["smollm2"])
+    ((where, metrics, counts),) = order_metrics(run["bodies"]["chengyu-bench"]["smollm2"])
     assert where == "chid_candidates" and counts["items"] == 2 and counts["rows"] == 14
     assert counts["items_missing_a_rotation"] == 0
-    assert all(metrics[f"option_order.{m}"] is not None for m in ("accuracy_as_released", "rotation_accuracy",
-                                                                   "circular_accuracy"))
+    assert all(
+        metrics[f"option_order.{m}"] is not None
+        for m in ("accuracy_as_released", "rotation_accuracy", "circular_accuracy")
+    )
     table = run["scores"]["chengyu-bench"]["smollm2"]["chid_candidates"]
     main, rotation0 = table[table["pass"] == "main"], table[(table["pass"] == PASS) & (table["rotation"] == 0)]
-    assert main.set_index("item_id")["parsed"].map(list).to_dict() == \
-        rotation0.set_index("item_id")["parsed"].map(list).to_dict()
+    assert (
+        main.set_index("item_id")["parsed"].map(list).to_dict()
+        == rotation0.set_index("item_id")["parsed"].map(list).to_dict()
+    )
     # its rotation 0 is the main pass's request (the same key: generated once); 2 x 6 more requests
-    generations = load_generations(benchmark="chengyu-bench", model="smollm2", generations_dir=run["tmp"] / "gen" / "smollm2")["chid_candidates"]
+    generations = load_generations(
+        benchmark="chengyu-bench", model="smollm2", generations_dir=run["tmp"] / "gen" / "smollm2"
+    )["chid_candidates"]
     keys = generations.groupby(["pass", "rotation"])["request_key"].apply(set)
     assert keys[("main", 0)] == keys[(PASS, 0)] and generations["request_key"].nunique() == 2 + 2 * 6
 
@@ -168,9 +199,15 @@ def test_report_tables_carry_intervals_over_items(run, tmp_path: Path) -> None:
     section = get_benchmark(benchmark).report_section(ctx)
     table = next(t for t in section.tables if t.table_id.endswith("_option_order"))
     assert any(f.figure_id.endswith("_option_order") and f.path.is_file() for f in section.figures)
-    estimands = get_benchmark(benchmark).estimands(UncertaintyContext(
-        params=params, benchmark=benchmark, config=params.benchmark(benchmark), scores=run["scores"][benchmark],
-        metrics=bodies))
+    estimands = get_benchmark(benchmark).estimands(
+        UncertaintyContext(
+            params=params,
+            benchmark=benchmark,
+            config=params.benchmark(benchmark),
+            scores=run["scores"][benchmark],
+            metrics=bodies,
+        )
+    )
     assert estimands["oracle"]["mcq/option_order.circular_accuracy"].unit == "item"
     annotate_section(section, estimands, params.report.uncertainty, ctx.display_name)
     cells = {row[0].text: [c.text for c in row] for row in table.rows}

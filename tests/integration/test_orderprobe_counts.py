@@ -51,7 +51,12 @@ def test_identity_inputs_and_categories(orderprobe):
         join = detail["category_join"]
         assert join["joined"] == join["expressions"], language  # every kept expression has a category
     assert {i.meta["category"] for i in items} == {
-        "Parallel (Coordinate)", "Modifier-Head", "Subject-Predicate", "Complementary", "Serial Verb", "Verb-Object",
+        "Parallel (Coordinate)",
+        "Modifier-Head",
+        "Subject-Predicate",
+        "Complementary",
+        "Serial Verb",
+        "Verb-Object",
     }
 
 

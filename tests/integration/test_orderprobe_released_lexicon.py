@@ -36,5 +36,6 @@ def test_the_build_records_where_the_lists_come_from(built):
 def test_issue_12_false_conflict_is_gone(lists):
     """The project's former lists flagged a conflict here; the released lists and rule do not."""
     assert not polarity.polarity_contradicts(
-        "形容虚心好学。", ["乐于向学问或地位比自己低的人学习，而不觉得不好意思"], lists["zh-CN"])
+        "形容虚心好学。", ["乐于向学问或地位比自己低的人学习，而不觉得不好意思"], lists["zh-CN"]
+    )
     assert polarity.features("随便什么文字", lists["zh-CN"], "爱不释手") == polarity.Features(True, False, False)

@@ -69,7 +69,9 @@ def test_every_generation_row_is_scored(project: Path):
     consistency = load_params(project / "params.yaml").benchmark("orderprobe").generate.extra["consistency"]
     for model in MODELS:
         for setting in SETTINGS:
-            generations = pd.read_parquet(project / paths.generations_file(benchmark="orderprobe", model=model, setting=setting))
+            generations = pd.read_parquet(
+                project / paths.generations_file(benchmark="orderprobe", model=model, setting=setting)
+            )
             table = scores(project, model, setting)
             samples = consistency.n if consistency.settings is None or setting in consistency.settings else 0
             assert len(table) == len(generations) == 96 * (1 + samples)  # 4 expressions x 24 inputs x passes
@@ -122,7 +124,9 @@ def test_provenance_and_not_computed_roles(project: Path):
     assert provenance["data"]["acquired_sha256"] and provenance["data"]["items_sha256"]
     assert provenance["sample"]["selection"] == "1 expression(s) per language, all their inputs (seed 0)"
     assert provenance["sample"]["full_benchmark"] is False
-    assert set(provenance["template_hashes"]["cot"]["templates"]) == {f"orderprobe/cot/{l}" for l in ("ja", "ko", "zh-CN", "zh-TW")}
+    assert set(provenance["template_hashes"]["cot"]["templates"]) == {
+        f"orderprobe/cot/{l}" for l in ("ja", "ko", "zh-CN", "zh-TW")
+    }
     for setting in SETTINGS:
         assert body["settings"][setting]["metrics"]["s_logic"] is None
         assert "nli" in body["settings"][setting]["not_computed"]["s_logic"]
@@ -148,8 +152,16 @@ def test_report_renders_the_section(project: Path, monkeypatch):
     assert summary["sections"] == ["orderprobe"] and summary["figures"] == 2
     table3 = (project / "reports" / "tables" / "orderprobe_table3.csv").read_text(encoding="utf-8").splitlines()
     header = table3[0].split(",")
-    assert [c for c in header if not c.endswith(("_lo", "_hi"))] == \
-        ["Model", "Setting", "S_Acc^mean", "S_Cons", "S_Logic", "S_Rob", "S_Info", "Recovery (%)"]
+    assert [c for c in header if not c.endswith(("_lo", "_hi"))] == [
+        "Model",
+        "Setting",
+        "S_Acc^mean",
+        "S_Cons",
+        "S_Logic",
+        "S_Rob",
+        "S_Info",
+        "Recovery (%)",
+    ]
     # the bootstrap resamples expressions (the 24 inputs of one are a cluster): 4 are fewer than
     # report.uncertainty.min_units, so no cell has an interval, and the footnote says why in those units
     assert not any(c.endswith(("_lo", "_hi")) for c in header)

@@ -21,18 +21,32 @@ ROOT = Path(__file__).resolve().parents[2]
 
 DEFAULT_COUNTS = {
     # settings -> prompts with params.yaml's embedded sample
-    "orderprobe": {"zero_shot": 8, "cot": 8, "three_shot": 8},  # 1 expression x (canonical + 1 permutation) x 4 languages
+    "orderprobe": {
+        "zero_shot": 8,
+        "cot": 8,
+        "three_shot": 8,
+    },  # 1 expression x (canonical + 1 permutation) x 4 languages
     "g-idiomalign": {"mcq": 30, "no_gloss": 72, "with_gloss": 72},  # 1 per direction
     "semanticqa": {"0-shot": 12, "3-shot": 12, "5-shot": 12},  # 1 per task x 12 tasks
-    "chengyu-bench": {"connotation": 4, "appropriateness": 4, "open_cloze": 0, "chid_open_cloze": 4,
-                      "chid_candidates": 4},
+    "chengyu-bench": {
+        "connotation": 4,
+        "appropriateness": 4,
+        "open_cloze": 0,
+        "chid_open_cloze": 4,
+        "chid_candidates": 4,
+    },
 }
 FULL_COUNTS = {  # the prompts as released (rotation 0)
     "orderprobe": {"zero_shot": 85_032, "cot": 85_032, "three_shot": 85_032},
     "g-idiomalign": {"mcq": 18_999, "no_gloss": 37_570, "with_gloss": 37_570},
     "semanticqa": {"0-shot": 3_999, "3-shot": 3_999, "5-shot": 3_999},
-    "chengyu-bench": {"connotation": 40, "appropriateness": 40, "open_cloze": 0, "chid_open_cloze": 2_002,
-                      "chid_candidates": 2_002},
+    "chengyu-bench": {
+        "connotation": 40,
+        "appropriateness": 40,
+        "open_cloze": 0,
+        "chid_open_cloze": 2_002,
+        "chid_candidates": 2_002,
+    },
 }
 # the paper profile's option-order pass: every further rotation of every choice item's options
 ROTATED_COUNTS = {
@@ -82,11 +96,21 @@ def full(built, paper_params):
 @pytest.mark.parametrize("name", NAMES)
 def test_embedded_default_counts(name: str, built, default_params, tmp_path: Path):
     processed = built(name)
-    run = run_render(name, default_params.benchmark(name), processed_dir=processed, raw_dir=raw_of(processed),
-                     out_dir=tmp_path / name)
+    run = run_render(
+        name,
+        default_params.benchmark(name),
+        processed_dir=processed,
+        raw_dir=raw_of(processed),
+        out_dir=tmp_path / name,
+    )
     assert {s: info["prompts"] for s, info in run.stats["settings"].items()} == DEFAULT_COUNTS[name]
-    again = run_render(name, default_params.benchmark(name), processed_dir=processed, raw_dir=raw_of(processed),
-                       out_dir=tmp_path / f"{name}-again")
+    again = run_render(
+        name,
+        default_params.benchmark(name),
+        processed_dir=processed,
+        raw_dir=raw_of(processed),
+        out_dir=tmp_path / f"{name}-again",
+    )
     files = sorted(p.name for p in (tmp_path / name).iterdir())
     assert files == sorted(p.name for p in (tmp_path / f"{name}-again").iterdir())
     for file in files:  # same params -> byte-identical prompt tables and stats
@@ -150,21 +174,23 @@ def test_golden_semanticqa_real_item(built, default_params):
     out = render_benchmark("semanticqa", golden_sample(default_params, "semanticqa"), processed, raw_of(processed))
     prompt = next(p for p in out.prompts["3-shot"] if p.task == "noun_compound_interpretation")
     assert (prompt.item_id, prompt.exemplar_ids) == ("L0059", ("L0036", "L0087", "L0043"))
-    assert [(m.role, m.content) for m in prompt.messages] == [(
-        "user",
-        "Assume that you are a linguist who research in noun compound.\n\n"
-        "You will be given a noun compound.\n\n"
-        "Your task is to interpret the given noun compound in the out-of-context setting.\n\n"
-        "Please paraphrase the noun compound in accurate and very very concise style (3 to 10 words, 10 words at "
-        "most).\n\n"
-        "Answer only, no analysis!\n\n"
-        "Examples: \n"
-        "Noun compound: rubber industry\nOutput: industry that produces rubber\n\n"
-        "Noun compound: boundary commission\nOutput: commission to change a boundary\n\n"
-        "Noun compound: fuel supplier\nOutput: supplier of fuel\n\n\n"
-        "Noun compound: halogen lamp\n\n"
-        "Short interpretation: \n",
-    )]
+    assert [(m.role, m.content) for m in prompt.messages] == [
+        (
+            "user",
+            "Assume that you are a linguist who research in noun compound.\n\n"
+            "You will be given a noun compound.\n\n"
+            "Your task is to interpret the given noun compound in the out-of-context setting.\n\n"
+            "Please paraphrase the noun compound in accurate and very very concise style (3 to 10 words, 10 words at "
+            "most).\n\n"
+            "Answer only, no analysis!\n\n"
+            "Examples: \n"
+            "Noun compound: rubber industry\nOutput: industry that produces rubber\n\n"
+            "Noun compound: boundary commission\nOutput: commission to change a boundary\n\n"
+            "Noun compound: fuel supplier\nOutput: supplier of fuel\n\n\n"
+            "Noun compound: halogen lamp\n\n"
+            "Short interpretation: \n",
+        )
+    ]
     assert prompt.template_id == "semanticqa/prompts/noun_compound_interpretation_fewshot.txt"
     assert prompt.template_hash == "8a94026cdecace3624844458bf50fc735b22c2b9a116d742da0e1ad7bcfd13ae"
 
@@ -174,49 +200,69 @@ def test_golden_g_idiomalign_real_items(built, default_params):
     out = render_benchmark("g-idiomalign", default_params.benchmark("g-idiomalign"), processed, raw_of(processed))
     mcq = out.prompts["mcq"][0]
     assert mcq.item_id == "mcq/de-en/00105"
-    assert [(m.role, m.content) for m in mcq.messages] == [(
-        "user",
-        "You are a cross lingual expert. Your task is to identify the correct idiom in the English that shares the "
-        "same figurative meaning and usage context as the source idiom.\n\n"
-        "Instructions:\n"
-        "1. Analyze the figurative meaning of the source idiom.\n"
-        "2. Select the option that best conveys this meaning in the English.\n\n"
-        "3. Output the exact format shown below, without any other text or comments.Input:\n"
-        "- Source Idiom: wie gewonnen, so zerronnen\n"
-        "- Source Language: German\n"
-        "- Target Language: English\n\n"
-        "Options:\n"
-        "A. easy come, easy go\n"
-        "B. a penny saved is a penny earned\n"
-        "C. as won, so run away\n"
-        "D. run for your money\n\n"
-        "Question: Which option is the correct equivalent?\n\n"
-        "Output Format:\n"
-        "{\n\"Answer\": \"(A, B, C, or D)\"}\n",
-    )]
+    assert [(m.role, m.content) for m in mcq.messages] == [
+        (
+            "user",
+            "You are a cross lingual expert. Your task is to identify the correct idiom in the English that shares the "
+            "same figurative meaning and usage context as the source idiom.\n\n"
+            "Instructions:\n"
+            "1. Analyze the figurative meaning of the source idiom.\n"
+            "2. Select the option that best conveys this meaning in the English.\n\n"
+            "3. Output the exact format shown below, without any other text or comments.Input:\n"
+            "- Source Idiom: wie gewonnen, so zerronnen\n"
+            "- Source Language: German\n"
+            "- Target Language: English\n\n"
+            "Options:\n"
+            "A. easy come, easy go\n"
+            "B. a penny saved is a penny earned\n"
+            "C. as won, so run away\n"
+            "D. run for your money\n\n"
+            "Question: Which option is the correct equivalent?\n\n"
+            "Output Format:\n"
+            '{\n"Answer": "(A, B, C, or D)"}\n',
+        )
+    ]
     gen = out.prompts["with_gloss"][0]
     assert gen.item_id == "gen/de-en/00282"
-    assert [(m.role, m.content) for m in gen.messages] == [(
-        "user",
-        'Output the English idiom corresponding to "auf gutem Fuß stehen" with meaning "to be on good terms". '
-        "Return only one idiom and do not include any explanation or additional text.",
-    )]
+    assert [(m.role, m.content) for m in gen.messages] == [
+        (
+            "user",
+            'Output the English idiom corresponding to "auf gutem Fuß stehen" with meaning "to be on good terms". '
+            "Return only one idiom and do not include any explanation or additional text.",
+        )
+    ]
 
 
 def test_golden_orderprobe_real_item(built, default_params):
     processed = built("orderprobe")
     out = render_benchmark("orderprobe", golden_sample(default_params, "orderprobe"), processed, raw_of(processed))
     assert out.sample["restore"]["expressions"] == {
-        "ja": ["ja/0395"], "ko": ["ko/0061"], "zh-CN": ["zh-CN/0099"], "zh-TW": ["zh-TW/0734"],
+        "ja": ["ja/0395"],
+        "ko": ["ko/0061"],
+        "zh-CN": ["zh-CN/0099"],
+        "zh-TW": ["zh-TW/0734"],
     }
     items = {i.item_id: i for i in load_tasks(processed, "orderprobe")["restore"]}
-    prompt = next(p for p in out.prompts["zero_shot"] if p.item_id.startswith("zh-CN/0099/") and p.item_id.endswith("ABDC"))
+    prompt = next(
+        p for p in out.prompts["zero_shot"] if p.item_id.startswith("zh-CN/0099/") and p.item_id.endswith("ABDC")
+    )
     idiom = items[prompt.item_id].fields["idiom"]
     assert [(m.role, m.content) for m in prompt.messages] == [
-        ("system", "你是一个严格遵循格式要求的语言专家。请你回答为中文。请只输出一行，不要多余空行或其他文字：\n判断含义：[解释]"),
-        ("user", f"请你判断这个的含义。直接判断并说出含义，不要有其他废话，尽可能全面：\n判断含义：[解释]\n成语：{idiom}"),
+        (
+            "system",
+            "你是一个严格遵循格式要求的语言专家。请你回答为中文。请只输出一行，不要多余空行或其他文字：\n判断含义：[解释]",
+        ),
+        (
+            "user",
+            f"请你判断这个的含义。直接判断并说出含义，不要有其他废话，尽可能全面：\n判断含义：[解释]\n成语：{idiom}",
+        ),
     ]
-    assert {p.item_id.rsplit("/", 1)[0] for p in out.prompts["cot"]} == {"ja/0395", "ko/0061", "zh-CN/0099", "zh-TW/0734"}
+    assert {p.item_id.rsplit("/", 1)[0] for p in out.prompts["cot"]} == {
+        "ja/0395",
+        "ko/0061",
+        "zh-CN/0099",
+        "zh-TW/0734",
+    }
 
 
 def test_golden_chengyu_real_items(built, default_params):
@@ -224,14 +270,16 @@ def test_golden_chengyu_real_items(built, default_params):
     out = render_benchmark("chengyu-bench", default_params.benchmark("chengyu-bench"), processed, raw_of(processed))
     connotation = out.prompts["connotation"][0]
     assert (connotation.task, connotation.item_id) == ("connotation_sample", "00002")
-    assert [(m.role, m.content) for m in connotation.messages] == [(
-        "user",
-        "Please determine the evaluative connotation of the following Chinese idiom. Classify the idiom as either "
-        "positive (with a favorable meaning) or negative (with an unfavorable meaning). Do not choose neutral.\n\n"
-        "The idiom is as follows: 助纣为虐\n\n"
-        "Please provide your final answer in the format:\n\n"
-        "<positive> or <negative>",
-    )]
+    assert [(m.role, m.content) for m in connotation.messages] == [
+        (
+            "user",
+            "Please determine the evaluative connotation of the following Chinese idiom. Classify the idiom as either "
+            "positive (with a favorable meaning) or negative (with an unfavorable meaning). Do not choose neutral.\n\n"
+            "The idiom is as follows: 助纣为虐\n\n"
+            "Please provide your final answer in the format:\n\n"
+            "<positive> or <negative>",
+        )
+    ]
     chid = next(p for p in out.prompts["chid_candidates"] if p.item_id == "00695")
     assert chid.messages[0].content.split("\n\n")[2] == (
         "The candidate idioms are: 一盘散沙, 管中窥豹, 是是非非, 神乎其神, 有板有眼, 一马当先, 攻城略地"

@@ -24,7 +24,8 @@ def instances(mirror: Path, task: str, setting: str) -> list[ItemContext]:
     lines = (mirror / "semanticqa" / "instances" / f"{task}.jsonl").read_text(encoding="utf-8").splitlines()
     return [
         ItemContext("semanticqa", task, setting, f"L{n:04d}", "", None, (), (), {**json.loads(line), "example": ""})
-        for n, line in enumerate(lines, start=1) if line.strip()
+        for n, line in enumerate(lines, start=1)
+        if line.strip()
     ]
 
 
@@ -34,15 +35,25 @@ def replay_file(path: Path, task: str, setting: str, items: list[ItemContext]):
     requests = []
     for item in items:
         messages = (Message("user", item.item_id),)
-        requests.append(Request(request_key(backend.identity(), messages, Sampling(), 0, 0),
-                                f"semanticqa/{task}/{setting}/{item.item_id}", messages, Sampling(), 0, 0, item))
+        requests.append(
+            Request(
+                request_key(backend.identity(), messages, Sampling(), 0, 0),
+                f"semanticqa/{task}/{setting}/{item.item_id}",
+                messages,
+                Sampling(),
+                0,
+                0,
+                item,
+            )
+        )
     backend.prepare(requests)
     return backend, backend.generate(requests)
 
 
 def test_every_published_k_shot_file_matches_its_instances(mirror: Path):
     files = sorted(
-        p for p in (mirror / "semanticqa" / "published_predictions").glob("*/*.json")
+        p
+        for p in (mirror / "semanticqa" / "published_predictions").glob("*/*.json")
         if SHOT_FILE.fullmatch(p.name) and "multi_step" not in p.name and "sacling" not in p.name
     )
     assert len(files) == 56
@@ -68,7 +79,13 @@ def test_every_published_k_shot_file_matches_its_instances(mirror: Path):
 
 
 def test_multi_step_predictions_are_kept_as_json_text(mirror: Path):
-    path = mirror / "semanticqa" / "published_predictions" / "idiom_detection" / "idiom_detection_multi_step_0-shot_DeepSeek-R1.json"
+    path = (
+        mirror
+        / "semanticqa"
+        / "published_predictions"
+        / "idiom_detection"
+        / "idiom_detection_multi_step_0-shot_DeepSeek-R1.json"
+    )
     items = instances(mirror, "idiom_detection", "multi_step_0-shot")
     backend, completions = replay_file(path, "idiom_detection", "multi_step_0-shot", items)
     assert backend.summary()["sources"][0]["non_string_predictions"] == 273

@@ -29,7 +29,10 @@ def reference_pairs(built) -> dict[str, list[tuple[str, str]]]:
 def test_every_reference_tokenises(reference_pairs):
     # the released references (ja ships none)
     assert {language: len(pairs) for language, pairs in reference_pairs.items()} == {
-        "ja": 0, "ko": 451, "zh-CN": 1532, "zh-TW": 2252,
+        "ja": 0,
+        "ko": 451,
+        "zh-CN": 1532,
+        "zh-TW": 2252,
     }
     empty: dict[str, list[str]] = {}
     for language, pairs in reference_pairs.items():

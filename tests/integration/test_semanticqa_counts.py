@@ -56,8 +56,14 @@ def test_the_twelve_test_sets_have_the_paper_counts(semanticqa):
 
 def test_item_ids(semanticqa):
     items, stats, _ = semanticqa
-    by_id = {"idiom_detection", "idiom_paraphrase", "noun_compound_compositionality",
-             "vmwe_extraction_LVC", "vmwe_extraction_VID", "vmwe_extraction_VPC"}
+    by_id = {
+        "idiom_detection",
+        "idiom_paraphrase",
+        "noun_compound_compositionality",
+        "vmwe_extraction_LVC",
+        "vmwe_extraction_VID",
+        "vmwe_extraction_VPC",
+    }
     for task in TASKS:
         source = stats["details"]["tasks"][task]["item_id_source"]
         assert source == ("id" if task in by_id else "line (the file has no id field)"), task
@@ -114,12 +120,12 @@ def test_release_quirks_are_reported(semanticqa):
     _, stats, _ = semanticqa
     flagged = {reason: v["count"] for reason, v in stats["flagged"].items()}
     assert flagged == {
-        "duplicate_question": 2,              # LCE: one context, two collocations; LVC: make change (label typo)
-        "duplicate_record": 6,                # VMWE records identical apart from id: LVC 2, VID 3, VPC 1
-        "empty_reference_removed": 9,         # LCI paraphrase lists ending in ""
+        "duplicate_question": 2,  # LCE: one context, two collocations; LVC: make change (label typo)
+        "duplicate_record": 6,  # VMWE records identical apart from id: LVC 2, VID 3, VPC 1
+        "empty_reference_removed": 9,  # LCI paraphrase lists ending in ""
         "gold_not_verbatim_in_context": 204,  # LCE 1, NCE 18, LVC 143, VID 21, VPC 21
-        "repeated_references": 22,            # NCI reference lists with repeats
-        "vmwe_label_misspelled": 3,           # LVC.fulll, LVC.fullD, LVC.causeD
+        "repeated_references": 22,  # NCI reference lists with repeats
+        "vmwe_label_misspelled": 3,  # LVC.fulll, LVC.fullD, LVC.causeD
     }
     misspelled = {e["label"]: e["normalised"] for e in stats["flagged"]["vmwe_label_misspelled"]["examples"]}
     assert misspelled == {"LVC.fulll": "LVC.full", "LVC.fullD": "LVC.full", "LVC.causeD": "LVC.cause"}
@@ -132,8 +138,16 @@ def test_collocation_labels_map_onto_the_taxonomy(semanticqa):
     eight = ["Magn", "AntiMagn", "Ver", "AntiVer", "Bon", "AntiBon", "Son", "Oper1"]
     assert report["data_label_set"] == eight
     assert report["label_ids"] == {label: str(n) for n, label in enumerate(eight)}
-    assert report["lcc_label_counts"] == {"AntiBon": 39, "AntiMagn": 39, "AntiVer": 40, "Bon": 39, "Magn": 39,
-                                          "Oper1": 37, "Son": 33, "Ver": 39}
+    assert report["lcc_label_counts"] == {
+        "AntiBon": 39,
+        "AntiMagn": 39,
+        "AntiVer": 40,
+        "Bon": 39,
+        "Magn": 39,
+        "Oper1": 37,
+        "Son": 33,
+        "Ver": 39,
+    }
     assert report["not_found_in_labels_file"] == []
     files = report["files"]
     assert files["taxonomy/SEM_REL_CATEGORY.txt"]["data_labels_missing"] == ["Bon", "AntiBon"]
@@ -142,8 +156,11 @@ def test_collocation_labels_map_onto_the_taxonomy(semanticqa):
     assert report["scaling"]["lcc_labels_outside_16_class_file"] == ["Son"]
     assert len(report["scaling"]["sixteen_class_labels_without_lcc_items"]) == 9
     lcc = items["collocation_categorization"]
-    assert all(i.meta["label_in_taxonomy"] and i.meta["taxonomy_positions"]["taxonomy/SEM_REL_CATEGORY_8.txt"]
-               == int(i.meta["label_id"]) for i in lcc)
+    assert all(
+        i.meta["label_in_taxonomy"]
+        and i.meta["taxonomy_positions"]["taxonomy/SEM_REL_CATEGORY_8.txt"] == int(i.meta["label_id"])
+        for i in lcc
+    )
     assert lcc[0].fields["taxonomy"].startswith("Label\tMeaning\nMagn\t")
     assert lcc[0].fields["taxonomy_5shot"].startswith("ID\tLabel\tExamples\tMeaning\n0\tMagn\theavy rain,")
 
@@ -162,7 +179,8 @@ def test_extension_sets_build_as_their_own_tasks(semanticqa, default_params):
     # both are the 475 main records (same sentence and span) less one VID / two LVC sentences
     assert report["vmwe_extraction_oracle"]["records_in_main_sets"] == 474
     assert report["vmwe_extraction_oracle"]["main_not_in_this_set"] == [
-        ["I left a voicemail for Sharon Butcher, as well, just to make sure it is handled.", "make sure"]]
+        ["I left a voicemail for Sharon Butcher, as well, just to make sure it is handled.", "make sure"]
+    ]
     assert report["vmwe_extraction_wo-vmwe-definition"]["records_in_main_sets"] == 473
     assert len(report["vmwe_extraction_wo-vmwe-definition"]["main_not_in_this_set"]) == 2
     labels = {label for i in oracle for label in [i.meta["vmwe_label"]]}

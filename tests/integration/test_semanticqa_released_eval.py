@@ -67,30 +67,46 @@ REFERENCE = (in_mirror("semanticqa/semantic_qa/eval.py") or Path("semanticqa/sem
 EVAL = REFERENCE / "semantic_qa" / "eval.py"
 pytestmark = [
     pytest.mark.mirror,
-    pytest.mark.skipif(not EVAL.is_file(), reason=f"the authors' released SemanticQA eval.py is not at {EVAL} "
-                                                  "(no IDIOMBENCH_MIRROR directory holds semanticqa/semantic_qa/: "
-                                                  "`export IDIOMBENCH_MIRROR=<releases>:<authors' code>`)"),
+    pytest.mark.skipif(
+        not EVAL.is_file(),
+        reason=f"the authors' released SemanticQA eval.py is not at {EVAL} "
+        "(no IDIOMBENCH_MIRROR directory holds semanticqa/semantic_qa/: "
+        "`export IDIOMBENCH_MIRROR=<releases>:<authors' code>`)",
+    ),
 ]
 
 # published file name: <task>_[multi_step_]<k>-shot_<model>.json
-FILE = re.compile(r"(?P<task>[a-z_]+?|vmwe_extraction_[A-Za-z-]+)_(?P<sequential>multi_step_)?(?P<k>\d)-shot_"
-                  r"(?P<model>[A-Za-z0-9.-]+)\.json")
-EXTRACTION_FIELD = {"idiom_extraction": "idiom", "collocation_extraction": "collocation",
-                    "noun_compound_extraction": "noun_compound"}  # the VMWE tasks: "vmwe"
+FILE = re.compile(
+    r"(?P<task>[a-z_]+?|vmwe_extraction_[A-Za-z-]+)_(?P<sequential>multi_step_)?(?P<k>\d)-shot_"
+    r"(?P<model>[A-Za-z0-9.-]+)\.json"
+)
+EXTRACTION_FIELD = {
+    "idiom_extraction": "idiom",
+    "collocation_extraction": "collocation",
+    "noun_compound_extraction": "noun_compound",
+}  # the VMWE tasks: "vmwe"
 # the sequential files: the released metric, the gold it is given, the project's task
 SEQUENTIAL = {
-    "idiom_detection": ("idiom-extraction-and-judgment", lambda r: {"idiom": r["idiom"], "target": r["target"]},
-                        "idiom_detection"),
-    "noun_compound_compositionality": ("nc-extract-and-judgment",
-                                       lambda r: {"noun_compound": r["noun_compound"], "target": r["target"]},
-                                       "noun_compound_compositionality"),
-    "idiom_extraction_interpretation": ("ie-extraction-and-interpretation",
-                                        lambda r: {"idiom": r["idiom"], "paraphrase": r.get("paraphrase")},
-                                        "idiom_paraphrase"),
-    "collocation_extraction_interpretation": ("lc-extraction-and-interpretation",
-                                              lambda r: {"collocation": r["collocation"],
-                                                         "paraphrases": r.get("paraphrases")},
-                                              "collocation_interpretation"),
+    "idiom_detection": (
+        "idiom-extraction-and-judgment",
+        lambda r: {"idiom": r["idiom"], "target": r["target"]},
+        "idiom_detection",
+    ),
+    "noun_compound_compositionality": (
+        "nc-extract-and-judgment",
+        lambda r: {"noun_compound": r["noun_compound"], "target": r["target"]},
+        "noun_compound_compositionality",
+    ),
+    "idiom_extraction_interpretation": (
+        "ie-extraction-and-interpretation",
+        lambda r: {"idiom": r["idiom"], "paraphrase": r.get("paraphrase")},
+        "idiom_paraphrase",
+    ),
+    "collocation_extraction_interpretation": (
+        "lc-extraction-and-interpretation",
+        lambda r: {"collocation": r["collocation"], "paraphrases": r.get("paraphrases")},
+        "collocation_interpretation",
+    ),
 }
 ATOMIC_INTERPRETATION = ("idiom_paraphrase", "collocation_interpretation", "noun_compound_interpretation")
 
@@ -98,28 +114,41 @@ ATOMIC_INTERPRETATION = ("idiom_paraphrase", "collocation_interpretation", "noun
 # value is equal. The counts are of the numerator (records right); Cond follows from them.
 DOCUMENTED: dict[tuple[str, str], tuple[int, str]] = {
     ("idiom_extraction_0-shot_DeepSeek-R1.json", "ACC_s"): (
-        1, "'‘ and finally ’' for 'and finally': the project's normalisation removes the typographic quotes, the "
-           "released exact-match compares the lower-cased strings as they are"),
+        1,
+        "'‘ and finally ’' for 'and finally': the project's normalisation removes the typographic quotes, the "
+        "released exact-match compares the lower-cased strings as they are",
+    ),
     ("idiom_extraction_3-shot_DeepSeek-R1-Instruct.json", "ACC_s"): (
-        1, "'and finally’' for 'and finally': a trailing typographic quote, as above"),
+        1,
+        "'and finally’' for 'and finally': a trailing typographic quote, as above",
+    ),
     ("collocation_categorization_0-shot_DeepSeek-R1.json", "ACC"): (
-        2, "'AntiVer **Explanation:** ...', 'AntiBon **Explanation:** ...': the project reads the label before the "
-           "explanation, the released code compares the whole string"),
+        2,
+        "'AntiVer **Explanation:** ...', 'AntiBon **Explanation:** ...': the project reads the label before the "
+        "explanation, the released code compares the whole string",
+    ),
     ("noun_compound_extraction_0-shot_DeepSeek-R1.json", "ACC_s"): (
-        2, "'Noun compound: film screening', 'Noun compound: Boer standards': the project removes a leading "
-           "'<label>:' the model echoed; the released exact-match does not"),
+        2,
+        "'Noun compound: film screening', 'Noun compound: Boer standards': the project removes a leading "
+        "'<label>:' the model echoed; the released exact-match does not",
+    ),
     ("idiom_detection_multi_step_0-shot_DeepSeek-R1.json", "Ext"): (
-        1, "extracted_idiom 'poison pill，选项A。 </think> Extracted Idiom: poison pill': the project reads the value "
-           "after the reasoning block, the released code compares the whole field"),
+        1,
+        "extracted_idiom 'poison pill，选项A。 </think> Extracted Idiom: poison pill': the project reads the value "
+        "after the reasoning block, the released code compares the whole field",
+    ),
     ("idiom_detection_multi_step_0-shot_DeepSeek-R1.json", "Overall"): (
-        1, "the same record; its option (A) is right, so it is right overall for the project only"),
+        1,
+        "the same record; its option (A) is right, so it is right overall for the project only",
+    ),
 }
 # LCC files whose F1s differ by design: the released F1 (scikit-learn over the prediction
 # strings) makes every distinct unreadable string a class of its own (F1 0, in the macro
 # mean); the project counts an unreadable prediction as a miss of its gold class and no class.
 # Asserted: the released values are the project's own F1 formula given the raw strings.
-DOCUMENTED_F1 = {"collocation_categorization_0-shot_DeepSeek-R1.json":
-                 "4 predictions '<label> **Explanation:** ...': 12 classes for scikit-learn, 8 for the project"}
+DOCUMENTED_F1 = {
+    "collocation_categorization_0-shot_DeepSeek-R1.json": "4 predictions '<label> **Explanation:** ...': 12 classes for scikit-learn, 8 for the project"
+}
 RESULTS: list[dict[str, Any]] = []
 DIFFS: dict[str, dict[str, Any]] = {}
 
@@ -185,8 +214,9 @@ def records_of(path: Path) -> dict[int, dict[str, Any]]:
     return {n: json.loads(line) for n, line in enumerate(lines, start=1) if line.strip()}
 
 
-def released_metrics(module: types.ModuleType, task: str, sequential: bool,
-                     records: list[dict[str, Any]]) -> dict[str, float]:
+def released_metrics(
+    module: types.ModuleType, task: str, sequential: bool, records: list[dict[str, Any]]
+) -> dict[str, float]:
     """The file's metrics as the released main.py accumulates compute_metric, in percent."""
     n, metric = len(records), module.compute_metric
     if sequential:
@@ -201,15 +231,22 @@ def released_metrics(module: types.ModuleType, task: str, sequential: bool,
     if task == "idiom_detection":  # main.py passes no instance here
         return {"ACC": 100.0 * sum(metric("mcq-accuracy", pred=r["prediction"], gold=r["target"]) for r in records) / n}
     if task == "noun_compound_compositionality":
-        return {"ACC": 100.0 * sum(metric("mcq-accuracy", pred=r["prediction"], gold=r["target"], instance=r)
-                                   for r in records) / n}
+        return {
+            "ACC": 100.0
+            * sum(metric("mcq-accuracy", pred=r["prediction"], gold=r["target"], instance=r) for r in records)
+            / n
+        }
     if task == "collocation_categorization":
         preds, golds = [r["prediction"] for r in records], [r["label"] for r in records]
         right = sum(metric("acc", pred=p, gold=g) for p, g in zip(preds, golds))
         # main.py calls acc-f1 on every record with the records so far: the last call's F1s cover the file
         _, macro, micro, weighted = metric("acc-f1", pred=preds[-1], gold=golds[-1], preds=preds, golds=golds)
-        return {"ACC": 100.0 * right / n, "macro-F1": 100.0 * macro, "micro-F1": 100.0 * micro,
-                "weighted-F1": 100.0 * weighted}
+        return {
+            "ACC": 100.0 * right / n,
+            "macro-F1": 100.0 * macro,
+            "micro-F1": 100.0 * micro,
+            "weighted-F1": 100.0 * weighted,
+        }
     field = EXTRACTION_FIELD.get(task, "vmwe")
     return {"ACC_s": 100.0 * sum(metric("exact-match", pred=r["prediction"], gold=r[field]) for r in records) / n}
 
@@ -236,25 +273,35 @@ def published_files(mirror: Path) -> list[Published]:
         if sequential and task not in SEQUENTIAL:
             continue
         project_task = SEQUENTIAL[task][2] if sequential else task
-        out.append(Published(path, task, project_task, f"{'multi_step_' if sequential else ''}{match['k']}-shot",
-                             sequential))
+        out.append(
+            Published(path, task, project_task, f"{'multi_step_' if sequential else ''}{match['k']}-shot", sequential)
+        )
     return out
 
 
 def project_params(extraction_match: str, compatibility: str = "paper") -> Params:
     params = load_params(REPO / "params.yaml")
     config = params.benchmark("semanticqa")
-    config = config.model_copy(update={
-        "build": config.build.model_copy(update={"extensions": True}),  # the oracle-schema VMWE sets
-        "score": config.score.model_copy(update={
-            "extraction_match": extraction_match,
-            "sequential": config.score.sequential.model_copy(update={"enabled": True})}),
-    })
+    config = config.model_copy(
+        update={
+            "build": config.build.model_copy(update={"extensions": True}),  # the oracle-schema VMWE sets
+            "score": config.score.model_copy(
+                update={
+                    "extraction_match": extraction_match,
+                    "sequential": config.score.sequential.model_copy(update={"enabled": True}),
+                }
+            ),
+        }
+    )
     roles = params.scoring.roles
-    scoring = params.scoring.model_copy(update={"roles": roles.model_copy(update={
-        "bertscore_en": roles.bertscore_en.model_copy(update={"model": None})})})  # a model: not compared
-    return params.model_copy(update={"benchmarks": params.benchmarks.model_copy(update={"semanticqa": config}),
-                                     "scoring": scoring})
+    scoring = params.scoring.model_copy(
+        update={
+            "roles": roles.model_copy(update={"bertscore_en": roles.bertscore_en.model_copy(update={"model": None})})
+        }
+    )  # a model: not compared
+    return params.model_copy(
+        update={"benchmarks": params.benchmarks.model_copy(update={"semanticqa": config}), "scoring": scoring}
+    )
 
 
 @pytest.fixture(scope="module")
@@ -269,15 +316,26 @@ def project(tmp_path_factory: pytest.TempPathFactory, mirror: Path) -> Iterator[
     here = Path.cwd()
     os.chdir(root)
     try:
-        yield {"released_code": params, "strict": project_params("strict"),
-               "released": with_compatibility(project_params("strict"), "semanticqa", "released")}
+        yield {
+            "released_code": params,
+            "strict": project_params("strict"),
+            "released": with_compatibility(project_params("strict"), "semanticqa", "released"),
+        }
     finally:
         os.chdir(here)
 
 
 def ours(params: Params, published: Published) -> PredictionReport:
-    return evaluate_predictions(params, benchmark="semanticqa", task=published.project_task, setting=published.setting, model="published",
-                                path=published.path, fmt="semanticqa", denominator="records")
+    return evaluate_predictions(
+        params,
+        benchmark="semanticqa",
+        task=published.project_task,
+        setting=published.setting,
+        model="published",
+        path=published.path,
+        fmt="semanticqa",
+        denominator="records",
+    )
 
 
 def test_compatibility_released_equals_the_released_scorer_on_every_file(released, project, mirror: Path):
@@ -307,8 +365,16 @@ def test_compatibility_released_equals_the_released_scorer_on_every_file(release
 
 
 def note(metric: str, records: int, difference: float, documented: bool) -> None:
-    entry = DIFFS.setdefault(metric, {"files": 0, "records": 0, "max_abs_difference": 0.0,
-                                      "max_abs_difference_undocumented": 0.0, "documented_files": 0})
+    entry = DIFFS.setdefault(
+        metric,
+        {
+            "files": 0,
+            "records": 0,
+            "max_abs_difference": 0.0,
+            "max_abs_difference_undocumented": 0.0,
+            "documented_files": 0,
+        },
+    )
     entry["files"] += 1
     entry["records"] += records
     entry["max_abs_difference"] = max(entry["max_abs_difference"], abs(difference))
@@ -332,8 +398,9 @@ def count(percent: float, n: int) -> int:
     return round(value)
 
 
-def compare_file(published: Published, theirs: dict[str, float], ours_metrics: dict[str, float | None],
-                 records: list[dict[str, Any]]) -> list[str]:
+def compare_file(
+    published: Published, theirs: dict[str, float], ours_metrics: dict[str, float | None], records: list[dict[str, Any]]
+) -> list[str]:
     failures, n = [], len(records)
     for metric, value in theirs.items():
         mine = ours_metrics.get(metric)
@@ -343,26 +410,42 @@ def compare_file(published: Published, theirs: dict[str, float], ours_metrics: d
         documented = DOCUMENTED.get((published.path.name, metric))
         if metric.endswith("-F1") and published.path.name in DOCUMENTED_F1:
             documented = (0, DOCUMENTED_F1[published.path.name])
-        note(metric, n, mine - value, documented is not None or
-             (metric == "Cond" and (published.path.name, "Ext") in DOCUMENTED))
-        RESULTS.append({"file": published.path.name, "metric": metric, "records": n, "released": value,
-                        "project": mine, "documented": documented is not None})
+        note(
+            metric,
+            n,
+            mine - value,
+            documented is not None or (metric == "Cond" and (published.path.name, "Ext") in DOCUMENTED),
+        )
+        RESULTS.append(
+            {
+                "file": published.path.name,
+                "metric": metric,
+                "records": n,
+                "released": value,
+                "project": mine,
+                "documented": documented is not None,
+            }
+        )
         if metric == "Cond":
             continue  # follows from Ext and Overall (asserted below)
         if metric.endswith("-F1"):
             if documented:
                 raw = f1_scores([r["label"].strip() for r in records], [r["prediction"].strip() for r in records])
                 if abs(raw[metric] - value) > 1e-9:
-                    failures.append(f"{published.path.name} {metric}: released {value} is not the project's F1 of the "
-                                    f"raw prediction strings ({raw[metric]})")
+                    failures.append(
+                        f"{published.path.name} {metric}: released {value} is not the project's F1 of the "
+                        f"raw prediction strings ({raw[metric]})"
+                    )
             elif abs(mine - value) > 1e-9:
                 failures.append(f"{published.path.name} {metric}: project {mine}, released {value}")
             continue
         delta = count(mine, n) - count(value, n)
         expected = documented[0] if documented else 0
         if delta != expected:
-            failures.append(f"{published.path.name} {metric}: project - released = {delta} record(s), "
-                            f"expected {expected} (project {mine}, released {value})")
+            failures.append(
+                f"{published.path.name} {metric}: project - released = {delta} record(s), "
+                f"expected {expected} (project {mine}, released {value})"
+            )
     if "Cond" in theirs:
         for side, values in (("released", theirs), ("project", ours_metrics)):
             ext, overall = count(values["Ext"], n), count(values["Overall"], n)
@@ -386,20 +469,28 @@ def test_released_eval_agrees_with_evaluate_predictions_records(released, projec
         failures += compare_file(published, theirs, report.metrics, records)
         if report.unmatched_lines:  # the full file, for the record: what the released code printed
             full = released_metrics(released, published.task, published.sequential, list(all_records.values()))
-            lines.append(f"| {published.path.name} | (full file, {len(all_records)} records, "
-                         f"{len(report.unmatched_lines)} naming no released item) | | "
-                         + ", ".join(f"{k} {v:.2f}" for k, v in full.items()) + " | | |")
+            lines.append(
+                f"| {published.path.name} | (full file, {len(all_records)} records, "
+                f"{len(report.unmatched_lines)} naming no released item) | | "
+                + ", ".join(f"{k} {v:.2f}" for k, v in full.items())
+                + " | | |"
+            )
     for row in RESULTS:
-        lines.append(f"| {row['file']} | {row['metric']} | {row['records']} | {row['released']:.3f} | "
-                     f"{row['project']:.3f} | {'yes' if row['documented'] else ''} |")
+        lines.append(
+            f"| {row['file']} | {row['metric']} | {row['records']} | {row['released']:.3f} | "
+            f"{row['project']:.3f} | {'yes' if row['documented'] else ''} |"
+        )
     print("\n" + "\n".join(lines) + "\n" + json.dumps(DIFFS, indent=1))
     assert not failures, "\n".join(failures)
     compared = {metric: entry["files"] for metric, entry in DIFFS.items()}
     assert compared["ACC"] >= 14 and compared["ACC_s"] >= 30 and compared["weighted-F1"] == 4, compared
     assert {"Ext", "Cond", "Overall"} <= set(compared)
     assert all(key in {(r["file"], r["metric"]) for r in RESULTS} for key in DOCUMENTED), "a documented case went away"
-    assert all(f"{r['file']}" in DOCUMENTED_F1 for r in RESULTS if r["metric"] == "macro-F1" and
-               abs(r["project"] - r["released"]) > 1e-9)
+    assert all(
+        f"{r['file']}" in DOCUMENTED_F1
+        for r in RESULTS
+        if r["metric"] == "macro-F1" and abs(r["project"] - r["released"]) > 1e-9
+    )
 
 
 def test_strict_exact_match_is_never_above_the_released_one(released, project, mirror: Path):
@@ -414,12 +505,16 @@ def test_strict_exact_match_is_never_above_the_released_one(released, project, m
         records = [r for number, r in records_of(published.path).items() if number not in set(report.unmatched_lines)]
         value = released_metrics(released, published.task, False, records)["ACC_s"]
         documented = DOCUMENTED.get((published.path.name, "ACC_s"), (0, ""))[0]
-        assert count(report.metrics["ACC_s"], len(records)) <= count(value, len(records)) + documented, published.path.name
+        assert count(report.metrics["ACC_s"], len(records)) <= count(value, len(records)) + documented, (
+            published.path.name
+        )
         largest = max(largest, abs(report.metrics["ACC_s"] - value))
         files, lines = files + 1, lines + len(records)
     DIFFS["ACC_s (extraction_match: strict)"] = {"files": files, "records": lines, "max_abs_difference": largest}
     write_report()
-    print(f"\nACC_s strict vs released exact-match: {files} files, {lines} records, max |difference| {largest:.3f} points")
+    print(
+        f"\nACC_s strict vs released exact-match: {files} files, {lines} records, max |difference| {largest:.3f} points"
+    )
     assert files >= 30
 
 
@@ -428,8 +523,10 @@ def test_perform_eval_cannot_run_its_accuracy_branches_as_released(released, mir
     whole function: the vmwe, nce and lcc branches fail before reading a line. The paper's
     cells come from main.py's per-record compute_metric, which the test above reproduces."""
     published = mirror / "semanticqa" / "published_predictions"
-    for task, path in (("vmwe", "verbal_mwe_extraction/vmwe_extraction_VID_0-shot_DeepSeek-R1.json"),
-                       ("nce", "noun_compound_extraction/noun_compound_extraction_0-shot_DeepSeek-R1.json"),
-                       ("lcc", "collocation_categorization/collocation_categorization_0-shot_DeepSeek-R1.json")):
+    for task, path in (
+        ("vmwe", "verbal_mwe_extraction/vmwe_extraction_VID_0-shot_DeepSeek-R1.json"),
+        ("nce", "noun_compound_extraction/noun_compound_extraction_0-shot_DeepSeek-R1.json"),
+        ("lcc", "collocation_categorization/collocation_categorization_0-shot_DeepSeek-R1.json"),
+    ):
         with contextlib.redirect_stdout(io.StringIO()), pytest.raises(UnboundLocalError, match="json"):
             released.perform_eval(task=task, result_file=str(published / path))

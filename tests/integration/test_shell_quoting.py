@@ -43,17 +43,25 @@ def write_params(path: Path) -> None:
 def test_every_snakemake_command_is_the_arguments_it_means(make_project) -> None:
     project = make_project()
     write_params(project / HOSTILE_PARAMS)
-    result = run(["snakemake", "-n", "-p", "--forceall", "--cores", "1", "all", "--config", f"params={HOSTILE_PARAMS}"],
-                 project, {**tool_env(), "IDIOMBENCH_DVC_SYNC": "0"})
+    result = run(
+        ["snakemake", "-n", "-p", "--forceall", "--cores", "1", "all", "--config", f"params={HOSTILE_PARAMS}"],
+        project,
+        {**tool_env(), "IDIOMBENCH_DVC_SYNC": "0"},
+    )
     seen: dict[str, int] = {}
     for block in re.split(r"\n(?=(?:local)?rule \w+:)", result.stdout):
         header = re.match(r"(?:local)?rule (\w+):", block)
         if not header or header.group(1) == "all":
             continue
         rule = header.group(1)
-        wildcards = dict(pair.split("=", 1) for pair in
-                         re.search(r"^    wildcards: (.*)$", block, flags=re.M).group(1).split(", ")) \
-            if "    wildcards: " in block else {}
+        wildcards = (
+            dict(
+                pair.split("=", 1)
+                for pair in re.search(r"^    wildcards: (.*)$", block, flags=re.M).group(1).split(", ")
+            )
+            if "    wildcards: " in block
+            else {}
+        )
         command = re.search(r"^Shell command: (.*)$", block, flags=re.M)
         assert command, f"no shell command for {rule}\n{block}"
         assert shlex.split(command.group(1)) == expected_argv(rule, wildcards, HOSTILE_PARAMS), command.group(1)

@@ -93,9 +93,22 @@ def test_gpu_claims_take_the_gpus_slurm_grants(slurm: SlurmCluster, tmp_path: Pa
     script.write_text(CLAIM, encoding="utf-8")
     jobs = {}
     for name, gpus in (("a", 1), ("b", 1), ("both", 2)):
-        out = subprocess.run(["sbatch", "--parsable", f"--gpus={GPU_TYPE}:{gpus}", "--mem=500", "-o",
-                              str(tmp_path / f"{name}.out"), "--wrap", f"{sys.executable} {script} {gpus} {name}"],
-                             env=slurm.env_over(env), capture_output=True, text=True, timeout=60)
+        out = subprocess.run(
+            [
+                "sbatch",
+                "--parsable",
+                f"--gpus={GPU_TYPE}:{gpus}",
+                "--mem=500",
+                "-o",
+                str(tmp_path / f"{name}.out"),
+                "--wrap",
+                f"{sys.executable} {script} {gpus} {name}",
+            ],
+            env=slurm.env_over(env),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert out.returncode == 0, out.stderr
         jobs[name] = out.stdout.strip()
     states = wait_for_jobs(slurm, list(jobs.values()))
@@ -139,8 +152,11 @@ def fitted_profile(dest: Path, cluster: SlurmCluster) -> dict:
 
 
 def tables(project: Path) -> dict[str, bytes]:
-    return {p.relative_to(project).as_posix(): p.read_bytes() for p in sorted((project / "reports/tables").rglob("*"))
-            if p.is_file() and p.name != ".snakemake_timestamp"}
+    return {
+        p.relative_to(project).as_posix(): p.read_bytes()
+        for p in sorted((project / "reports/tables").rglob("*"))
+        if p.is_file() and p.name != ".snakemake_timestamp"
+    }
 
 
 def rest(base: str, path: str, body: dict | None = None) -> dict:
@@ -150,30 +166,41 @@ def rest(base: str, path: str, body: dict | None = None) -> dict:
         return json.loads(response.read())
 
 
-def test_the_dag_runs_on_slurm_like_locally(slurm: SlurmCluster, make_project, mirrors: list[Path],
-                                            tmp_path: Path):
+def test_the_dag_runs_on_slurm_like_locally(slurm: SlurmCluster, make_project, mirrors: list[Path], tmp_path: Path):
     started = time.monotonic()
-    base_env = {**tool_env(mirrors), "PYTHONPATH": os.pathsep.join(
-        p for p in [str(ROOT / "src"), os.environ.get("PYTHONPATH", "")] if p)}
+    base_env = {
+        **tool_env(mirrors),
+        "PYTHONPATH": os.pathsep.join(p for p in [str(ROOT / "src"), os.environ.get("PYTHONPATH", "")] if p),
+    }
     for key in ("CUDA_VISIBLE_DEVICES", "IDIOMBENCH_GPUS", "IDIOMBENCH_GPU_LOCK_DIR", "MLFLOW_TRACKING_URI"):
         base_env.pop(key, None)
     projects = {}
     for name in ("local", "slurm"):
         project = projects[name] = make_project(name)
         params = sample(yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8")))
-        (project / "params.yaml").write_text(yaml.safe_dump(params, allow_unicode=True, sort_keys=False),
-                                             encoding="utf-8")
+        (project / "params.yaml").write_text(
+            yaml.safe_dump(params, allow_unicode=True, sort_keys=False), encoding="utf-8"
+        )
         run(["git", "commit", "-qam", "small sample, reference models"], project, base_env)
 
     # The local run (the default workflow profile; one fake GPU for oracle's claim), started
     # beside the Slurm run: the Slurm run spends much of its time waiting on sbatch/sacct.
     local = projects["local"]
-    local_env = {**base_env, "IDIOMBENCH_GPUS": "0", "IDIOMBENCH_GPU_LOCK_DIR": str(tmp_path / "local-gpu-locks"),
-                 "MLFLOW_TRACKING_URI": f"sqlite:///{local / 'mlflow.db'}"}
+    local_env = {
+        **base_env,
+        "IDIOMBENCH_GPUS": "0",
+        "IDIOMBENCH_GPU_LOCK_DIR": str(tmp_path / "local-gpu-locks"),
+        "MLFLOW_TRACKING_URI": f"sqlite:///{local / 'mlflow.db'}",
+    }
     local_log = tmp_path / "local-run.log"
     with local_log.open("w", encoding="utf-8") as log:
-        local_run = subprocess.Popen(["snakemake", "--cores", "2", "--resources", "gpu=1"], cwd=local, env=local_env,
-                                     stdout=log, stderr=subprocess.STDOUT)
+        local_run = subprocess.Popen(
+            ["snakemake", "--cores", "2", "--resources", "gpu=1"],
+            cwd=local,
+            env=local_env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
     try:
         slurm_s = run_on_slurm(slurm, projects["slurm"], base_env, tmp_path)
     except BaseException:
@@ -199,11 +226,16 @@ def run_on_slurm(slurm: SlurmCluster, project: Path, base_env: dict[str, str], t
     artifacts = tmp_path / "mlflow-artifacts"
     job_tmp = tmp_path / "job-tmp"  # the jobs' temp dir (TMPDIR), where GPU claims keep their locks
     job_tmp.mkdir()
-    with mlflow_server(f"sqlite:///{tmp_path / 'mlflow-server.db'}", tmp_path,
-                       "--artifacts-destination", str(artifacts)) as server:
+    with mlflow_server(
+        f"sqlite:///{tmp_path / 'mlflow-server.db'}", tmp_path, "--artifacts-destination", str(artifacts)
+    ) as server:
         env = {**slurm.env_over(base_env), "MLFLOW_TRACKING_URI": server, "TMPDIR": str(job_tmp)}
-        ran = run(["snakemake", "--workflow-profile", str(profile_dir),
-                   "--slurm-init-seconds-before-status-checks", "2"], project, env, timeout=1800)
+        ran = run(
+            ["snakemake", "--workflow-profile", str(profile_dir), "--slurm-init-seconds-before-status-checks", "2"],
+            project,
+            env,
+            timeout=1800,
+        )
         out = ran.stdout + ran.stderr
         slurm_s = time.monotonic() - started
 
@@ -212,8 +244,11 @@ def run_on_slurm(slurm: SlurmCluster, project: Path, base_env: dict[str, str], t
         every = []
         for benchmark in NAMES:
             experiment = rest(server, f"/api/2.0/mlflow/experiments/get-by-name?experiment_name={benchmark}")
-            found = rest(server, "/api/2.0/mlflow/runs/search",
-                         {"experiment_ids": [experiment["experiment"]["experiment_id"]], "max_results": 1000})
+            found = rest(
+                server,
+                "/api/2.0/mlflow/runs/search",
+                {"experiment_ids": [experiment["experiment"]["experiment_id"]], "max_results": 1000},
+            )
             every += found["runs"]
         parents = [r for r in every if "idiombench.setting" not in {t["key"] for t in r["data"]["tags"]}]
         assert len(parents) == len(NAMES) * len(MODELS) and len(every) > len(parents)
@@ -229,9 +264,14 @@ def run_on_slurm(slurm: SlurmCluster, project: Path, base_env: dict[str, str], t
     dag_jobs = [r for r in rows if r[5].startswith("rule_")]
     rules = sorted(re.match(r"rule_([a-z_]+?)(?:_wildcards_|$)", r[5]).group(1) for r in dag_jobs)
     pairs = len(NAMES) * len(MODELS)
-    expected = sorted(["build"] * len(NAMES) + ["render"] * len(NAMES) + ["generate"] * len(MODELS)
-                      + ["score", "aggregate", "track"] * pairs + ["construct", "plots", "report"]
-                      + ["attention"] * (len(attention_names()) * len(MODELS)))  # reference models: "skipped" records
+    expected = sorted(
+        ["build"] * len(NAMES)
+        + ["render"] * len(NAMES)
+        + ["generate"] * len(MODELS)
+        + ["score", "aggregate", "track"] * pairs
+        + ["construct", "plots", "report"]
+        + ["attention"] * (len(attention_names()) * len(MODELS))
+    )  # reference models: "skipped" records
     assert rules == expected, sacct
     assert {r[1] for r in dag_jobs} == {"COMPLETED"} and {r[3] for r in dag_jobs} == {PARTITION}, sacct
     assert "localrule acquire:" in out and "rule acquire:" not in out.replace("localrule acquire:", "")

@@ -47,16 +47,25 @@ def test_smollm2_gguf_from_pypi_generates():
     sampling = Sampling(max_new_tokens=24)
     prompts = ["What is the capital of France? Answer in one sentence.", "Name three colours."]
     requests = [
-        Request(request_key(identity, (Message("user", p),), sampling, 0, 0), str(i), (Message("user", p),),
-                sampling, 0, 0, item)
+        Request(
+            request_key(identity, (Message("user", p),), sampling, 0, 0),
+            str(i),
+            (Message("user", p),),
+            sampling,
+            0,
+            0,
+            item,
+        )
         for i, p in enumerate(prompts)
     ]
     started = time.perf_counter()
     completions = backend.generate(requests)
     seconds = time.perf_counter() - started
     tokens = sum(c.completion_tokens for c in completions)
-    print(f"SmolLM2 Q4_1 GGUF: load {load_s:.1f} s; batch of 2, {tokens} new tokens in {seconds:.1f} s "
-          f"= {tokens / seconds:.1f} tokens/s")
+    print(
+        f"SmolLM2 Q4_1 GGUF: load {load_s:.1f} s; batch of 2, {tokens} new tokens in {seconds:.1f} s "
+        f"= {tokens / seconds:.1f} tokens/s"
+    )
     assert "Paris" in completions[0].text
     assert all(c.prompt_tokens and c.prompt_tokens > 10 for c in completions)
     assert all(c.finish_reason in ("stop", "length") and not c.failed for c in completions)

@@ -100,9 +100,11 @@ def dvc_stages(project: Path, env: dict[str, str]) -> list[str]:
 
 def report_files(project: Path) -> dict[str, bytes]:
     """The report (PDF, tables, figures) by path, as bytes (not Snakemake's or git's markers)."""
-    return {path.relative_to(project).as_posix(): path.read_bytes()
-            for path in sorted((project / "reports").rglob("*"))
-            if path.is_file() and path.name not in (".gitkeep", ".snakemake_timestamp")}
+    return {
+        path.relative_to(project).as_posix(): path.read_bytes()
+        for path in sorted((project / "reports").rglob("*"))
+        if path.is_file() and path.name not in (".gitkeep", ".snakemake_timestamp")
+    }
 
 
 def pdf_text(path: Path) -> str:
@@ -113,8 +115,24 @@ def pdf_text(path: Path) -> str:
 
 
 def evaluate(project: Path, env: dict, file: str, benchmark: str, task: str, setting: str) -> dict:
-    result = run(["idiombench", "evaluate-predictions", file, "--benchmark", benchmark, "--task", task,
-                  "--setting", setting, "--model", file.split("/")[2], "--json"], project, env)
+    result = run(
+        [
+            "idiombench",
+            "evaluate-predictions",
+            file,
+            "--benchmark",
+            benchmark,
+            "--task",
+            task,
+            "--setting",
+            setting,
+            "--model",
+            file.split("/")[2],
+            "--json",
+        ],
+        project,
+        env,
+    )
     body = json.loads(result.stdout)
     assert body["denominator"] == "test-set"  # the default: an item without a prediction is wrong
     return {"summary": " ".join(result.stderr.split()), "metrics": body["metrics"], "coverage": body["coverage"]}
@@ -155,8 +173,10 @@ def test_main_job_and_one_record_across_snakemake_and_dvc(make_project, mirrors:
     # A scoring option of one benchmark: DVC reruns exactly its score and aggregate.
     params["benchmarks"][BENCH]["score"]["accept_unformatted"] = False
     write_params(project, params)
-    assert dvc_status(project, env, f"aggregate@{MODEL}-{BENCH}") == [f"aggregate@{MODEL}-{BENCH}",
-                                                                        f"score@{MODEL}-{BENCH}"]
+    assert dvc_status(project, env, f"aggregate@{MODEL}-{BENCH}") == [
+        f"aggregate@{MODEL}-{BENCH}",
+        f"score@{MODEL}-{BENCH}",
+    ]
     repro = run(["dvc", "repro", f"aggregate@{MODEL}-{BENCH}"], project, env)
     assert dvc_ran(repro.stdout) == [f"aggregate@{MODEL}-{BENCH}", f"score@{MODEL}-{BENCH}"]
     assert json.loads((project / TARGET).read_text(encoding="utf-8"))["status"] != "skipped"
@@ -167,7 +187,8 @@ def test_main_job_and_one_record_across_snakemake_and_dvc(make_project, mirrors:
     out = planned.stdout + planned.stderr
     assert snakemake_jobs(out) == [] and "Nothing to be done" in out, out
     assert sync_line(out, "dvc-sync: Snakemake records take DVC's word") == sorted(
-        DATA_STAGES + [f"aggregate@{MODEL}-{BENCH}", f"score@{MODEL}-{BENCH}"])
+        DATA_STAGES + [f"aggregate@{MODEL}-{BENCH}", f"score@{MODEL}-{BENCH}"]
+    )
 
     # ... and a later edit is still seen by Snakemake on the outputs DVC made.
     params["benchmarks"][BENCH]["score"]["accept_unformatted"] = True
@@ -175,8 +196,7 @@ def test_main_job_and_one_record_across_snakemake_and_dvc(make_project, mirrors:
     planned = run(["snakemake", "-n", "--cores", "2", TARGET], project, env)
     out = planned.stdout + planned.stderr
     assert snakemake_jobs(out) == ["aggregate", "score"], out
-    assert sync_line(out, "dvc-sync: DVC reports changed") == [f"aggregate@{MODEL}-{BENCH}",
-                                                                f"score@{MODEL}-{BENCH}"]
+    assert sync_line(out, "dvc-sync: DVC reports changed") == [f"aggregate@{MODEL}-{BENCH}", f"score@{MODEL}-{BENCH}"]
 
     # The main job (issue 4): back to the recorded params, Snakemake runs the rest of the
     # report's DAG, as a user's first command would, and its `onsuccess` commits every stage
@@ -185,8 +205,9 @@ def test_main_job_and_one_record_across_snakemake_and_dvc(make_project, mirrors:
     write_params(project, params)
     target = f"aggregate@{MODEL}-{BENCH}"
     assert dvc_status(project, env, target) == []
-    ran = run(["snakemake", "reports/all_tables.pdf", "--cores", "2", "--resources", "gpu=0"], project, env,
-              timeout=1800)
+    ran = run(
+        ["snakemake", "reports/all_tables.pdf", "--cores", "2", "--resources", "gpu=0"], project, env, timeout=1800
+    )
     out = ran.stdout + ran.stderr
     # every stage of the report's DAG (the plots stage is not an input of the report)
     assert sync_line(out, "dvc-sync: dvc commit recorded") == [s for s in every_stage if s != "plots"], out
@@ -199,13 +220,21 @@ def test_main_job_and_one_record_across_snakemake_and_dvc(make_project, mirrors:
         assert title in text, f"no {title} section in the PDF"
     assert "SmolLM2-135M-Instruct" in text and "oracle (gold answers)" in text
     tables = {p.name for p in (project / "reports" / "tables").iterdir()}
-    expected_tables = {"orderprobe_table3.csv", "orderprobe_table3.md", "g_idiomalign_table3.csv",
-                       "g_idiomalign_construction.csv", "semanticqa_table3.csv", "chengyu_bench_table7.csv"}
+    expected_tables = {
+        "orderprobe_table3.csv",
+        "orderprobe_table3.md",
+        "g_idiomalign_table3.csv",
+        "g_idiomalign_construction.csv",
+        "semanticqa_table3.csv",
+        "chengyu_bench_table7.csv",
+    }
     assert expected_tables <= tables, sorted(tables)
 
     # the reference systems score as they must on the perturbed inputs
-    orderprobe = {m: json.loads((project / "results" / "metrics" / "orderprobe" / f"{m}.json").read_text(encoding="utf-8"))
-                  for m in models}
+    orderprobe = {
+        m: json.loads((project / "results" / "metrics" / "orderprobe" / f"{m}.json").read_text(encoding="utf-8"))
+        for m in models
+    }
     for setting, group in orderprobe["oracle"]["settings"].items():
         assert group["metrics"]["recovery"] == 1.0, setting
     for setting, group in orderprobe["echo"]["settings"].items():
@@ -214,16 +243,25 @@ def test_main_job_and_one_record_across_snakemake_and_dvc(make_project, mirrors:
     assert smollm2["total"]["generated"] > 0 and smollm2["total"]["failed"] == 0
     for name in NAMES:
         for model in models:
-            tracked = json.loads((project / "results" / "tracking" / name / f"{model}.json").read_text(encoding="utf-8"))
+            tracked = json.loads(
+                (project / "results" / "tracking" / name / f"{model}.json").read_text(encoding="utf-8")
+            )
             assert tracked["status"] == "scored" and tracked["runs"], (name, model)
 
     # the pipeline's own generations, scored again as predictions produced elsewhere: the
     # sampled items are predicted, the rest of the task counts as unanswered (wrong)
-    chid = evaluate(project, env, "results/generations/oracle/chengyu-bench/chid_candidates.parquet",
-                    "chengyu-bench", "chid", "chid_candidates")
+    chid = evaluate(
+        project,
+        env,
+        "results/generations/oracle/chengyu-bench/chid_candidates.parquet",
+        "chengyu-bench",
+        "chid",
+        "chid_candidates",
+    )
     chid_items = params["benchmarks"]["chengyu-bench"]["render"]["sample"]["items_per_task"]
-    assert chid["summary"].startswith(f"evaluate-predictions chengyu-bench/chid/chid_candidates (oracle): 2,002 items, "
-                                      f"{chid_items} with a prediction")
+    assert chid["summary"].startswith(
+        f"evaluate-predictions chengyu-bench/chid/chid_candidates (oracle): 2,002 items, {chid_items} with a prediction"
+    )
     assert chid["metrics"] == {"accuracy": pytest.approx(100.0 * chid_items / 2002, abs=1e-6)}  # rounded to 6 places
     mcq = evaluate(project, env, "results/generations/echo/g-idiomalign/mcq.parquet", "g-idiomalign", "mcq", "mcq")
     assert "18,999 items, 30 with a prediction" in mcq["summary"] and "0 matched no item" in mcq["summary"]
@@ -234,8 +272,9 @@ def test_main_job_and_one_record_across_snakemake_and_dvc(make_project, mirrors:
     params["benchmarks"][BENCH]["score"]["valid_idiom"]["four_character_only"] = False
     write_params(project, params)
     rerun = dvc_ran(run(["dvc", "repro"], project, env, timeout=1800).stdout)
-    assert rerun == sorted([f"{stage}@{m}-{BENCH}" for stage in ("score", "aggregate", "track") for m in models]
-                           + ["plots", "report"])
+    assert rerun == sorted(
+        [f"{stage}@{m}-{BENCH}" for stage in ("score", "aggregate", "track") for m in models] + ["plots", "report"]
+    )
     planned = run(["snakemake", "-n", "--cores", "2", "reports/all_tables.pdf"], project, env)
     assert snakemake_jobs(planned.stdout + planned.stderr) == [], planned.stdout + planned.stderr
 
@@ -246,8 +285,11 @@ def test_main_job_and_one_record_across_snakemake_and_dvc(make_project, mirrors:
     run(["dvc", "push"], project, env)
     assert (project.parent / "idiombench-dvc-storage" / "files" / "md5").is_dir()
     reports = report_files(project)
-    assert {"reports/all_tables.pdf", "reports/tables/chengyu_bench_table7.csv",
-            "reports/tables/orderprobe_table3.md"} <= set(reports), sorted(reports)
+    assert {
+        "reports/all_tables.pdf",
+        "reports/tables/chengyu_bench_table7.csv",
+        "reports/tables/orderprobe_table3.md",
+    } <= set(reports), sorted(reports)
 
     # A fresh clone (its own cache, the same remote beside it) pulls everything and runs
     # nothing: DVC finds every stage current, Snakemake plans no job, the report is the same.
@@ -272,19 +314,47 @@ def test_main_job_and_one_record_across_snakemake_and_dvc(make_project, mirrors:
     # An experiment from the command line: only the invalidated stages run, and
     # `dvc exp show` lists it with its params and metrics.
     # (`dvc exp run` does not print its stages: which outputs were rewritten says which ran)
-    watched = [f"results/generations/{MODEL}/identity.json", f"data/processed/{BENCH}/build_stats.json",
-               f"results/scores/{MODEL}/{BENCH}/scoring_meta.json", TARGET]
+    watched = [
+        f"results/generations/{MODEL}/identity.json",
+        f"data/processed/{BENCH}/build_stats.json",
+        f"results/scores/{MODEL}/{BENCH}/scoring_meta.json",
+        TARGET,
+    ]
     before = {path: (project / path).stat().st_mtime_ns for path in watched}
-    exp = run(["dvc", "exp", "run", target, "--name", "strict-format",
-               "-S", f"benchmarks.{BENCH}.score.accept_unformatted=true"], project, env)
+    exp = run(
+        [
+            "dvc",
+            "exp",
+            "run",
+            target,
+            "--name",
+            "strict-format",
+            "-S",
+            f"benchmarks.{BENCH}.score.accept_unformatted=true",
+        ],
+        project,
+        env,
+    )
     assert "Ran experiment(s): strict-format" in exp.stdout + exp.stderr
     rewritten = [path for path in watched if (project / path).stat().st_mtime_ns != before[path]]
     assert rewritten == [f"results/scores/{MODEL}/{BENCH}/scoring_meta.json", TARGET]
     # every model's metrics file has the key: DVC names the column <file>:<key>
     accuracy = f"{TARGET}:settings.connotation.metrics.accuracy"
-    shown = run(["dvc", "exp", "show", "--no-pager", "--csv", "--drop", ".*", "--keep",
-                 rf"Experiment|{re.escape(accuracy)}|benchmarks\.chengyu-bench\.score\.accept_unformatted"],
-                project, env).stdout
+    shown = run(
+        [
+            "dvc",
+            "exp",
+            "show",
+            "--no-pager",
+            "--csv",
+            "--drop",
+            ".*",
+            "--keep",
+            rf"Experiment|{re.escape(accuracy)}|benchmarks\.chengyu-bench\.score\.accept_unformatted",
+        ],
+        project,
+        env,
+    ).stdout
     rows = {row["Experiment"]: row for row in csv.DictReader(shown.splitlines())}
     assert rows["strict-format"]["benchmarks.chengyu-bench.score.accept_unformatted"] == "True", shown
     assert float(rows["strict-format"][accuracy]) == 100.0, shown
@@ -292,13 +362,20 @@ def test_main_job_and_one_record_across_snakemake_and_dvc(make_project, mirrors:
     # `dvc plots`: the curves dvc.yaml declares, written by the plots stage of the main job
     # (pattern -> Recovery; threshold -> Acc@t), one file per model.
     plots = json.loads(run(["dvc", "plots", "show", "--json"], project, env).stdout)["data"]
-    assert sorted(plots) == sorted(f"results/plots/{curve}/{m}.json" for curve in
-                                   ("g-idiomalign-acc-at-t", "orderprobe-recovery-by-pattern") for m in models), plots
-    recovery = json.loads((project / "results/plots/orderprobe-recovery-by-pattern/oracle.json").read_text(encoding="utf-8"))
+    assert sorted(plots) == sorted(
+        f"results/plots/{curve}/{m}.json"
+        for curve in ("g-idiomalign-acc-at-t", "orderprobe-recovery-by-pattern")
+        for m in models
+    ), plots
+    recovery = json.loads(
+        (project / "results/plots/orderprobe-recovery-by-pattern/oracle.json").read_text(encoding="utf-8")
+    )
     for setting in ("zero_shot", "three_shot"):
         values = [row[setting] for row in recovery if row[setting] is not None]
         assert values and set(values) == {100.0}, (setting, recovery)  # the oracle restores every pattern it met
     acc = json.loads((project / "results/plots/g-idiomalign-acc-at-t/oracle.json").read_text(encoding="utf-8"))
-    assert acc and all(row["no_gloss"] == 100.0 and row["with_gloss"] is None for row in acc), acc  # with_gloss not rendered
+    assert acc and all(row["no_gloss"] == 100.0 and row["with_gloss"] is None for row in acc), (
+        acc
+    )  # with_gloss not rendered
     headline = json.loads((project / "results" / "headline.json").read_text(encoding="utf-8"))
     assert headline["orderprobe"]["oracle"]["zero_shot/recovery"] == 1.0

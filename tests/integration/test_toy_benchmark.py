@@ -42,9 +42,12 @@ def toy_project(tmp_path: Path):
     shutil.copy2(ROOT / "params.yaml", project / "params.yaml")
     # The grid for this test only: the built-in benchmarks off, the oracle model; the toy's
     # section is absent from params (its config_model's defaults apply).
-    overlay = {"overlay_of": "params.yaml", "replace": ["models"],
-               "benchmarks": {name: {"enabled": False} for name in BUILTIN},
-               "models": {"oracle": {"backend": "oracle", "display_name": "oracle (gold answers)"}}}
+    overlay = {
+        "overlay_of": "params.yaml",
+        "replace": ["models"],
+        "benchmarks": {name: {"enabled": False} for name in BUILTIN},
+        "models": {"oracle": {"backend": "oracle", "display_name": "oracle (gold answers)"}},
+    }
     (project / "toy.yaml").write_text(yaml.safe_dump(overlay), encoding="utf-8")
     env = tool_env(mirror)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH", "")]))
@@ -89,6 +92,7 @@ def test_the_registry_refuses_a_name_registered_twice(tmp_path: Path):
     entry.write_text("[idiombench.benchmarks]\norderprobe = toybench\n", encoding="utf-8")
     env = tool_env()
     env["PYTHONPATH"] = str(site)
-    result = __import__("subprocess").run(["python", "-c", "import idiombench.benchmarks.registry"], cwd=tmp_path,
-                                          env=env, capture_output=True, text=True)
+    result = __import__("subprocess").run(
+        ["python", "-c", "import idiombench.benchmarks.registry"], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
     assert result.returncode != 0 and "benchmark 'orderprobe' is registered twice" in result.stderr

@@ -22,8 +22,17 @@ import pandas as pd
 import pytest
 
 from helpers import run, tool_env
-from real_vllm import (GGUF, MAX_NEW_TOKENS, OFFLINE_MODEL, SETTING, OfflineRun, agreement, copy_project, outputs,
-                       requires_vllm_env)
+from real_vllm import (
+    GGUF,
+    MAX_NEW_TOKENS,
+    OFFLINE_MODEL,
+    SETTING,
+    OfflineRun,
+    agreement,
+    copy_project,
+    outputs,
+    requires_vllm_env,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.mirror]
 
@@ -38,8 +47,9 @@ AGREEMENT_FLOOR = 0.75
 
 
 @requires_vllm_env
-def test_vllm_generates_smollm2_through_the_cli_and_it_scores(vllm_semanticqa: OfflineRun, mirrors: list[Path],
-                                                              tmp_path: Path):
+def test_vllm_generates_smollm2_through_the_cli_and_it_scores(
+    vllm_semanticqa: OfflineRun, mirrors: list[Path], tmp_path: Path
+):
     # vLLM's offline generation ran once for the session (the fixture); hf and scoring in a copy
     project = copy_project(vllm_semanticqa.project, tmp_path / "project")
     env = tool_env(mirrors)
@@ -67,12 +77,14 @@ def test_vllm_generates_smollm2_through_the_cli_and_it_scores(vllm_semanticqa: O
     summary = json.loads((project / "results" / "logs" / f"generate-{OFFLINE_MODEL}.json").read_text("utf-8"))
     hf_summary = json.loads((project / "results" / "logs" / "generate-smol-hf.json").read_text("utf-8"))
     assert any(line.startswith("CPU KV cache 1 GiB") for line in summary["backend"]), summary["backend"]
-    print(f"\nvllm {identity['vllm_version']} vs hf on {len(vllm)} SemanticQA {SETTING} prompts (one per test set; "
-          f"SmolLM2 dense float32, greedy, {MAX_NEW_TOKENS} new tokens): same text on {exact:.0%} of the prompts, "
-          f"vllm's text begins with {prefix:.0%} of hf's on average; distinct outputs: vllm {distinct['vllm']}, "
-          f"hf {distinct['hf']} of 12; generate wall time vllm {vllm_s:.0f} s (eager engine, its start included), "
-          f"hf {hf_s:.0f} s; new tokens/s while generating: vllm {summary['total']['tokens_per_s']}, "
-          f"hf {hf_summary['total']['tokens_per_s']}; vllm: {'; '.join(summary['backend'])}")
+    print(
+        f"\nvllm {identity['vllm_version']} vs hf on {len(vllm)} SemanticQA {SETTING} prompts (one per test set; "
+        f"SmolLM2 dense float32, greedy, {MAX_NEW_TOKENS} new tokens): same text on {exact:.0%} of the prompts, "
+        f"vllm's text begins with {prefix:.0%} of hf's on average; distinct outputs: vllm {distinct['vllm']}, "
+        f"hf {distinct['hf']} of 12; generate wall time vllm {vllm_s:.0f} s (eager engine, its start included), "
+        f"hf {hf_s:.0f} s; new tokens/s while generating: vllm {summary['total']['tokens_per_s']}, "
+        f"hf {hf_summary['total']['tokens_per_s']}; vllm: {'; '.join(summary['backend'])}"
+    )
     for line in differ:
         print(f"differs: {line}")
     assert min(distinct.values()) >= MIN_DISTINCT, f"too few distinct outputs to compare: {distinct}"

@@ -28,8 +28,18 @@ import pytest
 
 from helpers import free_port, run, tool_env
 from idiombench.generation.cache import GenerationCache
-from real_vllm import (OFFLINE_MODEL, OfflineRun, agreement, copy_project, dense_copy, openai_server, outputs,
-                       read_params, requires_vllm_env, write_params)
+from real_vllm import (
+    OFFLINE_MODEL,
+    OfflineRun,
+    agreement,
+    copy_project,
+    dense_copy,
+    openai_server,
+    outputs,
+    read_params,
+    requires_vllm_env,
+    write_params,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.mirror]
 
@@ -43,10 +53,15 @@ COLUMNS = ("text", "prompt_tokens", "completion_tokens", "finish_reason")
 def add_openai_model(project: Path, port: int) -> None:
     params = read_params(project)
     params["models"][MODEL] = {
-        "backend": "openai", "model": SERVED_NAME, "base_url": f"http://127.0.0.1:{port}/v1", "api_key_env": None,
-        "batch_size": BATCH, "concurrency": BATCH,
+        "backend": "openai",
+        "model": SERVED_NAME,
+        "base_url": f"http://127.0.0.1:{port}/v1",
+        "api_key_env": None,
+        "batch_size": BATCH,
+        "concurrency": BATCH,
         # the retry policy as shipped (5 retries), with short delays: a refused connection fails fast
-        "retry_backoff_s": 0.1, "max_backoff_s": 1.0,
+        "retry_backoff_s": 0.1,
+        "max_backoff_s": 1.0,
         "timeout_s": 600,  # per attempt: a 2-core machine shared with other jobs can be slow
     }
     write_params(project, params)
@@ -68,7 +83,8 @@ def output_files(project: Path) -> dict[str, bytes]:
 
 @requires_vllm_env
 def test_openai_backend_on_vllms_server_equals_offline_and_resumes_after_a_kill(
-        vllm_semanticqa: OfflineRun, mirrors: list[Path], tmp_path: Path):
+    vllm_semanticqa: OfflineRun, mirrors: list[Path], tmp_path: Path
+):
     started = time.perf_counter()
     generate_cpu = 0.0  # CPU seconds of the generate runs (the servers' are counted from /proc)
     env = tool_env(mirrors)
@@ -91,10 +107,12 @@ def test_openai_backend_on_vllms_server_equals_offline_and_resumes_after_a_kill(
         served, offline = outputs(straight, MODEL), outputs(straight, OFFLINE_MODEL)
         assert len(served) == PROMPTS and served["error"].isna().all()
         exact, prefix, differ = agreement(served, offline, ("server", "offline"))
-        print(f"\nvLLM's OpenAI server vs its offline engine on {PROMPTS} SemanticQA prompts (SmolLM2 dense "
-              f"float32, greedy, eager; the server got {BATCH} requests at a time, the engine all 12): same text "
-              f"on {exact:.0%}, the served text begins with {prefix:.0%} of the offline text on average; "
-              f"server start {server.start_s:.0f} s, generate {straight_s:.0f} s")
+        print(
+            f"\nvLLM's OpenAI server vs its offline engine on {PROMPTS} SemanticQA prompts (SmolLM2 dense "
+            f"float32, greedy, eager; the server got {BATCH} requests at a time, the engine all 12): same text "
+            f"on {exact:.0%}, the served text begins with {prefix:.0%} of the offline text on average; "
+            f"server start {server.start_s:.0f} s, generate {straight_s:.0f} s"
+        )
         for line in differ:
             print(f"differs: {line}")
         assert offline["text"].nunique() >= 10  # twelve tasks: an agreement over one repeated answer says nothing
@@ -106,8 +124,7 @@ def test_openai_backend_on_vllms_server_equals_offline_and_resumes_after_a_kill(
         answered_straight = server.answered()
         stderr_path = tmp_path / "killed-run.stderr"
         with stderr_path.open("w", encoding="utf-8") as stderr:
-            proc = subprocess.Popen(generate, cwd=resumed, env=env, stdout=subprocess.DEVNULL, stderr=stderr,
-                                    text=True)
+            proc = subprocess.Popen(generate, cwd=resumed, env=env, stdout=subprocess.DEVNULL, stderr=stderr, text=True)
         try:
             deadline = time.monotonic() + 900
             while not list(cache_dir.glob("shard-*.jsonl")):
@@ -128,9 +145,11 @@ def test_openai_backend_on_vllms_server_equals_offline_and_resumes_after_a_kill(
     shards = len(list(cache_dir.glob("shard-*.jsonl")))
     missing = PROMPTS - len(at_kill)
     retries = killed_stderr.count("openai backend: connection error")
-    print(f"killed after {answered_before_kill} answered requests of the run; it exited {code} after {retries} "
-          f"retries logged; cached: {len(at_kill)} in {shards} shards; its last stderr line: "
-          f"{killed_stderr.strip().splitlines()[-1:]}")
+    print(
+        f"killed after {answered_before_kill} answered requests of the run; it exited {code} after {retries} "
+        f"retries logged; cached: {len(at_kill)} in {shards} shards; its last stderr line: "
+        f"{killed_stderr.strip().splitlines()[-1:]}"
+    )
     # a refused connection is retried (max_retries), then the request fails; failures above
     # max_failed_share (0) fail the run: one line, exit 2, nothing written, the answers kept
     assert code == 2, killed_stderr
@@ -154,7 +173,9 @@ def test_openai_backend_on_vllms_server_equals_offline_and_resumes_after_a_kill(
     assert output_files(resumed) == output_files(straight)  # the same bytes as the straight run
     assert not (resumed / "results" / "logs" / f"generate-{MODEL}.failed.json").exists()
 
-    print(f"restart {restarted.start_s:.0f} s, resumed run {resumed_s:.0f} s ({missing} requests sent); test wall "
-          f"time {time.perf_counter() - started:.0f} s; CPU time: servers' starts {server.start_cpu_s:.0f} s + "
-          f"{restarted.start_cpu_s:.0f} s, servers in all {server.cpu_s + restarted.cpu_s:.0f} s, the test's other "
-          f"processes (the three generate runs) {generate_cpu:.0f} s")
+    print(
+        f"restart {restarted.start_s:.0f} s, resumed run {resumed_s:.0f} s ({missing} requests sent); test wall "
+        f"time {time.perf_counter() - started:.0f} s; CPU time: servers' starts {server.start_cpu_s:.0f} s + "
+        f"{restarted.start_cpu_s:.0f} s, servers in all {server.cpu_s + restarted.cpu_s:.0f} s, the test's other "
+        f"processes (the three generate runs) {generate_cpu:.0f} s"
+    )

@@ -27,7 +27,9 @@ def test_snakemake_builds_and_renders_every_benchmark_and_reruns_nothing(make_pr
         stats = json.loads((project / "data" / "processed" / name / "build_stats.json").read_text(encoding="utf-8"))
         assert stats["benchmark"] == name and stats["tasks"], name
         assert all((project / "data" / "processed" / name / f"{task}.parquet").is_file() for task in stats["tasks"])
-        rendered = json.loads((project / "results" / "prompts" / name / "render_stats.json").read_text(encoding="utf-8"))
+        rendered = json.loads(
+            (project / "results" / "prompts" / name / "render_stats.json").read_text(encoding="utf-8")
+        )
         assert rendered["benchmark"] == name and rendered["prompts_total"] > 0, name
         for setting, info in rendered["settings"].items():
             assert (project / "results" / "prompts" / name / f"{setting}.parquet").is_file() == bool(info["file"])

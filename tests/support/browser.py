@@ -30,10 +30,12 @@ def _cjk_fontconfig(directory: Path) -> dict[str, str]:
         return dict(os.environ)
     fonts = next(iter(spec.submodule_search_locations))
     config = directory / "fonts.conf"
-    config.write_text('<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>\n'
-                      '  <include ignore_missing="yes">/etc/fonts/fonts.conf</include>\n'
-                      f"  <dir>{fonts}</dir>\n  <cachedir>{directory / 'fontcache'}</cachedir>\n</fontconfig>\n",
-                      encoding="utf-8")
+    config.write_text(
+        '<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>\n'
+        '  <include ignore_missing="yes">/etc/fonts/fonts.conf</include>\n'
+        f"  <dir>{fonts}</dir>\n  <cachedir>{directory / 'fontcache'}</cachedir>\n</fontconfig>\n",
+        encoding="utf-8",
+    )
     return {**os.environ, "FONTCONFIG_FILE": str(config)}
 
 
@@ -45,11 +47,25 @@ class Browser:
             raise RuntimeError("chromium is not on PATH (`make browser` installs it)")
         self._profile = tempfile.TemporaryDirectory(prefix="idiombench-chromium-", ignore_cleanup_errors=True)
         self._process = subprocess.Popen(
-            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             "--remote-debugging-port=0", f"--user-data-dir={self._profile.name}", f"--window-size={width},{height}",
-             "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_cjk_fontconfig(Path(self._profile.name)))
+            [
+                CHROMIUM,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--remote-debugging-port=0",
+                f"--user-data-dir={self._profile.name}",
+                f"--window-size={width},{height}",
+                "about:blank",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=_cjk_fontconfig(Path(self._profile.name)),
+        )
         self._loop = asyncio.new_event_loop()
         self._next_id = 0
         port_file = Path(self._profile.name) / "DevToolsActivePort"
@@ -104,18 +120,22 @@ class Browser:
             if all(t in page for t in texts):
                 return time.monotonic() - started
             if time.monotonic() - started > timeout:
-                raise TimeoutError(f"not on the page after {timeout:.0f} s: "
-                                   f"{[t for t in texts if t not in page]}; page text: {page[:3000]!r}")
+                raise TimeoutError(
+                    f"not on the page after {timeout:.0f} s: "
+                    f"{[t for t in texts if t not in page]}; page text: {page[:3000]!r}"
+                )
             time.sleep(0.2)
 
     def click_text(self, text: str, selector: str = "*") -> bool:
         """Click the innermost visible element whose text is exactly `text`."""
-        return bool(self.evaluate(f"""(() => {{
+        return bool(
+            self.evaluate(f"""(() => {{
             const all = [...document.querySelectorAll({json.dumps(selector)})].filter(
                 e => e.innerText && e.innerText.trim() === {json.dumps(text)} && e.offsetParent !== null);
             const inner = all.filter(e => !all.some(o => o !== e && e.contains(o)));
             if (!inner.length) return false;
-            inner[0].click(); return true; }})()"""))
+            inner[0].click(); return true; }})()""")
+        )
 
     def tidy(self) -> None:
         """Close what MLflow's UI opens over the page on a first visit: its assistant panel and hints."""

@@ -36,12 +36,24 @@ class Echo(BaseHTTPRequestHandler):
             message = f"denied for {headers} / {headers.upper()} / retry at http://{token}@127.0.0.1/"
             return self.reply(401, {"error": {"message": message}})
         text = body["messages"][-1]["content"][:20]
-        self.reply(200, {
-            "id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop",
-                         "logprobs": None}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-        })
+        self.reply(
+            200,
+            {
+                "id": "x",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body["model"],
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": text},
+                        "finish_reason": "stop",
+                        "logprobs": None,
+                    }
+                ],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            },
+        )
 
     def reply(self, status: int, payload: dict) -> None:
         data = json.dumps(payload).encode()

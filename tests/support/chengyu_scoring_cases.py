@@ -19,28 +19,66 @@ CANDIDATES = ("严阵以待", "改朝换代", "不共戴天", "天南海北", "�
 
 
 def item(task: str, item_id: str, answer: str, **kw: Any) -> Item:
-    return Item(item_id=item_id, benchmark="chengyu-bench", task=task, language="zh-CN",
-                input=kw.pop("input", answer), answer=answer, **kw)
+    return Item(
+        item_id=item_id,
+        benchmark="chengyu-bench",
+        task=task,
+        language="zh-CN",
+        input=kw.pop("input", answer),
+        answer=answer,
+        **kw,
+    )
 
 
 ITEMS: dict[str, dict[str, Item]] = {
-    "connotation_sample": {i.item_id: i for i in [
-        item("connotation_sample", "c1", "positive", input="雪中送炭", fields={"idiom": "雪中送炭"}),
-        item("connotation_sample", "c2", "negative", input="助纣为虐", fields={"idiom": "助纣为虐"}),
-        item("connotation_sample", "c3", "negative", input="画蛇添足", fields={"idiom": "画蛇添足"}),
-        item("connotation_sample", "c4", "positive", input="见义勇为", fields={"idiom": "见义勇为"}),
-    ]},
-    "chid": {i.item_id: i for i in [
-        item("chid", f"{n:05d}", "改朝换代", choices=CANDIDATES, references=("改朝换代",),
-             input=f"passage {n} #idiom#", fields={"paragraph": f"passage {n} #idiom#"})
-        for n in range(8)
-    ]},
-    "open_cloze": {i.item_id: i for i in [
-        *(item("open_cloze", f"o{n}", "好景不长", references=("好景不长",), input=f"段落{n}##idiom##",
-               fields={"paragraph": f"段落{n}##idiom##"}) for n in range(1, 7)),
-        item("open_cloze", "o7", "一鸣惊人", references=("一鸣惊人", "一举成名"), input="段落7##idiom##",
-             fields={"paragraph": "段落7##idiom##"}),
-    ]},
+    "connotation_sample": {
+        i.item_id: i
+        for i in [
+            item("connotation_sample", "c1", "positive", input="雪中送炭", fields={"idiom": "雪中送炭"}),
+            item("connotation_sample", "c2", "negative", input="助纣为虐", fields={"idiom": "助纣为虐"}),
+            item("connotation_sample", "c3", "negative", input="画蛇添足", fields={"idiom": "画蛇添足"}),
+            item("connotation_sample", "c4", "positive", input="见义勇为", fields={"idiom": "见义勇为"}),
+        ]
+    },
+    "chid": {
+        i.item_id: i
+        for i in [
+            item(
+                "chid",
+                f"{n:05d}",
+                "改朝换代",
+                choices=CANDIDATES,
+                references=("改朝换代",),
+                input=f"passage {n} #idiom#",
+                fields={"paragraph": f"passage {n} #idiom#"},
+            )
+            for n in range(8)
+        ]
+    },
+    "open_cloze": {
+        i.item_id: i
+        for i in [
+            *(
+                item(
+                    "open_cloze",
+                    f"o{n}",
+                    "好景不长",
+                    references=("好景不长",),
+                    input=f"段落{n}##idiom##",
+                    fields={"paragraph": f"段落{n}##idiom##"},
+                )
+                for n in range(1, 7)
+            ),
+            item(
+                "open_cloze",
+                "o7",
+                "一鸣惊人",
+                references=("一鸣惊人", "一举成名"),
+                input="段落7##idiom##",
+                fields={"paragraph": "段落7##idiom##"},
+            ),
+        ]
+    },
 }
 OUTPUTS = {
     "connotation": [
@@ -64,17 +102,28 @@ OUTPUTS = {
         ("open_cloze", "o2", "<answer><乐极生悲, 乐极生悲, 乐极生悲, 好景不长, 天长地久></answer>"),  # rank 4, 3 of 3
         ("open_cloze", "o3", "<answer><好景不常在, 快乐时光, 好景不长></answer>"),  # rank 3, 1 valid of 3
         ("open_cloze", "o4", "I don't know"),  # unparseable
-        ("open_cloze", "o5", "<think><answer><好景不长></answer></think>\n<answer><天长地久, 好景 不长></answer>"),  # rank 2, 2/2
-        ("open_cloze", "o6", "<answer><乐极生悲, 天长地久, 一鸣惊人, 一举成名, 画蛇添足, 好景不长></answer>"),  # none, 5/5
+        (
+            "open_cloze",
+            "o5",
+            "<think><answer><好景不长></answer></think>\n<answer><天长地久, 好景 不长></answer>",
+        ),  # rank 2, 2/2
+        (
+            "open_cloze",
+            "o6",
+            "<answer><乐极生悲, 天长地久, 一鸣惊人, 一举成名, 画蛇添足, 好景不长></answer>",
+        ),  # none, 5/5
         ("open_cloze", "o7", "<answer><一举成名></answer>"),  # an acceptable alternative at rank 1, 1/1
     ],
 }
 
 
-def generations(check: PromptCheck, wrong_hash: tuple[str, str] | None = None,
-                outputs_by_setting: dict[str, list[tuple[str, str, str]]] = OUTPUTS,
-                items: dict[str, dict[str, Item]] = ITEMS,
-                unknown_hash: tuple[str, str] | None = None) -> dict[str, pd.DataFrame]:
+def generations(
+    check: PromptCheck,
+    wrong_hash: tuple[str, str] | None = None,
+    outputs_by_setting: dict[str, list[tuple[str, str, str]]] = OUTPUTS,
+    items: dict[str, dict[str, Item]] = ITEMS,
+    unknown_hash: tuple[str, str] | None = None,
+) -> dict[str, pd.DataFrame]:
     out = {}
     for setting, outputs in outputs_by_setting.items():
         rows = []
@@ -86,30 +135,64 @@ def generations(check: PromptCheck, wrong_hash: tuple[str, str] | None = None,
             if unknown_hash == (setting, item_id):
                 prompt_hash = ""  # produced elsewhere (evaluate-predictions): the prompt is unknown
             failed = text == ""
-            rows.append({
-                "prompt_id": f"chengyu-bench/{task}/{setting}/{item_id}", "benchmark": "chengyu-bench", "task": task,
-                "setting": setting, "item_id": item_id, "prompt_hash": prompt_hash, "pass": "main", "sample_index": 0, "rotation": 0,
-                "text": text, "prompt_tokens": None, "completion_tokens": None,
-                "finish_reason": "error" if failed else "stop", "error": "boom" if failed else None,
-                "request_key": f"k-{item_id}",
-            })
+            rows.append(
+                {
+                    "prompt_id": f"chengyu-bench/{task}/{setting}/{item_id}",
+                    "benchmark": "chengyu-bench",
+                    "task": task,
+                    "setting": setting,
+                    "item_id": item_id,
+                    "prompt_hash": prompt_hash,
+                    "pass": "main",
+                    "sample_index": 0,
+                    "rotation": 0,
+                    "text": text,
+                    "prompt_tokens": None,
+                    "completion_tokens": None,
+                    "finish_reason": "error" if failed else "stop",
+                    "error": "boom" if failed else None,
+                    "request_key": f"k-{item_id}",
+                }
+            )
         out[setting] = pd.DataFrame(rows)
     return out
 
 
 def config(accept_unformatted: bool = True) -> ChengyuBenchConfig:
-    return ChengyuBenchConfig(score=ChengyuBenchScore(accept_unformatted=accept_unformatted,
-                                                      valid_idiom=ValidIdiomConfig(four_character_only=True)))
+    return ChengyuBenchConfig(
+        score=ChengyuBenchScore(
+            accept_unformatted=accept_unformatted, valid_idiom=ValidIdiomConfig(four_character_only=True)
+        )
+    )
 
 
-def score_and_aggregate(default_params, accept_unformatted: bool = True, wrong_hash=None,
-                        outputs: dict[str, list[tuple[str, str, str]]] = OUTPUTS, items: dict[str, dict[str, Item]] = ITEMS,
-                        unknown_hash=None):
+def score_and_aggregate(
+    default_params,
+    accept_unformatted: bool = True,
+    wrong_hash=None,
+    outputs: dict[str, list[tuple[str, str, str]]] = OUTPUTS,
+    items: dict[str, dict[str, Item]] = ITEMS,
+    unknown_hash=None,
+):
     cfg = config(accept_unformatted)
-    ctx = ScoreContext(params=default_params, model="m", benchmark="chengyu-bench", config=cfg,
-                       generations=generations(PromptCheck(), wrong_hash, outputs, items, unknown_hash), items=items)
+    ctx = ScoreContext(
+        params=default_params,
+        model="m",
+        benchmark="chengyu-bench",
+        config=cfg,
+        generations=generations(PromptCheck(), wrong_hash, outputs, items, unknown_hash),
+        items=items,
+    )
     tables = BENCHMARK.score(ctx)
-    body = BENCHMARK.aggregate(AggregateContext(params=default_params, model="m", benchmark="chengyu-bench",
-                                                config=cfg, scores=tables, items=items,
-                                                scoring_meta={"notes": ctx.notes}))
+    body = BENCHMARK.aggregate(
+        AggregateContext(
+            params=default_params,
+            model="m",
+            benchmark="chengyu-bench",
+            config=cfg,
+            scores=tables,
+            items=items,
+            scoring_meta={"notes": ctx.notes},
+        )
+    )
     return tables, body

@@ -36,11 +36,19 @@ def orderprobe_items(copies: int = 1) -> list[Item]:
     for copy in range(copies):
         for row, (idiom, meaning) in enumerate(IDIOMS):
             for pattern in PATTERNS:
-                items.append(Item(
-                    item_id=f"zh-CN/{copy * 100 + row:04d}/{pattern}", benchmark="orderprobe", task="restore",
-                    language="zh-CN", input=permute(idiom, pattern), answer=idiom, references=(meaning,),
-                    fields={"idiom": permute(idiom, pattern)}, meta={"pattern": pattern, "copy": copy},
-                ))
+                items.append(
+                    Item(
+                        item_id=f"zh-CN/{copy * 100 + row:04d}/{pattern}",
+                        benchmark="orderprobe",
+                        task="restore",
+                        language="zh-CN",
+                        input=permute(idiom, pattern),
+                        answer=idiom,
+                        references=(meaning,),
+                        fields={"idiom": permute(idiom, pattern)},
+                        meta={"pattern": pattern, "copy": copy},
+                    )
+                )
     return items
 
 
@@ -49,10 +57,17 @@ def orderprobe_prompts(items: list[Item], settings: dict[str, str] = SETTINGS) -
     for setting, template in settings.items():
         out[setting] = [
             Prompt(
-                benchmark="orderprobe", task="restore", setting=setting, item_id=item.item_id, language="zh-CN",
-                messages=(Message("system", "你是一个语言专家。"),
-                          Message("user", template.format(idiom=item.input) + f" #{item.meta['copy']}")),
-                template_id=f"orderprobe/{setting}/zh-CN", template_hash="t" * 16,
+                benchmark="orderprobe",
+                task="restore",
+                setting=setting,
+                item_id=item.item_id,
+                language="zh-CN",
+                messages=(
+                    Message("system", "你是一个语言专家。"),
+                    Message("user", template.format(idiom=item.input) + f" #{item.meta['copy']}"),
+                ),
+                template_id=f"orderprobe/{setting}/zh-CN",
+                template_hash="t" * 16,
             )
             for item in items
         ]
@@ -62,8 +77,14 @@ def orderprobe_prompts(items: list[Item], settings: dict[str, str] = SETTINGS) -
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def params_dict(models: dict[str, Any], *, consistency_n: int = 2, max_new_tokens: int = 8, seed: int = 0,
-                consistency_settings: list[str] | None = None) -> dict:
+def params_dict(
+    models: dict[str, Any],
+    *,
+    consistency_n: int = 2,
+    max_new_tokens: int = 8,
+    seed: int = 0,
+    consistency_settings: list[str] | None = None,
+) -> dict:
     off = {"enabled": False}
     # sections generate does not read are taken from the project's params.yaml
     default = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
@@ -76,8 +97,14 @@ def params_dict(models: dict[str, Any], *, consistency_n: int = 2, max_new_token
                 "enabled": True,
                 "generate": {
                     "main": {"max_new_tokens": max_new_tokens},
-                    "extra": {"consistency": {"n": consistency_n, "temperature": 0.7, "max_new_tokens": max_new_tokens,
-                                              "settings": consistency_settings}},
+                    "extra": {
+                        "consistency": {
+                            "n": consistency_n,
+                            "temperature": 0.7,
+                            "max_new_tokens": max_new_tokens,
+                            "settings": consistency_settings,
+                        }
+                    },
                 },
             },
             "g-idiomalign": off,
@@ -95,7 +122,8 @@ def write_project(root: Path, models: dict[str, Any], *, copies: int = 1, **para
     write_items(root / "data" / "processed" / "orderprobe" / "restore.parquet", items)
     # build's completion record (written last by build): it marks the folder as build's own output
     (root / "data" / "processed" / "orderprobe" / "build_stats.json").write_text(
-        f'{{"tasks": {{"restore": {len(items)}}}}}\n', encoding="utf-8")
+        f'{{"tasks": {{"restore": {len(items)}}}}}\n', encoding="utf-8"
+    )
     for setting, prompts in orderprobe_prompts(items).items():
         write_prompts(root / "results" / "prompts" / "orderprobe" / f"{setting}.parquet", prompts)
     # render's completion record (written last by render): generate refuses a prompts folder without it

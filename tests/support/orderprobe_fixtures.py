@@ -38,13 +38,25 @@ def index(*groups: list[Item]) -> dict[str, dict[str, Item]]:
     return {"restore": {item.item_id: item for group in groups for item in group}}
 
 
-def gen_row(item: Item, setting: str, text: str, pass_name: str = "main", sample_index: int = 0,
-            error: str | None = None) -> dict[str, Any]:
+def gen_row(
+    item: Item, setting: str, text: str, pass_name: str = "main", sample_index: int = 0, error: str | None = None
+) -> dict[str, Any]:
     return {
-        "prompt_id": f"orderprobe/restore/{setting}/{item.item_id}", "benchmark": "orderprobe", "task": "restore",
-        "setting": setting, "item_id": item.item_id, "prompt_hash": "0" * 16, "pass": pass_name,
-        "sample_index": sample_index, "rotation": 0, "text": text, "prompt_tokens": None, "completion_tokens": None,
-        "finish_reason": "error" if error else "stop", "error": error, "request_key": f"{item.item_id}:{pass_name}:{sample_index}",
+        "prompt_id": f"orderprobe/restore/{setting}/{item.item_id}",
+        "benchmark": "orderprobe",
+        "task": "restore",
+        "setting": setting,
+        "item_id": item.item_id,
+        "prompt_hash": "0" * 16,
+        "pass": pass_name,
+        "sample_index": sample_index,
+        "rotation": 0,
+        "text": text,
+        "prompt_tokens": None,
+        "completion_tokens": None,
+        "finish_reason": "error" if error else "stop",
+        "error": error,
+        "request_key": f"{item.item_id}:{pass_name}:{sample_index}",
     }
 
 
@@ -84,8 +96,15 @@ class FakeScorers:
     explanation): value}; bertscore: {(candidate, reference): f1}; nli: {(premise,
     hypothesis): (entailment, neutral, contradiction)}. Every call is recorded."""
 
-    def __init__(self, config: ScoringConfig, cosine: dict | None = None, ce: dict | None = None,
-                 bert: dict | None = None, nli: dict | None = None, default: float = 0.0):
+    def __init__(
+        self,
+        config: ScoringConfig,
+        cosine: dict | None = None,
+        ce: dict | None = None,
+        bert: dict | None = None,
+        nli: dict | None = None,
+        default: float = 0.0,
+    ):
         self.config = config
         self._infos = all_role_infos(config)
         self.tables = {"cosine": cosine or {}, "ce": ce or {}, "bert": bert or {}, "nli": nli or {}}

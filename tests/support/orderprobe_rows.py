@@ -24,20 +24,54 @@ def pick(items, pattern):
     return next(i for i in items if i.meta["pattern"] == pattern)
 
 
-def score_row(item, s_acc: float, *, setting="zero_shot", pass_name="main", sample=0, recovered=False,
-              strict=False, format_ok=True, s_logic=0.5) -> dict:
+def score_row(
+    item,
+    s_acc: float,
+    *,
+    setting="zero_shot",
+    pass_name="main",
+    sample=0,
+    recovered=False,
+    strict=False,
+    format_ok=True,
+    s_logic=0.5,
+) -> dict:
     meta = item.meta
     return {
-        "prompt_id": f"orderprobe/restore/{setting}/{item.item_id}", "task": "restore", "setting": setting,
-        "item_id": item.item_id, "pass": pass_name, "sample_index": sample, "language": item.language,
-        "expression_id": meta["expression_id"], "expression": meta["expression"], "input": item.input,
-        "pattern": meta["pattern"], "category": meta["category"], "is_canonical": meta["is_canonical"],
-        "is_identity": meta["is_identity"], "n_references": len(item.references), "prompt_hash": "0" * 16,
-        "template_id": f"orderprobe/{setting}/{item.language}", "template_hash": "ab" * 32, "finish_reason": "stop",
-        "generation_error": None, "explanation": "x", "format_ok": format_ok, "parse_flags": "",
-        "recovered": recovered, "recovered_strict": strict,
-        "ce": s_acc, "bert": None, "sts": s_acc, "lex": s_acc, "f_beta": s_acc, "f_beta_halved": False,
-        "s_acc": s_acc, "s_logic": s_logic if pass_name == "main" else None, "s_info": s_acc / 2,
+        "prompt_id": f"orderprobe/restore/{setting}/{item.item_id}",
+        "task": "restore",
+        "setting": setting,
+        "item_id": item.item_id,
+        "pass": pass_name,
+        "sample_index": sample,
+        "language": item.language,
+        "expression_id": meta["expression_id"],
+        "expression": meta["expression"],
+        "input": item.input,
+        "pattern": meta["pattern"],
+        "category": meta["category"],
+        "is_canonical": meta["is_canonical"],
+        "is_identity": meta["is_identity"],
+        "n_references": len(item.references),
+        "prompt_hash": "0" * 16,
+        "template_id": f"orderprobe/{setting}/{item.language}",
+        "template_hash": "ab" * 32,
+        "finish_reason": "stop",
+        "generation_error": None,
+        "explanation": "x",
+        "format_ok": format_ok,
+        "parse_flags": "",
+        "recovered": recovered,
+        "recovered_strict": strict,
+        "ce": s_acc,
+        "bert": None,
+        "sts": s_acc,
+        "lex": s_acc,
+        "f_beta": s_acc,
+        "f_beta_halved": False,
+        "s_acc": s_acc,
+        "s_logic": s_logic if pass_name == "main" else None,
+        "s_info": s_acc / 2,
         "score_flags": "" if item.references else "no_references",
     }
 
@@ -71,7 +105,8 @@ def zero_shot_rows() -> list[dict]:
     ]
     samples = [
         # X1: ABDC gap 0.6 - 0.4 = 0.2; ACBD gap 0 -> E 0.1, R 0.2, S_Cons 0.9*0.8 = 0.72
-        (pick(X1, "ABDC"), [0.2, 0.6]), (pick(X1, "ACBD"), [0.5, 0.5, 0.5]),
+        (pick(X1, "ABDC"), [0.2, 0.6]),
+        (pick(X1, "ACBD"), [0.5, 0.5, 0.5]),
         # X2: ABDC gap 0.9 - 0.6 = 0.3 -> S_Cons 0.7*0.7 = 0.49
         (pick(X2, "ABDC"), [0.3, 0.9, 0.6]),
         # X4 has no reference: left out of S_Cons

@@ -22,8 +22,9 @@ TAXONOMY = "Label\tDescription\nMagn\tintensifier\nAntiMagn\tde-intensifier\nBon
 CANDIDATES = ("画蛇添足", "一鸣惊人", "刻舟求剑", "不耻下问", "守株待兔", "亡羊补牢", "对牛弹琴")
 
 
-def context(benchmark: str, task: str, setting: str, choices: tuple[str, ...] = (),
-            fields: dict[str, object] | None = None) -> ItemContext:
+def context(
+    benchmark: str, task: str, setting: str, choices: tuple[str, ...] = (), fields: dict[str, object] | None = None
+) -> ItemContext:
     return ItemContext(benchmark, task, setting, "x0", "输入", None, (), choices, fields or {})
 
 
@@ -41,16 +42,26 @@ def _two_parts(task: str) -> Callable[[str], object]:
 # name -> parse(text); a task kind of SemanticQA once (its parser depends on the kind only)
 _KINDS = {ADAPTERS[t].kind: t for t in sorted(ADAPTERS)}
 PARSERS: dict[str, Callable[[str], object]] = {
-    **{f"orderprobe/restore/{s}": partial(orderprobe_parse, context("orderprobe", "restore", s))
-       for s in ("zero_shot", "cot", "three_shot")},
+    **{
+        f"orderprobe/restore/{s}": partial(orderprobe_parse, context("orderprobe", "restore", s))
+        for s in ("zero_shot", "cot", "three_shot")
+    },
     "g-idiomalign/mcq/mcq": partial(g_idiomalign_parse, context("g-idiomalign", "mcq", "mcq", ("a", "b", "c", "d"))),
-    **{f"g-idiomalign/gloss_generation/{s}": partial(g_idiomalign_parse, context(
-        "g-idiomalign", "gloss_generation", s, fields={"target_language": "French"})) for s in ("no_gloss", "with_gloss")},
+    **{
+        f"g-idiomalign/gloss_generation/{s}": partial(
+            g_idiomalign_parse, context("g-idiomalign", "gloss_generation", s, fields={"target_language": "French"})
+        )
+        for s in ("no_gloss", "with_gloss")
+    },
     **{f"semanticqa/{task}/0-shot ({kind})": _semanticqa(task) for kind, task in sorted(_KINDS.items())},
     "semanticqa normalise_answer (exact match)": normalise_answer,
     **{f"semanticqa/{task}/multi_step (two parts)": _two_parts(task) for task in sorted(COMPOSITIONS)},
-    **{f"chengyu-bench/{s}": partial(chengyu_parse, context("chengyu-bench", s, s, CANDIDATES if s == "chid_candidates" else ()))
-       for s in ("connotation", "appropriateness", "open_cloze", "chid_open_cloze", "chid_candidates")},
+    **{
+        f"chengyu-bench/{s}": partial(
+            chengyu_parse, context("chengyu-bench", s, s, CANDIDATES if s == "chid_candidates" else ())
+        )
+        for s in ("connotation", "appropriateness", "open_cloze", "chid_open_cloze", "chid_candidates")
+    },
 }
 
 
@@ -59,6 +70,7 @@ def adversarial_texts(size: int) -> dict[str, str]:
     repeated openers without a closer (a lazy `.*?` rescanned from each), long runs between two
     optional parts (`\\s*x?\\s*`), repeated wrappers (a copy per layer), many candidates (a slice
     per match), and long plain lines."""
+
     def rep(unit: str) -> str:
         return unit * max(1, size // len(unit))
 

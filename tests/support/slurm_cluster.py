@@ -44,8 +44,20 @@ class ClusterUnavailable(RuntimeError):
 
 
 def missing_tools() -> list[str]:
-    tools = ["munged", "mariadbd", "mariadb-install-db", "mariadb", "slurmdbd", "slurmctld", "slurmd",
-             "sbatch", "sacct", "sinfo", "srun", "sacctmgr"]
+    tools = [
+        "munged",
+        "mariadbd",
+        "mariadb-install-db",
+        "mariadb",
+        "slurmdbd",
+        "slurmctld",
+        "slurmd",
+        "sbatch",
+        "sacct",
+        "sinfo",
+        "srun",
+        "sacctmgr",
+    ]
     return [tool for tool in tools if shutil.which(tool) is None and not Path("/usr/sbin", tool).exists()]
 
 
@@ -83,8 +95,7 @@ class SlurmCluster:
     def env(self) -> dict[str, str]:
         """What a client (sbatch, sacct, Snakemake's Slurm executor) needs: SLURM_CONF, and
         bin/ first on PATH (the srun wrapper that jobs use; see _write_configs)."""
-        return {"SLURM_CONF": str(self.conf),
-                "PATH": f"{self.root / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"}
+        return {"SLURM_CONF": str(self.conf), "PATH": f"{self.root / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"}
 
     def env_over(self, env: dict[str, str]) -> dict[str, str]:
         """`env` with this cluster's SLURM_CONF and bin/ first on its PATH."""
@@ -96,8 +107,10 @@ class SlurmCluster:
     # -- start ---------------------------------------------------------------------------
     def start(self, timeout_s: float = 120) -> "SlurmCluster":
         if os.geteuid() != 0:
-            raise ClusterUnavailable("the test cluster's daemons run as root (slurmd starts jobs as their user): "
-                                     "run the tests as root, `sudo make test`")
+            raise ClusterUnavailable(
+                "the test cluster's daemons run as root (slurmd starts jobs as their user): "
+                "run the tests as root, `sudo make test`"
+            )
         missing = missing_tools()
         if missing:
             raise ClusterUnavailable(f"not installed: {', '.join(missing)} (run `make slurm`)")
@@ -123,8 +136,9 @@ class SlurmCluster:
 
     def _start(self, name: str, argv: list[str], **kwargs) -> subprocess.Popen:
         log = open(self.root / "log" / f"{name}.out", "ab")
-        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **self.env},
-                                start_new_session=True, **kwargs)
+        proc = subprocess.Popen(
+            argv, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **self.env}, start_new_session=True, **kwargs
+        )
         log.close()
         self.procs[name] = proc
         return proc
@@ -150,7 +164,9 @@ class SlurmCluster:
                 if sock.connect_ex(("127.0.0.1", port)) == 0:
                     return
             time.sleep(0.3)
-        raise ClusterUnavailable(f"{name} does not listen on port {port} after {timeout_s:.0f} s: {self.log_tail(name)}")
+        raise ClusterUnavailable(
+            f"{name} does not listen on port {port} after {timeout_s:.0f} s: {self.log_tail(name)}"
+        )
 
     def _start_munge(self) -> None:
         key = self.root / "etc" / "munge.key"
@@ -158,10 +174,19 @@ class SlurmCluster:
         os.chmod(key, 0o600)
         os.chmod(self.root / "etc", 0o755)
         sock = self.root / "run" / "munge.socket"
-        self._start("munged", [_which("munged"), "--foreground", "--force", f"--socket={sock}",
-                               f"--key-file={key}", f"--pid-file={self.root / 'run' / 'munged.pid'}",
-                               f"--log-file={self.root / 'log' / 'munged.log'}",
-                               f"--seed-file={self.root / 'run' / 'munged.seed'}"])
+        self._start(
+            "munged",
+            [
+                _which("munged"),
+                "--foreground",
+                "--force",
+                f"--socket={sock}",
+                f"--key-file={key}",
+                f"--pid-file={self.root / 'run' / 'munged.pid'}",
+                f"--log-file={self.root / 'log' / 'munged.log'}",
+                f"--seed-file={self.root / 'run' / 'munged.seed'}",
+            ],
+        )
         deadline = time.monotonic() + 30
         while not sock.exists():
             self._check_alive("munged")
@@ -172,17 +197,37 @@ class SlurmCluster:
     def _start_mariadb(self, timeout_s: float) -> None:
         data = self.root / "mysql"
         init = subprocess.run(
-            [_which("mariadb-install-db"), "--no-defaults", f"--datadir={data}", "--user=root",
-             "--auth-root-authentication-method=normal", "--skip-test-db"],
-            capture_output=True, text=True, timeout=300)
+            [
+                _which("mariadb-install-db"),
+                "--no-defaults",
+                f"--datadir={data}",
+                "--user=root",
+                "--auth-root-authentication-method=normal",
+                "--skip-test-db",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         if init.returncode:
             raise ClusterUnavailable(f"mariadb-install-db failed: {(init.stdout + init.stderr)[-800:]}")
         # no grant tables: slurmdbd connects as any user over TCP on 127.0.0.1 only
-        self._start("mariadbd", [_which("mariadbd"), "--no-defaults", f"--datadir={data}", "--user=root",
-                                 f"--socket={self.root / 'run' / 'mysql.sock'}", f"--port={self.ports['mysql']}",
-                                 "--bind-address=127.0.0.1", "--skip-grant-tables",
-                                 f"--pid-file={self.root / 'run' / 'mariadbd.pid'}",
-                                 "--innodb-buffer-pool-size=64M", "--skip-log-bin"])
+        self._start(
+            "mariadbd",
+            [
+                _which("mariadbd"),
+                "--no-defaults",
+                f"--datadir={data}",
+                "--user=root",
+                f"--socket={self.root / 'run' / 'mysql.sock'}",
+                f"--port={self.ports['mysql']}",
+                "--bind-address=127.0.0.1",
+                "--skip-grant-tables",
+                f"--pid-file={self.root / 'run' / 'mariadbd.pid'}",
+                "--innodb-buffer-pool-size=64M",
+                "--skip-log-bin",
+            ],
+        )
         self._wait_port("mariadbd", self.ports["mysql"], timeout_s)
 
     def _write_configs(self) -> None:
@@ -199,50 +244,90 @@ class SlurmCluster:
         auth = f"AuthInfo=socket={self.root / 'run' / 'munge.socket'}"
         etc, log, run = self.root / "etc", self.root / "log", self.root / "run"
         dbd_conf = etc / "slurmdbd.conf"
-        dbd_conf.write_text("\n".join([
-            "AuthType=auth/munge", auth,
-            "DbdHost=localhost", "DbdAddr=127.0.0.1", f"DbdPort={self.ports['dbd']}",
-            "SlurmUser=root", f"LogFile={log / 'slurmdbd.log'}", f"PidFile={run / 'slurmdbd.pid'}",
-            "StorageType=accounting_storage/mysql", "StorageHost=127.0.0.1", f"StoragePort={self.ports['mysql']}",
-            "StorageUser=root", "StorageLoc=slurm_acct_db", "DebugLevel=info", "",
-        ]))
+        dbd_conf.write_text(
+            "\n".join(
+                [
+                    "AuthType=auth/munge",
+                    auth,
+                    "DbdHost=localhost",
+                    "DbdAddr=127.0.0.1",
+                    f"DbdPort={self.ports['dbd']}",
+                    "SlurmUser=root",
+                    f"LogFile={log / 'slurmdbd.log'}",
+                    f"PidFile={run / 'slurmdbd.pid'}",
+                    "StorageType=accounting_storage/mysql",
+                    "StorageHost=127.0.0.1",
+                    f"StoragePort={self.ports['mysql']}",
+                    "StorageUser=root",
+                    "StorageLoc=slurm_acct_db",
+                    "DebugLevel=info",
+                    "",
+                ]
+            )
+        )
         os.chmod(dbd_conf, 0o600)
-        self.conf.write_text("\n".join([
-            f"ClusterName={CLUSTER}", "SlurmctldHost=localhost(127.0.0.1)", "SlurmUser=root",
-            "AuthType=auth/munge", "CredType=cred/munge", auth,
-            f"SlurmctldPort={self.ports['ctld']}", f"SlurmdPort={self.ports['slurmd']}",
-            f"StateSaveLocation={self.root / 'state'}", f"SlurmdSpoolDir={self.root / 'spool'}",
-            f"SlurmctldPidFile={run / 'slurmctld.pid'}", f"SlurmdPidFile={run / 'slurmd.pid'}",
-            f"SlurmctldLogFile={log / 'slurmctld.log'}", f"SlurmdLogFile={log / 'slurmd.log'}",
-            "SlurmctldDebug=info", "SlurmdDebug=info",
-            "ProctrackType=proctrack/linuxproc", "TaskPlugin=task/none", "MpiDefault=none",
-            "SelectType=select/cons_tres", "SelectTypeParameters=CR_Core_Memory",
-            "GresTypes=gpu", "AccountingStorageTRES=gres/gpu",
-            "AccountingStorageType=accounting_storage/slurmdbd", "AccountingStorageHost=localhost",
-            f"AccountingStoragePort={self.ports['dbd']}",
-            # the MUNGE socket for slurmdbd connections (AuthInfo covers the others)
-            f"AccountingStoragePass={self.root / 'run' / 'munge.socket'}",
-            "JobAcctGatherType=jobacct_gather/linux", "JobAcctGatherFrequency=30",
-            # sacct's Comment column: the Slurm executor puts rule_<rule>_wildcards_<...> there
-            "AccountingStoreFlags=job_comment", "DefMemPerCPU=512",
-            "ReturnToService=2", "SchedulerType=sched/backfill", "SchedulerParameters=sched_interval=2",
-            "MinJobAge=600", "KillWait=5", "InactiveLimit=0", "SlurmdTimeout=120",
-            f"NodeName=localhost NodeAddr=127.0.0.1 CPUs={hw['CPUs']} Boards={hw.get('Boards', 1)} "
-            f"SocketsPerBoard={hw.get('SocketsPerBoard', 1)} CoresPerSocket={hw.get('CoresPerSocket', hw['CPUs'])} "
-            f"ThreadsPerCore={hw.get('ThreadsPerCore', 1)} RealMemory={real_memory} Gres=gpu:{GPU_TYPE}:{FAKE_GPUS} State=UNKNOWN",
-            f"PartitionName={PARTITION} Nodes=localhost Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO",
-            "",
-        ]))
+        self.conf.write_text(
+            "\n".join(
+                [
+                    f"ClusterName={CLUSTER}",
+                    "SlurmctldHost=localhost(127.0.0.1)",
+                    "SlurmUser=root",
+                    "AuthType=auth/munge",
+                    "CredType=cred/munge",
+                    auth,
+                    f"SlurmctldPort={self.ports['ctld']}",
+                    f"SlurmdPort={self.ports['slurmd']}",
+                    f"StateSaveLocation={self.root / 'state'}",
+                    f"SlurmdSpoolDir={self.root / 'spool'}",
+                    f"SlurmctldPidFile={run / 'slurmctld.pid'}",
+                    f"SlurmdPidFile={run / 'slurmd.pid'}",
+                    f"SlurmctldLogFile={log / 'slurmctld.log'}",
+                    f"SlurmdLogFile={log / 'slurmd.log'}",
+                    "SlurmctldDebug=info",
+                    "SlurmdDebug=info",
+                    "ProctrackType=proctrack/linuxproc",
+                    "TaskPlugin=task/none",
+                    "MpiDefault=none",
+                    "SelectType=select/cons_tres",
+                    "SelectTypeParameters=CR_Core_Memory",
+                    "GresTypes=gpu",
+                    "AccountingStorageTRES=gres/gpu",
+                    "AccountingStorageType=accounting_storage/slurmdbd",
+                    "AccountingStorageHost=localhost",
+                    f"AccountingStoragePort={self.ports['dbd']}",
+                    # the MUNGE socket for slurmdbd connections (AuthInfo covers the others)
+                    f"AccountingStoragePass={self.root / 'run' / 'munge.socket'}",
+                    "JobAcctGatherType=jobacct_gather/linux",
+                    "JobAcctGatherFrequency=30",
+                    # sacct's Comment column: the Slurm executor puts rule_<rule>_wildcards_<...> there
+                    "AccountingStoreFlags=job_comment",
+                    "DefMemPerCPU=512",
+                    "ReturnToService=2",
+                    "SchedulerType=sched/backfill",
+                    "SchedulerParameters=sched_interval=2",
+                    "MinJobAge=600",
+                    "KillWait=5",
+                    "InactiveLimit=0",
+                    "SlurmdTimeout=120",
+                    f"NodeName=localhost NodeAddr=127.0.0.1 CPUs={hw['CPUs']} Boards={hw.get('Boards', 1)} "
+                    f"SocketsPerBoard={hw.get('SocketsPerBoard', 1)} CoresPerSocket={hw.get('CoresPerSocket', hw['CPUs'])} "
+                    f"ThreadsPerCore={hw.get('ThreadsPerCore', 1)} RealMemory={real_memory} Gres=gpu:{GPU_TYPE}:{FAKE_GPUS} State=UNKNOWN",
+                    f"PartitionName={PARTITION} Nodes=localhost Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO",
+                    "",
+                ]
+            )
+        )
         # Inside a job, the Slurm executor's jobstep plugin (0.6.1) runs `srun` with every
         # SLURM_* variable but the job's ids removed, SLURM_CONF included: on a cluster whose
         # config is at the default path or served configless that is harmless, here srun would
         # find no cluster. bin/srun (first on the jobs' PATH: self.env) puts it back.
         wrapper = self.root / "bin" / "srun"
         wrapper.parent.mkdir(exist_ok=True)
-        wrapper.write_text(f"#!/bin/sh\nSLURM_CONF={self.conf} exec {shutil.which('srun') or '/usr/bin/srun'} \"$@\"\n")
+        wrapper.write_text(f'#!/bin/sh\nSLURM_CONF={self.conf} exec {shutil.which("srun") or "/usr/bin/srun"} "$@"\n')
         os.chmod(wrapper, 0o755)
         (etc / "gres.conf").write_text(
-            f"AutoDetect=off\nNodeName=localhost Name=gpu Type={GPU_TYPE} File={self.root / 'dev'}/nvidia[0-{FAKE_GPUS - 1}]\n")
+            f"AutoDetect=off\nNodeName=localhost Name=gpu Type={GPU_TYPE} File={self.root / 'dev'}/nvidia[0-{FAKE_GPUS - 1}]\n"
+        )
 
     def _wait_node_idle(self, timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s
@@ -250,14 +335,16 @@ class SlurmCluster:
         while time.monotonic() < deadline:
             for name in ("slurmctld", "slurmd", "slurmdbd"):
                 self._check_alive(name)
-            out = subprocess.run(["sinfo", "-h", "-N", "-o", "%N %t"], capture_output=True, text=True,
-                                 env=self.client_env(), timeout=30)
+            out = subprocess.run(
+                ["sinfo", "-h", "-N", "-o", "%N %t"], capture_output=True, text=True, env=self.client_env(), timeout=30
+            )
             state = (out.stdout + out.stderr).strip()
             if state.startswith("localhost idle"):
                 return
             time.sleep(0.5)
-        raise ClusterUnavailable(f"node localhost not idle after {timeout_s:.0f} s (sinfo: {state!r}): "
-                                 f"{self.log_tail('slurmd')}")
+        raise ClusterUnavailable(
+            f"node localhost not idle after {timeout_s:.0f} s (sinfo: {state!r}): {self.log_tail('slurmd')}"
+        )
 
     # -- use -----------------------------------------------------------------------------
     def run(self, *argv: str, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess:

@@ -27,7 +27,12 @@ CORPUS = [
 ] * 4
 
 
-def build_tiny_chat_model(directory: Path, *, hidden_size: int = 64, layers: int = 2, seed: int = 0,
+def build_tiny_chat_model(
+    directory: Path,
+    *,
+    hidden_size: int = 64,
+    layers: int = 2,
+    seed: int = 0,
     initializer_range: float = 0.3,
 ) -> Path:
     import torch
@@ -49,14 +54,23 @@ def build_tiny_chat_model(directory: Path, *, hidden_size: int = 64, layers: int
     tokenizer.save_pretrained(directory)
 
     config = LlamaConfig(
-        vocab_size=len(tokenizer), hidden_size=hidden_size, intermediate_size=2 * hidden_size,
-        num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
-        max_position_embeddings=1024, pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id, tie_word_embeddings=False,
+        vocab_size=len(tokenizer),
+        hidden_size=hidden_size,
+        intermediate_size=2 * hidden_size,
+        num_hidden_layers=layers,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=1024,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        tie_word_embeddings=False,
         initializer_range=initializer_range,
     )
     torch.manual_seed(seed)
     model = LlamaForCausalLM(config)
     model.save_pretrained(directory)
-    GenerationConfig(eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id).save_pretrained(directory)
+    GenerationConfig(eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id).save_pretrained(
+        directory
+    )
     return directory

@@ -25,15 +25,26 @@ def build_tiny_bert(path: Path, num_labels: int, id2label: dict[int, str] | None
         special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])],
     )
     fast = PreTrainedTokenizerFast(
-        tokenizer_object=tokenizer, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
-        sep_token="[SEP]", mask_token="[MASK]", model_max_length=64,
+        tokenizer_object=tokenizer,
+        unk_token="[UNK]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        mask_token="[MASK]",
+        model_max_length=64,
     )
     labels = id2label or {i: f"LABEL_{i}" for i in range(num_labels)}
     torch.manual_seed(seed)
     config = BertConfig(
-        vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-        intermediate_size=64, max_position_embeddings=64, num_labels=num_labels,
-        id2label=labels, label2id={label: i for i, label in labels.items()},
+        vocab_size=len(vocab),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        num_labels=num_labels,
+        id2label=labels,
+        label2id={label: i for i, label in labels.items()},
     )
     model = BertForSequenceClassification(config).eval()
     path.mkdir(parents=True, exist_ok=True)

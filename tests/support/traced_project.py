@@ -25,14 +25,18 @@ TASK2_SETTINGS = ("no_gloss", "with_gloss")
 
 
 def orderprobe_items() -> list[Item]:
-    return (orderprobe_fixtures.items_for("zh-CN", 1, "不耻下问", ["谦虚好学"], "Verb-Object")[:3]
-            + orderprobe_fixtures.items_for("ja", 2, "一刻一刻", ["少しずつ時間が過ぎる様子"], "Modifier-Head")[:3])
+    return (
+        orderprobe_fixtures.items_for("zh-CN", 1, "不耻下问", ["谦虚好学"], "Verb-Object")[:3]
+        + orderprobe_fixtures.items_for("ja", 2, "一刻一刻", ["少しずつ時間が過ぎる様子"], "Modifier-Head")[:3]
+    )
 
 
 def task2_items() -> list[Item]:
-    return [g_idiomalign_fixtures.gen_item("zh->en", 1, "kill two birds with one stone"),
-            g_idiomalign_fixtures.gen_item("zh->en", 2, "a piece of cake"),
-            g_idiomalign_fixtures.gen_item("zh->ja", 3, "一石二鳥")]
+    return [
+        g_idiomalign_fixtures.gen_item("zh->en", 1, "kill two birds with one stone"),
+        g_idiomalign_fixtures.gen_item("zh->en", 2, "a piece of cake"),
+        g_idiomalign_fixtures.gen_item("zh->ja", 3, "一石二鳥"),
+    ]
 
 
 def params_dict(**tracking: Any) -> dict[str, Any]:
@@ -49,28 +53,45 @@ def params_dict(**tracking: Any) -> dict[str, Any]:
 
 
 def _prompts(items: list[Item], settings: tuple[str, ...], instruction: str) -> dict[str, list[Prompt]]:
-    return {setting: [Prompt(benchmark=item.benchmark, task=item.task, setting=setting, item_id=item.item_id,
-                             language=item.language,
-                             messages=(Message("system", instruction), Message("user", f"{setting}: {item.input}")),
-                             template_id=f"{item.benchmark}/{setting}", template_hash="t" * 64)
-                      for item in items]
-            for setting in settings}
+    return {
+        setting: [
+            Prompt(
+                benchmark=item.benchmark,
+                task=item.task,
+                setting=setting,
+                item_id=item.item_id,
+                language=item.language,
+                messages=(Message("system", instruction), Message("user", f"{setting}: {item.input}")),
+                template_id=f"{item.benchmark}/{setting}",
+                template_hash="t" * 64,
+            )
+            for item in items
+        ]
+        for setting in settings
+    }
 
 
 def write_inputs(root: Path, **tracking: Any) -> Path:
     """data/processed and results/prompts of both benchmarks, as build and render write them, and params.yaml."""
     for benchmark, task, items, prompts in (
-        ("orderprobe", "restore", orderprobe_items(), _prompts(orderprobe_items(), ORDERPROBE_SETTINGS, "复原并解释成语。")),
+        (
+            "orderprobe",
+            "restore",
+            orderprobe_items(),
+            _prompts(orderprobe_items(), ORDERPROBE_SETTINGS, "复原并解释成语。"),
+        ),
         ("g-idiomalign", "gloss_generation", task2_items(), _prompts(task2_items(), TASK2_SETTINGS, "Give the idiom.")),
     ):
         write_items(root / "data" / "processed" / benchmark / f"{task}.parquet", items)
         (root / "data" / "processed" / benchmark / "build_stats.json").write_text(
-            f'{{"tasks": {{"{task}": {len(items)}}}}}\n', encoding="utf-8")
+            f'{{"tasks": {{"{task}": {len(items)}}}}}\n', encoding="utf-8"
+        )
         for setting, rows in prompts.items():
             write_prompts(root / "results" / "prompts" / benchmark / f"{setting}.parquet", rows)
         (root / "results" / "prompts" / benchmark / "render_stats.json").write_text("{}\n", encoding="utf-8")
-    (root / "params.yaml").write_text(yaml.safe_dump(params_dict(**tracking), allow_unicode=True, sort_keys=False),
-                                      encoding="utf-8")
+    (root / "params.yaml").write_text(
+        yaml.safe_dump(params_dict(**tracking), allow_unicode=True, sort_keys=False), encoding="utf-8"
+    )
     return root
 
 
@@ -78,6 +99,7 @@ def scorers_for(benchmark: str) -> Any:
     """The neural scorer stand-ins: OrderProbe's roles at 0.5 (BERTScore and NLI as the profile
     has them: not computed), Task 2's similarity 1.0 for an exact idiom, else 0.25."""
     if benchmark == "orderprobe":
+
         class OrderProbe(orderprobe_fixtures.FakeScorers):
             def statuses(self) -> dict[str, Any]:
                 return {name: info.as_dict() for name, info in self._infos.items()}

@@ -47,8 +47,17 @@ def port(monkeypatch: pytest.MonkeyPatch):
 def test_a_canary_credential_reaches_no_record(tmp_path: Path, port: int, monkeypatch, caplog, capsys) -> None:
     monkeypatch.setenv(KEY_ENV, f"{CANARY}-key")  # not key-shaped: only its being the key variable's value scrubs it
     base_url = f"http://127.0.0.1:{port}/gateway/v1?api-version=2024-06-01"  # a path and a query that are no secret
-    model = {"backend": "openai", "model": "served", "base_url": base_url, "api_key_env": KEY_ENV,
-             "concurrency": 1, "max_retries": 0, "timeout_s": 10, "batch_size": 4, "max_failed_share": 1.0}
+    model = {
+        "backend": "openai",
+        "model": "served",
+        "base_url": base_url,
+        "api_key_env": KEY_ENV,
+        "concurrency": 1,
+        "max_retries": 0,
+        "timeout_s": 10,
+        "batch_size": 4,
+        "max_failed_share": 1.0,
+    }
     project = write_project(tmp_path / "project", {"api": model})
     monkeypatch.chdir(project)
     params = load_params(project / "params.yaml")
@@ -58,7 +67,10 @@ def test_a_canary_credential_reaches_no_record(tmp_path: Path, port: int, monkey
         info = model_info(params, "api")
         write_json(project / "results" / "metrics" / "orderprobe" / "api.json", {"model_info": info})
         records = [
-            json.dumps(info), json.dumps(run_params(params, benchmark="orderprobe", model="api", setting="zero_shot", body={"model_info": info})),
+            json.dumps(info),
+            json.dumps(
+                run_params(params, benchmark="orderprobe", model="api", setting="zero_shot", body={"model_info": info})
+            ),
             "\n".join(model_lines(params)),
             CliRunner().invoke(app, ["check-params", "--params", str(project / "params.yaml")]).output,
         ]
@@ -67,12 +79,19 @@ def test_a_canary_credential_reaches_no_record(tmp_path: Path, port: int, monkey
     assert any(hits(seen) for seen in Echo.seen)
     failed = result.summary["total"]["failed"]
     assert failed > 0 and result.summary["total"]["generated"] > 0
-    errors = [row["error"] for path in (project / "results" / "generations").rglob("*.parquet")
-              for row in read_parquet(path).to_pylist() if row["error"]]
+    errors = [
+        row["error"]
+        for path in (project / "results" / "generations").rglob("*.parquet")
+        for row in read_parquet(path).to_pylist()
+        if row["error"]
+    ]
     assert len(errors) >= failed and all("HTTP 401" in e and REDACTED in e for e in errors)
     # Nowhere recorded: every file written under the project (params.yaml is the input itself).
-    written = {path: hits(written_text(path)) for path in sorted(project.rglob("*"))
-               if path.is_file() and path.name != "params.yaml"}
+    written = {
+        path: hits(written_text(path))
+        for path in sorted(project.rglob("*"))
+        if path.is_file() and path.name != "params.yaml"
+    }
     assert any(p.name == "generation_info.json" for p in written) and len(written) >= 6
     assert {str(p): n for p, n in written.items() if n} == {}
     captured = capsys.readouterr()
@@ -95,29 +114,75 @@ def gateway(**entry) -> dict:
 
 # (a value carrying the canary, where it is written (a key path), the problem named)
 SECRET_BEARING = [
-    ("userinfo", ("models", "gw"), gateway(base_url=f"https://al:{CANARY}@h/v1"), "models.gw.base_url",
-     "a user name or password in the URL 'https://[redacted]@h/v1'"),
-    ("user alone", ("models", "gw"), gateway(base_url=f"https://{CANARY}@h/v1"), "models.gw.base_url",
-     "a user name or password"),
-    ("query key", ("models", "gw"), gateway(base_url=f"https://h/v1?api-version=1&api_key={CANARY}"),
-     "models.gw.base_url", "the query parameter 'api_key' of the URL 'https://h/v1?api-version=1&api_key=[redacted]'"),
-    ("query name percent-encoded", ("models", "gw"), gateway(base_url=f"https://h/v1?%6Bey={CANARY}"),
-     "models.gw.base_url", "the query parameter 'key'"),
-    ("key in the model name", ("models", "gw"), gateway(model=f"sk-proj-{CANARY}"), "models.gw.model",
-     "a string shaped like an API key or token"),
-    ("key as api_key_env", ("models", "gw"), gateway(api_key_env=f"sk-{CANARY}"), "models.gw.api_key_env",
-     "a string shaped like an API key or token"),
-    ("mirror URL", ("data", "mirror"), [f"https://u:{CANARY}@mirror.example.org/releases"], "data.mirror.0",
-     "a user name or password"),
-    ("hf token", ("scoring", "device"), f"hf_{ALNUM_CANARY}", "scoring.device",
-     "a string shaped like an API key or token"),
-    ("a key of params", ("models",), {f"sk-{CANARY}": {"backend": "oracle"}}, "models: a key holds",
-     "a string shaped like an API key or token"),
+    (
+        "userinfo",
+        ("models", "gw"),
+        gateway(base_url=f"https://al:{CANARY}@h/v1"),
+        "models.gw.base_url",
+        "a user name or password in the URL 'https://[redacted]@h/v1'",
+    ),
+    (
+        "user alone",
+        ("models", "gw"),
+        gateway(base_url=f"https://{CANARY}@h/v1"),
+        "models.gw.base_url",
+        "a user name or password",
+    ),
+    (
+        "query key",
+        ("models", "gw"),
+        gateway(base_url=f"https://h/v1?api-version=1&api_key={CANARY}"),
+        "models.gw.base_url",
+        "the query parameter 'api_key' of the URL 'https://h/v1?api-version=1&api_key=[redacted]'",
+    ),
+    (
+        "query name percent-encoded",
+        ("models", "gw"),
+        gateway(base_url=f"https://h/v1?%6Bey={CANARY}"),
+        "models.gw.base_url",
+        "the query parameter 'key'",
+    ),
+    (
+        "key in the model name",
+        ("models", "gw"),
+        gateway(model=f"sk-proj-{CANARY}"),
+        "models.gw.model",
+        "a string shaped like an API key or token",
+    ),
+    (
+        "key as api_key_env",
+        ("models", "gw"),
+        gateway(api_key_env=f"sk-{CANARY}"),
+        "models.gw.api_key_env",
+        "a string shaped like an API key or token",
+    ),
+    (
+        "mirror URL",
+        ("data", "mirror"),
+        [f"https://u:{CANARY}@mirror.example.org/releases"],
+        "data.mirror.0",
+        "a user name or password",
+    ),
+    (
+        "hf token",
+        ("scoring", "device"),
+        f"hf_{ALNUM_CANARY}",
+        "scoring.device",
+        "a string shaped like an API key or token",
+    ),
+    (
+        "a key of params",
+        ("models",),
+        {f"sk-{CANARY}": {"backend": "oracle"}},
+        "models: a key holds",
+        "a string shaped like an API key or token",
+    ),
 ]
 
 
-@pytest.mark.parametrize("where, value, key, problem", [case[1:] for case in SECRET_BEARING],
-                         ids=[case[0] for case in SECRET_BEARING])
+@pytest.mark.parametrize(
+    "where, value, key, problem", [case[1:] for case in SECRET_BEARING], ids=[case[0] for case in SECRET_BEARING]
+)
 def test_params_refuse_a_credential_naming_the_key_never_quoting_it(where, value, key, problem) -> None:
     raw = raw_params()
     node = raw
@@ -128,7 +193,9 @@ def test_params_refuse_a_credential_naming_the_key_never_quoting_it(where, value
         parse_params(raw)
     message = str(info.value)
     assert hits(message) == 0 and ALNUM_CANARY not in message and "\n" not in message
-    assert f"{key}: holds {problem}" in message or (key.endswith("a key holds") and key in message and problem in message)
+    assert f"{key}: holds {problem}" in message or (
+        key.endswith("a key holds") and key in message and problem in message
+    )
     assert "name it in the model's api_key_env" in message
 
 
@@ -146,13 +213,20 @@ def test_the_issues_example_wrong_tag_and_credentials_in_one_line(tmp_path: Path
     raw = raw_params()
     raw["models"]["gw"] = {"backend": "OpenAI", "model": "m", "base_url": f"https://al:{CANARY}@h/v1?api_key=sk-LEAK"}
     (tmp_path / "leak.yaml").write_text(yaml.safe_dump(raw, allow_unicode=True), encoding="utf-8")
-    result = subprocess.run([sys.executable, "-m", "idiombench.cli", "check-params", "-q", "-p", "leak.yaml"],
-                            cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", "idiombench.cli", "check-params", "-q", "-p", "leak.yaml"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 2 and result.stdout == ""
     (line,) = result.stderr.splitlines()
     assert hits(line) == 0 and "LEAK" not in line
-    assert line.startswith("error: leak.yaml: invalid parameters: models.gw.base_url: holds a user name or password "
-                           "in the URL 'https://[redacted]@h/v1?api_key=[redacted]'")
+    assert line.startswith(
+        "error: leak.yaml: invalid parameters: models.gw.base_url: holds a user name or password "
+        "in the URL 'https://[redacted]@h/v1?api_key=[redacted]'"
+    )
     assert "models.gw.backend: unknown backend 'OpenAI' (expected one of: echo, hf, majority, openai," in line
 
 
@@ -209,4 +283,5 @@ def test_scrub_url_removes_userinfo_and_credential_query_values() -> None:
     assert scrub_url("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"
     assert scrub({"a": ["see http://me:pw@h/v1", 3], "b": None}) == {"a": [f"see http://{REDACTED}@h/v1", 3], "b": None}
     assert scrub_text("header Authorization: Bearer sk-abc123 and PW-Xy", ("pw-xy",)) == (
-        f"header Authorization: Bearer {REDACTED} and {REDACTED}")
+        f"header Authorization: Bearer {REDACTED} and {REDACTED}"
+    )

@@ -114,8 +114,14 @@ def git_ignored(paths: list[Path]) -> set[Path]:
     if not paths:
         return set()
     listed = "\n".join(str(p.relative_to(ROOT)) for p in paths)
-    result = subprocess.run(["git", "check-ignore", "--no-index", "--stdin"], cwd=ROOT, input=listed,
-                            capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        ["git", "check-ignore", "--no-index", "--stdin"],
+        cwd=ROOT,
+        input=listed,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     return {ROOT / name for name in result.stdout.splitlines()}
 
 
@@ -228,7 +234,7 @@ def check_command(words: list[str], targets: set[str], subcommands: set[str], us
         if word.startswith(prefix):
             if target not in targets:
                 return f"{word}: built by `make {target}`, which is no Make target"
-            word = ".venv/bin/" + word[len(prefix):]
+            word = ".venv/bin/" + word[len(prefix) :]
     if "/" in word:
         if not (ROOT / word).exists() and not shutil.which(word):
             return f"{word}: no such file"
@@ -268,28 +274,41 @@ def test_every_command_of_a_shell_block_exists() -> None:
     assert used == set(ALLOWED), f"ALLOWED entries no block uses: {sorted(set(ALLOWED) - used)}"
 
 
-@pytest.mark.parametrize("words, problem", [
-    (["make", "no-such-target"], "no such Make target"),
-    (["FOO=1", "time", "no-such-tool-xyz", "--flag"], "not on PATH"),
-    (["bash", "requirements/no-such.sh"], "no such file in the repository"),
-    (["idiombench", "--debug", "no-such-command"], "no such command"),
-    ([".venv-vllm/bin/no-such-tool"], "no such file"),
-])
+@pytest.mark.parametrize(
+    "words, problem",
+    [
+        (["make", "no-such-target"], "no such Make target"),
+        (["FOO=1", "time", "no-such-tool-xyz", "--flag"], "not on PATH"),
+        (["bash", "requirements/no-such.sh"], "no such file in the repository"),
+        (["idiombench", "--debug", "no-such-command"], "no such command"),
+        ([".venv-vllm/bin/no-such-tool"], "no such file"),
+    ],
+)
 def test_the_command_check_catches(words: list[str], problem: str) -> None:
     found = check_command(words, make_targets(), {"report"}, set())
     assert found is not None and problem in found
 
 
 def test_commands_are_split_as_the_shell_splits_them() -> None:
-    block = Block(README, 0, "bash", (
-        "$ FOO=1 make run   # a comment with a quote's apostrophe",
-        "git clone a ../b && cd ../b \\",
-        "    && dvc pull; dvc status | cat",
-        "dvc exp show --keep 'a|b#c'",
-    ))
+    block = Block(
+        README,
+        0,
+        "bash",
+        (
+            "$ FOO=1 make run   # a comment with a quote's apostrophe",
+            "git clone a ../b && cd ../b \\",
+            "    && dvc pull; dvc status | cat",
+            "dvc exp show --keep 'a|b#c'",
+        ),
+    )
     assert [words for _, words in commands(block)] == [
-        ["FOO=1", "make", "run"], ["git", "clone", "a", "../b"], ["cd", "../b"], ["dvc", "pull"],
-        ["dvc", "status"], ["cat"], ["dvc", "exp", "show", "--keep", "a|b#c"],
+        ["FOO=1", "make", "run"],
+        ["git", "clone", "a", "../b"],
+        ["cd", "../b"],
+        ["dvc", "pull"],
+        ["dvc", "status"],
+        ["cat"],
+        ["dvc", "exp", "show", "--keep", "a|b#c"],
     ]
 
 

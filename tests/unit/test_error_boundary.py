@@ -19,8 +19,9 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 def test_every_command_is_behind_the_boundary() -> None:
     commands = {command.name or command.callback.__name__: command.callback for command in cli.app.registered_commands}
     for group in cli.app.registered_groups:  # `idiombench labels pull` ...
-        commands.update({f"{group.name} {command.name}": command.callback
-                         for command in group.typer_instance.registered_commands})
+        commands.update(
+            {f"{group.name} {command.name}": command.callback for command in group.typer_instance.registered_commands}
+        )
     assert len(commands) >= 12 and "labels pull" in commands
     unguarded = sorted(name for name, callback in commands.items() if not getattr(callback, "error_boundary", False))
     assert unguarded == []
@@ -64,16 +65,18 @@ def test_in_a_real_process(tmp_path: Path, debug: bool) -> None:
     script.write_text(
         "import sys\nfrom idiombench import cli\n"
         "cli.load_params = lambda *a, **k: 1 / 0\n"
-        "sys.argv = ['idiombench', *sys.argv[1:]]\ncli.app()\n", encoding="utf-8")
+        "sys.argv = ['idiombench', *sys.argv[1:]]\ncli.app()\n",
+        encoding="utf-8",
+    )
     args = [sys.executable, str(script), *(["--debug"] if debug else []), "check-params"]
-    result = subprocess.run(args, capture_output=True, text=True, env={"PYTHONPATH": str(SRC), "PATH": ""},
-                            timeout=120)
+    result = subprocess.run(args, capture_output=True, text=True, env={"PYTHONPATH": str(SRC), "PATH": ""}, timeout=120)
     assert result.returncode == 1, (result.returncode, result.stderr)  # 1: a bug; 2 is bad input
     if debug:
         assert "Traceback" in result.stderr and "ZeroDivisionError" in result.stderr
     else:
         assert result.stderr.strip().splitlines() == [
-            "error: internal error (ZeroDivisionError: division by zero); rerun with --debug for the traceback"]
+            "error: internal error (ZeroDivisionError: division by zero); rerun with --debug for the traceback"
+        ]
 
 
 def test_a_commands_own_exit_status_passes_the_boundary() -> None:

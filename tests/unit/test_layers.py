@@ -39,8 +39,14 @@ def exceptions() -> list[str]:
 def lint(config: Path, src: Path = SRC) -> subprocess.CompletedProcess[str]:
     """lint-imports on `config` (a pyproject.toml), with the package found under `src`."""
     env = {**os.environ, "PYTHONPATH": str(src), "COLUMNS": "400"}  # one import per line
-    return subprocess.run([str(LINT_IMPORTS), str(config), "--no-cache"], cwd=config.parent, env=env,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [str(LINT_IMPORTS), str(config), "--no-cache"],
+        cwd=config.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def with_exceptions(tmp_path: Path, ignored: list[str], name: str) -> Path:
@@ -54,7 +60,9 @@ def with_exceptions(tmp_path: Path, ignored: list[str], name: str) -> Path:
         for key, value in options.items():
             if key == "id" or value == []:
                 continue
-            lines.append(f"{key} =" + "".join(f"\n    {v}" for v in value) if isinstance(value, list) else f"{key} = {value}")
+            lines.append(
+                f"{key} =" + "".join(f"\n    {v}" for v in value) if isinstance(value, list) else f"{key} = {value}"
+            )
     out = tmp_path / name / ".importlinter"
     out.parent.mkdir()
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -75,7 +83,7 @@ def test_exceptions_are_few_documented_and_each_still_needed(tmp_path: Path):
     doc = ARCHITECTURE.read_text(encoding="utf-8")
     assert [line for line in listed if f"`{line}`" not in doc] == []
     for index, line in enumerate(listed):
-        config = with_exceptions(tmp_path, listed[:index] + listed[index + 1:], f"without-{index}")
+        config = with_exceptions(tmp_path, listed[:index] + listed[index + 1 :], f"without-{index}")
         result = lint(config)
         assert result.returncode != 0 and line in result.stdout, result.stdout
 
@@ -85,8 +93,11 @@ def test_an_upward_import_or_one_benchmark_importing_another_breaks_a_contract(t
     the layers, which are kept again once that import is listed as an exception and break
     when the exception is removed; one benchmark importing another breaks their independence."""
     copy = tmp_path / "src"
-    shutil.copytree(SRC / "idiombench", copy / "idiombench", ignore=shutil.ignore_patterns("__pycache__", "*.json",
-                                                                                            "*.jsonl", "*.txt", "*.yaml"))
+    shutil.copytree(
+        SRC / "idiombench",
+        copy / "idiombench",
+        ignore=shutil.ignore_patterns("__pycache__", "*.json", "*.jsonl", "*.txt", "*.yaml"),
+    )
     upward = "idiombench.scoring.lexical -> idiombench.stages.inputs"
     with (copy / "idiombench" / "scoring" / "lexical.py").open("a", encoding="utf-8") as module:
         module.write("\nfrom ..stages.inputs import applies  # noqa: E402,F401  (upward: a service calling a driver)\n")
@@ -124,7 +135,8 @@ def test_every_module_is_in_a_layer(graph: grimp.ImportGraph):
     their __init__ imports nothing."""
     layered = [name.strip() for layer in contracts()["layers"]["layers"] for name in re.split(r"[|:]", layer)]
     outside = sorted(
-        module for module in graph.modules
+        module
+        for module in graph.modules
         if not any(module == name or module.startswith(name + ".") for name in layered)
         and (not graph.find_children(module) or graph.find_modules_directly_imported_by(module))
     )

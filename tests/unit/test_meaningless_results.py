@@ -21,16 +21,44 @@ from test_credential_canary import Echo, port  # noqa: F401 (a fixture: the half
 
 
 def evaluate(project: Path, file: Path, *args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(app, ["evaluate-predictions", str(file), "--benchmark", "orderprobe", "--task",
-                                      "restore", "--params", str(project / "params.yaml"), *args])
+    result = CliRunner().invoke(
+        app,
+        [
+            "evaluate-predictions",
+            str(file),
+            "--benchmark",
+            "orderprobe",
+            "--task",
+            "restore",
+            "--params",
+            str(project / "params.yaml"),
+            *args,
+        ],
+    )
     return result.exit_code, result.output
 
 
 def generations(path: Path, task: str, count: int) -> Path:
-    rows = [{"prompt_id": f"p{i}", "benchmark": "orderprobe", "task": task, "setting": "zero_shot",
-             "item_id": item.item_id, "prompt_hash": "", "pass": "main", "sample_index": 0, "rotation": 0, "text": item.answer,
-             "prompt_tokens": None, "completion_tokens": None, "finish_reason": "stop", "error": None,
-             "request_key": ""} for i, item in enumerate(orderprobe_items()[:count])]
+    rows = [
+        {
+            "prompt_id": f"p{i}",
+            "benchmark": "orderprobe",
+            "task": task,
+            "setting": "zero_shot",
+            "item_id": item.item_id,
+            "prompt_hash": "",
+            "pass": "main",
+            "sample_index": 0,
+            "rotation": 0,
+            "text": item.answer,
+            "prompt_tokens": None,
+            "completion_tokens": None,
+            "finish_reason": "stop",
+            "error": None,
+            "request_key": "",
+        }
+        for i, item in enumerate(orderprobe_items()[:count])
+    ]
     write_parquet(path, pa.Table.from_pylist(rows, schema=GENERATION_SCHEMA))
     return path
 
@@ -39,8 +67,9 @@ def generations(path: Path, task: str, count: int) -> Path:
 def test_predictions_matching_no_item_exit_2_in_one_line(tmp_path: Path, monkeypatch, case: str) -> None:
     project = write_project(tmp_path, {"oracle": {"backend": "oracle"}})
     monkeypatch.chdir(project)
-    file = generations(tmp_path / "predictions.parquet", "restore" if case == "empty" else "reorder",
-                       0 if case == "empty" else 5)
+    file = generations(
+        tmp_path / "predictions.parquet", "restore" if case == "empty" else "reorder", 0 if case == "empty" else 5
+    )
     code, output = evaluate(project, file, "--setting", "zero_shot")
     lines_read = 0 if case == "empty" else 5
     assert code == 2
@@ -64,8 +93,17 @@ def test_an_unknown_setting_exits_2_naming_the_configured_ones(tmp_path: Path, m
 
 
 def openai_model(port: int, **extra) -> dict:
-    return {"backend": "openai", "model": "served", "base_url": f"http://127.0.0.1:{port}/v1", "api_key_env": None,
-            "concurrency": 1, "max_retries": 0, "timeout_s": 10, "batch_size": 4, **extra}
+    return {
+        "backend": "openai",
+        "model": "served",
+        "base_url": f"http://127.0.0.1:{port}/v1",
+        "api_key_env": None,
+        "concurrency": 1,
+        "max_retries": 0,
+        "timeout_s": 10,
+        "batch_size": 4,
+        **extra,
+    }
 
 
 def test_a_model_with_failed_requests_fails_and_writes_nothing(tmp_path: Path, port: int, monkeypatch) -> None:  # noqa: F811

@@ -11,7 +11,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "METRICS.md"
-CITING = ["src", "workflow", "overlays", "profiles", "docs", "tests", "README.md", "params.yaml", "Snakefile", "dvc.yaml"]
+CITING = [
+    "src",
+    "workflow",
+    "overlays",
+    "profiles",
+    "docs",
+    "tests",
+    "README.md",
+    "params.yaml",
+    "Snakefile",
+    "dvc.yaml",
+]
 SUFFIXES = {".py", ".md", ".yaml", ".yml", ".json", ".smk", ".txt", ""}
 ANCHOR = re.compile(r"docs/METRICS\.md#([\w-]+)")
 SECTION = re.compile(r"docs/METRICS\.md §(\d+(?:\.\d+)?)")
@@ -35,8 +46,11 @@ def citing_files() -> list[Path]:
         if path.is_file():
             files.append(path)
         elif path.is_dir():
-            files += [p for p in sorted(path.rglob("*")) if p.is_file() and p.suffix in SUFFIXES
-                      and "__pycache__" not in p.parts]
+            files += [
+                p
+                for p in sorted(path.rglob("*"))
+                if p.is_file() and p.suffix in SUFFIXES and "__pycache__" not in p.parts
+            ]
     return files
 
 

@@ -37,8 +37,10 @@ def cpu_time_of_every_parser(text: str) -> float:
 def test_parsing_time_grows_linearly_with_the_text(family: str) -> None:
     small, large = cpu_time_of_every_parser(SMALL[family]), cpu_time_of_every_parser(LARGE[family])
     ratio = large / max(small, 2e-3)
-    assert ratio < LINEAR_LIMIT, (f"{family}: {small:.4f} s for {len(SMALL[family]):,} characters, {large:.4f} s for "
-                                  f"{len(LARGE[family]):,} ({ratio:.1f}x): run bench/parse_scaling.py to see which parser")
+    assert ratio < LINEAR_LIMIT, (
+        f"{family}: {small:.4f} s for {len(SMALL[family]):,} characters, {large:.4f} s for "
+        f"{len(LARGE[family]):,} ({ratio:.1f}x): run bench/parse_scaling.py to see which parser"
+    )
 
 
 STRANGE = {
@@ -59,8 +61,13 @@ STRANGE = {
 def test_no_string_crashes_a_parser(name: str) -> None:
     parse = PARSERS[name]
     rng = random.Random(0)
-    texts = [*STRANGE.values(), *("".join(rng.choice("\x00\ud800\u202e\u200b<think></think>{}[]\"*「」:B ")
-                                         for _ in range(rng.randrange(30))) for _ in range(200))]
+    texts = [
+        *STRANGE.values(),
+        *(
+            "".join(rng.choice('\x00\ud800\u202e\u200b<think></think>{}[]"*「」:B ') for _ in range(rng.randrange(30)))
+            for _ in range(200)
+        ),
+    ]
     for text in texts:
         parsed = parse(text)  # type: ignore[arg-type]
         if isinstance(parsed, ParseResult):

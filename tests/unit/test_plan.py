@@ -47,9 +47,17 @@ def project_params(project: Path) -> dict[str, Any]:
     raw["models"] = {
         "oracle": {"backend": "oracle"},
         "majority": {"backend": "majority"},
-        "rp": {"backend": "replay", "sources": [
-            {"benchmark": "semanticqa", "setting": "0-shot", "format": "idiombench",
-             "path": str(project / "results/generations/oracle/semanticqa/0-shot.parquet")}]},
+        "rp": {
+            "backend": "replay",
+            "sources": [
+                {
+                    "benchmark": "semanticqa",
+                    "setting": "0-shot",
+                    "format": "idiombench",
+                    "path": str(project / "results/generations/oracle/semanticqa/0-shot.parquet"),
+                }
+            ],
+        },
         "api": {"backend": "openai", "model": "some-model", "base_url": "http://127.0.0.1:9/v1", "api_key_env": None},
     }
     return raw
@@ -106,32 +114,47 @@ def test_rows_and_requests_equal_the_generate_stage_output(project: Path, monkey
     assert 0 < majority[("semanticqa", "0-shot")].rows < oracle[("semanticqa", "0-shot")].rows  # no open tasks
     assert all(r.max_tokens == 0 and r.generate_hours == 0.0 for r in plan.rows if r.model in REFERENCE_MODELS)
     api = [r for r in plan.rows if r.model == "api"]
-    assert {(r.benchmark, r.setting): (r.rows, r.requests) for r in api} == \
-        {k: (v.rows, v.requests) for k, v in oracle.items()}  # an API model gets every request
+    assert {(r.benchmark, r.setting): (r.rows, r.requests) for r in api} == {
+        k: (v.rows, v.requests) for k, v in oracle.items()
+    }  # an API model gets every request
     assert all(r.generate_hours is None and r.cpu_hours is None for r in api)  # nothing measured yet
     text = "\n".join(plan_lines(plan))
     assert "unmeasured" in text and "no rates file" in text
 
 
-RATES = {"format": 1, "gpu": None, "cpu": {
-    "machine": {"cpu": "Test CPU", "cores": 2, "isa": "AVX2"}, "date": "2026-01-01", "fraction": 1.0, "roles": "cpu",
-    "stages": {"generate": {"all": {"rows_per_s": 1000.0}}, "render": {b: {"rows_per_s": 500.0} for b in BENCHMARKS},
-               "report": {"all": {"rows_per_s": 100.0}},
-               **{stage: {b: {"rows_per_s": rate} for b in BENCHMARKS}
-                  for stage, rate in (("score", 10.0), ("aggregate", 2000.0), ("track", 200.0))}},
-}}
+RATES = {
+    "format": 1,
+    "gpu": None,
+    "cpu": {
+        "machine": {"cpu": "Test CPU", "cores": 2, "isa": "AVX2"},
+        "date": "2026-01-01",
+        "fraction": 1.0,
+        "roles": "cpu",
+        "stages": {
+            "generate": {"all": {"rows_per_s": 1000.0}},
+            "render": {b: {"rows_per_s": 500.0} for b in BENCHMARKS},
+            "report": {"all": {"rows_per_s": 100.0}},
+            **{
+                stage: {b: {"rows_per_s": rate} for b in BENCHMARKS}
+                for stage, rate in (("score", 10.0), ("aggregate", 2000.0), ("track", 200.0))
+            },
+        },
+    },
+}
 
 
 @pytest.mark.mirror
-def test_hours_from_rates_logged_speed_and_observed_lengths(project: Path, tmp_path: Path,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_hours_from_rates_logged_speed_and_observed_lengths(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     work = tmp_path / "work"
     shutil.copytree(project, work, symlinks=True)
     monkeypatch.chdir(work)
     (work / "rates.json").write_text(json.dumps(RATES), encoding="utf-8")
     # the api model's last run: 50 tokens/s, and a table of short (uncut) answers on semanticqa 0-shot
-    (work / "results/logs/generate-api.json").write_text(json.dumps(
-        {"total": {"tokens_per_s": 50.0}, "gpus": [], "finished_at": "2026-01-02"}), encoding="utf-8")
+    (work / "results/logs/generate-api.json").write_text(
+        json.dumps({"total": {"tokens_per_s": 50.0}, "gpus": [], "finished_at": "2026-01-02"}), encoding="utf-8"
+    )
     shutil.copytree(work / "results/generations/oracle", work / "results/generations/api")
     table = pq.read_table(work / "results/generations/api/semanticqa/0-shot.parquet")
     column = table.schema.get_field_index("completion_tokens")
@@ -154,7 +177,9 @@ def test_hours_from_rates_logged_speed_and_observed_lengths(project: Path, tmp_p
     assert plan.once["report"] == pytest.approx(sum(r.rows for r in plan.rows) / 100.0 / 3600)
     assert not plan.notes  # rates of the full grid, a logged speed: nothing to warn about
     (work / "slice.json").write_text(json.dumps({**RATES, "cpu": {**RATES["cpu"], "fraction": 0.02}}), encoding="utf-8")
-    assert any("measured on 0.02 of the paper grid" in note for note in build_plan(params, "p", work / "slice.json").notes)
+    assert any(
+        "measured on 0.02 of the paper grid" in note for note in build_plan(params, "p", work / "slice.json").notes
+    )
 
     result = CliRunner().invoke(app, ["plan", "--rates", "rates.json"])
     assert result.exit_code == 0, result.output
@@ -162,8 +187,9 @@ def test_hours_from_rates_logged_speed_and_observed_lengths(project: Path, tmp_p
     assert "GPU rates: unmeasured" in result.output
     assert f"{row.rows:,}" in result.output and "api total" in result.output
     body = json.loads(CliRunner().invoke(app, ["plan", "--rates", "rates.json", "--json"]).output)
-    assert [(r["model"], r["benchmark"], r["setting"], r["rows"], r["requests"]) for r in body["rows"]] == \
-        [(r.model, r.benchmark, r.setting, r.rows, r.requests) for r in plan.rows]
+    assert [(r["model"], r["benchmark"], r["setting"], r["rows"], r["requests"]) for r in body["rows"]] == [
+        (r.model, r.benchmark, r.setting, r.rows, r.requests) for r in plan.rows
+    ]
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -172,8 +198,9 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, monkeypatch: pytest.Mo
     result = CliRunner().invoke(app, ["plan", "--params", "bad.yaml"])
     assert result.exit_code == 2 and "bad.yaml" in result.output
     shutil.copy(ROOT / "params.yaml", tmp_path / "params.yaml")
-    (tmp_path / "rates.json").write_text('{"format": 1, "cpu": {"stages": {"score": {"x": {"rows_per_s": "fast"}}}}}',
-                                         encoding="utf-8")
+    (tmp_path / "rates.json").write_text(
+        '{"format": 1, "cpu": {"stages": {"score": {"x": {"rows_per_s": "fast"}}}}}', encoding="utf-8"
+    )
     result = CliRunner().invoke(app, ["plan", "--rates", "rates.json"])
     assert result.exit_code == 2 and "cpu.stages.score.x.rows_per_s" in result.output
     (tmp_path / "rates.json").write_text('{"format": 1, "cpu": null, "gpu": null}', encoding="utf-8")

@@ -32,8 +32,11 @@ def _dotted(node: ast.AST) -> str:
 
 def _reads_a_whole_file(argument: ast.AST) -> bool:
     """json.loads(<path>.read_text(...)) or json.loads(<path>.read_bytes())."""
-    return (isinstance(argument, ast.Call) and isinstance(argument.func, ast.Attribute)
-            and argument.func.attr in ("read_text", "read_bytes"))
+    return (
+        isinstance(argument, ast.Call)
+        and isinstance(argument.func, ast.Attribute)
+        and argument.func.attr in ("read_text", "read_bytes")
+    )
 
 
 def direct_reads(source: str) -> list[tuple[int, str]]:
@@ -53,11 +56,18 @@ def direct_reads(source: str) -> list[tuple[int, str]]:
 
 
 def test_the_scan_finds_each_kind_of_direct_read() -> None:
-    source = ("import json, pandas as pd, pyarrow.parquet as pq\n"
-              "pd.read_parquet(p)\npq.read_table(p)\npq.read_schema(p)\njson.load(f)\n"
-              "json.loads(p.read_text(encoding='utf-8'))\njson.loads(line)\n")
+    source = (
+        "import json, pandas as pd, pyarrow.parquet as pq\n"
+        "pd.read_parquet(p)\npq.read_table(p)\npq.read_schema(p)\njson.load(f)\n"
+        "json.loads(p.read_text(encoding='utf-8'))\njson.loads(line)\n"
+    )
     assert [name for _, name in direct_reads(source)] == [
-        "pd.read_parquet", "pq.read_table", "pq.read_schema", "json.load", "json.loads"]
+        "pd.read_parquet",
+        "pq.read_table",
+        "pq.read_schema",
+        "json.load",
+        "json.loads",
+    ]
 
 
 def test_stage_inputs_are_read_through_the_io_layer() -> None:
@@ -69,5 +79,7 @@ def test_stage_inputs_are_read_through_the_io_layer() -> None:
         for line, name in direct_reads(path.read_text(encoding="utf-8")):
             if (relative, name) not in ALLOWED:
                 offenders.append(f"src/idiombench/{relative}:{line}: {name}")
-    assert not offenders, ("read these through io.read_parquet / io.read_parquet_schema / io.read_json "
-                           "(one-line errors naming the file):\n" + "\n".join(offenders))
+    assert not offenders, (
+        "read these through io.read_parquet / io.read_parquet_schema / io.read_json "
+        "(one-line errors naming the file):\n" + "\n".join(offenders)
+    )

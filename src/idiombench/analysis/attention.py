@@ -67,13 +67,16 @@ class Measurement:
 def message_offsets(tokenizer: Any, messages: Sequence[Message]) -> tuple[str, list[int]]:
     """The chat-templated prompt (as the hf backend sends it) and where each message's content
     starts in it."""
-    text = tokenizer.apply_chat_template([{"role": m.role, "content": m.content} for m in messages],
-                                         tokenize=False, add_generation_prompt=True)
+    text = tokenizer.apply_chat_template(
+        [{"role": m.role, "content": m.content} for m in messages], tokenize=False, add_generation_prompt=True
+    )
     starts, cursor = [], 0
     for index, message in enumerate(messages):
         at = text.find(message.content, cursor)
         if at < 0:
-            raise AttentionError(f"the chat template does not keep message {index} verbatim: its spans cannot be placed")
+            raise AttentionError(
+                f"the chat template does not keep message {index} verbatim: its spans cannot be placed"
+            )
         starts.append(at)
         cursor = at + len(message.content)
     return text, starts
@@ -84,8 +87,13 @@ def token_positions(offsets: Sequence[tuple[int, int]], start: int, end: int) ->
     return [i for i, (a, b) in enumerate(offsets) if b > a and a < end and b > start]
 
 
-def locate(tokenizer: Any, messages: Sequence[Message], spans: dict[str, tuple[int, int, int]],
-           output: str, content: tuple[int, int]) -> TokenSpans:
+def locate(
+    tokenizer: Any,
+    messages: Sequence[Message],
+    spans: dict[str, tuple[int, int, int]],
+    output: str,
+    content: tuple[int, int],
+) -> TokenSpans:
     """Token positions of the spans (name -> (message index, start, end) in that message) and of
     the output's content segment (character offsets in `output`)."""
     if not getattr(tokenizer, "is_fast", False):
@@ -107,8 +115,11 @@ def locate(tokenizer: Any, messages: Sequence[Message], spans: dict[str, tuple[i
 def attention_modules(model: Any) -> list[Any]:
     """The decoder's self-attention modules in layer order (transformers names them
     `...layers.<i>.self_attn` and gives them a layer_idx)."""
-    found = [(module.layer_idx, module) for name, module in model.named_modules()
-             if name.endswith("self_attn") and hasattr(module, "layer_idx")]
+    found = [
+        (module.layer_idx, module)
+        for name, module in model.named_modules()
+        if name.endswith("self_attn") and hasattr(module, "layer_idx")
+    ]
     if not found:
         raise AttentionError(f"no self-attention modules found in {type(model).__name__}")
     return [module for _, module in sorted(found, key=lambda pair: pair[0])]
@@ -152,6 +163,7 @@ def measure(model: Any, located: TokenSpans) -> Measurement:
                 per_head[name][layer] = rows[:, :, index].sum(dim=(1, 2)).cpu()
             key_mass.add_(rows.sum(dim=(0, 1)))
             return (output[0], None, *output[2:])  # drop the weights: the decoder layer ignores them
+
         return hook
 
     handles = [module.register_forward_hook(hook_for(i)) for i, module in enumerate(modules)]
@@ -171,7 +183,7 @@ def measure(model: Any, located: TokenSpans) -> Measurement:
     return Measurement(
         span_mass={name: float(mass[pos].sum()) for name, pos in located.spans.items()},
         prompt_other=float(other_mass.sum()),
-        generated=float(mass[located.prompt_length:].sum()),
+        generated=float(mass[located.prompt_length :].sum()),
         other_top1=float(other_mass.max() / other_mass.sum()) if other_mass.size and other_mass.sum() > 0 else None,
         head_scores={name: torch.stack(values).numpy() / count for name, values in per_head.items()},
         positions=count,
@@ -184,7 +196,10 @@ def measure(model: Any, located: TokenSpans) -> Measurement:
 
 # --------------------------------------------------------------------------- salient heads (paper appendix L)
 
-def salient_sets(scores: Sequence[np.ndarray], top_k: int, heads: int, layers: int) -> tuple[list[tuple[int, int]], list[int]]:
+
+def salient_sets(
+    scores: Sequence[np.ndarray], top_k: int, heads: int, layers: int
+) -> tuple[list[tuple[int, int]], list[int]]:
     """From per-sample [layers, heads] scores: each sample's top_k heads; the `heads` heads most
     often among them, and the `layers` layers holding most of those per-sample entries.
     Ties are broken by position (lower layer, then lower head first), so the sets are deterministic."""

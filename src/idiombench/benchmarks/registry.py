@@ -40,8 +40,10 @@ def _discover() -> dict[str, str]:
         if problem:
             raise RuntimeError(f"benchmark {problem} (entry-point group {ENTRY_POINT_GROUP}, module {entry.value})")
         if entry.name in found:
-            raise RuntimeError(f"benchmark {entry.name!r} is registered twice ({found[entry.name]} and {entry.value}, "
-                               f"entry-point group {ENTRY_POINT_GROUP})")
+            raise RuntimeError(
+                f"benchmark {entry.name!r} is registered twice ({found[entry.name]} and {entry.value}, "
+                f"entry-point group {ENTRY_POINT_GROUP})"
+            )
         found[entry.name] = entry.value
     return found
 
@@ -57,8 +59,9 @@ def get_benchmark(name: str) -> Benchmark[Any]:
     module = importlib.import_module(MODULES[name])
     bench = getattr(module, "BENCHMARK", None)
     if not isinstance(bench, Benchmark):
-        raise TypeError(f"{module.__name__}.BENCHMARK must be an instance of a base.Benchmark subclass, "
-                        f"got {type(bench).__name__}")
+        raise TypeError(
+            f"{module.__name__}.BENCHMARK must be an instance of a base.Benchmark subclass, got {type(bench).__name__}"
+        )
     if bench.name != name:
         raise TypeError(f"{module.__name__}.BENCHMARK is named {bench.name!r}, registered as {name!r}")
     return bench

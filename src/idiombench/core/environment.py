@@ -18,6 +18,7 @@ def project_root() -> Path:
     """The checkout the package is installed from (editable install: src/idiombench/..)."""
     return Path(__file__).resolve().parents[3]
 
+
 KEY_DISTRIBUTIONS = ("torch", "transformers", "sentence-transformers", "mlflow", "snakemake", "dvc")
 LOCK_LINE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?==([^\s;\\]+)")
 
@@ -86,6 +87,7 @@ def malformed_source_date_epoch_hidden() -> Iterator[None]:
     del os.environ["SOURCE_DATE_EPOCH"]
     try:
         import numpy.f2py  # noqa: F401
+
         yield
     finally:
         os.environ["SOURCE_DATE_EPOCH"] = epoch

@@ -35,9 +35,7 @@ class ChecksumError(IdiombenchError):
     """A file's sha256 does not match its declaration."""
 
     def __init__(self, name: str, source: str, expected: str, actual: str):
-        super().__init__(
-            f"checksum mismatch for {name} (from {source}): expected sha256 {expected}, got {actual}"
-        )
+        super().__init__(f"checksum mismatch for {name} (from {source}): expected sha256 {expected}, got {actual}")
         self.expected = expected
         self.actual = actual
 

@@ -39,8 +39,11 @@ def check_file_size(path: str | os.PathLike[str], what: str, limit: int | None =
     limit = MAX_FILE_BYTES if limit is None else limit
     size = Path(path).stat().st_size
     if size > limit:
-        raise DataError(path, f"{what} of {human_size(size)} is larger than the {human_size(limit)} a foreign file "
-                        "may have", expected="a file split into parts below the limit (docs/troubleshooting.md)")
+        raise DataError(
+            path,
+            f"{what} of {human_size(size)} is larger than the {human_size(limit)} a foreign file may have",
+            expected="a file split into parts below the limit (docs/troubleshooting.md)",
+        )
 
 
 def text_lines(path: str | os.PathLike[str], what: str, expected: str) -> Iterator[tuple[int, str]]:
@@ -59,8 +62,9 @@ def text_lines(path: str | os.PathLike[str], what: str, expected: str) -> Iterat
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise DataError(path, f"invalid UTF-8 byte 0x{raw[exc.start]:02x}", row=number,
-                                expected=expected) from None
+                raise DataError(
+                    path, f"invalid UTF-8 byte 0x{raw[exc.start]:02x}", row=number, expected=expected
+                ) from None
             yield number, line
 
 

@@ -65,10 +65,17 @@ def item_context(item: Item, setting: str, rotation: int = 0) -> ItemContext:
     from .items import rotate, rotated_answer
 
     return ItemContext(
-        benchmark=item.benchmark, task=item.task, setting=setting, item_id=item.item_id,
-        input=item.input, answer=rotated_answer(item.answer, len(item.choices), rotation),
-        references=tuple(item.references), choices=rotate(tuple(item.choices), rotation), fields=item.fields,
-        meta=item.meta, rotation=rotation,
+        benchmark=item.benchmark,
+        task=item.task,
+        setting=setting,
+        item_id=item.item_id,
+        input=item.input,
+        answer=rotated_answer(item.answer, len(item.choices), rotation),
+        references=tuple(item.references),
+        choices=rotate(tuple(item.choices), rotation),
+        fields=item.fields,
+        meta=item.meta,
+        rotation=rotation,
     )
 
 

@@ -15,8 +15,17 @@ from pathlib import Path
 
 CPU_BF16_FLAGS = ("avx512_bf16", "amx_bf16")
 # oneDNN ISA names at or above the first one with bf16 dot products (oneDNN's dnnl_cpu_isa_t)
-ONEDNN_BF16_ISAS = ("AVX512_CORE_BF16", "AVX512_CORE_AMX", "AVX512_CORE_AMX_FP16", "AVX10_1_512",
-                    "AVX10_1_512_AMX", "AVX10_1_512_AMX_FP16", "AVX10_2_512", "AVX10_2_512_AMX_2", "ALL")
+ONEDNN_BF16_ISAS = (
+    "AVX512_CORE_BF16",
+    "AVX512_CORE_AMX",
+    "AVX512_CORE_AMX_FP16",
+    "AVX10_1_512",
+    "AVX10_1_512_AMX",
+    "AVX10_1_512_AMX_FP16",
+    "AVX10_2_512",
+    "AVX10_2_512_AMX_2",
+    "ALL",
+)
 
 
 @dataclass(frozen=True)
@@ -36,8 +45,9 @@ def cpu_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> set[str]:
     return set()
 
 
-def cpu_bf16_native(flags: set[str] | None = None, environ: dict[str, str] | None = None,
-                    capability: str | None = None) -> tuple[bool, str]:
+def cpu_bf16_native(
+    flags: set[str] | None = None, environ: dict[str, str] | None = None, capability: str | None = None
+) -> tuple[bool, str]:
     """(native, why): whether bfloat16 matmuls run on bf16 instructions here."""
     environ = dict(os.environ) if environ is None else environ
     flags = cpu_flags() if flags is None else flags

@@ -102,9 +102,7 @@ def require_complete(directory: str | os.PathLike[str], record: str, *, how: str
     if not folder.is_dir():
         raise IdiombenchError(f"{folder} is missing: {how}")
     if not (folder / record).is_file():
-        raise IdiombenchError(
-            f"{folder} is incomplete (no {record}, which its stage writes last): {how}"
-        )
+        raise IdiombenchError(f"{folder} is incomplete (no {record}, which its stage writes last): {how}")
     return folder
 
 
@@ -159,7 +157,8 @@ def check_output_folder(path: str | os.PathLike[str], output: Output) -> Path:
     if target.is_symlink():
         raise IdiombenchError(
             f"{target} is a symbolic link (to {os.readlink(target)}); idiombench replaces an output folder whole "
-            f"and does not follow a link there: pass the folder it points to (--out), or link a folder above it")
+            f"and does not follow a link there: pass the folder it points to (--out), or link a folder above it"
+        )
     if not os.path.lexists(target):
         return target
     if not target.is_dir():
@@ -169,8 +168,9 @@ def check_output_folder(path: str | os.PathLike[str], output: Output) -> Path:
     problem = ownership.folder_problem(target, output)
     if problem is None:
         return target
-    raise IdiombenchError(f"{target} exists and was not written by idiombench ({problem}); "
-                          f"it would be replaced whole: {NOT_OURS}")
+    raise IdiombenchError(
+        f"{target} exists and was not written by idiombench ({problem}); it would be replaced whole: {NOT_OURS}"
+    )
 
 
 def check_output_file(path: str | os.PathLike[str], ours: Callable[[Path], bool], what: str) -> Path:
@@ -199,11 +199,13 @@ def write_index(path: Path, stage: str) -> None:
 def earlier_index(stage: str) -> Callable[[Path], bool]:
     """The legacy rule of a folder with an index.json (write_index) and no completion record:
     the index names this stage and lists exactly the folder's other files."""
+
     def recognise(folder: Path) -> bool:
         body = ownership.read_object(folder / "index.json")
         if body is None or body.get("written_by") != f"idiombench {stage}" or not isinstance(body.get("files"), list):
             return False
         return sorted(body["files"]) == [name for name in ownership.folder_files(folder) if name != "index.json"]
+
     return recognise
 
 
@@ -282,8 +284,9 @@ def _parquet(path: str | os.PathLike[str], what: str, read: Callable[[], Any]) -
         raise DataError(path, f"not a readable Parquet file ({problem})", expected=expected) from None
 
 
-def read_parquet(path: str | os.PathLike[str], schema: pa.Schema | None = None, *, what: str = "",
-                 columns: list[str] | None = None) -> pa.Table:
+def read_parquet(
+    path: str | os.PathLike[str], schema: pa.Schema | None = None, *, what: str = "", columns: list[str] | None = None
+) -> pa.Table:
     """A Parquet file as a table (only `columns`, given). A missing, truncated or non-Parquet
     file, a missing column, or (given `schema`) a table without the expected columns and types,
     is a one-line DataError naming the file."""
@@ -312,13 +315,18 @@ def check_columns(path: str | os.PathLike[str], actual: pa.Schema, expected: pa.
     file is then not what the stage wrote)."""
     missing = [f.name for f in expected if f.name not in actual.names]
     extra = [name for name in actual.names if name not in expected.names]
-    wrong = [f"{f.name} is {actual.field(f.name).type} (expected {f.type})"
-             for f in expected if f.name in actual.names and not actual.field(f.name).type.equals(f.type)]
-    problems = ([f"missing columns {', '.join(missing)}"] if missing else []) + \
-        ([f"unexpected columns {', '.join(extra)}"] if extra else []) + wrong
+    wrong = [
+        f"{f.name} is {actual.field(f.name).type} (expected {f.type})"
+        for f in expected
+        if f.name in actual.names and not actual.field(f.name).type.equals(f.type)
+    ]
+    problems = (
+        ([f"missing columns {', '.join(missing)}"] if missing else [])
+        + ([f"unexpected columns {', '.join(extra)}"] if extra else [])
+        + wrong
+    )
     if problems:
-        raise DataError(path, f"not a {what}: {'; '.join(problems)}",
-                        expected=f"columns {', '.join(expected.names)}")
+        raise DataError(path, f"not a {what}: {'; '.join(problems)}", expected=f"columns {', '.join(expected.names)}")
 
 
 def sha256_file(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:

@@ -130,21 +130,24 @@ def read_items(path: str | Path, only: Collection[str] | None = None) -> list[It
     items, seen = [], set()
     for row_number, row in zip(numbers, table.to_pylist(), strict=True):
         if row["item_id"] in seen:
-            raise DataError(path, f"item_id {row['item_id']!r} repeated", row=row_number,
-                            expected="item ids unique within a task")
+            raise DataError(
+                path, f"item_id {row['item_id']!r} repeated", row=row_number, expected="item ids unique within a task"
+            )
         seen.add(row["item_id"])
-        items.append(Item(
-            item_id=row["item_id"],
-            benchmark=row["benchmark"],
-            task=row["task"],
-            language=row["language"],
-            input=row["input"],
-            choices=tuple(row["choices"]),
-            answer=row["answer"],
-            references=tuple(row["references"]),
-            fields=_json_object(path, row_number, "fields", row["fields"]),
-            meta=_json_object(path, row_number, "meta", row["meta"]),
-        ))
+        items.append(
+            Item(
+                item_id=row["item_id"],
+                benchmark=row["benchmark"],
+                task=row["task"],
+                language=row["language"],
+                input=row["input"],
+                choices=tuple(row["choices"]),
+                answer=row["answer"],
+                references=tuple(row["references"]),
+                fields=_json_object(path, row_number, "fields", row["fields"]),
+                meta=_json_object(path, row_number, "meta", row["meta"]),
+            )
+        )
     return items
 
 

@@ -129,8 +129,9 @@ def record_problem(body: Any, output: Output) -> str | None:
         return f"its {RECORD} is that of `{TOOL} {stage}` ({kind}), not of {output.who}"
     files = body.get("files")
     if not isinstance(files, dict) or not all(
-            isinstance(facts, dict) and isinstance(facts.get("sha256"), str) and isinstance(facts.get("size"), int)
-            for facts in files.values()):
+        isinstance(facts, dict) and isinstance(facts.get("sha256"), str) and isinstance(facts.get("size"), int)
+        for facts in files.values()
+    ):
         return f"its {RECORD} lists no files with their sha256 and size"
     return None
 
@@ -188,8 +189,7 @@ def canonical_sha256(body: dict[str, Any]) -> str:
 def stamp(body: dict[str, Any], output: Output) -> dict[str, Any]:
     """`body` with its record: who wrote it and the sha256 of the rest (canonical JSON)."""
     rest = {key: value for key, value in body.items() if key != STAMP}
-    return {**rest, STAMP: {"tool": TOOL, "stage": output.stage, "kind": output.kind,
-                            "sha256": canonical_sha256(rest)}}
+    return {**rest, STAMP: {"tool": TOOL, "stage": output.stage, "kind": output.kind, "sha256": canonical_sha256(rest)}}
 
 
 def unstamped(body: dict[str, Any]) -> dict[str, Any]:
@@ -227,8 +227,9 @@ def stamped_by(path: Path, output: Output) -> bool:
         return False
     mark = body[STAMP]
     rest = unstamped(body)
-    return (mark.get("tool"), mark.get("stage"), mark.get("kind")) == (TOOL, output.stage, output.kind) \
-        and mark.get("sha256") == canonical_sha256(rest)
+    return (mark.get("tool"), mark.get("stage"), mark.get("kind")) == (TOOL, output.stage, output.kind) and mark.get(
+        "sha256"
+    ) == canonical_sha256(rest)
 
 
 # ------------------------------------------------------------------------ earlier versions
@@ -245,6 +246,7 @@ def files_named_by(record: str, names: Callable[[dict[str, Any]], Iterable[str]]
     last), it parses, and every other file in the folder is one that `names(record body)` names.
     `names` may raise KeyError, TypeError, AttributeError or ValueError on a body of another
     shape: then the folder is not recognised."""
+
     def recognise(folder: Path) -> bool:
         body = read_object(folder / record)
         if body is None:
@@ -254,6 +256,7 @@ def files_named_by(record: str, names: Callable[[dict[str, Any]], Iterable[str]]
         except (KeyError, TypeError, AttributeError, ValueError):
             return False
         return all(name in expected for name in folder_files(folder))
+
     return recognise
 
 

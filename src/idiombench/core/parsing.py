@@ -49,8 +49,9 @@ def result(value: Any, ok: bool, raw: str, flags: Sequence[str] | set[str]) -> P
 
 # Zero-width characters (space, non-joiner, joiner, word joiner, BOM) and bidirectional
 # controls (marks, embeddings, overrides, isolates): invisible, and never part of an answer.
-INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u200e\u200f\u061c"
-                                   "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"))
+INVISIBLE = dict.fromkeys(
+    map(ord, "\u200b\u200c\u200d\u2060\ufeff\u200e\u200f\u061c\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+)
 
 
 def normalise_output(text: str, keep_forms: bool = False) -> tuple[str, set[str]]:
@@ -128,7 +129,16 @@ def nonempty_lines(text: str) -> list[str]:
 # --------------------------------------------------------------------------- quotes, labels
 
 QUOTE_PAIRS = {
-    '"': '"', "'": "'", "“": "”", "‘": "’", "«": "»", "「": "」", "『": "』", "《": "》", "`": "`", "＂": "＂",
+    '"': '"',
+    "'": "'",
+    "“": "”",
+    "‘": "’",
+    "«": "»",
+    "「": "」",
+    "『": "』",
+    "《": "》",
+    "`": "`",
+    "＂": "＂",
 }
 EMPHASIS = ("**", "__", "*", "_")  # markdown markers, the longer first
 
@@ -149,8 +159,14 @@ def unwrap(text: str) -> tuple[str, set[str]]:
 
     trim()
     while end - start >= 2:
-        marker = next((m for m in EMPHASIS if end - start > 2 * len(m) and text.startswith(m, start)
-                       and text.endswith(m, start, end)), None)
+        marker = next(
+            (
+                m
+                for m in EMPHASIS
+                if end - start > 2 * len(m) and text.startswith(m, start) and text.endswith(m, start, end)
+            ),
+            None,
+        )
         if marker is not None:
             start, end = start + len(marker), end - len(marker)
             flags.add("markdown")
@@ -167,7 +183,9 @@ def label_pattern(labels: Sequence[str]) -> re.Pattern[str]:
     """`Label:` at the start (ASCII or full-width colon, any case, optional markdown); runs of
     whitespace matched possessively (nothing after them can be whitespace)."""
     return re.compile(
-        r"\s*+(?:\*\*|__)?(?:" + "|".join(re.escape(label) for label in labels) + r")(?:\*\*|__)?\s*+[:：]\s*+(?:\*\*|__)?",
+        r"\s*+(?:\*\*|__)?(?:"
+        + "|".join(re.escape(label) for label in labels)
+        + r")(?:\*\*|__)?\s*+[:：]\s*+(?:\*\*|__)?",
         re.IGNORECASE,
     )
 
@@ -175,7 +193,7 @@ def label_pattern(labels: Sequence[str]) -> re.Pattern[str]:
 def strip_leading_label(text: str, labels: Sequence[str]) -> tuple[str, bool]:
     """Remove one leading `Label:` (ASCII or full-width colon, any case, optional markdown)."""
     found = label_pattern(labels).match(text)
-    return (text[found.end():].strip(), True) if found else (text, False)
+    return (text[found.end() :].strip(), True) if found else (text, False)
 
 
 def strip_leading_labels(text: str, labels: Sequence[str]) -> tuple[str, bool]:
@@ -301,7 +319,8 @@ def parse_letter(raw: str, letters: Sequence[str] = LETTERS, choices: Sequence[s
         if len(matches) == 1:
             return result(matches[0], False, raw, flags | {"option_text"})
     found = [
-        m.group(1) for m in STANDALONE_LETTER.finditer(unwrapped)
+        m.group(1)
+        for m in STANDALONE_LETTER.finditer(unwrapped)
         if m.group(1) in valid and not (m.group(1) == "A" and ARTICLE_A.match(unwrapped, m.end()))
     ]
     letter, why = _one_letter(found, valid)
@@ -311,6 +330,7 @@ def parse_letter(raw: str, letters: Sequence[str] = LETTERS, choices: Sequence[s
 
 
 # --------------------------------------------------------------------------- tag labels
+
 
 def parse_tag_label(raw: str, labels: Sequence[str], fallback_words: dict[str, str] | None = None) -> ParseResult:
     """One of `<label>` tags (`<positive>` / `<negative>`). An echo of the format
@@ -367,9 +387,11 @@ def answer_blocks(text: str) -> tuple[list[str], int | None]:
             if opened is None:
                 opened = tag.end()
         elif opened is not None:
-            blocks.append(text[opened:tag.start()])
+            blocks.append(text[opened : tag.start()])
             opened = None
     return blocks, (last_open if opened is not None else None)
+
+
 LIST_SEPARATORS = re.compile(r"[,，、;；\n]+")
 NUMBERING = re.compile(r"^\s*(?:\d+\s*[.)、:：]|[（(]\d+[)）])\s*")
 PLACEHOLDER_NAMES = re.compile(r"^idiom\s*\d*$", re.IGNORECASE)
@@ -425,6 +447,7 @@ def parse_ranked_list(raw: str, expected: int = 5, keep_duplicates: bool = False
 
 
 # --------------------------------------------------------------------------- text answers
+
 
 def normalise_text(text: str) -> str:
     """For comparing short answers: NFKC, lower case, whitespace collapsed, surrounding

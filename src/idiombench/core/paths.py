@@ -37,26 +37,73 @@ INDEX = "index.json"  # report's tables/ and figures/, results/plots/: what the 
 # record (ownership.RECORD) names the stage and kind. An earlier version's folder, without that
 # record, is recognised only when the record it wrote last parses and names every file in the
 # folder (ownership.files_named_by; docs/ARCHITECTURE.md "Owned output").
-ACQUIRE_OUTPUT = Output("acquire", "release files", legacy_record=ACQUIRED, legacy=files_named_by(
-    ACQUIRED, lambda body: [entry["file"] for entry in body["files"]]))
-BUILD_OUTPUT = Output("build", "items", legacy_record=BUILD_STATS, legacy=files_named_by(
-    # orderprobe's build also wrote the released word lists (its only extra file)
-    BUILD_STATS, lambda body: [f"{task}.parquet" for task in body["tasks"]] + ["released_lexicon.json"]))
-RENDER_OUTPUT = Output("render", "prompts", legacy_record=RENDER_STATS, legacy=files_named_by(
-    RENDER_STATS, lambda body: [s["file"] for s in body["settings"].values() if s["file"]]))
-GENERATE_OUTPUT = Output("generate", "generations", legacy_record=GENERATION_INFO, legacy=files_named_by(
-    GENERATION_INFO, lambda body: [f"{table}.parquet" for table in body["tables"]] + ["identity.json"]))
-SCORE_OUTPUT = Output("score", "score tables", legacy_record=SCORING_META, legacy=files_named_by(
-    SCORING_META, lambda body: [f"{setting}.parquet" for setting in body.get("settings", {})]
-    if body["status"] in ("scored", "skipped") else []))
-CONSTRUCT_OUTPUT = Output("construct", "construction", legacy_record=CONSTRUCTION, legacy=files_named_by(
-    CONSTRUCTION, lambda body: ["alignments.parquet", "mnn_candidates.parquet", "released_status.parquet"]
-    if isinstance(body["benchmark"], str) else []))
+ACQUIRE_OUTPUT = Output(
+    "acquire",
+    "release files",
+    legacy_record=ACQUIRED,
+    legacy=files_named_by(ACQUIRED, lambda body: [entry["file"] for entry in body["files"]]),
+)
+BUILD_OUTPUT = Output(
+    "build",
+    "items",
+    legacy_record=BUILD_STATS,
+    legacy=files_named_by(
+        # orderprobe's build also wrote the released word lists (its only extra file)
+        BUILD_STATS,
+        lambda body: [f"{task}.parquet" for task in body["tasks"]] + ["released_lexicon.json"],
+    ),
+)
+RENDER_OUTPUT = Output(
+    "render",
+    "prompts",
+    legacy_record=RENDER_STATS,
+    legacy=files_named_by(RENDER_STATS, lambda body: [s["file"] for s in body["settings"].values() if s["file"]]),
+)
+GENERATE_OUTPUT = Output(
+    "generate",
+    "generations",
+    legacy_record=GENERATION_INFO,
+    legacy=files_named_by(
+        GENERATION_INFO, lambda body: [f"{table}.parquet" for table in body["tables"]] + ["identity.json"]
+    ),
+)
+SCORE_OUTPUT = Output(
+    "score",
+    "score tables",
+    legacy_record=SCORING_META,
+    legacy=files_named_by(
+        SCORING_META,
+        lambda body: (
+            [f"{setting}.parquet" for setting in body.get("settings", {})]
+            if body["status"] in ("scored", "skipped")
+            else []
+        ),
+    ),
+)
+CONSTRUCT_OUTPUT = Output(
+    "construct",
+    "construction",
+    legacy_record=CONSTRUCTION,
+    legacy=files_named_by(
+        CONSTRUCTION,
+        lambda body: (
+            ["alignments.parquet", "mnn_candidates.parquet", "released_status.parquet"]
+            if isinstance(body["benchmark"], str)
+            else []
+        ),
+    ),
+)
 # JSON output files carry their record in a key of their own (ownership.stamp)
 AGGREGATE_OUTPUT = Output("aggregate", "metrics")
 TRACK_OUTPUT = Output("track", "tracking record")
-ATTENTION_OUTPUT = Output("attention", "attention diagnostics", legacy_record=ATTENTION_SUMMARY, legacy=files_named_by(
-    ATTENTION_SUMMARY, lambda body: ["items.parquet"] if body["status"] in ("measured", "skipped") else []))
+ATTENTION_OUTPUT = Output(
+    "attention",
+    "attention diagnostics",
+    legacy_record=ATTENTION_SUMMARY,
+    legacy=files_named_by(
+        ATTENTION_SUMMARY, lambda body: ["items.parquet"] if body["status"] in ("measured", "skipped") else []
+    ),
+)
 
 
 def raw_dir(benchmark: str) -> Path:

@@ -18,8 +18,9 @@ from typing import IO
 class Progress:
     """Count `total` units of `unit`, starting at `initial` (e.g. cached requests)."""
 
-    def __init__(self, total: int, desc: str, *, unit: str = "item", initial: int = 0,
-                 stream: IO[str] | None = None) -> None:
+    def __init__(
+        self, total: int, desc: str, *, unit: str = "item", initial: int = 0, stream: IO[str] | None = None
+    ) -> None:
         from tqdm import tqdm
 
         self.desc, self.unit, self.total = desc, unit, total
@@ -28,8 +29,15 @@ class Progress:
         self._initial = initial
         self._closed = False
         self._bar = tqdm(
-            total=total, initial=initial, desc=desc, unit=unit, file=self._stream, dynamic_ncols=True,
-            mininterval=0.5, smoothing=0.1, disable=not _is_terminal(self._stream),
+            total=total,
+            initial=initial,
+            desc=desc,
+            unit=unit,
+            file=self._stream,
+            dynamic_ncols=True,
+            mininterval=0.5,
+            smoothing=0.1,
+            disable=not _is_terminal(self._stream),
             bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}]",
         )
         self._count = initial
@@ -63,8 +71,9 @@ class Progress:
     def __enter__(self) -> Progress:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
-                 traceback: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
+    ) -> None:
         self.close()
 
 

@@ -38,8 +38,9 @@ TOKEN = re.compile(
 )
 # Environment variables whose values are credentials by their name (a word of the name, so
 # TOKENIZERS_PARALLELISM and TIKTOKEN_CACHE_DIR are not).
-SECRET_VARIABLE = re.compile(r"(?:^|_)(?:API_?KEY|ACCESS_?KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIALS?)(?:_|$)",
-                             re.IGNORECASE)
+SECRET_VARIABLE = re.compile(
+    r"(?:^|_)(?:API_?KEY|ACCESS_?KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIALS?)(?:_|$)", re.IGNORECASE
+)
 MIN_NAMED_SECRET = 8  # a shorter value of a variable named like a credential is a flag ("1", "false"), not a key
 MIN_KEY_SECRET = 4  # the value of a configured api_key_env
 
@@ -58,7 +59,7 @@ def _split_url(url: str) -> tuple[str, str, str, str | None]:
     idempotent, and it must cope with any text a URL pattern matched."""
     scheme, _, rest = url.partition("://")
     ends = [index for index in (rest.find(c) for c in "/?#") if index >= 0]
-    netloc, tail = rest[: min(ends, default=len(rest))], rest[min(ends, default=len(rest)):]
+    netloc, tail = rest[: min(ends, default=len(rest))], rest[min(ends, default=len(rest)) :]
     path, mark, query = tail.partition("?")
     return scheme, netloc, path, query if mark else None
 
@@ -97,8 +98,11 @@ def credential_in(text: str) -> str | None:
         _, netloc, _, query = _split_url(url)
         if "@" in netloc:
             return f"a user name or password in the URL '{scrub_url(url)}'"
-        names = [unquote(name) for name, sep, value in (pair.partition("=") for pair in (query or "").split("&"))
-                 if sep and value and SECRET_NAME.search(unquote(name))]
+        names = [
+            unquote(name)
+            for name, sep, value in (pair.partition("=") for pair in (query or "").split("&"))
+            if sep and value and SECRET_NAME.search(unquote(name))
+        ]
         if names:
             return f"the query parameter {names[0]!r} of the URL '{scrub_url(url)}'"
     if TOKEN.search(text):
@@ -123,7 +127,8 @@ def environment_secrets(environ: Mapping[str, str] | None = None) -> tuple[str, 
     for name, value in environ.items():
         value = value.strip()
         if (name in _KEY_VARIABLES and len(value) >= MIN_KEY_SECRET) or (
-                len(value) >= MIN_NAMED_SECRET and SECRET_VARIABLE.search(name)):
+            len(value) >= MIN_NAMED_SECRET and SECRET_VARIABLE.search(name)
+        ):
             found.append(value)
     return tuple(found)
 

@@ -50,8 +50,11 @@ def _key(value: str) -> str:
 def _variable(value: str) -> str:
     if not VARIABLE_PATTERN.fullmatch(value):
         # never quoted: a value that is not a variable name is most likely the key itself
-        raise PydanticCustomError(INVALID_VARIABLE, "must name an environment variable (letters, digits and '_', "
-                                  "not starting with a digit), not hold the key itself")
+        raise PydanticCustomError(
+            INVALID_VARIABLE,
+            "must name an environment variable (letters, digits and '_', "
+            "not starting with a digit), not hold the key itself",
+        )
     return value
 
 

@@ -53,8 +53,13 @@ def _start_method() -> str:
 class ShardedPool:
     """n worker processes; a shard's tasks all run in one of them, in submission order."""
 
-    def __init__(self, processes: int, initializer: Callable[..., None] | None = None, initargs: tuple[Any, ...] = (),
-                 preload: tuple[str, ...] = ()):
+    def __init__(
+        self,
+        processes: int,
+        initializer: Callable[..., None] | None = None,
+        initargs: tuple[Any, ...] = (),
+        preload: tuple[str, ...] = (),
+    ):
         """`preload`: modules the forkserver imports once, before it forks the workers (their
         imports are then done); it takes effect when this process starts its forkserver."""
         if processes < 1:
@@ -62,8 +67,10 @@ class ShardedPool:
         context = multiprocessing.get_context(_start_method())
         if preload and context.get_start_method() == "forkserver":
             context.set_forkserver_preload(list(preload))
-        self.executors = [ProcessPoolExecutor(1, mp_context=context, initializer=initializer, initargs=initargs)
-                          for _ in range(processes)]
+        self.executors = [
+            ProcessPoolExecutor(1, mp_context=context, initializer=initializer, initargs=initargs)
+            for _ in range(processes)
+        ]
 
     @property
     def processes(self) -> int:

@@ -177,8 +177,11 @@ def acquire(
         ]
         # Files an earlier manifest declared are not carried over (they would be read as current data).
         declared = {spec.file for spec in specs}
-        stray = [name for name in (folder_files(dest_root) if dest_root.is_dir() else [])
-                 if name != record_name.as_posix() and name not in declared]
+        stray = [
+            name
+            for name in (folder_files(dest_root) if dest_root.is_dir() else [])
+            if name != record_name.as_posix() and name not in declared
+        ]
         write_json(staging / record_name, _record(benchmark, specs))
     return AcquireReport(files=results, removed=stray)
 

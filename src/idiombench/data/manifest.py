@@ -33,10 +33,7 @@ class FileSpec:
 
     @property
     def upstream_url(self) -> str:
-        return (
-            f"https://raw.githubusercontent.com/{self.source_repo}/{self.source_commit}/"
-            f"{quote(self.source_path)}"
-        )
+        return f"https://raw.githubusercontent.com/{self.source_repo}/{self.source_commit}/{quote(self.source_path)}"
 
 
 def load_file_specs(package: str) -> list[FileSpec]:

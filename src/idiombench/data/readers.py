@@ -54,9 +54,7 @@ def read_csv_rows(
                 rows.append((line, cells))
                 continue
             if len(cells) < min_columns or (max_columns is not None and len(cells) > max_columns):
-                raise DataError(
-                    path, f"{len(cells)} column(s): {cells!r}", row=line, expected=names
-                )
+                raise DataError(path, f"{len(cells)} column(s): {cells!r}", row=line, expected=names)
             rows.append((line, cells))
     except csv.Error as exc:
         raise DataError(path, f"malformed CSV ({exc})", row=reader.line_num, expected=names) from exc
@@ -93,6 +91,4 @@ def read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
 def require_keys(path: Path, row: int, record: dict[str, Any], keys: Sequence[str]) -> None:
     missing = [k for k in keys if k not in record]
     if missing:
-        raise DataError(
-            path, f"missing field(s) {', '.join(missing)}", row=row, expected=f"fields {', '.join(keys)}"
-        )
+        raise DataError(path, f"missing field(s) {', '.join(missing)}", row=row, expected=f"fields {', '.join(keys)}")

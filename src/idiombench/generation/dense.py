@@ -83,9 +83,14 @@ def is_complete(directory: Path, sha256: str) -> bool:
 
 def write_record(directory: Path, gguf_name: str, sha256: str, *, seconds: float = 0.0) -> None:
     """The copy's record, written last: the GGUF it was converted from, and each file's hash."""
-    record = {"gguf_file": gguf_name, "gguf_sha256": sha256, "dtype": "float32",
-              "transformers": installed_version("transformers"), "seconds": round(seconds, 1),
-              "files": {path.name: _file_facts(path) for path in _content_files(directory)}}
+    record = {
+        "gguf_file": gguf_name,
+        "gguf_sha256": sha256,
+        "dtype": "float32",
+        "transformers": installed_version("transformers"),
+        "seconds": round(seconds, 1),
+        "files": {path.name: _file_facts(path) for path in _content_files(directory)},
+    }
     (directory / RECORD).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
@@ -102,8 +107,9 @@ def convert(gguf: Path, sha256: str, out: Path) -> Path:
     try:
         try:
             tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name, local_files_only=True)
-            model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32,
-                                                         local_files_only=True)
+            model = AutoModelForCausalLM.from_pretrained(
+                gguf.parent, gguf_file=gguf.name, dtype=torch.float32, local_files_only=True
+            )
         except (OSError, ValueError, ImportError) as exc:
             raise IdiombenchError(f"{gguf}: cannot convert the GGUF file to a dense model: {exc}") from exc
         # transformers keeps a GGUF "quantizer" on the model although every weight is a plain
@@ -132,13 +138,16 @@ def convert(gguf: Path, sha256: str, out: Path) -> Path:
 def dense_output(sha256: str) -> Output:
     """A dense copy is ours when its record names the GGUF it is the copy of and lists every
     file in it (a record of an earlier version, with no file list, when it names that GGUF)."""
+
     def recognise(folder: Path) -> bool:
         record = read_record(folder)
         if record is None or record.get("gguf_sha256") != sha256:
             return False
         files = record.get("files")
-        return files is None or (isinstance(files, dict) and all(
-            name in files for name in folder_files(folder) if name != RECORD))
+        return files is None or (
+            isinstance(files, dict) and all(name in files for name in folder_files(folder) if name != RECORD)
+        )
+
     return Output("prepare-models", "dense model copy", legacy_record=RECORD, legacy=recognise)
 
 
@@ -152,8 +161,9 @@ def conversion_lock(out: Path, notify: Callable[[str], None]) -> Iterator[None]:
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     except OSError as exc:
-        raise IdiombenchError(f"{path}: cannot open the conversion lock ({exc.strerror}; a symbolic link is "
-                              "not followed): remove it") from None
+        raise IdiombenchError(
+            f"{path}: cannot open the conversion lock ({exc.strerror}; a symbolic link is not followed): remove it"
+        ) from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

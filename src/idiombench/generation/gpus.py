@@ -88,7 +88,10 @@ def discover_devices() -> tuple[list[str], str]:
     try:
         result = subprocess.run(
             ["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"],
-            capture_output=True, text=True, timeout=30, check=True,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
         )
     except (FileNotFoundError, subprocess.CalledProcessError, subprocess.TimeoutExpired):
         return [], "nvidia-smi (not available)"
@@ -108,12 +111,22 @@ def open_lock_dir(directory: Path) -> int:
     try:
         fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as exc:
-        kind = "a symbolic link" if directory.is_symlink() else "not a folder" if exc.errno == errno.ENOTDIR \
+        kind = (
+            "a symbolic link"
+            if directory.is_symlink()
+            else "not a folder"
+            if exc.errno == errno.ENOTDIR
             else exc.strerror
+        )
         raise GpuError(f"{directory}: the GPU lock folder is {kind}: {fix}") from None
     info = os.fstat(fd)
-    problem = (f"owned by uid {info.st_uid}, not by you (uid {os.geteuid()})" if info.st_uid != os.geteuid()
-               else f"open to other users (mode {stat.S_IMODE(info.st_mode):04o})" if info.st_mode & 0o077 else None)
+    problem = (
+        f"owned by uid {info.st_uid}, not by you (uid {os.geteuid()})"
+        if info.st_uid != os.geteuid()
+        else f"open to other users (mode {stat.S_IMODE(info.st_mode):04o})"
+        if info.st_mode & 0o077
+        else None
+    )
     if problem:
         os.close(fd)
         raise GpuError(f"{directory}: the GPU lock folder is {problem}: {fix}")
@@ -141,8 +154,9 @@ def _try_lock(path: str | Path, dir_fd: int | None = None, shown: Path | None = 
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
     except OSError as exc:
-        raise IdiombenchError(f"{shown}: the lock file cannot be opened ({exc.strerror}; a symbolic link is "
-                              "not followed): remove it") from None
+        raise IdiombenchError(
+            f"{shown}: the lock file cannot be opened ({exc.strerror}; a symbolic link is not followed): remove it"
+        ) from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
         raise IdiombenchError(f"{shown}: the lock file is not a regular file: remove it")
@@ -176,8 +190,10 @@ def gpu_oversubscription_warning(requested: int) -> str | None:
     devices, source = discover_devices()
     if requested <= len(devices):
         return None
-    return (f"WARNING: --resources gpu={requested} but {len(devices)} GPU(s) are present ({source}: "
-            f"{devices or 'none'}); generate jobs beyond that wait for a free GPU")
+    return (
+        f"WARNING: --resources gpu={requested} but {len(devices)} GPU(s) are present ({source}: "
+        f"{devices or 'none'}); generate jobs beyond that wait for a free GPU"
+    )
 
 
 @contextlib.contextmanager
@@ -217,8 +233,16 @@ def claim_gpus(
 
 
 @contextlib.contextmanager
-def _claimed(devices: list[str], count: int, directory: Path, directory_fd: int, wait_s: float, who: str,
-             queue: bool, notify: Callable[[str], None]) -> Iterator[list[str]]:
+def _claimed(
+    devices: list[str],
+    count: int,
+    directory: Path,
+    directory_fd: int,
+    wait_s: float,
+    who: str,
+    queue: bool,
+    notify: Callable[[str], None],
+) -> Iterator[list[str]]:
     deadline = time.monotonic() + wait_s
     started = time.monotonic()
     told: list[str] | None = None  # the busy list last reported while queueing
@@ -240,8 +264,10 @@ def _claimed(devices: list[str], count: int, directory: Path, directory_fd: int,
         busy = [f"{d} ({_holder(_lock_name(d), directory_fd)})" for d in devices if d not in {h for h, _ in held}]
         if queue:
             if busy != told:
-                notify(f"{who} needs {count} GPU(s), {len(held)} of {len(devices)} free: waiting for "
-                       f"{', '.join(busy)} (locks in {directory})")
+                notify(
+                    f"{who} needs {count} GPU(s), {len(held)} of {len(devices)} free: waiting for "
+                    f"{', '.join(busy)} (locks in {directory})"
+                )
                 told = busy
             time.sleep(POLL_S)
             continue

@@ -34,8 +34,10 @@ def read_yaml_mapping(path: Path) -> dict[str, Any]:
     except IsADirectoryError:
         raise ConfigError(f"{path}: is a folder (expected a params YAML file)") from None
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}; "
-                          "expected a params YAML file)") from None
+        raise ConfigError(
+            f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}; "
+            "expected a params YAML file)"
+        ) from None
     try:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -38,12 +38,18 @@ class DataConfig(StrictModel):
 class TracesConfig(StrictModel):
     """`tracking.traces`: the scored items `track` logs as MLflow traces (stages/track_traces.py)."""
 
-    enabled: bool = Field(True, description="Log one MLflow trace per scored row (inputs, outputs, reference, one "
-                          "assessment per item-level metric) into its setting's run.")
+    enabled: bool = Field(
+        True,
+        description="Log one MLflow trace per scored row (inputs, outputs, reference, one "
+        "assessment per item-level metric) into its setting's run.",
+    )
     sample: int | None = Field(
-        None, ge=1, description="At most this many items per (model, benchmark, setting) run get a trace: a seeded draw "
+        None,
+        ge=1,
+        description="At most this many items per (model, benchmark, setting) run get a trace: a seeded draw "
         "stratified by the benchmark's strata (the same items for every model); every item is still in the run's item "
-        "table artifact. null: every item.")
+        "table artifact. null: every item.",
+    )
     seed: int = Field(0, description="Seed of the sample draw.")
 
 
@@ -71,10 +77,13 @@ class Params(StrictModel):
     data: DataConfig = DataConfig()
     benchmarks: BenchmarksSections
     models: dict[Key, ModelConfig] = Field(
-        default_factory=dict, description="Keyed by the model's name in paths, wildcards and commands (a Key).")
+        default_factory=dict, description="Keyed by the model's name in paths, wildcards and commands (a Key)."
+    )
     scoring: ScoringConfig = Field(description="Neural scorer roles: which model each metric term runs with.")
     report: ReportConfig = Field(default_factory=ReportConfig, description="What the report prints beside each number.")
-    tracking: TrackingConfig = Field(default_factory=TrackingConfig, description="What `track` logs to MLflow besides runs.")
+    tracking: TrackingConfig = Field(
+        default_factory=TrackingConfig, description="What `track` logs to MLflow besides runs."
+    )
 
     def benchmark(self, name: str) -> Any:
         return self.benchmarks.get(name)
@@ -153,17 +162,17 @@ def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] |
     for part in loc:
         if not (isinstance(current, type) and issubclass(current, BaseModel)):
             return None
-        field = next(
-            (info for name, info in current.model_fields.items() if part in (name, info.alias)), None
-        )
+        field = next((info for name, info in current.model_fields.items() if part in (name, info.alias)), None)
         if field is None:
             return None
         current = field.annotation
     return current if isinstance(current, type) and issubclass(current, BaseModel) else None
 
 
-CREDENTIAL_HINT = ("credentials never go in params (DVC copies them into dvc.lock, Snakemake into .snakemake/): "
-                   "put the key in an environment variable and name it in the model's api_key_env")
+CREDENTIAL_HINT = (
+    "credentials never go in params (DVC copies them into dvc.lock, Snakemake into .snakemake/): "
+    "put the key in an environment variable and name it in the model's api_key_env"
+)
 
 
 def credential_problems(raw: Any, where: str = "") -> list[str]:
@@ -214,17 +223,23 @@ def consistency_problems(params: Params) -> list[str]:
         attention = getattr(params.benchmark(name), "attention", None)  # benchmarks with attention diagnostics
         for index, model in enumerate(getattr(attention, "models", None) or []):
             if model not in params.models:
-                problems.append(f"benchmarks.{name}.attention.models.{index}: unknown model {model!r} "
-                                f"(models: {', '.join(params.models) or 'none'})")
+                problems.append(
+                    f"benchmarks.{name}.attention.models.{index}: unknown model {model!r} "
+                    f"(models: {', '.join(params.models) or 'none'})"
+                )
     for model_name, model in params.models.items():
         where = f"models.{model_name}"
         for index, benchmark in enumerate(model.benchmarks or []):
             if benchmark not in names:
-                problems.append(f"{where}.benchmarks.{index}: unknown benchmark {benchmark!r} (known: {', '.join(names)})")
+                problems.append(
+                    f"{where}.benchmarks.{index}: unknown benchmark {benchmark!r} (known: {', '.join(names)})"
+                )
         for index, source in enumerate(getattr(model, "sources", [])):
             if source.benchmark not in names:
-                problems.append(f"{where}.sources.{index}.benchmark: unknown benchmark {source.benchmark!r} "
-                                f"(known: {', '.join(names)})")
+                problems.append(
+                    f"{where}.sources.{index}.benchmark: unknown benchmark {source.benchmark!r} "
+                    f"(known: {', '.join(names)})"
+                )
         problems += _device_problems(where, model)
     return problems
 
@@ -236,8 +251,10 @@ def _generate_problems(where: str, config: Any) -> list[str]:
     generate = config.generate
     problems = []
     if generate.main.settings is not None:
-        problems.append(f"{where}.generate.main.settings: must be null (the main pass runs on every setting; "
-                        f"restrict settings in {where}.render.settings)")
+        problems.append(
+            f"{where}.generate.main.settings: must be null (the main pass runs on every setting; "
+            f"restrict settings in {where}.render.settings)"
+        )
     for name in generate.extra:
         if name == "main":
             problems.append(f"{where}.generate.extra.main: an extra pass may not be called 'main'")
@@ -253,8 +270,10 @@ def _device_problems(where: str, model: Any) -> list[str]:
     if backend == "hf" and device == "cpu" and gpus > 0:
         return [f"{where}.gpus: device cpu uses no GPU (expected 0), got {gpus}"]
     if backend == "hf" and gpus > 1:
-        return [f"{where}.gpus: the hf backend runs on one GPU (expected 0 or 1; the vllm backend spreads "
-                f"a model over several), got {gpus}"]
+        return [
+            f"{where}.gpus: the hf backend runs on one GPU (expected 0 or 1; the vllm backend spreads "
+            f"a model over several), got {gpus}"
+        ]
     if backend == "vllm" and gpus > 0 and getattr(model, "cpu_kv_cache_gib", None) is not None:
         return [f"{where}.cpu_kv_cache_gib: applies to gpus 0 (vLLM's CPU build) only, got gpus {gpus}"]
     return []

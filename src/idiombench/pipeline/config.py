@@ -97,8 +97,10 @@ def registry_problems(params: Params) -> list[str]:
     for model_name, model in params.models.items():
         for index, source in enumerate(getattr(model, "sources", [])):
             if source.format not in formats:
-                problems.append(f"models.{model_name}.sources.{index}.format: unknown predictions format "
-                                f"{source.format!r} (known: {', '.join(formats)})")
+                problems.append(
+                    f"models.{model_name}.sources.{index}.format: unknown predictions format "
+                    f"{source.format!r} (known: {', '.join(formats)})"
+                )
     return problems
 
 

@@ -49,7 +49,7 @@ def package_dir(module: str) -> str:
     inside it, else absolute."""
     builtin = f"{__package__.rpartition('.')[0]}.benchmarks."
     if module.startswith(builtin):
-        return f"{PACKAGE_DIR}/{module[len(builtin):].split('.')[0]}"
+        return f"{PACKAGE_DIR}/{module[len(builtin) :].split('.')[0]}"
     spec = importlib.util.find_spec(module)
     if spec is None or spec.origin is None:
         raise RuntimeError(f"benchmark module {module} has no source folder")
@@ -65,14 +65,16 @@ def benchmark_nodes() -> list[BenchmarkNode]:
     nodes = []
     for name in NAMES:
         bench = get_benchmark(name)
-        nodes.append(BenchmarkNode(
-            name=name,
-            package=package_dir(MODULES[name]),
-            templates=str(bench.render_templates),
-            constructs=bench.constructs,
-            attention=bench.attention_diagnostics,
-            rotates_options=bench.rotates_options,
-        ))
+        nodes.append(
+            BenchmarkNode(
+                name=name,
+                package=package_dir(MODULES[name]),
+                templates=str(bench.render_templates),
+                constructs=bench.constructs,
+                attention=bench.attention_diagnostics,
+                rotates_options=bench.rotates_options,
+            )
+        )
     return nodes
 
 
@@ -80,8 +82,15 @@ def attention_deps(*, benchmark: str, model: str) -> list[str]:
     """An attention job reads the model's generations and scores (the groups), the benchmark's
     prompts and items (the spans), the benchmark packages (as score_deps: DVC's matrix cannot
     name one package), the analysis code and the human-label directory (its optional labels)."""
-    return [f"results/generations/{model}", f"results/scores/{model}/{benchmark}", f"results/prompts/{benchmark}",
-            f"data/processed/{benchmark}", PACKAGE_DIR, ANALYSIS_DIR, ANNOTATIONS_DIR]
+    return [
+        f"results/generations/{model}",
+        f"results/scores/{model}/{benchmark}",
+        f"results/prompts/{benchmark}",
+        f"data/processed/{benchmark}",
+        PACKAGE_DIR,
+        ANALYSIS_DIR,
+        ANNOTATIONS_DIR,
+    ]
 
 
 def generate_deps() -> list[str]:
@@ -110,8 +119,13 @@ def score_deps(benchmark: str) -> list[str]:
 def track_deps(*, benchmark: str, model: str) -> list[str]:
     """A track job logs the metrics as runs and every scored row as a trace: its scores, the
     generations (the outputs), the prompts and the items (inputs and references)."""
-    return [f"results/metrics/{benchmark}/{model}.json", f"results/scores/{model}/{benchmark}",
-            f"results/generations/{model}", f"results/prompts/{benchmark}", f"data/processed/{benchmark}"]
+    return [
+        f"results/metrics/{benchmark}/{model}.json",
+        f"results/scores/{model}/{benchmark}",
+        f"results/generations/{model}",
+        f"results/prompts/{benchmark}",
+        f"data/processed/{benchmark}",
+    ]
 
 
 def code_folders() -> set[str]:
@@ -156,10 +170,12 @@ def model_cmd(command: str, args: str, model: str) -> list[str]:
     return [PARAMS_GUARD, f"idiombench {command}{' ' + args if args else ''} --model {model} --params params.yaml"]
 
 
-HEADER = (f"{GENERATED_HEADER.removeprefix('# ')} from the benchmark registry (src/idiombench/pipeline/dag.py):\n"
-          "edit that, not this file. The Snakefile runs the same stages (tests/integration/test_dag_sync.py).\n"
-          "Every stage calls the `idiombench` CLI and lists only the params sections it reads,\n"
-          "so editing one benchmark's build options reruns only that benchmark's build.")  # the dumper adds '# '
+HEADER = (
+    f"{GENERATED_HEADER.removeprefix('# ')} from the benchmark registry (src/idiombench/pipeline/dag.py):\n"
+    "edit that, not this file. The Snakefile runs the same stages (tests/integration/test_dag_sync.py).\n"
+    "Every stage calls the `idiombench` CLI and lists only the params sections it reads,\n"
+    "so editing one benchmark's build options reruns only that benchmark's build."
+)  # the dumper adds '# '
 
 
 def _flow(**items: str) -> CommentedMap:
@@ -174,9 +190,15 @@ def _seq(items: list[str]) -> CommentedSeq:
     return items if isinstance(items, CommentedSeq) else CommentedSeq(items)
 
 
-def _stage(cmd: str | list[str], deps: list[str], params: list[str] | None, outs: list[str] | None = None,
-           metrics: list[str] | None = None, foreach: str | None = None,
-           matrix: dict[str, str] | None = None) -> CommentedMap:
+def _stage(
+    cmd: str | list[str],
+    deps: list[str],
+    params: list[str] | None,
+    outs: list[str] | None = None,
+    metrics: list[str] | None = None,
+    foreach: str | None = None,
+    matrix: dict[str, str] | None = None,
+) -> CommentedMap:
     """One stage: `foreach` puts its body under `do:`, `matrix` beside it."""
     body = CommentedMap(cmd=_seq(cmd) if isinstance(cmd, list) else cmd, deps=_seq(deps))
     for key, value in (("params", params), ("outs", outs), ("metrics", metrics)):
@@ -204,65 +226,126 @@ MODEL_BY_BENCH = {"model": "${models}", "bench": "${bench}"}
 def dvc_document() -> CommentedMap:
     """dvc.yaml for the registered benchmarks, as data (with its comments)."""
     nodes = benchmark_nodes()
-    bench = CommentedMap((node.name, _flow(package=node.package, templates=node.templates,
-                                           render_reads=node.render_generate_params)) for node in nodes)
-    bench.yaml_set_start_comment("templates: where render reads the benchmark's prompt templates (the package's prompts/\n"
-                                 "folder, or the acquired release); render_reads: the params render reads besides its own",
-                                 indent=6)
+    bench = CommentedMap(
+        (node.name, _flow(package=node.package, templates=node.templates, render_reads=node.render_generate_params))
+        for node in nodes
+    )
+    bench.yaml_set_start_comment(
+        "templates: where render reads the benchmark's prompt templates (the package's prompts/\n"
+        "folder, or the acquired release); render_reads: the params render reads besides its own",
+        indent=6,
+    )
     constructing = [node for node in nodes if node.constructs]
     attending = [node for node in nodes if node.attention]
-    variables = CommentedSeq([CommentedMap(bench=bench), CommentedMap(construction=_packages(constructing)),
-                              CommentedMap(attention=_packages(attending))])
+    variables = CommentedSeq(
+        [
+            CommentedMap(bench=bench),
+            CommentedMap(construction=_packages(constructing)),
+            CommentedMap(attention=_packages(attending)),
+        ]
+    )
 
-    render_params = CommentedSeq(["benchmarks.${key}.render", "benchmarks.${key}.enabled",
-                                  "benchmarks.${key}.${item.render_reads}"])
+    render_params = CommentedSeq(
+        ["benchmarks.${key}.render", "benchmarks.${key}.enabled", "benchmarks.${key}.${item.render_reads}"]
+    )
     render_params.yaml_set_comment_before_after_key(
-        2, before="generate.extra where the option-order pass's rotations are rendered, else enabled again", indent=8)
+        2, before="generate.extra where the option-order pass's rotations are rendered, else enabled again", indent=8
+    )
     stages = CommentedMap()
-    stages["acquire"] = _stage("idiombench acquire ${key} --params params.yaml", ["${item.package}/files.json"],
-                               ["data"], ["data/raw/${key}"], foreach="${bench}")
-    stages["build"] = _stage("idiombench build ${key} --params params.yaml", ["data/raw/${key}", "${item.package}"],
-                             ["benchmarks.${key}.build"], ["data/processed/${key}"], foreach="${bench}")
-    stages["render"] = _stage("idiombench render ${key} --params params.yaml",
-                              ["data/processed/${key}", "${item.package}", "${item.templates}"], render_params,
-                              ["results/prompts/${key}"], foreach="${bench}")
-    stages["generate"] = _stage(model_cmd("generate", "", "${key}"), generate_deps(),
-                                ["seed", "models.${key}", *generate_param_keys()], ["results/generations/${key}"],
-                                foreach="${models}")
-    stages["score"] = _stage(model_cmd("score", "${item.bench}", "${item.model}"),
-                             ["results/generations/${item.model}", "data/processed/${item.bench}",
-                              *score_deps("${item.bench}")],
-                             ["benchmarks.${item.bench}.score", "benchmarks.${item.bench}.enabled", "scoring"],
-                             ["results/scores/${item.model}/${item.bench}"], matrix=MODEL_BY_BENCH)
-    stages["aggregate"] = _stage(model_cmd("aggregate", "${item.bench}", "${item.model}"),
-                                 ["results/scores/${item.model}/${item.bench}", "data/processed/${item.bench}"],
-                                 ["benchmarks.${item.bench}.score"],
-                                 metrics=["results/metrics/${item.bench}/${item.model}.json"], matrix=MODEL_BY_BENCH)
+    stages["acquire"] = _stage(
+        "idiombench acquire ${key} --params params.yaml",
+        ["${item.package}/files.json"],
+        ["data"],
+        ["data/raw/${key}"],
+        foreach="${bench}",
+    )
+    stages["build"] = _stage(
+        "idiombench build ${key} --params params.yaml",
+        ["data/raw/${key}", "${item.package}"],
+        ["benchmarks.${key}.build"],
+        ["data/processed/${key}"],
+        foreach="${bench}",
+    )
+    stages["render"] = _stage(
+        "idiombench render ${key} --params params.yaml",
+        ["data/processed/${key}", "${item.package}", "${item.templates}"],
+        render_params,
+        ["results/prompts/${key}"],
+        foreach="${bench}",
+    )
+    stages["generate"] = _stage(
+        model_cmd("generate", "", "${key}"),
+        generate_deps(),
+        ["seed", "models.${key}", *generate_param_keys()],
+        ["results/generations/${key}"],
+        foreach="${models}",
+    )
+    stages["score"] = _stage(
+        model_cmd("score", "${item.bench}", "${item.model}"),
+        ["results/generations/${item.model}", "data/processed/${item.bench}", *score_deps("${item.bench}")],
+        ["benchmarks.${item.bench}.score", "benchmarks.${item.bench}.enabled", "scoring"],
+        ["results/scores/${item.model}/${item.bench}"],
+        matrix=MODEL_BY_BENCH,
+    )
+    stages["aggregate"] = _stage(
+        model_cmd("aggregate", "${item.bench}", "${item.model}"),
+        ["results/scores/${item.model}/${item.bench}", "data/processed/${item.bench}"],
+        ["benchmarks.${item.bench}.score"],
+        metrics=["results/metrics/${item.bench}/${item.model}.json"],
+        matrix=MODEL_BY_BENCH,
+    )
     stages["aggregate"].yaml_set_comment_before_after_key(
-        "metrics", before="cached (not git-tracked: .gitignore ignores results/*), so `dvc push` / `dvc pull` carry them",
-        indent=4)
-    stages["track"] = _stage(model_cmd("track", "${item.bench}", "${item.model}"),
-                             track_deps(benchmark="${item.bench}", model="${item.model}"), ["tracking"],
-                             ["results/tracking/${item.bench}/${item.model}.json"], matrix=MODEL_BY_BENCH)
+        "metrics",
+        before="cached (not git-tracked: .gitignore ignores results/*), so `dvc push` / `dvc pull` carry them",
+        indent=4,
+    )
+    stages["track"] = _stage(
+        model_cmd("track", "${item.bench}", "${item.model}"),
+        track_deps(benchmark="${item.bench}", model="${item.model}"),
+        ["tracking"],
+        ["results/tracking/${item.bench}/${item.model}.json"],
+        matrix=MODEL_BY_BENCH,
+    )
     if constructing:
-        stages["construct"] = _stage("idiombench construct ${key} --params params.yaml",
-                                     ["data/processed/${key}", "${item.package}", SCORING_DIR],
-                                     ["benchmarks.${key}.construct", "benchmarks.${key}.enabled", "scoring"],
-                                     ["results/construction/${key}"], foreach="${construction}")
+        stages["construct"] = _stage(
+            "idiombench construct ${key} --params params.yaml",
+            ["data/processed/${key}", "${item.package}", SCORING_DIR],
+            ["benchmarks.${key}.construct", "benchmarks.${key}.enabled", "scoring"],
+            ["results/construction/${key}"],
+            foreach="${construction}",
+        )
     if attending:
-        stages["attention"] = _stage(model_cmd("attention", "${item.bench}", "${item.model}"),
-                                     attention_deps(benchmark="${item.bench}", model="${item.model}"),
-                                     ["benchmarks.${item.bench}.attention", "benchmarks.${item.bench}.score",
-                                      "benchmarks.${item.bench}.enabled", "models.${item.model}"],
-                                     ["results/analysis/${item.bench}/attention/${item.model}"],
-                                     matrix={"model": "${models}", "bench": "${attention}"})
-    stages["plots"] = _stage("idiombench plot-data --params params.yaml", ["results/metrics"], None, ["results/plots"],
-                             ["results/headline.json"])
-    stages["report"] = _stage("idiombench report --params params.yaml",
-                              ["results/metrics", "results/tracking", "results/scores",
-                               *(["results/construction"] if constructing else []),
-                               *(["results/analysis"] if attending else [])],
-                              ["report"], ["reports/all_tables.pdf", "reports/tables", "reports/figures"])
+        stages["attention"] = _stage(
+            model_cmd("attention", "${item.bench}", "${item.model}"),
+            attention_deps(benchmark="${item.bench}", model="${item.model}"),
+            [
+                "benchmarks.${item.bench}.attention",
+                "benchmarks.${item.bench}.score",
+                "benchmarks.${item.bench}.enabled",
+                "models.${item.model}",
+            ],
+            ["results/analysis/${item.bench}/attention/${item.model}"],
+            matrix={"model": "${models}", "bench": "${attention}"},
+        )
+    stages["plots"] = _stage(
+        "idiombench plot-data --params params.yaml",
+        ["results/metrics"],
+        None,
+        ["results/plots"],
+        ["results/headline.json"],
+    )
+    stages["report"] = _stage(
+        "idiombench report --params params.yaml",
+        [
+            "results/metrics",
+            "results/tracking",
+            "results/scores",
+            *(["results/construction"] if constructing else []),
+            *(["results/analysis"] if attending else []),
+        ],
+        ["report"],
+        ["reports/all_tables.pdf", "reports/tables", "reports/figures"],
+    )
     for name in list(stages)[1:]:
         _comment(stages, name, STAGE_COMMENTS.get(name, ""), indent=2)
 
@@ -270,27 +353,39 @@ def dvc_document() -> CommentedMap:
     for _, plot in all_plots():
         series = CommentedSeq(plot.series)
         series.fa.set_flow_style()
-        plots.append(CommentedMap({f"{PLOTS.as_posix()}/{plot.folder}": CommentedMap(
-            title=plot.title, template="linear", x=plot.x, y=series)}))
+        plots.append(
+            CommentedMap(
+                {
+                    f"{PLOTS.as_posix()}/{plot.folder}": CommentedMap(
+                        title=plot.title, template="linear", x=plot.x, y=series
+                    )
+                }
+            )
+        )
 
     document = CommentedMap(vars=variables, stages=stages, plots=plots)
     document.yaml_set_start_comment(HEADER)
     _comment(document, "stages", "", indent=0)
-    _comment(document, "plots", "`dvc plots show` (HTML in dvc_plots/) and `dvc plots diff <rev>...` compare "
-                                "experiments.\nOne file per model in each folder: every model x setting is a curve "
-                                "of its own.", indent=0)
+    _comment(
+        document,
+        "plots",
+        "`dvc plots show` (HTML in dvc_plots/) and `dvc plots diff <rev>...` compare "
+        "experiments.\nOne file per model in each folder: every model x setting is a curve "
+        "of its own.",
+        indent=0,
+    )
     return document
 
 
 STAGE_COMMENTS = {
     "score": "A (model, benchmark) pair that does not apply is scored, aggregated and tracked as\n"
-             "\"skipped\" with the reason, so every stage of this static grid has a truthful output.",
+    '"skipped" with the reason, so every stage of this static grid has a truthful output.',
     "construct": "A benchmark's own data-construction pipeline rebuilt from its release (the benchmarks\n"
-                 "whose package has run_construction).",
+    "whose package has run_construction).",
     "attention": "Attention diagnostics of a model's recorded generations (benchmarks with attention_diagnostics;\n"
-                 "hf backend). A model that is not measured records \"skipped\" with the reason.",
+    'hf backend). A model that is not measured records "skipped" with the reason.',
     "plots": "plot data for `dvc plots show` / `dvc plots diff` (the `plots:` section below), and the\n"
-             "headline metrics (one number per benchmark x model x setting) for `dvc exp show`",
+    "headline metrics (one number per benchmark x model x setting) for `dvc exp show`",
 }
 
 
@@ -330,7 +425,10 @@ def generated_dvc_yaml(path: Path) -> bool:
         run = stage.get("do", stage) if isinstance(stage, dict) else None
         commands = run.get("cmd") if isinstance(run, dict) else None
         commands = [commands] if isinstance(commands, str) else commands
-        if not isinstance(commands, list) or not commands or \
-                not all(isinstance(command, str) and command.startswith("idiombench ") for command in commands):
+        if (
+            not isinstance(commands, list)
+            or not commands
+            or not all(isinstance(command, str) and command.startswith("idiombench ") for command in commands)
+        ):
             return False
     return True

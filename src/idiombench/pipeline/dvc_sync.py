@@ -97,29 +97,36 @@ class SyncReport:
         if self.current:
             out.append(f"dvc-sync: Snakemake records take DVC's word (current in dvc.lock): {', '.join(self.current)}")
         if self.reordered:
-            out.append(f"dvc-sync: outputs older than their inputs (written out of order, e.g. by dvc pull) "
-                       f"given mtimes in DAG order: {', '.join(self.reordered)}")
+            out.append(
+                f"dvc-sync: outputs older than their inputs (written out of order, e.g. by dvc pull) "
+                f"given mtimes in DAG order: {', '.join(self.reordered)}"
+            )
         if self.changed:
             out.append(f"dvc-sync: DVC reports changed, Snakemake will rerun: {', '.join(self.changed)}")
         if self.committed:
-            out.append(f"dvc-sync: dvc commit recorded {len(self.committed)} stage(s) in dvc.lock: "
-                       f"{', '.join(self.committed)}")
+            out.append(
+                f"dvc-sync: dvc commit recorded {len(self.committed)} stage(s) in dvc.lock: {', '.join(self.committed)}"
+            )
         if self.withheld:
             ran = sorted(name for name, keys in self.withheld.items() if keys)
             keys = sorted({key for name in ran for key in self.withheld[name]})
             built_on = sorted(name for name, keys in self.withheld.items() if not keys)
-            source = ("params.yaml as it was when the run started" if self.params_file == PARAMS_FILE
-                      else self.params_file)
+            source = (
+                "params.yaml as it was when the run started" if self.params_file == PARAMS_FILE else self.params_file
+            )
             names = " ".join(sorted(self.withheld))
-            record = ("run Snakemake again: it reruns them with params.yaml's values and records them"
-                      if self.params_file == PARAMS_FILE else
-                      f"`idiombench merge-params {self.params_file} --out params.yaml && dvc commit -f {names}`")
+            record = (
+                "run Snakemake again: it reruns them with params.yaml's values and records them"
+                if self.params_file == PARAMS_FILE
+                else f"`idiombench merge-params {self.params_file} --out params.yaml && dvc commit -f {names}`"
+            )
             out.append(
                 f"dvc-sync: not recorded in dvc.lock, as they did not run with params.yaml's values, which DVC "
                 f"reads: {', '.join(ran)} (other values in {source}: {', '.join(keys[:4])}"
                 f"{' ...' if len(keys) > 4 else ''})"
                 + (f", and the stages built on them: {', '.join(built_on)}" if built_on else "")
-                + f"; `dvc status` reports them changed. To record this run: {record}")
+                + f"; `dvc status` reports them changed. To record this run: {record}"
+            )
         return out
 
 
@@ -141,11 +148,13 @@ def dvc_command() -> list[str]:
 
 
 def run_dvc(root: Path, args: list[str]) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run([*dvc_command(), *args], cwd=root, capture_output=True, text=True,
-                            env={**os.environ, "DVC_NO_ANALYTICS": "1"})
+    result = subprocess.run(
+        [*dvc_command(), *args], cwd=root, capture_output=True, text=True, env={**os.environ, "DVC_NO_ANALYTICS": "1"}
+    )
     if result.returncode != 0:
-        raise RuntimeError(f"dvc {' '.join(args)} failed in {root} ({result.returncode}):\n"
-                           f"{result.stdout}\n{result.stderr}")
+        raise RuntimeError(
+            f"dvc {' '.join(args)} failed in {root} ({result.returncode}):\n{result.stdout}\n{result.stderr}"
+        )
     return result
 
 
@@ -198,7 +207,9 @@ def defined_stages(root: Path) -> dict[str, DefinedStage]:
                     params.setdefault(os.path.relpath(dep.fs_path, root), []).extend(dep.params)
             out[stage.addressing] = DefinedStage(
                 outs=[str(o.def_path) for o in stage.outs],
-                deps=[str(d.def_path) for d in stage.deps if not isinstance(d, ParamsDependency)], params=params)
+                deps=[str(d.def_path) for d in stage.deps if not isinstance(d, ParamsDependency)],
+                params=params,
+            )
     return out
 
 
@@ -217,8 +228,9 @@ def _param_value(values: Any, key: str) -> Any:
     return dpath.search(values, key, separator=".") if isinstance(values, dict) else None
 
 
-def params_differences(stages: Mapping[str, DefinedStage], names: Iterable[str], run_values: dict[str, Any],
-                       file_values: dict[str, Any]) -> dict[str, list[str]]:
+def params_differences(
+    stages: Mapping[str, DefinedStage], names: Iterable[str], run_values: dict[str, Any], file_values: dict[str, Any]
+) -> dict[str, list[str]]:
     """The stages among `names` whose params.yaml keys (as dvc.yaml lists them) have other values
     in the run (`run_values`) than in params.yaml (`file_values`), each with those keys."""
     differing: dict[str, list[str]] = {}
@@ -226,8 +238,11 @@ def params_differences(stages: Mapping[str, DefinedStage], names: Iterable[str],
         keys = stages[name].params.get(PARAMS_FILE)
         if keys is None:
             continue
-        changed = [key for key in (keys or sorted(set(run_values) | set(file_values)))
-                   if _param_value(run_values, key) != _param_value(file_values, key)]
+        changed = [
+            key
+            for key in (keys or sorted(set(run_values) | set(file_values)))
+            if _param_value(run_values, key) != _param_value(file_values, key)
+        ]
         if changed:
             differing[name] = sorted(changed)
     return differing
@@ -253,8 +268,9 @@ def downstream_of(stages: Mapping[str, DefinedStage], names: Iterable[str], amon
 def stages_covered_by(stage_outs: Mapping[str, list[str]], outputs: Iterable[str]) -> list[str]:
     """The stages whose outputs are all among `outputs` (paths as the rules write them)."""
     produced = {os.path.normpath(path) for path in outputs}
-    return sorted(name for name, outs in stage_outs.items()
-                  if outs and all(os.path.normpath(out) in produced for out in outs))
+    return sorted(
+        name for name, outs in stage_outs.items() if outs and all(os.path.normpath(out) in produced for out in outs)
+    )
 
 
 class OutputIndex:
@@ -284,15 +300,22 @@ class OutputIndex:
         return found + self.entries[low:high]
 
 
-def dag_order(stages: Iterable[str], stage_deps: Mapping[str, list[str]],
-              stage_outs: Mapping[str, list[str]]) -> list[str]:
+def dag_order(
+    stages: Iterable[str], stage_deps: Mapping[str, list[str]], stage_outs: Mapping[str, list[str]]
+) -> list[str]:
     """`stages` upstream first: a stage comes after every stage among them whose output
     overlaps one of its deps (ties by name, so the order is reproducible)."""
     names = set(stages)
     index = OutputIndex(stage_outs)
-    upstream = {name: {other for dep in stage_deps.get(name, []) for _, other in index.overlapping(dep)
-                       if other != name and other in names}
-                for name in names}
+    upstream = {
+        name: {
+            other
+            for dep in stage_deps.get(name, [])
+            for _, other in index.overlapping(dep)
+            if other != name and other in names
+        }
+        for name in names
+    }
     ordered: list[str] = []
     done: set[str] = set()
     while len(done) < len(names):
@@ -326,8 +349,9 @@ def set_snakemake_mtime(path: Path, mtime: float) -> None:
     os.utime(path, (mtime, mtime), follow_symlinks=False)
 
 
-def order_mtimes(root: Path, stages: Iterable[str], stage_deps: Mapping[str, list[str]],
-                 stage_outs: Mapping[str, list[str]]) -> list[str]:
+def order_mtimes(
+    root: Path, stages: Iterable[str], stage_deps: Mapping[str, list[str]], stage_outs: Mapping[str, list[str]]
+) -> list[str]:
     """Make each output of `stages` (current in dvc.lock: their contents match their inputs)
     newer than every input of its stage, upstream first, so that Snakemake's mtime trigger
     agrees with DVC. Only outputs that are not newer already are touched; returns their stages."""
@@ -343,8 +367,11 @@ def order_mtimes(root: Path, stages: Iterable[str], stage_deps: Mapping[str, lis
         newest = max((m for m in (snakemake_mtime(root / path) for path in inputs) if m is not None), default=None)
         if newest is None:
             continue
-        stale = [out for out in stage_outs.get(name, [])
-                 if (mtime := snakemake_mtime(root / out)) is not None and mtime <= newest]
+        stale = [
+            out
+            for out in stage_outs.get(name, [])
+            if (mtime := snakemake_mtime(root / out)) is not None and mtime <= newest
+        ]
         for out in stale:
             set_snakemake_mtime(root / out, newest + ORDER_STEP_S)
         if stale:
@@ -362,8 +389,12 @@ def _persistence(root: Path) -> Any:
 def _describes(record: Any, mtime: float) -> bool:
     """True when a full Snakemake record was written for the output now on disk (not a verdict
     of ours: those are re-asked every time, so a params edit after `dvc repro` is seen)."""
-    return (record is not None and record.params not in (None, [DVC_CHANGED]) and record.endtime is not None
-            and abs(record.endtime - mtime) <= MTIME_TOLERANCE_S)
+    return (
+        record is not None
+        and record.params not in (None, [DVC_CHANGED])
+        and record.endtime is not None
+        and abs(record.endtime - mtime) <= MTIME_TOLERANCE_S
+    )
 
 
 def _write_verdict(persistence: Any, key: str, mtime: float, changed: bool) -> None:
@@ -420,8 +451,9 @@ def reconcile_snakemake_records(root: Path) -> SyncReport:
         return report
     changed = dvc_changed(root, candidates)
     # before the verdicts, which record each output's (possibly new) mtime as its end time
-    report.reordered = order_mtimes(root, [name for name in candidates if name not in changed],
-                                    locked_stage_deps(root), stage_outs)
+    report.reordered = order_mtimes(
+        root, [name for name in candidates if name not in changed], locked_stage_deps(root), stage_outs
+    )
     persistence = _persistence(root)
     for name in candidates:
         for out in stage_outs[name]:
@@ -448,8 +480,9 @@ def refresh_end_times(root: Path, outputs: Iterable[str]) -> None:
             persistence._clear_cache()
 
 
-def record_snakemake_run(root: Path, outputs: Iterable[str], params_file: str = PARAMS_FILE,
-                         run_values: dict[str, Any] | None = None) -> SyncReport:
+def record_snakemake_run(
+    root: Path, outputs: Iterable[str], params_file: str = PARAMS_FILE, run_values: dict[str, Any] | None = None
+) -> SyncReport:
     """Snakemake -> DVC: `dvc commit -f` the stages made entirely of this run's (current) outputs
     that ran with params.yaml's values. `run_values` are the params the run read from
     `params_file` (an overlay merged onto its base, as overlay.read_params_raw gives them);

@@ -69,10 +69,20 @@ def subset_to_truetype(source: Path, text: str, dest: Path, suffix: str = "") ->
     maxp.tableVersion = 0x00010000
     for attribute in ("maxZones",):
         setattr(maxp, attribute, 1)
-    for attribute in ("maxPoints", "maxContours", "maxCompositePoints", "maxCompositeContours",
-                      "maxTwilightPoints", "maxStorage", "maxFunctionDefs", "maxInstructionDefs",
-                      "maxStackElements", "maxSizeOfInstructions", "maxComponentElements",
-                      "maxComponentDepth"):
+    for attribute in (
+        "maxPoints",
+        "maxContours",
+        "maxCompositePoints",
+        "maxCompositeContours",
+        "maxTwilightPoints",
+        "maxStorage",
+        "maxFunctionDefs",
+        "maxInstructionDefs",
+        "maxStackElements",
+        "maxSizeOfInstructions",
+        "maxComponentElements",
+        "maxComponentDepth",
+    ):
         setattr(maxp, attribute, 0)
     font["maxp"] = maxp
     font["head"].indexToLocFormat = 0

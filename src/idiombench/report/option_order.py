@@ -16,13 +16,18 @@ from typing import Any
 from ..scoring.option_order import ACCURACIES, BIAS, PREFIX
 from .tables import Cell, CellRef, Figure, Table, cell
 
-COLUMNS = {"accuracy_as_released": "As released", "rotation_accuracy": "Mean over rotations",
-           "circular_accuracy": "CircularEval"}
-CAPTION = ("Every choice item asked under each cyclic rotation of its options (the option-order pass). As released: "
-           "accuracy on the prompts as released (rotation 0); Mean over rotations: plain accuracy over every "
-           "(item, rotation); CircularEval: items answered correctly under every rotation; Position bias: the share of "
-           "the most-picked shown position among the answers that picked an option (chance 1/n, a fixed-position "
-           "picker 1.00). Accuracies in percent.")
+COLUMNS = {
+    "accuracy_as_released": "As released",
+    "rotation_accuracy": "Mean over rotations",
+    "circular_accuracy": "CircularEval",
+}
+CAPTION = (
+    "Every choice item asked under each cyclic rotation of its options (the option-order pass). As released: "
+    "accuracy on the prompts as released (rotation 0); Mean over rotations: plain accuracy over every "
+    "(item, rotation); CircularEval: items answered correctly under every rotation; Position bias: the share of "
+    "the most-picked shown position among the answers that picked an option (chance 1/n, a fixed-position "
+    "picker 1.00). Accuracies in percent."
+)
 
 
 @dataclass(frozen=True)
@@ -59,17 +64,34 @@ def table(table_id: str, title: str, entries: list[Entry], marks: str = "") -> T
     for e in entries:
         row = [Cell(e.display), Cell(e.label), Cell(str(e.counts.get("options", "")))]
         for metric in ACCURACIES:
-            row.append(cell(e.metrics.get(PREFIX + metric), "{:.1f}", marks,
-                            CellRef(e.model, f"{e.ref_prefix}{PREFIX}{metric}", 100.0)))
+            row.append(
+                cell(
+                    e.metrics.get(PREFIX + metric),
+                    "{:.1f}",
+                    marks,
+                    CellRef(e.model, f"{e.ref_prefix}{PREFIX}{metric}", 100.0),
+                )
+            )
         row.append(Cell(e.counts.get("most_picked_position") or "—"))
-        row.append(cell(e.metrics.get(PREFIX + BIAS), "{:.2f}", marks, CellRef(e.model, f"{e.ref_prefix}{PREFIX}{BIAS}")))
+        row.append(
+            cell(e.metrics.get(PREFIX + BIAS), "{:.2f}", marks, CellRef(e.model, f"{e.ref_prefix}{PREFIX}{BIAS}"))
+        )
         row.append(Cell(f"{e.counts.get('items', 0):,}"))
         rows.append(row)
     incomplete = sum(e.counts.get("items_missing_a_rotation", 0) for e in entries)
-    notes = [f"{incomplete} item(s) lack a rotation (a failed or skipped request): not right under every rotation."] \
-        if incomplete else []
-    return Table(table_id, title, ["Model", "Task", "Options", *COLUMNS.values(), "Most picked", "Position bias", "Items"],
-                 rows, notes, caption=CAPTION)
+    notes = (
+        [f"{incomplete} item(s) lack a rotation (a failed or skipped request): not right under every rotation."]
+        if incomplete
+        else []
+    )
+    return Table(
+        table_id,
+        title,
+        ["Model", "Task", "Options", *COLUMNS.values(), "Most picked", "Position bias", "Items"],
+        rows,
+        notes,
+        caption=CAPTION,
+    )
 
 
 def figure(figure_id: str, title: str, entries: list[Entry], directory: Path) -> Figure | None:
@@ -88,7 +110,7 @@ def figure(figure_id: str, title: str, entries: list[Entry], directory: Path) ->
     rows = -(-len(labels) // columns)
     fig, axes = plt.subplots(rows, columns, figsize=(3.4 * columns, 2.6 * rows + 0.6), sharey=True, squeeze=False)
     width = 0.8 / len(models)
-    for ax in axes.flat[len(labels):]:
+    for ax in axes.flat[len(labels) :]:
         ax.set_visible(False)
     for ax, label in zip(axes.flat, labels):
         n = 0
@@ -99,8 +121,12 @@ def figure(figure_id: str, title: str, entries: list[Entry], directory: Path) ->
             picks = entry.counts["picks_by_position"]
             n = max(n, len(picks))
             total = sum(picks.values())
-            ax.bar([p + (index - (len(models) - 1) / 2) * width for p in range(len(picks))],
-                   [v / total for v in picks.values()], width, label=model)
+            ax.bar(
+                [p + (index - (len(models) - 1) / 2) * width for p in range(len(picks))],
+                [v / total for v in picks.values()],
+                width,
+                label=model,
+            )
             ax.set_xticks(range(len(picks)), list(picks))
         if n:
             ax.axhline(1.0 / n, color="black", linestyle="--", linewidth=0.8)
@@ -116,5 +142,10 @@ def figure(figure_id: str, title: str, entries: list[Entry], directory: Path) ->
     path = Path(directory) / f"{figure_id}.png"
     fig.savefig(path, dpi=150, metadata={"Software": None})
     plt.close(fig)
-    return Figure(figure_id, title, path, caption="Share of each shown position among the options picked under the "
-                  "option-order pass (every rotation of every item); dashed: chance (1/n).")
+    return Figure(
+        figure_id,
+        title,
+        path,
+        caption="Share of each shown position among the options picked under the "
+        "option-order pass (every rotation of every item); dashed: chance (1/n).",
+    )

@@ -27,7 +27,16 @@ class TitlePage:
 
 
 def _all_text(title: TitlePage, sections: list[Section]) -> str:
-    parts = [title.title, title.profile, title.date, title.git_commit, title.environment, *title.models, *title.data, *title.notes]
+    parts = [
+        title.title,
+        title.profile,
+        title.date,
+        title.git_commit,
+        title.environment,
+        *title.models,
+        *title.data,
+        *title.notes,
+    ]
     for section in sections:
         parts += [section.title, *section.intro, *section.notes]
         for table in section.tables:
@@ -61,8 +70,11 @@ def column_widths(table: Table, width: float, regular: str, bold: str, size: flo
     for index, header in enumerate(table.columns):
         cells = [row[index].display() for row in table.rows]
         pieces = [text_width(w, bold) for w in header.split()]
-        pieces += [text_width(c, regular) if len(c) <= SHORT_CELL else max(text_width(w, regular) for w in c.split())
-                   for c in cells if c.strip()]
+        pieces += [
+            text_width(c, regular) if len(c) <= SHORT_CELL else max(text_width(w, regular) for w in c.split())
+            for c in cells
+            if c.strip()
+        ]
         need = max(pieces, default=0.0) + CELL_PADDING
         like = max([need] + [min(text_width(c, regular), 0.4 * width) + CELL_PADDING for c in cells])
         needs.append(need)
@@ -89,7 +101,7 @@ _PLACEHOLDER = "0" * 64
 
 
 def _unsealed(data: bytes, match: re.Match[bytes]) -> bytes:
-    return data[:match.start(1)] + _PLACEHOLDER.encode() + data[match.end(1):]
+    return data[: match.start(1)] + _PLACEHOLDER.encode() + data[match.end(1) :]
 
 
 def seal(data: bytes) -> bytes:
@@ -98,7 +110,7 @@ def seal(data: bytes) -> bytes:
     if match is None or match.group(1) != _PLACEHOLDER.encode():
         raise ValueError("the PDF has no placeholder keyword to seal")
     digest = hashlib.sha256(data).hexdigest().encode()
-    return data[:match.start(1)] + digest + data[match.end(1):]
+    return data[: match.start(1)] + digest + data[match.end(1) :]
 
 
 def is_report_pdf(path: Path) -> bool:
@@ -155,15 +167,19 @@ def write_pdf(path: Path, title: TitlePage, sections: list[Section]) -> None:
             data += [[para(c.display(), body_style) for c in row] for row in table.rows]
             widths = column_widths(table, width, regular, bold, size)
             grid = RLTable(data, colWidths=widths, repeatRows=1)
-            grid.setStyle(TableStyle([
-                ("LINEABOVE", (0, 0), (-1, 0), 0.8, colors.black),
-                ("LINEBELOW", (0, 0), (-1, 0), 0.5, colors.black),
-                ("LINEBELOW", (0, -1), (-1, -1), 0.8, colors.black),
-                ("VALIGN", (0, 0), (-1, -1), "TOP"),
-                ("ROWBACKGROUNDS", (0, 1), (-1, -1), [colors.white, colors.HexColor("#f4f4f4")]),
-                ("LEFTPADDING", (0, 0), (-1, -1), 3),
-                ("RIGHTPADDING", (0, 0), (-1, -1), 3),
-            ]))
+            grid.setStyle(
+                TableStyle(
+                    [
+                        ("LINEABOVE", (0, 0), (-1, 0), 0.8, colors.black),
+                        ("LINEBELOW", (0, 0), (-1, 0), 0.5, colors.black),
+                        ("LINEBELOW", (0, -1), (-1, -1), 0.8, colors.black),
+                        ("VALIGN", (0, 0), (-1, -1), "TOP"),
+                        ("ROWBACKGROUNDS", (0, 1), (-1, -1), [colors.white, colors.HexColor("#f4f4f4")]),
+                        ("LEFTPADDING", (0, 0), (-1, -1), 3),
+                        ("RIGHTPADDING", (0, 0), (-1, -1), 3),
+                    ]
+                )
+            )
             heading = [para(table.title, h2)]
             if table.caption:
                 heading.append(para(table.caption, small))
@@ -173,17 +189,27 @@ def write_pdf(path: Path, title: TitlePage, sections: list[Section]) -> None:
 
         with atomic_path(path) as tmp:
             doc = SimpleDocTemplate(
-                str(tmp), pagesize=A4, leftMargin=1.6 * cm, rightMargin=1.6 * cm,
-                topMargin=1.6 * cm, bottomMargin=1.6 * cm, title=title.title, author=AUTHOR,
-                keywords=(SEAL.decode() + _PLACEHOLDER), invariant=1,
+                str(tmp),
+                pagesize=A4,
+                leftMargin=1.6 * cm,
+                rightMargin=1.6 * cm,
+                topMargin=1.6 * cm,
+                bottomMargin=1.6 * cm,
+                title=title.title,
+                author=AUTHOR,
+                keywords=(SEAL.decode() + _PLACEHOLDER),
+                invariant=1,
             )
             width = doc.width
             story: list = [para(title.title, title_style)]
             facts = [("Profile", title.profile), ("Date", title.date), ("Git commit", title.git_commit)]
             if title.environment:
                 facts.append(("Environment", title.environment))
-            story.append(RLTable([[para(k, head_style), para(v, cell_style)] for k, v in facts],
-                                 colWidths=[3 * cm, width - 3 * cm]))
+            story.append(
+                RLTable(
+                    [[para(k, head_style), para(v, cell_style)] for k, v in facts], colWidths=[3 * cm, width - 3 * cm]
+                )
+            )
             story += [para("Models", h2)] + [para(f"• {m}", small) for m in title.models]
             story += [para("Data (sha256 of each benchmark's acquisition record)", h2)]
             story += [para(d, small) for d in title.data]
@@ -207,7 +233,9 @@ def write_pdf(path: Path, title: TitlePage, sections: list[Section]) -> None:
             def footer(canvas, document) -> None:
                 canvas.saveState()
                 canvas.setFont(regular, 7)
-                canvas.drawRightString(A4[0] - 1.6 * cm, 1.0 * cm, f"idiombench — {title.profile} — page {document.page}")
+                canvas.drawRightString(
+                    A4[0] - 1.6 * cm, 1.0 * cm, f"idiombench — {title.profile} — page {document.page}"
+                )
                 canvas.restoreState()
 
             doc.build(story, onFirstPage=footer, onLaterPages=footer)

@@ -103,17 +103,30 @@ class Table:
     def to_latex(self) -> str:
         def escape(text: str) -> str:
             text = text.replace("\\", "\x00")  # placeholder so later escapes do not touch it
-            for old, new in (("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#"), ("$", r"\$"),
-                             ("{", r"\{"), ("}", r"\}")):
+            for old, new in (
+                ("&", r"\&"),
+                ("%", r"\%"),
+                ("_", r"\_"),
+                ("#", r"\#"),
+                ("$", r"\$"),
+                ("{", r"\{"),
+                ("}", r"\}"),
+            ):
                 text = text.replace(old, new)
             text = text.replace("\x00", r"\textbackslash{}")
             text = text.replace("±", r"$\pm$").replace("≈", r"$^{\approx}$").replace("▲", r"$^{\triangle}$")
             return text.replace("†", r"$^\dagger$").replace("‡", r"$^\ddagger$").replace("§", r"\S{}")
 
         spec = "l" + "r" * (len(self.columns) - 1)
-        lines = [r"\begin{table}[t]", r"\centering", rf"\caption{{{escape(self.title)}}}",
-                 rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
-                 " & ".join(escape(c) for c in self.columns) + r" \\", r"\midrule"]
+        lines = [
+            r"\begin{table}[t]",
+            r"\centering",
+            rf"\caption{{{escape(self.title)}}}",
+            rf"\begin{{tabular}}{{{spec}}}",
+            r"\toprule",
+            " & ".join(escape(c) for c in self.columns) + r" \\",
+            r"\midrule",
+        ]
         lines += [" & ".join(escape(c.display()) for c in row) + r" \\" for row in self.rows]
         lines += [r"\bottomrule", r"\end{tabular}"]
         if self.footnotes:

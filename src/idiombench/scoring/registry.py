@@ -221,10 +221,13 @@ class Scorers:
     def _backend(self, role: str, kinds: tuple[RoleKind, ...], method: str) -> Any:
         info = self.info(role)
         if info.kind not in kinds:
-            raise ScorerError(role, info.model, f"is configured with kind {info.kind!r}; {method} needs kind {' or '.join(kinds)}")
+            raise ScorerError(
+                role, info.model, f"is configured with kind {info.kind!r}; {method} needs kind {' or '.join(kinds)}"
+            )
         if not info.computed:
             raise ScorerError(
-                role, None,
+                role,
+                None,
                 "not computed in this profile: report the metric terms that need it as not computed "
                 f"(check Scorers.info({role!r}).computed before calling). To compute it, set "
                 f"`scoring.roles.{role}.model` in your params file (params.yaml, or overlays/paper.yaml) to a "
@@ -235,7 +238,12 @@ class Scorers:
             config = self.config.role(role)
             assert config.model is not None
             resolved = resolve_model(role, config.model, revision=config.revision, models_dir=self.config.models_dir)
-            loader = {"embedder": load_embedder, "cross_encoder": load_cross_encoder, "nli": load_nli, "bertscore": load_bertscore}[info.kind]
+            loader = {
+                "embedder": load_embedder,
+                "cross_encoder": load_cross_encoder,
+                "nli": load_nli,
+                "bertscore": load_bertscore,
+            }[info.kind]
             self._backends[role] = loader(role, config, resolved, self.device)  # type: ignore[operator]
             self._resolved[role] = resolved
         return self._backends[role]

@@ -64,8 +64,7 @@ def role_info(name: str, role: RoleBase, paper: PaperRole) -> RoleInfo:
     if status == "not_computed":
         stated = paper_ref if paper.paper_model_stated else "paper: " + paper_ref
         parts.append(
-            f"{name}: not computed (no model configured; {stated}); "
-            "the terms that need it are reported as not computed"
+            f"{name}: not computed (no model configured; {stated}); the terms that need it are reported as not computed"
         )
     elif status == "substitute":
         text = f"{name}: {role.model} stands in for {paper_ref}"
@@ -96,4 +95,6 @@ def role_info(name: str, role: RoleBase, paper: PaperRole) -> RoleInfo:
 
 
 def all_role_infos(config: ScoringConfig) -> dict[str, RoleInfo]:
-    return {name: role_info(name, config.role(name), config.paper_role(name)) for name in type(config.roles).model_fields}
+    return {
+        name: role_info(name, config.role(name), config.paper_role(name)) for name in type(config.roles).model_fields
+    }

@@ -208,12 +208,20 @@ def _columns(text: str, language: str, keep: Iterable[str]) -> Columns:
         return forms, tags, lemmas, starts, ends
     # every token overlapping a kept occurrence gives way to one token for the occurrence;
     # stable sort by (start, end), outside tokens first: what sorted(outside + kept) gives
-    rows = [(starts[i], ends[i], forms[i], tags[i], lemmas[i]) for i in range(len(forms))
-            if not any(starts[i] < b and a < ends[i] for a, b in spans)]
+    rows = [
+        (starts[i], ends[i], forms[i], tags[i], lemmas[i])
+        for i in range(len(forms))
+        if not any(starts[i] < b and a < ends[i] for a, b in spans)
+    ]
     rows += [(a, b, text[a:b], KEEP_POS, text[a:b]) for a, b in spans]
     rows.sort(key=lambda row: (row[0], row[1]))
-    return ([r[2] for r in rows], [r[3] for r in rows], [r[4] for r in rows], [r[0] for r in rows],
-            [r[1] for r in rows])
+    return (
+        [r[2] for r in rows],
+        [r[3] for r in rows],
+        [r[4] for r in rows],
+        [r[0] for r in rows],
+        [r[1] for r in rows],
+    )
 
 
 def analyse(text: str, language: str, keep: Iterable[str] = ()) -> list[Token]:

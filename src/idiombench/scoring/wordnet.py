@@ -54,20 +54,63 @@ REQUIRED_FILES = (*DATABASE_FILES, "lexnames")
 OPTIONAL_FILES = ("cntlist.rev", "cntlist", "frames.vrb", "sentidx.vrb", "sents.vrb")
 RECORD = "IDIOMBENCH_WORDNET.json"
 # The install is ours when its record (written last) parses and lists every file in it.
-WORDNET_OUTPUT = Output("wordnet", "WordNet 3.0 database", legacy_record=RECORD, legacy=files_named_by(
-    RECORD, lambda body: [str(name) for name in body["files"]] if isinstance(body["packages"], dict) else []))
+WORDNET_OUTPUT = Output(
+    "wordnet",
+    "WordNet 3.0 database",
+    legacy_record=RECORD,
+    legacy=files_named_by(
+        RECORD, lambda body: [str(name) for name in body["files"]] if isinstance(body["packages"], dict) else []
+    ),
+)
 
 # The WordNet 3.0 lexicographer files, in file-number order (lexnames(5WN)). The third
 # column of `lexnames` is the syntactic category: 1 noun, 2 verb, 3 adjective, 4 adverb.
 LEXNAMES = (
-    "adj.all", "adj.pert", "adv.all", "noun.Tops", "noun.act", "noun.animal", "noun.artifact",
-    "noun.attribute", "noun.body", "noun.cognition", "noun.communication", "noun.event", "noun.feeling",
-    "noun.food", "noun.group", "noun.location", "noun.motive", "noun.object", "noun.person",
-    "noun.phenomenon", "noun.plant", "noun.possession", "noun.process", "noun.quantity", "noun.relation",
-    "noun.shape", "noun.state", "noun.substance", "noun.time", "verb.body", "verb.change", "verb.cognition",
-    "verb.communication", "verb.competition", "verb.consumption", "verb.contact", "verb.creation",
-    "verb.emotion", "verb.motion", "verb.perception", "verb.possession", "verb.social", "verb.stative",
-    "verb.weather", "adj.ppl",
+    "adj.all",
+    "adj.pert",
+    "adv.all",
+    "noun.Tops",
+    "noun.act",
+    "noun.animal",
+    "noun.artifact",
+    "noun.attribute",
+    "noun.body",
+    "noun.cognition",
+    "noun.communication",
+    "noun.event",
+    "noun.feeling",
+    "noun.food",
+    "noun.group",
+    "noun.location",
+    "noun.motive",
+    "noun.object",
+    "noun.person",
+    "noun.phenomenon",
+    "noun.plant",
+    "noun.possession",
+    "noun.process",
+    "noun.quantity",
+    "noun.relation",
+    "noun.shape",
+    "noun.state",
+    "noun.substance",
+    "noun.time",
+    "verb.body",
+    "verb.change",
+    "verb.cognition",
+    "verb.communication",
+    "verb.competition",
+    "verb.consumption",
+    "verb.contact",
+    "verb.creation",
+    "verb.emotion",
+    "verb.motion",
+    "verb.perception",
+    "verb.possession",
+    "verb.social",
+    "verb.stative",
+    "verb.weather",
+    "adj.ppl",
 )
 CATEGORY = {"noun": 1, "verb": 2, "adj": 3, "adv": 4}
 
@@ -201,8 +244,9 @@ def check_lexnames_manpage(extracted: Path) -> str:
     return f"LEXNAMES equals the table of {pages[0].name} ({len(listed)} files)"
 
 
-def install(target: Path | None = None, *, apt_get: str = "apt-get", dpkg_deb: str = "dpkg-deb",
-            force: bool = False) -> Path:
+def install(
+    target: Path | None = None, *, apt_get: str = "apt-get", dpkg_deb: str = "dpkg-deb", force: bool = False
+) -> Path:
     """Install WordNet 3.0 into `target` (default data_dir()); a no-op when already there.
     The new directory is assembled beside the old one and renamed into place."""
     target = (target or data_dir()).resolve()

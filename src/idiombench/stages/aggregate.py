@@ -29,7 +29,8 @@ def is_metrics_file(path: Path, benchmark: str, model: str) -> bool:
     """A metrics file `idiombench aggregate` wrote (its record matches), or one of an earlier
     version for this benchmark and model (cli: aggregate replaces only these)."""
     return stamped_by(path, paths.AGGREGATE_OUTPUT) or earlier_json_file(
-        path, METRICS_KEYS, EARLIER_METRICS_KEYS, benchmark=benchmark, model=model)
+        path, METRICS_KEYS, EARLIER_METRICS_KEYS, benchmark=benchmark, model=model
+    )
 
 
 def run_aggregate(params: Params, *, benchmark: str, model: str, out: Path | None = None) -> dict[str, Any]:
@@ -40,22 +41,31 @@ def run_aggregate(params: Params, *, benchmark: str, model: str, out: Path | Non
         raise IdiombenchError(f"{meta_path} is missing: run `idiombench score {benchmark} --model {model}` first")
     meta = read_json_object(meta_path)
     if meta.get("status") not in (SCORED, SKIPPED):
-        raise DataError(meta_path, f"status {meta.get('status')!r}",
-                        expected=f"a record of `idiombench score` (status {SCORED!r} or {SKIPPED!r})")
+        raise DataError(
+            meta_path,
+            f"status {meta.get('status')!r}",
+            expected=f"a record of `idiombench score` (status {SCORED!r} or {SKIPPED!r})",
+        )
     body: dict[str, Any] = {"benchmark": benchmark, "model": model, "status": meta["status"]}
     if meta["status"] == SKIPPED:
         body["reason"] = meta.get("reason", "skipped")
     else:
         files = sorted(scores_dir.glob("*.parquet"))
-        with Progress(sum(parquet_rows(f, what="score table") for f in files), f"aggregate {benchmark} {model}",
-                      unit="row") as progress:
+        with Progress(
+            sum(parquet_rows(f, what="score table") for f in files), f"aggregate {benchmark} {model}", unit="row"
+        ) as progress:
             scores = {}
             for path in files:
                 scores[path.stem] = read_parquet(path, what="score table").to_pandas()
                 progress.update(len(scores[path.stem]))
             ctx = AggregateContext(
-                params=params, model=model, benchmark=benchmark, config=params.benchmark(benchmark),
-                scores=scores, items=load_items(benchmark), scoring_meta=meta,
+                params=params,
+                model=model,
+                benchmark=benchmark,
+                config=params.benchmark(benchmark),
+                scores=scores,
+                items=load_items(benchmark),
+                scoring_meta=meta,
             )
             body.update(get_benchmark(benchmark).aggregate(ctx))  # the summary line's time includes this
         body["model_info"] = model_info(params, model)

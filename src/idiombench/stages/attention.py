@@ -51,8 +51,10 @@ def skip_reason(params: Params, *, benchmark: str, model: str) -> str | None:
         return f"benchmarks.{benchmark}.attention.enabled is false"
     config = params.models[model]
     if config.backend not in WEIGHT_BACKENDS:
-        return (f"backend {config.backend} gives no attention weights (the diagnostics need the model's weights: "
-                f"a model on the hf or vllm backend)")
+        return (
+            f"backend {config.backend} gives no attention weights (the diagnostics need the model's weights: "
+            f"a model on the hf or vllm backend)"
+        )
     if config.backend == "vllm" and config.gpus > 1:
         return f"models.{model}.gpus is {config.gpus}: transformers measures a vllm model's weights on one GPU"
     if settings.models is not None and model not in settings.models:
@@ -65,9 +67,17 @@ def transformers_config(config: Any) -> HFModel:
     transformers (vLLM returns no attention weights) on its GPU, or on the CPU for gpus 0."""
     if isinstance(config, HFModel):
         return config
-    return HFModel(backend="hf", model=config.model, revision=config.revision, gguf_file=config.gguf_file,
-                   dtype=config.dtype, device="cuda" if config.gpus else "cpu", gpus=config.gpus,
-                   trust_remote_code=config.trust_remote_code, display_name=config.display_name)
+    return HFModel(
+        backend="hf",
+        model=config.model,
+        revision=config.revision,
+        gguf_file=config.gguf_file,
+        dtype=config.dtype,
+        device="cuda" if config.gpus else "cpu",
+        gpus=config.gpus,
+        trust_remote_code=config.trust_remote_code,
+        display_name=config.display_name,
+    )
 
 
 def load_scores(*, benchmark: str, model: str) -> dict[str, pd.DataFrame]:
@@ -75,13 +85,16 @@ def load_scores(*, benchmark: str, model: str) -> dict[str, pd.DataFrame]:
     meta = directory / "scoring_meta.json"
     if not meta.is_file():
         raise IdiombenchError(f"{directory} is not scored: run `idiombench score {benchmark} --model {model}` first")
-    return {path.stem: read_parquet(path, what="scores table").to_pandas()
-            for path in sorted(directory.glob("*.parquet"))}
+    return {
+        path.stem: read_parquet(path, what="scores table").to_pandas() for path in sorted(directory.glob("*.parquet"))
+    }
 
 
 def load_rendered(benchmark: str) -> dict[str, dict[str, Any]]:
-    return {path.stem: {p.prompt_id: p for p in read_prompts(path)}
-            for path in sorted(paths.prompts_dir(benchmark).glob("*.parquet"))}
+    return {
+        path.stem: {p.prompt_id: p for p in read_prompts(path)}
+        for path in sorted(paths.prompts_dir(benchmark).glob("*.parquet"))
+    }
 
 
 def peak_rss_mib() -> float:
@@ -91,14 +104,26 @@ def peak_rss_mib() -> float:
 
 
 def row_of(prompt: AttentionPrompt, result: Measurement | None, reason: str | None) -> dict[str, Any]:
-    row: dict[str, Any] = {"prompt_id": prompt.prompt_id, "setting": prompt.setting, "item_id": prompt.item_id,
-                           **prompt.labels, "status": MEASURED if result else "not_measured", "reason": reason}
+    row: dict[str, Any] = {
+        "prompt_id": prompt.prompt_id,
+        "setting": prompt.setting,
+        "item_id": prompt.item_id,
+        **prompt.labels,
+        "status": MEASURED if result else "not_measured",
+        "reason": reason,
+    }
     if result is None:
         return row
     row.update({f"mass_{name}": value for name, value in result.span_mass.items()})
-    row.update(prompt_other=result.prompt_other, generated=result.generated, other_top1=result.other_top1,
-               positions=result.positions, sequence_length=result.sequence_length,
-               greedy_agreement=result.greedy_agreement, attention_bytes=result.attention_bytes)
+    row.update(
+        prompt_other=result.prompt_other,
+        generated=result.generated,
+        other_top1=result.other_top1,
+        positions=result.positions,
+        sequence_length=result.sequence_length,
+        greedy_agreement=result.greedy_agreement,
+        attention_bytes=result.attention_bytes,
+    )
     for name, scores in result.head_scores.items():
         row["layers"], row["heads"] = scores.shape
         row[f"heads_{name}"] = [float(v) for v in scores.reshape(-1)]
@@ -108,12 +133,15 @@ def row_of(prompt: AttentionPrompt, result: Measurement | None, reason: str | No
 def check_attention_benchmark(benchmark: str) -> None:
     """The benchmark has attention diagnostics (and so an attention params section)."""
     if not get_benchmark(benchmark).attention_diagnostics:
-        raise IdiombenchError(f"benchmark {benchmark} has no attention diagnostics (benchmarks with them: "
-                              f"{', '.join(attention_names()) or 'none'})")
+        raise IdiombenchError(
+            f"benchmark {benchmark} has no attention diagnostics (benchmarks with them: "
+            f"{', '.join(attention_names()) or 'none'})"
+        )
 
 
-def run_attention(params: Params, *, benchmark: str, model: str, out: Path | None = None,
-                  logs: Path | None = None) -> dict[str, Any]:
+def run_attention(
+    params: Params, *, benchmark: str, model: str, out: Path | None = None, logs: Path | None = None
+) -> dict[str, Any]:
     check_attention_benchmark(benchmark)
     bench = get_benchmark(benchmark)
     out = out or paths.attention_dir(benchmark=benchmark, model=model)
@@ -124,16 +152,22 @@ def run_attention(params: Params, *, benchmark: str, model: str, out: Path | Non
             write_json(staging / "summary.json", summary)
             return summary
         ctx = AttentionContext(
-            params=params, model=model, benchmark=benchmark, config=params.benchmark(benchmark),
-            generations=load_generations(benchmark=benchmark, model=model), items=load_items(benchmark),
-            scores=load_scores(benchmark=benchmark, model=model), prompts=load_rendered(benchmark),
+            params=params,
+            model=model,
+            benchmark=benchmark,
+            config=params.benchmark(benchmark),
+            generations=load_generations(benchmark=benchmark, model=model),
+            items=load_items(benchmark),
+            scores=load_scores(benchmark=benchmark, model=model),
+            prompts=load_rendered(benchmark),
         )
         prompts = bench.attention_prompts(ctx)
         from ..generation.backends.hf import HFBackend
 
         started = time.perf_counter()
-        backend = HFBackend(model, transformers_config(params.models[model]), seed=params.seed,
-                            cache_root=paths.cache_dir(model))
+        backend = HFBackend(
+            model, transformers_config(params.models[model]), seed=params.seed, cache_root=paths.cache_dir(model)
+        )
         use_eager(backend.model)
         load_s = time.perf_counter() - started
         rss_loaded = peak_rss_mib()
@@ -149,15 +183,22 @@ def run_attention(params: Params, *, benchmark: str, model: str, out: Path | Non
             if cuda:
                 backend.torch.cuda.reset_peak_memory_stats()
             try:
-                result = measure(backend.model, locate(backend.tokenizer, prompt.messages, prompt.spans,
-                                                       prompt.output, prompt.content))
+                result = measure(
+                    backend.model,
+                    locate(backend.tokenizer, prompt.messages, prompt.spans, prompt.output, prompt.content),
+                )
             except AttentionError as error:
                 if "attn_implementation" in str(error) or "fast tokenizer" in str(error):
                     raise
                 rows.append(row_of(prompt, None, str(error)))
                 continue
-            timing = {"prompt_id": prompt.prompt_id, "seconds": result.seconds, "tokens": result.sequence_length,
-                      "attention_bytes": result.attention_bytes, "peak_rss_mib": peak_rss_mib()}
+            timing = {
+                "prompt_id": prompt.prompt_id,
+                "seconds": result.seconds,
+                "tokens": result.sequence_length,
+                "attention_bytes": result.attention_bytes,
+                "peak_rss_mib": peak_rss_mib(),
+            }
             if cuda:
                 timing["cuda_peak_mib"] = backend.torch.cuda.max_memory_allocated() / 2**20
             timings.append(timing)
@@ -166,17 +207,30 @@ def run_attention(params: Params, *, benchmark: str, model: str, out: Path | Non
         identity = backend.identity()
         backend.close()
         frame = pd.DataFrame(rows).sort_values(["setting", "prompt_id"], kind="stable").reset_index(drop=True)
-        summary = {"benchmark": benchmark, "model": model, "status": MEASURED, "identity": identity,
-                   "loaded_by": "transformers (hf backend)",
-                   "attn_implementation": "eager", **bench.attention_summary(ctx, frame), "notes": ctx.notes}
+        summary = {
+            "benchmark": benchmark,
+            "model": model,
+            "status": MEASURED,
+            "identity": identity,
+            "loaded_by": "transformers (hf backend)",
+            "attn_implementation": "eager",
+            **bench.attention_summary(ctx, frame),
+            "notes": ctx.notes,
+        }
         write_parquet(staging / "items.parquet", pa.Table.from_pandas(frame, preserve_index=False))
         write_json(staging / "summary.json", summary)
     measured = [t["seconds"] for t in timings]
     log: dict[str, Any] = {
-        "benchmark": benchmark, "model": model, "device": backend.device, "load_s": load_s,
-        "items_measured": len(measured), "seconds_total": sum(measured),
+        "benchmark": benchmark,
+        "model": model,
+        "device": backend.device,
+        "load_s": load_s,
+        "items_measured": len(measured),
+        "seconds_total": sum(measured),
         "seconds_per_item": sum(measured) / len(measured) if measured else None,
-        "peak_rss_mib_after_load": rss_loaded, "peak_rss_mib": peak_rss_mib(), "items": timings,
+        "peak_rss_mib_after_load": rss_loaded,
+        "peak_rss_mib": peak_rss_mib(),
+        "items": timings,
     }
     write_json((logs or paths.logs_dir()) / f"attention-{benchmark}-{model}.json", log)
     return {**summary, "log": log}

@@ -96,8 +96,10 @@ def passes(config: GenerateConfig) -> list[tuple[str, SamplingConfig]]:
     if MAIN_PASS in config.extra:
         raise IdiombenchError(f"generate.extra: a pass may not be called {MAIN_PASS!r}")
     if config.main.settings is not None:
-        raise IdiombenchError("generate.main.settings: the main pass runs on every setting; "
-                              "restrict settings in the render section instead")
+        raise IdiombenchError(
+            "generate.main.settings: the main pass runs on every setting; "
+            "restrict settings in the render section instead"
+        )
     return [(MAIN_PASS, config.main), *sorted(config.extra.items())]
 
 
@@ -114,8 +116,12 @@ def load_prompts(benchmark: str, prompts_root: Path, items_root: Path) -> list[t
     for path in files:
         for row, prompt in enumerate(read_prompts(path)):
             if prompt.benchmark != benchmark:
-                raise DataError(path, f"prompt {prompt.prompt_id} belongs to {prompt.benchmark}", row=row,
-                                expected=f"benchmark {benchmark}")
+                raise DataError(
+                    path,
+                    f"prompt {prompt.prompt_id} belongs to {prompt.benchmark}",
+                    row=row,
+                    expected=f"benchmark {benchmark}",
+                )
             if prompt.task not in items:
                 items_path = items_root / benchmark / f"{prompt.task}.parquet"
                 if not items_path.is_file():
@@ -123,8 +129,12 @@ def load_prompts(benchmark: str, prompts_root: Path, items_root: Path) -> list[t
                 items[prompt.task] = {i.item_id: i for i in read_items(items_path)}
             item = items[prompt.task].get(prompt.item_id)
             if item is None:
-                raise DataError(path, f"prompt {prompt.prompt_id}: item {prompt.item_id} is not in "
-                                f"{items_root / benchmark / (prompt.task + '.parquet')}", row=row)
+                raise DataError(
+                    path,
+                    f"prompt {prompt.prompt_id}: item {prompt.item_id} is not in "
+                    f"{items_root / benchmark / (prompt.task + '.parquet')}",
+                    row=row,
+                )
             joined.append((prompt, item_context(item, prompt.setting, prompt.rotation)))
     return joined
 
@@ -171,8 +181,14 @@ def build_rows(
                 for sample_index in range(config.n):
                     key = request_key(keyed, prompt.messages, sampling, params.seed, sample_index)
                     request = Request(
-                        key=key, prompt_id=prompt.prompt_id, messages=prompt.messages, sampling=sampling,
-                        seed=params.seed, sample_index=sample_index, item=item, pass_name=pass_name,
+                        key=key,
+                        prompt_id=prompt.prompt_id,
+                        messages=prompt.messages,
+                        sampling=sampling,
+                        seed=params.seed,
+                        sample_index=sample_index,
+                        item=item,
+                        pass_name=pass_name,
                     )
                     rows.append(Row(prompt, pass_name, request))
     return rows
@@ -193,9 +209,7 @@ def make_batches(
     unique: dict[str, Request] = {}
     for request in requests:
         unique.setdefault(request.key, request)
-    ordered = sorted(
-        unique.values(), key=lambda r: (canonical_json(r.sampling.to_json()), length(r), r.key)
-    )
+    ordered = sorted(unique.values(), key=lambda r: (canonical_json(r.sampling.to_json()), length(r), r.key))
     batches: list[list[Request]] = []
     for request in ordered:
         if batches and len(batches[-1]) < batch_size and batches[-1][0].sampling == request.sampling:
@@ -246,8 +260,16 @@ def run_generate(
     cache_dir = Path(cache_dir) if cache_dir is not None else paths.cache_dir(model_name)
     with model_lock(cache_dir, model_name):
         return _run_generate(
-            params, model_name, out_dir=out_dir, prompts_root=prompts_root, items_root=items_root,
-            cache_dir=cache_dir, logs_dir=logs_dir, echo=echo, backend=backend, devices=devices,
+            params,
+            model_name,
+            out_dir=out_dir,
+            prompts_root=prompts_root,
+            items_root=items_root,
+            cache_dir=cache_dir,
+            logs_dir=logs_dir,
+            echo=echo,
+            backend=backend,
+            devices=devices,
         )
 
 
@@ -282,8 +304,9 @@ def _run_generate(
     prompts = {b: load_prompts(b, prompts_root, items_root) for b in benchmarks}
 
     if backend is None:
-        backend = make_backend(model_name, model, seed=params.seed, cache_root=cache_dir.parent,
-                               benchmarks=backend_hooks())
+        backend = make_backend(
+            model_name, model, seed=params.seed, cache_root=cache_dir.parent, benchmarks=backend_hooks()
+        )
     try:
         identity = backend.identity()
         rows = build_rows(params, prompts, identity)
@@ -305,7 +328,8 @@ def _run_generate(
             first = next(iter(sorted(skipped.items())), None)
             raise IdiombenchError(
                 f"generate {model_name}: no request to run, every job was skipped"
-                + (f" (first: {'/'.join(first[0][:3])}: {first[1]})" if first else "") + "; nothing written"
+                + (f" (first: {'/'.join(first[0][:3])}: {first[1]})" if first else "")
+                + "; nothing written"
             )
 
         cache = GenerationCache.load(cache_dir)
@@ -366,14 +390,25 @@ def _run_generate(
         completion = cache.get(key) or failures.get(key)
         assert completion is not None, f"no completion for {row.prompt.prompt_id}"
         prompt = row.prompt
-        tables[(prompt.benchmark, prompt.setting)].append({
-            "prompt_id": prompt.prompt_id, "benchmark": prompt.benchmark, "task": prompt.task,
-            "setting": prompt.setting, "item_id": prompt.item_id, "prompt_hash": prompt.prompt_hash,
-            "pass": row.pass_name, "sample_index": row.request.sample_index, "rotation": prompt.rotation,
-            "text": completion.text,
-            "prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens,
-            "finish_reason": completion.finish_reason, "error": completion.error, "request_key": key,
-        })
+        tables[(prompt.benchmark, prompt.setting)].append(
+            {
+                "prompt_id": prompt.prompt_id,
+                "benchmark": prompt.benchmark,
+                "task": prompt.task,
+                "setting": prompt.setting,
+                "item_id": prompt.item_id,
+                "prompt_hash": prompt.prompt_hash,
+                "pass": row.pass_name,
+                "sample_index": row.request.sample_index,
+                "rotation": prompt.rotation,
+                "text": completion.text,
+                "prompt_tokens": completion.prompt_tokens,
+                "completion_tokens": completion.completion_tokens,
+                "finish_reason": completion.finish_reason,
+                "error": completion.error,
+                "request_key": key,
+            }
+        )
         job = counts[row.job]
         job.prompts.add(prompt.prompt_id)
         job.rows += 1
@@ -500,16 +535,24 @@ def summarise(
     def entry(job: JobCounts) -> dict[str, Any]:
         requests = job.cached + job.generated + job.failed
         return {
-            "items": len(job.prompts), "rows": job.rows, "requests": requests, "cached": job.cached,
-            "generated": job.generated, "failed": job.failed, "completion_tokens": job.completion_tokens,
-            "generation_s": round(job.seconds, 3), "tokens_per_s": _rate(job.completion_tokens, job.seconds),
+            "items": len(job.prompts),
+            "rows": job.rows,
+            "requests": requests,
+            "cached": job.cached,
+            "generated": job.generated,
+            "failed": job.failed,
+            "completion_tokens": job.completion_tokens,
+            "generation_s": round(job.seconds, 3),
+            "tokens_per_s": _rate(job.completion_tokens, job.seconds),
             "cache_hit_rate": round(job.cached / requests, 4) if requests else None,
         }
 
     def line(label: str, e: dict[str, Any]) -> str:
         tps = f"{e['tokens_per_s']:.1f}" if e["tokens_per_s"] is not None else "-"
-        return (f"generate {model_name} {label}: {e['items']:,} items, {e['requests']:,} requests, "
-                f"{e['cached']:,} cached, {e['generated']:,} generated, {e['failed']:,} failed, {tps} tokens/s")
+        return (
+            f"generate {model_name} {label}: {e['items']:,} items, {e['requests']:,} requests, "
+            f"{e['cached']:,} cached, {e['generated']:,} generated, {e['failed']:,} failed, {tps} tokens/s"
+        )
 
     jobs = {f"{b}/{s}": entry(j) for (b, s), j in sorted(by_setting.items())}
     totals = entry(total)

@@ -33,8 +33,9 @@ def applies(params: Params, *, benchmark: str, model: str) -> str | None:
     return None
 
 
-def load_items(benchmark: str, processed_dir: Path | None = None,
-               only: Collection[str] | None = None) -> dict[str, dict[str, Item]]:
+def load_items(
+    benchmark: str, processed_dir: Path | None = None, only: Collection[str] | None = None
+) -> dict[str, dict[str, Item]]:
     """task -> item_id -> Item, from the built Parquet files (only the ids in `only`, given)."""
     directory = processed_dir or paths.processed_dir(benchmark)
     out: dict[str, dict[str, Item]] = {}
@@ -73,8 +74,11 @@ class GenerationTables(Mapping[str, pd.DataFrame]):
 
 def load_generations(*, benchmark: str, model: str, generations_dir: Path | None = None) -> GenerationTables:
     """setting -> generations table of one model on one benchmark (read on access)."""
-    root = require_complete(generations_dir or paths.generations_dir(model), paths.GENERATION_INFO,
-                            how=f"run `idiombench generate --model {model}` first")
+    root = require_complete(
+        generations_dir or paths.generations_dir(model),
+        paths.GENERATION_INFO,
+        how=f"run `idiombench generate --model {model}` first",
+    )
     directory = root / benchmark
     if not directory.is_dir():
         raise IdiombenchError(f"{directory} is missing: run `idiombench generate --model {model}` first")

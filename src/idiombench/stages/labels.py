@@ -37,8 +37,9 @@ def spec_of(benchmark: str) -> HumanLabels:
     spec = get_benchmark(benchmark).human_labels
     if spec is None:
         readers = [name for name in NAMES if get_benchmark(name).human_labels is not None]
-        raise IdiombenchError(f"benchmark {benchmark} reads no human labels (benchmarks that do: "
-                              f"{', '.join(readers) or 'none'})")
+        raise IdiombenchError(
+            f"benchmark {benchmark} reads no human labels (benchmarks that do: {', '.join(readers) or 'none'})"
+        )
     return spec
 
 
@@ -51,7 +52,8 @@ def annotation_path(params: Params, benchmark: str, out: Path | None) -> Path:
         raise IdiombenchError(
             f"params: benchmarks.{benchmark}.attention.annotations names no file: set it to a file under "
             f"data/annotations/ (e.g. data/annotations/{benchmark}-labels.csv; the attention stage reads it) "
-            "or pass --out")
+            "or pass --out"
+        )
     return Path(configured)
 
 
@@ -65,23 +67,34 @@ def pulled_by_us(path: Path) -> bool:
 
 
 def check_destination(path: Path) -> Path:
-    return check_output_file(path, pulled_by_us, "an annotation file written by `idiombench labels pull` "
-                             f"(first line {HEADER})")
+    return check_output_file(
+        path, pulled_by_us, f"an annotation file written by `idiombench labels pull` (first line {HEADER})"
+    )
 
 
-def human_labels(client: Any, experiment_id: str, *, benchmark: str, model: str, spec: HumanLabels) -> tuple[list[dict[str, str]], dict[str, int]]:
+def human_labels(
+    client: Any, experiment_id: str, *, benchmark: str, model: str, spec: HumanLabels
+) -> tuple[list[dict[str, str]], dict[str, int]]:
     """The model's labelled traces as file rows, and counts (traces read, labelled, conflicting,
     ignored: on another pass or sample)."""
     rows: list[dict[str, str]] = []
     counts = {"traces": 0, "labelled": 0, "conflicts": 0, "ignored": 0}
     for setting in spec.settings:
-        for trace_id, info in sorted(traces.existing_traces(client, experiment_id,
-                                                            f"{benchmark}/{model}/{setting}").items()):
+        for trace_id, info in sorted(
+            traces.existing_traces(client, experiment_id, f"{benchmark}/{model}/{setting}").items()
+        ):
             counts["traces"] += 1
-            feedback = sorted((a for a in info.assessments
-                               if a.name == spec.name and a.feedback is not None and a.valid is not False
-                               and a.source.source_type == "HUMAN"),
-                              key=lambda a: (a.last_update_time_ms or 0, a.assessment_id))
+            feedback = sorted(
+                (
+                    a
+                    for a in info.assessments
+                    if a.name == spec.name
+                    and a.feedback is not None
+                    and a.valid is not False
+                    and a.source.source_type == "HUMAN"
+                ),
+                key=lambda a: (a.last_update_time_ms or 0, a.assessment_id),
+            )
             if not feedback:
                 continue
             if info.tags.get("pass") != "main" or info.tags.get("sample") != "0":
@@ -91,12 +104,22 @@ def human_labels(client: Any, experiment_id: str, *, benchmark: str, model: str,
             latest = feedback[-1]
             label = spec.value(latest.feedback.value)
             if label is None:
-                raise DataError(f"MLflow trace {trace_id}", f"feedback {spec.name!r} = {latest.feedback.value!r} "
-                                f"(by {latest.source.source_id})", expected=f"one of: {', '.join(spec.options)}")
+                raise DataError(
+                    f"MLflow trace {trace_id}",
+                    f"feedback {spec.name!r} = {latest.feedback.value!r} (by {latest.source.source_id})",
+                    expected=f"one of: {', '.join(spec.options)}",
+                )
             counts["conflicts"] += len(values) > 1  # several labellers disagree: the latest stands
             counts["labelled"] += 1
-            rows.append({"prompt_id": info.tags.get("prompt_id", ""), "label": str(label), "model": model,
-                         "trace_id": trace_id, "labeller": latest.source.source_id or ""})
+            rows.append(
+                {
+                    "prompt_id": info.tags.get("prompt_id", ""),
+                    "label": str(label),
+                    "model": model,
+                    "trace_id": trace_id,
+                    "labeller": latest.source.source_id or "",
+                }
+            )
     return rows, counts
 
 
@@ -117,8 +140,10 @@ def pull(params: Params, *, benchmark: str, model: str, uri: str, out: Path | No
     client = MlflowClient(tracking_uri=uri)
     experiment = client.get_experiment_by_name(benchmark)
     if experiment is None:
-        raise IdiombenchError(f"MLflow store {uri} has no experiment {benchmark!r}: run "
-                              f"`idiombench track {benchmark} --model {model}` first")
+        raise IdiombenchError(
+            f"MLflow store {uri} has no experiment {benchmark!r}: run "
+            f"`idiombench track {benchmark} --model {model}` first"
+        )
     rows, counts = human_labels(client, experiment.experiment_id, benchmark=benchmark, model=model, spec=spec)
     every = sorted(_kept_rows(path, model) + rows, key=lambda r: (r.get("model", ""), r["prompt_id"]))
     buffer = text_io.StringIO()
@@ -143,5 +168,11 @@ def offer_labels(experiment_id: str, benchmark: str) -> None:
     try:
         get_label_schema(spec.name, experiment_id=experiment_id)
     except MlflowException:
-        create_label_schema(spec.name, type="feedback", input=InputCategorical(options=list(spec.options)),
-                            instruction=spec.instruction, enable_comment=True, experiment_id=experiment_id)
+        create_label_schema(
+            spec.name,
+            type="feedback",
+            input=InputCategorical(options=list(spec.options)),
+            instruction=spec.instruction,
+            enable_comment=True,
+            experiment_id=experiment_id,
+        )

@@ -86,14 +86,18 @@ class SettingCount:
         return sum(p.max_tokens for p in self.passes.values())
 
 
-def render_in_memory(params: Params, benchmark: str, processed_root: Path = paths.PROCESSED,
-                     raw_root: Path = paths.RAW) -> dict[str, list[RenderedPrompt]]:
+def render_in_memory(
+    params: Params, benchmark: str, processed_root: Path = paths.PROCESSED, raw_root: Path = paths.RAW
+) -> dict[str, list[RenderedPrompt]]:
     """setting -> the benchmark's prompts, as `render` would write them (nothing is written)."""
     output = render_benchmark(benchmark, params.benchmark(benchmark), processed_root / benchmark, raw_root / benchmark)
     if output is None:
         return {}
-    return {setting: [RenderedPrompt(p, p.prompt_hash) for p in prompts]
-            for setting, prompts in sorted(output.prompts.items()) if prompts}
+    return {
+        setting: [RenderedPrompt(p, p.prompt_hash) for p in prompts]
+        for setting, prompts in sorted(output.prompts.items())
+        if prompts
+    }
 
 
 def skip_reason(model: ModelConfig, benchmark: str, task: str, setting: str, pass_name: str) -> str | None:
@@ -115,8 +119,13 @@ class ModelCounts:
     seen: set[tuple[str, str, int]] = field(default_factory=set)
 
 
-def count_benchmark(params: Params, model: ModelConfig, benchmark: str,
-                    rendered: Mapping[str, list[RenderedPrompt]], counts: ModelCounts) -> None:
+def count_benchmark(
+    params: Params,
+    model: ModelConfig,
+    benchmark: str,
+    rendered: Mapping[str, list[RenderedPrompt]],
+    counts: ModelCounts,
+) -> None:
     """Add the model's rows, requests and token bound on one benchmark, per setting and pass."""
     generate = params.benchmark(benchmark).generate
     skipped: dict[tuple[str, str, str, str], str | None] = {}
@@ -170,8 +179,11 @@ def _rates_section(path: Path, body: Any, key: str) -> Rates | None:
     if body is None:
         return None
     if not isinstance(body, dict) or not isinstance(body.get("stages"), dict):
-        raise DataError(path, f"`{key}` is not a measurement", expected="an object with `stages` (bench/full_grid.py "
-                        "--write-rates writes it) or null")
+        raise DataError(
+            path,
+            f"`{key}` is not a measurement",
+            expected="an object with `stages` (bench/full_grid.py --write-rates writes it) or null",
+        )
     stages: dict[str, dict[str, float]] = {}
     for stage, per_benchmark in body["stages"].items():
         if not isinstance(per_benchmark, dict):
@@ -181,14 +193,20 @@ def _rates_section(path: Path, body: Any, key: str) -> Rates | None:
             if rate is None:
                 continue
             if not isinstance(rate, (int, float)) or isinstance(rate, bool) or not rate > 0 or math.isinf(rate):
-                raise DataError(path, f"`{key}.stages.{stage}.{benchmark}.rows_per_s` is {rate!r}",
-                                expected="a positive number or null")
+                raise DataError(
+                    path,
+                    f"`{key}.stages.{stage}.{benchmark}.rows_per_s` is {rate!r}",
+                    expected="a positive number or null",
+                )
             stages.setdefault(stage, {})[benchmark] = float(rate)
     machine = body.get("machine") or {}
     where = body.get("device") or " ".join(
-        str(x) for x in (machine.get("cpu"), f"({machine.get('cores')} cores, {machine.get('isa')})") if x)
-    source = (f"{where}, {body.get('date', 'undated')}, bench/full_grid.py at fraction {body.get('fraction', '?')}, "
-              f"roles {body.get('roles', '?')}, load average {_load(body.get('load_average_start'))}")
+        str(x) for x in (machine.get("cpu"), f"({machine.get('cores')} cores, {machine.get('isa')})") if x
+    )
+    source = (
+        f"{where}, {body.get('date', 'undated')}, bench/full_grid.py at fraction {body.get('fraction', '?')}, "
+        f"roles {body.get('roles', '?')}, load average {_load(body.get('load_average_start'))}"
+    )
     fraction = body.get("fraction")
     return Rates(source, stages, float(fraction) if isinstance(fraction, (int, float)) else None)
 
@@ -204,8 +222,9 @@ def read_rates(path: Path) -> tuple[Rates | None, Rates | None]:
     """(CPU rates, GPU rates) of a rates file; either None where it holds none."""
     body = read_json_object(path)
     if body.get("format") != 1:
-        raise DataError(path, f"rates format {body.get('format')!r}", expected="format 1 (bench/full_grid.py "
-                        "--write-rates)")
+        raise DataError(
+            path, f"rates format {body.get('format')!r}", expected="format 1 (bench/full_grid.py --write-rates)"
+        )
     return _rates_section(path, body.get("cpu"), "cpu"), _rates_section(path, body.get("gpu"), "gpu")
 
 
@@ -226,15 +245,19 @@ def model_tokens_per_s(model: str, logs_dir: Path = paths.RESULTS / "logs") -> t
     return float(rate), f"{path} ({where}, {body.get('finished_at', 'undated')})"
 
 
-def observed_lengths(model: str, benchmark: str, setting: str,
-                     generations_root: Path = paths.RESULTS / "generations") -> dict[str, float]:
+def observed_lengths(
+    model: str, benchmark: str, setting: str, generations_root: Path = paths.RESULTS / "generations"
+) -> dict[str, float]:
     """pass -> mean completion tokens of this model's generations table, where it measures the
     model's lengths (at most MAX_LENGTH_CUT_SHARE of the rows cut by the length limit)."""
     path = generations_root / model / benchmark / f"{setting}.parquet"
     if not (generations_root / model / paths.GENERATION_INFO).is_file() or not path.is_file():
         return {}
-    table = read_parquet(path, GENERATION_SCHEMA, what="generations table").select(
-        ["pass", "completion_tokens", "finish_reason", "error"]).to_pylist()
+    table = (
+        read_parquet(path, GENERATION_SCHEMA, what="generations table")
+        .select(["pass", "completion_tokens", "finish_reason", "error"])
+        .to_pylist()
+    )
     by_pass: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in table:
         if row["error"] is None and row["completion_tokens"] is not None:
@@ -288,17 +311,28 @@ def cpu_hours(rates: Rates | None, benchmark: str, rows: int) -> float | None:
     return None if len(measured) < len(parts) else sum(measured)
 
 
-def build_plan(params: Params, params_file: str, rates_file: Path | None,
-               processed_root: Path = paths.PROCESSED, raw_root: Path = paths.RAW,
-               results_root: Path = paths.RESULTS) -> Plan:
+def build_plan(
+    params: Params,
+    params_file: str,
+    rates_file: Path | None,
+    processed_root: Path = paths.PROCESSED,
+    raw_root: Path = paths.RAW,
+    results_root: Path = paths.RESULTS,
+) -> Plan:
     cpu, gpu = read_rates(rates_file) if rates_file is not None else (None, None)
     notes: list[str] = []
     selected = {name: select_benchmarks(params, name, model) for name, model in params.models.items()}
     # models that get the same requests (same benchmarks, same skipping rule) are counted once
-    signatures = {name: (tuple(selected[name]), model.backend if model.backend in SKIPPING_BACKENDS else "every job",
-                         canonical_json([s.model_dump(mode="json") for s in model.sources])
-                         if isinstance(model, ReplayModel) else "")
-                  for name, model in params.models.items()}
+    signatures = {
+        name: (
+            tuple(selected[name]),
+            model.backend if model.backend in SKIPPING_BACKENDS else "every job",
+            canonical_json([s.model_dump(mode="json") for s in model.sources])
+            if isinstance(model, ReplayModel)
+            else "",
+        )
+        for name, model in params.models.items()
+    }
     counted: dict[tuple[Any, ...], ModelCounts] = {signature: ModelCounts() for signature in signatures.values()}
     prompts_per_benchmark: dict[str, int] = {}
     for benchmark in sorted({b for benchmarks in selected.values() for b in benchmarks}):
@@ -313,34 +347,49 @@ def build_plan(params: Params, params_file: str, rates_file: Path | None,
     speeds: dict[str, str] = {}
     for name, model in params.models.items():
         reference = model.backend in REFERENCE_BACKENDS
-        tokens_per_s, speeds[name] = (None, "a reference system: no model") if reference else \
-            model_tokens_per_s(name, results_root / "logs")
+        tokens_per_s, speeds[name] = (
+            (None, "a reference system: no model") if reference else model_tokens_per_s(name, results_root / "logs")
+        )
         for (benchmark, setting), count in sorted(counted[signatures[name]].settings.items()):
             lengths = {} if reference else observed_lengths(name, benchmark, setting, results_root / "generations")
             expected = None
             if lengths and all(p in lengths for p in count.passes):
-                expected = round(sum(min(lengths[p], c.max_tokens / max(c.requests, 1)) * c.requests
-                                     for p, c in count.passes.items()))
+                expected = round(
+                    sum(
+                        min(lengths[p], c.max_tokens / max(c.requests, 1)) * c.requests for p, c in count.passes.items()
+                    )
+                )
             tokens = 0 if reference else (expected if expected is not None else count.max_tokens)
-            rows.append(PlanRow(
-                model=name, benchmark=benchmark, setting=setting, rows=count.rows, requests=count.requests,
-                max_tokens=0 if reference else count.max_tokens, expected_tokens=None if reference else expected,
-                generate_hours=0.0 if reference else (tokens / tokens_per_s / 3600 if tokens_per_s else None),
-                cpu_hours=cpu_hours(cpu, benchmark, count.rows),
-                gpu_score_hours=gpu.hours("score", benchmark, count.rows) if gpu is not None else None,
-            ))
+            rows.append(
+                PlanRow(
+                    model=name,
+                    benchmark=benchmark,
+                    setting=setting,
+                    rows=count.rows,
+                    requests=count.requests,
+                    max_tokens=0 if reference else count.max_tokens,
+                    expected_tokens=None if reference else expected,
+                    generate_hours=0.0 if reference else (tokens / tokens_per_s / 3600 if tokens_per_s else None),
+                    cpu_hours=cpu_hours(cpu, benchmark, count.rows),
+                    gpu_score_hours=gpu.hours("score", benchmark, count.rows) if gpu is not None else None,
+                )
+            )
     once: dict[str, float | None] = {}
     for benchmark, prompts in prompts_per_benchmark.items():
         once[f"render {benchmark}"] = cpu.hours("render", benchmark, prompts) if cpu is not None else None
     once["report"] = cpu.hours("report", "all", sum(r.rows for r in rows)) if cpu is not None else None
     for kind, rates in (("CPU", cpu), ("GPU", gpu)):
         if rates is not None and rates.fraction is not None and rates.fraction < 1:
-            notes.append(f"the {kind} rates were measured on {rates.fraction:g} of the paper grid: each stage's fixed "
-                         "cost (imports, reading the releases, loading models) weighs on few rows there, so these hours "
-                         "are too high; measure at full size (bench/full_grid.py without --fraction)")
+            notes.append(
+                f"the {kind} rates were measured on {rates.fraction:g} of the paper grid: each stage's fixed "
+                "cost (imports, reading the releases, loading models) weighs on few rows there, so these hours "
+                "are too high; measure at full size (bench/full_grid.py without --fraction)"
+            )
     if rates_file is None:
-        notes.append(f"no rates file ({DEFAULT_RATES} is missing): hours unmeasured; measure them with "
-                     "`python bench/full_grid.py --write-rates bench/rates.json`")
+        notes.append(
+            f"no rates file ({DEFAULT_RATES} is missing): hours unmeasured; measure them with "
+            "`python bench/full_grid.py --write-rates bench/rates.json`"
+        )
     return Plan(params_file, rows, once, speeds, cpu, gpu, notes)
 
 
@@ -360,35 +409,45 @@ def _sum(values: Iterable[float | None]) -> float | None:
 
 
 def plan_lines(plan: Plan) -> list[str]:
-    header = (f"{'model':<20} {'benchmark':<14} {'setting':<16} {'rows':>10} {'requests':>10} {'max tokens':>13} "
-              f"{'exp. tokens':>13} {'gen h':>10} {'CPU h':>10} {'GPU score h':>11}")
-    lines = [f"plan: {plan.params_file}: {len({r.model for r in plan.rows})} model(s), "
-             f"{len({r.benchmark for r in plan.rows})} benchmark(s)",
-             f"CPU rates: {plan.cpu.source if plan.cpu else UNMEASURED}",
-             f"GPU rates: {plan.gpu.source if plan.gpu else UNMEASURED}",
-             "gen h: the model's generated tokens / its tokens/s (exp. tokens where measured, else max tokens); "
-             "CPU h: generate stage + score + aggregate + track at the measured CPU rates",
-             header]
+    header = (
+        f"{'model':<20} {'benchmark':<14} {'setting':<16} {'rows':>10} {'requests':>10} {'max tokens':>13} "
+        f"{'exp. tokens':>13} {'gen h':>10} {'CPU h':>10} {'GPU score h':>11}"
+    )
+    lines = [
+        f"plan: {plan.params_file}: {len({r.model for r in plan.rows})} model(s), "
+        f"{len({r.benchmark for r in plan.rows})} benchmark(s)",
+        f"CPU rates: {plan.cpu.source if plan.cpu else UNMEASURED}",
+        f"GPU rates: {plan.gpu.source if plan.gpu else UNMEASURED}",
+        "gen h: the model's generated tokens / its tokens/s (exp. tokens where measured, else max tokens); "
+        "CPU h: generate stage + score + aggregate + track at the measured CPU rates",
+        header,
+    ]
     by_model: dict[str, list[PlanRow]] = defaultdict(list)
     for row in plan.rows:
         by_model[row.model].append(row)
     for model, rows in by_model.items():
         for r in rows:
             expected = "-" if r.expected_tokens is None else f"{r.expected_tokens:,}"
-            lines.append(f"{r.model:<20} {r.benchmark:<14} {r.setting:<16} {r.rows:>10,} {r.requests:>10,} "
-                         f"{r.max_tokens:>13,} {expected:>13} {_hours(r.generate_hours):>10} "
-                         f"{_hours(r.cpu_hours):>10} {_hours(r.gpu_score_hours):>11}")
-        lines.append(f"{model + ' total':<52} {sum(r.rows for r in rows):>10,} {sum(r.requests for r in rows):>10,} "
-                     f"{sum(r.max_tokens for r in rows):>13,} {'':>13} {_hours(_sum(r.generate_hours for r in rows)):>10} "
-                     f"{_hours(_sum(r.cpu_hours for r in rows)):>10} "
-                     f"{_hours(_sum(r.gpu_score_hours for r in rows)):>11}")
+            lines.append(
+                f"{r.model:<20} {r.benchmark:<14} {r.setting:<16} {r.rows:>10,} {r.requests:>10,} "
+                f"{r.max_tokens:>13,} {expected:>13} {_hours(r.generate_hours):>10} "
+                f"{_hours(r.cpu_hours):>10} {_hours(r.gpu_score_hours):>11}"
+            )
+        lines.append(
+            f"{model + ' total':<52} {sum(r.rows for r in rows):>10,} {sum(r.requests for r in rows):>10,} "
+            f"{sum(r.max_tokens for r in rows):>13,} {'':>13} {_hours(_sum(r.generate_hours for r in rows)):>10} "
+            f"{_hours(_sum(r.cpu_hours for r in rows)):>10} "
+            f"{_hours(_sum(r.gpu_score_hours for r in rows)):>11}"
+        )
     for name, hours in plan.once.items():
         lines.append(f"{name + ' (once)':<52} {'':>10} {'':>10} {'':>13} {'':>13} {'':>10} {_hours(hours):>10}")
     generate = _sum(r.generate_hours for r in plan.rows)
     cpu = _sum([*(r.cpu_hours for r in plan.rows), *plan.once.values()])
-    lines.append(f"total: {sum(r.rows for r in plan.rows):,} rows, {sum(r.requests for r in plan.rows):,} requests, "
-                 f"at most {sum(r.max_tokens for r in plan.rows):,} generated tokens; generation "
-                 f"{_hours(generate)} h, pipeline stages on the CPU {_hours(cpu)} h")
+    lines.append(
+        f"total: {sum(r.rows for r in plan.rows):,} rows, {sum(r.requests for r in plan.rows):,} requests, "
+        f"at most {sum(r.max_tokens for r in plan.rows):,} generated tokens; generation "
+        f"{_hours(generate)} h, pipeline stages on the CPU {_hours(cpu)} h"
+    )
     for model, source in plan.model_speed.items():
         lines.append(f"{model}: tokens/s from {source}")
     lines.extend(f"note: {note}" for note in plan.notes)

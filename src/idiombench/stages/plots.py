@@ -55,8 +55,10 @@ def _earlier_plots_folder(folder: Path) -> bool:
     if earlier_index("plot-data")(folder):
         return True
     names = {plot.folder for _, plot in all_plots()}
-    return all(entry.is_dir() and entry.name in names and all(f.suffix == ".json" for f in entry.iterdir())
-               for entry in folder.iterdir())
+    return all(
+        entry.is_dir() and entry.name in names and all(f.suffix == ".json" for f in entry.iterdir())
+        for entry in folder.iterdir()
+    )
 
 
 PLOTS_OUTPUT = Output("plot-data", "plot data", legacy_record=paths.INDEX, legacy=_earlier_plots_folder)
@@ -73,9 +75,15 @@ def _headline_record(path: Path) -> bool:
         return False
     if not isinstance(body, dict) or not set(body) <= set(BENCHMARKS):
         return False
-    return all(isinstance(models, dict) and all(
-        isinstance(metrics, dict) and all(isinstance(value, (int, float)) or value is None for value in metrics.values())
-        for metrics in models.values()) for models in body.values())
+    return all(
+        isinstance(models, dict)
+        and all(
+            isinstance(metrics, dict)
+            and all(isinstance(value, (int, float)) or value is None for value in metrics.values())
+            for metrics in models.values()
+        )
+        for models in body.values()
+    )
 
 
 def check_plot_outputs(out: Path = PLOTS, headline_file: Path = HEADLINE_FILE) -> None:

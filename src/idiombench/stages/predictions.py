@@ -94,8 +94,12 @@ class PredictionReport:
         }
 
     def to_json(self) -> dict[str, Any]:
-        return {"denominator": self.denominator, "metrics": self.metrics,
-                "metrics_by_denominator": self.by_denominator, "coverage": self.coverage()}
+        return {
+            "denominator": self.denominator,
+            "metrics": self.metrics,
+            "metrics_by_denominator": self.by_denominator,
+            "coverage": self.coverage(),
+        }
 
 
 def with_compatibility(params: ParamsT, benchmark: str, compatibility: str) -> ParamsT:
@@ -103,25 +107,37 @@ def with_compatibility(params: ParamsT, benchmark: str, compatibility: str) -> P
     config = params.benchmark(benchmark)
     score = getattr(config, "score", None)
     if score is None or "compatibility" not in type(score).model_fields:
-        raise IdiombenchError(f"--compatibility: {benchmark} has no compatibility modes (its score section has "
-                              "no `compatibility`)")
+        raise IdiombenchError(
+            f"--compatibility: {benchmark} has no compatibility modes (its score section has no `compatibility`)"
+        )
     try:
         score = type(score).model_validate({**score.model_dump(), "compatibility": compatibility})
     except ValidationError:
         allowed = type(score).model_fields["compatibility"].annotation.__args__
         raise IdiombenchError(f"--compatibility {compatibility!r}: expected one of {', '.join(allowed)}") from None
-    sections = params.benchmarks.model_copy(update={benchmark.replace("-", "_"): config.model_copy(update={"score": score})})
+    sections = params.benchmarks.model_copy(
+        update={benchmark.replace("-", "_"): config.model_copy(update={"score": score})}
+    )
     return params.model_copy(update={"benchmarks": sections})
 
 
 def _row(benchmark: str, task: str, setting: str, item: Item, text: str | None) -> dict[str, Any]:
     return {
         "prompt_id": f"{benchmark}/{task}/{setting}/{item.item_id}",
-        "benchmark": benchmark, "task": task, "setting": setting, "item_id": item.item_id,
-        "prompt_hash": "", "pass": "main", "sample_index": 0, "rotation": 0,
-        "text": storable_text(text or ""), "prompt_tokens": None, "completion_tokens": None,
+        "benchmark": benchmark,
+        "task": task,
+        "setting": setting,
+        "item_id": item.item_id,
+        "prompt_hash": "",
+        "pass": "main",
+        "sample_index": 0,
+        "rotation": 0,
+        "text": storable_text(text or ""),
+        "prompt_tokens": None,
+        "completion_tokens": None,
         "finish_reason": "stop" if text is not None else "error",
-        "error": None if text is not None else NO_PREDICTION, "request_key": "",
+        "error": None if text is not None else NO_PREDICTION,
+        "request_key": "",
     }
 
 
@@ -142,8 +158,15 @@ def _from_registered(fmt: str, path: Path, benchmark: str, task: str, setting: s
     stats = SourceStats(source)
     reader = reader_for(fmt, prediction_formats())(source, path, stats)
     requests = {
-        item.item_id: Request(key=item.item_id, prompt_id=f"{benchmark}/{task}/{setting}/{item.item_id}", messages=(),
-                              sampling=Sampling(), seed=0, sample_index=0, item=item_context(item, setting))
+        item.item_id: Request(
+            key=item.item_id,
+            prompt_id=f"{benchmark}/{task}/{setting}/{item.item_id}",
+            messages=(),
+            sampling=Sampling(),
+            seed=0,
+            sample_index=0,
+            item=item_context(item, setting),
+        )
         for item in items.values()
     }
     matches = match_records(reader, list(requests.values()))
@@ -171,20 +194,31 @@ def _from_idiombench(path: Path, benchmark: str, task: str, setting: str, items:
     missing = [c for c in IDIOMBENCH_COLUMNS if c not in table.column_names]
     if missing:
         raise DataError(path, f"not an idiombench generations table: missing columns {missing}")
-    wrong = [f"{f.name} is {f.type}" for f in table.select(list(IDIOMBENCH_COLUMNS)).schema
-             if not _column_type_ok(f.name, f.type)]
+    wrong = [
+        f"{f.name} is {f.type}"
+        for f in table.select(list(IDIOMBENCH_COLUMNS)).schema
+        if not _column_type_ok(f.name, f.type)
+    ]
     if wrong:
-        raise DataError(path, f"not an idiombench generations table: {'; '.join(wrong)}",
-                        expected="text columns of strings, sample_index of integers")
+        raise DataError(
+            path,
+            f"not an idiombench generations table: {'; '.join(wrong)}",
+            expected="text columns of strings, sample_index of integers",
+        )
     records = table.select(list(IDIOMBENCH_COLUMNS)).to_pylist()
     held = sorted({(str(r["benchmark"]), str(r["setting"])) for r in records})
     if records and (benchmark, setting) not in held:
         holds = ", ".join(f"{b}/{s}" for b, s in held[:10]) + (" ..." if len(held) > 10 else "")
-        raise DataError(path, f"no row of {benchmark}/{setting} (the table holds {holds})",
-                        expected=f"predictions for --benchmark {benchmark} --setting {setting}, or the "
-                                 "--benchmark / --setting the table was generated for")
-    stats = SourceStats(ReplaySource(benchmark=benchmark, task=task, setting=setting, path=str(path),
-                                     format=OWN_FORMAT), lines=len(records))
+        raise DataError(
+            path,
+            f"no row of {benchmark}/{setting} (the table holds {holds})",
+            expected=f"predictions for --benchmark {benchmark} --setting {setting}, or the "
+            "--benchmark / --setting the table was generated for",
+        )
+    stats = SourceStats(
+        ReplaySource(benchmark=benchmark, task=task, setting=setting, path=str(path), format=OWN_FORMAT),
+        lines=len(records),
+    )
     texts: dict[str, dict[int, str]] = {}
     recorded: set[str] = set()  # a failed generation is a record too: wrong under either denominator
     for number, record in enumerate(records, start=1):
@@ -229,15 +263,35 @@ def default_format(benchmark: str, path: Path) -> str:
         return OWN_FORMAT
     registered = sorted(get_benchmark(benchmark).prediction_formats)
     if len(registered) != 1:
-        raise IdiombenchError(f"{path}: give --format (formats: {', '.join(sorted(known_formats(prediction_formats())))})")
+        raise IdiombenchError(
+            f"{path}: give --format (formats: {', '.join(sorted(known_formats(prediction_formats())))})"
+        )
     return registered[0]
 
 
-def _metrics(bench: Benchmark[Any], params: Params, *, benchmark: str, model: str, task: str, setting: str,
-             scores: dict[str, pd.DataFrame], all_items: dict[str, dict[str, Item]], meta: dict[str, Any]) -> dict[str, float | None]:
-    body = bench.aggregate(AggregateContext(params=params, model=model, benchmark=benchmark,
-                                            config=params.benchmark(benchmark), scores=scores, items=all_items,
-                                            scoring_meta=meta))
+def _metrics(
+    bench: Benchmark[Any],
+    params: Params,
+    *,
+    benchmark: str,
+    model: str,
+    task: str,
+    setting: str,
+    scores: dict[str, pd.DataFrame],
+    all_items: dict[str, dict[str, Item]],
+    meta: dict[str, Any],
+) -> dict[str, float | None]:
+    body = bench.aggregate(
+        AggregateContext(
+            params=params,
+            model=model,
+            benchmark=benchmark,
+            config=params.benchmark(benchmark),
+            scores=scores,
+            items=all_items,
+            scoring_meta=meta,
+        )
+    )
     return dict(bench.prediction_metrics(body, task, setting))
 
 
@@ -246,8 +300,17 @@ def _only_recorded(scores: dict[str, pd.DataFrame], recorded: set[str]) -> dict[
     return {setting: frame[frame["item_id"].isin(recorded)].reset_index(drop=True) for setting, frame in scores.items()}
 
 
-def evaluate_predictions(params: Params, *, benchmark: str, model: str, task: str, setting: str, path: Path,
-                         fmt: str, denominator: str = "test-set") -> PredictionReport:
+def evaluate_predictions(
+    params: Params,
+    *,
+    benchmark: str,
+    model: str,
+    task: str,
+    setting: str,
+    path: Path,
+    fmt: str,
+    denominator: str = "test-set",
+) -> PredictionReport:
     if denominator not in DENOMINATORS:
         raise IdiombenchError(f"unknown denominator {denominator!r} (known: {', '.join(DENOMINATORS)})")
     bench = get_benchmark(benchmark)
@@ -266,31 +329,79 @@ def evaluate_predictions(params: Params, *, benchmark: str, model: str, task: st
     if task not in all_items:
         raise IdiombenchError(f"{benchmark} has no task {task!r} (built tasks: {', '.join(sorted(all_items))})")
     items = all_items[task]
-    read = (_from_idiombench if fmt == OWN_FORMAT else partial(_from_registered, fmt))(path, benchmark, task,
-                                                                                       setting, items)
+    read = (_from_idiombench if fmt == OWN_FORMAT else partial(_from_registered, fmt))(
+        path, benchmark, task, setting, items
+    )
     rows, recorded, unmatched = read.rows, read.recorded, read.stats.unmatched()
     if not any(r["error"] is None for r in rows):
         # An empty file, another task's or benchmark's file: a score of 0 would look like a result.
         why = "; ".join([f"{read.lines:,} lines read", f"{len(unmatched):,} naming no item", *read.stats.problems()])
-        raise DataError(path, f"no prediction matches an item of {benchmark}/{task} ({why})",
-                        expected=f"predictions for the {len(items):,} items of {benchmark}/{task}/{setting}, each "
-                                 "identifying one item (docs/troubleshooting.md#unmatched-and-ambiguous-records)")
+        raise DataError(
+            path,
+            f"no prediction matches an item of {benchmark}/{task} ({why})",
+            expected=f"predictions for the {len(items):,} items of {benchmark}/{task}/{setting}, each "
+            "identifying one item (docs/troubleshooting.md#unmatched-and-ambiguous-records)",
+        )
     generations = pd.DataFrame(rows, columns=GENERATION_SCHEMA.names)
     scorers = _make_scorers(params)
-    score_ctx = ScoreContext(params=params, model=model, benchmark=benchmark, config=params.benchmark(benchmark),
-                             generations={setting: generations}, items=all_items, scorers=scorers)
+    score_ctx = ScoreContext(
+        params=params,
+        model=model,
+        benchmark=benchmark,
+        config=params.benchmark(benchmark),
+        generations={setting: generations},
+        items=all_items,
+        scorers=scorers,
+    )
     scores = bench.score(score_ctx)
-    meta = {"status": "scored", "roles": scorers.statuses() if scorers is not None and hasattr(scorers, "statuses") else {},
-            "notes": score_ctx.notes}
-    by_denominator = {"test-set": _metrics(bench, params, benchmark=benchmark, model=model, task=task, setting=setting, scores=scores, all_items=all_items, meta=meta)}
+    meta = {
+        "status": "scored",
+        "roles": scorers.statuses() if scorers is not None and hasattr(scorers, "statuses") else {},
+        "notes": score_ctx.notes,
+    }
+    by_denominator = {
+        "test-set": _metrics(
+            bench,
+            params,
+            benchmark=benchmark,
+            model=model,
+            task=task,
+            setting=setting,
+            scores=scores,
+            all_items=all_items,
+            meta=meta,
+        )
+    }
     # scored once; only the aggregation differs (a complete file gives the same numbers twice)
-    by_denominator["records"] = by_denominator["test-set"] if len(recorded) == len(items) else _metrics(
-        bench, params, benchmark=benchmark, model=model, task=task, setting=setting, scores=_only_recorded(scores, recorded), all_items=all_items, meta=meta)
+    by_denominator["records"] = (
+        by_denominator["test-set"]
+        if len(recorded) == len(items)
+        else _metrics(
+            bench,
+            params,
+            benchmark=benchmark,
+            model=model,
+            task=task,
+            setting=setting,
+            scores=_only_recorded(scores, recorded),
+            all_items=all_items,
+            meta=meta,
+        )
+    )
     predicted = sum(1 for r in rows if r["error"] is None)
     return PredictionReport(
-        metrics=by_denominator[denominator], items=len(items), predicted=predicted, lines=read.lines,
-        unmatched_lines=unmatched, notes=list(score_ctx.notes), denominator=denominator, recorded=len(recorded),
-        by_denominator=by_denominator, problems=read.stats.problems(),
-        ambiguous_lines=len(read.stats.ambiguous_lines), unidentified_lines=len(read.stats.unidentified_lines),
-        conflicting_lines=len(read.stats.conflicting_lines), conflicting_items=len(read.stats.conflicting_items),
+        metrics=by_denominator[denominator],
+        items=len(items),
+        predicted=predicted,
+        lines=read.lines,
+        unmatched_lines=unmatched,
+        notes=list(score_ctx.notes),
+        denominator=denominator,
+        recorded=len(recorded),
+        by_denominator=by_denominator,
+        problems=read.stats.problems(),
+        ambiguous_lines=len(read.stats.ambiguous_lines),
+        unidentified_lines=len(read.stats.unidentified_lines),
+        conflicting_lines=len(read.stats.conflicting_lines),
+        conflicting_items=len(read.stats.conflicting_items),
     )

@@ -55,8 +55,12 @@ def load_tasks(processed_dir: Path, benchmark: str) -> dict[str, list[Item]]:
             raise DataError(path, f"{len(items)} items, build_stats.json says {count}", expected="a complete build")
         for row, item in enumerate(items):
             if item.benchmark != benchmark or item.task != task:
-                raise DataError(path, f"item {item.item_id} is {item.benchmark}/{item.task}", row=row,
-                                expected=f"{benchmark}/{task}")
+                raise DataError(
+                    path,
+                    f"item {item.item_id} is {item.benchmark}/{item.task}",
+                    row=row,
+                    expected=f"{benchmark}/{task}",
+                )
         loaded[task] = items
     return loaded
 

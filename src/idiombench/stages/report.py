@@ -38,9 +38,16 @@ FAILED = "failed"  # the text of a failed model's cells
 
 def git_commit(root: Path = Path(".")) -> str:
     try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                               capture_output=True, text=True, check=True).stdout.strip()
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown (not a git checkout)"
     return commit + (" (with uncommitted changes)" if dirty else "")
@@ -50,8 +57,10 @@ def report_date() -> str:
     """Today, or SOURCE_DATE_EPOCH when set (reproducible builds)."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     if epoch and not epoch.strip().isdigit():
-        raise IdiombenchError(f"environment variable SOURCE_DATE_EPOCH={epoch!r}: expected a whole number of "
-                              "seconds since 1970-01-01 UTC (or unset it)")
+        raise IdiombenchError(
+            f"environment variable SOURCE_DATE_EPOCH={epoch!r}: expected a whole number of "
+            "seconds since 1970-01-01 UTC (or unset it)"
+        )
     when = dt.datetime.fromtimestamp(int(epoch), dt.UTC) if epoch else dt.datetime.now(dt.UTC)
     return when.strftime("%Y-%m-%d")
 
@@ -81,8 +90,9 @@ def failed_section(benchmark: str, failed: dict[str, str], display_name: Callabl
     """The section of a benchmark on which every model that runs it failed."""
     table = Table(f"{benchmark.replace('-', '_')}_failed", f"{benchmark}: no results", ["Model", "Status"], [])
     mark_failed(table, failed, display_name)
-    return Section(benchmark=benchmark, title=benchmark, intro=["Every model that runs this benchmark failed."],
-                   tables=[table])
+    return Section(
+        benchmark=benchmark, title=benchmark, intro=["Every model that runs this benchmark failed."], tables=[table]
+    )
 
 
 def collect_metrics(params: Params, benchmark: str) -> dict[str, dict[str, Any]]:
@@ -99,8 +109,13 @@ def collect_metrics(params: Params, benchmark: str) -> dict[str, dict[str, Any]]
     return out
 
 
-def uncertainty_tables(params: Params, benchmark: str, metrics: dict[str, dict[str, Any]], section: Section,
-                       display_name: Callable[[str], str]) -> list[Table]:
+def uncertainty_tables(
+    params: Params,
+    benchmark: str,
+    metrics: dict[str, dict[str, Any]],
+    section: Section,
+    display_name: Callable[[str], str],
+) -> list[Table]:
     """Intervals and significance marks in the section's tables (report.uncertainty), and the
     companion tables with the bounds and the p / q values (written beside them, not in the PDF)."""
     config = params.report.uncertainty
@@ -112,8 +127,17 @@ def uncertainty_tables(params: Params, benchmark: str, metrics: dict[str, dict[s
 
 # The identity's settings that decide greedy outputs (generation/backends/hf.py, the stage's
 # batch_size), named on the title page with the numbers they produced.
-GENERATION_SETTINGS = ("dtype", "device", "kernels", "cache_implementation", "attn_implementation", "batch_size",
-                       "torch_version", "transformers_version", "vllm_version")
+GENERATION_SETTINGS = (
+    "dtype",
+    "device",
+    "kernels",
+    "cache_implementation",
+    "attn_implementation",
+    "batch_size",
+    "torch_version",
+    "transformers_version",
+    "vllm_version",
+)
 
 
 def model_lines(params: Params) -> list[str]:
@@ -182,16 +206,23 @@ def report_folder_output(folder: Path, pdf: Path) -> Output:
     an earlier version left it: with an index.json listing exactly its files, or (before
     index.json) by its layout beside a PDF of ours."""
     index = earlier_index("report")
-    return Output("report", f"report {folder.name}", legacy_record=paths.INDEX,
-                  legacy=lambda found: index(found) or _earlier_report_folder(found, pdf))
+    return Output(
+        "report",
+        f"report {folder.name}",
+        legacy_record=paths.INDEX,
+        legacy=lambda found: index(found) or _earlier_report_folder(found, pdf),
+    )
 
 
 def check_report_outputs(out_pdf: Path) -> Path:
     """Before any work: the PDF, tables/ and figures/ are absent or this project's (a report
     replaces only what a report wrote)."""
     pdf, tables_dir, figures_dir = report_outputs(out_pdf)
-    check_output_file(pdf, is_report_pdf, "a report PDF of idiombench (its author idiombench, its content "
-                      "as sealed by its sha256 keyword)")
+    check_output_file(
+        pdf,
+        is_report_pdf,
+        "a report PDF of idiombench (its author idiombench, its content as sealed by its sha256 keyword)",
+    )
     for folder in (tables_dir, figures_dir):
         check_output_folder(folder, report_folder_output(folder, pdf))
     return pdf
@@ -202,8 +233,10 @@ def build_report(params: Params, out_pdf: Path | None = None) -> dict[str, Any]:
     date = report_date()  # before any work: a bad SOURCE_DATE_EPOCH fails first
     _, tables_dir, figures_dir = report_outputs(out_pdf)
     sections: list[Section] = []
-    with staged_directory(tables_dir, report_folder_output(tables_dir, out_pdf)) as tables_stage, \
-            staged_directory(figures_dir, report_folder_output(figures_dir, out_pdf)) as figures_stage:
+    with (
+        staged_directory(tables_dir, report_folder_output(tables_dir, out_pdf)) as tables_stage,
+        staged_directory(figures_dir, report_folder_output(figures_dir, out_pdf)) as figures_stage,
+    ):
         progress = Progress(sum(params.benchmark(name).enabled for name in NAMES), "report", unit="benchmark")
         for name in NAMES:
             if not params.benchmark(name).enabled:

@@ -32,22 +32,25 @@ if TYPE_CHECKING:
 BEST, TIED = "▲", "≈"
 TEST_NAMES = {
     "paired-bootstrap": "paired bootstrap test (the same resamples for both models; replicates of the difference "
-                        "centred on the observed difference)",
+    "centred on the observed difference)",
     "paired-permutation": "paired permutation test (each unit's outputs swapped between the two models with "
-                          "probability 1/2)",
+    "probability 1/2)",
 }
 
 Estimands = Mapping[str, Mapping[str, Estimand]]  # model -> name -> estimand
 
 
-def section_estimands(params: Any, benchmark: str, metrics: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Estimand]]:
+def section_estimands(
+    params: Any, benchmark: str, metrics: Mapping[str, Mapping[str, Any]]
+) -> dict[str, dict[str, Estimand]]:
     """The benchmark's estimands for every scored model, from results/scores."""
     scores: dict[str, dict[str, pd.DataFrame]] = {}
     for model in metrics:
         directory = paths.scores_dir(benchmark=benchmark, model=model)
         scores[model] = {p.stem: read_parquet(p).to_pandas() for p in sorted(directory.glob("*.parquet"))}
-    ctx = UncertaintyContext(params=params, benchmark=benchmark, config=params.benchmark(benchmark), scores=scores,
-                             metrics=dict(metrics))
+    ctx = UncertaintyContext(
+        params=params, benchmark=benchmark, config=params.benchmark(benchmark), scores=scores, metrics=dict(metrics)
+    )
     return get_benchmark(benchmark).estimands(ctx)
 
 
@@ -97,8 +100,9 @@ def row_label(table: Table, row: list[Cell]) -> str:
     return " / ".join(parts) or "—"
 
 
-def annotate_table(table: Table, estimands: Estimands, config: UncertaintyConfig, reps: Replicates,
-                   display_name: Callable[[str], str]) -> list[Table]:
+def annotate_table(
+    table: Table, estimands: Estimands, config: UncertaintyConfig, reps: Replicates, display_name: Callable[[str], str]
+) -> list[Table]:
     """Rewrite the table's referenced cells in place; return its companion tables."""
     groups: dict[tuple[int, str], list[tuple[int, CellRef]]] = {}
     for r, row in enumerate(table.rows):
@@ -146,16 +150,31 @@ def annotate_table(table: Table, estimands: Estimands, config: UncertaintyConfig
             scale, iv = member.ref.scale, member.interval
             digits = decimals(c.text)
             table.rows[member.row][col] = replace(
-                c, text=f"{c.text} ±{iv.half_width * scale:.{digits}f}", low=iv.low * scale, high=iv.high * scale)
-            interval_rows.append([
-                Cell(table.columns[col]), Cell(row_label(table, table.rows[member.row])), Cell(display_name(member.ref.model)),
-                Cell(f"{iv.value * scale:.{digits + 1}f}"), Cell(f"{iv.low * scale:.{digits + 1}f}"),
-                Cell(f"{iv.high * scale:.{digits + 1}f}"), Cell(f"{member.estimand.n} {member.estimand.unit}s"),
-            ])
+                c, text=f"{c.text} ±{iv.half_width * scale:.{digits}f}", low=iv.low * scale, high=iv.high * scale
+            )
+            interval_rows.append(
+                [
+                    Cell(table.columns[col]),
+                    Cell(row_label(table, table.rows[member.row])),
+                    Cell(display_name(member.ref.model)),
+                    Cell(f"{iv.value * scale:.{digits + 1}f}"),
+                    Cell(f"{iv.low * scale:.{digits + 1}f}"),
+                    Cell(f"{iv.high * scale:.{digits + 1}f}"),
+                    Cell(f"{member.estimand.n} {member.estimand.unit}s"),
+                ]
+            )
         for a, b in combinations(members, 2):
             same = a.estimand.same_units(b.estimand)
-            result = compare(a.ref.model, a.estimand, b.ref.model, b.estimand, config.test, config.resamples,
-                             config.seed, (reps[(a.ref.model, a.ref.name)], reps[(b.ref.model, b.ref.name)]) if same else None)
+            result = compare(
+                a.ref.model,
+                a.estimand,
+                b.ref.model,
+                b.estimand,
+                config.test,
+                config.resamples,
+                config.seed,
+                (reps[(a.ref.model, a.ref.name)], reps[(b.ref.model, b.ref.name)]) if same else None,
+            )
             pending.append(((col, name), a, b, result))
 
     q_values = benjamini_hochberg([c.p for *_, c in pending])
@@ -164,12 +183,20 @@ def annotate_table(table: Table, estimands: Estimands, config: UncertaintyConfig
     for (key, a, b, result), q in zip(pending, q_values, strict=True):
         q_of[(key, a.ref.model, b.ref.model)] = q_of[(key, b.ref.model, a.ref.model)] = float(q)
         digits = decimals(table.rows[a.row][key[0]].text)
-        comparison_rows.append([
-            Cell(table.columns[key[0]]), Cell(row_label(table, table.rows[a.row])), Cell(display_name(a.ref.model)),
-            Cell(display_name(b.ref.model)), Cell(f"{result.difference * a.ref.scale:+.{digits + 1}f}"),
-            Cell(f"{result.units} {a.estimand.unit}s"), Cell(_p_text(result.p)), Cell(_p_text(float(q))),
-            Cell("yes" if not math.isnan(q) and q < config.alpha else "no"), Cell(result.note),
-        ])
+        comparison_rows.append(
+            [
+                Cell(table.columns[key[0]]),
+                Cell(row_label(table, table.rows[a.row])),
+                Cell(display_name(a.ref.model)),
+                Cell(display_name(b.ref.model)),
+                Cell(f"{result.difference * a.ref.scale:+.{digits + 1}f}"),
+                Cell(f"{result.units} {a.estimand.unit}s"),
+                Cell(_p_text(result.p)),
+                Cell(_p_text(float(q))),
+                Cell("yes" if not math.isnan(q) and q < config.alpha else "no"),
+                Cell(result.note),
+            ]
+        )
     for key, members in resolved.items():
         _mark_best(table, key, members, q_of, config.alpha)
 
@@ -177,21 +204,44 @@ def annotate_table(table: Table, estimands: Estimands, config: UncertaintyConfig
         table.footnotes.append(
             f"No interval: every cell rests on fewer than {config.min_units} {unit_names(units_named)} "
             "(the bootstrap's resampling unit; report.uncertainty.min_units)."
-            if too_few and not missing else "No interval: no per-unit scores stand behind these numbers (results/scores).")
+            if too_few and not missing
+            else "No interval: no per-unit scores stand behind these numbers (results/scores)."
+        )
         return []
-    table.footnotes.append(footnote(table, config, len(pending), units_used, missing,
-                                    single=all(len(m) < 2 for m in resolved.values()), too_few=too_few))
+    table.footnotes.append(
+        footnote(
+            table,
+            config,
+            len(pending),
+            units_used,
+            missing,
+            single=all(len(m) < 2 for m in resolved.values()),
+            too_few=too_few,
+        )
+    )
     return [
-        Table(f"{table.table_id}_intervals", f"{table.title}: {config.confidence:.0%} bootstrap intervals",
-              ["Column", "Row", "Model", "Value", "Low", "High", "Resampled"], interval_rows),
-        Table(f"{table.table_id}_comparisons", f"{table.title}: paired tests ({config.test}, BH over the table)",
-              ["Column", "Row", "Model A", "Model B", "A − B", "Units", "p", "q (BH)", f"q < {config.alpha}", "Note"],
-              comparison_rows),
+        Table(
+            f"{table.table_id}_intervals",
+            f"{table.title}: {config.confidence:.0%} bootstrap intervals",
+            ["Column", "Row", "Model", "Value", "Low", "High", "Resampled"],
+            interval_rows,
+        ),
+        Table(
+            f"{table.table_id}_comparisons",
+            f"{table.title}: paired tests ({config.test}, BH over the table)",
+            ["Column", "Row", "Model A", "Model B", "A − B", "Units", "p", "q (BH)", f"q < {config.alpha}", "Note"],
+            comparison_rows,
+        ),
     ]
 
 
-def _mark_best(table: Table, key: tuple[int, str], members: list[Member],
-               q_of: Mapping[tuple[tuple[int, str], str, str], float], alpha: float) -> None:
+def _mark_best(
+    table: Table,
+    key: tuple[int, str],
+    members: list[Member],
+    q_of: Mapping[tuple[tuple[int, str], str, str], float],
+    alpha: float,
+) -> None:
     if len(members) < 2:
         return
     sign = 1.0 if members[0].estimand.higher_is_better else -1.0
@@ -213,23 +263,36 @@ def unit_names(units: set[str]) -> str:
     return " / ".join(f"{u}s" for u in sorted(units)) or "units"
 
 
-def footnote(table: Table, config: UncertaintyConfig, comparisons: int, units: set[str], missing: int,
-             single: bool, too_few: int = 0) -> str:
-    text = (f"±: half-width of the {config.confidence:.0%} percentile interval of a paired bootstrap "
-            f"({config.resamples:,} seeded resamples of the {unit_names(units)}, each drawn with all of its rows, "
-            f"seed {config.seed}; the statistic is recomputed on each resample); bounds in "
-            f"{table.table_id}_intervals and the CSV's _lo / _hi columns.")
+def footnote(
+    table: Table,
+    config: UncertaintyConfig,
+    comparisons: int,
+    units: set[str],
+    missing: int,
+    single: bool,
+    too_few: int = 0,
+) -> str:
+    text = (
+        f"±: half-width of the {config.confidence:.0%} percentile interval of a paired bootstrap "
+        f"({config.resamples:,} seeded resamples of the {unit_names(units)}, each drawn with all of its rows, "
+        f"seed {config.seed}; the statistic is recomputed on each resample); bounds in "
+        f"{table.table_id}_intervals and the CSV's _lo / _hi columns."
+    )
     if single:
         text += " One model per comparison: no test, no best mark."
     else:
-        text += (f" {BEST}: best in its column (per setting); {TIED}: not significantly different from {BEST} "
-                 f"({TEST_NAMES[config.test]}, two-sided; Benjamini-Hochberg over the table's {comparisons} "
-                 f"comparisons, q ≥ {config.alpha}); p and q in {table.table_id}_comparisons.")
+        text += (
+            f" {BEST}: best in its column (per setting); {TIED}: not significantly different from {BEST} "
+            f"({TEST_NAMES[config.test]}, two-sided; Benjamini-Hochberg over the table's {comparisons} "
+            f"comparisons, q ≥ {config.alpha}); p and q in {table.table_id}_comparisons."
+        )
     if missing:
         text += f" {missing} numbered cell(s) without ±: no per-unit data behind them (or not defined on resamples)."
     if too_few:
-        text += (f" {too_few} numbered cell(s) without ± and outside the tests: fewer than {config.min_units} "
-                 f"{unit_names(units)} behind them (report.uncertainty.min_units).")
+        text += (
+            f" {too_few} numbered cell(s) without ± and outside the tests: fewer than {config.min_units} "
+            f"{unit_names(units)} behind them (report.uncertainty.min_units)."
+        )
     return text
 
 
@@ -248,8 +311,9 @@ def _p_text(p: float) -> str:
     return "—" if math.isnan(p) else f"{p:.4f}"
 
 
-def annotate_section(section: Section, estimands: Estimands, config: UncertaintyConfig,
-                     display_name: Callable[[str], str]) -> list[Table]:
+def annotate_section(
+    section: Section, estimands: Estimands, config: UncertaintyConfig, display_name: Callable[[str], str]
+) -> list[Table]:
     reps = Replicates(config)
     companions: list[Table] = []
     for table in section.tables:

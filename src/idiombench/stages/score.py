@@ -31,8 +31,13 @@ def run_score(params: Params, *, benchmark: str, model: str, out: Path | None = 
         bench = get_benchmark(benchmark)
         generations = load_generations(benchmark=benchmark, model=model)
         ctx = ScoreContext(
-            params=params, model=model, benchmark=benchmark, config=params.benchmark(benchmark),
-            generations=generations, items=load_items(benchmark), scorers=_make_scorers(params),
+            params=params,
+            model=model,
+            benchmark=benchmark,
+            config=params.benchmark(benchmark),
+            generations=generations,
+            items=load_items(benchmark),
+            scorers=_make_scorers(params),
         )
         with Progress(generations.rows(), f"score {benchmark} {model}", unit="row") as progress:
             settings = write_chunks(staging, bench.score_chunks(ctx), progress, benchmark)
@@ -48,8 +53,9 @@ def run_score(params: Params, *, benchmark: str, model: str, out: Path | None = 
         return meta
 
 
-def write_chunks(folder: Path, chunks: Iterable[tuple[str, pd.DataFrame]], progress: Progress,
-                 benchmark: str) -> dict[str, int]:
+def write_chunks(
+    folder: Path, chunks: Iterable[tuple[str, pd.DataFrame]], progress: Progress, benchmark: str
+) -> dict[str, int]:
     """Each setting's chunks appended to <folder>/<setting>.parquet as they come (one row group
     each; a setting's chunks are contiguous); the rows per setting. Every chunk carries
     SCORE_KEYS (a benchmark's score hook that drops them fails here, not in a later stage)."""
@@ -62,12 +68,15 @@ def write_chunks(folder: Path, chunks: Iterable[tuple[str, pd.DataFrame]], progr
             if missing:
                 raise IdiombenchError(
                     f"score {benchmark}: the score table of setting {setting!r} has no column {', '.join(missing)} "
-                    f"(a bug of the benchmark's score hook: every row carries {', '.join(SCORE_KEYS)})")
+                    f"(a bug of the benchmark's score hook: every row carries {', '.join(SCORE_KEYS)})"
+                )
             table = pa.Table.from_pandas(frame, preserve_index=False)
             if setting != current:
                 if setting in counts:
-                    raise IdiombenchError(f"score: the chunks of setting {setting!r} are not contiguous (a bug of the "
-                                          "benchmark's score_chunks)")
+                    raise IdiombenchError(
+                        f"score: the chunks of setting {setting!r} are not contiguous (a bug of the "
+                        "benchmark's score_chunks)"
+                    )
                 if writer is not None:
                     writer.close()
                 writer, current = ParquetAppender(folder / f"{setting}.parquet", table.schema), setting

@@ -116,9 +116,14 @@ def run_params(params: Params, *, benchmark: str, model: str, setting: str, body
     data_record = paths.acquired_record(benchmark)
     if data_record.exists():
         raw["data.acquired_record"] = json.dumps(
-            sorted({(f["source_repo"], f["source_commit"]) for f in read_json_object(data_record)["files"]}))
-    return {key[:250]: json.dumps(value, ensure_ascii=False)[:MAX_PARAM_LENGTH] if not isinstance(value, str)
-            else value[:MAX_PARAM_LENGTH] for key, value in sorted(raw.items())}
+            sorted({(f["source_repo"], f["source_commit"]) for f in read_json_object(data_record)["files"]})
+        )
+    return {
+        key[:250]: json.dumps(value, ensure_ascii=False)[:MAX_PARAM_LENGTH]
+        if not isinstance(value, str)
+        else value[:MAX_PARAM_LENGTH]
+        for key, value in sorted(raw.items())
+    }
 
 
 def run_metrics(setting_body: dict[str, Any]) -> dict[str, float]:
@@ -126,7 +131,8 @@ def run_metrics(setting_body: dict[str, Any]) -> dict[str, float]:
     flatten("", setting_body.get("metrics", {}), flat)
     flatten("count", setting_body.get("counts", {}), flat)
     return {
-        metric_name(k): float(v) for k, v in sorted(flat.items())
+        metric_name(k): float(v)
+        for k, v in sorted(flat.items())
         if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v))
     }
 
@@ -136,7 +142,9 @@ def section_artifacts(params: Params, *, benchmark: str, model: str, body: dict[
     hook as the PDF section, so each run carries the figures of its model."""
     figures = staging / "figures"
     figures.mkdir(parents=True, exist_ok=True)
-    section = get_benchmark(benchmark).report_section(ReportContext(params=params, benchmark=benchmark, metrics={model: body}, figures_dir=figures))
+    section = get_benchmark(benchmark).report_section(
+        ReportContext(params=params, benchmark=benchmark, metrics={model: body}, figures_dir=figures)
+    )
     if section is not None:
         for table in section.tables:
             table.write(staging / "tables")
@@ -151,7 +159,8 @@ def _artifacts(benchmark: str, model: str, setting: str, staging: Path, shared: 
     if paths.generations_complete(model) and generations.exists():  # never from a partial folder
         rows = read_parquet(generations).slice(0, SAMPLE_GENERATIONS).to_pylist()
         (staging / "generations_sample.jsonl").write_text(
-            "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows), encoding="utf-8")
+            "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows), encoding="utf-8"
+        )
     for kind in ("figures", "tables"):
         for path in sorted((shared / kind).glob("*")) if (shared / kind).is_dir() else []:
             (staging / kind).mkdir(exist_ok=True)
@@ -164,8 +173,11 @@ def source_tags(benchmark: str) -> dict[str, str]:
     where the remote is known). A dirty checkout is said in idiombench.git_state."""
     described = git_commit()
     commit = described.split(" ")[0]
-    tags = {"mlflow.source.type": "PROJECT", "mlflow.source.name": f"idiombench track {benchmark}",
-            "idiombench.git_state": described}
+    tags = {
+        "mlflow.source.type": "PROJECT",
+        "mlflow.source.name": f"idiombench track {benchmark}",
+        "idiombench.git_state": described,
+    }
     if re.fullmatch(r"[0-9a-f]{40}", commit):
         tags["mlflow.source.git.commit"] = commit
     return tags
@@ -196,14 +208,25 @@ def dataset_inputs(benchmark: str, setting: str, setting_body: dict[str, Any]) -
         files.append(("prompts", f"{benchmark}/{setting} prompts", paths.prompts_file(benchmark, setting)))
     inputs = []
     for context, name, path in files:
-        dataset = Dataset(name=name, digest=sha256_file(path)[:DIGEST_LENGTH], source_type="local",
-                          source=json.dumps({"uri": path.as_posix()}))
+        dataset = Dataset(
+            name=name,
+            digest=sha256_file(path)[:DIGEST_LENGTH],
+            source_type="local",
+            source=json.dumps({"uri": path.as_posix()}),
+        )
         inputs.append(DatasetInput(dataset, tags=[InputTag("mlflow.data.context", context)]))
     return inputs
 
 
-def _find_or_create(client: Any, experiment_id: str, key: str, new_params: dict[str, str],
-                    tags: dict[str, str], run_name: str, counts: dict[str, int]) -> str:
+def _find_or_create(
+    client: Any,
+    experiment_id: str,
+    key: str,
+    new_params: dict[str, str],
+    tags: dict[str, str],
+    run_name: str,
+    counts: dict[str, int],
+) -> str:
     """The run with this key and these params (updated), else a new one; runs with the key
     and other params (or another parent) are soft-deleted (recoverable)."""
     from mlflow.entities import Param
@@ -229,8 +252,9 @@ def _log(client: Any, run_id: str, metrics: dict[str, float], tags: dict[str, st
     from mlflow.entities import Metric, RunTag
 
     now = int(time.time() * 1000)
-    client.log_batch(run_id, metrics=[Metric(k, v, now, 0) for k, v in metrics.items()],
-                     tags=[RunTag(k, v) for k, v in tags.items()])
+    client.log_batch(
+        run_id, metrics=[Metric(k, v, now, 0) for k, v in metrics.items()], tags=[RunTag(k, v) for k, v in tags.items()]
+    )
 
 
 def _link_model(client: Any, experiment_id: str, run_id: str, key: str, model: str, body: dict[str, Any]) -> str:
@@ -238,32 +262,56 @@ def _link_model(client: Any, experiment_id: str, run_id: str, key: str, model: s
     Models column. Found again by key tag and source run, so re-tracking adds none."""
     from mlflow.entities import LoggedModelOutput
 
-    found = client.search_logged_models([experiment_id], filter_string=f"tags.`{KEY_TAG}` = '{key}'",
-                                        max_results=10)
+    found = client.search_logged_models([experiment_id], filter_string=f"tags.`{KEY_TAG}` = '{key}'", max_results=10)
     for logged in found:
         if logged.source_run_id == run_id:
             linked: str = logged.model_id
             return linked
     info = body.get("model_info", {})
-    identity = {k: v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
-                for k, v in sorted(scrub(info.get("identity", {})).items())}
-    logged = client.create_logged_model(experiment_id, name=re.sub(r"[^\w\-.]", "_", model)[:250],
-                                        source_run_id=run_id, tags={KEY_TAG: key}, model_type="external",
-                                        params={k[:250]: v[:MAX_PARAM_LENGTH] for k, v in identity.items()})
+    identity = {
+        k: v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+        for k, v in sorted(scrub(info.get("identity", {})).items())
+    }
+    logged = client.create_logged_model(
+        experiment_id,
+        name=re.sub(r"[^\w\-.]", "_", model)[:250],
+        source_run_id=run_id,
+        tags={KEY_TAG: key},
+        model_type="external",
+        params={k[:250]: v[:MAX_PARAM_LENGTH] for k, v in identity.items()},
+    )
     client.finalize_logged_model(logged.model_id, "READY")
     client.log_outputs(run_id, [LoggedModelOutput(logged.model_id, 0)])
     created: str = logged.model_id
     return created
 
 
-def _track_setting(client: Any, experiment_id: str, parent_id: str, params: Params, benchmark: str, model: str,
-                   setting: str, body: dict[str, Any], shared: Path, counts: dict[str, int],
-                   items: ItemSource, progress: Progress) -> dict[str, Any]:
+def _track_setting(
+    client: Any,
+    experiment_id: str,
+    parent_id: str,
+    params: Params,
+    benchmark: str,
+    model: str,
+    setting: str,
+    body: dict[str, Any],
+    shared: Path,
+    counts: dict[str, int],
+    items: ItemSource,
+    progress: Progress,
+) -> dict[str, Any]:
     """Create or update the child run of one (model, setting), with its items as traces."""
     key = f"{benchmark}/{model}/{setting}"
     new_params = run_params(params, benchmark=benchmark, model=model, setting=setting, body=body)
-    tags = {KEY_TAG: key, PARENT_TAG: parent_id, "idiombench.benchmark": benchmark, "idiombench.model": model,
-            "idiombench.setting": setting, "idiombench.profile": params.profile, **source_tags(benchmark)}
+    tags = {
+        KEY_TAG: key,
+        PARENT_TAG: parent_id,
+        "idiombench.benchmark": benchmark,
+        "idiombench.model": model,
+        "idiombench.setting": setting,
+        "idiombench.profile": params.profile,
+        **source_tags(benchmark),
+    }
     run_id = _find_or_create(client, experiment_id, key, new_params, tags, f"{model} / {setting}", counts)
     metrics = run_metrics(body["settings"][setting])
     _log(client, run_id, metrics, tags)
@@ -275,12 +323,18 @@ def _track_setting(client: Any, experiment_id: str, parent_id: str, params: Para
         artifacts = _artifacts(benchmark, model, setting, Path(staging), shared)
         if traced is not None:
             (artifacts / "items").mkdir(exist_ok=True)
-            write_parquet(artifacts / "items" / f"{setting}.parquet",
-                          pa.Table.from_pandas(traced.pop("table"), preserve_index=False))
+            write_parquet(
+                artifacts / "items" / f"{setting}.parquet",
+                pa.Table.from_pandas(traced.pop("table"), preserve_index=False),
+            )
         client.log_artifacts(run_id, str(artifacts))
     client.set_terminated(run_id)
-    return {"run_id": run_id, "metrics": len(metrics), "datasets": len(inputs),
-            **({"traces": traced, "items_ui": items_url(experiment_id, run_id)} if traced is not None else {})}
+    return {
+        "run_id": run_id,
+        "metrics": len(metrics),
+        "datasets": len(inputs),
+        **({"traces": traced, "items_ui": items_url(experiment_id, run_id)} if traced is not None else {}),
+    }
 
 
 @dataclass
@@ -296,8 +350,14 @@ def item_source(params: Params, *, benchmark: str, model: str, settings: list[st
     if not params.tracking.traces.enabled:
         return ItemSource({}, {})
     scores = paths.scores_dir(benchmark=benchmark, model=model)
-    ids = {item for s in settings if (scores / f"{s}.parquet").is_file()
-           for item in read_parquet(scores / f"{s}.parquet", what="score table", columns=["item_id"])["item_id"].to_pylist()}
+    ids = {
+        item
+        for s in settings
+        if (scores / f"{s}.parquet").is_file()
+        for item in read_parquet(scores / f"{s}.parquet", what="score table", columns=["item_id"])[
+            "item_id"
+        ].to_pylist()
+    }
     return ItemSource(load_items(benchmark, only=ids), read_json_object(scores / paths.SCORING_META).get("roles", {}))
 
 
@@ -309,25 +369,54 @@ def score_rows(params: Params, *, benchmark: str, model: str, settings: list[str
     return sum(parquet_rows(f, what="score table") for f in files if f.is_file())
 
 
-def _track_items(client: Any, experiment_id: str, run_id: str, params: Params, benchmark: str, model: str,
-                 setting: str, source: ItemSource, progress: Progress) -> dict[str, Any] | None:
+def _track_items(
+    client: Any,
+    experiment_id: str,
+    run_id: str,
+    params: Params,
+    benchmark: str,
+    model: str,
+    setting: str,
+    source: ItemSource,
+    progress: Progress,
+) -> dict[str, Any] | None:
     """The setting's scored rows as traces in its run (stages/track_traces.py), and the item table
     of every row (an artifact); None when traces are off or the setting has no score table."""
     config = params.tracking.traces
     if not config.enabled or not (paths.scores_dir(benchmark=benchmark, model=model) / f"{setting}.parquet").is_file():
         return None
-    found = traces.setting_rows(benchmark=benchmark, model=model, setting=setting, view=get_benchmark(benchmark).item_view, items=source.items,
-                                roles=source.roles, sample=config.sample, seed=config.seed)
+    found = traces.setting_rows(
+        benchmark=benchmark,
+        model=model,
+        setting=setting,
+        view=get_benchmark(benchmark).item_view,
+        items=source.items,
+        roles=source.roles,
+        sample=config.sample,
+        seed=config.seed,
+    )
     counts = traces.sync_traces(client, experiment_id, run_id, f"{benchmark}/{model}/{setting}", found.rows, progress)
     counts.not_traced = len(found.table) - len(found.rows)
     progress.update(counts.not_traced)
     strata = ", ".join(get_benchmark(benchmark).item_view.strata)
-    tags = {TRACES_TAG: (f"sample of {len(found.rows):,} of {len(found.table):,} rows (tracking.traces.sample "
-                         f"{config.sample}, seed {config.seed}, stratified by {strata}); "
-                         "every row is in the artifact items/" if found.sampled else f"all {len(found.rows):,} rows")}
+    tags = {
+        TRACES_TAG: (
+            f"sample of {len(found.rows):,} of {len(found.table):,} rows (tracking.traces.sample "
+            f"{config.sample}, seed {config.seed}, stratified by {strata}); "
+            "every row is in the artifact items/"
+            if found.sampled
+            else f"all {len(found.rows):,} rows"
+        )
+    }
     _log(client, run_id, {}, tags)
-    return {"traced": len(found.rows), "rows": len(found.table), "sampled": found.sampled, "strata": found.strata,
-            **vars(counts), "table": found.table}
+    return {
+        "traced": len(found.rows),
+        "rows": len(found.table),
+        "sampled": found.sampled,
+        "strata": found.strata,
+        **vars(counts),
+        "table": found.table,
+    }
 
 
 def local_store(uri: str) -> Path | None:
@@ -335,7 +424,7 @@ def local_store(uri: str) -> Path | None:
     path); None for a tracking server, which serialises its clients itself."""
     parsed = urlparse(uri)
     if parsed.scheme == "sqlite":
-        return Path(uri[len("sqlite:///"):]) if uri.startswith("sqlite:///") else None
+        return Path(uri[len("sqlite:///") :]) if uri.startswith("sqlite:///") else None
     if parsed.scheme in ("", "file"):
         return Path(parsed.path or uri)
     return None
@@ -369,16 +458,33 @@ def ensure_experiment(client: Any, benchmark: str) -> str:
     return experiment_id
 
 
-def _track_parent(client: Any, experiment_id: str, params: Params, benchmark: str, model: str,
-                  body: dict[str, Any], counts: dict[str, int]) -> str:
+def _track_parent(
+    client: Any,
+    experiment_id: str,
+    params: Params,
+    benchmark: str,
+    model: str,
+    body: dict[str, Any],
+    counts: dict[str, int],
+) -> str:
     """Create or update the parent run of one model on one benchmark."""
     key = f"{benchmark}/{model}"
-    model_params = {k: v for k, v in run_params(params, benchmark=benchmark, model=model, setting="", body=body).items() if k != "setting"}
-    display = (body.get("model_info", {}).get("display_name") or model)
-    tags = {KEY_TAG: key, "idiombench.benchmark": benchmark, "idiombench.model": model,
-            "idiombench.level": "model", "idiombench.profile": params.profile, **source_tags(benchmark),
-            "mlflow.note.content": f"{display} on {benchmark}: one child run per setting; "
-                                   f"metrics here are each setting's headline metrics."}
+    model_params = {
+        k: v
+        for k, v in run_params(params, benchmark=benchmark, model=model, setting="", body=body).items()
+        if k != "setting"
+    }
+    display = body.get("model_info", {}).get("display_name") or model
+    tags = {
+        KEY_TAG: key,
+        "idiombench.benchmark": benchmark,
+        "idiombench.model": model,
+        "idiombench.level": "model",
+        "idiombench.profile": params.profile,
+        **source_tags(benchmark),
+        "mlflow.note.content": f"{display} on {benchmark}: one child run per setting; "
+        f"metrics here are each setting's headline metrics.",
+    }
     run_id = _find_or_create(client, experiment_id, key, model_params, tags, display, counts)
     _log(client, run_id, headline_metrics(benchmark, body), tags)
     _link_model(client, experiment_id, run_id, key, model, body)
@@ -395,7 +501,8 @@ def is_tracking_record(path: Path, benchmark: str, model: str) -> bool:
     """A tracking record `idiombench track` wrote (its record matches), or one of an earlier
     version for this benchmark and model (cli: track replaces only these)."""
     return stamped_by(path, paths.TRACK_OUTPUT) or earlier_json_file(
-        path, RECORD_KEYS, EARLIER_RECORD_KEYS, benchmark=benchmark, model=model)
+        path, RECORD_KEYS, EARLIER_RECORD_KEYS, benchmark=benchmark, model=model
+    )
 
 
 def track(params: Params, *, benchmark: str, model: str, out: Path | None = None) -> dict[str, Any]:
@@ -406,15 +513,19 @@ def track(params: Params, *, benchmark: str, model: str, out: Path | None = None
     out = out or paths.tracking_record(benchmark=benchmark, model=model)
     failed = failed_models(params, benchmark).get(model)
     if failed is not None:  # its metrics are an older run's: never logged as this configuration's results
-        raise IdiombenchError(f"{paths.generate_failure(model)}: the last `idiombench generate --model {model}` "
-                              f"failed ({failed}); rerun it before tracking (the metrics in "
-                              f"{paths.metrics_file(benchmark=benchmark, model=model)} are an earlier run's)")
+        raise IdiombenchError(
+            f"{paths.generate_failure(model)}: the last `idiombench generate --model {model}` "
+            f"failed ({failed}); rerun it before tracking (the metrics in "
+            f"{paths.metrics_file(benchmark=benchmark, model=model)} are an earlier run's)"
+        )
     record: dict[str, Any] = {"benchmark": benchmark, "model": model, "experiment": benchmark, "runs": {}}
     counts = {"created": 0, "updated": 0, "replaced": 0}
     body = collect_metrics(params, benchmark).get(model)
     if body is None:  # skipped (or not aggregated): nothing to log, and the record says why
         metrics_path = paths.metrics_file(benchmark=benchmark, model=model)
-        record["status"] = read_json_object(metrics_path).get("status", "missing") if metrics_path.exists() else "missing"
+        record["status"] = (
+            read_json_object(metrics_path).get("status", "missing") if metrics_path.exists() else "missing"
+        )
         record["counts"] = counts
         write_json(out, stamp(record, paths.TRACK_OUTPUT))
         return record
@@ -432,14 +543,32 @@ def track(params: Params, *, benchmark: str, model: str, out: Path | None = None
         record["parent"] = {"run_id": parent_id, "counts": parent_counts}
         settings = sorted(body.get("settings", {}))
         source = item_source(params, benchmark=benchmark, model=model, settings=settings)
-        with tempfile.TemporaryDirectory() as shared_dir, \
-                Progress(score_rows(params, benchmark=benchmark, model=model, settings=settings), f"track {benchmark} {model}", unit="row") as progress:
+        with (
+            tempfile.TemporaryDirectory() as shared_dir,
+            Progress(
+                score_rows(params, benchmark=benchmark, model=model, settings=settings),
+                f"track {benchmark} {model}",
+                unit="row",
+            ) as progress,
+        ):
             shared = Path(shared_dir)
             section_artifacts(params, benchmark=benchmark, model=model, body=body, staging=shared)
             for setting in settings:
                 key = f"{benchmark}/{model}/{setting}"
-                record["runs"][key] = _track_setting(client, experiment_id, parent_id, params, benchmark, model,
-                                                     setting, body, shared, counts, source, progress)
+                record["runs"][key] = _track_setting(
+                    client,
+                    experiment_id,
+                    parent_id,
+                    params,
+                    benchmark,
+                    model,
+                    setting,
+                    body,
+                    shared,
+                    counts,
+                    source,
+                    progress,
+                )
     record["counts"] = counts
     write_json(out, stamp(record, paths.TRACK_OUTPUT))
     return record

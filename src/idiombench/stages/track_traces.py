@@ -139,8 +139,11 @@ def view_metrics(view: ItemView, columns: Sequence[str], dtypes: Mapping[str, An
     """The view's metrics that this table has; by default every numeric or boolean column."""
     if view.metrics is not None:
         return [m for m in view.metrics if m.column in columns]
-    return [ItemMetric(c) for c in columns if c not in STRUCTURAL
-            and (pd.api.types.is_numeric_dtype(dtypes[c]) or pd.api.types.is_bool_dtype(dtypes[c]))]
+    return [
+        ItemMetric(c)
+        for c in columns
+        if c not in STRUCTURAL and (pd.api.types.is_numeric_dtype(dtypes[c]) or pd.api.types.is_bool_dtype(dtypes[c]))
+    ]
 
 
 def _source(benchmark: str, metric: ItemMetric, row: Mapping[str, Any], roles: Mapping[str, Any]) -> dict[str, str]:
@@ -150,15 +153,21 @@ def _source(benchmark: str, metric: ItemMetric, row: Mapping[str, Any], roles: M
         return {"id": f"idiombench score {benchmark}"}
     status = roles.get(role, {})
     model = status.get("model")
-    return {"id": f"{model} ({role})" if model else f"{role}: not computed", "role": role,
-            "model": str(model), "status": str(status.get("status", "unknown"))}
+    return {
+        "id": f"{model} ({role})" if model else f"{role}: not computed",
+        "role": role,
+        "model": str(model),
+        "status": str(status.get("status", "unknown")),
+    }
 
 
 def _messages(path: Any, raw: str) -> list[dict[str, str]]:
     try:
         messages = json.loads(raw)
     except ValueError:
-        raise DataError(path, "a messages cell is not JSON", expected="a prompts table of `idiombench render`") from None
+        raise DataError(
+            path, "a messages cell is not JSON", expected="a prompts table of `idiombench render`"
+        ) from None
     return messages if isinstance(messages, list) else []
 
 
@@ -175,20 +184,42 @@ def _status(failed: bool, parse_ok: Any) -> str:
     return "ok" if bool(parse_ok) else "parse_failed"
 
 
-def setting_rows(*, benchmark: str, model: str, setting: str, view: ItemView, items: Mapping[str, Mapping[str,
-                 Item]], roles: Mapping[str, Any], sample: int | None = None, seed: int = 0) -> SettingRows:
+def setting_rows(
+    *,
+    benchmark: str,
+    model: str,
+    setting: str,
+    view: ItemView,
+    items: Mapping[str, Mapping[str, Item]],
+    roles: Mapping[str, Any],
+    sample: int | None = None,
+    seed: int = 0,
+) -> SettingRows:
     """Join the setting's score table with its generations, prompts and items into ItemRows
     (the traced ones) and the item table (every row)."""
     scores_path = paths.scores_dir(benchmark=benchmark, model=model) / f"{setting}.parquet"
     scores = read_parquet(scores_path, what="score table").to_pandas()
     generations_path = paths.generations_file(benchmark=benchmark, model=model, setting=setting)
-    generations = read_parquet(generations_path, what="generations table",
-                               columns=["prompt_id", "pass", "sample_index", "text", "finish_reason", "error",
-                                        "prompt_tokens", "completion_tokens"]).to_pandas()
+    generations = read_parquet(
+        generations_path,
+        what="generations table",
+        columns=[
+            "prompt_id",
+            "pass",
+            "sample_index",
+            "text",
+            "finish_reason",
+            "error",
+            "prompt_tokens",
+            "completion_tokens",
+        ],
+    ).to_pandas()
     prompts_path = paths.prompts_file(benchmark, setting)
-    prompts = (read_parquet(prompts_path, what="prompts table",
-                            columns=["prompt_id", "messages", "template_id"]).to_pandas()
-               if prompts_path.is_file() else pd.DataFrame(columns=["prompt_id", "messages", "template_id"]))
+    prompts = (
+        read_parquet(prompts_path, what="prompts table", columns=["prompt_id", "messages", "template_id"]).to_pandas()
+        if prompts_path.is_file()
+        else pd.DataFrame(columns=["prompt_id", "messages", "template_id"])
+    )
     missing = [c for c in SCORE_KEYS if c not in scores.columns]
     if missing:
         raise DataError(scores_path, f"no column {', '.join(missing)}", expected="a score table of `idiombench score`")
@@ -198,23 +229,39 @@ def setting_rows(*, benchmark: str, model: str, setting: str, view: ItemView, it
     lost = joined[joined["_merge"] != "both"]
     if not lost.empty:
         first = lost.iloc[0]
-        raise DataError(generations_path, f"no generation row for score row {first['prompt_id']} "
-                        f"[{first['pass']} #{first['sample_index']}] of {scores_path}",
-                        expected="the generations the scores were computed from (rerun score)")
+        raise DataError(
+            generations_path,
+            f"no generation row for score row {first['prompt_id']} "
+            f"[{first['pass']} #{first['sample_index']}] of {scores_path}",
+            expected="the generations the scores were computed from (rerun score)",
+        )
     joined = joined.drop(columns="_merge").merge(prompts, on="prompt_id", how="left", suffixes=("", "_prompt"))
     metrics = view_metrics(view, list(scores.columns), scores.dtypes.to_dict())
     answer_column = next((c for c in view.answer if c in scores.columns), None)
     units = _sampled_units(joined, items, view, sample, benchmark, setting, seed)
     rows, table_rows = [], []
     for start in range(0, len(joined), RECORDS_AT_ONCE):  # a slice at a time: a setting can have 500,000 rows
-        for record in joined.iloc[start:start + RECORDS_AT_ONCE].to_dict("records"):
+        for record in joined.iloc[start : start + RECORDS_AT_ONCE].to_dict("records"):
             item = items.get(record["task"], {}).get(record["item_id"])
             if item is None:
-                raise DataError(scores_path, f"item {record['task']}/{record['item_id']} is not among the built items",
-                                expected="scores of the current build (rerun render, generate and score)")
+                raise DataError(
+                    scores_path,
+                    f"item {record['task']}/{record['item_id']} is not among the built items",
+                    expected="scores of the current build (rerun render, generate and score)",
+                )
             traced = units is None or record["item_id"] in units
-            row = _item_row(benchmark, model, setting, record, item, view, metrics, answer_column, roles,
-                            prompts_path if traced else None)
+            row = _item_row(
+                benchmark,
+                model,
+                setting,
+                record,
+                item,
+                view,
+                metrics,
+                answer_column,
+                roles,
+                prompts_path if traced else None,
+            )
             table_rows.append(_table_row(row))
             if traced:
                 rows.append(row)
@@ -225,8 +272,15 @@ def setting_rows(*, benchmark: str, model: str, setting: str, view: ItemView, it
     return SettingRows(rows, table, sampled=units is not None, strata=dict(sorted(strata.items())))
 
 
-def _sampled_units(joined: pd.DataFrame, items: Mapping[str, Mapping[str, Item]], view: ItemView,
-                   sample: int | None, benchmark: str, setting: str, seed: int) -> set[str] | None:
+def _sampled_units(
+    joined: pd.DataFrame,
+    items: Mapping[str, Mapping[str, Item]],
+    view: ItemView,
+    sample: int | None,
+    benchmark: str,
+    setting: str,
+    seed: int,
+) -> set[str] | None:
     """The item ids traced under `sample` (None: all): a seeded draw stratified by the view's
     strata; an item's rows (its consistency samples) are traced together."""
     if sample is None or sample >= joined["item_id"].nunique():
@@ -250,9 +304,18 @@ def _stratum_value(tag: str, record: Mapping[str, Any], item: Item | None) -> An
     return _tag_value(item.meta.get(tag)) if item is not None else None
 
 
-def _item_row(benchmark: str, model: str, setting: str, record: dict[str, Any], item: Item, view: ItemView,
-              metrics: list[ItemMetric], answer_column: str | None, roles: Mapping[str, Any],
-              prompts_path: Any | None) -> ItemRow:
+def _item_row(
+    benchmark: str,
+    model: str,
+    setting: str,
+    record: dict[str, Any],
+    item: Item,
+    view: ItemView,
+    metrics: list[ItemMetric],
+    answer_column: str | None,
+    roles: Mapping[str, Any],
+    prompts_path: Any | None,
+) -> ItemRow:
     recorded_text = record.get("text")
     text = recorded_text if isinstance(recorded_text, str) else ""
     error = _text(record.get("error"))
@@ -261,17 +324,28 @@ def _item_row(benchmark: str, model: str, setting: str, record: dict[str, Any], 
     sample_index = int(record["sample_index"])
     key = f"{benchmark}/{model}/{setting}/{record['prompt_id']}/{record['pass']}/{sample_index}"
     # the prompt of a traced row (prompts_path None: a row only in the item table)
-    messages = (_messages(prompts_path, record["messages"])
-                if prompts_path is not None and isinstance(record.get("messages"), str) else [])
-    inputs: dict[str, Any] = {"item_id": item.item_id, "task": item.task, "pass": record["pass"],
-                              "sample_index": sample_index, "input": item.input}
+    messages = (
+        _messages(prompts_path, record["messages"])
+        if prompts_path is not None and isinstance(record.get("messages"), str)
+        else []
+    )
+    inputs: dict[str, Any] = {
+        "item_id": item.item_id,
+        "task": item.task,
+        "pass": record["pass"],
+        "sample_index": sample_index,
+        "input": item.input,
+    }
     if item.choices:
         inputs["choices"] = list(item.choices)
     if item.fields:
         inputs["fields"] = item.fields
     inputs["messages"] = messages
-    outputs: dict[str, Any] = {"text": text, "answer": _plain(record.get(answer_column)) if answer_column else None,
-                               "parse_ok": parse_ok}
+    outputs: dict[str, Any] = {
+        "text": text,
+        "answer": _plain(record.get(answer_column)) if answer_column else None,
+        "parse_ok": parse_ok,
+    }
     for column in view.flags:
         if column in record and _plain(record[column]) not in (None, "", []):
             outputs[column] = _plain(record[column])
@@ -292,9 +366,18 @@ def _item_row(benchmark: str, model: str, setting: str, record: dict[str, Any], 
             values.append((metric.column, value, _source(benchmark, metric, record, roles)))
     if not_computed:
         outputs["not_computed"] = not_computed
-    tags = {"benchmark": benchmark, "model": model, "setting": setting, "task": item.task,
-            "language": item.language, "pass": str(record["pass"]), "sample": str(sample_index),
-            "status": _status(failed, parse_ok), "item_id": item.item_id, "prompt_id": str(record["prompt_id"])}
+    tags = {
+        "benchmark": benchmark,
+        "model": model,
+        "setting": setting,
+        "task": item.task,
+        "language": item.language,
+        "pass": str(record["pass"]),
+        "sample": str(sample_index),
+        "status": _status(failed, parse_ok),
+        "item_id": item.item_id,
+        "prompt_id": str(record["prompt_id"]),
+    }
     for name in view.tags:
         value = record[name] if name in record else item.meta.get(name)
         tagged = _tag_value(value)
@@ -302,19 +385,33 @@ def _item_row(benchmark: str, model: str, setting: str, record: dict[str, Any], 
             tags[name] = tagged
     suffix = "" if record["pass"] == "main" and sample_index == 0 else f" ({record['pass']} #{sample_index})"
     request_preview = f"[{item.item_id}]{suffix} {item.input}"[:PREVIEW_CHARS]
-    return ItemRow(key=key, item_id=item.item_id, output_sha=hashlib.sha256(text.encode("utf-8")).hexdigest(),
-                   inputs=inputs, outputs=outputs, expectations=expectations, metrics=values, tags=tags,
-                   request_preview=request_preview, response_preview=(text or error or "")[:PREVIEW_CHARS],
-                   failed=failed, tokens=(_count(record.get("prompt_tokens")), _count(record.get("completion_tokens"))))
+    return ItemRow(
+        key=key,
+        item_id=item.item_id,
+        output_sha=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        inputs=inputs,
+        outputs=outputs,
+        expectations=expectations,
+        metrics=values,
+        tags=tags,
+        request_preview=request_preview,
+        response_preview=(text or error or "")[:PREVIEW_CHARS],
+        failed=failed,
+        tokens=(_count(record.get("prompt_tokens")), _count(record.get("completion_tokens"))),
+    )
 
 
 def _table_row(row: ItemRow) -> dict[str, Any]:
     """A row of the item table artifact (every row, traced or not)."""
-    out: dict[str, Any] = {"key": row.key, **{f"tag.{k}": v for k, v in row.tags.items()},
-                           "input": row.inputs.get("input"), "output": row.outputs["text"],
-                           "answer": json.dumps(row.outputs["answer"], ensure_ascii=False),
-                           "parse_ok": row.outputs["parse_ok"],
-                           "expected": json.dumps(row.expectations, ensure_ascii=False, sort_keys=True)}
+    out: dict[str, Any] = {
+        "key": row.key,
+        **{f"tag.{k}": v for k, v in row.tags.items()},
+        "input": row.inputs.get("input"),
+        "output": row.outputs["text"],
+        "answer": json.dumps(row.outputs["answer"], ensure_ascii=False),
+        "parse_ok": row.outputs["parse_ok"],
+        "expected": json.dumps(row.expectations, ensure_ascii=False, sort_keys=True),
+    }
     for name, value, _ in row.metrics:
         out[f"metric.{name}"] = float(value) if isinstance(value, (bool, int, float)) else None
     return out
@@ -329,15 +426,23 @@ def assessment_id(trace: str, kind: str, name: str) -> str:
 
 
 def row_digest(row: ItemRow, run_id: str) -> str:
-    body = {"run": run_id, "inputs": row.inputs, "outputs": row.outputs, "expectations": row.expectations,
-            "metrics": row.metrics, "tags": row.tags, "previews": [row.request_preview, row.response_preview]}
+    body = {
+        "run": run_id,
+        "inputs": row.inputs,
+        "outputs": row.outputs,
+        "expectations": row.expectations,
+        "metrics": row.metrics,
+        "tags": row.tags,
+        "previews": [row.request_preview, row.response_preview],
+    }
     return hashlib.sha256(json.dumps(body, ensure_ascii=False, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def own_assessment_ids(row: ItemRow) -> set[str]:
     tid = trace_id(row)
-    return ({assessment_id(tid, "expectation", name) for name in row.expectations}
-            | {assessment_id(tid, "feedback", name) for name, _, _ in row.metrics})
+    return {assessment_id(tid, "expectation", name) for name in row.expectations} | {
+        assessment_id(tid, "feedback", name) for name, _, _ in row.metrics
+    }
 
 
 def _entities(row: ItemRow, experiment_id: str, run_id: str, scope: str, now_ms: int) -> tuple[Any, Any]:
@@ -347,9 +452,15 @@ def _entities(row: ItemRow, experiment_id: str, run_id: str, scope: str, now_ms:
 
     tid = trace_id(row)
     prompt_tokens, completion_tokens = row.tokens
-    usage = ({"input_tokens": prompt_tokens or 0, "output_tokens": completion_tokens or 0,
-              "total_tokens": (prompt_tokens or 0) + (completion_tokens or 0)}
-             if prompt_tokens is not None or completion_tokens is not None else None)
+    usage = (
+        {
+            "input_tokens": prompt_tokens or 0,
+            "output_tokens": completion_tokens or 0,
+            "total_tokens": (prompt_tokens or 0) + (completion_tokens or 0),
+        }
+        if prompt_tokens is not None or completion_tokens is not None
+        else None
+    )
     gold = AssessmentSource(source_type="HUMAN", source_id=f"{row.tags['benchmark']} release")
     assessments: list[Any] = []
     for name, value in sorted(row.expectations.items()):
@@ -358,8 +469,12 @@ def _entities(row: ItemRow, experiment_id: str, run_id: str, scope: str, now_ms:
         assessments.append(expectation)
     for name, value, source in row.metrics:
         metadata = {k: v for k, v in source.items() if k != "id"}
-        feedback = Feedback(name=name, value=value, metadata=metadata or None,
-                            source=AssessmentSource(source_type="CODE", source_id=source["id"]))
+        feedback = Feedback(
+            name=name,
+            value=value,
+            metadata=metadata or None,
+            source=AssessmentSource(source_type="CODE", source_id=source["id"]),
+        )
         feedback.assessment_id = assessment_id(tid, "feedback", name)
         assessments.append(feedback)
     for assessment in assessments:
@@ -367,27 +482,43 @@ def _entities(row: ItemRow, experiment_id: str, run_id: str, scope: str, now_ms:
         assessment.create_time_ms = assessment.last_update_time_ms = now_ms
     tags = {**row.tags, SCOPE_TAG: scope, DIGEST_TAG: row_digest(row, run_id), "mlflow.traceName": scope}
     info = TraceInfo(
-        trace_id=tid, trace_location=TraceLocation.from_experiment_id(experiment_id), request_time=now_ms,
-        execution_duration=0, state=TraceState.ERROR if row.failed else TraceState.OK,
-        request_preview=row.request_preview, response_preview=row.response_preview, client_request_id=row.key,
-        trace_metadata={TraceMetadataKey.SOURCE_RUN: run_id, TRACE_SCHEMA_VERSION_KEY: str(TRACE_SCHEMA_VERSION),
-                        **({TraceMetadataKey.TOKEN_USAGE: json.dumps(usage)} if usage else {})},
-        tags=tags, assessments=assessments,
+        trace_id=tid,
+        trace_location=TraceLocation.from_experiment_id(experiment_id),
+        request_time=now_ms,
+        execution_duration=0,
+        state=TraceState.ERROR if row.failed else TraceState.OK,
+        request_preview=row.request_preview,
+        response_preview=row.response_preview,
+        client_request_id=row.key,
+        trace_metadata={
+            TraceMetadataKey.SOURCE_RUN: run_id,
+            TRACE_SCHEMA_VERSION_KEY: str(TRACE_SCHEMA_VERSION),
+            **({TraceMetadataKey.TOKEN_USAGE: json.dumps(usage)} if usage else {}),
+        },
+        tags=tags,
+        assessments=assessments,
     )
     otel_id = bytes.fromhex(tid.removeprefix("tr-"))  # the OTel trace id; the root span's id: its first 8 bytes
-    span = Span.from_dict({  # the span's dict form as MLflow exports it (ids base64-encoded)
-        "trace_id": base64.b64encode(otel_id).decode(), "span_id": base64.b64encode(otel_id[:8]).decode(),
-        "parent_span_id": None, "name": scope,
-        "start_time_unix_nano": now_ms * 1_000_000, "end_time_unix_nano": now_ms * 1_000_000,
-        "events": [], "links": [],
-        "status": {"code": "STATUS_CODE_ERROR" if row.failed else "STATUS_CODE_OK", "message": ""},
-        "attributes": {
-            "mlflow.traceRequestId": json.dumps(tid), "mlflow.spanType": json.dumps("LLM"),
-            "mlflow.spanInputs": json.dumps(row.inputs, ensure_ascii=False, default=str),
-            "mlflow.spanOutputs": json.dumps(row.outputs, ensure_ascii=False, default=str),
-            **({"mlflow.chat.tokenUsage": json.dumps(usage)} if usage else {}),
-        },
-    })
+    span = Span.from_dict(
+        {  # the span's dict form as MLflow exports it (ids base64-encoded)
+            "trace_id": base64.b64encode(otel_id).decode(),
+            "span_id": base64.b64encode(otel_id[:8]).decode(),
+            "parent_span_id": None,
+            "name": scope,
+            "start_time_unix_nano": now_ms * 1_000_000,
+            "end_time_unix_nano": now_ms * 1_000_000,
+            "events": [],
+            "links": [],
+            "status": {"code": "STATUS_CODE_ERROR" if row.failed else "STATUS_CODE_OK", "message": ""},
+            "attributes": {
+                "mlflow.traceRequestId": json.dumps(tid),
+                "mlflow.spanType": json.dumps("LLM"),
+                "mlflow.spanInputs": json.dumps(row.inputs, ensure_ascii=False, default=str),
+                "mlflow.spanOutputs": json.dumps(row.outputs, ensure_ascii=False, default=str),
+                **({"mlflow.chat.tokenUsage": json.dumps(usage)} if usage else {}),
+            },
+        }
+    )
     return info, span
 
 
@@ -396,8 +527,13 @@ def existing_traces(client: Any, experiment_id: str, scope: str) -> dict[str, An
     found: dict[str, Any] = {}
     token = None
     while True:
-        page = client.search_traces(locations=[experiment_id], filter_string=f"tags.`{SCOPE_TAG}` = '{scope}'",
-                                    max_results=SEARCH_PAGE, page_token=token, include_spans=False)
+        page = client.search_traces(
+            locations=[experiment_id],
+            filter_string=f"tags.`{SCOPE_TAG}` = '{scope}'",
+            max_results=SEARCH_PAGE,
+            page_token=token,
+            include_spans=False,
+        )
         for trace in page:
             found[trace.info.trace_id] = trace.info
         token = page.token
@@ -407,11 +543,12 @@ def existing_traces(client: Any, experiment_id: str, scope: str) -> dict[str, An
 
 def _batches(values: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
     for start in range(0, len(values), size):
-        yield values[start:start + size]
+        yield values[start : start + size]
 
 
-def sync_traces(client: Any, experiment_id: str, run_id: str, scope: str, rows: Sequence[ItemRow],
-                progress: Progress) -> SyncCounts:
+def sync_traces(
+    client: Any, experiment_id: str, run_id: str, scope: str, rows: Sequence[ItemRow], progress: Progress
+) -> SyncCounts:
     """Make the scope's traces exactly `rows`: write the new and changed ones, delete the rest."""
     import time
 
@@ -451,7 +588,8 @@ def sync_traces(client: Any, experiment_id: str, run_id: str, scope: str, rows: 
     stale = sorted(set(existing) - set(wanted))
     counts.deleted_with_human_feedback = sum(
         any(a.source.source_type == "HUMAN" and a.feedback is not None for a in existing[tid].assessments)
-        for tid in stale)
+        for tid in stale
+    )
     for batch in _batches(stale, 100):
         counts.deleted += client.delete_traces(experiment_id, trace_ids=list(batch))
     return counts

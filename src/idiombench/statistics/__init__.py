@@ -16,6 +16,20 @@ from .bootstrap import (
 from .estimands import Estimand, by_model, custom, f1, macro_mean, mean, ratio
 
 __all__ = [
-    "TESTS", "Comparison", "Estimand", "Interval", "benjamini_hochberg", "by_model", "compare", "custom", "f1", "interval",
-    "macro_mean", "mean", "paired_bootstrap_p", "paired_permutation_p", "ratio", "replicates",
+    "TESTS",
+    "Comparison",
+    "Estimand",
+    "Interval",
+    "benjamini_hochberg",
+    "by_model",
+    "compare",
+    "custom",
+    "f1",
+    "interval",
+    "macro_mean",
+    "mean",
+    "paired_bootstrap_p",
+    "paired_permutation_p",
+    "ratio",
+    "replicates",
 ]

@@ -53,7 +53,7 @@ def replicates(estimands: Sequence[Estimand], resamples: int, seed: int) -> np.n
     for weights in resample_weights(first.n, resamples, seed):
         sums = weights @ features
         for row, estimand in enumerate(estimands):
-            out[row, done:done + len(weights)] = estimand.reduce(sums[:, bounds[row]:bounds[row + 1]])
+            out[row, done : done + len(weights)] = estimand.reduce(sums[:, bounds[row] : bounds[row + 1]])
         done += len(weights)
     return out
 
@@ -148,16 +148,30 @@ class Comparison:
     note: str = ""  # e.g. compared on the intersection of their units
 
 
-def compare(a_name: str, a: Estimand, b_name: str, b: Estimand, test: str, resamples: int, seed: int,
-            reps: tuple[np.ndarray, np.ndarray] | None = None) -> Comparison:
+def compare(
+    a_name: str,
+    a: Estimand,
+    b_name: str,
+    b: Estimand,
+    test: str,
+    resamples: int,
+    seed: int,
+    reps: tuple[np.ndarray, np.ndarray] | None = None,
+) -> Comparison:
     """The paired test between two models' estimands, on the units both have. `reps`: their
     replicates when already drawn on these same units (the paired bootstrap reuses them)."""
     if test not in TESTS:
         raise ValueError(f"test {test!r}: expected one of {TESTS}")
     note = ""
     if test == "paired-permutation" and (a.kind != b.kind or a.features.shape[1] != b.features.shape[1]):
-        return Comparison(a_name, b_name, a.value() - b.value(), float("nan"), 0,
-                          "not compared: the two statistics are built differently (e.g. other groups present)")
+        return Comparison(
+            a_name,
+            b_name,
+            a.value() - b.value(),
+            float("nan"),
+            0,
+            "not compared: the two statistics are built differently (e.g. other groups present)",
+        )
     if not a.same_units(b):
         shared = sorted(set(a.ids.tolist()) & set(b.ids.tolist()))
         if not shared:

@@ -60,15 +60,17 @@ class Estimand:
     def on(self, ids: Sequence[str] | np.ndarray) -> Estimand:
         """The same statistic restricted to (and ordered as) `ids`, a subset of this one's units."""
         rows = [self._positions[str(u)] for u in ids]
-        return Estimand(self.unit, np.asarray(ids, dtype=object), self.features[rows], self.reduce, self.kind,
-                        self.higher_is_better)
+        return Estimand(
+            self.unit, np.asarray(ids, dtype=object), self.features[rows], self.reduce, self.kind, self.higher_is_better
+        )
 
     def same_units(self, other: Estimand) -> bool:
         return self.n == other.n and bool(np.array_equal(self.ids, other.ids))
 
 
-def _make(unit: str, ids: Sequence[str], features: np.ndarray, reduce: Reduce, kind: str,
-          higher_is_better: bool) -> Estimand:
+def _make(
+    unit: str, ids: Sequence[str], features: np.ndarray, reduce: Reduce, kind: str, higher_is_better: bool
+) -> Estimand:
     """An estimand from per-ROW features: rows of one unit (several samples of an item, the
     items of an expression) are summed into the unit's row, so the unit is resampled whole
     (a cluster bootstrap). Units in sorted id order, so the draw does not depend on row order."""
@@ -94,8 +96,14 @@ def _as_mask(values: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
     return keep if mask is None else keep & np.asarray(mask, dtype=bool)
 
 
-def mean(ids: Sequence[str], values: Sequence[float], mask: Sequence[bool] | None = None, *, unit: str = "item",
-         higher_is_better: bool = True) -> Estimand:
+def mean(
+    ids: Sequence[str],
+    values: Sequence[float],
+    mask: Sequence[bool] | None = None,
+    *,
+    unit: str = "item",
+    higher_is_better: bool = True,
+) -> Estimand:
     """Mean of `values` over the rows in `mask` (NaN values left out, as the aggregates do):
     sum(w·x·m) / sum(w·m), so a resample in which fewer in-scope units are drawn has fewer in
     its denominator, as the aggregate would."""
@@ -105,15 +113,28 @@ def mean(ids: Sequence[str], values: Sequence[float], mask: Sequence[bool] | Non
     return _make(unit, ids, features, lambda s: _divide(s[:, 0], s[:, 1]), "mean", higher_is_better)
 
 
-def ratio(ids: Sequence[str], numerator: Sequence[float], denominator: Sequence[float], *, unit: str = "item",
-          higher_is_better: bool = True) -> Estimand:
+def ratio(
+    ids: Sequence[str],
+    numerator: Sequence[float],
+    denominator: Sequence[float],
+    *,
+    unit: str = "item",
+    higher_is_better: bool = True,
+) -> Estimand:
     """sum(numerator) / sum(denominator) over the units (e.g. valid idioms / idioms predicted)."""
     features = np.column_stack([np.asarray(numerator, dtype=np.float64), np.asarray(denominator, dtype=np.float64)])
     return _make(unit, ids, features, lambda s: _divide(s[:, 0], s[:, 1]), "ratio", higher_is_better)
 
 
-def macro_mean(ids: Sequence[str], values: Sequence[float], groups: Sequence[str], mask: Sequence[bool] | None = None, *,
-               unit: str = "item", higher_is_better: bool = True) -> Estimand:
+def macro_mean(
+    ids: Sequence[str],
+    values: Sequence[float],
+    groups: Sequence[str],
+    mask: Sequence[bool] | None = None,
+    *,
+    unit: str = "item",
+    higher_is_better: bool = True,
+) -> Estimand:
     """Mean over groups (e.g. directions) of the group's mean, over the groups present: a group
     not drawn in a resample drops out of that resample's macro mean, as it would from the aggregate."""
     x = np.asarray(values, dtype=np.float64)
@@ -138,8 +159,15 @@ def macro_mean(ids: Sequence[str], values: Sequence[float], groups: Sequence[str
 F1_AVERAGES = ("macro", "micro", "weighted")
 
 
-def f1(ids: Sequence[str], gold: Sequence[str], predicted: Sequence[str | None], labels: Sequence[str], average: str, *,
-       unit: str = "item") -> Estimand:
+def f1(
+    ids: Sequence[str],
+    gold: Sequence[str],
+    predicted: Sequence[str | None],
+    labels: Sequence[str],
+    average: str,
+    *,
+    unit: str = "item",
+) -> Estimand:
     """F1 from per-resample confusion counts (true positives, false positives and false negatives
     per label: one-hot per unit, summed). `labels` is a fixed universe (the same for every model
     compared); macro averages over the labels that occur (gold or predicted) in the resample, as
@@ -164,7 +192,7 @@ def f1(ids: Sequence[str], gold: Sequence[str], predicted: Sequence[str | None],
         return np.nan_to_num(_divide(2.0 * t, 2.0 * t + f_pos + f_neg), nan=0.0)
 
     def reduce(s: np.ndarray) -> np.ndarray:
-        t, f_pos, f_neg = s[:, :k], s[:, k:2 * k], s[:, 2 * k:]
+        t, f_pos, f_neg = s[:, :k], s[:, k : 2 * k], s[:, 2 * k :]
         if average == "micro":
             return scores(t.sum(1), f_pos.sum(1), f_neg.sum(1))
         per_label = scores(t, f_pos, f_neg)
@@ -177,14 +205,22 @@ def f1(ids: Sequence[str], gold: Sequence[str], predicted: Sequence[str | None],
     return _make(unit, ids, features, reduce, f"f1:{average}:{'|'.join(labels)}", True)
 
 
-def custom(ids: Sequence[str], features: np.ndarray, reduce: Reduce, kind: str, *, unit: str = "item",
-           higher_is_better: bool = True) -> Estimand:
+def custom(
+    ids: Sequence[str],
+    features: np.ndarray,
+    reduce: Reduce,
+    kind: str,
+    *,
+    unit: str = "item",
+    higher_is_better: bool = True,
+) -> Estimand:
     """Any other statistic of summed per-unit features (OrderProbe's S_Rob)."""
     return _make(unit, ids, features, reduce, kind, higher_is_better)
 
 
-def by_model(scores: Mapping[str, Mapping[str, Any]],
-             of_setting: Callable[[str, Any], Mapping[str, Estimand]]) -> dict[str, dict[str, Estimand]]:
+def by_model(
+    scores: Mapping[str, Mapping[str, Any]], of_setting: Callable[[str, Any], Mapping[str, Estimand]]
+) -> dict[str, dict[str, Estimand]]:
     """A benchmark's `estimands` hook over its score tables: model -> name -> estimand, each
     model's non-empty settings (score tables) in name order handed to `of_setting(setting, frame)`."""
     out: dict[str, dict[str, Estimand]] = {}

@@ -120,5 +120,9 @@ def _messages(path: str | Path, row: int, text: str) -> tuple[Message, ...]:
     try:
         return tuple(Message(**m) for m in json.loads(text))
     except (json.JSONDecodeError, TypeError, AttributeError):
-        raise DataError(path, "column messages is not a list of chat messages", row=row,
-                        expected='a JSON list of {"role": ..., "content": ...}') from None
+        raise DataError(
+            path,
+            "column messages is not a list of chat messages",
+            row=row,
+            expected='a JSON list of {"role": ..., "content": ...}',
+        ) from None

@@ -58,7 +58,9 @@ class ChatTemplate:
     def template_hash(self) -> str:
         blob = json.dumps(
             [{"role": m.role, "content": m.content} for m in self.messages],
-            ensure_ascii=False, sort_keys=True, separators=(",", ":"),
+            ensure_ascii=False,
+            sort_keys=True,
+            separators=(",", ":"),
         )
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 

@@ -44,12 +44,14 @@ def test_render_spans_give_the_fields_offsets_in_the_message():
     content = messages[0].content
     message, start, end = spans["idiom"]
     assert message == 0 and content[start:end] == IDIOM
-    assert content[spans["gloss"][1]:spans["gloss"][2]] == GLOSS
+    assert content[spans["gloss"][1] : spans["gloss"][2]] == GLOSS
     # a value holding the other field's text does not move the offsets (they come from the template)
     template = load_package_templates("idiombench.benchmarks.g_idiomalign", "gloss_generation").get("with_gloss")
-    tricky, fields = template.render_spans({"target_language": "English", "source_idiom": "meaning", "gloss": "meaning"})
+    tricky, fields = template.render_spans(
+        {"target_language": "English", "source_idiom": "meaning", "gloss": "meaning"}
+    )
     idiom, gloss = fields["source_idiom"][0], fields["gloss"][0]
-    assert tricky[0].content[idiom.start:idiom.end] == "meaning" and gloss.start > idiom.end
+    assert tricky[0].content[idiom.start : idiom.end] == "meaning" and gloss.start > idiom.end
     assert tricky[0].content.find("meaning") != gloss.start  # string search alone would pick another copy
 
 
@@ -58,8 +60,9 @@ def test_spans_tokens_are_the_idiom_and_the_gloss(tiny, setting):
     tokenizer, _ = tiny
     messages, spans = rendered(setting)
     located = locate(tokenizer, messages, spans, OUTPUT, content_span(OUTPUT, "English"))
-    decoded = {name: tokenizer.decode([located.input_ids[p] for p in positions])
-               for name, positions in located.spans.items()}
+    decoded = {
+        name: tokenizer.decode([located.input_ids[p] for p in positions]) for name, positions in located.spans.items()
+    }
     # the span's tokens hold the field and at most the characters merged into its edge tokens (the quotes)
     assert decoded["idiom"].strip().strip('"') == IDIOM
     assert all(b == a + 1 for a, b in zip(located.spans["idiom"], located.spans["idiom"][1:]))
@@ -100,7 +103,7 @@ def test_hooked_mass_equals_the_full_tensors_and_the_ratios_sum_to_one(tiny, set
     assert iar + gar + dr == pytest.approx(1.0)
     # DR is the rest of the mass: off-span prompt tokens plus the output's own earlier tokens
     assert iar + gar + result.prompt_other + result.generated == pytest.approx(1.0, abs=total)
-    assert result.generated == pytest.approx(mass[located.prompt_length:].sum(), abs=1e-6)
+    assert result.generated == pytest.approx(mass[located.prompt_length :].sum(), abs=1e-6)
     layers, heads = model.config.num_hidden_layers, model.config.num_attention_heads
     assert result.head_scores["idiom"].shape == (layers, heads)
     # the mean of the per-(layer, head) scores is IAR (A(k) averages over layers and heads too)
@@ -117,7 +120,9 @@ def test_an_implementation_without_weights_is_refused(tiny_chat_model: Path):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_chat_model)
-    model = AutoModelForCausalLM.from_pretrained(tiny_chat_model, dtype=torch.float32, attn_implementation="sdpa").eval()
+    model = AutoModelForCausalLM.from_pretrained(
+        tiny_chat_model, dtype=torch.float32, attn_implementation="sdpa"
+    ).eval()
     messages, spans = rendered("no_gloss")
     located = locate(tokenizer, messages, spans, OUTPUT, content_span(OUTPUT, "English"))
     with pytest.raises(AttentionError, match="not eager"):

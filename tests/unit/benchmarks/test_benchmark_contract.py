@@ -32,12 +32,19 @@ def test_a_class_missing_a_required_hook_cannot_be_instantiated():
         name = "no-score"
         render_templates = "prompts"
 
-        def file_specs(self, config): return []
+        def file_specs(self, config):
+            return []
+
         def build(self, raw_dir, config): ...
         def render(self, tasks, config, raw_dir): ...
-        def aggregate(self, ctx): return {}
-        def report_section(self, ctx): return None
-        def prediction_metrics(self, body, task, setting): return {}
+        def aggregate(self, ctx):
+            return {}
+
+        def report_section(self, ctx):
+            return None
+
+        def prediction_metrics(self, body, task, setting):
+            return {}
 
     with pytest.raises(TypeError, match="score"):
         NoScore()
@@ -75,10 +82,15 @@ def test_published_prediction_formats_are_registered_by_their_benchmark():
     assert formats["semanticqa"] is get_benchmark("semanticqa").prediction_formats["semanticqa"]
     assert sorted(formats) == ["idiombench", "semanticqa"]
     raw = load_params(Path(__file__).resolve().parents[3] / "params.yaml").model_dump(mode="json", by_alias=True)
-    raw["models"]["published"] = {"backend": "replay", "sources": [
-        {"benchmark": "semanticqa", "setting": "0-shot", "path": "x.jsonl", "format": "nope"}]}
-    with pytest.raises(ConfigError, match=r"models.published.sources.0.format: unknown predictions format 'nope' "
-                                          r"\(known: idiombench, semanticqa\)"):
+    raw["models"]["published"] = {
+        "backend": "replay",
+        "sources": [{"benchmark": "semanticqa", "setting": "0-shot", "path": "x.jsonl", "format": "nope"}],
+    }
+    with pytest.raises(
+        ConfigError,
+        match=r"models.published.sources.0.format: unknown predictions format 'nope' "
+        r"\(known: idiombench, semanticqa\)",
+    ):
         parse_params(raw)
     assert default_format("semanticqa", Path("preds.jsonl")) == "semanticqa"
     assert default_format("orderprobe", Path("gens.parquet")) == "idiombench"

@@ -32,8 +32,12 @@ def ctx(benchmark: str, task: str, setting: str, **kw) -> ItemContext:
         ("判斷含義：形容行為放縱。", "形容行為放縱。", True, {"echoed_label"}),
         ("意味：物事を完成させる最後の仕上げ。", "物事を完成させる最後の仕上げ。", True, {"echoed_label"}),
         ("의미: 전체 상황을 살펴보는 것.", "전체 상황을 살펴보는 것.", True, {"echoed_label"}),
-        ("成语：不耻下问\n判断含义：形容谦虚好学。", "不耻下问\n形容谦虚好学。", False,
-         {"echoed_label", "multiple_lines"}),
+        (
+            "成语：不耻下问\n判断含义：形容谦虚好学。",
+            "不耻下问\n形容谦虚好学。",
+            False,
+            {"echoed_label", "multiple_lines"},
+        ),
         ("第一行\n第二行", "第一行\n第二行", False, {"multiple_lines"}),
         ("判断含义：", None, False, {"label_only"}),
         ("判断含义：[解释]", "解释", True, {"bracketed"}),
@@ -59,11 +63,19 @@ def test_orderprobe_zero_shot(raw: str, value: str | None, ok: bool, flags: set[
         ("Final Meaning: 形容谦虚好学。", "形容谦虚好学。", False, {"no_thinking_process_line", "not_two_lines"}),
         ("Thinking Process: a\nb\nFinal Meaning: 形容谦虚好学。", "形容谦虚好学。", False, {"not_two_lines"}),
         ("Final Meaning: 形容谦虚好学。\nThinking Process: …", "形容谦虚好学。", False, set()),
-        ("Thinking Process: …\nFinal Meaning:\n形容谦虚好学。", "形容谦虚好学。", False,
-         {"final_meaning_on_next_line", "not_two_lines"}),
+        (
+            "Thinking Process: …\nFinal Meaning:\n形容谦虚好学。",
+            "形容谦虚好学。",
+            False,
+            {"final_meaning_on_next_line", "not_two_lines"},
+        ),
         ("Thinking Process: …\nFinal Meaning:", None, False, {"empty_final_meaning"}),
-        ("Thinking Process: …\nFinal Meaning: 一\nFinal Meaning: 二", "二", False,
-         {"several_final_meaning_lines", "not_two_lines"}),
+        (
+            "Thinking Process: …\nFinal Meaning: 一\nFinal Meaning: 二",
+            "二",
+            False,
+            {"several_final_meaning_lines", "not_two_lines"},
+        ),
         ("Thinking Process: 调整为不耻下问。", "调整为不耻下问。", False, {"no_final_meaning_line"}),
         ("形容谦虚好学。", "形容谦虚好学。", False, {"no_final_meaning_line", "no_thinking_process_line"}),
         ("判断含义：形容谦虚好学。", "形容谦虚好学。", False, {"no_final_meaning_line", "echoed_label"}),
@@ -149,7 +161,9 @@ TAXONOMY_3 = "ID\tLabel\tExamples\tMeaning\n0\tMagn\theavy rain\tintense\n4 \tBo
 
 def test_semanticqa_taxonomy_labels():
     assert taxonomy_labels({"taxonomy": TAXONOMY, "taxonomy_3shot": TAXONOMY_3, "context": "x"}) == [
-        "Magn", "Bon", "Oper1",
+        "Magn",
+        "Bon",
+        "Oper1",
     ]
 
 
@@ -178,19 +192,35 @@ def test_semanticqa_taxonomy_labels():
         ("collocation_extraction", "stunning loss ;", "stunning loss", True),
         ("vmwe_extraction_VPC", "Verbal Multiword Expression (VMWE): set off", "set off", True),
         ("noun_compound_extraction", "", None, False),
-        ("idiom_paraphrase", "to give something a trial before it is actually launched.",
-         "to give something a trial before it is actually launched.", True),
+        (
+            "idiom_paraphrase",
+            "to give something a trial before it is actually launched.",
+            "to give something a trial before it is actually launched.",
+            True,
+        ),
         ("idiom_paraphrase", "Output: “to be very happy (elated)”", "to be very happy (elated)", True),
-        ("noun_compound_interpretation", "Short interpretation: software for\napplications",
-         "software for applications", True),
+        (
+            "noun_compound_interpretation",
+            "Short interpretation: software for\napplications",
+            "software for applications",
+            True,
+        ),
         ("noun_compound_interpretation", "<think>x</think>", None, False),
     ],
 )
 def test_semanticqa_parse(task: str, raw: str, value: str | None, ok: bool):
     choices = ("criticism game", "exchanged accusations", "Proper Noun", "Meta Usage")
-    item = ctx("semanticqa", task, "0-shot", choices=choices if task in ("idiom_detection",) else
-               ("Compositional", "Partly compositional", "None of the above", "Non-compositional")
-               if task == "noun_compound_compositionality" else (), fields={"taxonomy": TAXONOMY})
+    item = ctx(
+        "semanticqa",
+        task,
+        "0-shot",
+        choices=choices
+        if task in ("idiom_detection",)
+        else ("Compositional", "Partly compositional", "None of the above", "Non-compositional")
+        if task == "noun_compound_compositionality"
+        else (),
+        fields={"taxonomy": TAXONOMY},
+    )
     parsed = sqa_parse(item, raw)
     assert (parsed.value, parsed.ok) == (value, ok), parsed
 
@@ -227,8 +257,12 @@ CANDIDATES = ("严阵以待", "改朝换代", "不共戴天", "天南海北", "�
         ("appropriateness", "<wrong>", "wrong", True),
         ("appropriateness", "The usage is incorrect.", "wrong", False),
         ("appropriateness", "<correct> <wrong>", None, False),
-        ("open_cloze", "<answer><一鸣惊人, 画蛇添足, 刻舟求剑, 守株待兔, 亡羊补牢></answer>",
-         ("一鸣惊人", "画蛇添足", "刻舟求剑", "守株待兔", "亡羊补牢"), True),
+        (
+            "open_cloze",
+            "<answer><一鸣惊人, 画蛇添足, 刻舟求剑, 守株待兔, 亡羊补牢></answer>",
+            ("一鸣惊人", "画蛇添足", "刻舟求剑", "守株待兔", "亡羊补牢"),
+            True,
+        ),
         ("chid_open_cloze", "<answer><改朝换代></answer>", ("改朝换代",), True),
         ("chid_candidates", "<answer><改朝换代></answer>", ("改朝换代",), True),
         ("chid_candidates", "<answer>改朝换代</answer>", ("改朝换代",), True),
@@ -262,7 +296,9 @@ def test_chengyu_flags():
     assert "candidate_number" in chengyu_parse(item, "<answer><2></answer>").flags
     assert "not_a_candidate" in chengyu_parse(item, "<answer><8></answer>").flags
     cloze = ctx("chengyu-bench", "open_cloze", "open_cloze")
-    assert {"duplicate_items", "fewer_items"} <= set(chengyu_parse(cloze, "<answer><一鸣惊人, 一鸣惊人></answer>").flags)
+    assert {"duplicate_items", "fewer_items"} <= set(
+        chengyu_parse(cloze, "<answer><一鸣惊人, 一鸣惊人></answer>").flags
+    )
 
 
 @pytest.mark.parametrize(

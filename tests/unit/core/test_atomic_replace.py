@@ -31,7 +31,7 @@ SRC = Path(__file__).resolve().parents[3] / "src"
 TABLES = [("b1", "s1"), ("b1", "s2"), ("b2", "s1"), ("b2", "s2")]
 PAUSE_S = 0.03
 
-CHILD = r'''
+CHILD = r"""
 import os, shutil, signal, sys, time
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
@@ -84,9 +84,9 @@ for command in sys.stdin:
         os._exit(0)
     _, status = os.waitpid(pid, 0)
     print(f"exit {status}", flush=True)
-'''
+"""
 
-VERSIONS = r'''
+VERSIONS = r"""
 TABLES = [("b1", "s1"), ("b1", "s2"), ("b2", "s1"), ("b2", "s2")]
 
 def row(version, benchmark, setting, i):
@@ -100,7 +100,7 @@ def tables(version):
 
 def info(version):
     return {"model": "m", "version": version}
-'''
+"""
 
 
 def texts(version: str) -> dict[tuple[str, str], list[str]]:
@@ -185,8 +185,9 @@ def test_kill_at_every_step_and_at_20_random_times_never_leaves_an_accepted_part
         events = child.settle()
         duration = time.monotonic() - started
         assert observe(target) == "B"
-        assert {"before-rename-aside", "after-rename-aside", "before-rename-in", "after-rename-in",
-                "rmtree"} <= set(events)
+        assert {"before-rename-aside", "after-rename-aside", "before-rename-in", "after-rename-in", "rmtree"} <= set(
+            events
+        )
         outcomes: dict[str, int] = {}
         current = "B"
         # 1. A kill at each announced step of a replace.

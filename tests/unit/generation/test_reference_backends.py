@@ -19,23 +19,34 @@ PLAIN = "plainbench"
 HOOKS = backend_hooks()  # the registered benchmarks' hooks, as the generate stage passes them
 
 
-def ctx(item_id: str, answer, *, benchmark=PLAIN, task="mcq", setting="zero_shot", choices=(), references=(),
-        input_text="源成语"):
+def ctx(
+    item_id: str,
+    answer,
+    *,
+    benchmark=PLAIN,
+    task="mcq",
+    setting="zero_shot",
+    choices=(),
+    references=(),
+    input_text="源成语",
+):
     return ItemContext(benchmark, task, setting, item_id, input_text, answer, tuple(references), tuple(choices))
 
 
 def req(item: ItemContext, sample_index: int = 0) -> Request:
     messages = (Message("user", f"{item.item_id} {item.input}"),)
     key = request_key({"backend": "test"}, messages, Sampling(), 0, sample_index)
-    return Request(key, f"{item.benchmark}/{item.task}/{item.setting}/{item.item_id}", messages, Sampling(), 0,
-                   sample_index, item)
+    return Request(
+        key, f"{item.benchmark}/{item.task}/{item.setting}/{item.item_id}", messages, Sampling(), 0, sample_index, item
+    )
 
 
 LETTER_ITEMS = [ctx(f"q{i}", "BBACB"[i % 5], choices=("w", "x", "y", "z")) for i in range(10)]
-TEXT_ITEMS = [ctx(f"c{i}", f"opt{i % 3}", task="chid",
-                  choices=(f"opt{(i + 1) % 3}", f"opt{i % 3}", f"opt{(i + 2) % 3}")) for i in range(9)]
-LABEL_ITEMS = [ctx(f"l{i}", ["褒义", "贬义", "贬义", "中性"][i % 4], task="evaluative")
-               for i in range(12)]
+TEXT_ITEMS = [
+    ctx(f"c{i}", f"opt{i % 3}", task="chid", choices=(f"opt{(i + 1) % 3}", f"opt{i % 3}", f"opt{(i + 2) % 3}"))
+    for i in range(9)
+]
+LABEL_ITEMS = [ctx(f"l{i}", ["褒义", "贬义", "贬义", "中性"][i % 4], task="evaluative") for i in range(12)]
 
 
 def backend(kind: str, items, seed: int = 0) -> ReferenceBackend:
@@ -91,15 +102,18 @@ def test_random_reports_and_skips_tasks_that_are_not_classification():
 
 def test_declared_classification_tasks_decide():
     """The benchmark's CLASSIFICATION_TASKS overrides the heuristics, both ways."""
-    labels = [ctx(f"s{i}", ["AntiBon", "Oper1"][i], benchmark="semanticqa", task="collocation_categorization")
-              for i in range(2)]
+    labels = [
+        ctx(f"s{i}", ["AntiBon", "Oper1"][i], benchmark="semanticqa", task="collocation_categorization")
+        for i in range(2)
+    ]
     assert "free-form" in label_space(labels)  # two labels in two items look free-form ...
     b = backend("majority", labels)  # ... but SemanticQA declares the task classification
     assert b.unsupported("semanticqa", "collocation_categorization", "0-shot", "main") is None
     assert b.generate([req(labels[0])])[0].text == "AntiBon"
     extraction = [ctx(f"e{i}", "x", benchmark="semanticqa", task="idiom_extraction") for i in range(6)]
     assert "declared by the benchmark" in backend("random", extraction).unsupported(
-        "semanticqa", "idiom_extraction", "0-shot", "main")
+        "semanticqa", "idiom_extraction", "0-shot", "main"
+    )
 
 
 def test_oracle_and_echo_without_a_benchmark_hook_return_the_plain_answer():
@@ -125,8 +139,15 @@ def test_oracle_and_echo_without_a_benchmark_hook_return_the_plain_answer():
     ],
 )
 def test_orderprobe_answer_format(setting, kind, expected):
-    item = ctx("zh-CN/0001/BACD", "画蛇添足", benchmark="orderprobe", task="restore", setting=setting,
-               references=("比喻做了多余的事", "another gloss"), input_text="蛇画添足")
+    item = ctx(
+        "zh-CN/0001/BACD",
+        "画蛇添足",
+        benchmark="orderprobe",
+        task="restore",
+        setting=setting,
+        references=("比喻做了多余的事", "another gloss"),
+        input_text="蛇画添足",
+    )
     assert backend(kind, [item]).generate([req(item)])[0].text == expected
 
 
@@ -149,16 +170,19 @@ def test_under_option_rotations_the_oracle_follows_the_gold_and_majority_keeps_i
     from idiombench.core.generation_types import item_context
     from idiombench.core.items import Item
 
-    items = [Item(f"q{i}", PLAIN, "mcq", "en", "src", choices=("w", "x", "y", "z"), answer="BBACB"[i % 5])
-             for i in range(10)]
+    items = [
+        Item(f"q{i}", PLAIN, "mcq", "en", "src", choices=("w", "x", "y", "z"), answer="BBACB"[i % 5]) for i in range(10)
+    ]
     shown = [item_context(item, "zero_shot", r) for item in items for r in range(4)]
     majority = backend("majority", shown)
     assert majority.spaces[(PLAIN, "mcq")].majority == 1  # B, as without rotations
     assert {c.text for c in majority.generate([req(s) for s in shown])} == {"B"}
     oracle = backend("oracle", shown)
     answers = [c.text for c in oracle.generate([req(s) for s in shown])]
-    assert all(s.choices["ABCD".index(a)] == item.choices["ABCD".index(item.answer)]
-               for s, a, item in zip(shown, answers, [i for i in items for _ in range(4)]))
+    assert all(
+        s.choices["ABCD".index(a)] == item.choices["ABCD".index(item.answer)]
+        for s, a, item in zip(shown, answers, [i for i in items for _ in range(4)])
+    )
 
 
 def test_the_data_a_system_answers_from_is_part_of_each_items_key():

@@ -38,8 +38,19 @@ def items(setting: str = "0-shot") -> list[ItemContext]:
     for record in released_records():
         # the build keeps the released record in `fields` and may add derived fields
         fields = {**record, "example": "(derived by the build)"}
-        out.append(ItemContext("semanticqa", "idiom_detection", setting, record["id"], record["context"],
-                               record["target"], (), tuple(record[k] for k in "ABCD"), fields))
+        out.append(
+            ItemContext(
+                "semanticqa",
+                "idiom_detection",
+                setting,
+                record["id"],
+                record["context"],
+                record["target"],
+                (),
+                tuple(record[k] for k in "ABCD"),
+                fields,
+            )
+        )
     return out
 
 
@@ -48,15 +59,26 @@ def requests(contexts: list[ItemContext], identity: dict) -> list[Request]:
     for item in contexts:
         messages = (Message("user", item.input),)
         key = request_key(identity, messages, Sampling(), 0, 0)
-        out.append(Request(key, f"semanticqa/idiom_detection/{item.setting}/{item.item_id}", messages, Sampling(), 0, 0, item))
+        out.append(
+            Request(key, f"semanticqa/idiom_detection/{item.setting}/{item.item_id}", messages, Sampling(), 0, 0, item)
+        )
     return out
 
 
 def replay(path: Path = FIXTURE, **source) -> object:
-    config = ReplayModel(backend="replay", sources=[
-        {"benchmark": "semanticqa", "task": "idiom_detection", "setting": "0-shot", "path": str(path),
-         "format": "semanticqa", **source}
-    ])
+    config = ReplayModel(
+        backend="replay",
+        sources=[
+            {
+                "benchmark": "semanticqa",
+                "task": "idiom_detection",
+                "setting": "0-shot",
+                "path": str(path),
+                "format": "semanticqa",
+                **source,
+            }
+        ],
+    )
     return make_backend("published", config, benchmarks=backend_hooks())
 
 
@@ -93,8 +115,9 @@ def test_a_line_that_fits_several_items_answers_none(tmp_path: Path):
     """Principle 3 (issue 30): `{"prediction": "A"}` identifies nothing; `{"D": "Meta Usage", ...}`
     fits every item; neither answers any item. A whole record answers its one item."""
     first = released_records()[0]
-    path = source_file(tmp_path, {"prediction": "A"}, {"D": "Meta Usage", "prediction": "B"},
-                       {**first, "prediction": "C"})
+    path = source_file(
+        tmp_path, {"prediction": "A"}, {"D": "Meta Usage", "prediction": "B"}, {**first, "prediction": "C"}
+    )
     backend = replay(path)
     reqs = requests(items(), backend.identity())
     backend.prepare(reqs)
@@ -124,8 +147,11 @@ def test_a_source_that_matches_no_item_is_refused(tmp_path: Path):
     """An empty file, or one whose lines identify nothing: all-failed rows would score as a result."""
     for records in ((), ({"prediction": "A"},), ({"id": "nope", "prediction": "A"},)):
         backend = replay(source_file(tmp_path, *records))
-        with pytest.raises(DataError, match=r"source.jsonl: no line of this replay source matches an item of "
-                                            r"semanticqa/idiom_detection/0-shot"):
+        with pytest.raises(
+            DataError,
+            match=r"source.jsonl: no line of this replay source matches an item of "
+            r"semanticqa/idiom_detection/0-shot",
+        ):
             backend.prepare(requests(items(), backend.identity()))
 
 
@@ -170,7 +196,8 @@ def test_jobs_without_a_source_and_extra_passes_are_unsupported():
     backend = replay()
     assert backend.unsupported("semanticqa", "idiom_detection", "0-shot", "main") is None
     assert "no source for semanticqa/idiom_detection/3-shot" in backend.unsupported(
-        "semanticqa", "idiom_detection", "3-shot", "main")
+        "semanticqa", "idiom_detection", "3-shot", "main"
+    )
     assert "cannot be replayed" in backend.unsupported("semanticqa", "idiom_detection", "0-shot", "consistency")
 
 
@@ -201,8 +228,10 @@ def test_idiombench_tables_replay_by_prompt_id(tmp_path: Path, monkeypatch):
     write_project(tmp_path, models, consistency_n=1)
     run_generate(load_params(tmp_path / "params.yaml"), "oracle", echo=lambda _: None)
     source = tmp_path / "results/generations/oracle/orderprobe/cot.parquet"
-    models["again"] = {"backend": "replay", "sources": [
-        {"benchmark": "orderprobe", "setting": "cot", "path": str(source), "format": "idiombench"}]}
+    models["again"] = {
+        "backend": "replay",
+        "sources": [{"benchmark": "orderprobe", "setting": "cot", "path": str(source), "format": "idiombench"}],
+    }
     write_project(tmp_path, models, consistency_n=1)
     lines: list[str] = []
     result = run_generate(load_params(tmp_path / "params.yaml"), "again", echo=lines.append)
@@ -213,6 +242,9 @@ def test_idiombench_tables_replay_by_prompt_id(tmp_path: Path, monkeypatch):
     # the consistency rows of the source have no request in the replay job: reported as unmatched
     assert "24 lines" not in "\n".join(lines) and "48 lines, 24 matched, 24 unmatched" in "\n".join(lines)
     skipped = {s["job"] for s in result.summary["skipped"]}
-    assert skipped == {"orderprobe/restore/zero_shot/main", "orderprobe/restore/zero_shot/consistency",
-                       "orderprobe/restore/cot/consistency"}
+    assert skipped == {
+        "orderprobe/restore/zero_shot/main",
+        "orderprobe/restore/zero_shot/consistency",
+        "orderprobe/restore/cot/consistency",
+    }
     assert not (tmp_path / "results/generations/again/orderprobe/zero_shot.parquet").exists()

@@ -256,7 +256,9 @@ def test_missing_vllm_is_a_clear_error(monkeypatch):
     from idiombench.generation.backends.vllm import BackendUnavailable, VLLMBackend
 
     monkeypatch.setitem(sys.modules, "vllm", None)  # import vllm -> ImportError
-    with pytest.raises(BackendUnavailable, match=r"`pip install idiombench\[vllm\]` on a CUDA machine, or `make vllm-env`"):
+    with pytest.raises(
+        BackendUnavailable, match=r"`pip install idiombench\[vllm\]` on a CUDA machine, or `make vllm-env`"
+    ):
         VLLMBackend(model())
 
 
@@ -300,8 +302,9 @@ def test_make_passes_the_params_seed_to_the_engine_and_reports(fake_vllm):
     backend = make("tiny", model(gpus=4), seed=5, cache_root=Path("/unused"))
     assert fake_vllm.INSTANCES[0].init_kwargs["seed"] == 5
     (line,) = backend.report()
-    assert line.startswith(f"vllm 0.32.0+fake: org/tiny-chat@{COMMIT}, tensor_parallel_size=4, prefix caching on, "
-                           "engine loaded in ")
+    assert line.startswith(
+        f"vllm 0.32.0+fake: org/tiny-chat@{COMMIT}, tensor_parallel_size=4, prefix caching on, engine loaded in "
+    )
 
 
 def test_a_gguf_model_is_served_from_its_dense_copy_with_the_gguf_hash_as_identity(fake_vllm, tmp_path, monkeypatch):
@@ -413,9 +416,16 @@ def generate_totals(project: Path) -> tuple[dict, dict]:
     from idiombench.pipeline.config import load_params
     from idiombench.stages.generate import run_generate
 
-    result = run_generate(load_params(project / "params.yaml"), "tiny", cache_dir=project / "cache",
-                          out_dir=project / "out", prompts_root=project / "results" / "prompts",
-                          items_root=project / "data" / "processed", logs_dir=project / "logs", echo=lambda line: None)
+    result = run_generate(
+        load_params(project / "params.yaml"),
+        "tiny",
+        cache_dir=project / "cache",
+        out_dir=project / "out",
+        prompts_root=project / "results" / "prompts",
+        items_root=project / "data" / "processed",
+        logs_dir=project / "logs",
+        echo=lambda line: None,
+    )
     info = json.loads((project / "out" / "generation_info.json").read_text(encoding="utf-8"))
     return result.summary["total"], info["identity"]
 

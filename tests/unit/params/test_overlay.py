@@ -24,8 +24,10 @@ def write(path: Path, data: object) -> Path:
 def test_mappings_merge_key_by_key_and_other_values_replace():
     base = {"a": {"x": 1, "y": [1, 2], "z": {"k": 1}}, "m": {"one": {"p": 1}}}
     overlay = {"a": {"y": [3], "z": {"j": 2}}, "m": {"two": {"p": 2}}}
-    assert merge(base, overlay, set()) == {"a": {"x": 1, "y": [3], "z": {"k": 1, "j": 2}},
-                                           "m": {"one": {"p": 1}, "two": {"p": 2}}}
+    assert merge(base, overlay, set()) == {
+        "a": {"x": 1, "y": [3], "z": {"k": 1, "j": 2}},
+        "m": {"one": {"p": 1}, "two": {"p": 2}},
+    }
     # a replaced section is taken whole: the base's entries are gone
     assert merge(base, overlay, {"m"})["m"] == {"two": {"p": 2}}
     assert base["a"]["y"] == [1, 2], "merge must not modify its inputs"
@@ -79,8 +81,10 @@ def test_merge_params_writes_a_full_params_file_equal_to_the_overlay(tmp_path: P
 
 
 def test_merge_params_refuses_an_invalid_overlay_and_writes_nothing(tmp_path: Path):
-    overlay = write(tmp_path / "bad.yaml", {"overlay_of": str(ROOT / "params.yaml"),
-                                            "benchmarks": {"orderprobe": {"build": {"dedupe": 3}}}})
+    overlay = write(
+        tmp_path / "bad.yaml",
+        {"overlay_of": str(ROOT / "params.yaml"), "benchmarks": {"orderprobe": {"build": {"dedupe": 3}}}},
+    )
     out = tmp_path / "params.yaml"
     result = CliRunner().invoke(app, ["merge-params", str(overlay), "--out", str(out)])
     assert result.exit_code == 2 and "benchmarks.orderprobe.build.dedupe" in result.output

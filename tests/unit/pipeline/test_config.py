@@ -109,31 +109,48 @@ def test_paper_profile_validates_and_has_the_same_sections():
 
 # Cross-key rules (issue 13, item 6): check-params reports them with params.yaml's key paths.
 CONSISTENCY_CASES = [
-    ("a model's benchmarks name an unknown benchmark",
-     lambda raw: raw["models"].update(m={"backend": "oracle", "benchmarks": ["orderprobe", "nope"]}),
-     "models.m.benchmarks.1: unknown benchmark 'nope'"),
-    ("a replay source names an unknown benchmark",
-     lambda raw: raw["models"].update(r={"backend": "replay", "sources": [
-         {"benchmark": "nope", "setting": "0-shot", "path": "x.jsonl"}]}),
-     "models.r.sources.0.benchmark: unknown benchmark 'nope'"),
-    ("the main pass restricted to settings",
-     lambda raw: raw["benchmarks"]["semanticqa"]["generate"]["main"].update(settings=["0-shot"]),
-     "benchmarks.semanticqa.generate.main.settings: must be null"),
-    ("an extra pass called main",
-     lambda raw: raw["benchmarks"]["orderprobe"]["generate"]["extra"].update(main={"n": 2}),
-     "benchmarks.orderprobe.generate.extra.main: an extra pass may not be called 'main'"),
-    ("device cuda with no GPU",
-     lambda raw: raw["models"].update(g={"backend": "hf", "model": "x", "device": "cuda", "gpus": 0}),
-     "models.g.gpus: device cuda needs gpus >= 1 (the job claims its GPUs), got 0"),
-    ("device cpu claiming GPUs",
-     lambda raw: raw["models"].update(g={"backend": "hf", "model": "x", "device": "cpu", "gpus": 1}),
-     "models.g.gpus: device cpu uses no GPU (expected 0), got 1"),
-    ("hf on two GPUs",
-     lambda raw: raw["models"].update(g={"backend": "hf", "model": "x", "gpus": 2}),
-     "models.g.gpus: the hf backend runs on one GPU"),
-    ("vllm's CPU KV cache with GPUs",
-     lambda raw: raw["models"].update(v={"backend": "vllm", "model": "x", "gpus": 1, "cpu_kv_cache_gib": 4}),
-     "models.v.cpu_kv_cache_gib: applies to gpus 0"),
+    (
+        "a model's benchmarks name an unknown benchmark",
+        lambda raw: raw["models"].update(m={"backend": "oracle", "benchmarks": ["orderprobe", "nope"]}),
+        "models.m.benchmarks.1: unknown benchmark 'nope'",
+    ),
+    (
+        "a replay source names an unknown benchmark",
+        lambda raw: raw["models"].update(
+            r={"backend": "replay", "sources": [{"benchmark": "nope", "setting": "0-shot", "path": "x.jsonl"}]}
+        ),
+        "models.r.sources.0.benchmark: unknown benchmark 'nope'",
+    ),
+    (
+        "the main pass restricted to settings",
+        lambda raw: raw["benchmarks"]["semanticqa"]["generate"]["main"].update(settings=["0-shot"]),
+        "benchmarks.semanticqa.generate.main.settings: must be null",
+    ),
+    (
+        "an extra pass called main",
+        lambda raw: raw["benchmarks"]["orderprobe"]["generate"]["extra"].update(main={"n": 2}),
+        "benchmarks.orderprobe.generate.extra.main: an extra pass may not be called 'main'",
+    ),
+    (
+        "device cuda with no GPU",
+        lambda raw: raw["models"].update(g={"backend": "hf", "model": "x", "device": "cuda", "gpus": 0}),
+        "models.g.gpus: device cuda needs gpus >= 1 (the job claims its GPUs), got 0",
+    ),
+    (
+        "device cpu claiming GPUs",
+        lambda raw: raw["models"].update(g={"backend": "hf", "model": "x", "device": "cpu", "gpus": 1}),
+        "models.g.gpus: device cpu uses no GPU (expected 0), got 1",
+    ),
+    (
+        "hf on two GPUs",
+        lambda raw: raw["models"].update(g={"backend": "hf", "model": "x", "gpus": 2}),
+        "models.g.gpus: the hf backend runs on one GPU",
+    ),
+    (
+        "vllm's CPU KV cache with GPUs",
+        lambda raw: raw["models"].update(v={"backend": "vllm", "model": "x", "gpus": 1, "cpu_kv_cache_gib": 4}),
+        "models.v.cpu_kv_cache_gib: applies to gpus 0",
+    ),
 ]
 
 
@@ -157,9 +174,10 @@ def test_cross_key_rules_accept_the_consistent_cases() -> None:
         sub={"backend": "oracle", "benchmarks": ["orderprobe", "semanticqa"]},
     )
     models = parse_params(raw).models
-    assert {name: (models[name].backend, getattr(models[name], "device", None), models[name].gpus)
-            for name in ("gpu", "cpu", "auto", "tp")} == {
-        "gpu": ("hf", "cuda", 1), "cpu": ("hf", "cpu", 0), "auto": ("hf", "auto", 1), "tp": ("vllm", None, 4)}
+    assert {
+        name: (models[name].backend, getattr(models[name], "device", None), models[name].gpus)
+        for name in ("gpu", "cpu", "auto", "tp")
+    } == {"gpu": ("hf", "cuda", 1), "cpu": ("hf", "cpu", 0), "auto": ("hf", "auto", 1), "tp": ("vllm", None, 4)}
     assert models["sub"].benchmarks == ["orderprobe", "semanticqa"]
 
 

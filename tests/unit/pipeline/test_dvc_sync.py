@@ -38,12 +38,15 @@ def test_snakemake_mtime_uses_the_timestamp_file_of_a_directory(tmp_path: Path):
     assert dvc_sync.snakemake_mtime(tmp_path / "missing") is None
 
 
-@pytest.mark.parametrize(("params", "endtime", "describes"), [
-    (["'{}'"], 5.0, True),                    # Snakemake's own record of this very file
-    (["'{}'"], 4.0, False),                   # rewritten since (by dvc repro)
-    (None, 5.0, False),                       # our "current" verdict: asked again every time
-    ([dvc_sync.DVC_CHANGED], 5.0, False),     # our "changed" verdict: asked again too
-])
+@pytest.mark.parametrize(
+    ("params", "endtime", "describes"),
+    [
+        (["'{}'"], 5.0, True),  # Snakemake's own record of this very file
+        (["'{}'"], 4.0, False),  # rewritten since (by dvc repro)
+        (None, 5.0, False),  # our "current" verdict: asked again every time
+        ([dvc_sync.DVC_CHANGED], 5.0, False),  # our "changed" verdict: asked again too
+    ],
+)
 def test_only_snakemakes_own_record_of_the_file_on_disk_is_trusted(params, endtime, describes):
     record = SimpleNamespace(params=params, endtime=endtime)
     assert dvc_sync._describes(record, 5.0) is describes
@@ -94,13 +97,25 @@ def tree(root: Path, mtimes: dict[str, float]) -> None:
 
 def test_outputs_pulled_out_of_order_get_mtimes_in_dag_order(tmp_path: Path):
     # as `dvc pull` may leave them: every output older than its stage's inputs
-    tree(tmp_path, {"src/a": 50, "src/scoring": 50, "data/raw/a": 400, "data/processed/a": 300,
-                    "results/scores/m/a": 200, "reports/all_tables.pdf": 100})
+    tree(
+        tmp_path,
+        {
+            "src/a": 50,
+            "src/scoring": 50,
+            "data/raw/a": 400,
+            "data/processed/a": 300,
+            "results/scores/m/a": 200,
+            "reports/all_tables.pdf": 100,
+        },
+    )
     stamp = tmp_path / "results/scores/m/a" / dvc_sync.TIMESTAMP_FILE  # Snakemake's carrier wins
     stamp.write_text("")
     os.utime(stamp, (200, 200))
     assert dvc_sync.order_mtimes(tmp_path, ["report", "score@m-a", "build@a"], DEPS, OUTS) == [
-        "build@a", "score@m-a", "report"]
+        "build@a",
+        "score@m-a",
+        "report",
+    ]
     step = dvc_sync.ORDER_STEP_S
     assert dvc_sync.snakemake_mtime(tmp_path / "data/processed/a") == pytest.approx(400 + step)
     assert stamp.stat().st_mtime == pytest.approx(400 + 2 * step)
@@ -111,19 +126,24 @@ def test_outputs_pulled_out_of_order_get_mtimes_in_dag_order(tmp_path: Path):
 
 
 def test_an_output_already_newer_than_its_inputs_keeps_its_mtime(tmp_path: Path):
-    tree(tmp_path, {"src/a": 50, "data/raw/a": 100, "data/processed/a": 300, "src/scoring": 50,
-                    "results/scores/m/a": 200})
+    tree(
+        tmp_path,
+        {"src/a": 50, "data/raw/a": 100, "data/processed/a": 300, "src/scoring": 50, "results/scores/m/a": 200},
+    )
     assert dvc_sync.order_mtimes(tmp_path, ["build@a", "score@m-a"], DEPS, OUTS) == ["score@m-a"]
     assert dvc_sync.snakemake_mtime(tmp_path / "data/processed/a") == 300
     assert dvc_sync.snakemake_mtime(tmp_path / "results/scores/m/a") == pytest.approx(300 + dvc_sync.ORDER_STEP_S)
 
 
 def test_a_dep_overlaps_the_outputs_it_is_above_below_or_equal_to():
-    index = dvc_sync.OutputIndex({"a": ["results/scores/m/a"], "b": ["results/scores2/x"], "c": ["data/raw"],
-                                  "d": ["results/scores/m/a/"]})
+    index = dvc_sync.OutputIndex(
+        {"a": ["results/scores/m/a"], "b": ["results/scores2/x"], "c": ["data/raw"], "d": ["results/scores/m/a/"]}
+    )
     assert sorted(index.overlapping("results/scores")) == [("results/scores/m/a", "a"), ("results/scores/m/a", "d")]
-    assert index.overlapping("results/scores/m/a/part.parquet") == [("results/scores/m/a", "a"),
-                                                                     ("results/scores/m/a", "d")]
+    assert index.overlapping("results/scores/m/a/part.parquet") == [
+        ("results/scores/m/a", "a"),
+        ("results/scores/m/a", "d"),
+    ]
     assert index.overlapping("data/raw/x/") == [("data/raw", "c")]
     assert index.overlapping("results/score") == [] and index.overlapping("data") == [("data/raw", "c")]
 
@@ -131,18 +151,27 @@ def test_a_dep_overlaps_the_outputs_it_is_above_below_or_equal_to():
 # ---- issue 30: the sync never records a run as params.yaml's when it ran with other values ----
 
 DEFINED = {
-    "generate@m": dvc_sync.DefinedStage(outs=["results/generations/m"], deps=["results/prompts/a"],
-                                        params={"params.yaml": ["models.m", "benchmarks.a.generate"]}),
-    "score@m-a": dvc_sync.DefinedStage(outs=["results/scores/m/a"], deps=["results/generations/m"],
-                                       params={"params.yaml": ["benchmarks.a.score"]}),
-    "aggregate@m-a": dvc_sync.DefinedStage(outs=["results/metrics/a/m.json"], deps=["results/scores/m/a"],
-                                           params={"params.yaml": ["benchmarks.a.score"]}),
-    "report": dvc_sync.DefinedStage(outs=["reports/all_tables.pdf"], deps=["results/metrics"],
-                                    params={"params.yaml": ["report"]}),
+    "generate@m": dvc_sync.DefinedStage(
+        outs=["results/generations/m"],
+        deps=["results/prompts/a"],
+        params={"params.yaml": ["models.m", "benchmarks.a.generate"]},
+    ),
+    "score@m-a": dvc_sync.DefinedStage(
+        outs=["results/scores/m/a"], deps=["results/generations/m"], params={"params.yaml": ["benchmarks.a.score"]}
+    ),
+    "aggregate@m-a": dvc_sync.DefinedStage(
+        outs=["results/metrics/a/m.json"], deps=["results/scores/m/a"], params={"params.yaml": ["benchmarks.a.score"]}
+    ),
+    "report": dvc_sync.DefinedStage(
+        outs=["reports/all_tables.pdf"], deps=["results/metrics"], params={"params.yaml": ["report"]}
+    ),
     "whole": dvc_sync.DefinedStage(outs=["w"], deps=[], params={"params.yaml": []}),  # every key of the file
 }
-FILE = {"models": {"m": {"backend": "oracle"}}, "benchmarks": {"a": {"generate": {"n": 1}, "score": {"mode": "default"}}},
-        "report": {"x": 1}}
+FILE = {
+    "models": {"m": {"backend": "oracle"}},
+    "benchmarks": {"a": {"generate": {"n": 1}, "score": {"mode": "default"}}},
+    "report": {"x": 1},
+}
 
 
 def test_only_the_stages_whose_dvc_params_differ_are_named_with_their_keys():
@@ -150,13 +179,17 @@ def test_only_the_stages_whose_dvc_params_differ_are_named_with_their_keys():
     stages = ["generate@m", "score@m-a", "aggregate@m-a", "report"]
     assert dvc_sync.params_differences(DEFINED, stages, FILE, FILE) == {}
     assert dvc_sync.params_differences(DEFINED, stages, overlay, FILE) == {
-        "aggregate@m-a": ["benchmarks.a.score"], "score@m-a": ["benchmarks.a.score"]}
+        "aggregate@m-a": ["benchmarks.a.score"],
+        "score@m-a": ["benchmarks.a.score"],
+    }
     assert dvc_sync.params_differences(DEFINED, ["whole"], overlay, FILE) == {"whole": ["benchmarks"]}
     # a key the run has and params.yaml lacks (or the other way round) differs too
     assert dvc_sync.params_differences(DEFINED, ["report"], {**FILE, "report": {"x": 1, "y": 2}}, FILE) == {
-        "report": ["report"]}
-    assert dvc_sync.params_differences(DEFINED, ["report"], {k: v for k, v in FILE.items() if k != "report"},
-                                       FILE) == {"report": ["report"]}
+        "report": ["report"]
+    }
+    assert dvc_sync.params_differences(DEFINED, ["report"], {k: v for k, v in FILE.items() if k != "report"}, FILE) == {
+        "report": ["report"]
+    }
 
 
 def test_the_stages_built_on_a_withheld_stage_are_withheld_too():
@@ -168,14 +201,17 @@ def test_the_stages_built_on_a_withheld_stage_are_withheld_too():
 
 
 def test_the_sync_says_which_stages_it_left_out_and_how_to_record_them():
-    report = dvc_sync.SyncReport(committed=["generate@m"], params_file="strict.yaml",
-                                 withheld={"score@m-a": ["benchmarks.a.score"], "aggregate@m-a": ["benchmarks.a.score"],
-                                           "report": []})
+    report = dvc_sync.SyncReport(
+        committed=["generate@m"],
+        params_file="strict.yaml",
+        withheld={"score@m-a": ["benchmarks.a.score"], "aggregate@m-a": ["benchmarks.a.score"], "report": []},
+    )
     assert report.lines()[-1] == (
         "dvc-sync: not recorded in dvc.lock, as they did not run with params.yaml's values, which DVC reads: "
         "aggregate@m-a, score@m-a (other values in strict.yaml: benchmarks.a.score), and the stages built on them: "
         "report; `dvc status` reports them changed. To record this run: `idiombench merge-params strict.yaml --out "
-        "params.yaml && dvc commit -f aggregate@m-a report score@m-a`")
+        "params.yaml && dvc commit -f aggregate@m-a report score@m-a`"
+    )
     edited = dvc_sync.SyncReport(withheld={"report": ["report"]})  # params.yaml edited while the run ran
     assert "(other values in params.yaml as it was when the run started: report)" in edited.lines()[-1]
     assert edited.lines()[-1].endswith("run Snakemake again: it reruns them with params.yaml's values and records them")

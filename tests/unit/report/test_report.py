@@ -65,9 +65,16 @@ def test_pdf_renders_cjk_text(tmp_path: Path):
     ax.bar(["a", "b"], [1, 2])
     fig.savefig(figure_path)
     plt.close(fig)
-    table = Table("cjk", "漢字 한국어 かな", ["表达", "점수"], [[Cell("画蛇添足"), Cell("작심삼일")]], footnotes=["注：一期一会"])
-    section = Section("orderprobe", "OrderProbe 顺序探测", intro=["画蛇添足 無可估量 작심삼일 一期一会"], tables=[table],
-                      figures=[Figure("fig", "Figure", figure_path, "caption")])
+    table = Table(
+        "cjk", "漢字 한국어 かな", ["表达", "점수"], [[Cell("画蛇添足"), Cell("작심삼일")]], footnotes=["注：一期一会"]
+    )
+    section = Section(
+        "orderprobe",
+        "OrderProbe 顺序探测",
+        intro=["画蛇添足 無可估量 작심삼일 一期一会"],
+        tables=[table],
+        figures=[Figure("fig", "Figure", figure_path, "caption")],
+    )
     title = TitlePage("idiombench: results", "default", "2026-01-01", "abc123", ["oracle"], ["orderprobe: 0123"])
     pdf_path = tmp_path / "out.pdf"
     write_pdf(pdf_path, title, [section])

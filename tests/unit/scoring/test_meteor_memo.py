@@ -51,8 +51,11 @@ def test_memoised_meteor_equals_nltk_on_released_references(wordnet_root: Path, 
     """Each interpretation item's references against a long output made of other items' real text
     (its own references among them, so every stage finds matches): identical floats."""
     processed = built("semanticqa")
-    items = [item for task in ("idiom_paraphrase", "collocation_interpretation", "noun_compound_interpretation")
-             for item in read_items(processed / f"{task}.parquet")]
+    items = [
+        item
+        for task in ("idiom_paraphrase", "collocation_interpretation", "noun_compound_interpretation")
+        for item in read_items(processed / f"{task}.parquet")
+    ]
     rng = random.Random(0)
     sample = rng.sample(items, 120)
     sentences = [item.input for item in items]

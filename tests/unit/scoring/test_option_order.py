@@ -25,7 +25,9 @@ def test_rotation_r_shows_at_position_i_the_option_released_at_i_plus_r() -> Non
             assert shown[shown_position(released_position(i, r, 4), r, 4)] == shown[i]
     # a gold letter moves with its option; a gold text (ChID) or a label does not
     assert [rotated_answer("B", 4, r) for r in range(4)] == ["B", "A", "D", "C"]
-    assert rotated_answer("x", 4, 1) == "x" and rotated_answer("AB", 4, 1) == "AB" and rotated_answer(None, 4, 1) is None
+    assert (
+        rotated_answer("x", 4, 1) == "x" and rotated_answer("AB", 4, 1) == "AB" and rotated_answer(None, 4, 1) is None
+    )
 
 
 def test_the_rotated_item_is_what_the_prompt_shows() -> None:
@@ -36,8 +38,9 @@ def test_the_rotated_item_is_what_the_prompt_shows() -> None:
 
 
 def test_one_option_order_pass_never_the_main_one() -> None:
-    config = GenerateConfig.model_validate({"extra": {"order": {"rotate_options": True, "settings": ["mcq"]},
-                                                      "samples": {"n": 3}}})
+    config = GenerateConfig.model_validate(
+        {"extra": {"order": {"rotate_options": True, "settings": ["mcq"]}, "samples": {"n": 3}}}
+    )
     assert config.option_order_pass() == "order" and config.rotates("mcq") and not config.rotates("no_gloss")
     assert not GenerateConfig().rotates("mcq")
     with pytest.raises(ValidationError, match="main pass shows the options as released"):
@@ -51,16 +54,24 @@ def rows(picks: dict[str, list[int | None]], gold: dict[str, int], n: int = 4) -
     out = []
     for item, chosen in picks.items():
         for rotation, released in enumerate(chosen):
-            out.append({"item_id": item, "rotation": rotation, "n_options": n,
-                        "position": None if released is None else shown_position(released, rotation, n),
-                        "correct": float(released == gold[item])})
+            out.append(
+                {
+                    "item_id": item,
+                    "rotation": rotation,
+                    "n_options": n,
+                    "position": None if released is None else shown_position(released, rotation, n),
+                    "correct": float(released == gold[item]),
+                }
+            )
     return pd.DataFrame(out)
 
 
 def test_metrics_by_hand() -> None:
     # a: right under every rotation; b: right twice; c: always the first shown position; d: one answer unread
-    frame = rows({"a": [1, 1, 1, 1], "b": [2, 2, 0, 0], "c": [0, 1, 2, 3], "d": [3, None, 3, 3]},
-                 {"a": 1, "b": 2, "c": 0, "d": 3})
+    frame = rows(
+        {"a": [1, 1, 1, 1], "b": [2, 2, 0, 0], "c": [0, 1, 2, 3], "d": [3, None, 3, 3]},
+        {"a": 1, "b": 2, "c": 0, "d": 3},
+    )
     metrics, counts = option_order.summarise(frame)
     assert metrics["accuracy_as_released"] == 100.0  # every item right on rotation 0
     assert metrics["rotation_accuracy"] == pytest.approx(100 * (4 + 2 + 1 + 3) / 16)
@@ -75,8 +86,10 @@ def test_metrics_by_hand() -> None:
 
 def test_a_fixed_position_picker_and_the_estimands() -> None:
     # always the first shown position: under rotation r that is the option released at r
-    fixed = rows({f"i{k}": [released_position(0, r, 4) for r in range(4)] for k in range(12)},
-                 {f"i{k}": k % 4 for k in range(12)})
+    fixed = rows(
+        {f"i{k}": [released_position(0, r, 4) for r in range(4)] for k in range(12)},
+        {f"i{k}": k % 4 for k in range(12)},
+    )
     metrics, counts = option_order.summarise(fixed)
     assert metrics["position_bias"] == 1.0 and metrics["circular_accuracy"] == 0.0
     assert metrics["rotation_accuracy"] == 25.0 and counts["most_picked_position"] == "A"

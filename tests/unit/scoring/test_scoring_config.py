@@ -77,8 +77,9 @@ def test_status_is_derived_from_model_and_the_papers_model_in_code():
     assert derive_status(NLIRole(model="other/nli", **base), nli) == "substitute"
     assert derive_status(NLIRole(model=None, **base), nli) == "not_computed"
     info = role_info("nli", NLIRole(model="other/nli", note="Because.", **base), nli)
-    assert info.footnote == (f"nli: other/nli stands in for the paper's {paper}; values are not comparable with "
-                             "the paper's. Because.")
+    assert info.footnote == (
+        f"nli: other/nli stands in for the paper's {paper}; values are not comparable with the paper's. Because."
+    )
 
 
 def test_every_role_in_the_schema_is_declared_by_one_benchmark():

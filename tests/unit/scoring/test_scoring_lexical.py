@@ -20,6 +20,7 @@ from idiombench.scoring.tokenize import tokenize
 
 # -- F-beta -------------------------------------------------------------------
 
+
 def test_f_beta_two_favours_recall():
     # pred {a,b,c,d}, gold {a,b}: P = 2/4, R = 2/2, F2 = 5·0.5·1 / (4·0.5 + 1) = 2.5/3
     assert f_beta(list("abcd"), list("ab")) == pytest.approx(2.5 / 3)
@@ -42,6 +43,7 @@ def test_f_beta_is_set_based_and_handles_empty_sides():
 
 # -- lexical cosine -----------------------------------------------------------
 
+
 def test_lexical_cosine_of_count_vectors():
     # (a:2, b:1) · (a:1, b:2, c:1) = 2 + 2 = 4; norms √5 · √6
     assert lexical_cosine(["a", "a", "b"], ["a", "b", "b", "c"]) == pytest.approx(4 / math.sqrt(30))
@@ -61,7 +63,18 @@ def test_rouge_l_on_a_chinese_pair_by_hand():
     # jieba's words (punctuation removed); the hand computation below rests on them.
     assert tokenize(PRED_ZH, "zh-CN") == ["比喻", "自己", "欺骗", "自己", "的", "行为"]
     assert tokenize(REF_ZH, "zh-CN") == [
-        "比喻", "自己", "欺骗", "自己", "明明", "掩盖", "不住", "的", "事情", "偏要", "想法子", "掩盖",
+        "比喻",
+        "自己",
+        "欺骗",
+        "自己",
+        "明明",
+        "掩盖",
+        "不住",
+        "的",
+        "事情",
+        "偏要",
+        "想法子",
+        "掩盖",
     ]
     # LCS = 比喻 自己 欺骗 自己 的 = 5 tokens; P = 5/6, R = 5/12, F = 2PR/(P+R) = 5/9
     score = rouge_l(PRED_ZH, REF_ZH, "zh-CN")
@@ -85,12 +98,15 @@ def test_rouge_l_english_uses_rouge_score_tokenizer():
     # pred 6 tokens, ref 7; LCS = cat on the mat = 4
     score = rouge_l("The cat sat on the mat.", "a cat was sitting on the mat", "en")
     assert (score.precision, score.recall) == pytest.approx((4 / 6, 4 / 7))
-    assert rouge_l_f("The cat sat on the mat.", "a cat was sitting on the mat") == pytest.approx(2 * (4 / 6) * (4 / 7) / (4 / 6 + 4 / 7))
+    assert rouge_l_f("The cat sat on the mat.", "a cat was sitting on the mat") == pytest.approx(
+        2 * (4 / 6) * (4 / 7) / (4 / 6 + 4 / 7)
+    )
     assert rouge_l_f("the cats sat", "the cat sat", use_stemmer=True) == pytest.approx(1.0)
     assert rouge_l_f("the cats sat", "the cat sat") == pytest.approx(2 / 3)
 
 
 # -- brevity penalty ----------------------------------------------------------
+
 
 def test_brevity_penalty_paper_mode_penalises_long_explanations():
     assert brevity_penalty(3, 5, "paper") == 1.0

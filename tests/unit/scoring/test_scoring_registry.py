@@ -38,7 +38,9 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "ce": build_tiny_bert(root / "ce", num_labels=1, seed=1),
         "nli": build_tiny_bert(root / "nli", num_labels=3, id2label=NLI_ID2LABEL, seed=2),
         "nli_unlabelled": build_tiny_bert(root / "nli_unlabelled", num_labels=3, seed=3),
-        "two_labels": build_tiny_bert(root / "two_labels", num_labels=2, id2label={0: "entailment", 1: "not_entailment"}),
+        "two_labels": build_tiny_bert(
+            root / "two_labels", num_labels=2, id2label={0: "entailment", 1: "not_entailment"}
+        ),
     }
 
 
@@ -87,6 +89,7 @@ def direct_logits(path: Path, pairs: list[tuple[str, str]]) -> np.ndarray:
 
 # -- cross-encoder --------------------------------------------------------------
 
+
 def test_cross_encoder_is_the_sigmoid_of_the_logit_in_input_order(tiny):
     scorers = Scorers(config_with(cross_encoder=ce_role(tiny["ce"], batch_size=2)))
     scores = scorers.cross_encoder(PAIRS)
@@ -112,7 +115,9 @@ def test_model_loads_once_and_identical_pairs_are_scored_once(tiny):
     scorers = Scorers(config)
     model = scorers.backend("cross_encoder").classifier.model
     batches: list[int] = []
-    handle = model.register_forward_pre_hook(lambda module, args, kwargs: batches.append(kwargs["input_ids"].shape[0]), with_kwargs=True)
+    handle = model.register_forward_pre_hook(
+        lambda module, args, kwargs: batches.append(kwargs["input_ids"].shape[0]), with_kwargs=True
+    )
     try:
         pairs = [PAIRS[0], PAIRS[1], PAIRS[0], PAIRS[2], PAIRS[1], PAIRS[3], PAIRS[0]]  # 4 distinct
         first = scorers.cross_encoder(pairs)
@@ -128,6 +133,7 @@ def test_model_loads_once_and_identical_pairs_are_scored_once(tiny):
 
 
 # -- NLI ----------------------------------------------------------------------
+
 
 def test_nli_columns_follow_the_models_id2label(tiny):
     scorers = Scorers(config_with(nli=nli_role(tiny["nli"], batch_size=2)))
@@ -159,6 +165,7 @@ def test_nli_without_the_three_labels_is_a_clear_error(tiny, model: str, found: 
 
 
 # -- embedders and BERTScore on a local directory ----------------------------
+
 
 def test_cosine_embeds_each_distinct_text_once(tiny):
     role = {"model": str(tiny["ce"]), "prefix_mode": "none", "batch_size": 2, "max_length": 64}
@@ -192,6 +199,7 @@ def test_bertscore_on_a_local_model(tiny):
 
 # -- roles that cannot run -------------------------------------------------------
 
+
 def test_a_not_computed_role_raises_a_clear_error():
     scorers = Scorers(config_with())  # the embedded default: nli is null
     assert not scorers.info("nli").computed
@@ -206,7 +214,9 @@ def test_a_not_computed_role_raises_a_clear_error():
 
 def test_calling_a_role_with_the_wrong_scorer_is_an_error():
     scorers = Scorers(config_with())
-    with pytest.raises(ScorerError, match="scoring role 'bertscore_en'.*kind 'bertscore'; cosine\\(\\) needs kind embedder"):
+    with pytest.raises(
+        ScorerError, match="scoring role 'bertscore_en'.*kind 'bertscore'; cosine\\(\\) needs kind embedder"
+    ):
         scorers.cosine("bertscore_en", PAIRS)
     with pytest.raises(KeyError, match="unknown scoring role 'sts_fr'"):
         scorers.cosine("sts_fr", PAIRS)
@@ -236,7 +246,12 @@ def test_unloadable_models_give_clear_errors(tmp_path: Path, monkeypatch: pytest
 
     with pytest.raises(ScorerError) as info:
         resolve_model("embedder_en", "pypi:idiombench-no-such-package")
-    _assert_clear(info, "embedder_en", "pypi:idiombench-no-such-package", "is not installed (pip install idiombench-no-such-package)")
+    _assert_clear(
+        info,
+        "embedder_en",
+        "pypi:idiombench-no-such-package",
+        "is not installed (pip install idiombench-no-such-package)",
+    )
     with pytest.raises(ScorerError) as info:
         resolve_model("embedder_en", "pypi:pyyaml")
     _assert_clear(info, "embedder_en", "pypi:pyyaml", "expected exactly one model directory")

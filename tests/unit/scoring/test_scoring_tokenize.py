@@ -63,7 +63,16 @@ def test_english_words_keep_and_stop_words():
 def test_other_languages_fall_back_to_characters_and_words():
     assert tokenizer_name("fr").startswith("characters")
     assert tokenize("Tuer deux oiseaux, ça marche! 东京タワー", "fr") == [
-        "tuer", "deux", "oiseaux", "ça", "marche", "东", "京", "タ", "ワ", "ー",
+        "tuer",
+        "deux",
+        "oiseaux",
+        "ça",
+        "marche",
+        "东",
+        "京",
+        "タ",
+        "ワ",
+        "ー",
     ]
     assert content_tokens("deux oiseaux", "fr") == ["deux", "oiseaux"]  # no stop list
 
@@ -147,5 +156,3 @@ def test_idiom_override_fixes_the_polarity():
     assert pol.features("随便什么文字", lists("zh-CN"), "一帆风顺") == pol.Features(True, False, False)
     # a key the table leaves out counts False (the released code's ov.get("pos", False))
     assert pol.features("좋은", lists("ko"), "작심삼일") == pol.Features(False, True, False)
-
-

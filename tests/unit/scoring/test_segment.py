@@ -77,11 +77,31 @@ def test_random_cjk_strings_run_the_hmm_alike():
 
 
 FALLBACK_CASES = [
-    "COL_10的含义", "用AI技术解释成语", "3.5%的人", "100%正确", "a+b=c，C++语言", "Q&A：画蛇添足",
-    "第1.2节", "e.g. 比喻做了多余的事", "全角ＡＢＣ１２３和半角abc123", "人民-国家_社会#主义",
-    "换行\r\n再换行\n\r\n回车\r结束", "空格 中文\t制表　全角空格", "“引号”（括号）《书名》【方括号】",
-    "한국어와 中文 混合", "ひらがなとカタカナ、漢字", "㐀㐁中文", "中文\u9fd6\u9fff字", "兀\uf900\ufa00字",
-    "\U00020000\U0002a6d6字", "\ud800中文", "", " ", "。", "中", "中国",
+    "COL_10的含义",
+    "用AI技术解释成语",
+    "3.5%的人",
+    "100%正确",
+    "a+b=c，C++语言",
+    "Q&A：画蛇添足",
+    "第1.2节",
+    "e.g. 比喻做了多余的事",
+    "全角ＡＢＣ１２３和半角abc123",
+    "人民-国家_社会#主义",
+    "换行\r\n再换行\n\r\n回车\r结束",
+    "空格 中文\t制表　全角空格",
+    "“引号”（括号）《书名》【方括号】",
+    "한국어와 中文 混合",
+    "ひらがなとカタカナ、漢字",
+    "㐀㐁中文",
+    "中文\u9fd6\u9fff字",
+    "兀\uf900\ufa00字",
+    "\U00020000\U0002a6d6字",
+    "\ud800中文",
+    "",
+    " ",
+    "。",
+    "中",
+    "中国",
 ]
 
 
@@ -132,12 +152,17 @@ def test_jieba_rs_classes_no_other_character_as_han():
     either, so such texts have the same blocks in both: doubled, a character jieba-rs counted as
     han would come back as one word of two (its HMM returns runs it cannot read whole)."""
     native = segment.Segmenter().native()
-    candidates = [chr(c) for c in range(1, 0x110000)
-                  if not 0xD800 <= c <= 0xDFFF and c not in (0x0D, 0x0A)
-                  and not segment.NEEDS_BLOCKS.match(chr(c)) and not segment.PURE_CJK.match(chr(c))]
+    candidates = [
+        chr(c)
+        for c in range(1, 0x110000)
+        if not 0xD800 <= c <= 0xDFFF
+        and c not in (0x0D, 0x0A)
+        and not segment.NEEDS_BLOCKS.match(chr(c))
+        and not segment.PURE_CJK.match(chr(c))
+    ]
     assert len(candidates) > 950_000
     for start in range(0, len(candidates), 50_000):
-        text = "".join(c + c for c in candidates[start:start + 50_000])
+        text = "".join(c + c for c in candidates[start : start + 50_000])
         words = native.cut(text, True)
         assert all(len(w) == 1 for w in words), [w for w in words if len(w) > 1][:5]
     assert native.cut("\r\n\r\r", True) == ["\r\n", "\r", "\r"] == jieba_words("\r\n\r\r")

@@ -65,28 +65,39 @@ def test_references_and_outputs_tokenise_as_before(built):
         new = rouge_l(row["text"], ref, item.language, keep)
         assert (new.precision, new.recall, new.fmeasure) == old_rouge_l(row["text"], ref, item.language, keep)
         checked[f"{item.language} outputs"] = checked.get(f"{item.language} outputs", 0) + 1
-    assert checked == {"ja": 0, "ko": 451, "zh-CN": 1532, "zh-TW": 2252,
-                       "ko outputs": 48, "zh-CN outputs": 48, "zh-TW outputs": 48}
+    assert checked == {
+        "ja": 0,
+        "ko": 451,
+        "zh-CN": 1532,
+        "zh-TW": 2252,
+        "ko outputs": 48,
+        "zh-CN outputs": 48,
+        "zh-TW outputs": 48,
+    }
 
 
-@pytest.mark.parametrize("language,text,keep", [
-    ("ja", "「一期一会」とは、一生に一度だけの機会という意味です。", ("一期一会",)),
-    ("ja", "猫が好きではない。", ()),
-    ("en", "Don't count your chickens before they hatch, e.g. twice.", ("chickens",)),
-    ("th", "ภาษาไทย 中文 한국어 English", ()),
-    ("zh-CN", "画蛇添足画蛇添足：比喻做了多余的事，反而不恰当。ＡＢＣ１２３", ("画蛇添足", "添足")),
-    ("zh-CN", "蛇足添画", ("画蛇添足",)),
-    ("zh-TW", "「畫蛇添足」這個成語的含義是多此一舉", ("畫蛇添足",)),
-    ("ko", "작심삼일은 결심이 사흘을 가지 못한다는 뜻입니다. 작심삼일!", ("작심삼일",)),
-    ("zh-CN", "", ("画蛇添足",)),
-    ("zh-CN", "，。！", ()),
-])
+@pytest.mark.parametrize(
+    "language,text,keep",
+    [
+        ("ja", "「一期一会」とは、一生に一度だけの機会という意味です。", ("一期一会",)),
+        ("ja", "猫が好きではない。", ()),
+        ("en", "Don't count your chickens before they hatch, e.g. twice.", ("chickens",)),
+        ("th", "ภาษาไทย 中文 한국어 English", ()),
+        ("zh-CN", "画蛇添足画蛇添足：比喻做了多余的事，反而不恰当。ＡＢＣ１２３", ("画蛇添足", "添足")),
+        ("zh-CN", "蛇足添画", ("画蛇添足",)),
+        ("zh-TW", "「畫蛇添足」這個成語的含義是多此一舉", ("畫蛇添足",)),
+        ("ko", "작심삼일은 결심이 사흘을 가지 못한다는 뜻입니다. 작심삼일!", ("작심삼일",)),
+        ("zh-CN", "", ("画蛇添足",)),
+        ("zh-CN", "，。！", ()),
+    ],
+)
 def test_other_languages_and_edge_cases_as_before(language: str, text: str, keep: tuple[str, ...]):
     assert_same_tokens(text, language, keep)
     assert tokenize(text, language, keep) == before.tokenize(text, language, keep)
     assert content_tokens(text, language, keep) == before.content_tokens(text, language, keep)
-    assert [tuple(vars(t).values()) for t in analyse(text, language, keep)] == \
-        [tuple(vars(t).values()) for t in before.analyse(text, language, keep)]
+    assert [tuple(vars(t).values()) for t in analyse(text, language, keep)] == [
+        tuple(vars(t).values()) for t in before.analyse(text, language, keep)
+    ]
 
 
 def test_token_cache_gives_what_it_caches():

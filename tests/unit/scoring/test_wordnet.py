@@ -15,16 +15,20 @@ import pytest
 from idiombench.scoring import wordnet
 from idiombench.scoring.meteor import MeteorScorer
 
-MANPAGE = """.TH LEXNAMES 5WN "Dec 2006" "WordNet 3.0"
+MANPAGE = (
+    """.TH LEXNAMES 5WN "Dec 2006" "WordNet 3.0"
 .SS Lexicographer Files
 .TS
 l l l.
 \\fBFile Number\\fP\t\\fBName\\fP\t\\fBContents\\fP
 _
-""" + "".join(
-    f"{i:02d}\t{name}{'  ' if name == 'noun.person' else ''}\tdescription of {name}  \n"
-    for i, name in enumerate(wordnet.LEXNAMES)
-) + ".TE\n"
+"""
+    + "".join(
+        f"{i:02d}\t{name}{'  ' if name == 'noun.person' else ''}\tdescription of {name}  \n"
+        for i, name in enumerate(wordnet.LEXNAMES)
+    )
+    + ".TE\n"
+)
 
 
 def test_lexnames_file_lists_the_45_lexicographer_files():
@@ -49,7 +53,9 @@ def make_deb(root: Path, package: str, files: dict[str, bytes]) -> Path:
     (tree / "DEBIAN").mkdir(parents=True)
     (tree / "DEBIAN" / "control").write_text(
         f"Package: {package}\nVersion: 1:3.0-37\nArchitecture: all\nMaintainer: test <t@example.com>\n"
-        "Description: fake\n", encoding="utf-8")
+        "Description: fake\n",
+        encoding="utf-8",
+    )
     deb = root / f"{package}_1%3a3.0-37_all.deb"
     subprocess.run(["dpkg-deb", "--build", "--root-owner-group", str(tree), str(deb)], check=True, capture_output=True)
     return deb
@@ -58,7 +64,7 @@ def make_deb(root: Path, package: str, files: dict[str, bytes]) -> Path:
 def fake_apt_get(tmp: Path, debs: list[Path], exit_code: int = 0) -> Path:
     script = tmp / "apt-get"
     copies = "".join(f'cp "{deb}" .\n' for deb in debs)
-    script.write_text(f"#!/bin/sh\n[ \"$1\" = download ] || exit 9\n{copies}exit {exit_code}\n", encoding="utf-8")
+    script.write_text(f'#!/bin/sh\n[ "$1" = download ] || exit 9\n{copies}exit {exit_code}\n', encoding="utf-8")
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
     return script
 

@@ -27,17 +27,40 @@ ITEMS, RECORDS, RIGHT = len(GOLD), len(ANSWERS), 3
 
 
 def items() -> list[Item]:
-    return [Item(item_id=f"d{i}", benchmark="semanticqa", task="idiom_detection", language="en", input="ctx",
-                 choices=CHOICES, answer=gold, fields={"idiom": "blame game", "id": f"d{i}"}, meta={"no_gold": False})
-            for i, gold in enumerate(GOLD)]
+    return [
+        Item(
+            item_id=f"d{i}",
+            benchmark="semanticqa",
+            task="idiom_detection",
+            language="en",
+            input="ctx",
+            choices=CHOICES,
+            answer=gold,
+            fields={"idiom": "blame game", "id": f"d{i}"},
+            meta={"no_gold": False},
+        )
+        for i, gold in enumerate(GOLD)
+    ]
 
 
 def row(item_id: str, text: str | None) -> dict:
-    return {"prompt_id": f"semanticqa/idiom_detection/0-shot/{item_id}", "benchmark": "semanticqa",
-            "task": "idiom_detection", "setting": "0-shot", "item_id": item_id, "prompt_hash": "", "pass": "main",
-            "sample_index": 0, "rotation": 0, "text": text or "", "prompt_tokens": None, "completion_tokens": None,
-            "finish_reason": "stop" if text is not None else "error",
-            "error": None if text is not None else "HTTP 500", "request_key": ""}
+    return {
+        "prompt_id": f"semanticqa/idiom_detection/0-shot/{item_id}",
+        "benchmark": "semanticqa",
+        "task": "idiom_detection",
+        "setting": "0-shot",
+        "item_id": item_id,
+        "prompt_hash": "",
+        "pass": "main",
+        "sample_index": 0,
+        "rotation": 0,
+        "text": text or "",
+        "prompt_tokens": None,
+        "completion_tokens": None,
+        "finish_reason": "stop" if text is not None else "error",
+        "error": None if text is not None else "HTTP 500",
+        "request_key": "",
+    }
 
 
 def predictions(path: Path, answers: dict[str, str | None]) -> Path:
@@ -54,8 +77,16 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def run(file: Path, denominator: str):
-    return evaluate_predictions(load_params(ROOT / "params.yaml"), benchmark="semanticqa", task="idiom_detection", setting="0-shot",
-                                model="elsewhere", path=file, fmt="idiombench", denominator=denominator)
+    return evaluate_predictions(
+        load_params(ROOT / "params.yaml"),
+        benchmark="semanticqa",
+        task="idiom_detection",
+        setting="0-shot",
+        model="elsewhere",
+        path=file,
+        fmt="idiombench",
+        denominator=denominator,
+    )
 
 
 def test_the_two_denominators_differ_by_the_coverage(project: Path) -> None:
@@ -66,9 +97,16 @@ def test_the_two_denominators_differ_by_the_coverage(project: Path) -> None:
     # both numbers are always computed; only the headline follows --denominator
     assert test_set.by_denominator == records.by_denominator
     assert test_set.coverage() == {
-        "test_set_items": ITEMS, "records_read": RECORDS + 1, "records_matched": RECORDS, "records_unmatched": 1,
-        "records_ambiguous": 0, "records_without_identifying_field": 0, "records_conflicting": 0,
-        "items_with_conflicting_records": 0, "items_with_prediction": RECORDS, "items_without_record": ITEMS - RECORDS,
+        "test_set_items": ITEMS,
+        "records_read": RECORDS + 1,
+        "records_matched": RECORDS,
+        "records_unmatched": 1,
+        "records_ambiguous": 0,
+        "records_without_identifying_field": 0,
+        "records_conflicting": 0,
+        "items_with_conflicting_records": 0,
+        "items_with_prediction": RECORDS,
+        "items_without_record": ITEMS - RECORDS,
         "share_of_test_set": pytest.approx(RECORDS / ITEMS),
     }
 
@@ -86,9 +124,24 @@ def test_a_complete_file_gives_one_number(project: Path) -> None:
 
 def test_the_cli_json_carries_both_numbers_and_the_coverage(project: Path) -> None:
     file = predictions(project / "p.parquet", ANSWERS)
-    result = CliRunner().invoke(app, ["evaluate-predictions", str(file), "--benchmark", "semanticqa", "--task",
-                                      "idiom_detection", "--setting", "0-shot", "--denominator", "records", "--json",
-                                      "--params", str(ROOT / "params.yaml")])
+    result = CliRunner().invoke(
+        app,
+        [
+            "evaluate-predictions",
+            str(file),
+            "--benchmark",
+            "semanticqa",
+            "--task",
+            "idiom_detection",
+            "--setting",
+            "0-shot",
+            "--denominator",
+            "records",
+            "--json",
+            "--params",
+            str(ROOT / "params.yaml"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     body = json.loads(result.output.strip().splitlines()[-1])
     assert body["denominator"] == "records"
@@ -109,8 +162,19 @@ def test_compatibility_released_reads_as_the_authors_scorer_and_divides_by_the_r
     """`--compatibility released`: compute_metric's reading (the stored text, its part before ':'),
     an empty response not scored (main.py skips it), `records` the default denominator."""
     file = predictions(project / "p.parquet", {"d0": "Output: B", "d1": "D: Meta Usage", "d2": "  ", "d3": "B"})
-    args = ["evaluate-predictions", str(file), "--benchmark", "semanticqa", "--task", "idiom_detection", "--setting",
-            "0-shot", "--json", "--params", str(ROOT / "params.yaml")]
+    args = [
+        "evaluate-predictions",
+        str(file),
+        "--benchmark",
+        "semanticqa",
+        "--task",
+        "idiom_detection",
+        "--setting",
+        "0-shot",
+        "--json",
+        "--params",
+        str(ROOT / "params.yaml"),
+    ]
     paper = json.loads(CliRunner().invoke(app, [*args, "--denominator", "records"]).output.strip().splitlines()[-1])
     result = CliRunner().invoke(app, [*args, "--compatibility", "released"])
     assert result.exit_code == 0, result.output
@@ -127,15 +191,29 @@ def test_compatibility_released_reads_as_the_authors_scorer_and_divides_by_the_r
 
 # --------------------------------------------------------------------------- one record, one item (issue 30)
 
+
 def published(path: Path, *records: dict) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     return path
 
 
 def cli(file: Path, *extra: str):
-    return CliRunner().invoke(app, ["evaluate-predictions", str(file), "--benchmark", "semanticqa", "--task",
-                                    "idiom_detection", "--setting", "0-shot", "--params", str(ROOT / "params.yaml"),
-                                    *extra])
+    return CliRunner().invoke(
+        app,
+        [
+            "evaluate-predictions",
+            str(file),
+            "--benchmark",
+            "semanticqa",
+            "--task",
+            "idiom_detection",
+            "--setting",
+            "0-shot",
+            "--params",
+            str(ROOT / "params.yaml"),
+            *extra,
+        ],
+    )
 
 
 def test_a_record_without_an_identifying_field_answers_no_item(project: Path) -> None:
@@ -151,15 +229,20 @@ def test_a_record_without_an_identifying_field_answers_no_item(project: Path) ->
 def test_a_record_that_fits_several_items_is_ambiguous(project: Path) -> None:
     """`{"idiom": "blame game"}` fits all 8 items: it answers none (counted ambiguous); records
     naming one item each answer theirs."""
-    file = published(project / "p.jsonl", {"idiom": "blame game", "prediction": "B"},
-                     {"idiom": "blame game", "id": "d0", "prediction": "B"},
-                     {"idiom": "blame game", "id": "d1", "prediction": "D"})
+    file = published(
+        project / "p.jsonl",
+        {"idiom": "blame game", "prediction": "B"},
+        {"idiom": "blame game", "id": "d0", "prediction": "B"},
+        {"idiom": "blame game", "id": "d1", "prediction": "D"},
+    )
     result = cli(file, "--json")
     assert result.exit_code == 0, result.output
     body = json.loads(result.output.strip().splitlines()[-1])
     assert body["coverage"]["records_ambiguous"] == 1 and body["coverage"]["records_matched"] == 2
-    assert body["metrics_by_denominator"] == {"records": {"ACC": pytest.approx(100.0)},
-                                              "test-set": {"ACC": pytest.approx(25.0)}}
+    assert body["metrics_by_denominator"] == {
+        "records": {"ACC": pytest.approx(100.0)},
+        "test-set": {"ACC": pytest.approx(25.0)},
+    }
     assert "1 ambiguous (each names several items: line 1 names 8; not used)" in " ".join(result.output.split())
 
 
@@ -172,7 +255,9 @@ def test_records_of_one_item_that_disagree_answer_nothing(project: Path) -> None
     assert (result.recorded, result.predicted) == (2, 1)
     assert result.metrics == {"ACC": pytest.approx(50.0)}
     assert result.coverage()["records_conflicting"] == 2 and result.coverage()["items_with_conflicting_records"] == 1
-    write_parquet(project / "q.parquet", pa.Table.from_pylist([row("d0", "B"), row("d0", "B")], schema=GENERATION_SCHEMA))
+    write_parquet(
+        project / "q.parquet", pa.Table.from_pylist([row("d0", "B"), row("d0", "B")], schema=GENERATION_SCHEMA)
+    )
     assert run(project / "q.parquet", "records").metrics == {"ACC": pytest.approx(100.0)}
 
 
@@ -181,4 +266,6 @@ def test_a_table_with_a_column_of_the_wrong_type_is_refused(project: Path) -> No
     schema = pa.schema([f if f.name != "text" else pa.field("text", pa.int64()) for f in GENERATION_SCHEMA])
     write_parquet(project / "p.parquet", pa.Table.from_pylist(rows, schema=schema))
     result = cli(project / "p.parquet")
-    assert result.exit_code == 2 and "not an idiombench generations table: text is int64" in " ".join(result.output.split())
+    assert result.exit_code == 2 and "not an idiombench generations table: text is int64" in " ".join(
+        result.output.split()
+    )

@@ -20,8 +20,9 @@ ITEM = ItemContext("orderprobe", "restore", "zero_shot", "i", "x")
 
 
 def request(key: str, text: str, sampling: Sampling = Sampling()) -> Request:
-    return Request(key=key, prompt_id=key, messages=(Message("user", text),), sampling=sampling, seed=0,
-                   sample_index=0, item=ITEM)
+    return Request(
+        key=key, prompt_id=key, messages=(Message("user", text),), sampling=sampling, seed=0, sample_index=0, item=ITEM
+    )
 
 
 def test_batches_depend_only_on_request_content():
@@ -51,7 +52,10 @@ def test_oracle_generates_every_pass_and_a_rerun_is_all_cache_hits(tmp_path: Pat
     result, lines = run(project, "oracle", monkeypatch)
     out = project / "results" / "generations" / "oracle"
     assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == [
-        "generation_info.json", "identity.json", "idiombench-output.json", "orderprobe/cot.parquet",
+        "generation_info.json",
+        "identity.json",
+        "idiombench-output.json",
+        "orderprobe/cot.parquet",
         "orderprobe/zero_shot.parquet",
     ]
     identity = json.loads((out / "identity.json").read_text(encoding="utf-8"))
@@ -85,8 +89,9 @@ def test_oracle_generates_every_pass_and_a_rerun_is_all_cache_hits(tmp_path: Pat
 
 
 def test_an_extra_pass_restricted_to_some_settings(tmp_path: Path, monkeypatch):
-    project = write_project(tmp_path, {"oracle": {"backend": "oracle"}}, consistency_n=2,
-                            consistency_settings=["zero_shot"])
+    project = write_project(
+        tmp_path, {"oracle": {"backend": "oracle"}}, consistency_n=2, consistency_settings=["zero_shot"]
+    )
     run(project, "oracle", monkeypatch)
     out = project / "results" / "generations" / "oracle" / "orderprobe"
     items = len(IDIOMS) * len(PATTERNS)
@@ -132,8 +137,11 @@ def test_unknown_model_and_missing_prompts_are_clear_errors(tmp_path: Path, monk
         run(project, "nope", monkeypatch)
     prompts = project / "results" / "prompts" / "orderprobe"
     (prompts / "render_stats.json").unlink()  # render's completion record: without it, not render's output
-    with pytest.raises(IdiombenchError, match=r"^results/prompts/orderprobe is incomplete \(no render_stats.json, "
-                       r"which its stage writes last\): run `idiombench render orderprobe` first$"):
+    with pytest.raises(
+        IdiombenchError,
+        match=r"^results/prompts/orderprobe is incomplete \(no render_stats.json, "
+        r"which its stage writes last\): run `idiombench render orderprobe` first$",
+    ):
         run(project, "oracle", monkeypatch)
     for path in prompts.iterdir():
         path.unlink()
@@ -148,8 +156,11 @@ def test_a_prompt_without_its_item_names_the_file_and_row(tmp_path: Path, monkey
 
     project = write_project(tmp_path, {"oracle": {"backend": "oracle"}})
     write_items(project / "data/processed/orderprobe/restore.parquet", orderprobe_items()[1:])
-    with pytest.raises(IdiombenchError, match=r"cot.parquet, row 0: prompt orderprobe/restore/cot/zh-CN/0000/ABCD: "
-                                               r"item zh-CN/0000/ABCD is not in"):
+    with pytest.raises(
+        IdiombenchError,
+        match=r"cot.parquet, row 0: prompt orderprobe/restore/cot/zh-CN/0000/ABCD: "
+        r"item zh-CN/0000/ABCD is not in",
+    ):
         run(project, "oracle", monkeypatch)
 
 
@@ -179,10 +190,13 @@ def test_output_is_complete_or_absent(tmp_path: Path, monkeypatch):
 
 
 def test_model_configs_the_stage_refuses(tmp_path: Path, monkeypatch):
-    project = write_project(tmp_path, {
-        "cuda0": {"backend": "hf", "model": "x", "device": "cuda", "gpus": 0},
-        "two": {"backend": "hf", "model": "x", "gpus": 2},
-    })
+    project = write_project(
+        tmp_path,
+        {
+            "cuda0": {"backend": "hf", "model": "x", "device": "cuda", "gpus": 0},
+            "two": {"backend": "hf", "model": "x", "gpus": 2},
+        },
+    )
     with pytest.raises(IdiombenchError, match="device cuda needs gpus >= 1"):
         run(project, "cuda0", monkeypatch)
     with pytest.raises(IdiombenchError, match="the hf backend runs on one GPU"):
@@ -215,17 +229,26 @@ def test_batches_follow_the_given_length_and_keep_content_order():
     assert [r.key for r in make_batches(requests, 6)[0]] == ["k5", "k4", "k3", "k2", "k1", "k0"]
 
 
-def test_batch_size_auto_is_resolved_by_the_hf_backend_and_recorded(tmp_path: Path, monkeypatch, tiny_chat_model: Path,
-                                                                  model_dtype: str):
+def test_batch_size_auto_is_resolved_by_the_hf_backend_and_recorded(
+    tmp_path: Path, monkeypatch, tiny_chat_model: Path, model_dtype: str
+):
     from idiombench.generation.backends.hf import CPU_AUTO_BATCH
 
-    model = {"backend": "hf", "model": str(tiny_chat_model), "device": "cpu", "batch_size": "auto",
-             "dtype": model_dtype, "benchmarks": ["orderprobe"]}
+    model = {
+        "backend": "hf",
+        "model": str(tiny_chat_model),
+        "device": "cpu",
+        "batch_size": "auto",
+        "dtype": model_dtype,
+        "benchmarks": ["orderprobe"],
+    }
     project = write_project(tmp_path, {"tiny": model}, max_new_tokens=2)
     _result, lines = run(project, "tiny", monkeypatch)
     assert f"generate tiny: batch_size auto -> {CPU_AUTO_BATCH} (device cpu: the CPU default {CPU_AUTO_BATCH})" in lines
     assert "hf: dynamic KV cache (cache_implementation auto on cpu)" in lines
-    info = json.loads((project / "results" / "generations" / "tiny" / "generation_info.json").read_text(encoding="utf-8"))
+    info = json.loads(
+        (project / "results" / "generations" / "tiny" / "generation_info.json").read_text(encoding="utf-8")
+    )
     assert info["batch_size"] == CPU_AUTO_BATCH and info["config"]["batch_size"] == "auto"
     # the resolved batch size is part of the identity (the cache key), and the report's title page
     # names every setting the outputs were generated with
@@ -236,9 +259,11 @@ def test_batch_size_auto_is_resolved_by_the_hf_backend_and_recorded(tmp_path: Pa
 
     kernels = info["identity"]["kernels"]
     assert kernels.startswith(torch.backends.cpu.get_cpu_capability())
-    assert (f"generated with dtype {model_dtype}, device cpu, kernels {kernels}, cache_implementation dynamic, "
-            f"attn_implementation sdpa, batch_size {CPU_AUTO_BATCH}, torch_version {torch.__version__}, "
-            f"transformers_version ") in model_lines(load_params(project / "params.yaml"))[0]
+    assert (
+        f"generated with dtype {model_dtype}, device cpu, kernels {kernels}, cache_implementation dynamic, "
+        f"attn_implementation sdpa, batch_size {CPU_AUTO_BATCH}, torch_version {torch.__version__}, "
+        f"transformers_version "
+    ) in model_lines(load_params(project / "params.yaml"))[0]
 
 
 def test_batch_size_auto_is_for_the_hf_backend_only(tmp_path: Path):
@@ -250,6 +275,7 @@ def test_batch_size_auto_is_for_the_hf_backend_only(tmp_path: Path):
 def upgraded(module: str):
     def change(monkeypatch) -> None:
         monkeypatch.setattr(__import__(module), "__version__", "99.0.0")
+
     return change
 
 
@@ -282,8 +308,16 @@ OUTPUT_SETTINGS = [
 def cached_tiny(tmp_path_factory: pytest.TempPathFactory, tiny_chat_model: Path, model_dtype: str):
     """(a project whose tiny hf model generated everything once, its model entry, the request
     count): a rerun with unchanged settings is all cache hits."""
-    model = {"backend": "hf", "model": str(tiny_chat_model), "device": "cpu", "dtype": model_dtype, "batch_size": 4,
-             "cache_implementation": "dynamic", "attn_implementation": "sdpa", "benchmarks": ["orderprobe"]}
+    model = {
+        "backend": "hf",
+        "model": str(tiny_chat_model),
+        "device": "cpu",
+        "dtype": model_dtype,
+        "batch_size": 4,
+        "cache_implementation": "dynamic",
+        "attn_implementation": "sdpa",
+        "benchmarks": ["orderprobe"],
+    }
     project = write_project(tmp_path_factory.mktemp("cached-tiny"), {"tiny": model}, max_new_tokens=2, consistency_n=1)
     with pytest.MonkeyPatch.context() as monkeypatch:
         first, _ = run(project, "tiny", monkeypatch)
@@ -294,8 +328,9 @@ def cached_tiny(tmp_path_factory: pytest.TempPathFactory, tiny_chat_model: Path,
 
 
 @pytest.mark.parametrize("change, expected", [s[1:] for s in OUTPUT_SETTINGS], ids=[s[0] for s in OUTPUT_SETTINGS])
-def test_a_setting_that_can_change_greedy_outputs_misses_the_cache(cached_tiny, tmp_path: Path, monkeypatch,
-                                                                   model_dtype: str, change, expected: dict):
+def test_a_setting_that_can_change_greedy_outputs_misses_the_cache(
+    cached_tiny, tmp_path: Path, monkeypatch, model_dtype: str, change, expected: dict
+):
     # Each of these moved greedy tokens in bfloat16 (bench/greedy_identity.py): an output
     # cached under one must never be served under another (cached_tiny: unchanged, all hit).
     import shutil
@@ -322,17 +357,32 @@ def test_the_option_order_pass_takes_the_rotations_and_only_the_rotated_items(de
     from idiombench.templating.prompts import Prompt
 
     config = default_params.benchmark("g-idiomalign")
-    generate = GenerateConfig.model_validate({"main": {"max_new_tokens": 12}, "extra": {
-        "order": {"max_new_tokens": 12, "rotate_options": True}, "samples": {"temperature": 0.7, "n": 2}}})
-    sections = default_params.benchmarks.model_copy(update={"g_idiomalign": config.model_copy(update={"generate": generate})})
+    generate = GenerateConfig.model_validate(
+        {
+            "main": {"max_new_tokens": 12},
+            "extra": {"order": {"max_new_tokens": 12, "rotate_options": True}, "samples": {"temperature": 0.7, "n": 2}},
+        }
+    )
+    sections = default_params.benchmarks.model_copy(
+        update={"g_idiomalign": config.model_copy(update={"generate": generate})}
+    )
     params = default_params.model_copy(update={"benchmarks": sections})
     choice = Item("q", "g-idiomalign", "mcq", "en", "src", choices=("w", "x", "y", "z"), answer="B")
     free = Item("g", "g-idiomalign", "gloss_generation", "en", "src")
 
     def prompt(item: Item, setting: str, rotation: int = 0) -> tuple[Prompt, object]:
         shown = item_context(item, setting, rotation)
-        p = Prompt("g-idiomalign", item.task, setting, item.item_id, "en", (Message("user", f"{shown.choices}"),),
-                   "t", "h", rotation=rotation)
+        p = Prompt(
+            "g-idiomalign",
+            item.task,
+            setting,
+            item.item_id,
+            "en",
+            (Message("user", f"{shown.choices}"),),
+            "t",
+            "h",
+            rotation=rotation,
+        )
         return p, shown
 
     joined = [prompt(choice, "mcq", r) for r in range(4)] + [prompt(free, "no_gloss")]

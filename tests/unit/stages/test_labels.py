@@ -43,10 +43,16 @@ def label(model: str, item: str, setting: str, value, who: str = "annotator-1") 
 
     client = MlflowClient()
     experiment = client.get_experiment_by_name("g-idiomalign").experiment_id
-    (trace,) = client.search_traces(locations=[experiment], filter_string=(
-        f"tags.model = '{model}' AND tags.setting = '{setting}' AND tags.item_id = '{item}'"))
-    mlflow.log_feedback(trace_id=trace.info.trace_id, name="idiom_type", value=value,
-                        source=AssessmentSource(source_type="HUMAN", source_id=who))
+    (trace,) = client.search_traces(
+        locations=[experiment],
+        filter_string=(f"tags.model = '{model}' AND tags.setting = '{setting}' AND tags.item_id = '{item}'"),
+    )
+    mlflow.log_feedback(
+        trace_id=trace.info.trace_id,
+        name="idiom_type",
+        value=value,
+        source=AssessmentSource(source_type="HUMAN", source_id=who),
+    )
     return trace.info.tags["prompt_id"]
 
 
@@ -79,8 +85,11 @@ def test_labels_given_in_the_ui_become_the_annotation_file(project: Path) -> Non
     assert lines[0] == "prompt_id,label,model,trace_id,labeller" and len(lines) == 4
 
     # the file params name is the default destination (the attention stage's input)
-    params = (project / "params.yaml").read_text(encoding="utf-8").replace(
-        "annotations: null", "annotations: data/annotations/g-idiomalign-labels.csv")
+    params = (
+        (project / "params.yaml")
+        .read_text(encoding="utf-8")
+        .replace("annotations: null", "annotations: data/annotations/g-idiomalign-labels.csv")
+    )
     (project / "params.yaml").write_text(params, encoding="utf-8")
     assert load_params(project / "params.yaml").benchmark("g-idiomalign").attention.annotations
     again = pull("--model", "echo")
@@ -92,13 +101,15 @@ def test_bad_labels_and_foreign_files_stop_the_pull(project: Path) -> None:
     hand_written.parent.mkdir(parents=True, exist_ok=True)
     hand_written.write_text("prompt_id,label\nx,1\n", encoding="utf-8")
     refused = pull("--model", "echo", "--out", str(hand_written))
-    assert refused.exit_code == 2 and "not an annotation file written by `idiombench labels pull`" in \
-        " ".join(refused.output.split())
+    assert refused.exit_code == 2 and "not an annotation file written by `idiombench labels pull`" in " ".join(
+        refused.output.split()
+    )
     assert hand_written.read_text(encoding="utf-8") == "prompt_id,label\nx,1\n"
 
     no_file = pull("--model", "echo")  # params name no annotation file
-    assert no_file.exit_code == 2 and "benchmarks.g-idiomalign.attention.annotations names no file" in \
-        " ".join(no_file.output.split())
+    assert no_file.exit_code == 2 and "benchmarks.g-idiomalign.attention.annotations names no file" in " ".join(
+        no_file.output.split()
+    )
 
     label("echo", "gen/zh-en/00001", "no_gloss", "a wonderful translation")
     bad = pull("--model", "echo", "--out", "data/annotations/labels.csv")
@@ -114,6 +125,9 @@ def test_only_the_attention_stages_read_the_annotations() -> None:
     import yaml
 
     stages = yaml.safe_load(dvc_yaml())["stages"]
-    readers = sorted(name for name, stage in stages.items()
-                     if "data/annotations" in (stage.get("deps") or stage.get("do", {}).get("deps") or []))
+    readers = sorted(
+        name
+        for name, stage in stages.items()
+        if "data/annotations" in (stage.get("deps") or stage.get("do", {}).get("deps") or [])
+    )
     assert readers == ["attention"]

@@ -20,8 +20,16 @@ from idiombench.stages.report import FAILED, build_report, failed_section, mark_
 from idiombench.report.tables import Cell, Table
 from orderprobe_rows import aggregate, cot_rows, table, zero_shot_rows  # noqa: F401 (fixture rows)
 
-UNREACHABLE = {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1", "api_key_env": None,
-               "max_retries": 0, "timeout_s": 5, "batch_size": 64, "display_name": "API model"}
+UNREACHABLE = {
+    "backend": "openai",
+    "model": "m",
+    "base_url": "http://127.0.0.1:9/v1",
+    "api_key_env": None,
+    "max_retries": 0,
+    "timeout_s": 5,
+    "batch_size": 64,
+    "display_name": "API model",
+}
 
 
 def rows(path: Path) -> list[list[str]]:
@@ -36,8 +44,10 @@ def test_a_failed_model_has_failed_cells_and_a_footnote_never_a_score(tmp_path: 
     # oracle's metrics (an aggregate body from hand-made score rows); an older, successful run
     # of api left the same metrics: they must not appear as this configuration's results.
     for model in ("oracle", "api"):
-        write_json(paths.metrics_file(benchmark="orderprobe", model=model),
-                   {**aggregate(), "benchmark": "orderprobe", "model": model, "status": "scored"})
+        write_json(
+            paths.metrics_file(benchmark="orderprobe", model=model),
+            {**aggregate(), "benchmark": "orderprobe", "model": model, "status": "scored"},
+        )
     with pytest.raises(IdiombenchError, match="requests failed"):
         run_generate(params, "api", echo=lambda _: None)
     record = json.loads(paths.generate_failure("api").read_text(encoding="utf-8"))
@@ -54,8 +64,10 @@ def test_a_failed_model_has_failed_cells_and_a_footnote_never_a_score(tmp_path: 
         assert api_rows == [["API model"] + [FAILED] * (len(body[0]) - 1)], table.name
         assert any(row[0] == "oracle" for row in body), table.name  # the model that did not fail keeps its rows
         markdown = table.with_suffix(".md").read_text(encoding="utf-8")
-        assert f"{FAILED}: API model: generate api: {record['failed']:,} of {record['total']:,} requests failed" \
+        assert (
+            f"{FAILED}: API model: generate api: {record['failed']:,} of {record['total']:,} requests failed"
             in markdown
+        )
 
     # The next successful run removes the record: the model is reported again.
     paths.generate_failure("oracle").write_text(json.dumps({"reason": "earlier failure"}), encoding="utf-8")

@@ -27,8 +27,10 @@ def toy() -> tuple[Table, dict[str, dict[str, st.Estimand]]]:
     near = np.where(rng.random(200) < 0.03, 1.0 - good, good)  # a model almost identical to the best
     data = {"good": good, "bad": bad, "near": near}
     estimands = {m: {"acc": st.mean(units, v)} for m, v in data.items()}
-    rows = [[Cell(m), cell(100 * v.mean(), "{:.1f}", ref=CellRef(m, "acc", 100.0)), Cell("n/a", ref=CellRef(m, "none"))]
-            for m, v in data.items()]
+    rows = [
+        [Cell(m), cell(100 * v.mean(), "{:.1f}", ref=CellRef(m, "acc", 100.0)), Cell("n/a", ref=CellRef(m, "none"))]
+        for m, v in data.items()
+    ]
     return Table("toy", "Toy", ["Model", "Accuracy", "Other"], rows), estimands
 
 
@@ -40,7 +42,10 @@ def test_cells_get_intervals_best_and_tied_marks_and_the_csv_bounds() -> None:
     t, estimands = toy()
     companions = annotate(t, estimands)
     accuracy = {row[0].text: row[1] for row in t.rows}
-    assert "±" in accuracy["good"].text and accuracy["good"].low < 100 * estimands["good"]["acc"].value() < accuracy["good"].high
+    assert (
+        "±" in accuracy["good"].text
+        and accuracy["good"].low < 100 * estimands["good"]["acc"].value() < accuracy["good"].high
+    )
     marks = {m: c.marks for m, c in accuracy.items()}
     assert BEST in marks["good"] or BEST in marks["near"]
     assert TIED in marks["near"] + marks["good"] and not (BEST in marks["bad"] or TIED in marks["bad"])
@@ -63,8 +68,10 @@ def test_cells_on_fewer_units_than_min_units_get_no_interval_and_no_mark() -> No
     t = Table("tiny", "Tiny", ["Model", "Accuracy"], rows)
     assert annotate(t, estimands) == []
     assert [row[1].text for row in t.rows] == ["100.0", "0.0"] and not any(row[1].marks for row in t.rows)
-    assert t.footnotes == ["No interval: every cell rests on fewer than 10 items (the bootstrap's resampling unit; "
-                           "report.uncertainty.min_units)."]
+    assert t.footnotes == [
+        "No interval: every cell rests on fewer than 10 items (the bootstrap's resampling unit; "
+        "report.uncertainty.min_units)."
+    ]
     big, big_estimands = toy()
     annotate(big, big_estimands, UncertaintyConfig(min_units=201))  # 200 units each
     assert not any("±" in row[1].text for row in big.rows)
@@ -85,8 +92,12 @@ def test_permutation_test_and_a_single_model() -> None:
     t, estimands = toy()
     annotate(t, estimands, UncertaintyConfig(test="paired-permutation", resamples=500))
     assert "paired permutation test" in t.footnotes[-1]
-    single = Table("one", "One", ["Model", "Accuracy"], [t.rows[0][:1] + [cell(100 * estimands["good"]["acc"].value(), "{:.1f}",
-                                                                               ref=CellRef("good", "acc", 100.0))]])
+    single = Table(
+        "one",
+        "One",
+        ["Model", "Accuracy"],
+        [t.rows[0][:1] + [cell(100 * estimands["good"]["acc"].value(), "{:.1f}", ref=CellRef("good", "acc", 100.0))]],
+    )
     companions = annotate(single, estimands)
     assert "One model per comparison" in single.footnotes[-1] and not companions[1].rows
 
@@ -128,12 +139,21 @@ def test_g_idiomalign_resamples_source_idioms_and_reproduces_the_aggregate() -> 
     from idiombench.benchmarks.g_idiomalign.uncertainty import mcq_estimands
 
     # one German idiom asked into English and French, one French idiom into English
-    frame = pd.DataFrame({
-        "item_id": ["mcq/de-en/0", "mcq/de-fr/0", "mcq/fr-en/0"], "idiom": ["de:nasses Element"] * 2 + ["fr:x"],
-        "pass": "main", "group": ["En-target", "Other targets", "En-target"], "direction": ["de->en", "de->fr", "fr->en"],
-        "duplicate_option": False, "correct": [True, False, True], "outcome": ["Correct", "LT", "Correct"],
-        "invalid": False, "generation_failed": False, "ok": True,
-    })
+    frame = pd.DataFrame(
+        {
+            "item_id": ["mcq/de-en/0", "mcq/de-fr/0", "mcq/fr-en/0"],
+            "idiom": ["de:nasses Element"] * 2 + ["fr:x"],
+            "pass": "main",
+            "group": ["En-target", "Other targets", "En-target"],
+            "direction": ["de->en", "de->fr", "fr->en"],
+            "duplicate_option": False,
+            "correct": [True, False, True],
+            "outcome": ["Correct", "LT", "Correct"],
+            "invalid": False,
+            "generation_failed": False,
+            "ok": True,
+        }
+    )
     metrics = aggregate_mcq(frame, GIdiomAlignScore())[0]["metrics"]
     estimands = mcq_estimands(frame)
     overall = estimands["mcq/accuracy.macro.overall"]
@@ -147,10 +167,24 @@ def test_chid_resamples_passages_and_the_label_tasks_items() -> None:
 
     from idiombench.benchmarks.chengyu_bench.uncertainty import model_estimands
 
-    chid = pd.DataFrame({"item_id": ["00001", "00002", "00003"], "passage": ["p1", "p1", "p2"], "pass": "main",
-                         "task": "chid", "correct": [True, False, True]})
-    label = pd.DataFrame({"item_id": ["c1", "c2"], "passage": [None, None], "pass": "main",
-                          "task": "connotation_sample", "correct": [True, False]})
+    chid = pd.DataFrame(
+        {
+            "item_id": ["00001", "00002", "00003"],
+            "passage": ["p1", "p1", "p2"],
+            "pass": "main",
+            "task": "chid",
+            "correct": [True, False, True],
+        }
+    )
+    label = pd.DataFrame(
+        {
+            "item_id": ["c1", "c2"],
+            "passage": [None, None],
+            "pass": "main",
+            "task": "connotation_sample",
+            "correct": [True, False],
+        }
+    )
     body = {"settings": {"chid_candidates": {"task": "chid"}, "connotation": {"task": "connotation_sample"}}}
     estimands = model_estimands({"chid_candidates": chid, "connotation": label}, body)
     assert (estimands["chid_candidates/accuracy"].unit, estimands["chid_candidates/accuracy"].n) == ("passage", 2)

@@ -41,8 +41,10 @@ def test_local_stores_are_found_and_servers_are_not():
 def test_two_track_processes_take_turns_on_a_new_sqlite_store(tmp_path: Path):
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     log = tmp_path / "log.txt"
-    procs = [subprocess.Popen([sys.executable, "-c", HOLD, uri, str(log), name, "open"], stderr=subprocess.PIPE, text=True)
-             for name in ("a", "b")]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", HOLD, uri, str(log), name, "open"], stderr=subprocess.PIPE, text=True)
+        for name in ("a", "b")
+    ]
     errors = [p.communicate(timeout=300)[1] for p in procs]
     assert [p.returncode for p in procs] == [0, 0], errors
     events = [line.split() for line in log.read_text().splitlines()]

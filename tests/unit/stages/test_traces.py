@@ -57,7 +57,8 @@ def test_traces_round_trip_through_the_client(project: Path) -> None:
     japanese = search(client, "orderprobe", "tags.language = 'ja' AND tags.model = 'echo'")
     assert len(japanese) == 12  # 3 inputs: zero-shot main and 2 samples, CoT
     assert {t.info.trace_metadata["mlflow.sourceRun"] for t in japanese} == {
-        records["echo"]["runs"][f"orderprobe/echo/{s}"]["run_id"] for s in ("zero_shot", "cot")}
+        records["echo"]["runs"][f"orderprobe/echo/{s}"]["run_id"] for s in ("zero_shot", "cot")
+    }
     # and by assessment (the UI's feedback filter)
     recovered = search(client, "orderprobe", "feedback.`recovered` = 'true' AND tags.model = 'oracle'")
     assert len(recovered) == 24  # the oracle restores every input
@@ -65,8 +66,12 @@ def test_traces_round_trip_through_the_client(project: Path) -> None:
     # one item: inputs, output, reference, metrics with their sources
     scores = read_parquet(project / "results/scores/echo/orderprobe/zero_shot.parquet").to_pandas()
     row = scores[(scores["pass"] == "main")].iloc[0]
-    (trace,) = search(client, "orderprobe", f"tags.model = 'echo' AND tags.setting = 'zero_shot' AND "
-                                            f"tags.item_id = '{row['item_id']}' AND tags.pass = 'main'")
+    (trace,) = search(
+        client,
+        "orderprobe",
+        f"tags.model = 'echo' AND tags.setting = 'zero_shot' AND "
+        f"tags.item_id = '{row['item_id']}' AND tags.pass = 'main'",
+    )
     generations = read_parquet(project / "results/generations/echo/orderprobe/zero_shot.parquet").to_pandas()
     text = generations[(generations["prompt_id"] == row["prompt_id"]) & (generations["pass"] == "main")]["text"].item()
     span = trace.data.spans[0]
@@ -78,7 +83,9 @@ def test_traces_round_trip_through_the_client(project: Path) -> None:
     assert assessments["expected_answer"].expectation.value == row["expression"]
     assert assessments["recovered"].feedback.value == bool(row["recovered"])
     assert assessments["s_acc"].feedback.value == pytest.approx(row["s_acc"])
-    assert assessments["sts"].source.source_id.endswith(f"({'sts_zh' if row['language'] == 'zh-CN' else 'sts_multilingual'})")
+    assert assessments["sts"].source.source_id.endswith(
+        f"({'sts_zh' if row['language'] == 'zh-CN' else 'sts_multilingual'})"
+    )
     assert assessments["sts"].metadata["status"] == "substitute"
     assert "bert" not in assessments and "bert" in span.outputs["not_computed"]  # the role is off in this profile
     assert trace.info.tags["pattern"] == row["pattern"] and trace.info.tags["status"] == "ok"
@@ -102,8 +109,12 @@ def test_a_changed_score_replaces_its_assessment_and_keeps_human_feedback(projec
     where = "tags.model = 'echo' AND tags.setting = 'cot'"
     first = sorted(search(client, "orderprobe", where), key=lambda t: t.info.tags["item_id"])[0]
     item = first.info.tags["item_id"]
-    mlflow.log_feedback(trace_id=first.info.trace_id, name="looks_right", value=False,
-                        source=AssessmentSource(source_type="HUMAN", source_id="a researcher"))
+    mlflow.log_feedback(
+        trace_id=first.info.trace_id,
+        name="looks_right",
+        value=False,
+        source=AssessmentSource(source_type="HUMAN", source_id="a researcher"),
+    )
     path = project / "results/scores/echo/orderprobe/cot.parquet"
     scores = read_parquet(path).to_pandas()
     changed = scores["item_id"] == item
@@ -126,8 +137,9 @@ def test_a_changed_score_replaces_its_assessment_and_keeps_human_feedback(projec
     assert len(search(client, "orderprobe", where)) == 5
 
 
-def test_a_sample_traces_the_same_items_for_every_model(scored: Path, tmp_path: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_sample_traces_the_same_items_for_every_model(
+    scored: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from mlflow.tracking import MlflowClient
 
     from idiombench.stages.track import TRACES_TAG, track
@@ -135,14 +147,22 @@ def test_a_sample_traces_the_same_items_for_every_model(scored: Path, tmp_path: 
     root = traced_project.working_copy(scored, tmp_path, monkeypatch)
     traced_project.write_inputs(root, sample=4)  # params only: tracking.traces.sample 4
     params = load_params(root / "params.yaml")
-    runs = {model: track(params, benchmark="orderprobe", model=model)["runs"][f"orderprobe/{model}/zero_shot"] for model in ("oracle", "echo")}
+    runs = {
+        model: track(params, benchmark="orderprobe", model=model)["runs"][f"orderprobe/{model}/zero_shot"]
+        for model in ("oracle", "echo")
+    }
     for run in runs.values():
         assert run["traces"]["sampled"] and run["traces"]["rows"] == 18
         assert run["traces"]["traced"] == 12  # 4 items, each with its 2 consistency samples
         assert sum(run["traces"]["strata"].values()) == 12 and len(run["traces"]["strata"]) == 4
     client = MlflowClient()
-    items = {model: {t.info.tags["item_id"] for t in search(client, "orderprobe", f"tags.`idiombench.scope` = 'orderprobe/{model}/zero_shot'")}
-             for model in runs}
+    items = {
+        model: {
+            t.info.tags["item_id"]
+            for t in search(client, "orderprobe", f"tags.`idiombench.scope` = 'orderprobe/{model}/zero_shot'")
+        }
+        for model in runs
+    }
     assert items["oracle"] == items["echo"] and len(items["echo"]) == 4
     run = client.get_run(runs["echo"]["run_id"])
     assert run.data.tags[TRACES_TAG].startswith("sample of 12 of 18 rows")

@@ -20,8 +20,15 @@ def test_percentile_interval_of_a_mean_equals_scipy_bootstrap(n: int) -> None:
     estimand = st.mean(ids(n), x)
     reps = st.replicates([estimand], 1000, 7)[0]
     ours = st.interval(estimand.value(), reps, 0.95)
-    theirs = scipy.stats.bootstrap((x,), np.mean, n_resamples=1000, method="percentile", confidence_level=0.95,
-                                   random_state=np.random.default_rng(7), vectorized=True).confidence_interval
+    theirs = scipy.stats.bootstrap(
+        (x,),
+        np.mean,
+        n_resamples=1000,
+        method="percentile",
+        confidence_level=0.95,
+        random_state=np.random.default_rng(7),
+        vectorized=True,
+    ).confidence_interval
     assert ours is not None
     assert ours.low == pytest.approx(theirs.low, abs=1e-12) and ours.high == pytest.approx(theirs.high, abs=1e-12)
     assert ours.value == pytest.approx(x.mean())
@@ -80,8 +87,13 @@ def test_paired_permutation_p_approaches_scipys_exact_test() -> None:
     rng = np.random.default_rng(5)
     a = rng.random(8)
     b = a - 0.15 + rng.normal(scale=0.2, size=8)
-    exact = scipy.stats.permutation_test((a, b), lambda x, y, axis=-1: np.mean(x, axis=axis) - np.mean(y, axis=axis),
-                                         permutation_type="samples", vectorized=True, alternative="two-sided").pvalue
+    exact = scipy.stats.permutation_test(
+        (a, b),
+        lambda x, y, axis=-1: np.mean(x, axis=axis) - np.mean(y, axis=axis),
+        permutation_type="samples",
+        vectorized=True,
+        alternative="two-sided",
+    ).pvalue
     ours = st.paired_permutation_p(st.mean(ids(8), a), st.mean(ids(8), b), 20_000, 0)
     assert ours == pytest.approx(exact, abs=0.015)
 
@@ -129,8 +141,9 @@ def test_a_cluster_of_identical_copies_gives_the_interval_of_one_copy(k: int) ->
     other = np.random.default_rng(5).random(40)
     rows_b, copies_b = clustered(40, k, other)
     p_one = st.compare("a", one, "b", st.mean(ids(40), other), "paired-bootstrap", 1000, 9).p
-    p_cluster = st.compare("a", cluster, "b", st.mean(rows_b, copies_b, unit="expression"), "paired-bootstrap",
-                           1000, 9).p
+    p_cluster = st.compare(
+        "a", cluster, "b", st.mean(rows_b, copies_b, unit="expression"), "paired-bootstrap", 1000, 9
+    ).p
     assert p_cluster == p_one
 
 

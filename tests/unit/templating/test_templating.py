@@ -12,8 +12,12 @@ from idiombench.core.errors import DataError
 from idiombench.core.generation_types import Message
 from idiombench.core.ownership import RECORD, Output
 from idiombench.core.io import staged_directory
-from idiombench.templating.templates import (ChatTemplate, load_package_templates, load_template_path,
-                                             parse_template_file)
+from idiombench.templating.templates import (
+    ChatTemplate,
+    load_package_templates,
+    load_template_path,
+    parse_template_file,
+)
 
 PACKAGE_TEMPLATES = {
     ("idiombench.benchmarks.orderprobe", "zero_shot"): {"zh-CN", "zh-TW", "ja", "ko"},
@@ -22,7 +26,10 @@ PACKAGE_TEMPLATES = {
     ("idiombench.benchmarks.g_idiomalign", "mcq"): {"released_instruction"},
     ("idiombench.benchmarks.g_idiomalign", "gloss_generation"): {"no_gloss", "with_gloss"},
     ("idiombench.benchmarks.chengyu_bench", "chengyu_bench"): {
-        "connotation", "appropriateness", "open_cloze", "chid_candidates",
+        "connotation",
+        "appropriateness",
+        "open_cloze",
+        "chid_candidates",
     },
 }
 PLACEHOLDERS = {
@@ -48,8 +55,12 @@ def test_package_template_files_load_with_their_entries_and_placeholders(package
         assert template.template_id == f"{loaded.file_id}/{key}"
         expected = next(v for k, v in PLACEHOLDERS.items() if template.template_id.startswith(k))
         assert template.placeholders == expected, template.template_id
-        blob = json.dumps([{"role": m.role, "content": m.content} for m in template.messages],
-                          ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+        blob = json.dumps(
+            [{"role": m.role, "content": m.content} for m in template.messages],
+            ensure_ascii=False,
+            sort_keys=True,
+            separators=(",", ":"),
+        )
         assert template.template_hash == hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 

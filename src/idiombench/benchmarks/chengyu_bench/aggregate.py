@@ -37,8 +37,11 @@ DATA_DESCRIPTION = {
     "chid": "FewCLUE ChID (official data)",
 }
 # The paper's table 7 cells of each kind of setting (prediction_metrics).
-PAPER_CELLS = {"label": ("accuracy",), "choice": ("accuracy",),
-               "ranked": tuple(f"acc_at_{k}" for k in KS) + ("valid_idiom",)}
+PAPER_CELLS = {
+    "label": ("accuracy",),
+    "choice": ("accuracy",),
+    "ranked": tuple(f"acc_at_{k}" for k in KS) + ("valid_idiom",),
+}
 
 
 def percent(numerator: float, denominator: float) -> float | None:
@@ -124,13 +127,25 @@ def paper_task(setting: str, tasks: list[str]) -> str | None:
 
 def data_info(task: str | None, scored_items: int, items: dict[str, dict[str, Any]]) -> dict[str, Any]:
     if task is None:
-        return {"task": None, "source": None, "official": None, "description": "no rows", "items_scored": 0,
-                "items_available": 0, "subset": False}
+        return {
+            "task": None,
+            "source": None,
+            "official": None,
+            "description": "no rows",
+            "items_scored": 0,
+            "items_available": 0,
+            "subset": False,
+        }
     source = data_source(task)
     available = len(items.get(task, {}))
     return {
-        "task": task, "source": source, "official": source != "sample", "description": DATA_DESCRIPTION[source],
-        "items_scored": scored_items, "items_available": available, "subset": scored_items < available,
+        "task": task,
+        "source": source,
+        "official": source != "sample",
+        "description": DATA_DESCRIPTION[source],
+        "items_scored": scored_items,
+        "items_available": available,
+        "subset": scored_items < available,
     }
 
 
@@ -155,7 +170,8 @@ def aggregate(ctx: AggregateContext[ChengyuBenchConfig]) -> dict[str, Any]:
             metrics.update({option_order.PREFIX + name: value for name, value in order_metrics.items()})
         settings[setting] = {"task": task, "data": info["source"], "metrics": metrics, "counts": counts}
         breakdowns["tasks"][setting] = {
-            t: dict(summary, data=data_info(t, summary["counts"]["items"], ctx.items)) for t, summary in per_task.items()
+            t: dict(summary, data=data_info(t, summary["counts"]["items"], ctx.items))
+            for t, summary in per_task.items()
         }
         task_rows = main[main["task"] == task] if task is not None else main.iloc[0:0]
         if kind == "ranked":
@@ -163,18 +179,26 @@ def aggregate(ctx: AggregateContext[ChengyuBenchConfig]) -> dict[str, Any]:
         elif kind == "label":
             breakdowns["by_gold"][setting] = by_gold(task_rows)
         template = templates.get(template_key(setting))
-        provenance["template_hashes"][setting] = {"template_id": template.template_id,
-                                                  "template_hash": template.template_hash}
+        provenance["template_hashes"][setting] = {
+            "template_id": template.template_id,
+            "template_hash": template.template_hash,
+        }
         provenance["data"][setting] = info
     cfg = ctx.config.score
     if any(setting_kind(s) == "ranked" for s in settings):
         idioms = load_idiom_list(cfg.valid_idiom.four_character_only)
-        provenance["idiom_list"] = dict(idioms.provenance(), description=idioms.describe(),
-                                        stand_in_for=PAPER_DICTIONARY)
-    provenance["release"] = "available" if any(t in ctx.items for t in ("connotation", "appropriateness",
-                                                                          "open_cloze")) else "not available"
-    provenance["scoring"] = {"accept_unformatted": cfg.accept_unformatted,
-                             "valid_idiom_four_character_only": cfg.valid_idiom.four_character_only}
+        provenance["idiom_list"] = dict(
+            idioms.provenance(), description=idioms.describe(), stand_in_for=PAPER_DICTIONARY
+        )
+    provenance["release"] = (
+        "available"
+        if any(t in ctx.items for t in ("connotation", "appropriateness", "open_cloze"))
+        else "not available"
+    )
+    provenance["scoring"] = {
+        "accept_unformatted": cfg.accept_unformatted,
+        "valid_idiom_four_character_only": cfg.valid_idiom.four_character_only,
+    }
     provenance["notes"] = list(ctx.scoring_meta.get("notes", []))
     return {"settings": settings, "breakdowns": breakdowns, "provenance": provenance}
 
@@ -185,14 +209,18 @@ def prediction_metrics(body: dict[str, Any], task: str | None, setting: str) -> 
     open_cloze and chid_open_cloze. A cell that could not be computed is left out."""
     settings = body.get("settings", {})
     if setting not in settings:
-        raise IdiombenchError(f"chengyu-bench: no scores for setting {setting!r} (scored: {', '.join(sorted(settings)) or 'none'})")
+        raise IdiombenchError(
+            f"chengyu-bench: no scores for setting {setting!r} (scored: {', '.join(sorted(settings)) or 'none'})"
+        )
     entry = settings[setting]
     if task is None or task == entry.get("task"):
         metrics = entry["metrics"]
     else:
         tasks = body.get("breakdowns", {}).get("tasks", {}).get(setting, {})
         if task not in tasks:
-            raise IdiombenchError(f"chengyu-bench: setting {setting!r} has no task {task!r} "
-                                  f"(scored: {', '.join(sorted(tasks)) or 'none'})")
+            raise IdiombenchError(
+                f"chengyu-bench: setting {setting!r} has no task {task!r} "
+                f"(scored: {', '.join(sorted(tasks)) or 'none'})"
+            )
         metrics = tasks[task]["metrics"]
     return {name: float(metrics[name]) for name in PAPER_CELLS[setting_kind(setting)] if metrics.get(name) is not None}

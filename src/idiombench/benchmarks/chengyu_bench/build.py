@@ -39,12 +39,19 @@ RELEASE_TASKS = ("connotation", "appropriateness", "open_cloze")
 SAMPLE_TASKS = ("connotation_sample", "appropriateness_sample")
 SAMPLE_NOTE_FIELDS = ("note", "source")
 SAMPLE_CONNOTATION = ConnotationRelease(
-    file="connotation.jsonl", format="jsonl", idiom_field="idiom", label_field="label",
+    file="connotation.jsonl",
+    format="jsonl",
+    idiom_field="idiom",
+    label_field="label",
     labels=ConnotationLabels(positive=["positive"], negative=["negative"]),
 )
 SAMPLE_APPROPRIATENESS = AppropriatenessRelease(
-    file="appropriateness.jsonl", format="jsonl", passage_field="sentence", idiom_field="idiom",
-    label_field="label", labels=AppropriatenessLabels(correct=["correct"], wrong=["wrong"]),
+    file="appropriateness.jsonl",
+    format="jsonl",
+    passage_field="sentence",
+    idiom_field="idiom",
+    label_field="label",
+    labels=AppropriatenessLabels(correct=["correct"], wrong=["wrong"]),
 )
 
 
@@ -99,21 +106,28 @@ def build_release(root: Path, cfg: ChengyuBenchBuild, stats: BuildStats) -> dict
 
     mappings = cfg.release
     if mappings.connotation is not None:
-        tasks["connotation"] = read_connotation(source("connotation", mappings.connotation),
-                                                mappings.connotation, "connotation", stats)
+        tasks["connotation"] = read_connotation(
+            source("connotation", mappings.connotation), mappings.connotation, "connotation", stats
+        )
     if mappings.appropriateness is not None:
-        tasks["appropriateness"] = read_appropriateness(source("appropriateness", mappings.appropriateness),
-                                                        mappings.appropriateness, "appropriateness", stats)
+        tasks["appropriateness"] = read_appropriateness(
+            source("appropriateness", mappings.appropriateness), mappings.appropriateness, "appropriateness", stats
+        )
     if mappings.open_cloze is not None:
-        tasks["open_cloze"] = read_open_cloze(source("open_cloze", mappings.open_cloze),
-                                              mappings.open_cloze, "open_cloze", stats)
+        tasks["open_cloze"] = read_open_cloze(
+            source("open_cloze", mappings.open_cloze), mappings.open_cloze, "open_cloze", stats
+        )
     for task in RELEASE_TASKS:
         mapping: ReleaseFile | None = getattr(mappings, task)
         if mapping is None:
             stats.notes.append(f"Release task {task} not read: {PARAMS}.release.{task} is null.")
             continue
-        files[task] = {"file": mapping.file, "format": mapping.format, "rows": len(tasks[task]),
-                       "sha256": sha256_file(root / mapping.file)}
+        files[task] = {
+            "file": mapping.file,
+            "format": mapping.format,
+            "rows": len(tasks[task]),
+            "sha256": sha256_file(root / mapping.file),
+        }
     stats.details["release"] = {"release_dir": cfg.release_dir, "available": True, "files": files}
     stats.notes.append(
         "The official release was read through the field mapping in params.yaml; its layout is an "
@@ -127,13 +141,29 @@ def build_samples(stats: BuildStats) -> dict[str, list[Item]]:
     folder = sample_dir()
     tasks = {
         "connotation_sample": read_connotation(
-            Source(folder / SAMPLE_CONNOTATION.file, f"sample/{SAMPLE_CONNOTATION.file}", "(package sample)",
-                   sample=True, keep_fields=SAMPLE_NOTE_FIELDS),
-            SAMPLE_CONNOTATION, "connotation_sample", stats),
+            Source(
+                folder / SAMPLE_CONNOTATION.file,
+                f"sample/{SAMPLE_CONNOTATION.file}",
+                "(package sample)",
+                sample=True,
+                keep_fields=SAMPLE_NOTE_FIELDS,
+            ),
+            SAMPLE_CONNOTATION,
+            "connotation_sample",
+            stats,
+        ),
         "appropriateness_sample": read_appropriateness(
-            Source(folder / SAMPLE_APPROPRIATENESS.file, f"sample/{SAMPLE_APPROPRIATENESS.file}",
-                   "(package sample)", sample=True, keep_fields=SAMPLE_NOTE_FIELDS),
-            SAMPLE_APPROPRIATENESS, "appropriateness_sample", stats),
+            Source(
+                folder / SAMPLE_APPROPRIATENESS.file,
+                f"sample/{SAMPLE_APPROPRIATENESS.file}",
+                "(package sample)",
+                sample=True,
+                keep_fields=SAMPLE_NOTE_FIELDS,
+            ),
+            SAMPLE_APPROPRIATENESS,
+            "appropriateness_sample",
+            stats,
+        ),
     }
     stats.details["sample"] = {
         task: dict(sorted(Counter(str(item.answer) for item in items).items())) for task, items in tasks.items()

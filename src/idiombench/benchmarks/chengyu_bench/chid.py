@@ -71,13 +71,19 @@ def parse_line(path: Path, line: int, record: dict[str, Any]) -> Passage:
         raise DataError(path, f"content is {type(content).__name__}", row=line, expected="the passage text")
     if not isinstance(answer, int) or isinstance(answer, bool) or not 0 <= answer < len(candidates):
         raise DataError(
-            path, f"answer index {answer!r} is not a position in the {len(candidates)} candidates", row=line,
+            path,
+            f"answer index {answer!r} is not a position in the {len(candidates)} candidates",
+            row=line,
             expected=f"an integer from 0 to {len(candidates) - 1}",
         )
     blanks = content.count(PLACEHOLDER)
     if blanks == 0:
-        raise DataError(path, f"passage {passage_id} has no {PLACEHOLDER} blank", row=line,
-                        expected=f"the passage with {PLACEHOLDER} where the idiom goes")
+        raise DataError(
+            path,
+            f"passage {passage_id} has no {PLACEHOLDER} blank",
+            row=line,
+            expected=f"the passage with {PLACEHOLDER} where the idiom goes",
+        )
     anomalies = []
     if blanks > 1:
         anomalies.append("chid_several_blanks")
@@ -99,8 +105,12 @@ def read_split(path: Path) -> list[Passage]:
     for line, record in read_jsonl(path):
         passage = parse_line(path, line, record)
         if passage.passage_id in first_line:
-            raise DataError(path, f"id {passage.passage_id} repeats line {first_line[passage.passage_id]}",
-                            row=line, expected="unique passage ids")
+            raise DataError(
+                path,
+                f"id {passage.passage_id} repeats line {first_line[passage.passage_id]}",
+                row=line,
+                expected="unique passage ids",
+            )
         first_line[passage.passage_id] = line
         passages.append(passage)
     return passages
@@ -138,9 +148,7 @@ def split_summary(passages: list[Passage], built: bool) -> dict[str, Any]:
         "built": built,
         "answer_index_counts": {str(k): v for k, v in sorted(Counter(p.answer_index for p in passages).items())},
         "blanks_per_passage": {str(k): v for k, v in sorted(Counter(p.blanks for p in passages).items())},
-        "candidates_per_passage": {
-            str(k): v for k, v in sorted(Counter(len(p.candidates) for p in passages).items())
-        },
+        "candidates_per_passage": {str(k): v for k, v in sorted(Counter(len(p.candidates) for p in passages).items())},
         "anomalies": dict(sorted(Counter(a for p in passages for a in p.anomalies).items())),
     }
 

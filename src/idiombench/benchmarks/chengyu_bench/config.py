@@ -134,7 +134,11 @@ class ChengyuBenchBuild(StrictModel):
 
 RenderSetting = Literal["connotation", "appropriateness", "open_cloze", "chid_open_cloze", "chid_candidates"]
 RENDER_SETTINGS: list[RenderSetting] = [
-    "connotation", "appropriateness", "open_cloze", "chid_open_cloze", "chid_candidates",
+    "connotation",
+    "appropriateness",
+    "open_cloze",
+    "chid_open_cloze",
+    "chid_candidates",
 ]
 
 

@@ -46,14 +46,21 @@ class IdiomList:
 
     def provenance(self) -> dict[str, Any]:
         return {
-            "package": self.package, "version": self.version, "file": self.file, "sha256": self.sha256,
-            "rows": self.rows, "four_character_only": self.four_character_only, "size": len(self.words),
+            "package": self.package,
+            "version": self.version,
+            "file": self.file,
+            "sha256": self.sha256,
+            "rows": self.rows,
+            "four_character_only": self.four_character_only,
+            "size": len(self.words),
         }
 
     def describe(self) -> str:
         what = "four-character words" if self.four_character_only else "words"
-        return (f"the {len(self.words):,} {what} of the idiom list in the PyPI package {self.package} "
-                f"{self.version} ({self.file}, {self.rows:,} rows, sha256 {self.sha256[:12]}…)")
+        return (
+            f"the {len(self.words):,} {what} of the idiom list in the PyPI package {self.package} "
+            f"{self.version} ({self.file}, {self.rows:,} rows, sha256 {self.sha256[:12]}…)"
+        )
 
 
 def data_file(package: str = PACKAGE, relative: str = DATA_FILE) -> tuple[Path, str]:
@@ -76,8 +83,11 @@ def read_words(path: Path, four_character_only: bool) -> tuple[frozenset[str], i
     with path.open(encoding="utf-8", newline="") as handle:
         reader = csv.DictReader(handle)
         if reader.fieldnames is None or WORD_COLUMN not in reader.fieldnames:
-            raise DataError(path, f"no `{WORD_COLUMN}` column in the header {reader.fieldnames}",
-                            expected=f"a CSV header naming a `{WORD_COLUMN}` column")
+            raise DataError(
+                path,
+                f"no `{WORD_COLUMN}` column in the header {reader.fieldnames}",
+                expected=f"a CSV header naming a `{WORD_COLUMN}` column",
+            )
         rows = 0
         for row_number, row in enumerate(reader, start=2):
             rows += 1
@@ -94,5 +104,12 @@ def load_idiom_list(four_character_only: bool = True, package: str = PACKAGE, re
     path, version = data_file(package, relative)
     words, rows = read_words(path, four_character_only)
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    return IdiomList(package=package, version=version, file=relative, sha256=digest, rows=rows,
-                     four_character_only=four_character_only, words=words)
+    return IdiomList(
+        package=package,
+        version=version,
+        file=relative,
+        sha256=digest,
+        rows=rows,
+        four_character_only=four_character_only,
+        words=words,
+    )

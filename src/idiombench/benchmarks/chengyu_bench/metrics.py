@@ -112,7 +112,12 @@ def score_ranked(
     distinct = list(dict.fromkeys(predictions))
     invalid = tuple(p for p in distinct if not is_idiom(p))
     return RankedScore(
-        predictions=predictions, rank=rank,
-        n_predicted=len(distinct), n_valid=len(distinct) - len(invalid), invalid=invalid,
-        parse_failed=not written, unformatted=unformatted, listed=len(written),
+        predictions=predictions,
+        rank=rank,
+        n_predicted=len(distinct),
+        n_valid=len(distinct) - len(invalid),
+        invalid=invalid,
+        parse_failed=not written,
+        unformatted=unformatted,
+        listed=len(written),
     )

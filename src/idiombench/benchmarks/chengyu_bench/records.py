@@ -40,8 +40,9 @@ def read_records(path: Path, file_format: FileFormat) -> list[tuple[int, Record]
         records = []
         for position, record in enumerate(data, start=1):
             if not isinstance(record, dict):
-                raise DataError(path, f"array element is a {type(record).__name__}", row=position,
-                                expected="a JSON object")
+                raise DataError(
+                    path, f"array element is a {type(record).__name__}", row=position, expected="a JSON object"
+                )
             records.append((position, record))
         return records
     rows = read_csv_rows(path, min_columns=1, header=True)
@@ -61,7 +62,9 @@ def require_field(path: Path, row: int, record: Mapping[str, Any], field: str, p
     if field not in record:
         present = ", ".join(sorted(record)) or "none"
         raise DataError(
-            path, f"missing field {field!r} (fields present: {present})", row=row,
+            path,
+            f"missing field {field!r} (fields present: {present})",
+            row=row,
             expected=f"field {field!r}, named by params {param}",
         )
     return record[field]
@@ -80,8 +83,9 @@ def texts_field(path: Path, row: int, record: Mapping[str, Any], field: str, par
     value = require_field(path, row, record, field, param)
     values = value if isinstance(value, list) else [value]
     if not values or not all(isinstance(v, str) and v.strip() for v in values):
-        raise DataError(path, f"field {field!r} is {value!r}", row=row,
-                        expected=f"text or a non-empty list of texts in {field!r}")
+        raise DataError(
+            path, f"field {field!r} is {value!r}", row=row, expected=f"text or a non-empty list of texts in {field!r}"
+        )
     return [v.strip() for v in values]
 
 
@@ -95,7 +99,11 @@ def label_text(value: Any) -> str | None:
 
 
 def label_field(
-    path: Path, row: int, record: Mapping[str, Any], field: str, param: str,
+    path: Path,
+    row: int,
+    record: Mapping[str, Any],
+    field: str,
+    param: str,
     spellings: Mapping[str, Sequence[str]],
 ) -> str:
     """The normalised class of a label cell, from the configured spellings of each class."""
@@ -105,8 +113,12 @@ def label_field(
         if text is not None and text in {s.strip().casefold() for s in accepted}:
             return label
     options = "; ".join(f"{label}: {', '.join(map(repr, accepted))}" for label, accepted in spellings.items())
-    raise DataError(path, f"unknown label {value!r} in field {field!r}", row=row,
-                    expected=f"one of the spellings in params {param.rsplit('.', 1)[0]}.labels ({options})")
+    raise DataError(
+        path,
+        f"unknown label {value!r} in field {field!r}",
+        row=row,
+        expected=f"one of the spellings in params {param.rsplit('.', 1)[0]}.labels ({options})",
+    )
 
 
 def optional_id(path: Path, row: int, record: Mapping[str, Any], field: str | None, param: str) -> Any:

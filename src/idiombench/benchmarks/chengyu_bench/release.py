@@ -77,10 +77,18 @@ def read_connotation(source: Source, mapping: ConnotationRelease, task: str, sta
             stats.flag("repeated_idiom", source.example(row, idiom=idiom, first_row=first_row[idiom]))
         first_row.setdefault(idiom, row)
         meta["duplicate_of_row"] = first_row[idiom] if first_row[idiom] != row else None
-        items.append(Item(
-            item_id=f"{row:05d}", benchmark=BENCHMARK, task=task, language=LANGUAGE,
-            input=idiom, answer=label, fields={"idiom": idiom}, meta=meta,
-        ))
+        items.append(
+            Item(
+                item_id=f"{row:05d}",
+                benchmark=BENCHMARK,
+                task=task,
+                language=LANGUAGE,
+                input=idiom,
+                answer=label,
+                fields={"idiom": idiom},
+                meta=meta,
+            )
+        )
         stats.kept(source.name)
     return items
 
@@ -94,21 +102,27 @@ def marked_idiom(
     if len(marks) == 1:
         idiom = marks[0].strip()
         if named is not None and named != idiom:
-            raise DataError(source.path, f"the idiom field says {named!r} but the passage marks {idiom!r}",
-                            row=row, expected="the same idiom in both")
+            raise DataError(
+                source.path,
+                f"the idiom field says {named!r} but the passage marks {idiom!r}",
+                row=row,
+                expected="the same idiom in both",
+            )
         return passage, idiom
     if not marks and named is not None and passage.count(named) == 1:
         stats.flag("appropriateness_mark_added", source.example(row, idiom=named))
         return passage.replace(named, f"{MARK}{named}{MARK}"), named
     found = f"{len(marks)} ##…## marks" if marks else "no ##…## mark"
     hint = " and the idiom field's idiom does not occur exactly once" if not marks and named is not None else ""
-    raise DataError(source.path, f"the passage has {found}{hint}", row=row,
-                    expected=f"exactly one idiom marked ##like this## in the field named by {param}")
+    raise DataError(
+        source.path,
+        f"the passage has {found}{hint}",
+        row=row,
+        expected=f"exactly one idiom marked ##like this## in the field named by {param}",
+    )
 
 
-def read_appropriateness(
-    source: Source, mapping: AppropriatenessRelease, task: str, stats: BuildStats
-) -> list[Item]:
+def read_appropriateness(source: Source, mapping: AppropriatenessRelease, task: str, stats: BuildStats) -> list[Item]:
     labels = {label: getattr(mapping.labels, label) for label in APPROPRIATENESS_LABELS}
     items: list[Item] = []
     for row, record in read_records(source.path, mapping.format):
@@ -123,10 +137,18 @@ def read_appropriateness(
         meta = _meta(source, row, record, mapping)
         meta["idiom"] = idiom
         _flag_if_not_chengyu(source, stats, row, idiom, meta)
-        items.append(Item(
-            item_id=f"{row:05d}", benchmark=BENCHMARK, task=task, language=LANGUAGE,
-            input=passage, answer=label, fields={"sentence": passage, "idiom": idiom}, meta=meta,
-        ))
+        items.append(
+            Item(
+                item_id=f"{row:05d}",
+                benchmark=BENCHMARK,
+                task=task,
+                language=LANGUAGE,
+                input=passage,
+                answer=label,
+                fields={"sentence": passage, "idiom": idiom},
+                meta=meta,
+            )
+        )
         stats.kept(source.name)
     return items
 
@@ -139,18 +161,30 @@ def read_open_cloze(source: Source, mapping: OpenClozeRelease, task: str, stats:
         answers = texts_field(source.path, row, record, mapping.answer_field, f"{source.param}.answer_field")
         blanks = passage.count(mapping.placeholder)
         if blanks == 0:
-            raise DataError(source.path, f"the passage has no placeholder {mapping.placeholder!r}", row=row,
-                            expected=f"the blank marked as in {source.param}.placeholder")
+            raise DataError(
+                source.path,
+                f"the passage has no placeholder {mapping.placeholder!r}",
+                row=row,
+                expected=f"the blank marked as in {source.param}.placeholder",
+            )
         meta = _meta(source, row, record, mapping)
         meta["blanks"] = blanks
         if blanks > 1:
             # One answer per record: it fills every blank (as for ChID).
             stats.flag("open_cloze_several_blanks", source.example(row, blanks=blanks))
         _flag_if_not_chengyu(source, stats, row, answers[0], meta)
-        items.append(Item(
-            item_id=f"{row:05d}", benchmark=BENCHMARK, task=task, language=LANGUAGE,
-            input=passage, answer=answers[0], references=tuple(answers),
-            fields={"paragraph": passage, "placeholder": mapping.placeholder}, meta=meta,
-        ))
+        items.append(
+            Item(
+                item_id=f"{row:05d}",
+                benchmark=BENCHMARK,
+                task=task,
+                language=LANGUAGE,
+                input=passage,
+                answer=answers[0],
+                references=tuple(answers),
+                fields={"paragraph": passage, "placeholder": mapping.placeholder},
+                meta=meta,
+            )
+        )
         stats.kept(source.name)
     return items

@@ -44,9 +44,13 @@ def tasks_for(setting: str, tasks: dict[str, list[Item]]) -> tuple[list[str], st
         if setting in tasks:
             return [setting], None, None
         if sample_task in tasks:
-            return [sample_task], None, (
-                f"{setting}: rendered on {sample_task}, the project's SAMPLE (not the official data): "
-                f"{RELEASE_MISSING}."
+            return (
+                [sample_task],
+                None,
+                (
+                    f"{setting}: rendered on {sample_task}, the project's SAMPLE (not the official data): "
+                    f"{RELEASE_MISSING}."
+                ),
             )
         return [], f"neither {setting} nor {sample_task} was built", None
     if setting == "open_cloze":
@@ -58,7 +62,9 @@ def tasks_for(setting: str, tasks: dict[str, list[Item]]) -> tuple[list[str], st
         return [], "no ChID task was built", None
     note = (
         f"chid_open_cloze: ChID passages ({', '.join(found)}) asked as an OPEN-CLOZE set (candidates hidden, "
-        "the paper's Open Cloze prompt); not the paper's Open Cloze data." if setting == "chid_open_cloze" else None
+        "the paper's Open Cloze prompt); not the paper's Open Cloze data."
+        if setting == "chid_open_cloze"
+        else None
     )
     return found, None, note
 
@@ -69,8 +75,10 @@ def values_for(setting: str, item: Item, rotation: int = 0) -> dict[str, str]:
     if setting == "appropriateness":
         return {"sentence": item.fields["sentence"]}
     if setting == "chid_candidates":
-        return {"paragraph": item.fields["paragraph"],
-                "candidates": CANDIDATE_SEPARATOR.join(rotate(item.choices, rotation))}
+        return {
+            "paragraph": item.fields["paragraph"],
+            "candidates": CANDIDATE_SEPARATOR.join(rotate(item.choices, rotation)),
+        }
     return {"paragraph": item.fields["paragraph"]}  # open_cloze, chid_open_cloze
 
 
@@ -89,13 +97,18 @@ def render(tasks: dict[str, list[Item]], config: ChengyuBenchConfig, raw_dir: Pa
         if task not in sampled:
             all_items = tasks[task]
             n = sample.items_per_task if sample is not None else None
-            chosen = set(seeded_subset([i.item_id for i in all_items], n, sample.seed if sample else 0,
-                                       BENCHMARK, task))
+            chosen = set(
+                seeded_subset([i.item_id for i in all_items], n, sample.seed if sample else 0, BENCHMARK, task)
+            )
             sampled[task] = [item for item in all_items if item.item_id in chosen]
             output.sample[task] = (
-                {"selection": "all", "items": len(all_items)} if n is None else {
+                {"selection": "all", "items": len(all_items)}
+                if n is None
+                else {
                     "selection": f"{n} item(s) (seed {sample.seed})",  # type: ignore[union-attr]
-                    "item_ids": sorted(chosen), "items": len(sampled[task]), "items_available": len(all_items),
+                    "item_ids": sorted(chosen),
+                    "items": len(sampled[task]),
+                    "items_available": len(all_items),
                 }
             )
         return sampled[task]
@@ -112,13 +125,25 @@ def render(tasks: dict[str, list[Item]], config: ChengyuBenchConfig, raw_dir: Pa
         for task in setting_tasks:
             for item in items_of(task):
                 if setting == "chid_candidates" and not item.choices:
-                    output.leave_out("chid_candidates: the passage has no candidates", {"task": task, "item_id": item.item_id})
+                    output.leave_out(
+                        "chid_candidates: the passage has no candidates", {"task": task, "item_id": item.item_id}
+                    )
                     continue
-                rotations = len(item.choices) if setting == "chid_candidates" and config.generate.rotates(setting) else 1
+                rotations = (
+                    len(item.choices) if setting == "chid_candidates" and config.generate.rotates(setting) else 1
+                )
                 for rotation in range(rotations):
-                    output.add(Prompt(
-                        benchmark=BENCHMARK, task=task, setting=setting, item_id=item.item_id, language=item.language,
-                        messages=template.render(values_for(setting, item, rotation)),
-                        template_id=template.template_id, template_hash=template.template_hash, rotation=rotation,
-                    ))
+                    output.add(
+                        Prompt(
+                            benchmark=BENCHMARK,
+                            task=task,
+                            setting=setting,
+                            item_id=item.item_id,
+                            language=item.language,
+                            messages=template.render(values_for(setting, item, rotation)),
+                            template_id=template.template_id,
+                            template_hash=template.template_hash,
+                            rotation=rotation,
+                        )
+                    )
     return output

@@ -20,8 +20,11 @@ SAMPLE_MARK = "§"
 NOT_RUN_MARK = "‡"
 FMT = "{:.2f}"
 SETTING_NAMES = {
-    "connotation": "Connotation", "appropriateness": "Appropriateness", "open_cloze": "Open Cloze",
-    "chid_open_cloze": "ChID as open cloze", "chid_candidates": "ChID (7 candidates)",
+    "connotation": "Connotation",
+    "appropriateness": "Appropriateness",
+    "open_cloze": "Open Cloze",
+    "chid_open_cloze": "ChID as open cloze",
+    "chid_candidates": "ChID (7 candidates)",
 }
 
 
@@ -53,20 +56,26 @@ class Marks:
         name = SETTING_NAMES[setting]
         scored = f"{info['items_scored']:,} of its {info['items_available']:,} items scored"
         if info.get("source") == "sample":
-            line = (f"{name}: the idiombench project's own SAMPLE ({info['task']}; {scored}), written by the project, "
-                    "not the official Chengyu-Bench data: not comparable with the paper's table 7.")
+            line = (
+                f"{name}: the idiombench project's own SAMPLE ({info['task']}; {scored}), written by the project, "
+                "not the official Chengyu-Bench data: not comparable with the paper's table 7."
+            )
         else:
-            line = (f"{name}: a seeded sample of the official data ({info['task']}: {info['items_scored']:,} of "
-                    f"{info['items_available']:,} items; render.sample.items_per_task).")
+            line = (
+                f"{name}: a seeded sample of the official data ({info['task']}: {info['items_scored']:,} of "
+                f"{info['items_available']:,} items; render.sample.items_per_task)."
+            )
         self.sample_lines[line] = None
         return SAMPLE_MARK
 
     def footnotes(self) -> list[str]:
         notes = [f"{SAMPLE_MARK} {line}" for line in self.sample_lines]
         if self.not_run:
-            notes.append(f"{NOT_RUN_MARK} not run: the Open Cloze data is part of the official Chengyu-Bench release, "
-                         "which is not available (benchmarks.chengyu-bench.build.release_dir is null); see the table "
-                         "of ChID passages asked as an open cloze.")
+            notes.append(
+                f"{NOT_RUN_MARK} not run: the Open Cloze data is part of the official Chengyu-Bench release, "
+                "which is not available (benchmarks.chengyu-bench.build.release_dir is null); see the table "
+                "of ChID passages asked as an open cloze."
+            )
         return notes
 
 
@@ -78,8 +87,10 @@ def _idiom_footnote(metrics: dict[str, dict[str, Any]]) -> str | None:
     for body in metrics.values():
         idioms = body.get("provenance", {}).get("idiom_list")
         if idioms:
-            return (f"Valid Idiom: share of the distinct predicted idioms (first {TOP_K} of each answer) found in "
-                    f"{idioms['description']}, a stand-in for {idioms['stand_in_for']} that the paper used.")
+            return (
+                f"Valid Idiom: share of the distinct predicted idioms (first {TOP_K} of each answer) found in "
+                f"{idioms['description']}, a stand-in for {idioms['stand_in_for']} that the paper used."
+            )
     return None
 
 
@@ -93,8 +104,14 @@ def table7(ctx: Any) -> Table:
             entry = _setting(body, setting)
             mark = marks.sample(body, setting) if entry else ""
             sampled[setting] |= bool(mark)
-            row.append(cell(entry["metrics"].get("accuracy") if entry else None, FMT, mark,
-                            CellRef(model, f"{setting}/accuracy", 100.0)))
+            row.append(
+                cell(
+                    entry["metrics"].get("accuracy") if entry else None,
+                    FMT,
+                    mark,
+                    CellRef(model, f"{setting}/accuracy", 100.0),
+                )
+            )
         entry = _setting(body, "open_cloze")
         if entry is None:
             release = body.get("provenance", {}).get("release") == "available"
@@ -103,34 +120,53 @@ def table7(ctx: Any) -> Table:
         else:
             mark = marks.sample(body, "open_cloze")
             sampled["open_cloze"] |= bool(mark)
-            row += [cell(entry["metrics"].get(f"acc_at_{k}"), FMT, mark, CellRef(model, f"open_cloze/acc_at_{k}", 100.0))
-                    for k in KS]
-            row.append(cell(entry["metrics"].get("valid_idiom"), FMT, mark, CellRef(model, "open_cloze/valid_idiom", 100.0)))
+            row += [
+                cell(entry["metrics"].get(f"acc_at_{k}"), FMT, mark, CellRef(model, f"open_cloze/acc_at_{k}", 100.0))
+                for k in KS
+            ]
+            row.append(
+                cell(entry["metrics"].get("valid_idiom"), FMT, mark, CellRef(model, "open_cloze/valid_idiom", 100.0))
+            )
         entry = _setting(body, "chid_candidates")
         mark = marks.sample(body, "chid_candidates") if entry else ""
         sampled["chid_candidates"] |= bool(mark)
-        row.append(cell(entry["metrics"].get("accuracy") if entry else None, FMT, mark,
-                        CellRef(model, "chid_candidates/accuracy", 100.0)))
+        row.append(
+            cell(
+                entry["metrics"].get("accuracy") if entry else None,
+                FMT,
+                mark,
+                CellRef(model, "chid_candidates/accuracy", 100.0),
+            )
+        )
         rows.append(row)
-    columns = ["Model", _header("Connotation", sampled["connotation"]),
-               _header("Appropriateness", sampled["appropriateness"])]
+    columns = [
+        "Model",
+        _header("Connotation", sampled["connotation"]),
+        _header("Appropriateness", sampled["appropriateness"]),
+    ]
     columns += [_header(f"Open Cloze Acc.@{k}", sampled["open_cloze"]) for k in KS]
     columns += [_header("Valid Idiom", sampled["open_cloze"]), _header("ChID Acc.", sampled["chid_candidates"])]
     footnotes = marks.footnotes()
     if any(c.text == "—" and not c.marks.startswith(NOT_RUN_MARK) for row in rows for c in row[1:]):
-        footnotes.append("—: not computed (the setting was not scored for the model, or no idiom was read from "
-                         "any answer for Valid Idiom).")
+        footnotes.append(
+            "—: not computed (the setting was not scored for the model, or no idiom was read from "
+            "any answer for Valid Idiom)."
+        )
     idiom_note = _idiom_footnote({m: b for m, b in ctx.metrics.items() if _setting(b, "open_cloze")})
     if idiom_note:
         footnotes.append(idiom_note)
-    footnotes.append("ChID Acc.: FewCLUE ChID passages with their 7 candidates (the prompt is the project's: the "
-                     "paper does not print its ChID prompt). Unparseable answers count as wrong.")
+    footnotes.append(
+        "ChID Acc.: FewCLUE ChID passages with their 7 candidates (the prompt is the project's: the "
+        "paper does not print its ChID prompt). Unparseable answers count as wrong."
+    )
     return Table(
         table_id=f"{BENCH_ID}_table7",
         title="Chengyu-Bench table 7: Connotation, Appropriateness, Open Cloze and ChID (%)",
-        columns=columns, rows=rows, footnotes=footnotes,
+        columns=columns,
+        rows=rows,
+        footnotes=footnotes,
         caption="Acc.@k: an acceptable idiom among the first k of the five ranked predictions. "
-                "Valid Idiom: share of predicted idioms listed in the idiom dictionary.",
+        "Valid Idiom: share of predicted idioms listed in the idiom dictionary.",
     )
 
 
@@ -144,11 +180,21 @@ def chid_open_cloze_table(ctx: Any, models: list[str]) -> Table:
         assert entry is not None  # models: those that ran the setting (report_section)
         mark = marks.sample(body, "chid_open_cloze")
         sampled |= bool(mark)
-        rows.append([Cell(ctx.display_name(model))]
-                    + [cell(entry["metrics"].get(f"acc_at_{k}"), FMT, mark, CellRef(model, f"chid_open_cloze/acc_at_{k}", 100.0))
-                       for k in KS]
-                    + [cell(entry["metrics"].get("valid_idiom"), FMT, mark, CellRef(model, "chid_open_cloze/valid_idiom", 100.0)),
-                       cell(entry["counts"]["items"])])
+        rows.append(
+            [Cell(ctx.display_name(model))]
+            + [
+                cell(
+                    entry["metrics"].get(f"acc_at_{k}"), FMT, mark, CellRef(model, f"chid_open_cloze/acc_at_{k}", 100.0)
+                )
+                for k in KS
+            ]
+            + [
+                cell(
+                    entry["metrics"].get("valid_idiom"), FMT, mark, CellRef(model, "chid_open_cloze/valid_idiom", 100.0)
+                ),
+                cell(entry["counts"]["items"]),
+            ]
+        )
     columns = [("Model")] + [_header(f"Acc.@{k}", sampled) for k in KS] + [_header("Valid Idiom", sampled), "Passages"]
     footnotes = marks.footnotes()
     idiom_note = _idiom_footnote({m: ctx.metrics[m] for m in models})
@@ -159,7 +205,9 @@ def chid_open_cloze_table(ctx: Any, models: list[str]) -> Table:
     return Table(
         table_id=f"{BENCH_ID}_chid_open_cloze",
         title="ChID passages asked as an open cloze (candidates hidden): not the paper's Open Cloze data (%)",
-        columns=columns, rows=rows, footnotes=footnotes,
+        columns=columns,
+        rows=rows,
+        footnotes=footnotes,
         caption="The paper's Open Cloze prompt on FewCLUE ChID test_public passages; the gold is ChID's answer idiom.",
     )
 
@@ -169,26 +217,50 @@ def counts_table(ctx: Any) -> Table:
     for model, body in ctx.metrics.items():
         for setting, entry in sorted(body.get("settings", {}).items()):
             counts = entry["counts"]
-            rows.append([
-                Cell(ctx.display_name(model)), Cell(setting), Cell(entry.get("task") or "—"), cell(counts["rows"]),
-                cell(counts["parse_failures"]), cell(counts["unformatted"]),
-                cell(entry["metrics"].get("format_ok"), FMT), cell(counts["generation_errors"]),
-            ])
+            rows.append(
+                [
+                    Cell(ctx.display_name(model)),
+                    Cell(setting),
+                    Cell(entry.get("task") or "—"),
+                    cell(counts["rows"]),
+                    cell(counts["parse_failures"]),
+                    cell(counts["unformatted"]),
+                    cell(entry["metrics"].get("format_ok"), FMT),
+                    cell(counts["generation_errors"]),
+                ]
+            )
     settings = {s for body in ctx.metrics.values() for s in body.get("settings", {})}
-    accept = next((b.get("provenance", {}).get("scoring", {}).get("accept_unformatted") for b in ctx.metrics.values()), None)
-    rule = ("counted as answers (score.accept_unformatted: true)" if accept
-            else "scored as wrong (score.accept_unformatted: false)")
-    footnotes = [f"Parse failures: nothing could be read; scored as wrong. Unformatted: an answer read without the "
-                 f"requested format (e.g. 褒义 without <…>), {rule}."]
+    accept = next(
+        (b.get("provenance", {}).get("scoring", {}).get("accept_unformatted") for b in ctx.metrics.values()), None
+    )
+    rule = (
+        "counted as answers (score.accept_unformatted: true)"
+        if accept
+        else "scored as wrong (score.accept_unformatted: false)"
+    )
+    footnotes = [
+        f"Parse failures: nothing could be read; scored as wrong. Unformatted: an answer read without the "
+        f"requested format (e.g. 褒义 without <…>), {rule}."
+    ]
     if any(s in settings for s in ("connotation", "appropriateness")) and any(
-            _data(b, s).get("source") == "sample" for b in ctx.metrics.values() for s in ("connotation", "appropriateness")):
+        _data(b, s).get("source") == "sample" for b in ctx.metrics.values() for s in ("connotation", "appropriateness")
+    ):
         footnotes.append("Tasks ending in _sample: the idiombench project's own sample, not the official data.")
     return Table(
         table_id=f"{BENCH_ID}_parse_counts",
         title="Chengyu-Bench: answers read per model and setting",
-        columns=["Model", "Setting", "Task", "Rows", "Parse failures", "Unformatted", "Format followed (%)",
-                 "Generation errors"],
-        rows=rows, footnotes=footnotes,
+        columns=[
+            "Model",
+            "Setting",
+            "Task",
+            "Rows",
+            "Parse failures",
+            "Unformatted",
+            "Format followed (%)",
+            "Generation errors",
+        ],
+        rows=rows,
+        footnotes=footnotes,
     )
 
 
@@ -198,8 +270,11 @@ def acc_at_k_figure(ctx: Any) -> Figure | None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    settings = [s for s in ("open_cloze", "chid_open_cloze")
-                if any(s in b.get("breakdowns", {}).get("acc_at_k", {}) and _setting(b, s) for b in ctx.metrics.values())]
+    settings = [
+        s
+        for s in ("open_cloze", "chid_open_cloze")
+        if any(s in b.get("breakdowns", {}).get("acc_at_k", {}) and _setting(b, s) for b in ctx.metrics.values())
+    ]
     if not settings:
         return None
     fig, axes = plt.subplots(1, len(settings), figsize=(4.2 * len(settings), 3.2), squeeze=False)
@@ -247,16 +322,22 @@ def report_section(ctx: Any) -> Section | None:
         tables.append(chid_open_cloze_table(ctx, chid_models))
     tables.append(counts_table(ctx))
     figures = [f for f in [acc_at_k_figure(ctx)] if f is not None]
-    order_table, order_figure = option_order.part("chengyu_bench_option_order", "ChID with candidates",
-                                                  option_order_entries(ctx), ctx.figures_dir)
+    order_table, order_figure = option_order.part(
+        "chengyu_bench_option_order", "ChID with candidates", option_order_entries(ctx), ctx.figures_dir
+    )
     tables += [order_table] if order_table is not None else []
     figures += [order_figure] if order_figure is not None else []
-    intro = ["Chengyu-Bench (Evaluative Connotation, Appropriateness, Open Cloze) and ChID accuracy, as in the "
-             "paper's table 7; percentages."]
+    intro = [
+        "Chengyu-Bench (Evaluative Connotation, Appropriateness, Open Cloze) and ChID accuracy, as in the "
+        "paper's table 7; percentages."
+    ]
     if any(b.get("provenance", {}).get("release") != "available" for b in ctx.metrics.values()):
-        intro.append("The official Chengyu-Bench release is not available: Connotation and Appropriateness are "
-                     "computed on the project's own SAMPLE (marked §, not comparable with the paper) and Open Cloze "
-                     "is not run; ChID passages asked as an open cloze stand in for it in a separate table.")
+        intro.append(
+            "The official Chengyu-Bench release is not available: Connotation and Appropriateness are "
+            "computed on the project's own SAMPLE (marked §, not comparable with the paper) and Open Cloze "
+            "is not run; ChID passages asked as an open cloze stand in for it in a separate table."
+        )
     notes = sorted({n for b in ctx.metrics.values() for n in b.get("provenance", {}).get("notes", [])})
-    return Section(benchmark="chengyu-bench", title="Chengyu-Bench", intro=intro, tables=tables, figures=figures,
-                   notes=notes)
+    return Section(
+        benchmark="chengyu-bench", title="Chengyu-Bench", intro=intro, tables=tables, figures=figures, notes=notes
+    )

@@ -54,9 +54,24 @@ RANKED_SETTINGS = ("open_cloze", "chid_open_cloze")
 SORT_KEY = ["prompt_id", "pass", "sample_index"]
 HIT_COLUMNS = [f"hit_at_{k}" for k in range(1, TOP_K + 1)]
 COMMON_COLUMNS = [
-    "prompt_id", "task", "setting", "item_id", "pass", "sample_index", "rotation", "data", "passage", "gold", "parsed",
-    "ok", "flags",
-    "answered", "parse_failed", "unformatted", "generation_error", "prompt_matches_template",
+    "prompt_id",
+    "task",
+    "setting",
+    "item_id",
+    "pass",
+    "sample_index",
+    "rotation",
+    "data",
+    "passage",
+    "gold",
+    "parsed",
+    "ok",
+    "flags",
+    "answered",
+    "parse_failed",
+    "unformatted",
+    "generation_error",
+    "prompt_matches_template",
 ]
 SETTING_COLUMNS = {
     "label": ["prediction", "correct"],
@@ -114,48 +129,79 @@ def _item(ctx: ScoreContext[ChengyuBenchConfig], setting: str, row: int, gen: di
     item = ctx.items.get(gen["task"], {}).get(gen["item_id"])
     if item is None:
         where = paths.generations_file(benchmark=ctx.benchmark, model=ctx.model, setting=setting)
-        raise DataError(where, f"generation {gen['prompt_id']}: no item {gen['item_id']} in task {gen['task']}",
-                        row=row, expected=f"an item of {paths.task_items(ctx.benchmark, gen['task'])} "
-                        "(rebuild, render and generate again after changing the data)")
+        raise DataError(
+            where,
+            f"generation {gen['prompt_id']}: no item {gen['item_id']} in task {gen['task']}",
+            row=row,
+            expected=f"an item of {paths.task_items(ctx.benchmark, gen['task'])} "
+            "(rebuild, render and generate again after changing the data)",
+        )
     return item
 
 
-def score_row(setting: str, kind: str, item: Item, gen: dict[str, Any], accept_unformatted: bool,
-              idioms: IdiomList | None, check: PromptCheck) -> dict[str, Any]:
+def score_row(
+    setting: str,
+    kind: str,
+    item: Item,
+    gen: dict[str, Any],
+    accept_unformatted: bool,
+    idioms: IdiomList | None,
+    check: PromptCheck,
+) -> dict[str, Any]:
     rotation = int(gen["rotation"])
     context = item_context(item, setting, rotation)
     parsed = parse_output(context, gen["text"])
     value = parsed.value
     row: dict[str, Any] = {
-        "prompt_id": gen["prompt_id"], "task": gen["task"], "setting": setting, "item_id": gen["item_id"],
-        "pass": gen["pass"], "sample_index": int(gen["sample_index"]), "rotation": rotation,
+        "prompt_id": gen["prompt_id"],
+        "task": gen["task"],
+        "setting": setting,
+        "item_id": gen["item_id"],
+        "pass": gen["pass"],
+        "sample_index": int(gen["sample_index"]),
+        "rotation": rotation,
         "data": data_source(item.task),
         "passage": passage_key(item),
         "gold": item.answer or "",
         "parsed": [] if value is None else [str(v) for v in (value if isinstance(value, tuple) else (value,))],
-        "ok": parsed.ok, "flags": list(parsed.flags),
+        "ok": parsed.ok,
+        "flags": list(parsed.flags),
         "generation_error": gen.get("error") is not None and not pd.isna(gen.get("error")),
         # None: the prompt is unknown (predictions produced elsewhere, evaluate-predictions)
-        "prompt_matches_template": check.matches(setting, item, gen["prompt_hash"], rotation) if gen["prompt_hash"]
+        "prompt_matches_template": check.matches(setting, item, gen["prompt_hash"], rotation)
+        if gen["prompt_hash"]
         else None,
     }
     if kind == "ranked":
         acceptable = list(dict.fromkeys(normalise_idiom(a) for a in (item.answer or "", *item.references) if a))
         assert idioms is not None
         ranked = score_ranked(parsed, acceptable, idioms.__contains__, accept_unformatted)
-        row.update({
-            "answered": bool(ranked.predictions), "parse_failed": ranked.parse_failed,
-            "unformatted": ranked.unformatted, "acceptable": acceptable, "predictions": list(ranked.predictions),
-            "listed": ranked.listed, "rank": ranked.rank,
-            **{f"hit_at_{k}": ranked.hit(k) for k in range(1, TOP_K + 1)},
-            "n_predicted": ranked.n_predicted, "n_valid": ranked.n_valid, "invalid": list(ranked.invalid),
-        })
+        row.update(
+            {
+                "answered": bool(ranked.predictions),
+                "parse_failed": ranked.parse_failed,
+                "unformatted": ranked.unformatted,
+                "acceptable": acceptable,
+                "predictions": list(ranked.predictions),
+                "listed": ranked.listed,
+                "rank": ranked.rank,
+                **{f"hit_at_{k}": ranked.hit(k) for k in range(1, TOP_K + 1)},
+                "n_predicted": ranked.n_predicted,
+                "n_valid": ranked.n_valid,
+                "invalid": list(ranked.invalid),
+            }
+        )
         return row
     scored = (score_label if kind == "label" else score_choice)(parsed, row["gold"], accept_unformatted)
-    row.update({
-        "answered": scored.prediction is not None, "parse_failed": scored.parse_failed,
-        "unformatted": scored.unformatted, "prediction": scored.prediction, "correct": scored.correct,
-    })
+    row.update(
+        {
+            "answered": scored.prediction is not None,
+            "parse_failed": scored.parse_failed,
+            "unformatted": scored.unformatted,
+            "prediction": scored.prediction,
+            "correct": scored.correct,
+        }
+    )
     if kind == "choice":
         row["ambiguous"] = scored.ambiguous
         row["not_a_candidate"] = "not_a_candidate" in parsed.flags
@@ -174,15 +220,22 @@ def score(ctx: ScoreContext[ChengyuBenchConfig]) -> dict[str, pd.DataFrame]:
         try:
             kind = setting_kind(setting)
         except KeyError:
-            raise DataError(paths.generations_file(benchmark=ctx.benchmark, model=ctx.model, setting=setting), f"unknown setting {setting!r}",
-                            expected=f"one of {', '.join(LABEL_SETTINGS + CHOICE_SETTINGS + RANKED_SETTINGS)}") from None
+            raise DataError(
+                paths.generations_file(benchmark=ctx.benchmark, model=ctx.model, setting=setting),
+                f"unknown setting {setting!r}",
+                expected=f"one of {', '.join(LABEL_SETTINGS + CHOICE_SETTINGS + RANKED_SETTINGS)}",
+            ) from None
         if kind == "ranked" and idioms is None:
             idioms = load_idiom_list(cfg.valid_idiom.four_character_only)
         rows = []
         for index, gen in enumerate(frame.to_dict("records")):
             if gen["setting"] != setting:
-                raise DataError(paths.generations_file(benchmark=ctx.benchmark, model=ctx.model, setting=setting),
-                                f"row of setting {gen['setting']!r}", row=index, expected=f"setting {setting!r}")
+                raise DataError(
+                    paths.generations_file(benchmark=ctx.benchmark, model=ctx.model, setting=setting),
+                    f"row of setting {gen['setting']!r}",
+                    row=index,
+                    expected=f"setting {setting!r}",
+                )
             item = _item(ctx, setting, index, gen)
             rows.append(score_row(setting, kind, item, gen, cfg.accept_unformatted, idioms, check))
         columns = COMMON_COLUMNS + SETTING_COLUMNS[kind]

@@ -51,8 +51,9 @@ def model_estimands(scores: dict[str, pd.DataFrame], body: Mapping[str, Any]) ->
             continue
         for k in KS:
             out[f"{setting}/acc_at_{k}"] = st.mean(ids, rows[f"hit_at_{k}"].astype(float), unit=unit)
-        out[f"{setting}/valid_idiom"] = st.ratio(ids, rows["n_valid"].astype(float), rows["n_predicted"].astype(float),
-                                                 unit=unit)
+        out[f"{setting}/valid_idiom"] = st.ratio(
+            ids, rows["n_valid"].astype(float), rows["n_predicted"].astype(float), unit=unit
+        )
     return out
 
 

@@ -7,8 +7,14 @@ from ..contexts import ItemMetric, ItemView
 
 ITEM_VIEW = ItemView(
     metrics=(
-        ItemMetric("correct"), ItemMetric("rank"), ItemMetric("hit_at_1"), ItemMetric("hit_at_3"),
-        ItemMetric("hit_at_5"), ItemMetric("n_valid"), ItemMetric("ambiguous"), ItemMetric("not_a_candidate"),
+        ItemMetric("correct"),
+        ItemMetric("rank"),
+        ItemMetric("hit_at_1"),
+        ItemMetric("hit_at_3"),
+        ItemMetric("hit_at_5"),
+        ItemMetric("n_valid"),
+        ItemMetric("ambiguous"),
+        ItemMetric("not_a_candidate"),
     ),
     tags=("data", "answered", "unformatted"),
     answer=("prediction", "predictions"),

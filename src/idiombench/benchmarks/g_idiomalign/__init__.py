@@ -24,7 +24,15 @@ if TYPE_CHECKING:
     from ...params.schema import Params
     from ...report.tables import Section
     from ...statistics.estimands import Estimand
-    from ..contexts import AggregateContext, AttentionContext, AttentionPrompt, RenderOutput, ReportContext, ScoreContext, UncertaintyContext
+    from ..contexts import (
+        AggregateContext,
+        AttentionContext,
+        AttentionPrompt,
+        RenderOutput,
+        ReportContext,
+        ScoreContext,
+        UncertaintyContext,
+    )
 
 
 class GIdiomAlign(Benchmark[GIdiomAlignConfig]):

@@ -71,17 +71,24 @@ def main_pass(frame: pd.DataFrame) -> pd.DataFrame:
 
 def answer_counts(rows: pd.DataFrame) -> dict[str, int]:
     """The counts every setting's body opens with: answers, items and directions."""
-    return {"answers": int(len(rows)), "items": int(rows["item_id"].nunique()),
-            "directions": int(rows["direction"].nunique())}
+    return {
+        "answers": int(len(rows)),
+        "items": int(rows["item_id"].nunique()),
+        "directions": int(rows["direction"].nunique()),
+    }
 
 
 def failure_counts(rows: pd.DataFrame) -> dict[str, int]:
     """Answers with no option or idiom read, failed requests, and answers read off the format."""
-    return {"invalid": int(rows["invalid"].sum()), "generation_failed": int(rows["generation_failed"].sum()),
-            "format_not_followed": int((~rows["ok"].astype(bool) & ~rows["invalid"].astype(bool)).sum())}
+    return {
+        "invalid": int(rows["invalid"].sum()),
+        "generation_failed": int(rows["generation_failed"].sum()),
+        "format_not_followed": int((~rows["ok"].astype(bool) & ~rows["invalid"].astype(bool)).sum()),
+    }
 
 
 # --------------------------------------------------------------------------- Task 1
+
 
 def mcq_outcomes(cfg: GIdiomAlignScore) -> tuple[str, ...]:
     return (CORRECT, *DISTRACTOR_TYPES, INVALID) + (() if cfg.duplicate_option_target_correct else (TARGET_COPY,))
@@ -128,6 +135,7 @@ def aggregate_mcq(frame: pd.DataFrame, cfg: GIdiomAlignScore) -> tuple[dict[str,
 
 # --------------------------------------------------------------------------- Task 2
 
+
 def surface_per_direction(rows: pd.DataFrame, cfg: GIdiomAlignScore) -> pd.DataFrame:
     """BLEU and chrF per direction as configured (sentence means or corpus scores)."""
     out = []
@@ -142,7 +150,9 @@ def surface_per_direction(rows: pd.DataFrame, cfg: GIdiomAlignScore) -> pd.DataF
     return pd.DataFrame(out, columns=["direction", "bleu", "chrf"])
 
 
-def aggregate_generation(frame: pd.DataFrame, cfg: GIdiomAlignScore, similarity_computed: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+def aggregate_generation(
+    frame: pd.DataFrame, cfg: GIdiomAlignScore, similarity_computed: bool
+) -> tuple[dict[str, Any], dict[str, Any]]:
     rows = main_pass(frame).copy()
     metrics: dict[str, float | None] = {}
     sims = rows["similarity"].astype(float)
@@ -162,7 +172,9 @@ def aggregate_generation(frame: pd.DataFrame, cfg: GIdiomAlignScore, similarity_
     surface = surface_per_direction(rows, cfg)
     for name, column in (("BLEU", "bleu"), ("chrF", "chrf")):
         metrics[name] = float(surface[column].mean()) if len(surface) else None
-        metrics[f"{name}.micro"] = float(rows[column].mean()) if len(rows) and cfg.surface_aggregation == "sentence" else None
+        metrics[f"{name}.micro"] = (
+            float(rows[column].mean()) if len(rows) and cfg.surface_aggregation == "sentence" else None
+        )
     per_direction: dict[str, Any] = {}
     surface_by = surface.set_index("direction") if len(surface) else None
     for direction, part in rows.groupby("direction", sort=True):
@@ -196,14 +208,18 @@ def add_deltas(settings: dict[str, Any], suffix: str = "") -> None:
 
 # --------------------------------------------------------------------------- provenance
 
+
 def sample_coverage(setting: str, frame: pd.DataFrame, items: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """How much of the built task the scored answers cover (a rendered sample covers less)."""
     out = {}
     for task, part in frame.groupby("task", sort=True):
         available = items.get(task, {})
         if setting == "with_gloss":
-            available = {i: item for i, item in available.items()
-                         if str(item.fields.get("gloss") or "").strip() and not item.meta.get("no_gloss_available")}
+            available = {
+                i: item
+                for i, item in available.items()
+                if str(item.fields.get("gloss") or "").strip() and not item.meta.get("no_gloss_available")
+            }
         directions = {item.meta.get("direction") for item in available.values()}
         scored = int(part["item_id"].nunique())
         out[task] = {
@@ -253,13 +269,17 @@ def aggregate(ctx: AggregateContext[GIdiomAlignConfig]) -> dict[str, Any]:
             for additional, suffix in ((False, ""), (True, ADDITIONAL_SUFFIX)):
                 part = frame[frame["additional"].astype(bool) == additional]
                 if len(part):
-                    settings[setting + suffix], breakdowns[setting + suffix] = aggregate_generation(part, cfg, similarity_computed)
+                    settings[setting + suffix], breakdowns[setting + suffix] = aggregate_generation(
+                        part, cfg, similarity_computed
+                    )
             for lang, tokenize in frame[["target_lang", "bleu_tokenize"]].drop_duplicates().itertuples(index=False):
                 tokenizers[lang] = tokenize
                 configured = cfg.bleu_tokenize.get(lang, cfg.bleu_tokenize_default)
                 if tokenize != configured:
-                    fallbacks[lang] = (f"configured {configured!r} cannot run here ({tokenizer_available(configured)}); "
-                                       f"used {tokenize!r}")
+                    fallbacks[lang] = (
+                        f"configured {configured!r} cannot run here ({tokenizer_available(configured)}); "
+                        f"used {tokenize!r}"
+                    )
     add_deltas(settings)
     add_deltas(settings, ADDITIONAL_SUFFIX)
     provenance = {
@@ -289,10 +309,14 @@ def prediction_metrics(body: dict[str, Any], task: str | None, setting: str) -> 
     if setting == MCQ_SETTING and task not in (None, "mcq"):
         raise IdiombenchError(f"g-idiomalign setting mcq belongs to task mcq, not {task!r}")
     if setting in GENERATION_CONDITIONS and task not in (None, "gloss_generation", "gloss_generation_additional"):
-        raise IdiombenchError(f"g-idiomalign setting {setting} belongs to task gloss_generation(_additional), not {task!r}")
+        raise IdiombenchError(
+            f"g-idiomalign setting {setting} belongs to task gloss_generation(_additional), not {task!r}"
+        )
     entry = body.get("settings", {}).get(key)
     if entry is None:
-        raise IdiombenchError(f"g-idiomalign: no aggregated results for setting {key!r} (have: {', '.join(body.get('settings', {})) or 'none'})")
+        raise IdiombenchError(
+            f"g-idiomalign: no aggregated results for setting {key!r} (have: {', '.join(body.get('settings', {})) or 'none'})"
+        )
     metrics = entry["metrics"]
     if setting == MCQ_SETTING:
         names = TABLE3_KEYS + TABLE12_KEYS

@@ -90,8 +90,12 @@ def read_annotations(path: str, model: str | None = None) -> dict[str, int]:
                 if model is not None and owner and owner != model:
                     continue
                 if row["prompt_id"] in labels:
-                    raise DataError(path, f"prompt {row['prompt_id']} labelled twice", row=number,
-                                    expected="one label per prompt (and model)")
+                    raise DataError(
+                        path,
+                        f"prompt {row['prompt_id']} labelled twice",
+                        row=number,
+                        expected="one label per prompt (and model)",
+                    )
                 labels[row["prompt_id"]] = int(label)
             return labels
     except FileNotFoundError:
@@ -103,15 +107,26 @@ def threshold(ctx: AttentionContext) -> float:
     return cfg.correct_threshold if cfg.correct_threshold is not None else ctx.config.score.headline_thresholds[-1]
 
 
-def labels_for(ctx: AttentionContext, setting: str, prompt_id: str, annotations: dict[str, int] | None) -> dict[str, Any]:
+def labels_for(
+    ctx: AttentionContext, setting: str, prompt_id: str, annotations: dict[str, int] | None
+) -> dict[str, Any]:
     scores = ctx.scores.get(setting)
     match = scores[scores["prompt_id"] == prompt_id] if scores is not None else None
     if match is None or match.empty:
-        raise IdiombenchError(f"g-idiomalign attention: {prompt_id} has no score row: rerun `idiombench score g-idiomalign`")
+        raise IdiombenchError(
+            f"g-idiomalign attention: {prompt_id} has no score row: rerun `idiombench score g-idiomalign`"
+        )
     row = match.iloc[0]
     similarity = None if pd.isna(row["similarity"]) else float(row["similarity"])
-    labels = {"condition": setting, "direction": row["direction"], "prediction": row["prediction_clean"],
-              "similarity": similarity, "group": None, "error_type": None, "label": None}
+    labels = {
+        "condition": setting,
+        "direction": row["direction"],
+        "prediction": row["prediction_clean"],
+        "similarity": similarity,
+        "group": None,
+        "error_type": None,
+        "label": None,
+    }
     if annotations is not None:
         label = annotations.get(prompt_id)
         labels["label"] = label
@@ -143,36 +158,51 @@ def attention_prompts(ctx: AttentionContext) -> list[AttentionPrompt]:
     items = ctx.items.get(TASK, {})
     missing = sorted(set(chosen) - set(items))
     if missing:
-        raise IdiombenchError(f"g-idiomalign attention: generated item(s) {', '.join(missing[:3])} are not in "
-                              f"data/processed/g-idiomalign/{TASK}.parquet (rebuild, rerender and regenerate)")
+        raise IdiombenchError(
+            f"g-idiomalign attention: generated item(s) {', '.join(missing[:3])} are not in "
+            f"data/processed/g-idiomalign/{TASK}.parquet (rebuild, rerender and regenerate)"
+        )
     out = []
     for setting in conditions:
         template = templates.get(setting)
         for item_id in chosen:
             item, generation = items[item_id], rows[setting][item_id]
-            values = {"target_language": item.fields["target_language"], "source_idiom": item.fields["source_idiom"],
-                      "gloss": item.fields.get("gloss") or ""}
+            values = {
+                "target_language": item.fields["target_language"],
+                "source_idiom": item.fields["source_idiom"],
+                "gloss": item.fields.get("gloss") or "",
+            }
             messages, fields = template.render_spans(values)
             sent = ctx.prompts.get(setting, {}).get(generation["prompt_id"])
             if sent is None or sent.messages != messages:
-                raise IdiombenchError(f"g-idiomalign attention: {generation['prompt_id']} differs from the template "
-                                      "rendering (rerender and regenerate)")
+                raise IdiombenchError(
+                    f"g-idiomalign attention: {generation['prompt_id']} differs from the template "
+                    "rendering (rerender and regenerate)"
+                )
             spans = {"idiom": fields["source_idiom"][0]}
             if setting == "with_gloss":
                 spans["gloss"] = fields["gloss"][0]
             text = generation["text"] if isinstance(generation["text"], str) else ""
-            out.append(AttentionPrompt(
-                prompt_id=generation["prompt_id"], setting=setting, item_id=item_id, messages=messages,
-                spans={name: (s.message, s.start, s.end) for name, s in spans.items()}, output=text,
-                content=content_span(text, item.fields.get("target_language")),
-                labels=labels_for(ctx, setting, generation["prompt_id"], annotations),
-            ))
-    ctx.notes.append(f"{len(chosen)} Task 2 item(s) drawn (seed {cfg.seed}) of {len(common)} generated in "
-                     f"{' and '.join(conditions)}")
+            out.append(
+                AttentionPrompt(
+                    prompt_id=generation["prompt_id"],
+                    setting=setting,
+                    item_id=item_id,
+                    messages=messages,
+                    spans={name: (s.message, s.start, s.end) for name, s in spans.items()},
+                    output=text,
+                    content=content_span(text, item.fields.get("target_language")),
+                    labels=labels_for(ctx, setting, generation["prompt_id"], annotations),
+                )
+            )
+    ctx.notes.append(
+        f"{len(chosen)} Task 2 item(s) drawn (seed {cfg.seed}) of {len(common)} generated in {' and '.join(conditions)}"
+    )
     return out
 
 
 # --------------------------------------------------------------------------- statistics
+
 
 def add_ratios(frame: pd.DataFrame) -> pd.DataFrame:
     """IAR, GAR (0 No-gloss), DR = 1 - IAR - GAR and OtherTop1 as columns (NaN where not measured)."""
@@ -201,8 +231,14 @@ def table7(frame: pd.DataFrame, condition: str, min_n: int) -> dict[str, Any]:
     for metric in metrics_of(condition):
         correct, wrong = rows.loc[rows["group"] == CORRECT, metric], rows.loc[rows["group"] == WRONG, metric]
         test = mann_whitney(correct, wrong, min_n)
-        body[metric] = {CORRECT: spread_json(correct), WRONG: spread_json(wrong), "delta": cliffs_delta(correct, wrong),
-                        "U": test.statistic, "p": test.p, "note": test.note}
+        body[metric] = {
+            CORRECT: spread_json(correct),
+            WRONG: spread_json(wrong),
+            "delta": cliffs_delta(correct, wrong),
+            "U": test.statistic,
+            "p": test.p,
+            "note": test.note,
+        }
         pvalues.append(test.p)
     for metric, q in zip(body, bh_fdr(pvalues)):
         body[metric]["q"] = q
@@ -215,8 +251,13 @@ def table8(frame: pd.DataFrame, condition: str, min_n: int) -> dict[str, Any]:
     for metric in metrics_of(condition):
         groups = {t: rows.loc[rows["error_type"] == t, metric] for t in ERROR_TYPES}
         test, used = kruskal(groups, min_n)
-        body[metric] = {**{t: spread_json(v) for t, v in groups.items()}, "H": test.statistic, "p": test.p,
-                        "note": test.note, "types_tested": used}
+        body[metric] = {
+            **{t: spread_json(v) for t, v in groups.items()},
+            "H": test.statistic,
+            "p": test.p,
+            "note": test.note,
+            "types_tested": used,
+        }
         pvalues.append(test.p)
     for metric, q in zip(body, bh_fdr(pvalues)):
         body[metric]["q"] = q
@@ -230,15 +271,20 @@ def table6(frame: pd.DataFrame, cfg: Any) -> dict[str, Any]:
         for condition in CONDITIONS:
             rows = frame[(frame["condition"] == condition) & (frame["status"] == "measured")]
             rows = rows[rows["group"].notna()] if group is None else rows[rows["group"] == group]
-            scores = [np.asarray(v, dtype=float).reshape(int(l), int(h))
-                      for v, l, h in zip(rows["heads_idiom"], rows["layers"], rows["heads"])]
+            scores = [
+                np.asarray(v, dtype=float).reshape(int(l), int(h))
+                for v, l, h in zip(rows["heads_idiom"], rows["layers"], rows["heads"])
+            ]
             heads, layers = salient_sets(scores, cfg.top_k_heads, cfg.salient_heads, cfg.salient_layers)
             entry["n"][condition] = len(scores)
             entry["heads"][condition] = [list(h) for h in heads]
             entry["layers"][condition] = layers
         both = all(entry["n"].get(c) for c in CONDITIONS)
-        entry["J_heads"] = jaccard([tuple(h) for h in entry["heads"]["with_gloss"]],
-                                   [tuple(h) for h in entry["heads"]["no_gloss"]]) if both else None
+        entry["J_heads"] = (
+            jaccard([tuple(h) for h in entry["heads"]["with_gloss"]], [tuple(h) for h in entry["heads"]["no_gloss"]])
+            if both
+            else None
+        )
         entry["J_layers"] = jaccard(entry["layers"]["with_gloss"], entry["layers"]["no_gloss"]) if both else None
         out[subset] = entry
     return out
@@ -254,34 +300,60 @@ def attention_summary(ctx: AttentionContext, frame: pd.DataFrame) -> dict[str, A
         rows = frame[frame["condition"] == condition]
         done = rows[rows["status"] == "measured"]
         counts[condition] = {
-            "prompts": len(rows), "measured": len(done),
+            "prompts": len(rows),
+            "measured": len(done),
             "type0_or_unlabelled": int(done["group"].isna().sum() + (rows["status"] != "measured").sum()),
-            CORRECT: int((done["group"] == CORRECT).sum()), WRONG: int((done["group"] == WRONG).sum()),
+            CORRECT: int((done["group"] == CORRECT).sum()),
+            WRONG: int((done["group"] == WRONG).sum()),
             **{t: int((done["error_type"] == t).sum()) for t in ERROR_TYPES},
         }
-    means = {c: {m: _mean(measured.loc[measured["condition"] == c, m])
-                 for m in (*METRICS, "prompt_other", "generated", "greedy_agreement")} for c in conditions}
-    shape = ({"layers": int(measured["layers"].iloc[0]), "heads": int(measured["heads"].iloc[0])}
-             if not measured.empty else {})
+    means = {
+        c: {
+            m: _mean(measured.loc[measured["condition"] == c, m])
+            for m in (*METRICS, "prompt_other", "generated", "greedy_agreement")
+        }
+        for c in conditions
+    }
+    shape = (
+        {"layers": int(measured["layers"].iloc[0]), "heads": int(measured["heads"].iloc[0])}
+        if not measured.empty
+        else {}
+    )
     labelled = cfg.annotations is not None
     return {
         "conditions": conditions,
         "sample": {"items": int(frame["item_id"].nunique()), "seed": cfg.seed, "requested": cfg.items},
-        "groups": ({"source": "annotations", "file": cfg.annotations} if labelled else
-                   {"source": "similarity", "threshold": threshold(ctx),
-                    "note": "Correct = Task 2 similarity >= threshold (automatic stand-in for the paper's human Type 1); "
-                            "invalid outputs are Type 0 and excluded"}),
+        "groups": (
+            {"source": "annotations", "file": cfg.annotations}
+            if labelled
+            else {
+                "source": "similarity",
+                "threshold": threshold(ctx),
+                "note": "Correct = Task 2 similarity >= threshold (automatic stand-in for the paper's human Type 1); "
+                "invalid outputs are Type 0 and excluded",
+            }
+        ),
         "shape": shape,
-        "salient": {"top_k_heads": cfg.top_k_heads, "salient_heads": cfg.salient_heads,
-                    "salient_layers": cfg.salient_layers, "span": "idiom"},
+        "salient": {
+            "top_k_heads": cfg.top_k_heads,
+            "salient_heads": cfg.salient_heads,
+            "salient_layers": cfg.salient_layers,
+            "span": "idiom",
+        },
         "min_group": cfg.min_group,
         "counts": counts,
         "means": means,
         "table6": table6(frame, cfg) if not measured.empty else {},
         "table7": {c: table7(frame, c, cfg.min_group) for c in conditions},
-        "table8": ({c: table8(frame, c, cfg.min_group) for c in conditions} if labelled else
-                   {"status": "not computed", "reason": "error types need human labels "
-                    "(benchmarks.g-idiomalign.attention.annotations: the paper's Types 2-4)"}),
+        "table8": (
+            {c: table8(frame, c, cfg.min_group) for c in conditions}
+            if labelled
+            else {
+                "status": "not computed",
+                "reason": "error types need human labels "
+                "(benchmarks.g-idiomalign.attention.annotations: the paper's Types 2-4)",
+            }
+        ),
     }
 
 

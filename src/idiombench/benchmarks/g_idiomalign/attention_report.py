@@ -51,18 +51,43 @@ def overview(ctx: Any, bodies: dict[str, dict[str, Any]]) -> Table:
     for model, body in bodies.items():
         for condition in body["conditions"]:
             counts, means = body["counts"][condition], body["means"][condition]
-            rows.append([Cell(ctx.display_name(model)), Cell(CONDITION_NAMES[condition]),
-                         Cell(f"{counts['measured']} of {counts['prompts']}"), Cell(str(counts[CORRECT])),
-                         Cell(str(counts[WRONG])), *[cell(means.get(m), FMT) for m in METRICS],
-                         cell(means.get("generated"), FMT), cell(means.get("greedy_agreement"), "{:.2f}")])
+            rows.append(
+                [
+                    Cell(ctx.display_name(model)),
+                    Cell(CONDITION_NAMES[condition]),
+                    Cell(f"{counts['measured']} of {counts['prompts']}"),
+                    Cell(str(counts[CORRECT])),
+                    Cell(str(counts[WRONG])),
+                    *[cell(means.get(m), FMT) for m in METRICS],
+                    cell(means.get("generated"), FMT),
+                    cell(means.get("greedy_agreement"), "{:.2f}"),
+                ]
+            )
     groups = next(iter(bodies.values()))["groups"]
-    how = (f"human labels ({groups['file']}; the paper's Types 0-4)" if groups["source"] == "annotations" else
-           f"Correct = Task 2 similarity >= {groups['threshold']:.2f} to the gold idiom, an automatic stand-in for the "
-           "paper's human labels; empty outputs (Type 0) are excluded")
+    how = (
+        f"human labels ({groups['file']}; the paper's Types 0-4)"
+        if groups["source"] == "annotations"
+        else f"Correct = Task 2 similarity >= {groups['threshold']:.2f} to the gold idiom, an automatic stand-in for the "
+        "paper's human labels; empty outputs (Type 0) are excluded"
+    )
     return Table(
-        f"{PREFIX}_overview", "G-IdiomAlign Task 2 attention diagnostics: mean attention ratios per condition (paper section 5.3)",
-        ["Model", "Condition", "Measured", "Correct", "Wrong", "IAR", "GAR", "DR", "OtherTop1", "Output keys", "Greedy agr."],
-        rows, [],
+        f"{PREFIX}_overview",
+        "G-IdiomAlign Task 2 attention diagnostics: mean attention ratios per condition (paper section 5.3)",
+        [
+            "Model",
+            "Condition",
+            "Measured",
+            "Correct",
+            "Wrong",
+            "IAR",
+            "GAR",
+            "DR",
+            "OtherTop1",
+            "Output keys",
+            "Greedy agr.",
+        ],
+        rows,
+        [],
         caption="Post-softmax attention (eager) from the decoding steps of the output's idiom, averaged over layers, heads and "
         "those steps: IAR on the source-idiom tokens, GAR on the gloss tokens (0 No-gloss), DR = 1 - IAR - GAR; OtherTop1 "
         "is the largest share of one prompt token outside both spans. Output keys: the part of DR on the output's own "
@@ -80,14 +105,23 @@ def table6(ctx: Any, bodies: dict[str, dict[str, Any]]) -> Table:
         for subset in SUBSETS:
             entry = body["table6"].get(subset, {})
             n = entry.get("n", {})
-            rows.append([Cell(ctx.display_name(model)), Cell(subset),
-                         *[Cell(str(n.get(c, 0))) for c in CONDITIONS],
-                         cell(entry.get("J_heads"), "{:.2f}"), cell(entry.get("J_layers"), "{:.2f}")])
+            rows.append(
+                [
+                    Cell(ctx.display_name(model)),
+                    Cell(subset),
+                    *[Cell(str(n.get(c, 0))) for c in CONDITIONS],
+                    cell(entry.get("J_heads"), "{:.2f}"),
+                    cell(entry.get("J_layers"), "{:.2f}"),
+                ]
+            )
     first = next(iter(bodies.values()))
     salient, shape = first["salient"], first.get("shape", {})
     return Table(
-        f"{PREFIX}_table6", "G-IdiomAlign attention: With- vs No-gloss overlap of salient heads and layers (paper table 6)",
-        ["Model", "Subset", "n With-gloss", "n No-gloss", "J heads", "J layers"], rows, [],
+        f"{PREFIX}_table6",
+        "G-IdiomAlign attention: With- vs No-gloss overlap of salient heads and layers (paper table 6)",
+        ["Model", "Subset", "n With-gloss", "n No-gloss", "J heads", "J layers"],
+        rows,
+        [],
         caption=f"Per sample, the top-{salient['top_k_heads']} heads by idiom-span head score (mean over the output's "
         f"decoding steps of a head's attention mass on the source-idiom tokens; the idiom is the span both conditions "
         f"have); salient heads: the {salient['salient_heads']} heads most often among them; salient layers: the "
@@ -108,16 +142,31 @@ def table7(ctx: Any, bodies: dict[str, dict[str, Any]]) -> Table:
                 if entry is None:  # GAR No-gloss, or a condition not rendered
                     row += [Cell("–")] * 4
                     continue
-                row += [median_iqr(entry[CORRECT]), median_iqr(entry[WRONG]), cell(entry["delta"], "{:+.2f}"),
-                        q_cell(entry, notes)]
+                row += [
+                    median_iqr(entry[CORRECT]),
+                    median_iqr(entry[WRONG]),
+                    cell(entry["delta"], "{:+.2f}"),
+                    q_cell(entry, notes),
+                ]
             rows.append(row)
     minimum = next(iter(bodies.values()))["min_group"]
-    footnotes = [f"{NO_TEST} no test: a group has fewer than {minimum} items (benchmarks.g-idiomalign.attention.min_group); "
-                 "the medians and n are still shown."] if notes else []
-    columns = ["Model", "Metric"] + [f"{CONDITION_NAMES[c]} {part}" for c in CONDITIONS
-                                     for part in (CORRECT, WRONG, "δ", "q")]
+    footnotes = (
+        [
+            f"{NO_TEST} no test: a group has fewer than {minimum} items (benchmarks.g-idiomalign.attention.min_group); "
+            "the medians and n are still shown."
+        ]
+        if notes
+        else []
+    )
+    columns = ["Model", "Metric"] + [
+        f"{CONDITION_NAMES[c]} {part}" for c in CONDITIONS for part in (CORRECT, WRONG, "δ", "q")
+    ]
     return Table(
-        f"{PREFIX}_table7", "G-IdiomAlign attention: Correct vs Wrong (paper table 7)", columns, rows, footnotes,
+        f"{PREFIX}_table7",
+        "G-IdiomAlign attention: Correct vs Wrong (paper table 7)",
+        columns,
+        rows,
+        footnotes,
         caption="Median (IQR) per group with its n; Cliff's δ = P(Correct > Wrong) - P(Correct < Wrong); q: two-sided "
         "Mann-Whitney U p-values adjusted with Benjamini-Hochberg FDR over the metrics within each condition. GAR is "
         "not defined No-gloss (–).",
@@ -148,8 +197,11 @@ def table8(ctx: Any, bodies: dict[str, dict[str, Any]]) -> Table:
         footnotes.append(f"{NO_TEST} no test: fewer than two error types with at least {minimum} items.")
     columns = ["Model", "Metric"] + [f"{CONDITION_NAMES[c]} {part}" for c in CONDITIONS for part in (*ERROR_TYPES, "q")]
     return Table(
-        f"{PREFIX}_table8", "G-IdiomAlign attention: across error types of the wrong outputs (paper table 8)",
-        columns, rows, footnotes,
+        f"{PREFIX}_table8",
+        "G-IdiomAlign attention: across error types of the wrong outputs (paper table 8)",
+        columns,
+        rows,
+        footnotes,
         caption="T2 literal translation, T3 meaning-correct but non-idiomatic, T4 other wrong (the paper's human taxonomy); "
         "median (IQR) per type with its n; q: Kruskal-Wallis p-values adjusted with Benjamini-Hochberg FDR over the "
         "metrics within each condition.",
@@ -184,8 +236,14 @@ def figure(ctx: Any, bodies: dict[str, dict[str, Any]]) -> Figure | None:
                     values = rows.loc[(rows["condition"] == condition) & (rows["group"] == group), metric].dropna()
                     if metric == "GAR" and condition == "no_gloss":
                         continue
-                    ax.scatter([x + offset] * len(values), values, s=14, color=colours[group], alpha=0.8,
-                               label=group if (x == 0 and r == 0 and c == 0) else None)
+                    ax.scatter(
+                        [x + offset] * len(values),
+                        values,
+                        s=14,
+                        color=colours[group],
+                        alpha=0.8,
+                        label=group if (x == 0 and r == 0 and c == 0) else None,
+                    )
                     if len(values):
                         ax.hlines(values.median(), x + offset - 0.1, x + offset + 0.1, color="black", linewidth=1)
             ax.set_xticks(range(len(CONDITIONS)))
@@ -197,9 +255,13 @@ def figure(ctx: Any, bodies: dict[str, dict[str, Any]]) -> Figure | None:
     path = Path(ctx.figures_dir) / f"{PREFIX}.png"
     fig.savefig(path, dpi=150, metadata={"Software": None})
     plt.close(fig)
-    return Figure(PREFIX, "G-IdiomAlign attention: IAR, GAR, DR and OtherTop1 per item (paper section 5.3)", path,
-                  caption="One point per measured generation, by condition and group (Correct green, Wrong red); black "
-                  "bars: group medians. GAR is not defined No-gloss.")
+    return Figure(
+        PREFIX,
+        "G-IdiomAlign attention: IAR, GAR, DR and OtherTop1 per item (paper section 5.3)",
+        path,
+        caption="One point per measured generation, by condition and group (Correct green, Wrong red); black "
+        "bars: group medians. GAR is not defined No-gloss.",
+    )
 
 
 def attention_part(ctx: Any) -> tuple[list[Table], list[Figure], list[str]]:

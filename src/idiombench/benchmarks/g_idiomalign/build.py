@@ -68,7 +68,9 @@ def read_pair_group(
         path = raw_dir / name
         languages = frozenset(pair_languages(path))
         if languages in seen:  # both orders of one pair would give two items per direction
-            raise DataError(path, f"the language pair is also released as {seen[languages]}", expected="one file per unordered pair")
+            raise DataError(
+                path, f"the language pair is also released as {seen[languages]}", expected="one file per unordered pair"
+            )
         seen[languages] = name
         files[path.stem] = read_pair_file(path, group, cfg, stats)
     return files
@@ -133,7 +135,11 @@ def build(raw_dir: Path, cfg: GIdiomAlignBuild, files: list[str]) -> BuildResult
         path = raw_dir / name
         languages = mcq_languages(path)
         if languages in mcq_directions:  # the same direction twice would give clashing item ids
-            raise DataError(path, f"the direction is also released as {mcq_directions[languages]}", expected="one file per direction")
+            raise DataError(
+                path,
+                f"the direction is also released as {mcq_directions[languages]}",
+                expected="one file per direction",
+            )
         mcq_directions[languages] = name
         mcq_items.extend(read_mcq_file(path, path.parent.name, cfg, stats, pair_rows))
     tasks["mcq"] = mcq_items
@@ -159,14 +165,16 @@ def build(raw_dir: Path, cfg: GIdiomAlignBuild, files: list[str]) -> BuildResult
     details["repair_mojibake"] = cfg.repair_mojibake
 
     stats.details = details
-    stats.notes.extend([
-        "MCQ option types: original_positions[i] is the pre-shuffle slot of option i+1 "
-        "(1 reference, 2 LT, 3 LC, 4 CA); verified against correct_position on every item.",
-        "MCQ items whose target text fills two options carry target_letters; with "
-        "score.duplicate_option_target_correct an answer at any of them counts as correct.",
-        "The MCQ schema lists target_meaning, but no released MCQ item has it.",
-        "Row numbers in ids, meta and errors are 0-based indices into each file's JSON array.",
-    ])
+    stats.notes.extend(
+        [
+            "MCQ option types: original_positions[i] is the pre-shuffle slot of option i+1 "
+            "(1 reference, 2 LT, 3 LC, 4 CA); verified against correct_position on every item.",
+            "MCQ items whose target text fills two options carry target_letters; with "
+            "score.duplicate_option_target_correct an answer at any of them counts as correct.",
+            "The MCQ schema lists target_meaning, but no released MCQ item has it.",
+            "Row numbers in ids, meta and errors are 0-based indices into each file's JSON array.",
+        ]
+    )
     for task in tasks:
         tasks[task] = sorted(tasks[task], key=lambda item: item.item_id)
     return BuildResult(tasks=tasks, stats=stats)

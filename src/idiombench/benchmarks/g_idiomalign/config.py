@@ -114,7 +114,9 @@ class GIdiomAlignConstruct(StrictModel):
     )
     k: int = Field(10, ge=1, description="Top-k candidates retrieved per idiom in each direction (paper: 10).")
     bins: int = Field(10, ge=1, description="Equal-width bins over [min, max] of a pair's MNN scores (paper: 10).")
-    batch_size: int = Field(1024, ge=1, description="Source rows per similarity-matrix product in the neighbour search.")
+    batch_size: int = Field(
+        1024, ge=1, description="Source rows per similarity-matrix product in the neighbour search."
+    )
     pool: Literal["pair", "language"] = Field(
         "pair",
         description="Candidate pool of a language: pair = the entries of the pair file being rebuilt; language = "
@@ -137,28 +139,50 @@ class GIdiomAlignAttention(StrictModel):
     the paper's attention diagnostics (section 5.3, appendices L-M) on a seeded sample of Task 2 items, each in
     both gloss conditions, for models on the hf backend (others are recorded as skipped)."""
 
-    enabled: bool = Field(False, description="Run the attention stage (a model not on the hf backend is skipped, with the reason).")
+    enabled: bool = Field(
+        False, description="Run the attention stage (a model not on the hf backend is skipped, with the reason)."
+    )
     models: list[Key] | None = Field(
-        None, description="Models measured (names under `models:`); null: every model with weights transformers "
-        "loads (hf backend; vllm on at most one GPU). The others are recorded as skipped.")
+        None,
+        description="Models measured (names under `models:`); null: every model with weights transformers "
+        "loads (hf backend; vllm on at most one GPU). The others are recorded as skipped.",
+    )
     items: int | None = Field(
-        8, ge=1, description="Task 2 items drawn (seeded) among those generated in every rendered condition; each is "
-        "measured in both conditions (2 x items forward passes). null: every item (the paper annotated 200 per condition).")
+        8,
+        ge=1,
+        description="Task 2 items drawn (seeded) among those generated in every rendered condition; each is "
+        "measured in both conditions (2 x items forward passes). null: every item (the paper annotated 200 per condition).",
+    )
     seed: int = Field(0, description="Seed of the item draw.")
     correct_threshold: float | None = Field(
-        None, gt=0.0, le=1.0, description="Correct = Task 2 similarity to the gold idiom >= this (an automatic stand-in "
-        "for the paper's human label Type 1); null: the last of score.headline_thresholds.")
+        None,
+        gt=0.0,
+        le=1.0,
+        description="Correct = Task 2 similarity to the gold idiom >= this (an automatic stand-in "
+        "for the paper's human label Type 1); null: the last of score.headline_thresholds.",
+    )
     annotations: str | None = Field(
-        None, description="Optional CSV of human labels with columns prompt_id,label (the paper's Types 0-4: 0 invalid, "
+        None,
+        description="Optional CSV of human labels with columns prompt_id,label (the paper's Types 0-4: 0 invalid, "
         "excluded; 1 correct; 2 literal; 3 meaning-correct but non-idiomatic; 4 other wrong), relative to the project "
         "root and inside data/annotations/ (a tracked input of the attention stage: editing the file reruns it). "
-        "Given: it decides Correct / Wrong and the error types of table 8; without it table 8 is not computed.")
-    top_k_heads: int = Field(10, ge=1, description="Per-sample top-k heads by idiom-span head score (appendix L: k = 10).")
-    salient_heads: int = Field(50, ge=1, description="Salient head set: the m most frequent per-sample top-k heads (m = 50).")
-    salient_layers: int = Field(10, ge=1, description="Salient layer set: the n layers holding most per-sample top-k heads (n = 10).")
+        "Given: it decides Correct / Wrong and the error types of table 8; without it table 8 is not computed.",
+    )
+    top_k_heads: int = Field(
+        10, ge=1, description="Per-sample top-k heads by idiom-span head score (appendix L: k = 10)."
+    )
+    salient_heads: int = Field(
+        50, ge=1, description="Salient head set: the m most frequent per-sample top-k heads (m = 50)."
+    )
+    salient_layers: int = Field(
+        10, ge=1, description="Salient layer set: the n layers holding most per-sample top-k heads (n = 10)."
+    )
     min_group: int = Field(
-        3, ge=1, description="Smallest group size for a Mann-Whitney or Kruskal-Wallis test; smaller groups are reported "
-        "with their n and no test.")
+        3,
+        ge=1,
+        description="Smallest group size for a Mann-Whitney or Kruskal-Wallis test; smaller groups are reported "
+        "with their n and no test.",
+    )
 
     @field_validator("models")
     @classmethod
@@ -173,8 +197,10 @@ class GIdiomAlignAttention(StrictModel):
             posix = PurePosixPath(path)
             parts = posix.parts
             if posix.is_absolute() or ".." in parts or parts[:2] != ANNOTATIONS.parts or len(parts) < 3:
-                raise ValueError(f"{path!r} must be a file under {ANNOTATIONS.as_posix()}/, relative to the project "
-                                 "root (that directory is a tracked input of the attention stage)")
+                raise ValueError(
+                    f"{path!r} must be a file under {ANNOTATIONS.as_posix()}/, relative to the project "
+                    "root (that directory is a tracked input of the attention stage)"
+                )
         return path
 
 

@@ -77,6 +77,7 @@ Entry = tuple[str, str]  # (idiom, gloss)
 
 # --------------------------------------------------------------------------- neighbour search
 
+
 @dataclass(frozen=True)
 class Neighbours:
     """Top-k candidates, best first: ab_index[i] are indices into B for A's entry i, ba_index[j]
@@ -107,10 +108,10 @@ def top_k_neighbours(a: np.ndarray, b: np.ndarray, k: int, batch_size: int = 102
     ba_index = np.zeros((0, m), dtype=np.int64)  # (candidates so far, m), best first per column
     ba_score = np.zeros((0, m), dtype=np.float64)
     for start in range(0, n, batch_size):
-        sims = a[start:start + batch_size] @ b.T  # (rows, m)
+        sims = a[start : start + batch_size] @ b.T  # (rows, m)
         rows = _order_desc(sims, axis=1)[:, :k_ab]
-        ab_index[start:start + len(sims)] = rows
-        ab_score[start:start + len(sims)] = np.take_along_axis(sims, rows, axis=1)
+        ab_index[start : start + len(sims)] = rows
+        ab_score[start : start + len(sims)] = np.take_along_axis(sims, rows, axis=1)
         cols = _order_desc(sims, axis=0)[:k_ba]  # (<= k, m), row indices within the batch
         merged_index = np.vstack([ba_index, cols + start])
         merged_score = np.vstack([ba_score, np.take_along_axis(sims, cols, axis=0)])
@@ -133,6 +134,7 @@ def mutual_nearest(neighbours: Neighbours) -> tuple[np.ndarray, np.ndarray, np.n
 
 
 # --------------------------------------------------------------------------- modal-bin filter
+
 
 @dataclass(frozen=True)
 class Binning:
@@ -158,8 +160,14 @@ def modal_bin_cutoff(scores: Sequence[float] | np.ndarray, bins: int = 10) -> Bi
     if bins < 1:
         raise ValueError(f"bins must be >= 1, got {bins}")
     if values.size == 0:
-        return Binning(np.zeros(0), np.zeros(bins, dtype=np.int64), np.zeros(0, dtype=np.int64), None, None,
-                       np.zeros(0, dtype=bool))
+        return Binning(
+            np.zeros(0),
+            np.zeros(bins, dtype=np.int64),
+            np.zeros(0, dtype=np.int64),
+            None,
+            None,
+            np.zeros(0, dtype=bool),
+        )
     if not np.all(np.isfinite(values)):
         raise ValueError("similarity scores must be finite")
     low, high = float(values.min()), float(values.max())
@@ -177,6 +185,7 @@ def modal_bin_cutoff(scores: Sequence[float] | np.ndarray, bins: int = 10) -> Bi
 
 
 # --------------------------------------------------------------------------- pools and pairs
+
 
 @dataclass(frozen=True)
 class PairFile:
@@ -198,8 +207,13 @@ def pair_files(items: Sequence[Item]) -> dict[str, PairFile]:
             name=name,
             source_language=first["source_language"],
             target_language=first["target_language"],
-            released=[((i.fields["source_idiom"], i.fields["source_meaning"]),
-                       (i.fields["target_idiom"], i.fields["target_meaning"])) for i in group],
+            released=[
+                (
+                    (i.fields["source_idiom"], i.fields["source_meaning"]),
+                    (i.fields["target_idiom"], i.fields["target_meaning"]),
+                )
+                for i in group
+            ],
         )
     return out
 
@@ -241,8 +255,9 @@ def ratio(numerator: int, denominator: int) -> float | None:
     return None if denominator == 0 else numerator / denominator
 
 
-def rebuild_pair(pair: PairFile, entries: tuple[set[Entry], set[Entry]], vectors: dict[str, np.ndarray],
-                 cfg: GIdiomAlignConstruct) -> dict[str, Any]:
+def rebuild_pair(
+    pair: PairFile, entries: tuple[set[Entry], set[Entry]], vectors: dict[str, np.ndarray], cfg: GIdiomAlignConstruct
+) -> dict[str, Any]:
     pool_a, no_gloss_a = pool_of(entries[0])
     pool_b, no_gloss_b = pool_of(entries[1])
     dim = len(next(iter(vectors.values()))) if vectors else 0
@@ -262,14 +277,28 @@ def rebuild_pair(pair: PairFile, entries: tuple[set[Entry], set[Entry]], vectors
     # CPUs in the last bits (a dvc.lock written on another machine differed in one score by 2e-17).
     for i, j, score, bin_, kept in zip(mnn_i, mnn_j, mnn_score, binning.bin_of, binning.keep):
         x, y = pool_a[i], pool_b[j]
-        candidates.append({
-            "pair": pair.name, "source_language": pair.source_language, "target_language": pair.target_language,
-            "source_idiom": x[0], "source_meaning": x[1], "target_idiom": y[0], "target_meaning": y[1],
-            "score": round(float(score), SCORE_DECIMALS), "bin": int(bin_), "kept": bool(kept), "released": (x, y) in released_set,
-        })
+        candidates.append(
+            {
+                "pair": pair.name,
+                "source_language": pair.source_language,
+                "target_language": pair.target_language,
+                "source_idiom": x[0],
+                "source_meaning": x[1],
+                "target_idiom": y[0],
+                "target_meaning": y[1],
+                "score": round(float(score), SCORE_DECIMALS),
+                "bin": int(bin_),
+                "kept": bool(kept),
+                "released": (x, y) in released_set,
+            }
+        )
     rebuilt = [c for c in candidates if c["kept"]]
-    mnn_pairs = {((c["source_idiom"], c["source_meaning"]), (c["target_idiom"], c["target_meaning"])) for c in candidates}
-    rebuilt_pairs = {((c["source_idiom"], c["source_meaning"]), (c["target_idiom"], c["target_meaning"])) for c in rebuilt}
+    mnn_pairs = {
+        ((c["source_idiom"], c["source_meaning"]), (c["target_idiom"], c["target_meaning"])) for c in candidates
+    }
+    rebuilt_pairs = {
+        ((c["source_idiom"], c["source_meaning"]), (c["target_idiom"], c["target_meaning"])) for c in rebuilt
+    }
 
     status = []
     for row, (x, y) in enumerate(pair.released):
@@ -280,12 +309,19 @@ def rebuild_pair(pair: PairFile, entries: tuple[set[Entry], set[Entry]], vectors
             rank_ab = int(hits[0]) + 1 if hits.size else None
             hits = np.flatnonzero(neighbours.ba_index[j] == i)
             rank_ba = int(hits[0]) + 1 if hits.size else None
-        status.append({
-            "pair": pair.name, "row": row, "source_idiom": x[0], "target_idiom": y[0],
-            "embeddable": i is not None and j is not None,
-            "rank_target_among_source_top_k": rank_ab, "rank_source_among_target_top_k": rank_ba,
-            "mnn": (x, y) in mnn_pairs, "rebuilt": (x, y) in rebuilt_pairs,
-        })
+        status.append(
+            {
+                "pair": pair.name,
+                "row": row,
+                "source_idiom": x[0],
+                "target_idiom": y[0],
+                "embeddable": i is not None and j is not None,
+                "rank_target_among_source_top_k": rank_ab,
+                "rank_source_among_target_top_k": rank_ba,
+                "mnn": (x, y) in mnn_pairs,
+                "rebuilt": (x, y) in rebuilt_pairs,
+            }
+        )
 
     distinct_released = len(released_set)
     # MNN is one-to-one: of released pairs that share an entry, at most one can be rebuilt
@@ -310,7 +346,9 @@ def rebuild_pair(pair: PairFile, entries: tuple[set[Entry], set[Entry]], vectors
         "mnn": len(candidates),
         "mnn_released": len(mnn_pairs & released_set),
         "mnn_recall": ratio(len(mnn_pairs & released_set), distinct_released),
-        "rank1_ties": int(np.sum(neighbours.ab_score[:, 0] == neighbours.ab_score[:, 1])) if neighbours.ab_score.shape[1] > 1 else 0,
+        "rank1_ties": int(np.sum(neighbours.ab_score[:, 0] == neighbours.ab_score[:, 1]))
+        if neighbours.ab_score.shape[1] > 1
+        else 0,
         "binning": binned,
         "modal_bin": binning.modal_bin,
         "cutoff": binned["cutoff"],
@@ -323,9 +361,19 @@ def rebuild_pair(pair: PairFile, entries: tuple[set[Entry], set[Entry]], vectors
 
 
 def totals(summaries: list[dict[str, Any]]) -> dict[str, Any]:
-    sums = {key: sum(s[key] for s in summaries) for key in
-            ("released_rows", "released_pairs", "released_sharing_an_entry", "released_in_top_k", "mnn", "mnn_released",
-             "rebuilt", "overlap")}
+    sums = {
+        key: sum(s[key] for s in summaries)
+        for key in (
+            "released_rows",
+            "released_pairs",
+            "released_sharing_an_entry",
+            "released_in_top_k",
+            "mnn",
+            "mnn_released",
+            "rebuilt",
+            "overlap",
+        )
+    }
     return {
         "pairs": len(summaries),
         **sums,
@@ -343,21 +391,41 @@ def _mean(values: list[float | None]) -> float | None:
     return sum(present) / len(present) if present else None
 
 
-CANDIDATE_SCHEMA = pa.schema([
-    ("pair", pa.string()), ("source_language", pa.string()), ("target_language", pa.string()),
-    ("source_idiom", pa.string()), ("source_meaning", pa.string()), ("target_idiom", pa.string()),
-    ("target_meaning", pa.string()), ("score", pa.float64()), ("bin", pa.int64()), ("kept", pa.bool_()),
-    ("released", pa.bool_()),
-])
-STATUS_SCHEMA = pa.schema([
-    ("pair", pa.string()), ("row", pa.int64()), ("source_idiom", pa.string()), ("target_idiom", pa.string()),
-    ("embeddable", pa.bool_()), ("rank_target_among_source_top_k", pa.int64()),
-    ("rank_source_among_target_top_k", pa.int64()), ("mnn", pa.bool_()), ("rebuilt", pa.bool_()),
-])
+CANDIDATE_SCHEMA = pa.schema(
+    [
+        ("pair", pa.string()),
+        ("source_language", pa.string()),
+        ("target_language", pa.string()),
+        ("source_idiom", pa.string()),
+        ("source_meaning", pa.string()),
+        ("target_idiom", pa.string()),
+        ("target_meaning", pa.string()),
+        ("score", pa.float64()),
+        ("bin", pa.int64()),
+        ("kept", pa.bool_()),
+        ("released", pa.bool_()),
+    ]
+)
+STATUS_SCHEMA = pa.schema(
+    [
+        ("pair", pa.string()),
+        ("row", pa.int64()),
+        ("source_idiom", pa.string()),
+        ("target_idiom", pa.string()),
+        ("embeddable", pa.bool_()),
+        ("rank_target_among_source_top_k", pa.int64()),
+        ("rank_source_among_target_top_k", pa.int64()),
+        ("mnn", pa.bool_()),
+        ("rebuilt", pa.bool_()),
+    ]
+)
 
 
 def run_construction(
-    params: Any, source: Path | str | Sequence[Item], out_dir: Path | str, scorers: Any = None,
+    params: Any,
+    source: Path | str | Sequence[Item],
+    out_dir: Path | str,
+    scorers: Any = None,
 ) -> dict[str, Any]:
     """Rebuild the configured language pairs (`benchmarks.g-idiomalign.construct`) from the built
     aligned_pairs items (`source`: data/processed/g-idiomalign, its aligned_pairs.parquet, or the
@@ -369,7 +437,9 @@ def run_construction(
         scorers = Scorers(params.scoring)
     info = scorers.info(cfg.role)
     if info.kind != "embedder":
-        raise IdiombenchError(f"benchmarks.{BENCHMARK}.construct.role {cfg.role!r} has kind {info.kind!r}; it must be an embedder role")
+        raise IdiombenchError(
+            f"benchmarks.{BENCHMARK}.construct.role {cfg.role!r} has kind {info.kind!r}; it must be an embedder role"
+        )
     if not info.computed:
         raise IdiombenchError(
             f"benchmarks.{BENCHMARK}.construct.role {cfg.role!r} has no model in this profile, so the glosses cannot be "
@@ -408,8 +478,10 @@ def run_construction(
         write_parquet(staging / "mnn_candidates.parquet", pa.Table.from_pylist(candidates, schema=CANDIDATE_SCHEMA))
         kept = [c for c in candidates if c["kept"]]
         write_parquet(staging / "alignments.parquet", pa.Table.from_pylist(kept, schema=CANDIDATE_SCHEMA))
-        write_parquet(staging / "released_status.parquet",
-                      pa.Table.from_pylist([s for r in results for s in r["status"]], schema=STATUS_SCHEMA))
+        write_parquet(
+            staging / "released_status.parquet",
+            pa.Table.from_pylist([s for r in results for s in r["status"]], schema=STATUS_SCHEMA),
+        )
         write_json(staging / paths.CONSTRUCTION, body)
     timings = {"embed_s": embed_s, "search_s": {r["summary"]["pair"]: r["search_s"] for r in results}}
     return {**body, "timings": timings}

@@ -13,8 +13,10 @@ from ..contexts import HumanLabels
 NAME = "idiom_type"
 # the paper's types 0-4, as offered in the UI (a categorical label schema); the number is the label
 OPTIONS = ("0 invalid", "1 correct", "2 literal", "3 meaning-correct, not idiomatic", "4 other wrong")
-INSTRUCTION = ("The type of this Task 2 output (G-IdiomAlign section 5.3): 0 invalid (no interpretable idiom), "
-               "1 correct, 2 a literal translation, 3 meaning-correct but not idiomatic, 4 other wrong.")
+INSTRUCTION = (
+    "The type of this Task 2 output (G-IdiomAlign section 5.3): 0 invalid (no interpretable idiom), "
+    "1 correct, 2 a literal translation, 3 meaning-correct but not idiomatic, 4 other wrong."
+)
 
 
 def label_of(value: Any) -> int | None:
@@ -43,5 +45,12 @@ def _read(path: str, model: str) -> dict[str, int]:
     return read_annotations(path, model)
 
 
-HUMAN_LABELS = HumanLabels(name=NAME, options=OPTIONS, instruction=INSTRUCTION, settings=("no_gloss", "with_gloss"),
-                           file=_file, read=_read, value=label_of)
+HUMAN_LABELS = HumanLabels(
+    name=NAME,
+    options=OPTIONS,
+    instruction=INSTRUCTION,
+    settings=("no_gloss", "with_gloss"),
+    file=_file,
+    read=_read,
+    value=label_of,
+)

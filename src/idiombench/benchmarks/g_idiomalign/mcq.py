@@ -25,8 +25,15 @@ from .text import repair_mojibake
 TASK = "mcq"
 FILE_PREFIX = "mcq_data_mcq_data_"
 MCQ_FIELDS = (
-    "instruction", "source_idiom", "source_language", "target_language", "target_idiom",
-    "options_detail", "correct_option", "correct_position", "original_positions",
+    "instruction",
+    "source_idiom",
+    "source_language",
+    "target_language",
+    "target_idiom",
+    "options_detail",
+    "correct_option",
+    "correct_position",
+    "original_positions",
 )
 # Present in every released item, always empty; reported if ever not.
 UNUSED_FIELDS = ("input", "output")
@@ -48,7 +55,9 @@ def mcq_languages(path: Path) -> tuple[str, str]:
     stem = path.stem
     parts = stem.removeprefix(FILE_PREFIX).split("_")
     if not stem.startswith(FILE_PREFIX) or len(parts) != 2:
-        raise DataError(path, f"file name {path.name!r} is not an MCQ file name", expected=f"{FILE_PREFIX}<Source>_<Target>.json")
+        raise DataError(
+            path, f"file name {path.name!r} is not an MCQ file name", expected=f"{FILE_PREFIX}<Source>_<Target>.json"
+        )
     return canonical_name(parts[0], path), canonical_name(parts[1], path)
 
 
@@ -57,27 +66,42 @@ def check_group(path: Path, group: str, target_language: str) -> None:
         raise DataError(path, f"unknown target group folder {group!r}", expected=" / ".join(GROUP_TARGETS))
     allowed = GROUP_TARGETS[group]
     high_resource = set().union(*(t for t in GROUP_TARGETS.values() if t))
-    if (allowed is not None and target_language not in allowed) or (allowed is None and target_language in high_resource):
+    if (allowed is not None and target_language not in allowed) or (
+        allowed is None and target_language in high_resource
+    ):
         raise DataError(path, f"target language {target_language} does not belong in folder {group!r}")
 
 
 def decode_options(path: Path, row: int, record: dict[str, Any]) -> DecodedOptions:
     """Option types from `original_positions`, checked against `correct_position`/`correct_option`."""
     options = record["options_detail"]
-    if not isinstance(options, dict) or tuple(options) != LETTERS or not all(isinstance(t, str) for t in options.values()):
-        raise DataError(path, f"options_detail is {options!r}", row=row, expected="an object with string options A, B, C, D in order")
+    if (
+        not isinstance(options, dict)
+        or tuple(options) != LETTERS
+        or not all(isinstance(t, str) for t in options.values())
+    ):
+        raise DataError(
+            path,
+            f"options_detail is {options!r}",
+            row=row,
+            expected="an object with string options A, B, C, D in order",
+        )
     positions = record["original_positions"]
     if not isinstance(positions, list) or sorted(p for p in positions if isinstance(p, int)) != [1, 2, 3, 4]:
         raise DataError(path, f"original_positions is {positions!r}", row=row, expected="a permutation of [1, 2, 3, 4]")
     correct_option, correct_position = record["correct_option"], record["correct_position"]
     if correct_option not in LETTERS or not isinstance(correct_position, int) or not 1 <= correct_position <= 4:
         raise DataError(
-            path, f"correct_option {correct_option!r}, correct_position {correct_position!r}", row=row,
+            path,
+            f"correct_option {correct_option!r}, correct_position {correct_position!r}",
+            row=row,
             expected="a letter A-D and a position 1-4",
         )
     if LETTERS[correct_position - 1] != correct_option:
         raise DataError(
-            path, f"correct_option {correct_option} but correct_position {correct_position}", row=row,
+            path,
+            f"correct_option {correct_option} but correct_position {correct_position}",
+            row=row,
             expected=f"correct_option {LETTERS[correct_position - 1]} for position {correct_position}",
         )
     option_types = {letter: SLOT_TYPES[slot] for letter, slot in zip(LETTERS, positions)}
@@ -85,8 +109,10 @@ def decode_options(path: Path, row: int, record: dict[str, Any]) -> DecodedOptio
     target = record["target_idiom"]
     if options[reference_letter] != target:
         raise DataError(
-            path, f"the reference slot (original position 1) is option {reference_letter} = {options[reference_letter]!r}",
-            row=row, expected=f"the target idiom {target!r} there",
+            path,
+            f"the reference slot (original position 1) is option {reference_letter} = {options[reference_letter]!r}",
+            row=row,
+            expected=f"the target idiom {target!r} there",
         )
     target_letters = [letter for letter in LETTERS if options[letter] == target]
     duplicate_option = correct_option != reference_letter
@@ -109,7 +135,12 @@ def check_instruction(path: Path, row: int, record: dict[str, Any]) -> None:
     expected += [f"\n{letter}. {text}\n" for letter, text in record["options_detail"].items()]
     for segment in expected:
         if segment not in instruction:
-            raise DataError(path, f"instruction does not contain {segment.strip()!r}", row=row, expected="the item's source idiom and options A-D")
+            raise DataError(
+                path,
+                f"instruction does not contain {segment.strip()!r}",
+                row=row,
+                expected="the item's source idiom and options A-D",
+            )
 
 
 def repaired(value: str, cfg: GIdiomAlignBuild) -> str:
@@ -144,9 +175,16 @@ def read_mcq_file(
             if record.get(key):
                 stats.flag("unused_field_nonempty", {**example, "field": key, "value": record[key]})
         if decoded.duplicate_option:
-            stats.flag("duplicate_option", {**example, "correct_option": record["correct_option"],
-                                            "reference_letter": decoded.reference_letter,
-                                            "target_letters": decoded.target_letters, "target_idiom": record["target_idiom"]})
+            stats.flag(
+                "duplicate_option",
+                {
+                    **example,
+                    "correct_option": record["correct_option"],
+                    "reference_letter": decoded.reference_letter,
+                    "target_letters": decoded.target_letters,
+                    "target_idiom": record["target_idiom"],
+                },
+            )
         texts = list(record["options_detail"].values())
         distractors = [t for t in texts if t != record["target_idiom"]]
         if len(set(distractors)) < len(distractors):
@@ -163,10 +201,14 @@ def read_mcq_file(
         # after the repair: a released LT option in proper UTF-8 can equal a mojibake target (mcq/fi-fr/00122)
         target_letters = [letter for letter, text in zip(LETTERS, choices) if text == fixed["target_idiom"]]
         if len(target_letters) > 1:
-            stats.flag("target_text_in_several_options", {**example, "target_letters": target_letters,
-                                                          "duplicate_option": decoded.duplicate_option})
+            stats.flag(
+                "target_text_in_several_options",
+                {**example, "target_letters": target_letters, "duplicate_option": decoded.duplicate_option},
+            )
         if repaired_fields:
-            stats.flag("mojibake_repaired", {**example, "fields": repaired_fields, "source_idiom": record["source_idiom"]})
+            stats.flag(
+                "mojibake_repaired", {**example, "fields": repaired_fields, "source_idiom": record["source_idiom"]}
+            )
         join = pair_rows.get((source_code, target_code, fixed["source_idiom"].strip(), fixed["target_idiom"].strip()))
         if join is None:
             stats.flag("mcq_not_in_aligned_pairs", {**example, "source_idiom": fixed["source_idiom"]})

@@ -89,12 +89,25 @@ def read_pair_file(path: Path, group: str, cfg: GIdiomAlignBuild, stats: BuildSt
                 fixed = repair_mojibake(value)
                 if fixed != value:
                     repaired.append(key)
-                    stats.flag("mojibake_repaired", {"group": group, "file": path.name, "row": row, "field": key, "released": value, "repaired": fixed})
+                    stats.flag(
+                        "mojibake_repaired",
+                        {
+                            "group": group,
+                            "file": path.name,
+                            "row": row,
+                            "field": key,
+                            "released": value,
+                            "repaired": fixed,
+                        },
+                    )
                     value = fixed
             # After the repair: a released `Ã\xa0` is an `à`, not a trailing no-break space.
             if value != value.strip():
                 stripped.append(key)
-                stats.flag("whitespace_stripped", {"group": group, "file": path.name, "row": row, "field": key, "released": value})
+                stats.flag(
+                    "whitespace_stripped",
+                    {"group": group, "file": path.name, "row": row, "field": key, "released": value},
+                )
                 value = value.strip()
             values[key] = value
         empty_idioms = [k for k in IDIOM_FIELDS if not values[k]]
@@ -105,16 +118,26 @@ def read_pair_file(path: Path, group: str, cfg: GIdiomAlignBuild, stats: BuildSt
         if empty_glosses:
             stats.flag("empty_gloss", {"group": group, "file": path.name, "row": row, "fields": list(empty_glosses)})
         entry = AlignedPair(
-            group=group, pair=path.stem, row=row,
-            source_language=source_language, target_language=target_language,
-            source_code=source_code, target_code=target_code,
-            source_idiom=values["source_idiom"], target_idiom=values["target_idiom"],
-            source_meaning=values["source_meaning"], target_meaning=values["target_meaning"],
-            mojibake_repaired=tuple(repaired), whitespace_stripped=tuple(stripped), empty_glosses=empty_glosses,
+            group=group,
+            pair=path.stem,
+            row=row,
+            source_language=source_language,
+            target_language=target_language,
+            source_code=source_code,
+            target_code=target_code,
+            source_idiom=values["source_idiom"],
+            target_idiom=values["target_idiom"],
+            source_meaning=values["source_meaning"],
+            target_meaning=values["target_meaning"],
+            mojibake_repaired=tuple(repaired),
+            whitespace_stripped=tuple(stripped),
+            empty_glosses=empty_glosses,
         )
         if entry.key() in first_row:
             entry = replace(entry, duplicate_of_row=first_row[entry.key()])
-            stats.flag("duplicate_row", {"group": group, "file": path.name, "row": row, "first_row": entry.duplicate_of_row})
+            stats.flag(
+                "duplicate_row", {"group": group, "file": path.name, "row": row, "first_row": entry.duplicate_of_row}
+            )
         else:
             first_row[entry.key()] = row
         pairs.append(entry)

@@ -14,8 +14,16 @@
 from __future__ import annotations
 
 from ...core.generation_types import ItemContext
-from ...core.parsing import (LETTERS, ParseResult, clean_output, nonempty_lines, parse_letter, result,
-                             strip_leading_label, unwrap)
+from ...core.parsing import (
+    LETTERS,
+    ParseResult,
+    clean_output,
+    nonempty_lines,
+    parse_letter,
+    result,
+    strip_leading_label,
+    unwrap,
+)
 
 GENERATION_SETTINGS = ("no_gloss", "with_gloss")
 IDIOM_LABELS = ("idiom", "target idiom", "answer", "output", "equivalent idiom", "equivalent", "translation")

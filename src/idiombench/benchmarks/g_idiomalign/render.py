@@ -35,9 +35,7 @@ ADDITIONAL_TASK = "gloss_generation_additional"
 GENERATION_SETTINGS = ("no_gloss", "with_gloss")
 
 
-def sample_per_direction(
-    task: str, items: list[Item], n: int | None, seed: int, output: RenderOutput
-) -> list[Item]:
+def sample_per_direction(task: str, items: list[Item], n: int | None, seed: int, output: RenderOutput) -> list[Item]:
     if n is None:
         output.sample[task] = {"selection": "all", "items": len(items)}
         return items
@@ -104,14 +102,24 @@ def render(tasks: dict[str, list[Item]], config: GIdiomAlignConfig, raw_dir: Pat
             for rotation in rotations:
                 instruction = rotated_instruction(item, rotation) if rotation else item.fields["instruction"]
                 if instruction is None:
-                    output.leave_out("mcq option rotations: the instruction does not list the options as one block",
-                                     {"item_id": item.item_id})
+                    output.leave_out(
+                        "mcq option rotations: the instruction does not list the options as one block",
+                        {"item_id": item.item_id},
+                    )
                     break
-                output.add(Prompt(
-                    benchmark=BENCHMARK, task=MCQ_TASK, setting="mcq", item_id=item.item_id, language=item.language,
-                    messages=template.render({"instruction": instruction}),
-                    template_id=template.template_id, template_hash=template.template_hash, rotation=rotation,
-                ))
+                output.add(
+                    Prompt(
+                        benchmark=BENCHMARK,
+                        task=MCQ_TASK,
+                        setting="mcq",
+                        item_id=item.item_id,
+                        language=item.language,
+                        messages=template.render({"instruction": instruction}),
+                        template_id=template.template_id,
+                        template_hash=template.template_hash,
+                        rotation=rotation,
+                    )
+                )
 
     generation_settings = [s for s in cfg.settings if s in GENERATION_SETTINGS]
     if generation_settings:
@@ -125,19 +133,27 @@ def render(tasks: dict[str, list[Item]], config: GIdiomAlignConfig, raw_dir: Pat
                 output.use_template(template, f"{templates.path}: {templates.source}")
                 for item in items:
                     if setting == "with_gloss" and not has_gloss(item):
-                        output.leave_out("with_gloss: the source idiom has no English gloss",
-                                         {"task": task, "item_id": item.item_id})
+                        output.leave_out(
+                            "with_gloss: the source idiom has no English gloss", {"task": task, "item_id": item.item_id}
+                        )
                         continue
                     values = {
                         "target_language": item.fields["target_language"],
                         "source_idiom": item.fields["source_idiom"],
                         "gloss": item.fields.get("gloss") or "",
                     }
-                    output.add(Prompt(
-                        benchmark=BENCHMARK, task=task, setting=setting, item_id=item.item_id,
-                        language=item.language, messages=template.render(values),
-                        template_id=template.template_id, template_hash=template.template_hash,
-                    ))
+                    output.add(
+                        Prompt(
+                            benchmark=BENCHMARK,
+                            task=task,
+                            setting=setting,
+                            item_id=item.item_id,
+                            language=item.language,
+                            messages=template.render(values),
+                            template_id=template.template_id,
+                            template_hash=template.template_hash,
+                        )
+                    )
         if not cfg.additional_pairs:
             output.notes.append(
                 f"{ADDITIONAL_TASK} (the 42 additional language pairs) not rendered: "

@@ -32,8 +32,14 @@ BENCHMARK = "g-idiomalign"
 PREFIX = "g_idiomalign"
 SAMPLE_MARK = "§"
 CONDITION_NAMES = {"no_gloss": "No-gloss", "with_gloss": "With-gloss"}
-OUTCOME_COLOURS = {CORRECT: "#4c9a2a", "LT": "#d62728", "LC": "#ff7f0e", "CA": "#9467bd", INVALID: "#7f7f7f",
-                   TARGET_COPY: "#17becf"}
+OUTCOME_COLOURS = {
+    CORRECT: "#4c9a2a",
+    "LT": "#d62728",
+    "LC": "#ff7f0e",
+    "CA": "#9467bd",
+    INVALID: "#7f7f7f",
+    TARGET_COPY: "#17becf",
+}
 FMT = "{:.2f}"
 
 
@@ -48,10 +54,16 @@ def sample_mark(body: dict[str, Any], setting: str, marks: Marks) -> str:
         partial = {t: c for t, c in partial.items() if not t.endswith("additional")}
     if not partial:
         return ""
-    parts = [f"{task}: {c['items_scored']:,} of {c['items_available']:,} items in {c['directions_scored']} of "
-             f"{c['directions_available']} directions" for task, c in sorted(partial.items())]
-    return marks.add(SAMPLE_MARK, "computed on a sample (benchmarks.g-idiomalign.render.sample: a seeded draw per "
-                     "direction), not on the full set the paper evaluates: " + "; ".join(parts))
+    parts = [
+        f"{task}: {c['items_scored']:,} of {c['items_available']:,} items in {c['directions_scored']} of "
+        f"{c['directions_available']} directions"
+        for task, c in sorted(partial.items())
+    ]
+    return marks.add(
+        SAMPLE_MARK,
+        "computed on a sample (benchmarks.g-idiomalign.render.sample: a seeded draw per "
+        "direction), not on the full set the paper evaluates: " + "; ".join(parts),
+    )
 
 
 def similarity_mark(body: dict[str, Any], marks: Marks) -> str:
@@ -60,8 +72,10 @@ def similarity_mark(body: dict[str, Any], marks: Marks) -> str:
         if role and role.get("mark"):
             note = role.get("footnote") or ""
             if role.get("status") == "substitute":
-                note += (" (Paper appendix E: on the same pairs, Qwen3-Embedding-8B cosines are on average 0.11 higher "
-                         "than text-embedding-3-large's.)")
+                note += (
+                    " (Paper appendix E: on the same pairs, Qwen3-Embedding-8B cosines are on average 0.11 higher "
+                    "than text-embedding-3-large's.)"
+                )
             return marks.add(role["mark"], note.strip())
     return ""
 
@@ -75,6 +89,7 @@ def models_with(ctx: Any, setting: str) -> list[str]:
 
 
 # --------------------------------------------------------------------------- Task 1
+
 
 def mcq_rows(ctx: Any, models: list[str], marks: Marks) -> Iterator[tuple[str, dict[str, Any], str]]:
     """Per model: its metrics body and the sample mark of its Task 1 cells."""
@@ -94,31 +109,51 @@ def table3(ctx: Any) -> list[Table]:
         row = [Cell(ctx.display_name(model))]
         for scope in (*GROUPS, OVERALL):
             for kind in ("macro", "micro"):
-                row.append(cell(metric(body, "mcq", f"accuracy.{kind}.{scope}"), FMT, m,
-                                CellRef(model, f"mcq/accuracy.{kind}.{scope}", 100.0)))
+                row.append(
+                    cell(
+                        metric(body, "mcq", f"accuracy.{kind}.{scope}"),
+                        FMT,
+                        m,
+                        CellRef(model, f"mcq/accuracy.{kind}.{scope}", 100.0),
+                    )
+                )
         rows.append(row)
         dup = [Cell(ctx.display_name(model))]
         for prefix in ("accuracy", "accuracy_without_duplicate_option"):
             for kind in ("macro", "micro"):
-                dup.append(cell(metric(body, "mcq", f"{prefix}.{kind}.{OVERALL}"), FMT, m,
-                                CellRef(model, f"mcq/{prefix}.{kind}.{OVERALL}", 100.0)))
+                dup.append(
+                    cell(
+                        metric(body, "mcq", f"{prefix}.{kind}.{OVERALL}"),
+                        FMT,
+                        m,
+                        CellRef(model, f"mcq/{prefix}.{kind}.{OVERALL}", 100.0),
+                    )
+                )
         counts = body["settings"]["mcq"]["counts"]
         dup.append(Cell(f"{counts['duplicate_option_answers']:,} of {counts['answers']:,}"))
         dup_rows.append(dup)
-    columns = ["Model"] + [f"{scope.replace('Other targets', 'Other')} {kind.capitalize()}"
-                           for scope in (*GROUPS, "Overall") for kind in ("macro", "micro")]
+    columns = ["Model"] + [
+        f"{scope.replace('Other targets', 'Other')} {kind.capitalize()}"
+        for scope in (*GROUPS, "Overall")
+        for kind in ("macro", "micro")
+    ]
     main = Table(
-        f"{PREFIX}_table3", "G-IdiomAlign Task 1: multiple-choice accuracy by target group (paper table 3)",
-        columns, rows, marks.footnotes(),
+        f"{PREFIX}_table3",
+        "G-IdiomAlign Task 1: multiple-choice accuracy by target group (paper table 3)",
+        columns,
+        rows,
+        marks.footnotes(),
         caption="Micro is instance-weighted within each target group; Macro averages over directions (Overall Macro: "
         "over all directions). Unparseable answers count as wrong. Duplicate-option items: an answer whose option "
         "text is the target idiom counts as correct (benchmarks.g-idiomalign.score.duplicate_option_target_correct). "
         "All numbers are percentages.",
     )
     companion = Table(
-        f"{PREFIX}_table3_duplicates", "G-IdiomAlign Task 1: overall accuracy with and without the duplicate-option items",
+        f"{PREFIX}_table3_duplicates",
+        "G-IdiomAlign Task 1: overall accuracy with and without the duplicate-option items",
         ["Model", "All Macro", "All Micro", "Without dup. Macro", "Without dup. Micro", "Dup.-option answers"],
-        dup_rows, marks.footnotes(),
+        dup_rows,
+        marks.footnotes(),
         caption="48 released items hold the target idiom twice and name the copy at a distractor slot as correct "
         "(docs/METRICS.md §2.1); the right columns leave those items out.",
     )
@@ -146,8 +181,11 @@ def table12(ctx: Any) -> tuple[Table | None, list[tuple[str, str, dict[str, floa
     group_short = {"Zh-target": "Zh", "En-target": "En", "Other targets": "Oth"}
     columns = ["Model"] + [f"{group_short.get(group, group)} {short.get(o, o)}" for group in GROUPS for o in outcomes]
     table = Table(
-        f"{PREFIX}_table12", "G-IdiomAlign Task 1: outcome proportions by target group (paper table 12)",
-        columns, rows, marks.footnotes(),
+        f"{PREFIX}_table12",
+        "G-IdiomAlign Task 1: outcome proportions by target group (paper table 12)",
+        columns,
+        rows,
+        marks.footnotes(),
         caption="Zh / En / Oth: Zh-target, En-target and Other-target directions. "
         "Micro shares (%) of answers that are correct or pick the Literal Translation (LT), Lexical Cue (LC) or "
         "Contextual Association (CA) distractor; Inv = no option letter could be read (the paper has no such column). "
@@ -187,12 +225,17 @@ def figure3(ctx: Any, shares: list[tuple[str, str, dict[str, float]]], sample_no
     path = Path(ctx.figures_dir) / f"{PREFIX}_figure3.png"
     fig.savefig(path, dpi=150, metadata={"Software": None})
     plt.close(fig)
-    return Figure(f"{PREFIX}_figure3", "G-IdiomAlign Task 1: outcome decomposition (paper figure 3)", path,
-                  caption="Stacked bars, normalised within each target group: Correct, the three typed distractors "
-                  "(LT, LC, CA) and invalid answers." + (f" {sample_note}" if sample_note else ""))
+    return Figure(
+        f"{PREFIX}_figure3",
+        "G-IdiomAlign Task 1: outcome decomposition (paper figure 3)",
+        path,
+        caption="Stacked bars, normalised within each target group: Correct, the three typed distractors "
+        "(LT, LC, CA) and invalid answers." + (f" {sample_note}" if sample_note else ""),
+    )
 
 
 # --------------------------------------------------------------------------- Task 2
+
 
 def thresholds_of(ctx: Any) -> tuple[list[float], list[float]]:
     score = ctx.params.benchmark(BENCHMARK).score
@@ -218,21 +261,34 @@ def table4_and_14(ctx: Any, suffix: str = "") -> list[Table]:
         for setting in settings:
             m = sim + sample_mark(body, setting, marks)
             row.append(cell(metric(body, setting, "MeanSim"), FMT, m, CellRef(model, f"{setting}/MeanSim", 100.0)))
-            row += [cell(metric(body, setting, threshold_name(t)), FMT, m,
-                         CellRef(model, f"{setting}/{threshold_name(t)}", 100.0)) for t in headline]
+            row += [
+                cell(
+                    metric(body, setting, threshold_name(t)),
+                    FMT,
+                    m,
+                    CellRef(model, f"{setting}/{threshold_name(t)}", 100.0),
+                )
+                for t in headline
+            ]
         last = threshold_name(headline[-1])
-        row.append(cell(metric(body, settings[1], DELTA_PREFIX + last), FMT,
-                        sim + sample_mark(body, settings[1], marks)))
+        row.append(
+            cell(metric(body, settings[1], DELTA_PREFIX + last), FMT, sim + sample_mark(body, settings[1], marks))
+        )
         rows4.append(row)
     columns4 = ["Model"]
     for setting in GENERATION_CONDITIONS:
-        columns4 += [f"{CONDITION_NAMES[setting]} MeanSim"] + [f"{CONDITION_NAMES[setting]} {threshold_name(t)}" for t in headline]
+        columns4 += [f"{CONDITION_NAMES[setting]} MeanSim"] + [
+            f"{CONDITION_NAMES[setting]} {threshold_name(t)}" for t in headline
+        ]
     columns4.append(f"Δ{threshold_name(headline[-1])}")
     name = "additional language pairs" if suffix else "72 directions"
-    ids = ("_additional" if suffix else "")
+    ids = "_additional" if suffix else ""
     table4 = Table(
-        f"{PREFIX}_table4{ids}", f"G-IdiomAlign Task 2: gloss-contrastive generation ({name}; paper table 4)",
-        columns4, rows4, marks.footnotes(),
+        f"{PREFIX}_table4{ids}",
+        f"G-IdiomAlign Task 2: gloss-contrastive generation ({name}; paper table 4)",
+        columns4,
+        rows4,
+        marks.footnotes(),
         caption="MeanSim (100 x cosine of output and gold target idiom) and Acc@t (cosine >= t) are macro-averaged over "
         "directions; Δ is With-gloss minus No-gloss (percentage points). An empty or unparseable output has similarity 0.",
     )
@@ -257,8 +313,11 @@ def table4_and_14(ctx: Any, suffix: str = "") -> list[Table]:
                     row.append(cell(value, FMT, m))
             rows14.append(row)
     table14 = Table(
-        f"{PREFIX}_table14{ids}", f"G-IdiomAlign Task 2: threshold sensitivity ({name}; paper table 14)",
-        ["Model", "MeanSim", *[threshold_name(t) for t in thresholds]], rows14, marks14.footnotes(),
+        f"{PREFIX}_table14{ids}",
+        f"G-IdiomAlign Task 2: threshold sensitivity ({name}; paper table 14)",
+        ["Model", "MeanSim", *[threshold_name(t) for t in thresholds]],
+        rows14,
+        marks14.footnotes(),
         caption="Macro over directions. In the With-gloss panel each Acc@t cell gives the absolute accuracy and, in "
         "parentheses, the gain over No-gloss (percentage points).",
     )
@@ -277,9 +336,11 @@ def table16(ctx: Any, suffix: str = "") -> Table | None:
         row = [Cell(ctx.display_name(model))]
         for name in ("EM", "BLEU", "chrF"):
             with_, without = metric(body, settings[1], name), metric(body, settings[0], name)
-            row += [cell(with_, FMT, sample_mark(body, settings[1], marks)),
-                    cell(without, FMT, sample_mark(body, settings[0], marks)),
-                    cell(metric(body, settings[1], DELTA_PREFIX + name), FMT, sample_mark(body, settings[1], marks))]
+            row += [
+                cell(with_, FMT, sample_mark(body, settings[1], marks)),
+                cell(without, FMT, sample_mark(body, settings[0], marks)),
+                cell(metric(body, settings[1], DELTA_PREFIX + name), FMT, sample_mark(body, settings[1], marks)),
+            ]
         rows.append(row)
     tokenizers: dict[str, str] = {}
     fallbacks: dict[str, str] = {}
@@ -289,17 +350,22 @@ def table16(ctx: Any, suffix: str = "") -> Table | None:
     aggregation = ctx.params.benchmark(BENCHMARK).score.surface_aggregation
     name = "additional language pairs" if suffix else "72 directions"
     return Table(
-        f"{PREFIX}_table16{'_additional' if suffix else ''}", f"G-IdiomAlign Task 2: surface-form metrics ({name}; paper table 16)",
+        f"{PREFIX}_table16{'_additional' if suffix else ''}",
+        f"G-IdiomAlign Task 2: surface-form metrics ({name}; paper table 16)",
         ["Model", "EM with", "EM w/o", "EM Δ", "BLEU with", "BLEU w/o", "BLEU Δ", "chrF with", "chrF w/o", "chrF Δ"],
-        rows, marks.footnotes() + [f"BLEU, target {lang}: {note}" for lang, note in sorted(fallbacks.items())],
+        rows,
+        marks.footnotes() + [f"BLEU, target {lang}: {note}" for lang, note in sorted(fallbacks.items())],
         caption="Against the gold target idiom after the cleaning rule (first line, quotes and trailing punctuation "
         "stripped); EM after NFKC and case folding; sacrebleu BLEU (tokenizer per target language: "
-        + ", ".join(f"{k} {v}" for k, v in sorted(tokenizers.items())) + ") and chrF, "
-        + ("sentence scores averaged" if aggregation == "sentence" else "corpus scores") + " per direction, macro over directions.",
+        + ", ".join(f"{k} {v}" for k, v in sorted(tokenizers.items()))
+        + ") and chrF, "
+        + ("sentence scores averaged" if aggregation == "sentence" else "corpus scores")
+        + " per direction, macro over directions.",
     )
 
 
 # --------------------------------------------------------------------------- construction
+
 
 def construction_table(ctx: Any) -> Table | None:
     path = paths.construction_dir(BENCHMARK) / "construction.json"
@@ -316,24 +382,48 @@ def construction_table(ctx: Any) -> Table | None:
         return cell(None if value is None else 100.0 * value, "{:.1f}", mark)
 
     rows = []
-    for entry in [*body["pairs"], {**body["totals"], "pair": "All pairs (pooled)", "pool_source": None,
-                                      "pool_target": None, "cutoff": None}]:
+    for entry in [
+        *body["pairs"],
+        {**body["totals"], "pair": "All pairs (pooled)", "pool_source": None, "pool_target": None, "cutoff": None},
+    ]:
         pools = "—" if entry.get("pool_source") is None else f"{entry['pool_source']} / {entry['pool_target']}"
-        rows.append([
-            Cell(entry["pair"].replace("_", "-")), Cell(pools), Cell(f"{entry['released_pairs']:,}"),
-            Cell(f"{entry['released_sharing_an_entry']:,}"),
-            pct(entry["top_k_recall"]), Cell(f"{entry['mnn']:,}", mark), pct(entry["mnn_recall"]),
-            cell(entry.get("cutoff"), "{:.3f}", mark if entry.get("cutoff") is not None else ""),
-            Cell(f"{entry['rebuilt']:,}", mark), Cell(f"{entry['overlap']:,}", mark),
-            pct(entry["precision"]), pct(entry["recall"]),
-        ])
+        rows.append(
+            [
+                Cell(entry["pair"].replace("_", "-")),
+                Cell(pools),
+                Cell(f"{entry['released_pairs']:,}"),
+                Cell(f"{entry['released_sharing_an_entry']:,}"),
+                pct(entry["top_k_recall"]),
+                Cell(f"{entry['mnn']:,}", mark),
+                pct(entry["mnn_recall"]),
+                cell(entry.get("cutoff"), "{:.3f}", mark if entry.get("cutoff") is not None else ""),
+                Cell(f"{entry['rebuilt']:,}", mark),
+                Cell(f"{entry['overlap']:,}", mark),
+                pct(entry["precision"]),
+                pct(entry["recall"]),
+            ]
+        )
     params = body["params"]
     footnotes = marks.footnotes() + [f"Candidate pool ({body['pool']}): {body['note']}"]
     return Table(
-        f"{PREFIX}_construction", "G-IdiomAlign construction pipeline rebuilt from the released glosses (paper section 3.1, appendix C)",
-        ["Pair", "Pool src / tgt", "Released", "Shared entry", f"Top-{params['k']} rec. %", "MNN", "MNN rec. %", "Cutoff", "Rebuilt",
-         "Overlap", "Precision %", "Recall %"],
-        rows, footnotes,
+        f"{PREFIX}_construction",
+        "G-IdiomAlign construction pipeline rebuilt from the released glosses (paper section 3.1, appendix C)",
+        [
+            "Pair",
+            "Pool src / tgt",
+            "Released",
+            "Shared entry",
+            f"Top-{params['k']} rec. %",
+            "MNN",
+            "MNN rec. %",
+            "Cutoff",
+            "Rebuilt",
+            "Overlap",
+            "Precision %",
+            "Recall %",
+        ],
+        rows,
+        footnotes,
         caption=f"Glosses embedded with scoring role {role.get('role')} ({role.get('model')}); top-{params['k']} retrieval both "
         f"ways, mutual nearest neighbours, {params['bins']}-bin modal cutoff per pair (first maximiser on ties). Shared entry: "
         "released pairs whose idiom entry is released in another pair too (MNN is one-to-one: at most one of them can "
@@ -346,9 +436,14 @@ def construction_table(ctx: Any) -> Table | None:
 
 # --------------------------------------------------------------------------- section
 
+
 def option_order_entries(ctx: Any) -> list[option_order.Entry]:
-    entries = [option_order.entry(model, ctx.display_name(model), "Task 1 (mcq)", ctx.metrics[model]["settings"]["mcq"],
-                                  "mcq/") for model in models_with(ctx, "mcq")]
+    entries = [
+        option_order.entry(
+            model, ctx.display_name(model), "Task 1 (mcq)", ctx.metrics[model]["settings"]["mcq"], "mcq/"
+        )
+        for model in models_with(ctx, "mcq")
+    ]
     return [e for e in entries if e is not None]
 
 
@@ -372,10 +467,14 @@ def report_section(ctx: Any) -> Section | None:
     if construction is not None:
         tables.append(construction)
     sample_notes = [n for n in (t12.footnotes if t12 is not None else []) if n.startswith(SAMPLE_MARK)]
-    figures = [f for f in [figure3(ctx, shares, " ".join(sample_notes).removeprefix(SAMPLE_MARK).strip().capitalize())]
-               if f is not None]
-    order_table, order_figure = option_order.part(f"{PREFIX}_option_order", "G-IdiomAlign Task 1",
-                                                  option_order_entries(ctx), ctx.figures_dir)
+    figures = [
+        f
+        for f in [figure3(ctx, shares, " ".join(sample_notes).removeprefix(SAMPLE_MARK).strip().capitalize())]
+        if f is not None
+    ]
+    order_table, order_figure = option_order.part(
+        f"{PREFIX}_option_order", "G-IdiomAlign Task 1", option_order_entries(ctx), ctx.figures_dir
+    )
     tables += [order_table] if order_table is not None else []
     figures += [order_figure] if order_figure is not None else []
     from .attention_report import attention_part  # the attention stage's tables 6-8 and figure
@@ -392,6 +491,8 @@ def report_section(ctx: Any) -> Section | None:
     ]
     notes = []
     if construction is None:
-        notes.append("The construction stage (`idiombench construct g-idiomalign`) has not been run: no construction table.")
+        notes.append(
+            "The construction stage (`idiombench construct g-idiomalign`) has not been run: no construction table."
+        )
     notes += attention_notes
     return Section(BENCHMARK, "G-IdiomAlign", intro=intro, tables=tables, figures=figures, notes=notes)

@@ -76,40 +76,80 @@ def score_mcq(generations: pd.DataFrame, items: dict[str, dict[str, Item]], cfg:
         position = LETTERS.index(parsed.value) if parsed.value in LETTERS[:n] else None
         released = LETTERS[released_position(position, rotation, n)] if position is not None else parsed.value
         verdict = judge(released, item.answer or "", item.meta, cfg.duplicate_option_target_correct)
-        rows.append({
-            **id_values(row),
-            "rotation": rotation,
-            "position": position,
-            "n_options": n,
-            "idiom": idiom_key(item),
-            "group": item.meta["group"],
-            "direction": item.meta["direction"],
-            "source_lang": item.meta["source_lang"],
-            "target_lang": item.meta["target_lang"],
-            "duplicate_option": bool(item.meta["duplicate_option"]),
-            "target_in_several_options": len(item.meta.get("target_letters") or []) > 1,
-            "answer": item.answer,
-            "parsed": parsed.value,
-            "ok": parsed.ok,
-            "flags": ",".join(parsed.flags),
-            "generation_failed": generation_failed(row),
-            "correct": verdict.correct,
-            "invalid": verdict.invalid,
-            "chosen_type": verdict.chosen_type,
-            "outcome": verdict.outcome,
-        })
+        rows.append(
+            {
+                **id_values(row),
+                "rotation": rotation,
+                "position": position,
+                "n_options": n,
+                "idiom": idiom_key(item),
+                "group": item.meta["group"],
+                "direction": item.meta["direction"],
+                "source_lang": item.meta["source_lang"],
+                "target_lang": item.meta["target_lang"],
+                "duplicate_option": bool(item.meta["duplicate_option"]),
+                "target_in_several_options": len(item.meta.get("target_letters") or []) > 1,
+                "answer": item.answer,
+                "parsed": parsed.value,
+                "ok": parsed.ok,
+                "flags": ",".join(parsed.flags),
+                "generation_failed": generation_failed(row),
+                "correct": verdict.correct,
+                "invalid": verdict.invalid,
+                "chosen_type": verdict.chosen_type,
+                "outcome": verdict.outcome,
+            }
+        )
     frame = sorted_frame(rows, MCQ_COLUMNS)
     frame["rotation"] = frame["rotation"].astype("int32")
     frame["position"] = frame["position"].astype("float64")
     return frame
 
 
-MCQ_COLUMNS = [*ID_COLUMNS, "rotation", "position", "n_options", "idiom", "group", "direction", "source_lang",
-               "target_lang", "duplicate_option", "target_in_several_options", "answer", "parsed", "ok", "flags",
-               "generation_failed", "correct", "invalid", "chosen_type", "outcome"]
-GENERATION_COLUMNS = [*ID_COLUMNS, "idiom", "direction", "source_lang", "target_lang", "pair", "additional",
-                      "prediction", "prediction_clean", "gold", "gold_clean", "ok", "flags", "invalid",
-                      "generation_failed", "similarity", "exact_match", "bleu", "chrf", "bleu_tokenize"]
+MCQ_COLUMNS = [
+    *ID_COLUMNS,
+    "rotation",
+    "position",
+    "n_options",
+    "idiom",
+    "group",
+    "direction",
+    "source_lang",
+    "target_lang",
+    "duplicate_option",
+    "target_in_several_options",
+    "answer",
+    "parsed",
+    "ok",
+    "flags",
+    "generation_failed",
+    "correct",
+    "invalid",
+    "chosen_type",
+    "outcome",
+]
+GENERATION_COLUMNS = [
+    *ID_COLUMNS,
+    "idiom",
+    "direction",
+    "source_lang",
+    "target_lang",
+    "pair",
+    "additional",
+    "prediction",
+    "prediction_clean",
+    "gold",
+    "gold_clean",
+    "ok",
+    "flags",
+    "invalid",
+    "generation_failed",
+    "similarity",
+    "exact_match",
+    "bleu",
+    "chrf",
+    "bleu_tokenize",
+]
 
 
 def sorted_frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
@@ -121,7 +161,10 @@ def sorted_frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame
 
 
 def score_generation(
-    setting: str, generations: pd.DataFrame, items: dict[str, dict[str, Item]], cfg: GIdiomAlignScore,
+    setting: str,
+    generations: pd.DataFrame,
+    items: dict[str, dict[str, Item]],
+    cfg: GIdiomAlignScore,
     tokenizer_notes: set[str],
 ) -> list[dict[str, Any]]:
     """Task 2 rows without the similarity (filled in for all settings at once)."""
@@ -137,28 +180,30 @@ def score_generation(
         tokenizer = choose_tokenizer(target, cfg.bleu_tokenize, cfg.bleu_tokenize_default)
         if tokenizer.note:
             tokenizer_notes.add(f"BLEU, target language {target}: {tokenizer.note}")
-        rows.append({
-            **id_values(row),
-            "idiom": idiom_key(item),
-            "direction": item.meta["direction"],
-            "source_lang": item.meta["source_lang"],
-            "target_lang": target,
-            "pair": item.meta["pair"],
-            "additional": item.task == ADDITIONAL_TASK,
-            "prediction": parsed.value,
-            "prediction_clean": prediction,
-            "gold": item.references[0],
-            "gold_clean": gold,
-            "ok": parsed.ok,
-            "flags": ",".join(parsed.flags),
-            "invalid": not prediction,
-            "generation_failed": generation_failed(row),
-            "similarity": np.nan,
-            "exact_match": exact_match(prediction, gold, cfg.exact_match_casefold),
-            "bleu": sentence_bleu(prediction, gold, tokenizer.used),
-            "chrf": sentence_chrf(prediction, gold),
-            "bleu_tokenize": tokenizer.used,
-        })
+        rows.append(
+            {
+                **id_values(row),
+                "idiom": idiom_key(item),
+                "direction": item.meta["direction"],
+                "source_lang": item.meta["source_lang"],
+                "target_lang": target,
+                "pair": item.meta["pair"],
+                "additional": item.task == ADDITIONAL_TASK,
+                "prediction": parsed.value,
+                "prediction_clean": prediction,
+                "gold": item.references[0],
+                "gold_clean": gold,
+                "ok": parsed.ok,
+                "flags": ",".join(parsed.flags),
+                "invalid": not prediction,
+                "generation_failed": generation_failed(row),
+                "similarity": np.nan,
+                "exact_match": exact_match(prediction, gold, cfg.exact_match_casefold),
+                "bleu": sentence_bleu(prediction, gold, tokenizer.used),
+                "chrf": sentence_chrf(prediction, gold),
+                "bleu_tokenize": tokenizer.used,
+            }
+        )
     return rows
 
 
@@ -170,9 +215,13 @@ def fill_similarity(rows: list[dict[str, Any]], scorers: Any, role: str, notes: 
         return
     info = scorers.info(role)
     if info.kind != "embedder":
-        raise IdiombenchError(f"benchmarks.g-idiomalign.score.similarity_role {role!r} has kind {info.kind!r}; it must be an embedder role")
+        raise IdiombenchError(
+            f"benchmarks.g-idiomalign.score.similarity_role {role!r} has kind {info.kind!r}; it must be an embedder role"
+        )
     if not info.computed:
-        notes.append(f"Task 2 similarity (MeanSim, Acc@t) not computed: scoring role {role} has no model ({info.footnote})")
+        notes.append(
+            f"Task 2 similarity (MeanSim, Acc@t) not computed: scoring role {role} has no model ({info.footnote})"
+        )
         return
     scored = [r for r in rows if not r["invalid"]]
     if scored:

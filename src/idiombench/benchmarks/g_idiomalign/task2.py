@@ -94,8 +94,12 @@ def choose_tokenizer(language: str, mapping: dict[str, str], default: str) -> To
     problem = tokenizer_available(configured)
     if problem is None:
         return TokenizerChoice(language, configured, configured)
-    return TokenizerChoice(language, configured, FALLBACK_TOKENIZER,
-                           f"sacrebleu tokenizer {configured!r} cannot run here ({problem}); used {FALLBACK_TOKENIZER!r}")
+    return TokenizerChoice(
+        language,
+        configured,
+        FALLBACK_TOKENIZER,
+        f"sacrebleu tokenizer {configured!r} cannot run here ({problem}); used {FALLBACK_TOKENIZER!r}",
+    )
 
 
 def sentence_bleu(prediction: str, gold: str, tokenize: str) -> float:

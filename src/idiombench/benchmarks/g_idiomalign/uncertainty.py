@@ -44,7 +44,10 @@ def _accuracy(ids: list[str], rows: pd.DataFrame, kind: str) -> st.Estimand:
 def mcq_estimands(frame: pd.DataFrame) -> dict[str, st.Estimand]:
     rows = main_pass(frame)
     out: dict[str, st.Estimand] = {}
-    for prefix, part in (("accuracy", rows), ("accuracy_without_duplicate_option", rows[~rows["duplicate_option"].astype(bool)])):
+    for prefix, part in (
+        ("accuracy", rows),
+        ("accuracy_without_duplicate_option", rows[~rows["duplicate_option"].astype(bool)]),
+    ):
         for scope in (*GROUPS, OVERALL):
             chosen = part if scope == OVERALL else part[part["group"] == scope]
             if chosen.empty:
@@ -63,8 +66,9 @@ def generation_estimands(setting: str, rows: pd.DataFrame, thresholds: list[floa
     if sims.notna().any():
         out[f"{setting}/MeanSim"] = st.macro_mean(ids, sims, directions, unit=IDIOM)
         for t in thresholds:
-            out[f"{setting}/{threshold_name(t)}"] = st.macro_mean(ids, (sims >= t).astype(float).where(sims.notna()),
-                                                                  directions, unit=IDIOM)
+            out[f"{setting}/{threshold_name(t)}"] = st.macro_mean(
+                ids, (sims >= t).astype(float).where(sims.notna()), directions, unit=IDIOM
+            )
     return out
 
 

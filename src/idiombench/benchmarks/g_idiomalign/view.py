@@ -7,12 +7,24 @@ from ..contexts import ItemMetric, ItemView
 
 ITEM_VIEW = ItemView(
     metrics=(
-        ItemMetric("correct"), ItemMetric("invalid"),
-        ItemMetric("similarity", "embedder_multilingual"), ItemMetric("exact_match"), ItemMetric("bleu"),
+        ItemMetric("correct"),
+        ItemMetric("invalid"),
+        ItemMetric("similarity", "embedder_multilingual"),
+        ItemMetric("exact_match"),
+        ItemMetric("bleu"),
         ItemMetric("chrf"),
     ),
-    tags=("direction", "source_lang", "target_lang", "pair", "group", "chosen_type", "outcome", "duplicate_option",
-          "additional"),
+    tags=(
+        "direction",
+        "source_lang",
+        "target_lang",
+        "pair",
+        "group",
+        "chosen_type",
+        "outcome",
+        "duplicate_option",
+        "additional",
+    ),
     answer=("prediction_clean", "parsed"),
     parse_ok="ok",
     flags=("flags",),

@@ -125,8 +125,10 @@ def consistency_metrics(samples: pd.DataFrame) -> tuple[dict[str, float | None],
     scope); returns (metrics, number of expressions)."""
     per_expression = []
     for _, rows in samples.groupby("expression_id", sort=True):
-        gaps = [metrics.sample_gap([float(v) for v in group["s_acc"].tolist()])
-                for _, group in rows.groupby("item_id", sort=True)]
+        gaps = [
+            metrics.sample_gap([float(v) for v in group["s_acc"].tolist()])
+            for _, group in rows.groupby("item_id", sort=True)
+        ]
         per_expression.append(metrics.consistency(gaps))
     if not per_expression:
         return {"s_cons": None, "e_perf": None, "r_sens": None}, 0
@@ -142,7 +144,10 @@ def consistency_metrics(samples: pd.DataFrame) -> tuple[dict[str, float | None],
 
 def expression_means(perturbed: pd.DataFrame) -> dict[str, float]:
     """S_Acc^mean per expression over its perturbed inputs."""
-    return {key: mean([float(v) for v in rows["s_acc"].tolist()]) for key, rows in perturbed.groupby("expression_id", sort=True)}
+    return {
+        key: mean([float(v) for v in rows["s_acc"].tolist()])
+        for key, rows in perturbed.groupby("expression_id", sort=True)
+    }
 
 
 def structural(perturbed: pd.DataFrame) -> tuple[float | None, dict[str, float], int]:
@@ -165,7 +170,9 @@ def _category_order(category: str) -> tuple[int, str]:
     return (CATEGORIES.index(category) if category in CATEGORIES else len(CATEGORIES), category)
 
 
-def sequential(perturbed: pd.DataFrame, canonical: pd.DataFrame, cfg: OrderProbeScore) -> tuple[dict[str, float | None], dict[str, int]]:
+def sequential(
+    perturbed: pd.DataFrame, canonical: pd.DataFrame, cfg: OrderProbeScore
+) -> tuple[dict[str, float | None], dict[str, int]]:
     """S_seq (and mean MDR, MDA) over expressions; counts of the expressions used, excluded,
     and whose own S_seq falls outside [0, 1] (paper eqs. 12-14 do not clip them; by default
     only the final value is clipped)."""
@@ -186,8 +193,12 @@ def sequential(perturbed: pd.DataFrame, canonical: pd.DataFrame, cfg: OrderProbe
         value = metrics.s_seq(d, rob.weight_mdr, rob.weight_mda)
         outside += not 0.0 <= value <= 1.0
         used.append((d, metrics.clip01(value) if rob.s_seq_clip == "per_expression" else value))
-    counts = {"s_rob_expressions": len(used), "s_rob_excluded_s_orig_zero": zero, "s_rob_excluded_no_canonical_input": missing,
-              "s_seq_expressions_out_of_range": outside}
+    counts = {
+        "s_rob_expressions": len(used),
+        "s_rob_excluded_s_orig_zero": zero,
+        "s_rob_excluded_no_canonical_input": missing,
+        "s_seq_expressions_out_of_range": outside,
+    }
     if not used:
         return {"s_seq": None, "mdr": None, "mda": None}, counts
     mean_seq = mean([v for _, v in used])
@@ -198,7 +209,9 @@ def sequential(perturbed: pd.DataFrame, canonical: pd.DataFrame, cfg: OrderProbe
     }, counts
 
 
-def released_sequential(perturbed: pd.DataFrame, canonical: pd.DataFrame, cfg: OrderProbeScore) -> tuple[dict[str, float | None], dict[str, int]]:
+def released_sequential(
+    perturbed: pd.DataFrame, canonical: pd.DataFrame, cfg: OrderProbeScore
+) -> tuple[dict[str, float | None], dict[str, int]]:
     """The released Srobust arithmetic with S_orig = the canonical input's S_Acc (the code's
     random S_orig cannot be reproduced meaningfully): per permutation pattern ("sheet"),
     MDR_p = mean over expressions of (S_orig − S)/S_orig and MDA_p = max over expressions of
@@ -217,9 +230,14 @@ def released_sequential(perturbed: pd.DataFrame, canonical: pd.DataFrame, cfg: O
             mdr_p.append(mean(relative))
         if pairs:
             mda_p.append(max(o - v for o, v in pairs))
-    counts = {"s_rob_expressions": int(known["expression_id"].nunique()), "s_rob_excluded_s_orig_zero": zero,
-              "s_rob_excluded_no_canonical_input": int(perturbed["expression_id"].nunique() - known["expression_id"].nunique()),
-              "s_seq_expressions_out_of_range": 0}
+    counts = {
+        "s_rob_expressions": int(known["expression_id"].nunique()),
+        "s_rob_excluded_s_orig_zero": zero,
+        "s_rob_excluded_no_canonical_input": int(
+            perturbed["expression_id"].nunique() - known["expression_id"].nunique()
+        ),
+        "s_seq_expressions_out_of_range": 0,
+    }
     if not mdr_p or not mda_p:
         return {"s_seq": None, "mdr": None, "mda": None}, counts
     mdr, mda = mean(mdr_p), mean(mda_p)
@@ -255,13 +273,19 @@ def missing_pass_reason(pass_name: str, setting: str, generate: Any = None) -> s
         return f"no `{pass_name}` pass is configured (benchmarks.orderprobe.generate.extra)"
     restricted = getattr(extra.get(pass_name), "settings", None) if generate is not None else None
     if restricted is not None and setting not in restricted:
-        return (f"the `{pass_name}` pass runs on {', '.join(restricted)} only "
-                f"(benchmarks.orderprobe.generate.extra.{pass_name}.settings)")
+        return (
+            f"the `{pass_name}` pass runs on {', '.join(restricted)} only "
+            f"(benchmarks.orderprobe.generate.extra.{pass_name}.settings)"
+        )
     return f"no `{pass_name}` pass in this setting's generations"
 
 
 def group_metrics(
-    rows: pd.DataFrame, cfg: OrderProbeScore, *, nli_computed: bool, consistency_present: bool,
+    rows: pd.DataFrame,
+    cfg: OrderProbeScore,
+    *,
+    nli_computed: bool,
+    consistency_present: bool,
     missing_pass: str = "no `consistency` pass in this setting's generations",
 ) -> dict[str, Any]:
     """Every table-3 metric over one group of score rows (a setting, a language, a category)."""
@@ -326,8 +350,14 @@ def group_metrics(
     return {"metrics": out, "counts": counts, "not_computed": not_computed, "category_means": mu}
 
 
-def canonical_metrics(rows: pd.DataFrame, cfg: OrderProbeScore, *, nli_computed: bool, consistency_present: bool,
-                      missing_pass: str = "no `consistency` pass in this setting's generations") -> dict[str, Any]:
+def canonical_metrics(
+    rows: pd.DataFrame,
+    cfg: OrderProbeScore,
+    *,
+    nli_computed: bool,
+    consistency_present: bool,
+    missing_pass: str = "no `consistency` pass in this setting's generations",
+) -> dict[str, Any]:
     """Table 11: the diagnostics over the canonical (unperturbed) inputs."""
     main = rows[(rows["pass"] == MAIN_PASS) & rows["is_canonical"]]
     semantic = semantic_rows(main, cfg)
@@ -335,7 +365,9 @@ def canonical_metrics(rows: pd.DataFrame, cfg: OrderProbeScore, *, nli_computed:
     cons, cons_expressions = consistency_metrics(semantic_rows(samples, cfg))
     struct, mu, _ = structural(semantic)
     out = {
-        "recovery": _rate(main["recovered"]) if cfg.recovery.headline_mode == "default" else _rate(main["recovered_strict"]),
+        "recovery": _rate(main["recovered"])
+        if cfg.recovery.headline_mode == "default"
+        else _rate(main["recovered_strict"]),
         "recovery_default": _rate(main["recovered"]),
         "recovery_strict": _rate(main["recovered_strict"]),
         "s_acc_mean": _mean(semantic["s_acc"]),
@@ -344,7 +376,9 @@ def canonical_metrics(rows: pd.DataFrame, cfg: OrderProbeScore, *, nli_computed:
         "s_struct": struct,
         **cons,
     }
-    not_computed = {"s_rob": "S_Rob measures degradation from the canonical input; over canonical inputs only S_struct is defined"}
+    not_computed = {
+        "s_rob": "S_Rob measures degradation from the canonical input; over canonical inputs only S_struct is defined"
+    }
     if not nli_computed:
         not_computed["s_logic"] = f"scorer role {NLI_ROLE} is not computed in this profile"
     if not consistency_present:
@@ -402,7 +436,9 @@ def sample_record(frames: Mapping[str, pd.DataFrame], items: Mapping[str, Mappin
     for item in items.get("restore", {}).values():
         available.setdefault(item.language, set()).add(item.meta["expression_id"])
     scored = {
-        setting: {str(lang): int(n) for lang, n in frame.groupby("language")["expression_id"].nunique().sort_index().items()}
+        setting: {
+            str(lang): int(n) for lang, n in frame.groupby("language")["expression_id"].nunique().sort_index().items()
+        }
         for setting, frame in sorted(frames.items())
     }
     totals = {lang: len(ids) for lang, ids in sorted(available.items())}
@@ -425,8 +461,12 @@ def sample_record(frames: Mapping[str, pd.DataFrame], items: Mapping[str, Mappin
 
 
 def aggregate_scores(
-    scores: Mapping[str, pd.DataFrame], items: Mapping[str, Mapping[str, Any]], cfg: OrderProbeScore,
-    roles: dict[str, dict[str, Any]], roles_source: str, scoring_notes: list[str] | None = None,
+    scores: Mapping[str, pd.DataFrame],
+    items: Mapping[str, Mapping[str, Any]],
+    cfg: OrderProbeScore,
+    roles: dict[str, dict[str, Any]],
+    roles_source: str,
+    scoring_notes: list[str] | None = None,
     generate: Any = None,
 ) -> dict[str, Any]:
     nli_computed = roles[NLI_ROLE].get("status") != "not_computed"
@@ -439,8 +479,11 @@ def aggregate_scores(
     for setting, unsorted in sorted(scores.items()):
         frame = unsorted.sort_values(SORT_KEY, kind="stable").reset_index(drop=True)
         present = bool((frame["pass"] == cfg.s_cons.pass_name).any())
-        options: PassOptions = {"nli_computed": nli_computed, "consistency_present": present,
-                   "missing_pass": missing_pass_reason(cfg.s_cons.pass_name, setting, generate)}
+        options: PassOptions = {
+            "nli_computed": nli_computed,
+            "consistency_present": present,
+            "missing_pass": missing_pass_reason(cfg.s_cons.pass_name, setting, generate),
+        }
         languages = sorted(frame["language"].unique().tolist())
         whole = group_metrics(frame, cfg, **options)
         whole["depends_on"] = depends_on(frame, cfg)
@@ -488,5 +531,6 @@ def aggregate_scores(
 def aggregate(ctx: AggregateContext[OrderProbeConfig]) -> dict[str, Any]:
     """The BENCHMARK.aggregate hook (stages.aggregate.run_aggregate)."""
     roles, source = role_records(ctx.scoring_meta, ctx.params)
-    return aggregate_scores(ctx.scores, ctx.items, ctx.config.score, roles, source, ctx.scoring_meta.get("notes"),
-                            ctx.config.generate)
+    return aggregate_scores(
+        ctx.scores, ctx.items, ctx.config.score, roles, source, ctx.scoring_meta.get("notes"), ctx.config.generate
+    )

@@ -89,7 +89,7 @@ def read_expressions(path: Path, language: str, cfg: OrderProbeBuild, stats: Bui
         if expression != raw_expression:
             stats.flag("expression_whitespace_stripped", {"language": language, "row": row, "expression": expression})
         references: list[str] = []
-        for reference in (cells[1].split("||") if len(cells) > 1 else []):
+        for reference in cells[1].split("||") if len(cells) > 1 else []:
             reference = reference.strip()
             if not reference:
                 continue
@@ -178,8 +178,13 @@ def read_categories(path: Path, language: str, stats: BuildStats) -> dict[str, s
         if expression in categories and categories[expression] != category:
             stats.flag(
                 "category_conflict_first_kept",
-                {"language": language, "row": row, "expression": expression,
-                 "kept": categories[expression], "ignored": category},
+                {
+                    "language": language,
+                    "row": row,
+                    "expression": expression,
+                    "kept": categories[expression],
+                    "ignored": category,
+                },
             )
             continue
         categories.setdefault(expression, category)
@@ -238,7 +243,9 @@ def build(raw_dir: Path, cfg: OrderProbeBuild) -> BuildResult:
         for entry in expressions:
             category = categories.get(entry.expression)
             if category is None:
-                stats.flag("no_syntactic_category", {"language": language, "row": entry.row, "expression": entry.expression})
+                stats.flag(
+                    "no_syntactic_category", {"language": language, "row": entry.row, "expression": entry.expression}
+                )
             else:
                 joined += 1
             language_items.extend(expression_items(entry, category))
@@ -248,8 +255,11 @@ def build(raw_dir: Path, cfg: OrderProbeBuild) -> BuildResult:
             "inputs": len(language_items),
             "perturbed_inputs": sum(1 for i in language_items if not i.meta["is_canonical"]),
             "identity_inputs": sum(1 for i in language_items if i.meta["is_identity"]),
-            "category_join": {"joined": joined, "expressions": len(expressions),
-                              "rate": round(joined / len(expressions), 4) if expressions else None},
+            "category_join": {
+                "joined": joined,
+                "expressions": len(expressions),
+                "rate": round(joined / len(expressions), 4) if expressions else None,
+            },
             "permutation_file": permutation_check,
         }
     stats.details = {
@@ -258,15 +268,16 @@ def build(raw_dir: Path, cfg: OrderProbeBuild) -> BuildResult:
         "inputs": len(items),
         "perturbed_inputs": sum(1 for i in items if not i.meta["is_canonical"]),
         "identity_inputs": sum(1 for i in items if i.meta["is_identity"]),
-        "expressions_with_repeated_character": len(
-            {i.meta["expression_id"] for i in items if i.meta["is_identity"]}
-        ),
+        "expressions_with_repeated_character": len({i.meta["expression_id"] for i in items if i.meta["is_identity"]}),
         "dedupe": cfg.dedupe,
     }
     lexicons = lexicon.extract_languages(raw_dir, list(cfg.languages))
     stats.details["released_word_lists"] = {
-        language: {"file": lexicon.SACC_FILES[language], **{f: len(getattr(lex, f)) for f in lexicon.WORD_LIST_VARIABLES},
-                   "idiom_overrides": len(lex.overrides)}
+        language: {
+            "file": lexicon.SACC_FILES[language],
+            **{f: len(getattr(lex, f)) for f in lexicon.WORD_LIST_VARIABLES},
+            "idiom_overrides": len(lex.overrides),
+        }
         for language, lex in sorted(lexicons.items())
     }
     stats.notes.append(

@@ -37,11 +37,16 @@ class OrderProbeSample(StrictModel):
 
     seed: int = Field(0, description="Seed of the draw (sha256-derived per language; independent of Python's hash).")
     expressions_per_language: int | None = Field(
-        None, ge=1, description="Expressions drawn per language, each with all its inputs (23 permutations + "
+        None,
+        ge=1,
+        description="Expressions drawn per language, each with all its inputs (23 permutations + "
         "the canonical form). null: every expression.",
     )
     permutations_per_expression: int | None = Field(
-        None, ge=1, le=23, description="Of each drawn expression's 23 permutations, this many (seeded per "
+        None,
+        ge=1,
+        le=23,
+        description="Of each drawn expression's 23 permutations, this many (seeded per "
         "expression); the canonical form is always kept. null: all 23. Per-expression metrics are then means "
         "over fewer permutations, and figure 4 shows the patterns drawn.",
     )

@@ -12,10 +12,20 @@ from .build import CATEGORIES, permutation_patterns
 
 BENCH = "orderprobe"
 SETTING_LABELS = {"zero_shot": "Zero-shot (baseline)", "cot": "CoT", "three_shot": "Three-shot"}
-LINE_STYLES = ({"linestyle": "-", "marker": "o"}, {"linestyle": "--", "marker": "s"}, {"linestyle": ":", "marker": "^"},
-               {"linestyle": "-.", "marker": "D"})
-CATEGORY_METRICS = (("s_acc_mean", "S_Acc^mean"), ("s_cons", "S_Cons"), ("s_logic", "S_Logic"),
-                    ("s_seq", "S_seq (robustness)"), ("s_info", "S_Info"), ("recovery", "Recovery"))
+LINE_STYLES = (
+    {"linestyle": "-", "marker": "o"},
+    {"linestyle": "--", "marker": "s"},
+    {"linestyle": ":", "marker": "^"},
+    {"linestyle": "-.", "marker": "D"},
+)
+CATEGORY_METRICS = (
+    ("s_acc_mean", "S_Acc^mean"),
+    ("s_cons", "S_Cons"),
+    ("s_logic", "S_Logic"),
+    ("s_seq", "S_seq (robustness)"),
+    ("s_info", "S_Info"),
+    ("recovery", "Recovery"),
+)
 
 
 def _pyplot() -> Any:
@@ -56,8 +66,14 @@ def pattern_figure(ctx: Any, models: list[str], settings: list[str]) -> Figure:
             ys = [float("nan") if v is None else 100.0 * v for v in values]
             style = LINE_STYLES[settings.index(setting) % len(LINE_STYLES)]
             # distinct line and marker styles: identical series (e.g. a reference system) stay visible
-            ax.plot(range(len(patterns)), ys, linewidth=1.2, markersize=4, label=SETTING_LABELS.get(setting, setting),
-                    **style)
+            ax.plot(
+                range(len(patterns)),
+                ys,
+                linewidth=1.2,
+                markersize=4,
+                label=SETTING_LABELS.get(setting, setting),
+                **style,
+            )
         ax.set_title(ctx.display_name(model), fontsize=9)
         ax.set_ylabel("Recovery (%)", fontsize=8)
         ax.set_ylim(-5, 105)
@@ -69,7 +85,9 @@ def pattern_figure(ctx: Any, models: list[str], settings: list[str]) -> Figure:
     path = Path(ctx.figures_dir) / f"{BENCH}_figure4.png"
     _save(fig, path)
     return Figure(
-        figure_id=f"{BENCH}_figure4", title="OrderProbe: Recovery per permutation pattern (paper figure 4)", path=path,
+        figure_id=f"{BENCH}_figure4",
+        title="OrderProbe: Recovery per permutation pattern (paper figure 4)",
+        path=path,
         caption=f"Recovery ({key.replace('_', ' ')}) per pattern of the 23 non-identity permutations; one line per "
         "prompt setting. Gaps: no input of that pattern in the sample.",
     )
@@ -82,8 +100,12 @@ def category_figure(ctx: Any, models: list[str], settings: list[str]) -> Figure:
         per_category = ctx.metrics[model]["breakdowns"]["per_category"]
         for setting in settings:
             if setting in per_category:
-                series.append((f"{ctx.display_name(model)} {SETTING_LABELS.get(setting, setting)}", per_category[setting]))
-    present = sorted({c for _, groups in series for c in groups}, key=lambda c: CATEGORIES.index(c) if c in CATEGORIES else 99)
+                series.append(
+                    (f"{ctx.display_name(model)} {SETTING_LABELS.get(setting, setting)}", per_category[setting])
+                )
+    present = sorted(
+        {c for _, groups in series for c in groups}, key=lambda c: CATEGORIES.index(c) if c in CATEGORIES else 99
+    )
     fig, axes = plt.subplots(2, 3, figsize=(12, 6.5), squeeze=False)
     width = 0.8 / max(1, len(series))
     for ax, (metric, label) in zip(axes.flat, CATEGORY_METRICS):
@@ -91,11 +113,23 @@ def category_figure(ctx: Any, models: list[str], settings: list[str]) -> Figure:
             heights = []
             for category in present:
                 value = groups.get(category, {}).get("metrics", {}).get(metric)
-                heights.append(float("nan") if value is None else float(value) * (100.0 if metric == "recovery" else 1.0))
+                heights.append(
+                    float("nan") if value is None else float(value) * (100.0 if metric == "recovery" else 1.0)
+                )
             ax.bar([i + index * width - 0.4 + width / 2 for i in range(len(present))], heights, width=width, label=name)
-        if not any(groups.get(c, {}).get("metrics", {}).get(metric) is not None for _, groups in series for c in present):
-            ax.text(0.5, 0.5, "not computed\n(see the per-category table)", ha="center", va="center",
-                    transform=ax.transAxes, fontsize=8, color="0.4")
+        if not any(
+            groups.get(c, {}).get("metrics", {}).get(metric) is not None for _, groups in series for c in present
+        ):
+            ax.text(
+                0.5,
+                0.5,
+                "not computed\n(see the per-category table)",
+                ha="center",
+                va="center",
+                transform=ax.transAxes,
+                fontsize=8,
+                color="0.4",
+            )
         ax.set_xlim(-0.6, len(present) - 0.4)
         ax.set_title(label + (" (%)" if metric == "recovery" else ""), fontsize=9)
         ax.set_xticks(range(len(present)))
@@ -108,7 +142,9 @@ def category_figure(ctx: Any, models: list[str], settings: list[str]) -> Figure:
     path = Path(ctx.figures_dir) / f"{BENCH}_figure5.png"
     _save(fig, path)
     return Figure(
-        figure_id=f"{BENCH}_figure5", title="OrderProbe: diagnostics per syntactic category (paper figure 5)", path=path,
+        figure_id=f"{BENCH}_figure5",
+        title="OrderProbe: diagnostics per syntactic category (paper figure 5)",
+        path=path,
         caption="Per category: S_Acc^mean, S_Cons, S_Logic, S_seq (S_struct compares categories, so robustness within "
         "one category is S_seq), S_Info and Recovery. Missing bars: not computed (see the per-category table).",
     )

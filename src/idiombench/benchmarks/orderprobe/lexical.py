@@ -69,28 +69,46 @@ class LexicalScorer:
         golds = [cache.get(r, row.language, keep, pin=True) for r in row.references]
         lex = metrics.over_references(
             [cosine_counts(mine.content_counts, g.content_counts, mine.content_norm, g.content_norm) for g in golds],
-            acc.reference_aggregation)
-        f_beta = metrics.over_references([f_beta_sets(mine.content_set, g.content_set, acc.beta) for g in golds],
-                                         acc.reference_aggregation)
+            acc.reference_aggregation,
+        )
+        f_beta = metrics.over_references(
+            [f_beta_sets(mine.content_set, g.content_set, acc.beta) for g in golds], acc.reference_aggregation
+        )
         halved = False
         if acc.polarity_halving:
             for reference in row.references:
                 cache.words(reference, pin=True)
-            halved = bool(polarity_contradicts(row.explanation, list(row.references),
-                                               lexicon_for(self.lexicons, row.language), row.expression, cache.words))
+            halved = bool(
+                polarity_contradicts(
+                    row.explanation,
+                    list(row.references),
+                    lexicon_for(self.lexicons, row.language),
+                    row.expression,
+                    cache.words,
+                )
+            )
         f_beta = metrics.halve_if_contradicting(f_beta, halved)
-        s_info = metrics.over_references([
-            metrics.info_for_reference(rouge_l_tokens(mine.forms, g.forms).precision, len(mine.forms), len(g.forms),
-                                       self.cfg.s_info.bp_mode)
-            for g in golds
-        ], self.cfg.s_info.reference_aggregation)
+        s_info = metrics.over_references(
+            [
+                metrics.info_for_reference(
+                    rouge_l_tokens(mine.forms, g.forms).precision,
+                    len(mine.forms),
+                    len(g.forms),
+                    self.cfg.s_info.bp_mode,
+                )
+                for g in golds
+            ],
+            self.cfg.s_info.reference_aggregation,
+        )
         return Terms(lex, f_beta, halved, s_info)
 
     def released(self, row: RowText) -> Terms:
         lists = lexicon_for(self.lexicons, row.language)
         if lists is None:
-            raise IdiombenchError(f"orderprobe: compatibility: released has no word lists for language "
-                                  f"{row.language!r} (the released code covers {', '.join(lexicon.SACC_FILES)})")
+            raise IdiombenchError(
+                f"orderprobe: compatibility: released has no word lists for language "
+                f"{row.language!r} (the released code covers {', '.join(lexicon.SACC_FILES)})"
+            )
         how = self.cfg.s_acc.reference_aggregation
         explanation = released.clean_text(row.explanation)
         references = released.split_references(released.reference_cell(list(row.references)))
@@ -130,8 +148,9 @@ def _worker_terms(rows: list[RowText]) -> list[tuple[int, Terms]]:
 class Pending:
     """The terms of one chunk's rows, computed or on their way."""
 
-    def __init__(self, futures: list[Future[list[tuple[int, Terms]]]] | None = None,
-                 done: list[tuple[int, Terms]] | None = None):
+    def __init__(
+        self, futures: list[Future[list[tuple[int, Terms]]]] | None = None, done: list[tuple[int, Terms]] | None = None
+    ):
         self.futures = futures or []
         self.computed = done or []
 
@@ -145,8 +164,13 @@ class Pending:
 class LexicalTerms:
     """Submits each chunk's rows to the workers of their expressions (or computes them here)."""
 
-    def __init__(self, cfg: OrderProbeScore, lexicons: Mapping[str, lexicon.ReleasedLexicon],
-                 workers: int | None = None, min_rows: int = POOL_MIN_ROWS):
+    def __init__(
+        self,
+        cfg: OrderProbeScore,
+        lexicons: Mapping[str, lexicon.ReleasedLexicon],
+        workers: int | None = None,
+        min_rows: int = POOL_MIN_ROWS,
+    ):
         self.cfg = cfg
         self.lexicons = lexicons
         self.workers = worker_count() if workers is None else workers

@@ -44,7 +44,6 @@ OVERRIDES_VARIABLE = "IDIOM_POLARITY_OVERRIDES"
 ACCEPTED = 'set, dict, list or tuple literals of strings, set("..."), set([...]) and | between sets'
 
 
-
 def cut_words(text: str) -> list[str]:
     """jieba's default tokenizer, as the released code's jieba.cut uses (the word lists are
     matched against its words: polarity.py, released.py); scoring.segment gives its exact words."""
@@ -87,7 +86,9 @@ def literal_value(node: ast.AST) -> Any:
         if any(isinstance(e, ast.Starred) for e in node.elts):
             raise NotALiteral(node, "a starred element")
         values = [literal_value(e) for e in node.elts]
-        return set(values) if isinstance(node, ast.Set) else list(values) if isinstance(node, ast.List) else tuple(values)
+        return (
+            set(values) if isinstance(node, ast.Set) else list(values) if isinstance(node, ast.List) else tuple(values)
+        )
     if isinstance(node, ast.Dict):
         if any(k is None for k in node.keys):
             raise NotALiteral(node, "a ** expansion")
@@ -126,28 +127,36 @@ def _variable(path: Path, assignments: dict[str, ast.expr], name: str) -> Any:
         return literal_value(node)
     except NotALiteral as exc:
         line = getattr(exc.node, "lineno", node.lineno)
-        raise DataError(path, f"{name} (line {line}) is not a literal the extractor reads: {exc.why}",
-                        expected=ACCEPTED) from None
+        raise DataError(
+            path, f"{name} (line {line}) is not a literal the extractor reads: {exc.why}", expected=ACCEPTED
+        ) from None
 
 
 def _word_list(path: Path, assignments: dict[str, ast.expr], name: str) -> frozenset[str]:
     value = _variable(path, assignments, name)
     if not isinstance(value, (set, list, tuple)) or not all(isinstance(w, str) for w in value):
-        raise DataError(path, f"{name} is not a collection of strings ({type(value).__name__})",
-                        expected="a set of words")
+        raise DataError(
+            path, f"{name} is not a collection of strings ({type(value).__name__})", expected="a set of words"
+        )
     return frozenset(value)
 
 
 def _overrides(path: Path, assignments: dict[str, ast.expr]) -> dict[str, tuple[bool, bool]]:
     value = _variable(path, assignments, OVERRIDES_VARIABLE)
     if not isinstance(value, dict):
-        raise DataError(path, f"{OVERRIDES_VARIABLE} is a {type(value).__name__}",
-                        expected='a dict idiom -> {"pos": bool, "neg": bool}')
+        raise DataError(
+            path,
+            f"{OVERRIDES_VARIABLE} is a {type(value).__name__}",
+            expected='a dict idiom -> {"pos": bool, "neg": bool}',
+        )
     out: dict[str, tuple[bool, bool]] = {}
     for idiom, flags in value.items():
         if not isinstance(idiom, str) or not isinstance(flags, dict) or set(flags) - {"pos", "neg"}:
-            raise DataError(path, f"{OVERRIDES_VARIABLE}[{idiom!r}] = {flags!r}",
-                            expected='an idiom string -> {"pos": bool, "neg": bool}')
+            raise DataError(
+                path,
+                f"{OVERRIDES_VARIABLE}[{idiom!r}] = {flags!r}",
+                expected='an idiom string -> {"pos": bool, "neg": bool}',
+            )
         # The released extract_polarity reads bool(ov.get("pos", False)): a missing key is False.
         out[idiom] = (bool(flags.get("pos", False)), bool(flags.get("neg", False)))
     return out
@@ -158,8 +167,11 @@ def extract(path: Path) -> ReleasedLexicon:
     try:
         source = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise DataError(path, "missing: the released S_Acc script is an acquired file",
-                        expected="the file `idiombench acquire orderprobe` copies") from None
+        raise DataError(
+            path,
+            "missing: the released S_Acc script is an acquired file",
+            expected="the file `idiombench acquire orderprobe` copies",
+        ) from None
     try:
         tree = ast.parse(source, filename=str(path))
     except SyntaxError as exc:
@@ -173,8 +185,11 @@ def extract_languages(raw_dir: Path, languages: list[str]) -> dict[str, Released
     """language -> its lists, from the acquired scripts under raw_dir (data/raw/orderprobe)."""
     unknown = [lang for lang in languages if lang not in SACC_FILES]
     if unknown:
-        raise DataError(raw_dir, f"no released S_Acc script for languages {unknown}",
-                        expected=f"languages among {', '.join(SACC_FILES)}")
+        raise DataError(
+            raw_dir,
+            f"no released S_Acc script for languages {unknown}",
+            expected=f"languages among {', '.join(SACC_FILES)}",
+        )
     return {language: extract(raw_dir / SACC_FILES[language]) for language in languages}
 
 
@@ -185,8 +200,9 @@ def to_json(lexicons: dict[str, ReleasedLexicon]) -> dict[str, Any]:
         "languages": {
             language: {
                 **{field: sorted(getattr(lex, field)) for field in WORD_LIST_VARIABLES},
-                "idiom_overrides": {idiom: {"positive": pos, "negative": neg}
-                                    for idiom, (pos, neg) in sorted(lex.overrides.items())},
+                "idiom_overrides": {
+                    idiom: {"positive": pos, "negative": neg} for idiom, (pos, neg) in sorted(lex.overrides.items())
+                },
             }
             for language, lex in sorted(lexicons.items())
         },
@@ -203,14 +219,18 @@ def from_json(raw: dict[str, Any], path: Path) -> dict[str, ReleasedLexicon]:
             for language, entry in raw["languages"].items()
         }
     except (KeyError, TypeError, AttributeError) as exc:
-        raise DataError(path, f"malformed released word lists ({exc!r})",
-                        expected="the file `idiombench build orderprobe` writes") from None
+        raise DataError(
+            path, f"malformed released word lists ({exc!r})", expected="the file `idiombench build orderprobe` writes"
+        ) from None
 
 
 def load(processed_dir: Path) -> dict[str, ReleasedLexicon]:
     """The lists written by the build (data/processed/orderprobe/released_lexicon.json)."""
     path = processed_dir / LEXICON_FILE
     if not path.is_file():
-        raise DataError(path, "missing: the released word lists are part of the OrderProbe build",
-                        expected="run `idiombench acquire orderprobe` and `idiombench build orderprobe`")
+        raise DataError(
+            path,
+            "missing: the released word lists are part of the OrderProbe build",
+            expected="run `idiombench acquire orderprobe` and `idiombench build orderprobe`",
+        )
     return from_json(read_json(path), path)

@@ -54,7 +54,11 @@ def representation_term(bert: float | None, sts: float | None, lex: float | None
 
 
 def s_acc(
-    ce: float | None, bert: float | None, sts: float | None, lex: float | None, f_beta: float,
+    ce: float | None,
+    bert: float | None,
+    sts: float | None,
+    lex: float | None,
+    f_beta: float,
     weights: SAccWeights = SAccWeights(),
 ) -> float:
     """Paper eq. 8 over the computed terms (None = the term's scorer role is not computed)."""
@@ -77,7 +81,10 @@ def halve_if_contradicting(f_beta: float, contradicts: bool) -> float:
 
 
 def logic_score(
-    entailment: float, contradiction: float, threshold: float = 0.05, weight: float = 0.5,
+    entailment: float,
+    contradiction: float,
+    threshold: float = 0.05,
+    weight: float = 0.5,
 ) -> float:
     """Contradiction-aware entailment (paper B.2): above the threshold, subtract
     λ·P(contradiction), clipped at 0; at or below it, the entailment as it is."""
@@ -87,8 +94,10 @@ def logic_score(
 
 
 def logic_for_reference(
-    e_to_r: tuple[float, float], r_to_e: tuple[float, float] | None,
-    threshold: float = 0.05, weight: float = 0.5,
+    e_to_r: tuple[float, float],
+    r_to_e: tuple[float, float] | None,
+    threshold: float = 0.05,
+    weight: float = 0.5,
 ) -> float:
     """One reference's S_Logic from (entailment, contradiction) of explanation→reference
     and, in the bidirectional mode, reference→explanation. The direction with the larger
@@ -99,7 +108,9 @@ def logic_for_reference(
     return logic_score(entailment, contradiction, threshold, weight)
 
 
-def info_for_reference(rouge_precision: float, len_explanation: int, len_reference: int, bp_mode: str = "paper") -> float:
+def info_for_reference(
+    rouge_precision: float, len_explanation: int, len_reference: int, bp_mode: str = "paper"
+) -> float:
     """S_Info against one reference: BP · ROUGE-L precision."""
     return brevity_penalty(len_explanation, len_reference, bp_mode) * rouge_precision  # type: ignore[arg-type]
 

@@ -39,13 +39,17 @@ ROLES = (CE_ROLE, "sts_zh", "sts_multilingual", "bertscore_zh", "bertscore_ja", 
 
 def sts_role(language: str) -> str:
     if language not in STS_ROLES:
-        raise IdiombenchError(f"orderprobe: no STS scorer role for language {language!r} (known: {', '.join(STS_ROLES)})")
+        raise IdiombenchError(
+            f"orderprobe: no STS scorer role for language {language!r} (known: {', '.join(STS_ROLES)})"
+        )
     return STS_ROLES[language]
 
 
 def bert_role(language: str) -> str:
     if language not in BERT_ROLES:
-        raise IdiombenchError(f"orderprobe: no BERTScore role for language {language!r} (known: {', '.join(BERT_ROLES)})")
+        raise IdiombenchError(
+            f"orderprobe: no BERTScore role for language {language!r} (known: {', '.join(BERT_ROLES)})"
+        )
     return BERT_ROLES[language]
 
 
@@ -139,10 +143,13 @@ def run_requests(scorers: Any, requests: Requests, cache: PairCache | None = Non
             cosine_roles.append(role)
             continue
         if info.kind == "cross_encoder":
-            score = lambda batch, role=role: np.asarray(scorers.cross_encoder(batch, role=role).values, dtype=np.float64)
+            score = lambda batch, role=role: np.asarray(
+                scorers.cross_encoder(batch, role=role).values, dtype=np.float64
+            )
         elif info.kind == "bertscore":
             score = lambda batch, role=role: np.asarray(scorers.bertscore(role, batch).f1, dtype=np.float64)
         elif info.kind == "nli":
+
             def score(batch: list[Pair], role: str = role) -> np.ndarray:
                 nli = scorers.nli(role, batch)
                 return np.stack([np.asarray(nli.entailment), np.asarray(nli.contradiction)], axis=1)
@@ -167,10 +174,11 @@ def _run_cosines(scorers: Any, requests: Requests, roles: Sequence[str], results
         start = 0
         for role in members:
             n = len(requests.pairs[role])
-            chunk = np.asarray(values[start:start + n], dtype=np.float64)
+            chunk = np.asarray(values[start : start + n], dtype=np.float64)
             start += n
             # A cross-encoder role configured with an embedder: the cosine clipped to [0, 1]
             # (Scorers.cross_encoder's definition for that case).
             results.values[role] = np.clip(chunk, 0.0, 1.0) if role == CE_ROLE else chunk
-            results.calls.append(CallRecord(role, n, len(set(requests.pairs[role])), leader,
-                                            computed if role == leader else 0))
+            results.calls.append(
+                CallRecord(role, n, len(set(requests.pairs[role])), leader, computed if role == leader else 0)
+            )

@@ -24,7 +24,18 @@ ONE_LINE_SETTINGS = ("zero_shot",)
 TWO_LINE_SETTINGS = ("cot", "three_shot")
 # Labels the prompts show and models echo: the zero-shot format lines and the idiom lines.
 ECHOED_LABELS = (
-    "判断含义", "判斷含義", "意味", "의미", "含义", "含義", "成语", "成語", "内容", "내용", "解释", "解釋",
+    "判断含义",
+    "判斷含義",
+    "意味",
+    "의미",
+    "含义",
+    "含義",
+    "成语",
+    "成語",
+    "内容",
+    "내용",
+    "解释",
+    "解釋",
 )
 # "Final Meaning: x", "**Final Meaning:** x", "**Final Meaning**: x", "- final meaning：x"
 # `\W*?[:：]`: non-word characters (whitespace among them) up to the first colon; written
@@ -97,7 +108,8 @@ def parse_two_lines(raw: str) -> ParseResult:
         return result(meaning, shape_ok, raw, flags)
     flags.add("no_final_meaning_line")
     fallback = "\n".join(
-        THINKING.match(line).group(1) if THINKING.match(line) else line for line in lines  # type: ignore[union-attr]
+        THINKING.match(line).group(1) if THINKING.match(line) else line  # type: ignore[union-attr]
+        for line in lines
     )
     fallback, echoed = remove_echoed_labels(fallback)
     if echoed:

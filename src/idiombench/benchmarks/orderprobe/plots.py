@@ -24,5 +24,12 @@ def recovery_by_pattern(body: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-PLOTS = (PlotSpec("orderprobe-recovery-by-pattern", "OrderProbe Recovery by scrambling pattern (%)", "pattern",
-                  SETTINGS, recovery_by_pattern),)
+PLOTS = (
+    PlotSpec(
+        "orderprobe-recovery-by-pattern",
+        "OrderProbe Recovery by scrambling pattern (%)",
+        "pattern",
+        SETTINGS,
+        recovery_by_pattern,
+    ),
+)

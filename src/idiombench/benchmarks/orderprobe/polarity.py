@@ -76,8 +76,9 @@ def conflicts(explanation: Features, reference: Features) -> bool:
     return reference.negative and explanation.positive and not explanation.negated
 
 
-def reference_conflicts(explanation: str, references: Sequence[str], lex: ReleasedLexicon | None,
-                        idiom: str = "", cut: Cut = cut_words) -> list[bool]:
+def reference_conflicts(
+    explanation: str, references: Sequence[str], lex: ReleasedLexicon | None, idiom: str = "", cut: Cut = cut_words
+) -> list[bool]:
     """Per reference, whether it conflicts with the explanation ([] with no references;
     all False without lists)."""
     if lex is None:
@@ -86,8 +87,9 @@ def reference_conflicts(explanation: str, references: Sequence[str], lex: Releas
     return [conflicts(mine, features(r, lex, idiom, cut)) for r in references]
 
 
-def polarity_contradicts(pred: str, refs: Sequence[str], lex: ReleasedLexicon | None, idiom: str = "",
-                         cut: Cut = cut_words) -> bool:
+def polarity_contradicts(
+    pred: str, refs: Sequence[str], lex: ReleasedLexicon | None, idiom: str = "", cut: Cut = cut_words
+) -> bool:
     """True when every reference conflicts with the explanation (False with no references)."""
     if not refs:
         return False

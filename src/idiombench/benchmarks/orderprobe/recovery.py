@@ -29,9 +29,7 @@ import unicodedata
 
 # CJK ideographs (unified, extension A, compatibility, supplementary planes), the iteration
 # marks 々〆〇, hiragana and katakana (with ー), Hangul syllables.
-SCRIPT_CHARACTER = (
-    "\u3005-\u3007\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0003134f"
-)
+SCRIPT_CHARACTER = "\u3005-\u3007\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0003134f"
 SCRIPT_RUN = re.compile(f"[{SCRIPT_CHARACTER}]{{4,}}")
 WHITESPACE = re.compile(r"\s+")
 

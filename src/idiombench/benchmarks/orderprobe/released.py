@@ -90,8 +90,15 @@ def aggregate(values: Sequence[float], how: str) -> float | None:
     return math.fsum(kept) / len(kept) if how == "mean" else max(kept)
 
 
-def f_beta(explanation: str, references: Sequence[str], lex: ReleasedLexicon, idiom: str, beta: float = 2.0,
-           how: str = "max", cut: Cut = cut_words) -> tuple[float, bool]:
+def f_beta(
+    explanation: str,
+    references: Sequence[str],
+    lex: ReleasedLexicon,
+    idiom: str,
+    beta: float = 2.0,
+    how: str = "max",
+    cut: Cut = cut_words,
+) -> tuple[float, bool]:
     """The released content_fbeta_with_polarity_multi: (Fβ aggregated over the references,
     halved when the polarity of every reference conflicts; whether it was halved)."""
     if not references:
@@ -105,8 +112,9 @@ def f_beta(explanation: str, references: Sequence[str], lex: ReleasedLexicon, id
     return (value * 0.5 if halved else value), halved
 
 
-def lexical_cosine(explanation: str, references: Sequence[str], lex: ReleasedLexicon, how: str = "max",
-                   cut: Cut = cut_words) -> float | None:
+def lexical_cosine(
+    explanation: str, references: Sequence[str], lex: ReleasedLexicon, how: str = "max", cut: Cut = cut_words
+) -> float | None:
     """The released lexical_cosine_over_refs; None (NaN there) when the explanation has no
     content word or there are no references."""
     mine = Counter(content_words(explanation, lex, cut))
@@ -134,9 +142,14 @@ def representation(bert: float | None, sts: float | None, lex: float | None) -> 
     return sum(kept) / len(kept) if kept else None  # the released code uses np.mean: same value
 
 
-def s_acc(ce: float | None, rep: float | None, f_beta_value: float | None,
-          weights: tuple[float, float, float] = (0.5, 0.3, 0.2)) -> float:
+def s_acc(
+    ce: float | None,
+    rep: float | None,
+    f_beta_value: float | None,
+    weights: tuple[float, float, float] = (0.5, 0.3, 0.2),
+) -> float:
     """The released calculate_accuracy_score: a missing term counts 0, fixed weights."""
+
     def zero(v: float | None) -> float:
         return 0.0 if v is None or math.isnan(v) else v
 

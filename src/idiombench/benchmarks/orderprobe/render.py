@@ -38,8 +38,9 @@ def sample_items(items: list[Item], config: OrderProbeConfig, output: RenderOutp
         selected = sample_permutations(items, k, sample.seed)  # type: ignore[union-attr]
         output.sample[TASK] = {
             "selection": f"every expression, the canonical form and {k} seeded permutation(s) each "
-                         f"(seed {sample.seed})",  # type: ignore[union-attr]
-            "items": len(selected), "items_available": len(items),
+            f"(seed {sample.seed})",  # type: ignore[union-attr]
+            "items": len(selected),
+            "items_available": len(items),
         }
         return selected
     chosen: dict[str, list[str]] = {
@@ -93,9 +94,16 @@ def render(tasks: dict[str, list[Item]], config: OrderProbeConfig, raw_dir: Path
                     template = template.with_joined_system()
                 by_language[item.language] = template
                 output.use_template(template, f"{templates.path}: {templates.source}")
-            output.add(Prompt(
-                benchmark=BENCHMARK, task=TASK, setting=setting, item_id=item.item_id, language=item.language,
-                messages=template.render({"idiom": item.fields["idiom"]}),
-                template_id=template.template_id, template_hash=template.template_hash,
-            ))
+            output.add(
+                Prompt(
+                    benchmark=BENCHMARK,
+                    task=TASK,
+                    setting=setting,
+                    item_id=item.item_id,
+                    language=item.language,
+                    messages=template.render({"idiom": item.fields["idiom"]}),
+                    template_id=template.template_id,
+                    template_hash=template.template_hash,
+                )
+            )
     return output

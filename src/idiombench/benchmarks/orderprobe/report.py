@@ -28,10 +28,23 @@ BENCH = "orderprobe"
 SETTING_LABELS = {"zero_shot": "Zero-shot", "cot": "+CoT", "three_shot": "Three-shot"}
 LANGUAGE_LABELS = {"zh-CN": "Simplified Chinese", "zh-TW": "Traditional Chinese", "ja": "Japanese", "ko": "Korean"}
 # table 3's diagnostic columns, in the paper's order: (metric key, header)
-DIAGNOSTICS = (("s_acc_mean", "S_Acc^mean"), ("s_cons", "S_Cons"), ("s_logic", "S_Logic"), ("s_rob", "S_Rob"),
-               ("s_info", "S_Info"))
-METRIC_NAMES = {"s_acc_mean": "S_Acc^mean", "s_cons": "S_Cons", "s_logic": "S_Logic", "s_rob": "S_Rob",
-                "s_seq": "S_seq", "s_struct": "S_struct", "s_info": "S_Info", "recovery": "Recovery"}
+DIAGNOSTICS = (
+    ("s_acc_mean", "S_Acc^mean"),
+    ("s_cons", "S_Cons"),
+    ("s_logic", "S_Logic"),
+    ("s_rob", "S_Rob"),
+    ("s_info", "S_Info"),
+)
+METRIC_NAMES = {
+    "s_acc_mean": "S_Acc^mean",
+    "s_cons": "S_Cons",
+    "s_logic": "S_Logic",
+    "s_rob": "S_Rob",
+    "s_seq": "S_seq",
+    "s_struct": "S_struct",
+    "s_info": "S_Info",
+    "recovery": "Recovery",
+}
 STRUCT_MARK = "§"
 S_ACC_METRICS = {"s_acc_mean", "s_cons", "s_rob", "s_seq", "s_struct"}
 
@@ -80,9 +93,17 @@ class Notes:
         return out
 
 
-def metric_cell(group: Mapping[str, Any], metric: str, roles: Mapping[str, Any], notes: Notes, where: str,
-                fmt: str = "{:.3f}", percent: bool = False, depends_metric: str | None = None,
-                ref: tuple[str, str] | None = None) -> Cell:
+def metric_cell(
+    group: Mapping[str, Any],
+    metric: str,
+    roles: Mapping[str, Any],
+    notes: Notes,
+    where: str,
+    fmt: str = "{:.3f}",
+    percent: bool = False,
+    depends_metric: str | None = None,
+    ref: tuple[str, str] | None = None,
+) -> Cell:
     """`ref`: (model, estimand prefix) when per-unit data stand behind the cell (uncertainty.py)."""
     values = group.get("metrics") or {}
     value = values.get(metric)
@@ -116,11 +137,15 @@ def sample_footnote(metrics: Mapping[str, Mapping[str, Any]]) -> list[str]:
                     counts[language] = max(counts.get(language, 0), n)
             parts = [f"{lang} {counts.get(lang, 0):,} of {available.get(lang, 0):,}" for lang in sorted(available)]
             selection = sample.get("selection") or "a subset of the expressions"
-            line = (f"Sample, not the full benchmark: {selection}; expressions scored per language: {', '.join(parts)} "
-                    f"(the paper's tables use all 3,543). "
-                    + ("Each expression contributes the permutations drawn and its canonical input."
-                       if "seeded permutation" in selection else
-                       "Each expression contributes its 23 permutations and its canonical input."))
+            line = (
+                f"Sample, not the full benchmark: {selection}; expressions scored per language: {', '.join(parts)} "
+                f"(the paper's tables use all 3,543). "
+                + (
+                    "Each expression contributes the permutations drawn and its canonical input."
+                    if "seeded permutation" in selection
+                    else "Each expression contributes its 23 permutations and its canonical input."
+                )
+            )
         if line not in lines:
             lines.append(line)
     return [f"Sample: {line}" if not line.startswith("Sample") else line for line in lines]
@@ -130,11 +155,16 @@ def recovery_caption(body: Mapping[str, Any]) -> str:
     params = body.get("provenance", {}).get("score_params", {}).get("recovery", {})
     mode = params.get("headline_mode", "default")
     identity = params.get("headline_identity_inputs", "include")
-    test = ("the canonical expression occurs in the NFKC-normalised, whitespace-free output" if mode == "default"
-            else "the explanation's first CJK/kana/Hangul run of 4+ characters starts with the canonical expression")
+    test = (
+        "the canonical expression occurs in the NFKC-normalised, whitespace-free output"
+        if mode == "default"
+        else "the explanation's first CJK/kana/Hangul run of 4+ characters starts with the canonical expression"
+    )
     inputs = "including" if identity == "include" else "excluding"
-    return (f"Recovery (%): {mode} test ({test}), over the perturbed inputs, {inputs} inputs identical to the "
-            "canonical form (repeated characters).")
+    return (
+        f"Recovery (%): {mode} test ({test}), over the perturbed inputs, {inputs} inputs identical to the "
+        "canonical form (repeated characters)."
+    )
 
 
 def ordered_settings(ctx: Any, metrics: Mapping[str, Mapping[str, Any]]) -> list[str]:
@@ -198,61 +228,120 @@ def group_rows(ctx: Any, models: list[str], settings: list[str], groups: Groups 
                 yield GroupRow(model, setting, key, group, body["provenance"]["roles"], where, head)
 
 
-def section_table(ctx: Any, name: str, title: str, columns: list[str], rows: list[list[Cell]], footnotes: list[str],
-                  caption: str = "") -> Table:
+def section_table(
+    ctx: Any, name: str, title: str, columns: list[str], rows: list[list[Cell]], footnotes: list[str], caption: str = ""
+) -> Table:
     """`orderprobe_<name>`, its footnotes followed by what sample was scored."""
-    return Table(table_id=f"{BENCH}_{name}", title=title, columns=columns, rows=rows,
-                 footnotes=footnotes + sample_footnote(ctx.metrics), caption=caption)
+    return Table(
+        table_id=f"{BENCH}_{name}",
+        title=title,
+        columns=columns,
+        rows=rows,
+        footnotes=footnotes + sample_footnote(ctx.metrics),
+        caption=caption,
+    )
 
 
-def diagnostics_row(r: GroupRow, notes: Notes, columns: Iterable[tuple[str, str]], fmt: str, recovery_fmt: str,
-                    ref: tuple[str, str] | None = None, depends: Mapping[str, str] | None = None) -> list[Cell]:
+def diagnostics_row(
+    r: GroupRow,
+    notes: Notes,
+    columns: Iterable[tuple[str, str]],
+    fmt: str,
+    recovery_fmt: str,
+    ref: tuple[str, str] | None = None,
+    depends: Mapping[str, str] | None = None,
+) -> list[Cell]:
     """The row's first cells, a cell per diagnostic of `columns` (its roles' marks from the metric
     `depends` names, else its own) and Recovery in percent."""
-    cells = [metric_cell(r.group, key, r.roles, notes, r.where, fmt, depends_metric=(depends or {}).get(key), ref=ref)
-             for key, _ in columns]
-    return r.head + cells + [metric_cell(r.group, "recovery", r.roles, notes, r.where, recovery_fmt, percent=True, ref=ref)]
+    cells = [
+        metric_cell(r.group, key, r.roles, notes, r.where, fmt, depends_metric=(depends or {}).get(key), ref=ref)
+        for key, _ in columns
+    ]
+    return (
+        r.head
+        + cells
+        + [metric_cell(r.group, "recovery", r.roles, notes, r.where, recovery_fmt, percent=True, ref=ref)]
+    )
 
 
-def diagnostics_table(ctx: Any, models: list[str], name: str, title: str, columns: list[str], rows: list[list[Cell]],
-                      footnotes: list[str], caption: str = "") -> Table:
+def diagnostics_table(
+    ctx: Any,
+    models: list[str],
+    name: str,
+    title: str,
+    columns: list[str],
+    rows: list[list[Cell]],
+    footnotes: list[str],
+    caption: str = "",
+) -> Table:
     """A table of diagnostics and Recovery, captioned with the Recovery test the first model's scores used."""
-    return section_table(ctx, name, title, columns, rows, footnotes,
-                         caption=recovery_caption(ctx.metrics[models[0]]) + caption)
+    return section_table(
+        ctx, name, title, columns, rows, footnotes, caption=recovery_caption(ctx.metrics[models[0]]) + caption
+    )
 
 
 def table3(ctx: Any, models: list[str], settings: list[str]) -> Table:
     notes = Notes()
-    rows = [diagnostics_row(r, notes, DIAGNOSTICS, "{:.3f}", "{:.3f}", ref=(r.model, r.setting))
-            for r in group_rows(ctx, models, settings)]
+    rows = [
+        diagnostics_row(r, notes, DIAGNOSTICS, "{:.3f}", "{:.3f}", ref=(r.model, r.setting))
+        for r in group_rows(ctx, models, settings)
+    ]
     return diagnostics_table(
-        ctx, models, "table3", "OrderProbe: model × setting (paper table 3)",
-        ["Model", "Setting", *[h for _, h in DIAGNOSTICS], "Recovery (%)"], rows, notes.lines(),
+        ctx,
+        models,
+        "table3",
+        "OrderProbe: model × setting (paper table 3)",
+        ["Model", "Setting", *[h for _, h in DIAGNOSTICS], "Recovery (%)"],
+        rows,
+        notes.lines(),
         " Diagnostics are means over the perturbed inputs with a reference gloss.",
     )
 
 
 def table4(ctx: Any, models: list[str], settings: list[str]) -> Table:
     notes = Notes()
-    rows = [diagnostics_row(r, notes, DIAGNOSTICS, "{:.4f}", "{:.2f}", ref=(r.model, f"{r.setting}/{r.part}"))
-            for r in group_rows(ctx, models, settings, per_language)]
-    japanese = "The Japanese release ships no reference glosses: its semantic diagnostics cannot be computed " \
+    rows = [
+        diagnostics_row(r, notes, DIAGNOSTICS, "{:.4f}", "{:.2f}", ref=(r.model, f"{r.setting}/{r.part}"))
+        for r in group_rows(ctx, models, settings, per_language)
+    ]
+    japanese = (
+        "The Japanese release ships no reference glosses: its semantic diagnostics cannot be computed "
         "(Recovery needs none)."
-    return diagnostics_table(ctx, models, "table4", "OrderProbe: per script setting (paper table 4)",
-                             ["Model", "Setting", "Language", *[h for _, h in DIAGNOSTICS], "Recovery (%)"], rows,
-                             notes.lines() + [japanese])
+    )
+    return diagnostics_table(
+        ctx,
+        models,
+        "table4",
+        "OrderProbe: per script setting (paper table 4)",
+        ["Model", "Setting", "Language", *[h for _, h in DIAGNOSTICS], "Recovery (%)"],
+        rows,
+        notes.lines() + [japanese],
+    )
 
 
 def category_table(ctx: Any, models: list[str], settings: list[str]) -> Table:
     notes = Notes()
-    columns = (("s_acc_mean", "S_SEM"), ("s_cons", "S_CON"), ("s_logic", "S_LOG"), ("s_seq", "S_ROB (S_seq)"),
-               ("s_info", "S_INFO"))
-    rows = [diagnostics_row(r, notes, columns, "{:.3f}", "{:.1f}", depends={"s_seq": "s_rob"})
-            for r in group_rows(ctx, models, settings, per_category)]
+    columns = (
+        ("s_acc_mean", "S_SEM"),
+        ("s_cons", "S_CON"),
+        ("s_logic", "S_LOG"),
+        ("s_seq", "S_ROB (S_seq)"),
+        ("s_info", "S_INFO"),
+    )
+    rows = [
+        diagnostics_row(r, notes, columns, "{:.3f}", "{:.1f}", depends={"s_seq": "s_rob"})
+        for r in group_rows(ctx, models, settings, per_category)
+    ]
     robustness = "Robustness per category is S_seq: S_struct (and so S_Rob) compares the categories with each other."
-    return diagnostics_table(ctx, models, "figure5", "OrderProbe: per syntactic category (paper figure 5)",
-                             ["Model", "Setting", "Category", *[h for _, h in columns], "Recov (%)"], rows,
-                             notes.lines() + [robustness])
+    return diagnostics_table(
+        ctx,
+        models,
+        "figure5",
+        "OrderProbe: per syntactic category (paper figure 5)",
+        ["Model", "Setting", "Category", *[h for _, h in columns], "Recov (%)"],
+        rows,
+        notes.lines() + [robustness],
+    )
 
 
 def table11(ctx: Any, models: list[str], settings: list[str]) -> Table:
@@ -269,9 +358,13 @@ def table11(ctx: Any, models: list[str], settings: list[str]) -> Table:
         row.append(metric_cell(r.group, "recovery", r.roles, notes, r.where, "{:.1f}", percent=True))
         rows.append(row)
     return section_table(
-        ctx, "table11", "OrderProbe: canonical (unperturbed) inputs (paper table 11)",
-        ["Model", "Setting", *[h for _, h in DIAGNOSTICS], "Recovery (%)"], rows,
-        notes.lines() + [
+        ctx,
+        "table11",
+        "OrderProbe: canonical (unperturbed) inputs (paper table 11)",
+        ["Model", "Setting", *[h for _, h in DIAGNOSTICS], "Recovery (%)"],
+        rows,
+        notes.lines()
+        + [
             f"{STRUCT_MARK} S_Rob measures degradation from the canonical input, so over canonical inputs only its "
             "structural part S_struct is defined; the column shows S_struct.",
             "Recovery is measured on the canonical inputs (the paper sets it to 100%): a model that echoes its input "
@@ -283,9 +376,14 @@ def table11(ctx: Any, models: list[str], settings: list[str]) -> Table:
 
 def recovery_table(ctx: Any, models: list[str], settings: list[str]) -> Table:
     notes = Notes()
-    keys = (("recovery_default", "Default"), ("recovery_default_excl_identity", "Default excl. identity"),
-            ("recovery_strict", "Strict"), ("recovery_strict_excl_identity", "Strict excl. identity"),
-            ("recovery_identity_inputs", "Identity inputs only"), ("recovery_canonical", "Canonical inputs"))
+    keys = (
+        ("recovery_default", "Default"),
+        ("recovery_default_excl_identity", "Default excl. identity"),
+        ("recovery_strict", "Strict"),
+        ("recovery_strict_excl_identity", "Strict excl. identity"),
+        ("recovery_identity_inputs", "Identity inputs only"),
+        ("recovery_canonical", "Canonical inputs"),
+    )
     rows = []
     for r in group_rows(ctx, models, settings):
         row = list(r.head)
@@ -298,9 +396,13 @@ def recovery_table(ctx: Any, models: list[str], settings: list[str]) -> Table:
         row.append(Cell(f"{count_text(counts, 'perturbed_inputs')} / {count_text(counts, 'identity_inputs')}"))
         rows.append(row)
     return section_table(
-        ctx, "recovery", "OrderProbe: Recovery (%) in both tests, with and without identity inputs",
-        ["Model", "Setting", *[h for _, h in keys], "Perturbed / identity inputs"], rows,
-        notes.lines() + [
+        ctx,
+        "recovery",
+        "OrderProbe: Recovery (%) in both tests, with and without identity inputs",
+        ["Model", "Setting", *[h for _, h in keys], "Perturbed / identity inputs"],
+        rows,
+        notes.lines()
+        + [
             "Default: the canonical expression occurs in the NFKC-normalised, whitespace-free output (reasoning blocks "
             "removed). Strict: the explanation's first run of 4+ CJK/kana/Hangul characters starts with it; in CoT and "
             "three-shot the explanation is the Final Meaning line, which the prompts do not ask to name the expression "
@@ -315,17 +417,37 @@ def format_table(ctx: Any, models: list[str], settings: list[str]) -> Table:
     rows = []
     for r in group_rows(ctx, models, settings):
         counts, rate = r.group["counts"], r.group["metrics"].get("format_failure_rate")
-        sampled = (counts["format_failures_all_passes"] - counts["format_failures"]
-                   if "format_failures_all_passes" in counts and "format_failures" in counts else None)
-        rows.append(r.head + [
-            Cell(count_text(counts, "main_rows")), Cell(count_text(counts, "format_failures")),
-            cell(None if rate is None else rate * 100.0, "{:.1f}"), Cell(count_text(counts, "empty_explanations")),
-            Cell(count_text(counts, "generation_errors")), Cell(count_text({"sampled": sampled}, "sampled")),
-        ])
+        sampled = (
+            counts["format_failures_all_passes"] - counts["format_failures"]
+            if "format_failures_all_passes" in counts and "format_failures" in counts
+            else None
+        )
+        rows.append(
+            r.head
+            + [
+                Cell(count_text(counts, "main_rows")),
+                Cell(count_text(counts, "format_failures")),
+                cell(None if rate is None else rate * 100.0, "{:.1f}"),
+                Cell(count_text(counts, "empty_explanations")),
+                Cell(count_text(counts, "generation_errors")),
+                Cell(count_text({"sampled": sampled}, "sampled")),
+            ]
+        )
     return section_table(
-        ctx, "format_failures", "OrderProbe: format failures per model and setting",
-        ["Model", "Setting", "Main outputs", "Format failures", "Rate (%)", "Empty explanations",
-         "Generation errors", "Format failures (sampled)"], rows,
+        ctx,
+        "format_failures",
+        "OrderProbe: format failures per model and setting",
+        [
+            "Model",
+            "Setting",
+            "Main outputs",
+            "Format failures",
+            "Rate (%)",
+            "Empty explanations",
+            "Generation errors",
+            "Format failures (sampled)",
+        ],
+        rows,
         [
             "A format failure is an output that does not follow the requested shape (zero-shot: one line; CoT and "
             "three-shot: a Thinking Process line then a Final Meaning line). Such outputs are still scored: their "
@@ -351,9 +473,15 @@ def pattern_table(ctx: Any, models: list[str], settings: list[str]) -> Table:
             row.append(cell(None if value is None else value * 100.0, "{:.1f}"))
         rows.append(row)
     return section_table(
-        ctx, "figure4", "OrderProbe: Recovery (%) per permutation pattern (paper figure 4)", ["Pattern", *columns], rows,
-        [f"Values: {key.replace('_', ' ')}. Pattern = the canonical positions read in order (ABCD is the "
-         "canonical form), itertools order. — : no such input in the sample."],
+        ctx,
+        "figure4",
+        "OrderProbe: Recovery (%) per permutation pattern (paper figure 4)",
+        ["Pattern", *columns],
+        rows,
+        [
+            f"Values: {key.replace('_', ' ')}. Pattern = the canonical positions read in order (ABCD is the "
+            "canonical form), itertools order. — : no such input in the sample."
+        ],
     )
 
 
@@ -366,10 +494,14 @@ def normalised(body: Mapping[str, Any]) -> dict[str, Any]:
         for setting, group in (body.get("settings") or {}).items()
     }
     breakdowns = body.get("breakdowns") or {}
-    out["breakdowns"] = {key: breakdowns.get(key) or {} for key in ("per_language", "per_category", "per_pattern", "canonical")}
+    out["breakdowns"] = {
+        key: breakdowns.get(key) or {} for key in ("per_language", "per_category", "per_pattern", "canonical")
+    }
     provenance = dict(body.get("provenance") or {})
-    provenance["roles"] = {role: info if isinstance(info, Mapping) else {"status": str(info)}
-                           for role, info in (provenance.get("roles") or {}).items()}
+    provenance["roles"] = {
+        role: info if isinstance(info, Mapping) else {"status": str(info)}
+        for role, info in (provenance.get("roles") or {}).items()
+    }
     out["provenance"] = provenance
     return out
 
@@ -382,11 +514,22 @@ def sample_outputs_table(models: list[str], display_name: Any, scores_root: Path
     input in item order, the model's greedy explanation (cut) and whether it was recovered.
     Read from the per-item scores, so the expressions appear as the model saw them."""
 
-    columns = ["item_id", "pass", "language", "expression", "input", "is_canonical", "is_identity",
-               "explanation", "recovered"]
+    columns = [
+        "item_id",
+        "pass",
+        "language",
+        "expression",
+        "input",
+        "is_canonical",
+        "is_identity",
+        "explanation",
+        "recovered",
+    ]
     rows, skipped = [], []
     for model in models:
-        directory = paths.scores_dir(benchmark=BENCH, model=model) if scores_root is None else scores_root / model / BENCH
+        directory = (
+            paths.scores_dir(benchmark=BENCH, model=model) if scores_root is None else scores_root / model / BENCH
+        )
         path = directory / "zero_shot.parquet"
         if not path.is_file():
             continue
@@ -404,8 +547,16 @@ def sample_outputs_table(models: list[str], display_name: Any, scores_root: Path
             text = " ".join(str(first["explanation"] or "").split())
             if len(text) > SAMPLE_OUTPUT_CHARS:
                 text = text[:SAMPLE_OUTPUT_CHARS] + "…"
-            rows.append([Cell(display_name(model)), Cell(LANGUAGE_LABELS[language]), Cell(str(first["expression"])),
-                         Cell(str(first["input"])), Cell(text or "(empty)"), Cell("yes" if first["recovered"] else "no")])
+            rows.append(
+                [
+                    Cell(display_name(model)),
+                    Cell(LANGUAGE_LABELS[language]),
+                    Cell(str(first["expression"])),
+                    Cell(str(first["input"])),
+                    Cell(text or "(empty)"),
+                    Cell("yes" if first["recovered"] else "no"),
+                ]
+            )
     if not rows and not skipped:
         return None
     return Table(
@@ -413,8 +564,10 @@ def sample_outputs_table(models: list[str], display_name: Any, scores_root: Path
         title="OrderProbe: sample outputs (zero-shot, first perturbed input per language)",
         columns=["Model", "Language", "Expression", "Input", "Explanation (cut)", "Recovered"],
         rows=rows,
-        footnotes=[f"Greedy main-pass explanations, whitespace collapsed and cut at {SAMPLE_OUTPUT_CHARS} characters; "
-                   "the full texts are in results/generations/ and the MLflow runs' artifacts."]
+        footnotes=[
+            f"Greedy main-pass explanations, whitespace collapsed and cut at {SAMPLE_OUTPUT_CHARS} characters; "
+            "the full texts are in results/generations/ and the MLflow runs' artifacts."
+        ]
         + [f"No sample outputs for {line}." for line in skipped],
     )
 
@@ -467,7 +620,9 @@ def prediction_metrics(body: Mapping[str, Any], task: str | None, setting: str) 
         raise IdiombenchError(f"orderprobe has one task, restore; got {task!r}")
     settings = body.get("settings", {})
     if setting not in settings:
-        raise IdiombenchError(f"orderprobe: no setting {setting!r} in the metrics (have: {', '.join(sorted(settings)) or 'none'})")
+        raise IdiombenchError(
+            f"orderprobe: no setting {setting!r} in the metrics (have: {', '.join(sorted(settings)) or 'none'})"
+        )
     values = settings[setting]["metrics"]
     out: dict[str, float] = {}
     for key, header in DIAGNOSTICS:

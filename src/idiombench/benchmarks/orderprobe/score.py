@@ -56,17 +56,41 @@ SORT_KEY = ["prompt_id", "pass", "sample_index"]
 # Column -> dtype, fixed so that every run writes the same Parquet schema (a column that is
 # all null, e.g. `bert` when no BERTScore model is configured, stays float64, not Arrow null).
 COLUMN_TYPES = {
-    "prompt_id": "string", "task": "string", "setting": "string", "item_id": "string", "pass": "string",
+    "prompt_id": "string",
+    "task": "string",
+    "setting": "string",
+    "item_id": "string",
+    "pass": "string",
     "sample_index": "int64",
-    "language": "string", "expression_id": "string", "expression": "string", "input": "string", "pattern": "string",
-    "category": "string", "is_canonical": "bool", "is_identity": "bool", "n_references": "int64",
-    "prompt_hash": "string", "template_id": "string", "template_hash": "string", "finish_reason": "string",
+    "language": "string",
+    "expression_id": "string",
+    "expression": "string",
+    "input": "string",
+    "pattern": "string",
+    "category": "string",
+    "is_canonical": "bool",
+    "is_identity": "bool",
+    "n_references": "int64",
+    "prompt_hash": "string",
+    "template_id": "string",
+    "template_hash": "string",
+    "finish_reason": "string",
     "generation_error": "string",
-    "explanation": "string", "format_ok": "bool", "parse_flags": "string",
-    "recovered": "bool", "recovered_strict": "bool",
-    "ce": "float64", "bert": "float64", "sts": "float64", "lex": "float64", "f_beta": "float64",
-    "f_beta_halved": "bool", "s_acc": "float64",
-    "s_logic": "float64", "s_info": "float64", "score_flags": "string",
+    "explanation": "string",
+    "format_ok": "bool",
+    "parse_flags": "string",
+    "recovered": "bool",
+    "recovered_strict": "bool",
+    "ce": "float64",
+    "bert": "float64",
+    "sts": "float64",
+    "lex": "float64",
+    "f_beta": "float64",
+    "f_beta_halved": "bool",
+    "s_acc": "float64",
+    "s_logic": "float64",
+    "s_info": "float64",
+    "score_flags": "string",
 }
 COLUMNS = list(COLUMN_TYPES)
 FLAG_SEPARATOR = ","  # parse_flags / score_flags: flag names joined ("" when none)
@@ -128,8 +152,11 @@ ITEM_META = ("expression_id", "expression", "pattern", "is_canonical", "is_ident
 def _check_item_meta(item: Item) -> None:
     missing = [key for key in ITEM_META if key not in item.meta]
     if missing:  # an items table that OrderProbe's build did not write
-        raise DataError(paths.task_items(BENCHMARK, item.task), f"item {item.item_id}: meta lacks {', '.join(missing)}",
-                        expected=f"OrderProbe's build output (meta keys {', '.join(ITEM_META)})")
+        raise DataError(
+            paths.task_items(BENCHMARK, item.task),
+            f"item {item.item_id}: meta lacks {', '.join(missing)}",
+            expected=f"OrderProbe's build output (meta keys {', '.join(ITEM_META)})",
+        )
 
 
 def _item_columns(item: Item) -> dict[str, Any]:
@@ -148,8 +175,12 @@ def _item_columns(item: Item) -> dict[str, Any]:
 
 
 def prepare_rows(
-    model: str, generations: Mapping[str, pd.DataFrame], items: Mapping[str, Mapping[str, Item]],
-    prompt_index: Mapping[str, Mapping[str, str]], notes: list[str], first_row: int = 0,
+    model: str,
+    generations: Mapping[str, pd.DataFrame],
+    items: Mapping[str, Mapping[str, Item]],
+    prompt_index: Mapping[str, Mapping[str, str]],
+    notes: list[str],
+    first_row: int = 0,
 ) -> list[RowWork]:
     """Parse every generation row and compute Recovery; nothing neural yet. `first_row`: the
     position of the frames' first row in their file (a chunk's), for the errors."""
@@ -159,13 +190,21 @@ def prepare_rows(
         source = paths.generations_file(benchmark=BENCHMARK, model=model, setting=setting)
         for position, row in enumerate(frame.to_dict("records"), start=first_row):  # position: the row in the file
             if row["setting"] != setting:
-                raise DataError(source, f"row of setting {row['setting']!r} in the {setting!r} table", row=position,
-                                expected=f"setting {setting}")
+                raise DataError(
+                    source,
+                    f"row of setting {row['setting']!r} in the {setting!r} table",
+                    row=position,
+                    expected=f"setting {setting}",
+                )
             task_items = items.get(row["task"])
             item = task_items.get(row["item_id"]) if task_items is not None else None
             if item is None:
-                raise DataError(source, f"item {row['task']}/{row['item_id']} is not among the built items", row=position,
-                                expected="generations of the current build (rerun render and generate)")
+                raise DataError(
+                    source,
+                    f"item {row['task']}/{row['item_id']} is not among the built items",
+                    row=position,
+                    expected="generations of the current build (rerun render and generate)",
+                )
             text = row["text"] if isinstance(row["text"], str) else ""
             parsed = parse_explanation(text, setting)
             cleaned, _ = clean_output(text)
@@ -176,20 +215,30 @@ def prepare_rows(
                 stale += 1
             error = row.get("error")
             record = {
-                "prompt_id": row["prompt_id"], "task": row["task"], "setting": setting, "item_id": row["item_id"],
-                "pass": row["pass"], "sample_index": int(row["sample_index"]),
+                "prompt_id": row["prompt_id"],
+                "task": row["task"],
+                "setting": setting,
+                "item_id": row["item_id"],
+                "pass": row["pass"],
+                "sample_index": int(row["sample_index"]),
                 **_item_columns(item),
-                "prompt_hash": row["prompt_hash"], "template_id": prompt.get("template_id"),
-                "template_hash": prompt.get("template_hash"), "finish_reason": row["finish_reason"],
+                "prompt_hash": row["prompt_hash"],
+                "template_id": prompt.get("template_id"),
+                "template_hash": prompt.get("template_hash"),
+                "finish_reason": row["finish_reason"],
                 "generation_error": error if isinstance(error, str) and error else None,
-                "explanation": parsed.value, "format_ok": bool(parsed.ok), "parse_flags": FLAG_SEPARATOR.join(parsed.flags),
+                "explanation": parsed.value,
+                "format_ok": bool(parsed.ok),
+                "parse_flags": FLAG_SEPARATOR.join(parsed.flags),
                 "recovered": recovered_default(cleaned, expression),
                 "recovered_strict": recovered_strict(parsed.value, expression),
             }
             work.append(RowWork(record, item, parsed.value or None))
     if stale:
-        notes.append(f"orderprobe: {stale} generation rows have a prompt hash that differs from the current prompts "
-                     "table (generations older than the last render)")
+        notes.append(
+            f"orderprobe: {stale} generation rows have a prompt hash that differs from the current prompts "
+            "table (generations older than the last render)"
+        )
     return work
 
 
@@ -241,12 +290,23 @@ def needs_lexicons(cfg: OrderProbeScore) -> bool:
 
 def lexical_rows(work: list[RowWork]) -> list[RowText]:
     """What the lexical terms of the chunk's scorable rows read (lexical.py computes them)."""
-    return [RowText(position, row.item.meta["expression_id"], row.item.language, row.item.meta["expression"],
-                    row.explanation, tuple(row.item.references))
-            for position, row in enumerate(work) if row.scorable and row.explanation is not None]
+    return [
+        RowText(
+            position,
+            row.item.meta["expression_id"],
+            row.item.language,
+            row.item.meta["expression"],
+            row.explanation,
+            tuple(row.item.references),
+        )
+        for position, row in enumerate(work)
+        if row.scorable and row.explanation is not None
+    ]
 
 
-def finish_row(row: RowWork, results: Results, scorers: Any, cfg: OrderProbeScore, terms: Terms | None) -> dict[str, Any]:
+def finish_row(
+    row: RowWork, results: Results, scorers: Any, cfg: OrderProbeScore, terms: Terms | None
+) -> dict[str, Any]:
     """The semantic terms of one row from the batched neural results and its lexical terms
     (lexical.py; None for a row that is not scorable)."""
     record = row.record
@@ -279,11 +339,14 @@ def finish_row(row: RowWork, results: Results, scorers: Any, cfg: OrderProbeScor
             per_reference = []
             for i, e_to_r in enumerate(row.nli_e_to_r):
                 r_to_e = row.nli_r_to_e[i] if row.nli_r_to_e else None
-                per_reference.append(metrics.logic_for_reference(
-                    tuple(results.get(NLI_ROLE, e_to_r)),
-                    tuple(results.get(NLI_ROLE, r_to_e)) if r_to_e is not None else None,
-                    logic.entailment_threshold, logic.contradiction_weight,
-                ))
+                per_reference.append(
+                    metrics.logic_for_reference(
+                        tuple(results.get(NLI_ROLE, e_to_r)),
+                        tuple(results.get(NLI_ROLE, r_to_e)) if r_to_e is not None else None,
+                        logic.entailment_threshold,
+                        logic.contradiction_weight,
+                    )
+                )
             s_logic = metrics.over_references(per_reference, logic.reference_aggregation)
     else:
         # A term that cannot be computed for this item counts 0 (flagged above); a role
@@ -297,14 +360,29 @@ def finish_row(row: RowWork, results: Results, scorers: Any, cfg: OrderProbeScor
     weights = metrics.SAccWeights(acc.weight_ce, acc.weight_representation, acc.weight_f_beta)
     return {
         **record,
-        "ce": ce, "bert": bert, "sts": sts, "lex": lex, "f_beta": f_beta, "f_beta_halved": halved,
+        "ce": ce,
+        "bert": bert,
+        "sts": sts,
+        "lex": lex,
+        "f_beta": f_beta,
+        "f_beta_halved": halved,
         "s_acc": metrics.s_acc(ce, bert, sts, lex, f_beta, weights),
-        "s_logic": s_logic, "s_info": s_info, "score_flags": FLAG_SEPARATOR.join(flags),
+        "s_logic": s_logic,
+        "s_info": s_info,
+        "score_flags": FLAG_SEPARATOR.join(flags),
     }
 
 
-def released_terms(row: RowWork, results: Results, ce_on: bool, sts_on: bool, bert_on: bool, nli_on: bool,
-                   cfg: OrderProbeScore, terms: Terms) -> dict[str, Any]:
+def released_terms(
+    row: RowWork,
+    results: Results,
+    ce_on: bool,
+    sts_on: bool,
+    bert_on: bool,
+    nli_on: bool,
+    cfg: OrderProbeScore,
+    terms: Terms,
+) -> dict[str, Any]:
     """The terms of one scorable row as the released code computes them (released.py; the
     lexical ones from lexical.py)."""
     language = row.item.language
@@ -315,11 +393,16 @@ def released_terms(row: RowWork, results: Results, ce_on: bool, sts_on: bool, be
     weights = (cfg.s_acc.weight_ce, cfg.s_acc.weight_representation, cfg.s_acc.weight_f_beta)
     s_logic = float(results.get(NLI_ROLE, row.nli_r_to_e[0])[0]) if nli_on and row.nli_r_to_e else None
     return {
-        "ce": ce, "bert": bert, "sts": sts, "lex": terms.lex, "f_beta": terms.f_beta,
+        "ce": ce,
+        "bert": bert,
+        "sts": sts,
+        "lex": terms.lex,
+        "f_beta": terms.f_beta,
         "f_beta_halved": terms.f_beta_halved,
         "s_acc": released.s_acc(ce, released.representation(bert, sts, terms.lex), terms.f_beta, weights),
         # S_Info and S_Logic read the Sacc output's Prediction column: the cleaned explanation
-        "s_logic": s_logic, "s_info": terms.s_info,
+        "s_logic": s_logic,
+        "s_info": terms.s_info,
     }
 
 
@@ -335,24 +418,34 @@ class ChunkOptions(TypedDict, total=False):
 
 
 def score_generations(
-    model: str, generations: Mapping[str, pd.DataFrame], items: Mapping[str, Mapping[str, Item]],
-    cfg: OrderProbeScore, scorers: Any, notes: list[str],
-    prompt_index: Mapping[str, Mapping[str, str]] | None = None, **options: Unpack[ChunkOptions],
+    model: str,
+    generations: Mapping[str, pd.DataFrame],
+    items: Mapping[str, Mapping[str, Item]],
+    cfg: OrderProbeScore,
+    scorers: Any,
+    notes: list[str],
+    prompt_index: Mapping[str, Mapping[str, str]] | None = None,
+    **options: Unpack[ChunkOptions],
 ) -> dict[str, pd.DataFrame]:
     """Score tables per setting (see the module docstring). `lexicons`: the released word
     lists per language (lexicon.load), needed when needs_lexicons(cfg); `chunk_rows` and
     `lexical`: as score_chunks takes them."""
     chunks: dict[str, list[pd.DataFrame]] = {}
-    for setting, frame in score_chunks(model, generations, items, cfg, scorers, notes, prompt_index,
-                                       **options):
+    for setting, frame in score_chunks(model, generations, items, cfg, scorers, notes, prompt_index, **options):
         chunks.setdefault(setting, []).append(frame)
-    return {setting: pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-            for setting, frames in chunks.items()}
+    return {
+        setting: pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+        for setting, frames in chunks.items()
+    }
 
 
 def score_chunks(
-    model: str, generations: Mapping[str, pd.DataFrame], items: Mapping[str, Mapping[str, Item]],
-    cfg: OrderProbeScore, scorers: Any, notes: list[str],
+    model: str,
+    generations: Mapping[str, pd.DataFrame],
+    items: Mapping[str, Mapping[str, Item]],
+    cfg: OrderProbeScore,
+    scorers: Any,
+    notes: list[str],
     prompt_index: Mapping[str, Mapping[str, str]] | None = None,
     lexicons: Mapping[str, lexicon.ReleasedLexicon] | None = None,
     chunk_rows: int | None = None,
@@ -382,7 +475,9 @@ def score_chunks(
             counted[1] += call.computed
             counted[2] += call.computed > 0  # a chunk whose pairs were all scored before calls nothing
         lexical_terms = pending.result()
-        rows = [finish_row(row, results, scorers, cfg, lexical_terms.get(position)) for position, row in enumerate(work)]
+        rows = [
+            finish_row(row, results, scorers, cfg, lexical_terms.get(position)) for position, row in enumerate(work)
+        ]
         return setting, pd.DataFrame(rows, columns=COLUMNS).astype(COLUMN_TYPES)
 
     try:
@@ -390,7 +485,7 @@ def score_chunks(
             frame = generations[setting].sort_values(SORT_KEY, kind="stable").reset_index(drop=True)
             terms.start(len(frame))  # the first setting decides: workers start while its first chunk is parsed
             for start in range(0, len(frame), size) if len(frame) else [0]:
-                chunk = {setting: frame.iloc[start:start + size]}
+                chunk = {setting: frame.iloc[start : start + size]}
                 work = prepare_rows(model, chunk, items, prompt_index or {}, notes, first_row=start)
                 waiting.append((setting, work, terms.submit(lexical_rows(work))))
                 if len(waiting) > 1:
@@ -402,16 +497,22 @@ def score_chunks(
             terms.close(cancel=bool(waiting))
     for (role, computed_by), (pairs, computed, count) in sorted(calls.items()):
         if computed_by != role:
-            notes.append(f"orderprobe: {role}: {pairs:,} pairs, embedded in the same calls as {computed_by} (same model)")
+            notes.append(
+                f"orderprobe: {role}: {pairs:,} pairs, embedded in the same calls as {computed_by} (same model)"
+            )
             continue
         shared = sorted(r for r, by in calls if by == role and r != role)
-        notes.append(f"orderprobe: {role}: {pairs:,} pairs in {count} call(s) (one per setting, or per {size:,} "
-                     f"rows); {computed:,} distinct pairs scored{' with ' + ', '.join(shared) if shared else ''}, "
-                     "each once")
+        notes.append(
+            f"orderprobe: {role}: {pairs:,} pairs in {count} call(s) (one per setting, or per {size:,} "
+            f"rows); {computed:,} distinct pairs scored{' with ' + ', '.join(shared) if shared else ''}, "
+            "each once"
+        )
     if scorers is not None:
         for role in ROLES:
             if not scorers.info(role).computed:
-                notes.append(f"orderprobe: {role} is not computed in this profile: its term is reported as not computed")
+                notes.append(
+                    f"orderprobe: {role} is not computed in this profile: its term is reported as not computed"
+                )
 
 
 def score(ctx: ScoreContext[OrderProbeConfig]) -> dict[str, pd.DataFrame]:
@@ -428,10 +529,20 @@ def score_ctx_chunks(ctx: ScoreContext[OrderProbeConfig]) -> Iterator[tuple[str,
         raise IdiombenchError("orderprobe: scoring needs the `scoring` section of params (scorer roles)")
     prompt_index = load_prompt_index(paths.prompts_dir(BENCHMARK))
     if not prompt_index:
-        ctx.notes.append(f"orderprobe: {paths.prompts_dir(BENCHMARK)} has no prompts tables: template ids and hashes "
-                         "are not recorded")
+        ctx.notes.append(
+            f"orderprobe: {paths.prompts_dir(BENCHMARK)} has no prompts tables: template ids and hashes "
+            "are not recorded"
+        )
     # The released word lists are build output (extracted from the acquired Sacc scripts),
     # read only when the configuration uses them, so that other profiles need no rebuild.
     lexicons = lexicon.load(paths.processed_dir(BENCHMARK)) if needs_lexicons(ctx.config.score) else {}
-    yield from score_chunks(ctx.model, ctx.generations, ctx.items, ctx.config.score, ctx.scorers, ctx.notes,
-                            prompt_index=prompt_index, lexicons=lexicons)
+    yield from score_chunks(
+        ctx.model,
+        ctx.generations,
+        ctx.items,
+        ctx.config.score,
+        ctx.scorers,
+        ctx.notes,
+        prompt_index=prompt_index,
+        lexicons=lexicons,
+    )

@@ -63,18 +63,27 @@ def _s_struct(mu: np.ndarray, present: np.ndarray) -> np.ndarray:
     return np.where(count >= 2, value, np.nan)
 
 
-def robustness_estimand(semantic: pd.DataFrame, semantic_canonical: pd.DataFrame, cfg: OrderProbeScore) -> st.Estimand | None:
+def robustness_estimand(
+    semantic: pd.DataFrame, semantic_canonical: pd.DataFrame, cfg: OrderProbeScore
+) -> st.Estimand | None:
     if cfg.compatibility == "released" or semantic.empty:
         return None
     s_orig = semantic_canonical.drop_duplicates("expression_id").set_index("expression_id")["s_acc"].astype(float)
-    categories = sorted({str(c) for c in semantic["category"].dropna().unique()},
-                        key=lambda c: (CATEGORIES.index(c) if c in CATEGORIES else len(CATEGORIES), c))
+    categories = sorted(
+        {str(c) for c in semantic["category"].dropna().unique()},
+        key=lambda c: (CATEGORIES.index(c) if c in CATEGORIES else len(CATEGORIES), c),
+    )
     k = len(categories)
     frame = semantic[["expression_id", "s_acc", "category"]].copy()
     frame["orig"] = frame["expression_id"].map(s_orig)
     frame["drop"] = (frame["orig"] - frame["s_acc"]) / frame["orig"].where(frame["orig"] > 0)
-    per = frame.groupby("expression_id", sort=True).agg(mean=("s_acc", "mean"), mdr=("drop", "mean"), mda=("drop", "max"),
-                                                        orig=("orig", "first"), category=("category", "first"))
+    per = frame.groupby("expression_id", sort=True).agg(
+        mean=("s_acc", "mean"),
+        mdr=("drop", "mean"),
+        mda=("drop", "max"),
+        orig=("orig", "first"),
+        category=("category", "first"),
+    )
     used = (per["orig"] > 0).to_numpy()  # a canonical input scoring S_orig > 0 (NaN: none)
     seq = (1.0 - (cfg.s_rob.weight_mdr * per["mdr"] + cfg.s_rob.weight_mda * per["mda"])).to_numpy()
     seq = np.clip(seq, 0.0, 1.0) if cfg.s_rob.s_seq_clip == "per_expression" else seq
@@ -90,8 +99,8 @@ def robustness_estimand(semantic: pd.DataFrame, semantic_canonical: pd.DataFrame
         with np.errstate(divide="ignore", invalid="ignore"):
             seq = np.where(s[:, 1] > 0, s[:, 0] / np.where(s[:, 1] > 0, s[:, 1], 1.0), np.nan)
             seq = np.clip(seq, 0.0, 1.0) if clip_mean else seq
-            present = s[:, 2 + k:] > 0
-            struct = _s_struct(np.where(present, s[:, 2:2 + k] / np.where(present, s[:, 2 + k:], 1.0), 0.0), present)
+            present = s[:, 2 + k :] > 0
+            struct = _s_struct(np.where(present, s[:, 2 : 2 + k] / np.where(present, s[:, 2 + k :], 1.0), 0.0), present)
             total = seq + struct
             return np.where(total == 0, 0.0, 2.0 * seq * struct / np.where(total == 0, 1.0, total))
 

@@ -20,10 +20,17 @@ def _bert(row: Mapping[str, Any]) -> str:
 
 ITEM_VIEW = ItemView(
     metrics=(
-        ItemMetric("recovered"), ItemMetric("recovered_strict"),
-        ItemMetric("s_acc"), ItemMetric("ce", CE_ROLE), ItemMetric("bert", _bert), ItemMetric("sts", _sts),
-        ItemMetric("lex"), ItemMetric("f_beta"), ItemMetric("f_beta_halved"),
-        ItemMetric("s_logic", NLI_ROLE), ItemMetric("s_info"),
+        ItemMetric("recovered"),
+        ItemMetric("recovered_strict"),
+        ItemMetric("s_acc"),
+        ItemMetric("ce", CE_ROLE),
+        ItemMetric("bert", _bert),
+        ItemMetric("sts", _sts),
+        ItemMetric("lex"),
+        ItemMetric("f_beta"),
+        ItemMetric("f_beta_halved"),
+        ItemMetric("s_logic", NLI_ROLE),
+        ItemMetric("s_info"),
     ),
     tags=("pattern", "category", "expression", "expression_id", "is_canonical", "is_identity"),
     answer=("explanation",),

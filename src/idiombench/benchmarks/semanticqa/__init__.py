@@ -86,7 +86,7 @@ class SemanticQA(Benchmark[SemanticQAConfig]):
             return True
         sequential = config.score.sequential
         if sequential.enabled and setting.startswith(sequential.setting_prefix):
-            return setting[len(sequential.setting_prefix):] in config.render.settings
+            return setting[len(sequential.setting_prefix) :] in config.render.settings
         scaling = config.score.lcc_scaling
         return bool(scaling.enabled and re.fullmatch(scaling.setting_pattern, setting))
 

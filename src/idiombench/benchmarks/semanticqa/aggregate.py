@@ -122,8 +122,10 @@ def atomic_metrics(frame: pd.DataFrame, kind: str, count_format_deviations: bool
         out: dict[str, float | None] = {PRIMARY[kind]: percent(frame["correct"])}
         if kind == "label":
             scored = frame[frame["correct"].notna()]
-            predicted = [recognised_label(p, ok, f, count_format_deviations)
-                         for p, ok, f in zip(scored["parsed"], scored["ok"], scored["flags"])]
+            predicted = [
+                recognised_label(p, ok, f, count_format_deviations)
+                for p, ok, f in zip(scored["parsed"], scored["ok"], scored["flags"])
+            ]
             out.update(f1_scores([str(g) for g in scored["gold"]], predicted))
         return out
     scored = frame[~frame["flags"].apply(lambda f: "no_gold" in list(f))]
@@ -148,8 +150,7 @@ def sequential_metrics(frame: pd.DataFrame) -> dict[str, float | None]:
     return out
 
 
-def breakdowns_for(setting: str, frame: pd.DataFrame, items: dict[str, dict[str, Any]],
-                   out: dict[str, Any]) -> None:
+def breakdowns_for(setting: str, frame: pd.DataFrame, items: dict[str, dict[str, Any]], out: dict[str, Any]) -> None:
     extraction = frame[frame["correct_released_code"].notna()]
     for task, group in sorted(extraction.groupby("task")):
         out.setdefault("extraction_released_code", {}).setdefault(setting, {})[task] = {
@@ -206,8 +207,11 @@ def role_status(params: Any, scoring_meta: dict[str, Any]) -> dict[str, Any]:
         return {}
     from ...scoring.roles import role_info
 
-    return {BERTSCORE_ROLE: role_info(BERTSCORE_ROLE, scoring.role(BERTSCORE_ROLE),
-                                      scoring.paper_role(BERTSCORE_ROLE)).as_dict()}
+    return {
+        BERTSCORE_ROLE: role_info(
+            BERTSCORE_ROLE, scoring.role(BERTSCORE_ROLE), scoring.paper_role(BERTSCORE_ROLE)
+        ).as_dict()
+    }
 
 
 def meteor_status(scores: dict[str, pd.DataFrame], notes: list[str]) -> dict[str, Any]:
@@ -219,7 +223,7 @@ def meteor_status(scores: dict[str, pd.DataFrame], notes: list[str]) -> dict[str
         "status": "computed" if computed else ("not_computed" if reason else "no interpretation rows"),
         "reason": reason,
         "implementation": f"nltk meteor_score (alpha {ALPHA}, beta {BETA}, gamma {GAMMA}), WordNet 3.0 from "
-                          "Debian wordnet-base; max over references",
+        "Debian wordnet-base; max over references",
     }
 
 
@@ -254,8 +258,11 @@ def aggregate(ctx: AggregateContext[SemanticQAConfig]) -> dict[str, Any]:
         settings[setting] = {"metrics": metrics, "counts": counts}
         if not sequential:
             breakdowns_for(setting, main, ctx.items, breakdowns)
-        hashes = main.dropna(subset=["template_id"]).groupby("template_id")["template_hash"].agg(
-            lambda s: ",".join(sorted(set(s))))
+        hashes = (
+            main.dropna(subset=["template_id"])
+            .groupby("template_id")["template_hash"]
+            .agg(lambda s: ",".join(sorted(set(s))))
+        )
         template_hashes[setting] = dict(sorted(hashes.items())) if len(hashes) else {}
     if config.score.lcc_scaling.enabled:
         breakdowns["lcc_scaling"] = scaling_breakdown(settings, config)

@@ -131,8 +131,10 @@ def choose_item_ids(
             continue
         if record["id"] in first:
             duplicated = True
-            stats.flag("duplicate_id", {"task": adapter.task, "line": line, "id": record["id"],
-                                        "first_line": first[record["id"]]})
+            stats.flag(
+                "duplicate_id",
+                {"task": adapter.task, "line": line, "id": record["id"], "first_line": first[record["id"]]},
+            )
         else:
             first[record["id"]] = line
     if all(usable) and not duplicated:
@@ -156,9 +158,16 @@ def flag_duplicates(adapter: TaskAdapter, rows: list[tuple[int, dict[str, Any]]]
         elif question in first_question:
             first_line, first_gold = first_question[question]
             duplicate_of[line] = first_line
-            stats.flag("duplicate_question", _example(
-                adapter, line, record, first_line=first_line, same_gold=gold == first_gold,
-            ))
+            stats.flag(
+                "duplicate_question",
+                _example(
+                    adapter,
+                    line,
+                    record,
+                    first_line=first_line,
+                    same_gold=gold == first_gold,
+                ),
+            )
         first_record.setdefault(content, line)
         first_question.setdefault(question, (line, gold))
     return duplicate_of
@@ -188,11 +197,15 @@ def collocation_label_meta(
     label = record.get("label")
     relation = tax.labels.get(label) if isinstance(label, str) else None
     if relation is None:
-        stats.flag("label_not_in_taxonomy", _example(adapter, line, record, label=label,
-                                                     taxonomy=f"taxonomy/{tax.labels.path.name}"))
+        stats.flag(
+            "label_not_in_taxonomy",
+            _example(adapter, line, record, label=label, taxonomy=f"taxonomy/{tax.labels.path.name}"),
+        )
     elif "label_id" in record and relation.id is not None and record["label_id"] != relation.id:
-        stats.flag("label_id_mismatch", _example(adapter, line, record, label=label,
-                                                 label_id=record["label_id"], taxonomy_id=relation.id))
+        stats.flag(
+            "label_id_mismatch",
+            _example(adapter, line, record, label=label, label_id=record["label_id"], taxonomy_id=relation.id),
+        )
     return {
         "label": label,
         "label_id": record.get("label_id"),
@@ -203,8 +216,13 @@ def collocation_label_meta(
 
 
 def derived_fields(
-    adapter: TaskAdapter, path: Path, line: int, record: dict[str, Any], references: tuple[str, ...],
-    has_gold: bool, tax: TaxonomyResources | None,
+    adapter: TaskAdapter,
+    path: Path,
+    line: int,
+    record: dict[str, Any],
+    references: tuple[str, ...],
+    has_gold: bool,
+    tax: TaxonomyResources | None,
 ) -> dict[str, Any]:
     """Template fields that are not released field names (see adapters.py)."""
     added: dict[str, Any] = {}
@@ -249,8 +267,14 @@ def mcq_checks(
 
 
 def record_item(
-    adapter: TaskAdapter, path: Path, line: int, record: dict[str, Any], item_id: str,
-    tax: TaxonomyResources | None, stats: BuildStats, duplicate_of: int | None = None,
+    adapter: TaskAdapter,
+    path: Path,
+    line: int,
+    record: dict[str, Any],
+    item_id: str,
+    tax: TaxonomyResources | None,
+    stats: BuildStats,
+    duplicate_of: int | None = None,
 ) -> Item:
     require_keys(path, line, record, adapter.required_fields)
     for name in adapter.required_fields:
@@ -323,14 +347,21 @@ def check_templates(
                             continue
                         if main:
                             raise DataError(
-                                path, f"placeholder {{{{{name}}}}} cannot be filled: item {item.item_id} (line "
+                                path,
+                                f"placeholder {{{{{name}}}}} cannot be filled: item {item.item_id} (line "
                                 f"{item.meta['source_line']}) has no text field {key!r}",
                                 expected=f"one of the item's fields {sorted(item.fields)}",
                             )
                         unfilled[name] += 1
-                        stats.flag("template_placeholder_unfilled", {
-                            "task": adapter.task, "line": item.meta["source_line"], "template": f"prompts/{path.name}",
-                            "placeholder": name})
+                        stats.flag(
+                            "template_placeholder_unfilled",
+                            {
+                                "task": adapter.task,
+                                "line": item.meta["source_line"],
+                                "template": f"prompts/{path.name}",
+                                "placeholder": name,
+                            },
+                        )
             entry: dict[str, Any] = {"file": f"prompts/{path.name}", "placeholders": names}
             if not main:
                 entry["items_unfilled"] = dict(unfilled)
@@ -347,7 +378,8 @@ def gold_summary(adapter: TaskAdapter, items: list[Item]) -> dict[str, Any]:
     if adapter.kind == "interpretation":
         counts = [len(i.references) for i in items]
         summary["references_per_item"] = {
-            "min": min(counts, default=0), "max": max(counts, default=0),
+            "min": min(counts, default=0),
+            "max": max(counts, default=0),
             "mean": round(sum(counts) / len(counts), 3) if counts else None,
         }
     if adapter.phrase_type == "vmwe":
@@ -431,10 +463,12 @@ def taxonomy_report(tax: TaxonomyResources, tasks: dict[str, list[Item]]) -> dic
             "classes": [1, 2, 4, 8, 16],
             "lcc_labels_usable_up_to_8_classes": [x for x in label_set if x in lcc],
             "sixteen_class_file": by_size.get(16, []),
-            "lcc_labels_outside_16_class_file": [x for x in label_set if x in lcc and sixteen
-                                                  and x not in sixteen[0].labels],
-            "sixteen_class_labels_without_lcc_items": [x for x in (sixteen[0].labels if sixteen else [])
-                                                       if x not in lcc],
+            "lcc_labels_outside_16_class_file": [
+                x for x in label_set if x in lcc and sixteen and x not in sixteen[0].labels
+            ],
+            "sixteen_class_labels_without_lcc_items": [
+                x for x in (sixteen[0].labels if sixteen else []) if x not in lcc
+            ],
         },
         "prompt_taxonomy_lines": {str(k): v.count("\n") for k, v in tax.prompt_texts.items()},
     }
@@ -453,6 +487,7 @@ def vmwe_report(tasks: dict[str, list[Item]]) -> dict[str, Any]:
         "paper_table1_total": PAPER_VMWE_TOTAL,
     }
     if all(t in tasks for t in main_tasks):
+
         def key(i: Item) -> tuple[str, str]:
             return (i.fields["context"], i.fields.get("vmwe", ""))
 
@@ -489,8 +524,10 @@ def build(raw_dir: Path, cfg: SemanticQABuild) -> BuildResult:
     stats.notes.extend(NOTES)
     for task, detail in per_task.items():
         if detail["paper_table1_count"] not in (None, detail["records"]):
-            stats.notes.append(f"{task}: paper table 1 lists {detail['paper_table1_count']} items, "
-                               f"the released set has {detail['records']}.")
+            stats.notes.append(
+                f"{task}: paper table 1 lists {detail['paper_table1_count']} items, "
+                f"the released set has {detail['records']}."
+            )
     return BuildResult(tasks=tasks, stats=stats)
 
 

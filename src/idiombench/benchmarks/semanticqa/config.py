@@ -100,7 +100,8 @@ class SemanticQARender(RenderSection):
         "with k exemplars in {{example}}.",
     )
     exemplar_seed: int = Field(
-        0, description="Seed of the exemplar draw: one seeded order of the pool per item, so the 3 exemplars of "
+        0,
+        description="Seed of the exemplar draw: one seeded order of the pool per item, so the 3 exemplars of "
         "3-shot are the first 3 of 5-shot.",
     )
     lce_exemplars: Literal["pool", "taxonomy"] = Field(

@@ -20,15 +20,37 @@ from __future__ import annotations
 import re
 
 from ...core.generation_types import ItemContext
-from ...core.parsing import (LETTERS, ParseResult, clean_output, nonempty_lines, normalise_text, parse_letter, result,
-                             strip_leading_label, unwrap)
+from ...core.parsing import (
+    LETTERS,
+    ParseResult,
+    clean_output,
+    nonempty_lines,
+    normalise_text,
+    parse_letter,
+    result,
+    strip_leading_label,
+    unwrap,
+)
 from .adapters import ADAPTERS
 
 ANSWER_LABELS = (
-    "output (label only)", "output (answer only, no analysis!)", "output option (option only, no analysis)",
-    "output", "answer", "final answer", "label", "extracted idiom", "idiom", "collocation", "noun compound",
-    "extracted vmwe (phrase only)", "verbal multiword expression (vmwe)", "vmwe", "short interpretation",
-    "interpretation", "paraphrase",
+    "output (label only)",
+    "output (answer only, no analysis!)",
+    "output option (option only, no analysis)",
+    "output",
+    "answer",
+    "final answer",
+    "label",
+    "extracted idiom",
+    "idiom",
+    "collocation",
+    "noun compound",
+    "extracted vmwe (phrase only)",
+    "verbal multiword expression (vmwe)",
+    "vmwe",
+    "short interpretation",
+    "interpretation",
+    "paraphrase",
 )
 EDGE_PUNCTUATION = " \t.,;:!?。，；：！？"
 
@@ -92,10 +114,11 @@ def parse_label(raw: str, labels: list[str]) -> ParseResult:
     for label in sorted(labels, key=len, reverse=True):
         leading = re.match(re.escape(label) + r"(?![A-Za-z0-9])", text, re.IGNORECASE)
         if leading:
-            rest = text[leading.end():]
+            rest = text[leading.end() :]
             others = "|".join(re.escape(other) for other in labels if other != label)
-            if others and re.match(r"\s*(?:or|and|/|,|&)\s*[\"'(\[*]*(?:" + others + r")(?![A-Za-z0-9])", rest,
-                                   re.IGNORECASE):
+            if others and re.match(
+                r"\s*(?:or|and|/|,|&)\s*[\"'(\[*]*(?:" + others + r")(?![A-Za-z0-9])", rest, re.IGNORECASE
+            ):
                 return result(None, False, raw, flags | {"multiple_labels"})  # "Magn or Bon"
             return result(label, True, raw, flags | {"label_with_text"})
     found = [label for label in labels if re.search(r"(?<![A-Za-z0-9])" + re.escape(label) + r"(?![A-Za-z0-9])", text)]

@@ -31,31 +31,52 @@ BENCHMARK = "semanticqa"
 MAIN_PASS = "main"
 
 
-def published_generations(path: Path, task: str, setting: str, items: dict[str, Item], model: str = "published",
-                          only_matched: bool = False) -> tuple[pd.DataFrame, dict[str, Any]]:
+def published_generations(
+    path: Path, task: str, setting: str, items: dict[str, Item], model: str = "published", only_matched: bool = False
+) -> tuple[pd.DataFrame, dict[str, Any]]:
     """(generations table of `task` in `setting`, the replay summary) for one published file."""
     source = ReplaySource(benchmark=BENCHMARK, task=task, setting=setting, path=str(path), format=FORMAT)
-    backend = make_backend(model, ReplayModel(backend="replay", sources=[source]),
-                           benchmarks=BenchmarkHooks(prediction_formats={FORMAT: PublishedResultsSource}))
+    backend = make_backend(
+        model,
+        ReplayModel(backend="replay", sources=[source]),
+        benchmarks=BenchmarkHooks(prediction_formats={FORMAT: PublishedResultsSource}),
+    )
     identity = backend.identity()
     requests = []
     for item_id in sorted(items):
         # No rendered prompt stands behind a published prediction: the request carries the
         # prompt id only (replay matches by the item's content, not by the prompt).
         messages = (Message("user", f"{BENCHMARK}/{task}/{setting}/{item_id}"),)
-        requests.append(Request(
-            key=request_key(identity, messages, Sampling(), 0, 0),
-            prompt_id=f"{BENCHMARK}/{task}/{setting}/{item_id}", messages=messages, sampling=Sampling(),
-            seed=0, sample_index=0, item=item_context(items[item_id], setting), pass_name=MAIN_PASS,
-        ))
+        requests.append(
+            Request(
+                key=request_key(identity, messages, Sampling(), 0, 0),
+                prompt_id=f"{BENCHMARK}/{task}/{setting}/{item_id}",
+                messages=messages,
+                sampling=Sampling(),
+                seed=0,
+                sample_index=0,
+                item=item_context(items[item_id], setting),
+                pass_name=MAIN_PASS,
+            )
+        )
     backend.prepare(requests)
     completions = backend.generate(requests)
     rows = [
         {
-            "prompt_id": r.prompt_id, "benchmark": BENCHMARK, "task": task, "setting": setting,
-            "item_id": r.item.item_id, "prompt_hash": "", "pass": MAIN_PASS, "sample_index": 0, "rotation": 0,
+            "prompt_id": r.prompt_id,
+            "benchmark": BENCHMARK,
+            "task": task,
+            "setting": setting,
+            "item_id": r.item.item_id,
+            "prompt_hash": "",
+            "pass": MAIN_PASS,
+            "sample_index": 0,
+            "rotation": 0,
             "text": c.text,
-            "prompt_tokens": None, "completion_tokens": None, "finish_reason": c.finish_reason, "error": c.error,
+            "prompt_tokens": None,
+            "completion_tokens": None,
+            "finish_reason": c.finish_reason,
+            "error": c.error,
             "request_key": r.key,
         }
         for r, c in zip(requests, completions)

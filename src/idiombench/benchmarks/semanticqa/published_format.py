@@ -50,13 +50,18 @@ class PublishedResultsSource:
             except json.JSONDecodeError as exc:
                 raise DataError(path, f"not JSON ({exc.msg})", row=number, expected=EXPECTED) from None
             except ValueError as exc:  # valid JSON Python will not read: a number of over 4,300 digits
-                raise DataError(path, f"not readable JSON ({' '.join(str(exc).split())[:120]})", row=number,
-                                expected=EXPECTED) from None
+                raise DataError(
+                    path, f"not readable JSON ({' '.join(str(exc).split())[:120]})", row=number, expected=EXPECTED
+                ) from None
             except RecursionError:
                 raise DataError(path, "JSON nested too deeply", row=number, expected=EXPECTED) from None
             if not isinstance(record, dict) or "prediction" not in record:
-                raise DataError(path, "no `prediction` key", row=number,
-                                expected="a JSON object with the item's fields and `prediction`")
+                raise DataError(
+                    path,
+                    "no `prediction` key",
+                    row=number,
+                    expected="a JSON object with the item's fields and `prediction`",
+                )
             prediction = record.pop("prediction")
             if not isinstance(prediction, str):
                 stats.non_string_predictions += 1

@@ -31,7 +31,13 @@ from .sequential import Composition, parse_two_parts
 # main.py hands compute_metric the record (and so the option texts) for this task only
 TEXT_MATCH_TASKS = frozenset({"noun_compound_compositionality"})
 PATTERNS = (
-    " is {g}", "{g} this ", "{g} the ", "{g} it ", "{g} in ", "{g} explanation", "{g} is a noun compound",
+    " is {g}",
+    "{g} this ",
+    "{g} the ",
+    "{g} it ",
+    "{g} in ",
+    "{g} explanation",
+    "{g} is a noun compound",
     "{g} refers to",
 )
 EMPTY_FLAG = "released_empty_response"

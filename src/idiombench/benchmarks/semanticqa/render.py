@@ -89,7 +89,9 @@ def rotated_context(item: Item, rotation: int) -> str | None:
     released = line.format(**dict(zip(OPTION_LETTERS, item.choices)))
     if not context.endswith(released):
         return None
-    return context[: len(context) - len(released)] + line.format(**dict(zip(OPTION_LETTERS, rotate(item.choices, rotation))))
+    return context[: len(context) - len(released)] + line.format(
+        **dict(zip(OPTION_LETTERS, rotate(item.choices, rotation)))
+    )
 
 
 def render(tasks: dict[str, list[Item]], config: SemanticQAConfig, raw_dir: Path) -> RenderOutput:
@@ -110,16 +112,24 @@ def render(tasks: dict[str, list[Item]], config: SemanticQAConfig, raw_dir: Path
     for task, all_items in sorted(tasks.items()):
         adapter = ADAPTERS.get(task)
         if adapter is None:
-            raise DataError(f"data/processed/{BENCHMARK}/{task}.parquet", f"unknown task {task!r}",
-                            expected=f"one of {sorted(ADAPTERS)}")
+            raise DataError(
+                f"data/processed/{BENCHMARK}/{task}.parquet",
+                f"unknown task {task!r}",
+                expected=f"one of {sorted(ADAPTERS)}",
+            )
         n = sample.items_per_task if sample is not None else None
-        chosen_ids = set(seeded_subset([i.item_id for i in all_items], n, sample.seed if sample else 0,
-                                       BENCHMARK, task))
+        chosen_ids = set(
+            seeded_subset([i.item_id for i in all_items], n, sample.seed if sample else 0, BENCHMARK, task)
+        )
         items = [item for item in all_items if item.item_id in chosen_ids]
         output.sample[task] = (
-            {"selection": "all", "items": len(items)} if n is None else {
+            {"selection": "all", "items": len(items)}
+            if n is None
+            else {
                 "selection": f"{n} item(s) (seed {sample.seed})",  # type: ignore[union-attr]
-                "item_ids": sorted(chosen_ids), "items": len(items), "items_available": len(all_items),
+                "item_ids": sorted(chosen_ids),
+                "items": len(items),
+                "items_available": len(all_items),
             }
         )
         exemplars = Exemplars(task, all_items, cfg.exemplar_seed)
@@ -142,37 +152,59 @@ def render(tasks: dict[str, list[Item]], config: SemanticQAConfig, raw_dir: Path
                             values[name] = "".join(e.fields["example"] for e in drawn)
                             exemplar_ids = tuple(e.item_id for e in drawn)
                         if len(exemplar_ids) < k:
-                            output.flag(f"{setting}: fewer than {k} exemplars available",
-                                        {"task": task, "item_id": item.item_id, "exemplars": len(exemplar_ids)})
+                            output.flag(
+                                f"{setting}: fewer than {k} exemplars available",
+                                {"task": task, "item_id": item.item_id, "exemplars": len(exemplar_ids)},
+                            )
                         continue
                     key = shot_variant(name, k) if name == "taxonomy" else name
                     value = item.fields.get(key)
                     if not isinstance(value, str):
                         raise DataError(
-                            path, f"placeholder {{{{{name}}}}} cannot be filled for item {task}/{item.item_id}: "
+                            path,
+                            f"placeholder {{{{{name}}}}} cannot be filled for item {task}/{item.item_id}: "
                             f"field {key!r} is {type(value).__name__}",
                             expected="a text field of the item (see adapters.py; for LCC k-shot add "
                             f"lcc_taxonomy.prompt_by_shots['{k}-shot'] to the build params)",
                         )
                     values[name] = value
-                output.add(Prompt(
-                    benchmark=BENCHMARK, task=task, setting=setting, item_id=item.item_id, language=item.language,
-                    messages=(Message("user", fill(text, values)),),
-                    template_id=template_id, template_hash=digest, exemplar_ids=exemplar_ids,
-                ))
+                output.add(
+                    Prompt(
+                        benchmark=BENCHMARK,
+                        task=task,
+                        setting=setting,
+                        item_id=item.item_id,
+                        language=item.language,
+                        messages=(Message("user", fill(text, values)),),
+                        template_id=template_id,
+                        template_hash=digest,
+                        exemplar_ids=exemplar_ids,
+                    )
+                )
                 if adapter.kind != "mcq" or not config.generate.rotates(setting) or "context" not in names:
                     continue
                 for rotation in range(1, len(item.choices)):
                     context = rotated_context(item, rotation)
                     if context is None:
-                        output.leave_out(f"{setting} option rotations: the context does not end with the options line",
-                                         {"task": task, "item_id": item.item_id})
+                        output.leave_out(
+                            f"{setting} option rotations: the context does not end with the options line",
+                            {"task": task, "item_id": item.item_id},
+                        )
                         break
-                    output.add(Prompt(
-                        benchmark=BENCHMARK, task=task, setting=setting, item_id=item.item_id, language=item.language,
-                        messages=(Message("user", fill(text, {**values, "context": context})),),
-                        template_id=template_id, template_hash=digest, exemplar_ids=exemplar_ids, rotation=rotation,
-                    ))
+                    output.add(
+                        Prompt(
+                            benchmark=BENCHMARK,
+                            task=task,
+                            setting=setting,
+                            item_id=item.item_id,
+                            language=item.language,
+                            messages=(Message("user", fill(text, {**values, "context": context})),),
+                            template_id=template_id,
+                            template_hash=digest,
+                            exemplar_ids=exemplar_ids,
+                            rotation=rotation,
+                        )
+                    )
     if cfg.lce_exemplars == "taxonomy":
         output.notes.append(
             "collocation_extraction exemplars follow the authors' code: the first k example collocations of the "

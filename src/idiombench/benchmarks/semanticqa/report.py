@@ -25,9 +25,18 @@ FIGURE_ID = "semanticqa_table3"
 INTERPRETATION_TASKS = ("idiom_paraphrase", "collocation_interpretation", "noun_compound_interpretation")
 # the paper's column order (tables 3 and 12): IE, LC, NC, then VPE, LVE, VIE
 TASKS = (
-    "idiom_detection", "idiom_extraction", "idiom_paraphrase", "collocation_categorization", "collocation_extraction",
-    "collocation_interpretation", "noun_compound_compositionality", "noun_compound_extraction",
-    "noun_compound_interpretation", "vmwe_extraction_VPC", "vmwe_extraction_LVC", "vmwe_extraction_VID",
+    "idiom_detection",
+    "idiom_extraction",
+    "idiom_paraphrase",
+    "collocation_categorization",
+    "collocation_extraction",
+    "collocation_interpretation",
+    "noun_compound_compositionality",
+    "noun_compound_extraction",
+    "noun_compound_interpretation",
+    "vmwe_extraction_VPC",
+    "vmwe_extraction_LVC",
+    "vmwe_extraction_VID",
 )
 METRIC_LABELS = {"ACC": "ACC", "ACC_s": "ACC_s", "METEOR": "MTR"}
 
@@ -40,8 +49,11 @@ def sample_mark(body: dict[str, Any], setting: str, task: str, marks: Marks) -> 
     counts = body["settings"][setting]["counts"].get(task, {})
     items, total = counts.get("items"), counts.get("items_in_task")
     if items is not None and total and items < total:
-        return marks.add(SAMPLE, "computed on a sample of the task's items (render.sample); the count of items "
-                                 "scored per task is in the counts table; not comparable with the paper's full sets.")
+        return marks.add(
+            SAMPLE,
+            "computed on a sample of the task's items (render.sample); the count of items "
+            "scored per task is in the counts table; not comparable with the paper's full sets.",
+        )
     return ""
 
 
@@ -57,7 +69,9 @@ def bertscore_mark(body: dict[str, Any], value: float | None, marks: Marks) -> s
 def meteor_mark(body: dict[str, Any], value: float | None, marks: Marks) -> str:
     if value is not None:
         return ""
-    reason = body.get("provenance", {}).get("meteor", {}).get("reason") or "METEOR not computed (see the scoring notes)."
+    reason = (
+        body.get("provenance", {}).get("meteor", {}).get("reason") or "METEOR not computed (see the scoring notes)."
+    )
     return marks.add(NOT_COMPUTED, reason)
 
 
@@ -75,8 +89,14 @@ def is_atomic(setting: str, body: dict[str, Any]) -> bool:
     return body.get("provenance", {}).get("setting_kinds", {}).get(setting, "atomic") == "atomic"
 
 
-def metric_cell(body: dict[str, Any], setting: str, task: str, metric: str, marks: Marks,
-                scorer_mark: Callable[[float | None], str] | None = None) -> Cell:
+def metric_cell(
+    body: dict[str, Any],
+    setting: str,
+    task: str,
+    metric: str,
+    marks: Marks,
+    scorer_mark: Callable[[float | None], str] | None = None,
+) -> Cell:
     """One cell: the value, the mark of the scorer behind it, § for a sample; — when not scored."""
     metrics = body["settings"][setting]["metrics"]
     if task not in metrics:
@@ -85,12 +105,22 @@ def metric_cell(body: dict[str, Any], setting: str, task: str, metric: str, mark
     scorer = scorer_mark(value) if scorer_mark is not None else ""
     if value is None and not scorer:
         scorer = marks.add(NOT_COMPUTED, "not computed (see the scoring notes).")
-    ref = CellRef(str(body["model"]), f"{setting}/{task}/{metric}", 100.0) if value is not None and "model" in body else None
+    ref = (
+        CellRef(str(body["model"]), f"{setting}/{task}/{metric}", 100.0)
+        if value is not None and "model" in body
+        else None
+    )
     return Cell(fmt(value), scorer + sample_mark(body, setting, task, marks), ref)
 
 
-def setting_table(ctx: Any, table_id: str, title: str, columns: list[str],
-                  cells: Callable[[str, dict[str, Any]], list[Cell] | None], caption: str) -> Table:
+def setting_table(
+    ctx: Any,
+    table_id: str,
+    title: str,
+    columns: list[str],
+    cells: Callable[[str, dict[str, Any]], list[Cell] | None],
+    caption: str,
+) -> Table:
     """A row per model and (atomic) setting: its name, the setting, then `cells(setting, body)`
     (None: no row)."""
     rows = []
@@ -111,10 +141,13 @@ def table3(ctx: Any, marks: Marks) -> Table:
         return row
 
     return setting_table(
-        ctx, "semanticqa_table3", "SemanticQA: main results (paper table 3 / 12)",
-        ["Model", "Setting"] + [f"{ADAPTERS[t].code} ({METRIC_LABELS[PRIMARY[ADAPTERS[t].kind]]})" for t in TASKS], cells,
+        ctx,
+        "semanticqa_table3",
+        "SemanticQA: main results (paper table 3 / 12)",
+        ["Model", "Setting"] + [f"{ADAPTERS[t].code} ({METRIC_LABELS[PRIMARY[ADAPTERS[t].kind]]})" for t in TASKS],
+        cells,
         caption="ACC: accuracy; ACC_s: sequence-level exact match (partial spans do not count); MTR: METEOR "
-                "(NLTK, WordNet 3.0, max over references). Percent.",
+        "(NLTK, WordNet 3.0, max over references). Percent.",
     )
 
 
@@ -123,14 +156,20 @@ def table4(ctx: Any, marks: Marks) -> Table:
         def bertscore(value: float | None) -> str:
             return bertscore_mark(body, value, marks)
 
-        return [metric_cell(body, setting, task, metric, marks, bertscore if metric == "BERTScore" else None)
-                for task in INTERPRETATION_TASKS for metric in ("ROUGE-L", "BERTScore")]
+        return [
+            metric_cell(body, setting, task, metric, marks, bertscore if metric == "BERTScore" else None)
+            for task in INTERPRETATION_TASKS
+            for metric in ("ROUGE-L", "BERTScore")
+        ]
 
     return setting_table(
-        ctx, "semanticqa_table4", "SemanticQA: interpretation, ROUGE-L and BERTScore F1 (paper table 4)",
-        ["Model", "Setting"] + [f"{ADAPTERS[t].code} {m}" for t in INTERPRETATION_TASKS for m in ("R-L", "B-S")], cells,
+        ctx,
+        "semanticqa_table4",
+        "SemanticQA: interpretation, ROUGE-L and BERTScore F1 (paper table 4)",
+        ["Model", "Setting"] + [f"{ADAPTERS[t].code} {m}" for t in INTERPRETATION_TASKS for m in ("R-L", "B-S")],
+        cells,
         caption="R-L: ROUGE-L F (rouge-score); B-S: BERTScore F1 (no idf, no baseline rescaling); both the max "
-                "over the item's references. Percent.",
+        "over the item's references. Percent.",
     )
 
 
@@ -144,10 +183,13 @@ def lcc_table(ctx: Any, marks: Marks) -> Table:
         return [metric_cell(body, setting, task, m, marks) for m in metrics]
 
     return setting_table(
-        ctx, "semanticqa_lcc_f1", "SemanticQA: LCC accuracy and F1 (lexical-function labels)",
-        ["Model", "Setting", *metrics], cells,
+        ctx,
+        "semanticqa_lcc_f1",
+        "SemanticQA: LCC accuracy and F1 (lexical-function labels)",
+        ["Model", "Setting", *metrics],
+        cells,
         caption="F1 over the gold labels and the recognised predicted labels; an unreadable prediction is "
-                "a miss for its gold label. Percent.",
+        "a miss for its gold label. Percent.",
     )
 
 
@@ -162,7 +204,9 @@ def count_cell(counts: dict[str, Any], task: str) -> Cell:
 
 def counts_table(ctx: Any) -> Table:
     return setting_table(
-        ctx, "semanticqa_counts", "SemanticQA: items scored of the task's items (unreadable or failed outputs)",
+        ctx,
+        "semanticqa_counts",
+        "SemanticQA: items scored of the task's items (unreadable or failed outputs)",
         ["Model", "Setting"] + [ADAPTERS[t].code for t in TASKS],
         lambda setting, body: [count_cell(body["settings"][setting]["counts"], task) for task in TASKS],
         caption="Unreadable or failed outputs count as wrong (0); their flags are in the per-row scores.",
@@ -180,23 +224,46 @@ def sequential_tables(ctx: Any, marks: Marks) -> list[Table]:
             sample = sample_mark(body, setting, task, marks)
             if comp.second == "interpretation":
                 cond, overall = values.get("Cond"), values.get("Overall")
-                interp_rows.append(head + [Cell(fmt(values.get("Ext")), sample),
-                                           Cell(fmt(cond), meteor_mark(body, cond, marks) + sample),
-                                           Cell(fmt(overall), meteor_mark(body, overall, marks) + sample)])
+                interp_rows.append(
+                    head
+                    + [
+                        Cell(fmt(values.get("Ext")), sample),
+                        Cell(fmt(cond), meteor_mark(body, cond, marks) + sample),
+                        Cell(fmt(overall), meteor_mark(body, overall, marks) + sample),
+                    ]
+                )
             else:
-                judge_rows.append(head + [Cell(fmt(values.get("Ext")), sample), Cell(fmt(values.get("Cond")), sample),
-                                          Cell(fmt(values.get("Overall")), sample)])
+                judge_rows.append(
+                    head
+                    + [
+                        Cell(fmt(values.get("Ext")), sample),
+                        Cell(fmt(values.get("Cond")), sample),
+                        Cell(fmt(values.get("Overall")), sample),
+                    ]
+                )
     tables = []
     if interp_rows:
-        tables.append(Table("semanticqa_table5", "SemanticQA: sequential extraction -> interpretation (paper table 5)",
-                            ["Type", "Model", "Setting", "Ext. (ACC)", "Cond. (MTR)", "Overall (MTR)"], interp_rows,
-                            caption="Cond.: METEOR over correctly extracted items; Overall: METEOR with 0 where the "
-                                    "extraction failed, over all items. Percent."))
+        tables.append(
+            Table(
+                "semanticqa_table5",
+                "SemanticQA: sequential extraction -> interpretation (paper table 5)",
+                ["Type", "Model", "Setting", "Ext. (ACC)", "Cond. (MTR)", "Overall (MTR)"],
+                interp_rows,
+                caption="Cond.: METEOR over correctly extracted items; Overall: METEOR with 0 where the "
+                "extraction failed, over all items. Percent.",
+            )
+        )
     if judge_rows:
-        tables.append(Table("semanticqa_table6", "SemanticQA: sequential extraction -> judgement (paper table 6)",
-                            ["Type", "Model", "Setting", "Ext. (ACC)", "Cond.", "Overall"], judge_rows,
-                            caption="Cond.: accuracy given a correct extraction; Overall: both steps correct, over all "
-                                    "items (4 options: the paper's 4-class rows). LC rows need unreleased item sets."))
+        tables.append(
+            Table(
+                "semanticqa_table6",
+                "SemanticQA: sequential extraction -> judgement (paper table 6)",
+                ["Type", "Model", "Setting", "Ext. (ACC)", "Cond.", "Overall"],
+                judge_rows,
+                caption="Cond.: accuracy given a correct extraction; Overall: both steps correct, over all "
+                "items (4 options: the paper's 4-class rows). LC rows need unreleased item sets.",
+            )
+        )
     return tables
 
 
@@ -206,13 +273,24 @@ def scaling_table(ctx: Any) -> Table | None:
         scaling = ctx.metrics[model].get("breakdowns", {}).get("lcc_scaling") or {}
         for shots, by_classes in scaling.items():
             for classes, entry in by_classes.items():
-                rows.append([Cell(ctx.display_name(model)), Cell(shots), Cell(classes),
-                             Cell(f"{entry['mean']:.1f} ± {entry['std']:.1f}"), Cell(str(len(entry["runs"])))])
+                rows.append(
+                    [
+                        Cell(ctx.display_name(model)),
+                        Cell(shots),
+                        Cell(classes),
+                        Cell(f"{entry['mean']:.1f} ± {entry['std']:.1f}"),
+                        Cell(str(len(entry["runs"]))),
+                    ]
+                )
     if not rows:
         return None
-    return Table("semanticqa_scaling", "SemanticQA: LCC category scaling (paper figure 6, table 13)",
-                 ["Model", "Setting", "Classes", "ACC (mean ± std)", "Runs"], rows,
-                 caption="Mean and population standard deviation over class combinations. Percent.")
+    return Table(
+        "semanticqa_scaling",
+        "SemanticQA: LCC category scaling (paper figure 6, table 13)",
+        ["Model", "Setting", "Classes", "ACC (mean ± std)", "Runs"],
+        rows,
+        caption="Mean and population standard deviation over class combinations. Percent.",
+    )
 
 
 def option_order_entries(ctx: Any) -> list[option_order.Entry]:
@@ -221,14 +299,24 @@ def option_order_entries(ctx: Any) -> list[option_order.Entry]:
         for setting, body in sorted(ctx.metrics[model].get("settings", {}).items(), key=lambda s: setting_order(s[0])):
             for task, counts in sorted(body.get("counts", {}).items()):
                 if isinstance(counts, dict) and counts.get("option_order"):
-                    entries.append(option_order.Entry(model, ctx.display_name(model), f"{ADAPTERS[task].code} {setting}",
-                                                      body["metrics"][task], counts["option_order"], f"{setting}/{task}/"))
+                    entries.append(
+                        option_order.Entry(
+                            model,
+                            ctx.display_name(model),
+                            f"{ADAPTERS[task].code} {setting}",
+                            body["metrics"][task],
+                            counts["option_order"],
+                            f"{setting}/{task}/",
+                        )
+                    )
     return entries
 
 
 def released_mode(ctx: Any) -> bool:
-    return any(body.get("provenance", {}).get("score_options", {}).get("compatibility") == "released"
-               for body in ctx.metrics.values())
+    return any(
+        body.get("provenance", {}).get("score_options", {}).get("compatibility") == "released"
+        for body in ctx.metrics.values()
+    )
 
 
 def figure(ctx: Any) -> Figure | None:
@@ -240,8 +328,9 @@ def figure(ctx: Any) -> Figure | None:
     series = []
     for model, setting, body in rows_by_model(ctx, is_atomic):
         metrics = body["settings"][setting]["metrics"]
-        series.append((f"{ctx.display_name(model)} {setting}",
-                       [metrics.get(t, {}).get(PRIMARY[ADAPTERS[t].kind]) for t in TASKS]))
+        series.append(
+            (f"{ctx.display_name(model)} {setting}", [metrics.get(t, {}).get(PRIMARY[ADAPTERS[t].kind]) for t in TASKS])
+        )
     if not series:
         return None
     fig, ax = plt.subplots(figsize=(11, 4.2))
@@ -259,8 +348,12 @@ def figure(ctx: Any) -> Figure | None:
     path = ctx.figures_dir / f"{FIGURE_ID}.png"
     fig.savefig(path, dpi=120, metadata={"Software": None})
     plt.close(fig)
-    return Figure(FIGURE_ID, "SemanticQA primary metric per task (not comparable across tasks)", path,
-                  caption="Bars at 0 with no value are not computed (see table 3).")
+    return Figure(
+        FIGURE_ID,
+        "SemanticQA primary metric per task (not comparable across tasks)",
+        path,
+        caption="Bars at 0 with no value are not computed (see table 3).",
+    )
 
 
 def report_section(ctx: Any) -> Section | None:
@@ -282,19 +375,28 @@ def report_section(ctx: Any) -> Section | None:
     scaling = scaling_table(ctx)
     if scaling is not None:
         tables.append(scaling)
-    order_table, order_figure = option_order.part("semanticqa_option_order", "SemanticQA IED and NCC",
-                                                  option_order_entries(ctx), ctx.figures_dir)
+    order_table, order_figure = option_order.part(
+        "semanticqa_option_order", "SemanticQA IED and NCC", option_order_entries(ctx), ctx.figures_dir
+    )
     tables += [order_table] if order_table is not None else []
     tables = [t for t in tables if t.rows]
     fig = figure(ctx)
-    notes = sorted({note for body in ctx.metrics.values() for note in body.get("provenance", {}).get("scoring_notes", [])})
+    notes = sorted(
+        {note for body in ctx.metrics.values() for note in body.get("provenance", {}).get("scoring_notes", [])}
+    )
     return Section(
         benchmark="semanticqa",
         title="SemanticQA",
-        intro=["Twelve test sets (paper table 1), 0-, 3- and 5-shot with the released templates; metrics as in "
-               "paper §3.4 (docs/METRICS.md §3.2)."
-               + (" Scored with score.compatibility: released, the authors' released scorer's reading (the stored "
-                  "text; an empty response not scored; docs/METRICS.md §3.5)." if released_mode(ctx) else "")],
+        intro=[
+            "Twelve test sets (paper table 1), 0-, 3- and 5-shot with the released templates; metrics as in "
+            "paper §3.4 (docs/METRICS.md §3.2)."
+            + (
+                " Scored with score.compatibility: released, the authors' released scorer's reading (the stored "
+                "text; an empty response not scored; docs/METRICS.md §3.5)."
+                if released_mode(ctx)
+                else ""
+            )
+        ],
         tables=tables,
         figures=[f for f in (fig, order_figure) if f is not None],
         notes=notes,

@@ -67,11 +67,35 @@ if TYPE_CHECKING:
 BERTSCORE_ROLE = "bertscore_en"
 SORT_KEY = ["prompt_id", "pass", "sample_index"]
 COLUMNS = [
-    "prompt_id", "setting", "task", "code", "kind", "item_id", "pass", "sample_index", "rotation", "position",
-    "n_options", "composition",
-    "generation_error", "parsed", "ok", "flags", "gold", "correct", "correct_strict", "correct_released_code",
-    "extracted", "extraction_correct", "n_references", "meteor", "rouge_l", "bertscore_f1",
-    "template_id", "template_hash", "exemplar_ids",
+    "prompt_id",
+    "setting",
+    "task",
+    "code",
+    "kind",
+    "item_id",
+    "pass",
+    "sample_index",
+    "rotation",
+    "position",
+    "n_options",
+    "composition",
+    "generation_error",
+    "parsed",
+    "ok",
+    "flags",
+    "gold",
+    "correct",
+    "correct_strict",
+    "correct_released_code",
+    "extracted",
+    "extraction_correct",
+    "n_references",
+    "meteor",
+    "rouge_l",
+    "bertscore_f1",
+    "template_id",
+    "template_hash",
+    "exemplar_ids",
 ]
 
 
@@ -132,16 +156,34 @@ def base_row(setting: str, g: dict[str, Any], item: Item, provenance: dict[str, 
     if provenance is not None and provenance.get("prompt_hash") != g.get("prompt_hash"):
         provenance = None  # the prompts were re-rendered since: not this generation's template
     return {
-        "prompt_id": g["prompt_id"], "setting": setting, "task": item.task, "code": adapter.code,
-        "kind": adapter.kind, "item_id": item.item_id, "pass": g["pass"], "sample_index": int(g["sample_index"]),
-        "rotation": int(g["rotation"]), "position": None,
-        "n_options": len(item.choices) if adapter.kind == "mcq" else None, "composition": None, "generation_error": text_or_none(g.get("error")), "parsed": None, "ok": False, "flags": [],
-        "gold": item.answer if item.answer is not None else (item.references[0] if adapter.kind == "extraction"
-                                                              and item.references else None),
-        "correct": None, "correct_strict": None, "correct_released_code": None,
-        "extracted": None, "extraction_correct": None,
+        "prompt_id": g["prompt_id"],
+        "setting": setting,
+        "task": item.task,
+        "code": adapter.code,
+        "kind": adapter.kind,
+        "item_id": item.item_id,
+        "pass": g["pass"],
+        "sample_index": int(g["sample_index"]),
+        "rotation": int(g["rotation"]),
+        "position": None,
+        "n_options": len(item.choices) if adapter.kind == "mcq" else None,
+        "composition": None,
+        "generation_error": text_or_none(g.get("error")),
+        "parsed": None,
+        "ok": False,
+        "flags": [],
+        "gold": item.answer
+        if item.answer is not None
+        else (item.references[0] if adapter.kind == "extraction" and item.references else None),
+        "correct": None,
+        "correct_strict": None,
+        "correct_released_code": None,
+        "extracted": None,
+        "extraction_correct": None,
         "n_references": len(item.references) if adapter.kind in ("extraction", "interpretation") else None,
-        "meteor": None, "rouge_l": None, "bertscore_f1": None,
+        "meteor": None,
+        "rouge_l": None,
+        "bertscore_f1": None,
         "template_id": provenance.get("template_id") if provenance else None,
         "template_hash": provenance.get("template_hash") if provenance else None,
         "exemplar_ids": list(provenance.get("exemplar_ids") or []) if provenance else None,
@@ -167,8 +209,15 @@ def option_picked(context: ItemContext, letter: Any) -> tuple[int | None, Any]:
     return shown, OPTION_LETTERS[released_position(shown, context.rotation, n)]
 
 
-def score_atomic(row: dict[str, Any], item: Item, context: ItemContext, text: str, cfg: SemanticQAScore,
-                 jobs: list[InterpretationJob], index: int) -> None:
+def score_atomic(
+    row: dict[str, Any],
+    item: Item,
+    context: ItemContext,
+    text: str,
+    cfg: SemanticQAScore,
+    jobs: list[InterpretationJob],
+    index: int,
+) -> None:
     kind, setting = row["kind"], context.setting
     parsed: ParseResult = parse_output(context, text)
     row["parsed"] = None if parsed.value is None else str(parsed.value)
@@ -198,8 +247,9 @@ def score_atomic(row: dict[str, Any], item: Item, context: ItemContext, text: st
     row["correct"] = row["correct_released_code"] if cfg.extraction_match == "released_code" else row["correct_strict"]
 
 
-def score_atomic_released(row: dict[str, Any], item: Item, context: ItemContext, text: str,
-                          jobs: list[InterpretationJob], index: int) -> None:
+def score_atomic_released(
+    row: dict[str, Any], item: Item, context: ItemContext, text: str, jobs: list[InterpretationJob], index: int
+) -> None:
     """compatibility: released: the authors' compute_metric on the stored text (released.py); under
     an option rotation, against the gold letter as the prompt showed it."""
     kind, adapter, setting = row["kind"], ADAPTERS[item.task], context.setting
@@ -227,8 +277,15 @@ def parse_extraction_value(item: Item, setting: str, text: str) -> str | None:
     return None if parsed.value is None else str(parsed.value)
 
 
-def score_sequential_released(row: dict[str, Any], item: Item, text: str, setting: str, comp: Composition | None,
-                              jobs: list[InterpretationJob], index: int) -> None:
+def score_sequential_released(
+    row: dict[str, Any],
+    item: Item,
+    text: str,
+    setting: str,
+    comp: Composition | None,
+    jobs: list[InterpretationJob],
+    index: int,
+) -> None:
     """compatibility: released: the authors' `*-extract-and-*` metrics (released.py)."""
     if comp is None:
         row["flags"] = ["no_sequential_composition"]
@@ -246,8 +303,15 @@ def score_sequential_released(row: dict[str, Any], item: Item, text: str, settin
     jobs.append(InterpretationJob(setting, index, second.strip() or None, tuple(item.references)))
 
 
-def score_sequential(row: dict[str, Any], item: Item, text: str, setting: str, comp: Composition | None,
-                     jobs: list[InterpretationJob], index: int) -> None:
+def score_sequential(
+    row: dict[str, Any],
+    item: Item,
+    text: str,
+    setting: str,
+    comp: Composition | None,
+    jobs: list[InterpretationJob],
+    index: int,
+) -> None:
     if comp is None:
         row["flags"] = ["no_sequential_composition"]
         return
@@ -375,13 +439,14 @@ def interpretation_metrics(scored: Scored, cfg: SemanticQAScore, scorers: Any, n
     bertscore_f1(scored, pairs, owners, scorers, notes)
 
 
-def bertscore_f1(scored: Scored, pairs: list[tuple[str, str]], owners: list[int], scorers: Any,
-                 notes: list[str]) -> None:
+def bertscore_f1(
+    scored: Scored, pairs: list[tuple[str, str]], owners: list[int], scorers: Any, notes: list[str]
+) -> None:
     info = scorers.info(BERTSCORE_ROLE) if scorers is not None else None
     if info is None or not info.computed:
         notes.append(
-            f"BERTScore not computed: scoring role {BERTSCORE_ROLE} " +
-            ("has no model in this profile" if info is not None else "unavailable (no scoring section)")
+            f"BERTScore not computed: scoring role {BERTSCORE_ROLE} "
+            + ("has no model in this profile" if info is not None else "unavailable (no scoring section)")
         )
         return
     best = np.full(len(scored.jobs), -np.inf)
@@ -420,7 +485,8 @@ def score(ctx: ScoreContext[SemanticQAConfig], prompts_dir: Path | None = None) 
         if failed:
             ctx.notes.append(f"{setting}: {failed} failed generation(s) scored as wrong")
         if empty:
-            ctx.notes.append(f"{setting}: {empty} empty response(s) not scored (compatibility released: the authors' "
-                             "main.py skips an empty response, so it is not in the denominator)")
+            ctx.notes.append(
+                f"{setting}: {empty} empty response(s) not scored (compatibility released: the authors' "
+                "main.py skips an empty response, so it is not in the denominator)"
+            )
     return {setting: to_frame(rows) for setting, rows in scored.rows.items()}
-

@@ -49,15 +49,46 @@ class Composition:
 COMPOSITIONS: dict[str, Composition] = {
     c.task: c
     for c in (
-        Composition("idiom_detection", "IE extraction + judgement", "6", "IE", "idiom", "judgement",
-                    ("extracted_idiom", "extracted idiom"), ("option", "selected option")),
-        Composition("noun_compound_compositionality", "NC extraction + judgement", "6", "NC", "noun_compound",
-                    "judgement", ("extracted_collocation", "extracted_noun_compound", "extracted noun compound"),
-                    ("category", "selected_option", "selected option", "option")),
-        Composition("idiom_paraphrase", "IE extraction + interpretation", "5", "IE", "idiom", "interpretation",
-                    ("extracted_idiom", "extracted idiom"), ("paraphrase",)),
-        Composition("collocation_interpretation", "LC extraction + interpretation", "5", "LC", "collocation",
-                    "interpretation", ("extracted_collocation", "extracted collocation"), ("paraphrase",)),
+        Composition(
+            "idiom_detection",
+            "IE extraction + judgement",
+            "6",
+            "IE",
+            "idiom",
+            "judgement",
+            ("extracted_idiom", "extracted idiom"),
+            ("option", "selected option"),
+        ),
+        Composition(
+            "noun_compound_compositionality",
+            "NC extraction + judgement",
+            "6",
+            "NC",
+            "noun_compound",
+            "judgement",
+            ("extracted_collocation", "extracted_noun_compound", "extracted noun compound"),
+            ("category", "selected_option", "selected option", "option"),
+        ),
+        Composition(
+            "idiom_paraphrase",
+            "IE extraction + interpretation",
+            "5",
+            "IE",
+            "idiom",
+            "interpretation",
+            ("extracted_idiom", "extracted idiom"),
+            ("paraphrase",),
+        ),
+        Composition(
+            "collocation_interpretation",
+            "LC extraction + interpretation",
+            "5",
+            "LC",
+            "collocation",
+            "interpretation",
+            ("extracted_collocation", "extracted collocation"),
+            ("paraphrase",),
+        ),
     )
 }
 
@@ -92,8 +123,11 @@ def _from_json(text: str, comp: Composition) -> tuple[str | None, str | None] | 
 
 def _from_lines(text: str, comp: Composition) -> tuple[str | None, str | None]:
     found: dict[str, str] = {}
-    labels = {_key(k): part for part, keys in (("extracted", comp.extraction_keys), ("second", comp.second_keys))
-              for k in keys}
+    labels = {
+        _key(k): part
+        for part, keys in (("extracted", comp.extraction_keys), ("second", comp.second_keys))
+        for k in keys
+    }
     for line in text.splitlines():
         labelled = _labelled_line(line)
         if labelled is None:
@@ -116,11 +150,11 @@ def _labelled_line(line: str) -> tuple[str, str] | None:
     colon = COLON.search(line)
     if colon is None:
         return None
-    label = line[:colon.start()].strip()
+    label = line[: colon.start()].strip()
     label = label.removeprefix("**").removesuffix("**").strip()
     if not LABEL.fullmatch(label):
         return None
-    value = line[colon.end():].strip().removeprefix("**").strip()
+    value = line[colon.end() :].strip().removeprefix("**").strip()
     return label, value
 
 

@@ -34,15 +34,20 @@ def _has_gold(frame: pd.DataFrame) -> pd.Series:
 
 
 def _predicted(frame: pd.DataFrame, count_format_deviations: bool) -> list[str | None]:
-    return [recognised_label(p, ok, f, count_format_deviations) for p, ok, f in zip(frame["parsed"], frame["ok"], frame["flags"])]
+    return [
+        recognised_label(p, ok, f, count_format_deviations)
+        for p, ok, f in zip(frame["parsed"], frame["ok"], frame["flags"])
+    ]
 
 
 def estimands(ctx: UncertaintyContext[SemanticQAConfig]) -> dict[str, dict[str, st.Estimand]]:
     """The Benchmark.estimands hook: model -> "<setting>/<task>/<metric>" -> estimand (a share;
     the report prints it x 100)."""
     deviations = ctx.config.score.count_format_deviations
-    main = {model: {s: f[f["pass"] == MAIN_PASS] for s, f in scores.items() if not sequential_setting(s, ctx.config.score)}
-            for model, scores in ctx.scores.items()}
+    main = {
+        model: {s: f[f["pass"] == MAIN_PASS] for s, f in scores.items() if not sequential_setting(s, ctx.config.score)}
+        for model, scores in ctx.scores.items()
+    }
     labels: dict[tuple[str, str], set[str]] = {}
     for frames in main.values():
         for setting, frame in frames.items():
@@ -50,7 +55,9 @@ def estimands(ctx: UncertaintyContext[SemanticQAConfig]) -> dict[str, dict[str, 
                 if ADAPTERS[task].kind == "label":
                     scored = group[group["correct"].notna()]
                     found = labels.setdefault((setting, task), set())
-                    found |= {str(g) for g in scored["gold"]} | {p for p in _predicted(scored, deviations) if p is not None}
+                    found |= {str(g) for g in scored["gold"]} | {
+                        p for p in _predicted(scored, deviations) if p is not None
+                    }
     out: dict[str, dict[str, st.Estimand]] = {}
     for model, frames in main.items():
         mine = out.setdefault(model, {})
@@ -64,7 +71,9 @@ def estimands(ctx: UncertaintyContext[SemanticQAConfig]) -> dict[str, dict[str, 
                 kind = ADAPTERS[task].kind
                 key = f"{setting}/{task}"
                 if kind in ("mcq", "label", "extraction"):
-                    mine[f"{key}/{PRIMARY[kind]}"] = st.mean(group["item_id"].astype(str).tolist(), group["correct"].astype(float))
+                    mine[f"{key}/{PRIMARY[kind]}"] = st.mean(
+                        group["item_id"].astype(str).tolist(), group["correct"].astype(float)
+                    )
                     if kind == "label":
                         scored = group[group["correct"].notna()]
                         ids = scored["item_id"].astype(str).tolist()

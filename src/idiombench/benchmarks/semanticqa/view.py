@@ -7,8 +7,12 @@ from ..contexts import ItemMetric, ItemView
 
 ITEM_VIEW = ItemView(
     metrics=(
-        ItemMetric("correct"), ItemMetric("correct_strict"), ItemMetric("correct_released_code"),
-        ItemMetric("extraction_correct"), ItemMetric("meteor"), ItemMetric("rouge_l"),
+        ItemMetric("correct"),
+        ItemMetric("correct_strict"),
+        ItemMetric("correct_released_code"),
+        ItemMetric("extraction_correct"),
+        ItemMetric("meteor"),
+        ItemMetric("rouge_l"),
         ItemMetric("bertscore_f1", "bertscore_en"),
     ),
     tags=("code", "kind", "composition"),

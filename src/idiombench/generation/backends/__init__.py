@@ -40,6 +40,7 @@ class BenchmarkHooks:
     answer_formatters: Mapping[str, Callable[[ItemContext, str, str], str] | None] = field(default_factory=dict)
     classification_tasks: Mapping[str, frozenset[str] | None] = field(default_factory=dict)
 
+
 # backend name in params (`models.<name>.backend`) -> module in this package
 MODULES: dict[str, str] = {
     "hf": "hf",

@@ -181,8 +181,11 @@ def choose_dtype(requested: str, device: str) -> DtypeChoice:
     if requested == "bfloat16" and device == "cpu":
         native, why = cpu_bf16_native()
         if not native:
-            return DtypeChoice(requested, f"bfloat16 (set in params) although {why}: emulated, "
-                                          f"about 4x slower than float32; dtype: auto picks float32 here")
+            return DtypeChoice(
+                requested,
+                f"bfloat16 (set in params) although {why}: emulated, "
+                f"about 4x slower than float32; dtype: auto picks float32 here",
+            )
     return DtypeChoice(requested, f"{requested} (set in params)")
 
 
@@ -261,8 +264,9 @@ class HFBackend(BackendBase):
         if self.resolved.gguf_file and config.gguf_load == "dense" and self.resolved.weight_files:
             gguf = self.resolved.weight_files[0]
             load_from, converted = self._dense_copy(gguf, memo)
-            self.dense_note = (f"{'converted' if converted else 'loaded'} the dense float32 copy of {gguf.name} "
-                               f"in {load_from}")
+            self.dense_note = (
+                f"{'converted' if converted else 'loaded'} the dense float32 copy of {gguf.name} in {load_from}"
+            )
         elif self.resolved.gguf_file:
             kwargs["gguf_file"] = self.resolved.gguf_file
         if self.resolved.source["source"] != "hub":
@@ -369,8 +373,10 @@ class HFBackend(BackendBase):
         }[source["source"]]
         what = self.config.model
         if ident.get("format") == "gguf":
-            what = (f"{ident['gguf_file']} (GGUF {ident.get('quantization')} of {ident.get('gguf_name')}, "
-                    f"dequantized to {ident['dtype']}; sha256 {ident['weights_sha256'][:12]}…)")
+            what = (
+                f"{ident['gguf_file']} (GGUF {ident.get('quantization')} of {ident.get('gguf_name')}, "
+                f"dequantized to {ident['dtype']}; sha256 {ident['weights_sha256'][:12]}…)"
+            )
         else:
             what = f"{what} ({ident['dtype']})"
         return f"{what} from {origin} on {self.device}"
@@ -378,8 +384,10 @@ class HFBackend(BackendBase):
     def report(self) -> list[str]:
         lines = [f"hf: loaded {self.describe()} in {self.load_s:.1f} s", f"hf: dtype {self.dtype_choice.reason}"]
         if self._identity.get("revision") == "unpinned":
-            lines.append(f"hf: WARNING {self.config.model} is not pinned to a revision (set models.{self.name}.revision): "
-                         f"cached outputs cannot tell Hub updates apart")
+            lines.append(
+                f"hf: WARNING {self.config.model} is not pinned to a revision (set models.{self.name}.revision): "
+                f"cached outputs cannot tell Hub updates apart"
+            )
         if self.dense_note:
             lines.append(f"hf: {self.dense_note}")
         if self.pad_note:
@@ -388,8 +396,9 @@ class HFBackend(BackendBase):
         why = f"cache_implementation auto on {self.device}" if chosen == "auto" else "cache_implementation"
         if self.cache_implementation == "static":
             compiled = "decoding compiled by transformers on CUDA" if self.device == "cuda" else "not compiled on CPU"
-            lines.append(f"hf: static KV cache ({why}; {compiled}; prompts padded to a multiple of "
-                         f"{STATIC_PAD_MULTIPLE} tokens)")
+            lines.append(
+                f"hf: static KV cache ({why}; {compiled}; prompts padded to a multiple of {STATIC_PAD_MULTIPLE} tokens)"
+            )
         else:
             lines.append(f"hf: dynamic KV cache ({why})")
         return lines
@@ -405,7 +414,8 @@ class HFBackend(BackendBase):
     def _chat_text(self, request: Request) -> str:
         text: str = self.tokenizer.apply_chat_template(
             [{"role": m.role, "content": m.content} for m in request.messages],
-            tokenize=False, add_generation_prompt=True,
+            tokenize=False,
+            add_generation_prompt=True,
         )
         return text
 
@@ -436,13 +446,17 @@ class HFBackend(BackendBase):
         # this GPU, unlike `free`, which moves with other processes (the size is in the cache key).
         beside_model = total - self.torch.cuda.memory_reserved()
         size = auto_batch_size(beside_model, per_sequence)
-        why = (f"{beside_model / 2**30:.1f} GiB of {total / 2**30:.1f} GiB beside the model x {AUTO_MEMORY_FRACTION} / "
-               f"{per_sequence / 2**20:.1f} MiB per request (KV cache "
-               f"{kv_bytes_per_token(self.model.config, dtype_bytes) / 1024:.0f} KiB/token x ({prompt} prompt + "
-               f"{new} new tokens), prefill activations, logits), capped at {AUTO_MAX_BATCH}")
+        why = (
+            f"{beside_model / 2**30:.1f} GiB of {total / 2**30:.1f} GiB beside the model x {AUTO_MEMORY_FRACTION} / "
+            f"{per_sequence / 2**20:.1f} MiB per request (KV cache "
+            f"{kv_bytes_per_token(self.model.config, dtype_bytes) / 1024:.0f} KiB/token x ({prompt} prompt + "
+            f"{new} new tokens), prefill activations, logits), capped at {AUTO_MAX_BATCH}"
+        )
         if free < beside_model * AUTO_MEMORY_FRACTION:
-            why += (f"; only {free / 2**30:.1f} GiB is free now (another process holds GPU memory): if a batch "
-                    f"runs out of memory, free the GPU or set models.<name>.batch_size")
+            why += (
+                f"; only {free / 2**30:.1f} GiB is free now (another process holds GPU memory): if a batch "
+                f"runs out of memory, free the GPU or set models.<name>.batch_size"
+            )
         return size, why
 
     def generate(self, requests: Sequence[Request]) -> list[Completion]:
@@ -467,7 +481,10 @@ class HFBackend(BackendBase):
         static = self.cache_implementation == "static"
         # The chat template already holds any BOS token: add no special tokens again.
         encoded = tok(
-            prompts, return_tensors="pt", padding=True, add_special_tokens=False,
+            prompts,
+            return_tensors="pt",
+            padding=True,
+            add_special_tokens=False,
             pad_to_multiple_of=STATIC_PAD_MULTIPLE if static else None,
         ).to(self.device)
         options: dict[str, Any] = {
@@ -496,7 +513,7 @@ class HFBackend(BackendBase):
             return [Completion("", None, None, "error", 0.0, error=message) for _ in requests]
         latency = time.perf_counter() - started
         prompt_lengths = encoded["attention_mask"].sum(dim=1).tolist()
-        new_tokens = output[:, encoded["input_ids"].shape[1]:].tolist()
+        new_tokens = output[:, encoded["input_ids"].shape[1] :].tolist()
         completions = []
         for ids, prompt_tokens in zip(new_tokens, prompt_lengths, strict=True):
             # completion_tokens counts what the model generated, its end token included;

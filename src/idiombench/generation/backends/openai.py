@@ -74,8 +74,11 @@ class OpenAIBackend(BackendBase):
         self._config = config
         self._sleep = sleep  # None: asyncio.sleep (the other requests go on meanwhile)
         self._key = _read_key(config, name or config.model, os.environ if environ is None else environ)
-        self._secrets = (*((self._key,) if self._key != NO_KEY else ()), *url_secrets(config.base_url),
-                         *environment_secrets())
+        self._secrets = (
+            *((self._key,) if self._key != NO_KEY else ()),
+            *url_secrets(config.base_url),
+            *environment_secrets(),
+        )
         scrub_logs(self._secrets)  # the SDK and httpx log request URLs (userinfo included)
         self._counts = {"requests": 0, "retries": 0, "failed": 0}
 
@@ -84,8 +87,11 @@ class OpenAIBackend(BackendBase):
             "backend": "openai",
             "endpoint": endpoint(self._config.base_url),
             "model": self._config.model,
-            "request": {"token_limit_field": self._config.max_tokens_param, "n": SAMPLES_PER_REQUEST,
-                        "seed": SEED_RULE},
+            "request": {
+                "token_limit_field": self._config.max_tokens_param,
+                "n": SAMPLES_PER_REQUEST,
+                "seed": SEED_RULE,
+            },
         }
 
     def generate(self, requests: Sequence[Request]) -> list[Completion]:
@@ -96,7 +102,10 @@ class OpenAIBackend(BackendBase):
     async def _generate(self, requests: Sequence[Request]) -> list[Completion]:
         # A client per batch: its connections belong to this batch's event loop.
         client = self._openai.AsyncOpenAI(
-            api_key=self._key, base_url=self._config.base_url, timeout=self._config.timeout_s, max_retries=0,
+            api_key=self._key,
+            base_url=self._config.base_url,
+            timeout=self._config.timeout_s,
+            max_retries=0,
         )
         gate = asyncio.Semaphore(self._config.concurrency)
 
@@ -139,8 +148,9 @@ class OpenAIBackend(BackendBase):
             retry_after: float | None = None
             try:
                 # The deadline of the whole attempt: cancelling closes the connection.
-                response = await asyncio.wait_for(client.chat.completions.create(**self._payload(request)),
-                                                  timeout=self._config.timeout_s)
+                response = await asyncio.wait_for(
+                    client.chat.completions.create(**self._payload(request)), timeout=self._config.timeout_s
+                )
             except TimeoutError:  # asyncio.wait_for's deadline (asyncio.TimeoutError is TimeoutError)
                 problem = f"timed out after {self._config.timeout_s:g} s"
             except openai.APIStatusError as error:
@@ -160,7 +170,12 @@ class OpenAIBackend(BackendBase):
                 delay = self._delay(attempt, retry_after)
                 log.warning(
                     "openai backend: %s from %s (model %s); retry %d/%d in %.2f s",
-                    problem, _host(self._config.base_url), self._config.model, attempt + 1, attempts - 1, delay,
+                    problem,
+                    _host(self._config.base_url),
+                    self._config.model,
+                    attempt + 1,
+                    attempts - 1,
+                    delay,
                 )
                 self._counts["retries"] += 1
                 if self._sleep is None:

@@ -232,6 +232,5 @@ class ReferenceBackend(BackendBase):
         pass
 
 
-def make(name: str, config: ReferenceModel, *, benchmarks: BenchmarkHooks, seed: int = 0,
-         **_: Any) -> ReferenceBackend:
+def make(name: str, config: ReferenceModel, *, benchmarks: BenchmarkHooks, seed: int = 0, **_: Any) -> ReferenceBackend:
     return ReferenceBackend(config.backend, benchmarks, seed=seed)

@@ -93,15 +93,21 @@ class SourceStats:
         out = []
         if s["ambiguous_lines"]:
             first = s["ambiguous_examples"][0]
-            out.append(f"{s['ambiguous_lines']:,} ambiguous (each names several items: line {first['line']} names "
-                       f"{first['items']:,}; not used)")
+            out.append(
+                f"{s['ambiguous_lines']:,} ambiguous (each names several items: line {first['line']} names "
+                f"{first['items']:,}; not used)"
+            )
         if s["unidentified_lines"]:
-            out.append(f"{s['unidentified_lines']:,} without an identifying field (lines "
-                       f"{', '.join(map(str, s['unidentified_examples']))}{_more(s['unidentified_lines'])}; not used)")
+            out.append(
+                f"{s['unidentified_lines']:,} without an identifying field (lines "
+                f"{', '.join(map(str, s['unidentified_examples']))}{_more(s['unidentified_lines'])}; not used)"
+            )
         if s["conflicting_lines"]:
-            out.append(f"{s['conflicting_lines']:,} giving {s['items_with_conflicting_lines']:,} items different "
-                       f"predictions (lines {', '.join(map(str, s['conflicting_examples']))}"
-                       f"{_more(s['conflicting_lines'])}; those items have no prediction)")
+            out.append(
+                f"{s['conflicting_lines']:,} giving {s['items_with_conflicting_lines']:,} items different "
+                f"predictions (lines {', '.join(map(str, s['conflicting_examples']))}"
+                f"{_more(s['conflicting_lines'])}; those items have no prediction)"
+            )
         return out
 
 
@@ -163,8 +169,11 @@ class IdiombenchSource:
         table = read_parquet(path, what="generations table")
         missing = [c for c in self.REQUIRED if c not in table.column_names]
         if missing:
-            raise DataError(path, f"not a generations table: missing columns {missing}",
-                            expected=f"columns {list(self.REQUIRED)} (+ prompt_hash)")
+            raise DataError(
+                path,
+                f"not a generations table: missing columns {missing}",
+                expected=f"columns {list(self.REQUIRED)} (+ prompt_hash)",
+            )
         rows = table.to_pylist()
         stats.lines = len(rows)
         self.texts: dict[int, str] = {}
@@ -227,8 +236,9 @@ def source_applies(source: ReplaySource, benchmark: str, task: str, setting: str
     return source.benchmark == benchmark and source.setting == setting and source.task in (None, task)
 
 
-def unsupported_job(sources: Sequence[ReplaySource], benchmark: str, task: str, setting: str,
-                    pass_name: str) -> str | None:
+def unsupported_job(
+    sources: Sequence[ReplaySource], benchmark: str, task: str, setting: str, pass_name: str
+) -> str | None:
     """Why a replay model skips a job, from its configured sources alone (`idiombench plan` reads
     it without opening the files), or None."""
     if not any(source_applies(source, benchmark, task, setting) for source in sources):
@@ -253,10 +263,16 @@ class ReplayBackend(BackendBase):
             reader = reader_for(source.format, hooks.prediction_formats)
             self.sources.append((source, reader(source, path, stats)))
             self.stats.append(stats)
-            identity_sources.append({
-                "benchmark": source.benchmark, "task": source.task, "setting": source.setting,
-                "format": source.format, "file": path.name, "sha256": sha256_file(path),
-            })
+            identity_sources.append(
+                {
+                    "benchmark": source.benchmark,
+                    "task": source.task,
+                    "setting": source.setting,
+                    "format": source.format,
+                    "file": path.name,
+                    "sha256": sha256_file(path),
+                }
+            )
         self._identity = {"backend": "replay", "sources": identity_sources}
         self.predictions: dict[str, str] = {}
         self.without_prediction: list[str] = []
@@ -283,12 +299,20 @@ class ReplayBackend(BackendBase):
             matches = match_records(reader, mine)
             if mine and not matches.recorded:
                 # another task's or benchmark's file, or an empty one: all-failed rows would score as a result
-                why = "; ".join([f"{reader.stats.lines:,} lines", f"{len(reader.stats.unmatched()):,} naming no item",
-                                 *reader.stats.problems()])
-                raise DataError(source.path, f"no line of this replay source matches an item of "
-                                f"{source.benchmark}/{source.task or '*'}/{source.setting} ({why})",
-                                expected="one record per item, identifying it (docs/troubleshooting.md"
-                                         "#unmatched-and-ambiguous-records)")
+                why = "; ".join(
+                    [
+                        f"{reader.stats.lines:,} lines",
+                        f"{len(reader.stats.unmatched()):,} naming no item",
+                        *reader.stats.problems(),
+                    ]
+                )
+                raise DataError(
+                    source.path,
+                    f"no line of this replay source matches an item of "
+                    f"{source.benchmark}/{source.task or '*'}/{source.setting} ({why})",
+                    expected="one record per item, identifying it (docs/troubleshooting.md"
+                    "#unmatched-and-ambiguous-records)",
+                )
             found.append(matches.predictions)
         for request in new:
             if not self._applicable(request.item.benchmark, request.item.task, request.item.setting):
@@ -312,8 +336,10 @@ class ReplayBackend(BackendBase):
         lines = []
         for stats in self.stats:
             s = stats.to_json()
-            line = (f"replay {s['path']}: {s['lines']} lines, {s['matched_lines']} matched, "
-                    f"{s['unmatched_lines']} unmatched")
+            line = (
+                f"replay {s['path']}: {s['lines']} lines, {s['matched_lines']} matched, "
+                f"{s['unmatched_lines']} unmatched"
+            )
             if s["unmatched_lines"]:
                 more = " ..." if s["unmatched_lines"] > EXAMPLES else ""
                 line += f" (lines {', '.join(map(str, s['unmatched_examples']))}{more})"
@@ -346,6 +372,7 @@ class ReplayBackend(BackendBase):
         pass
 
 
-def make(name: str, config: ReplayModel, *, benchmarks: BenchmarkHooks, root: Path | None = None,
-         **_: Any) -> ReplayBackend:
+def make(
+    name: str, config: ReplayModel, *, benchmarks: BenchmarkHooks, root: Path | None = None, **_: Any
+) -> ReplayBackend:
     return ReplayBackend(name, config, benchmarks, root=root)

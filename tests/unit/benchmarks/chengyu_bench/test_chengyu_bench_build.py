@@ -27,18 +27,29 @@ PREFIX = "benchmarks.chengyu-bench.build.release"
 # A custom mapping for the fake release under fixtures/release: three formats, other field names.
 CUSTOM_RELEASE: dict[str, Any] = {
     "connotation": {
-        "file": "polarity/idioms.jsonl", "format": "jsonl", "id_field": "uid",
-        "idiom_field": "chengyu", "label_field": "polarity",
+        "file": "polarity/idioms.jsonl",
+        "format": "jsonl",
+        "id_field": "uid",
+        "idiom_field": "chengyu",
+        "label_field": "polarity",
         "labels": {"positive": ["褒义", "positive"], "negative": ["贬义", "0"]},
     },
     "appropriateness": {
-        "file": "usage.csv", "format": "csv", "id_field": "id",
-        "passage_field": "text", "idiom_field": "chengyu", "label_field": "verdict",
+        "file": "usage.csv",
+        "format": "csv",
+        "id_field": "id",
+        "passage_field": "text",
+        "idiom_field": "chengyu",
+        "label_field": "verdict",
         "labels": {"correct": ["对"], "wrong": ["错"]},
     },
     "open_cloze": {
-        "file": "cloze.json", "format": "json", "id_field": None,
-        "passage_field": "context", "answer_field": "golds", "placeholder": "[空]",
+        "file": "cloze.json",
+        "format": "json",
+        "id_field": None,
+        "passage_field": "context",
+        "answer_field": "golds",
+        "placeholder": "[空]",
     },
 }
 
@@ -170,8 +181,11 @@ def test_fake_release_with_custom_mapping(tmp_path: Path) -> None:
 
     connotation = result.tasks["connotation"]
     assert [(i.input, i.answer, i.meta["source_id"]) for i in connotation] == [
-        ("雪中送炭", "positive", "c1"), ("落井下石", "negative", "c2"),
-        ("助纣为虐", "negative", "c3"), ("雪中送炭", "positive", "c4"), ("三思而后行", "positive", "c5"),
+        ("雪中送炭", "positive", "c1"),
+        ("落井下石", "negative", "c2"),
+        ("助纣为虐", "negative", "c3"),
+        ("雪中送炭", "positive", "c4"),
+        ("三思而后行", "positive", "c5"),
     ]
     assert [i.meta["idiom_is_four_cjk"] for i in connotation] == [True, True, True, True, False]
     assert result.stats.flagged["idiom_not_four_cjk_characters"] == [
@@ -184,7 +198,9 @@ def test_fake_release_with_custom_mapping(tmp_path: Path) -> None:
 
     appropriateness = result.tasks["appropriateness"]
     assert [(i.answer, i.meta["idiom"], i.meta["source_row"]) for i in appropriateness] == [
-        ("correct", "首当其冲", 2), ("wrong", "首当其冲", 3), ("wrong", "罄竹难书", 4),
+        ("correct", "首当其冲", 2),
+        ("wrong", "首当其冲", 3),
+        ("wrong", "罄竹难书", 4),
     ]
     # The unmarked passage got its mark around the named idiom, and that is recorded.
     assert appropriateness[1].input == "在这次志愿活动中，班长##首当其冲##，第一个报了名。"
@@ -193,7 +209,8 @@ def test_fake_release_with_custom_mapping(tmp_path: Path) -> None:
 
     cloze = result.tasks["open_cloze"]
     assert [(i.answer, i.references) for i in cloze] == [
-        ("好景不长", ("好景不长", "天有不测风云")), ("守株待兔", ("守株待兔",)),
+        ("好景不长", ("好景不长", "天有不测风云")),
+        ("守株待兔", ("守株待兔",)),
     ]
     assert cloze[0].fields == {"paragraph": cloze[0].input, "placeholder": "[空]"}
     assert cloze[0].meta["blanks"] == 1
@@ -216,23 +233,39 @@ def test_release_task_switched_off(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("task", "change", "words"),
     [
-        ("appropriateness", {"label_field": "judgement"},
-         ["usage.csv, row 2:", "missing field 'judgement'", f"{PREFIX}.appropriateness.label_field"]),
-        ("connotation", {"idiom_field": "idiom"},
-         ["idioms.jsonl, row 1:", "missing field 'idiom'", "fields present: chengyu, polarity, uid",
-          f"{PREFIX}.connotation.idiom_field"]),
-        ("open_cloze", {"answer_field": "answer"},
-         ["cloze.json, row 1:", "missing field 'answer'", f"{PREFIX}.open_cloze.answer_field"]),
-        ("connotation", {"labels": {"positive": ["褒义"], "negative": ["贬义"]}},
-         ["idioms.jsonl, row 3:", "unknown label 0", f"{PREFIX}.connotation.labels"]),
-        ("open_cloze", {"placeholder": "##idiom##"},
-         ["cloze.json, row 1:", "no placeholder '##idiom##'", f"{PREFIX}.open_cloze.placeholder"]),
-        ("appropriateness", {"idiom_field": None},
-         ["usage.csv, row 3:", "no ##…## mark", "exactly one idiom marked"]),
-        ("open_cloze", {"file": "data/open_cloze.json"},
-         ["open_cloze.json: no such file"]),
-        ("connotation", {"format": "json"},
-         ["idioms.jsonl, row 2:", "invalid JSON"]),
+        (
+            "appropriateness",
+            {"label_field": "judgement"},
+            ["usage.csv, row 2:", "missing field 'judgement'", f"{PREFIX}.appropriateness.label_field"],
+        ),
+        (
+            "connotation",
+            {"idiom_field": "idiom"},
+            [
+                "idioms.jsonl, row 1:",
+                "missing field 'idiom'",
+                "fields present: chengyu, polarity, uid",
+                f"{PREFIX}.connotation.idiom_field",
+            ],
+        ),
+        (
+            "open_cloze",
+            {"answer_field": "answer"},
+            ["cloze.json, row 1:", "missing field 'answer'", f"{PREFIX}.open_cloze.answer_field"],
+        ),
+        (
+            "connotation",
+            {"labels": {"positive": ["褒义"], "negative": ["贬义"]}},
+            ["idioms.jsonl, row 3:", "unknown label 0", f"{PREFIX}.connotation.labels"],
+        ),
+        (
+            "open_cloze",
+            {"placeholder": "##idiom##"},
+            ["cloze.json, row 1:", "no placeholder '##idiom##'", f"{PREFIX}.open_cloze.placeholder"],
+        ),
+        ("appropriateness", {"idiom_field": None}, ["usage.csv, row 3:", "no ##…## mark", "exactly one idiom marked"]),
+        ("open_cloze", {"file": "data/open_cloze.json"}, ["open_cloze.json: no such file"]),
+        ("connotation", {"format": "json"}, ["idioms.jsonl, row 2:", "invalid JSON"]),
     ],
 )
 def test_release_mismatch_is_a_data_error(tmp_path: Path, task: str, change: dict[str, Any], words: list[str]) -> None:
@@ -245,14 +278,26 @@ def test_release_mismatch_is_a_data_error(tmp_path: Path, task: str, change: dic
 @pytest.mark.parametrize(
     ("name", "text", "pattern"),
     [
-        ("usage.csv", "id,text,chengyu,verdict\nu1,他的功绩真是##罄竹难书##。,首当其冲,错\n",
-         r"usage\.csv, row 2: the idiom field says '首当其冲' but the passage marks '罄竹难书'"),
-        ("usage.csv", "id,text,chengyu,verdict\nu1,##首当其冲##的是##罄竹难书##。,首当其冲,错\n",
-         r"usage\.csv, row 2: the passage has 2 ##…## marks .*expected exactly one idiom marked"),
-        ("usage.csv", "id,text,chengyu,verdict\nu1,他的功绩真是##罄竹难书##。,罄竹难书\n",
-         r"usage\.csv, row 2: 3 cell\(s\) \(expected 4 cells: id, text, chengyu, verdict\)"),
-        ("cloze.json", '[{"context": "[空]", "golds": "守株待兔"}, "守株待兔"]\n',
-         r"cloze\.json, row 2: array element is a str \(expected a JSON object\)"),
+        (
+            "usage.csv",
+            "id,text,chengyu,verdict\nu1,他的功绩真是##罄竹难书##。,首当其冲,错\n",
+            r"usage\.csv, row 2: the idiom field says '首当其冲' but the passage marks '罄竹难书'",
+        ),
+        (
+            "usage.csv",
+            "id,text,chengyu,verdict\nu1,##首当其冲##的是##罄竹难书##。,首当其冲,错\n",
+            r"usage\.csv, row 2: the passage has 2 ##…## marks .*expected exactly one idiom marked",
+        ),
+        (
+            "usage.csv",
+            "id,text,chengyu,verdict\nu1,他的功绩真是##罄竹难书##。,罄竹难书\n",
+            r"usage\.csv, row 2: 3 cell\(s\) \(expected 4 cells: id, text, chengyu, verdict\)",
+        ),
+        (
+            "cloze.json",
+            '[{"context": "[空]", "golds": "守株待兔"}, "守株待兔"]\n',
+            r"cloze\.json, row 2: array element is a str \(expected a JSON object\)",
+        ),
         ("cloze.json", '{"items": []}\n', r"cloze\.json: top level is a JSON dict"),
         ("cloze.json", '[{"context": "[空]", "golds": []}]\n', r"cloze\.json, row 1: field 'golds' is \[\]"),
     ],
@@ -317,8 +362,10 @@ def test_sample_tasks_are_labelled_as_sample() -> None:
         "appropriateness_sample": {"correct": 20, "wrong": 20},
         "connotation_sample": {"negative": 20, "positive": 20},
     }
-    assert any(note.startswith("connotation_sample and appropriateness_sample are a small SAMPLE")
-               for note in result.stats.notes)
+    assert any(
+        note.startswith("connotation_sample and appropriateness_sample are a small SAMPLE")
+        for note in result.stats.notes
+    )
     assert result.stats.rows_read["sample/appropriateness.jsonl"] == 40
 
 
@@ -373,8 +420,17 @@ def test_cli_build_reports_bad_line_as_one_error(tmp_path: Path) -> None:
     raw = raw_copy(tmp_path, FIXTURES / "bad" / "answer_out_of_range.json")
     (raw / "ACQUIRED.json").write_text("{}\n", encoding="utf-8")
     result = CliRunner().invoke(
-        app, ["build", "chengyu-bench", "--params", str(ROOT / "params.yaml"), "--raw", str(raw),
-              "--out", str(tmp_path / "processed")]
+        app,
+        [
+            "build",
+            "chengyu-bench",
+            "--params",
+            str(ROOT / "params.yaml"),
+            "--raw",
+            str(raw),
+            "--out",
+            str(tmp_path / "processed"),
+        ],
     )
     assert result.exit_code == 2
     output = " ".join(result.output.split())

@@ -15,9 +15,12 @@ NO_RELEASE_ITEMS = {"connotation_sample": ITEMS["connotation_sample"], "chid": I
 NO_RELEASE_OUTPUTS = {
     "connotation": OUTPUTS["connotation"],
     "chid_candidates": OUTPUTS["chid_candidates"][:4],
-    "chid_open_cloze": [("chid", "00000", "<answer><改朝换代, 严阵以待></answer>"),
-                        ("chid", "00001", "<answer><一鸣惊人, 不是成语吧, 改朝换代></answer>"),
-                        ("chid", "00002", "no idea"), ("chid", "00003", "<answer><严阵以待></answer>")],
+    "chid_open_cloze": [
+        ("chid", "00000", "<answer><改朝换代, 严阵以待></answer>"),
+        ("chid", "00001", "<answer><一鸣惊人, 不是成语吧, 改朝换代></answer>"),
+        ("chid", "00002", "no idea"),
+        ("chid", "00003", "<answer><严阵以待></answer>"),
+    ],
 }
 
 
@@ -35,8 +38,16 @@ def test_table7_without_the_release_marks_sample_and_not_run(default_params, tmp
     sec = section(default_params, tmp_path, sys_a=body, sys_b=body)
     tables = by_id(sec)
     table7 = tables["chengyu_bench_table7"]
-    assert table7.columns == ["Model", "Connotation (sample §)", "Appropriateness", "Open Cloze Acc.@1",
-                              "Open Cloze Acc.@3", "Open Cloze Acc.@5", "Valid Idiom", "ChID Acc. (sample §)"]
+    assert table7.columns == [
+        "Model",
+        "Connotation (sample §)",
+        "Appropriateness",
+        "Open Cloze Acc.@1",
+        "Open Cloze Acc.@3",
+        "Open Cloze Acc.@5",
+        "Valid Idiom",
+        "ChID Acc. (sample §)",
+    ]
     assert [c.display() for c in table7.rows[0]] == ["sys_a", "50.00§", "—", "—‡", "—‡", "—‡", "—‡", "25.00§"]
     assert len(table7.rows) == 2
     notes = "\n".join(table7.footnotes)
@@ -47,8 +58,14 @@ def test_table7_without_the_release_marks_sample_and_not_run(default_params, tmp
     # ChID asked as an open cloze has its own table, labelled as ChID, with the dictionary named
     chid = tables["chengyu_bench_chid_open_cloze"]
     assert "ChID passages asked as an open cloze" in chid.title and "not the paper's Open Cloze data" in chid.title
-    assert chid.columns == ["Model", "Acc.@1 (sample §)", "Acc.@3 (sample §)", "Acc.@5 (sample §)",
-                            "Valid Idiom (sample §)", "Passages"]
+    assert chid.columns == [
+        "Model",
+        "Acc.@1 (sample §)",
+        "Acc.@3 (sample §)",
+        "Acc.@5 (sample §)",
+        "Valid Idiom (sample §)",
+        "Passages",
+    ]
     # 00000 rank 1, 00001 rank 3, 00002 unparseable, 00003 wrong; 2 + 3 + 1 idioms predicted, 5 valid (不是成语吧 not)
     assert [c.display() for c in chid.rows[0]] == ["sys_a", "25.00§", "50.00§", "50.00§", "83.33§", "4"]
     chid_notes = "\n".join(chid.footnotes)
@@ -71,10 +88,23 @@ def test_table7_with_the_release_has_open_cloze_and_no_marks_on_complete_officia
     _, body = score_and_aggregate(default_params)  # items include an `open_cloze` task: the release is present
     tables = by_id(section(default_params, tmp_path, sys_a=body))
     table7 = tables["chengyu_bench_table7"]
-    assert table7.columns[3:] == ["Open Cloze Acc.@1", "Open Cloze Acc.@3", "Open Cloze Acc.@5", "Valid Idiom",
-                                  "ChID Acc."]
-    assert [c.display() for c in table7.rows[0]] == ["sys_a", "50.00§", "—", "14.29", "57.14", "71.43", "87.50",
-                                                     "37.50"]
+    assert table7.columns[3:] == [
+        "Open Cloze Acc.@1",
+        "Open Cloze Acc.@3",
+        "Open Cloze Acc.@5",
+        "Valid Idiom",
+        "ChID Acc.",
+    ]
+    assert [c.display() for c in table7.rows[0]] == [
+        "sys_a",
+        "50.00§",
+        "—",
+        "14.29",
+        "57.14",
+        "71.43",
+        "87.50",
+        "37.50",
+    ]
     notes = "\n".join(table7.footnotes)
     assert "‡" not in notes and "stand-in for the Xinhua Dictionary" in notes
     assert "chengyu_bench_chid_open_cloze" not in tables  # no ChID open-cloze rows

@@ -46,15 +46,23 @@ def test_score_ranked_fewer_than_five_duplicates_and_invalid():
     assert (two.rank, two.hit(1), two.hit(3), two.hit(5)) == (2, False, True, True)
     assert (two.n_predicted, two.n_valid, two.invalid) == (2, 2, ())
     # a repeated idiom keeps its slot: gold written fourth is rank 4, not 2
-    repeated = score_ranked(parsed(("乐极生悲", "乐极生悲", "乐极生悲", "好景不长", "天长地久")), ["好景不长"], is_idiom, True)
+    repeated = score_ranked(
+        parsed(("乐极生悲", "乐极生悲", "乐极生悲", "好景不长", "天长地久")), ["好景不长"], is_idiom, True
+    )
     assert (repeated.rank, repeated.hit(3), repeated.hit(5)) == (4, False, True)
     assert (repeated.n_predicted, repeated.n_valid) == (3, 3)  # distinct idioms
     # invalid idioms: a five-character phrase and a non-idiom
     invalid = score_ranked(parsed(("好景不常在", "快乐时光", "好景不长")), ["好景不长"], is_idiom, True)
-    assert (invalid.rank, invalid.n_predicted, invalid.n_valid, invalid.invalid) == (3, 3, 1, ("好景不常在", "快乐时光"))
+    assert (invalid.rank, invalid.n_predicted, invalid.n_valid, invalid.invalid) == (
+        3,
+        3,
+        1,
+        ("好景不常在", "快乐时光"),
+    )
     # more than five: only the first five count
-    six = score_ranked(parsed(("乐极生悲", "天长地久", "一鸣惊人", "一举成名", "画蛇添足", "好景不长")), ["好景不长"],
-                       is_idiom, True)
+    six = score_ranked(
+        parsed(("乐极生悲", "天长地久", "一鸣惊人", "一举成名", "画蛇添足", "好景不长")), ["好景不长"], is_idiom, True
+    )
     assert (six.rank, six.hit(5), six.listed, len(six.predictions)) == (None, False, 6, 5)
     # any acceptable idiom counts; comparison after normalisation
     other = score_ranked(parsed(("一举成名 ",)), ["一鸣惊人", "一举成名"], is_idiom, True)
@@ -78,7 +86,9 @@ def test_score_choice():
     assert not score_choice(parsed(("严阵以待",)), "改朝换代", True).correct
     hedge = score_choice(parsed(("改朝换代", "严阵以待"), ok=False), "改朝换代", True)
     assert (hedge.correct, hedge.prediction, hedge.ambiguous) == (False, None, True)
-    assert score_choice(parsed(("改朝换代 ", "改朝换代"), ok=False), "改朝换代", True).correct  # one idiom after normalising
+    assert score_choice(
+        parsed(("改朝换代 ", "改朝换代"), ok=False), "改朝换代", True
+    ).correct  # one idiom after normalising
 
 
 # --------------------------------------------------------------------------- score + aggregate on tiny items
@@ -118,18 +128,43 @@ def test_aggregate_by_hand(default_params):
     assert conn["counts"]["parse_failures"] == 1 and conn["counts"]["unformatted"] == 1
     assert conn["counts"]["prompts_not_matching_template"] == 1 and conn["counts"]["prompts_unknown"] == 0
     assert body["breakdowns"]["by_gold"]["connotation"]["accuracy"] == {
-        "negative": {"n": 2, "accuracy": 50.0}, "positive": {"n": 2, "accuracy": 50.0}}
+        "negative": {"n": 2, "accuracy": 50.0},
+        "positive": {"n": 2, "accuracy": 50.0},
+    }
     assert body["breakdowns"]["by_gold"]["connotation"]["predictions"] == {
-        "(no answer)": 1, "negative": 1, "positive": 2}
+        "(no answer)": 1,
+        "negative": 1,
+        "positive": 2,
+    }
 
     chid = body["settings"]["chid_candidates"]
     assert chid["metrics"]["accuracy"] == 37.5  # 3 of 8
     # parse failures: the unclosed think and the failed generation; the hedge (00003) was read but answers
     # nothing; unformatted: the non-candidate, the hedge, the candidate named in text, the candidate number
-    assert {k: chid["counts"][k] for k in ("rows", "correct", "answered", "parse_failures", "ambiguous",
-                                            "not_a_candidate", "generation_errors", "unformatted", "format_ok")} == {
-        "rows": 8, "correct": 3, "answered": 5, "parse_failures": 2, "ambiguous": 1, "not_a_candidate": 1,
-        "generation_errors": 1, "unformatted": 4, "format_ok": 2}
+    assert {
+        k: chid["counts"][k]
+        for k in (
+            "rows",
+            "correct",
+            "answered",
+            "parse_failures",
+            "ambiguous",
+            "not_a_candidate",
+            "generation_errors",
+            "unformatted",
+            "format_ok",
+        )
+    } == {
+        "rows": 8,
+        "correct": 3,
+        "answered": 5,
+        "parse_failures": 2,
+        "ambiguous": 1,
+        "not_a_candidate": 1,
+        "generation_errors": 1,
+        "unformatted": 4,
+        "format_ok": 2,
+    }
     assert chid["metrics"]["parse_failure_rate"] == 25.0
 
     cloze = body["settings"]["open_cloze"]
@@ -137,13 +172,22 @@ def test_aggregate_by_hand(default_params):
     assert cloze["metrics"]["acc_at_3"] == pytest.approx(100 * 4 / 7, abs=1e-4)  # o1 o3 o5 o7
     assert cloze["metrics"]["acc_at_5"] == pytest.approx(100 * 5 / 7, abs=1e-4)  # + o2
     assert cloze["metrics"]["valid_idiom"] == pytest.approx(100 * 14 / 16, abs=1e-4)
-    assert {k: cloze["counts"][k] for k in ("predicted_idioms", "valid_idioms", "parse_failures", "fewer_than_5",
-                                             "more_than_5", "duplicates")} == {
-        "predicted_idioms": 16, "valid_idioms": 14, "parse_failures": 1, "fewer_than_5": 5, "more_than_5": 1,
-        "duplicates": 1}
+    assert {
+        k: cloze["counts"][k]
+        for k in ("predicted_idioms", "valid_idioms", "parse_failures", "fewer_than_5", "more_than_5", "duplicates")
+    } == {
+        "predicted_idioms": 16,
+        "valid_idioms": 14,
+        "parse_failures": 1,
+        "fewer_than_5": 5,
+        "more_than_5": 1,
+        "duplicates": 1,
+    }
     assert body["breakdowns"]["acc_at_k"]["open_cloze"]["2"] == pytest.approx(100 * 3 / 7, abs=1e-4)
     prov = body["provenance"]
-    assert prov["idiom_list"]["package"] == "china-idiom-without-tone" and prov["idiom_list"]["size"] == len(IDIOMS.words)
+    assert prov["idiom_list"]["package"] == "china-idiom-without-tone" and prov["idiom_list"]["size"] == len(
+        IDIOMS.words
+    )
     assert prov["template_hashes"]["chid_candidates"]["template_id"] == "chengyu-bench/chid_candidates"
     assert prov["data"]["connotation"]["source"] == "sample" and prov["data"]["chid_candidates"]["official"]
     assert prov["release"] == "available"  # the tiny items include an open_cloze task
@@ -182,15 +226,24 @@ def test_scores_are_byte_identical_across_runs(default_params, tmp_path: Path):
 def test_generation_without_its_item_is_a_clear_error(default_params):
     gens = generations(PromptCheck())
     gens["connotation"].loc[0, "item_id"] = "c99"
-    ctx = ScoreContext(params=default_params, model="m", benchmark="chengyu-bench", config=config(),
-                       generations=gens, items=ITEMS)
-    with pytest.raises(DataError, match=r"connotation\.parquet, row 0: generation .*: no item c99 in task connotation_sample"):
+    ctx = ScoreContext(
+        params=default_params, model="m", benchmark="chengyu-bench", config=config(), generations=gens, items=ITEMS
+    )
+    with pytest.raises(
+        DataError, match=r"connotation\.parquet, row 0: generation .*: no item c99 in task connotation_sample"
+    ):
         BENCHMARK.score(ctx)
 
 
 def test_unknown_setting_is_a_clear_error(default_params):
-    ctx = ScoreContext(params=default_params, model="m", benchmark="chengyu-bench", config=config(),
-                       generations={"translation": generations(PromptCheck())["connotation"]}, items=ITEMS)
+    ctx = ScoreContext(
+        params=default_params,
+        model="m",
+        benchmark="chengyu-bench",
+        config=config(),
+        generations={"translation": generations(PromptCheck())["connotation"]},
+        items=ITEMS,
+    )
     with pytest.raises(DataError, match="unknown setting 'translation'"):
         BENCHMARK.score(ctx)
 
@@ -238,7 +291,9 @@ def test_a_setting_without_rows_has_no_metrics_not_zeros(default_params):
 
 def test_a_prediction_without_its_prompt_is_counted_unknown_not_mismatched(default_params):
     """evaluate-predictions rows carry no prompt hash: neither a match nor a mismatch."""
-    tables, body = score_and_aggregate(default_params, wrong_hash=("connotation", "c1"), unknown_hash=("connotation", "c2"))
+    tables, body = score_and_aggregate(
+        default_params, wrong_hash=("connotation", "c1"), unknown_hash=("connotation", "c2")
+    )
     column = tables["connotation"].set_index("item_id")["prompt_matches_template"]
     assert column["c1"] == False and column["c2"] is None  # noqa: E712 (a numpy bool)
     counts = body["settings"]["connotation"]["counts"]

@@ -28,35 +28,62 @@ def frame(rng: np.random.Generator) -> pd.DataFrame:
             idiom = rng.uniform(0.02, 0.08) + (0.02 if group == "Correct" else 0.0)
             gloss = rng.uniform(0.02, 0.06) if condition == "with_gloss" else np.nan
             heads = rng.uniform(0, 1, size=(3, 4))
-            rows.append({"prompt_id": f"{condition}/{i}", "setting": condition, "item_id": str(i), "condition": condition,
-                         "group": group, "error_type": error, "status": "measured", "mass_idiom": idiom,
-                         "mass_gloss": gloss, "other_top1": rng.uniform(0.4, 0.6), "layers": 3, "heads": 4,
-                         "heads_idiom": list(heads.reshape(-1)), "greedy_agreement": 1.0,
-                         "prompt_other": 0.5, "generated": 0.3})
+            rows.append(
+                {
+                    "prompt_id": f"{condition}/{i}",
+                    "setting": condition,
+                    "item_id": str(i),
+                    "condition": condition,
+                    "group": group,
+                    "error_type": error,
+                    "status": "measured",
+                    "mass_idiom": idiom,
+                    "mass_gloss": gloss,
+                    "other_top1": rng.uniform(0.4, 0.6),
+                    "layers": 3,
+                    "heads": 4,
+                    "heads_idiom": list(heads.reshape(-1)),
+                    "greedy_agreement": 1.0,
+                    "prompt_other": 0.5,
+                    "generated": 0.3,
+                }
+            )
     return pd.DataFrame(rows)
 
 
 def context(annotations: str | None) -> SimpleNamespace:
-    config = SimpleNamespace(attention=GIdiomAlignAttention(enabled=True, annotations=annotations, top_k_heads=2,
-                                                            salient_heads=3, salient_layers=2),
-                             score=GIdiomAlignScore())
+    config = SimpleNamespace(
+        attention=GIdiomAlignAttention(
+            enabled=True, annotations=annotations, top_k_heads=2, salient_heads=3, salient_layers=2
+        ),
+        score=GIdiomAlignScore(),
+    )
     return SimpleNamespace(config=config, notes=[])
 
 
 def test_table7_and_table8_are_the_papers_tests_with_bh_within_each_condition():
     data = frame(np.random.default_rng(0))
     body = attention_summary(context("data/annotations/labels.csv"), data)
-    for condition, metrics in (("with_gloss", ["IAR", "GAR", "DR", "OtherTop1"]), ("no_gloss", ["IAR", "DR", "OtherTop1"])):
+    for condition, metrics in (
+        ("with_gloss", ["IAR", "GAR", "DR", "OtherTop1"]),
+        ("no_gloss", ["IAR", "DR", "OtherTop1"]),
+    ):
         rows = data[data["condition"] == condition]
         assert list(body["table7"][condition]) == metrics
-        pvalues = [mannwhitneyu(rows.loc[rows.group == "Correct", m], rows.loc[rows.group == "Wrong", m],
-                                alternative="two-sided").pvalue for m in metrics]
+        pvalues = [
+            mannwhitneyu(
+                rows.loc[rows.group == "Correct", m], rows.loc[rows.group == "Wrong", m], alternative="two-sided"
+            ).pvalue
+            for m in metrics
+        ]
         assert [body["table7"][condition][m]["q"] for m in metrics] == pytest.approx(
-            list(false_discovery_control(pvalues, method="bh")))
+            list(false_discovery_control(pvalues, method="bh"))
+        )
         wrong = rows[rows.group == "Wrong"]
         kw = [kruskal(*[wrong.loc[wrong.error_type == t, m] for t in ("T2", "T3", "T4")]).pvalue for m in metrics]
         assert [body["table8"][condition][m]["q"] for m in metrics] == pytest.approx(
-            list(false_discovery_control(kw, method="bh")))
+            list(false_discovery_control(kw, method="bh"))
+        )
         assert body["table7"][condition]["IAR"]["Correct"]["n"] == 6
     # ratios: GAR is 0 No-gloss, DR = 1 - IAR - GAR on every row
     assert (data.loc[data.condition == "no_gloss", "GAR"] == 0).all()
@@ -96,9 +123,14 @@ def test_the_stage_says_why_a_model_is_not_measured():
 
     listed = with_attention(models=["oracle"])  # listed or not, a model on another backend says so
     assert "backend oracle gives no attention weights" in skip_reason(listed, benchmark="g-idiomalign", model="oracle")
-    assert skip_reason(listed, benchmark="g-idiomalign", model="smollm2") == "benchmarks.g-idiomalign.attention.models does not list smollm2"
-    assert skip_reason(with_attention(enabled=False), benchmark="g-idiomalign", model="smollm2") == \
-        "benchmarks.g-idiomalign.attention.enabled is false"
+    assert (
+        skip_reason(listed, benchmark="g-idiomalign", model="smollm2")
+        == "benchmarks.g-idiomalign.attention.models does not list smollm2"
+    )
+    assert (
+        skip_reason(with_attention(enabled=False), benchmark="g-idiomalign", model="smollm2")
+        == "benchmarks.g-idiomalign.attention.enabled is false"
+    )
 
 
 def test_a_vllm_model_is_measured_on_its_weights_in_transformers_on_one_gpu():
@@ -110,10 +142,13 @@ def test_a_vllm_model_is_measured_on_its_weights_in_transformers_on_one_gpu():
     assert qwen.backend == "vllm" and skip_reason(params, benchmark="g-idiomalign", model="qwen3-8b") is None
     hf = transformers_config(qwen)
     assert (hf.backend, hf.model, hf.revision, hf.device, hf.gpus) == ("hf", qwen.model, qwen.revision, "cuda", 1)
-    two = SimpleNamespace(models={**params.models, "big": qwen.model_copy(update={"gpus": 2})},
-                          benchmark=params.benchmark)
+    two = SimpleNamespace(
+        models={**params.models, "big": qwen.model_copy(update={"gpus": 2})}, benchmark=params.benchmark
+    )
     section = params.benchmark("g-idiomalign")
-    two.benchmark = lambda name: section.model_copy(update={"attention": section.attention.model_copy(update={"models": None})})
+    two.benchmark = lambda name: section.model_copy(
+        update={"attention": section.attention.model_copy(update={"models": None})}
+    )
     assert "one GPU" in skip_reason(two, benchmark="g-idiomalign", model="big")
 
 
@@ -137,13 +172,16 @@ def test_the_attention_params_are_validated(tmp_path: Path):
 
     raw = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
     assert raw["benchmarks"]["g-idiomalign"]["attention"]["models"] is None  # a narrowed model list stays valid
-    for change, message in (({"models": ["smollm3"]}, "attention.models.0: unknown model 'smollm3'"),
-                            ({"items": 0}, "attention.items"), ({"layers": 3}, "attention.layers: unknown key"),
-                            # a label file outside data/annotations/ would be no tracked input
-                            ({"annotations": "labels.csv"}, "attention.annotations: .*must be a file under data/annotations/"),
-                            ({"annotations": "data/annotations/../labels.csv"}, "attention.annotations"),
-                            ({"annotations": "/tmp/data/annotations/x.csv"}, "attention.annotations"),
-                            ({"annotations": "data/annotations"}, "attention.annotations")):
+    for change, message in (
+        ({"models": ["smollm3"]}, "attention.models.0: unknown model 'smollm3'"),
+        ({"items": 0}, "attention.items"),
+        ({"layers": 3}, "attention.layers: unknown key"),
+        # a label file outside data/annotations/ would be no tracked input
+        ({"annotations": "labels.csv"}, "attention.annotations: .*must be a file under data/annotations/"),
+        ({"annotations": "data/annotations/../labels.csv"}, "attention.annotations"),
+        ({"annotations": "/tmp/data/annotations/x.csv"}, "attention.annotations"),
+        ({"annotations": "data/annotations"}, "attention.annotations"),
+    ):
         edited = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
         edited["benchmarks"]["g-idiomalign"]["attention"].update(change)
         path = tmp_path / "params.yaml"
@@ -168,4 +206,7 @@ def test_a_label_file_is_a_tracked_input_of_the_attention_stage(tmp_path: Path):
     edited["benchmarks"]["g-idiomalign"]["attention"]["annotations"] = "data/annotations/g-idiomalign-attention.csv"
     path = tmp_path / "params.yaml"
     path.write_text(yaml.safe_dump(edited, allow_unicode=True), encoding="utf-8")
-    assert load_params(path).benchmark("g-idiomalign").attention.annotations == "data/annotations/g-idiomalign-attention.csv"
+    assert (
+        load_params(path).benchmark("g-idiomalign").attention.annotations
+        == "data/annotations/g-idiomalign-attention.csv"
+    )

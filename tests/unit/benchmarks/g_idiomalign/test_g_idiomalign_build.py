@@ -53,11 +53,16 @@ def test_tasks_counts_and_rows(raw: Path) -> None:
     result = run(raw)
     counts = {task: len(items) for task, items in result.tasks.items()}
     assert counts == {
-        "aligned_pairs": 5, "gloss_generation": 10, "mcq": 3,
-        "additional_pairs": 1, "gloss_generation_additional": 2,
+        "aligned_pairs": 5,
+        "gloss_generation": 10,
+        "mcq": 3,
+        "additional_pairs": 1,
+        "gloss_generation_additional": 2,
     }
     assert dict(result.stats.rows_read) == {
-        "Gloss_pivoted_Original": 5, "Multiple-Choice_Idiom_Equivalence": 3, "Additional_language pairs": 1,
+        "Gloss_pivoted_Original": 5,
+        "Multiple-Choice_Idiom_Equivalence": 3,
+        "Additional_language pairs": 1,
     }
     assert result.stats.rows_kept == result.stats.rows_read
     details = result.stats.details
@@ -71,10 +76,12 @@ def test_aligned_pair_item(raw: Path) -> None:
     item = by_id(run(raw), "aligned_pairs")["pairs/Chinese_English/00000"]
     assert (item.language, item.input, item.references, item.answer) == ("en", "画蛇添足", ("gild the lily",), None)
     assert item.fields == {
-        "source_idiom": "画蛇添足", "target_idiom": "gild the lily",
+        "source_idiom": "画蛇添足",
+        "target_idiom": "gild the lily",
         "source_meaning": "to ruin by adding something superfluous",
         "target_meaning": "To add needless ornament.",  # released with two trailing spaces
-        "source_language": "Chinese", "target_language": "English",
+        "source_language": "Chinese",
+        "target_language": "English",
     }
     assert item.meta["pair"] == "Chinese_English"
     assert (item.meta["source_lang"], item.meta["target_lang"], item.meta["row"]) == ("zh", "en", 0)
@@ -86,7 +93,12 @@ def test_whitespace_and_repeated_idioms_are_reported(raw: Path) -> None:
     stripped = [(e["file"], e["row"], e["field"]) for e in stats.flagged["whitespace_stripped"]]
     assert stripped == [("Chinese_English.json", 0, "target_meaning"), ("Chinese_English.json", 2, "source_meaning")]
     assert stats.flagged["repeated_target_idiom"] == [
-        {"group": "Gloss_pivoted_Original", "file": "Chinese_English.json", "idiom": "preach to the choir", "rows": [1, 2]}
+        {
+            "group": "Gloss_pivoted_Original",
+            "file": "Chinese_English.json",
+            "idiom": "preach to the choir",
+            "rows": [1, 2],
+        }
     ]
     assert "repeated_source_idiom" not in stats.flagged
     assert stats.details["aligned_pairs"]["repeated_idioms_per_pair"] == {
@@ -99,7 +111,9 @@ def test_generation_items_in_both_directions(raw: Path) -> None:
     forward, backward = gen["gen/zh-en/00000"], gen["gen/en-zh/00000"]
     assert (forward.input, forward.references, forward.language) == ("画蛇添足", ("gild the lily",), "en")
     assert forward.fields == {
-        "source_idiom": "画蛇添足", "source_language": "Chinese", "target_language": "English",
+        "source_idiom": "画蛇添足",
+        "source_language": "Chinese",
+        "target_language": "English",
         "gloss": "to ruin by adding something superfluous",
     }
     assert forward.meta["direction"] == "zh->en" and forward.meta["reversed"] is False
@@ -121,7 +135,11 @@ def test_mcq_option_types_are_decoded(raw: Path) -> None:
     assert item.meta["reference_letter"] == "D" and item.meta["target_letters"] == ["D"]
     assert item.meta["duplicate_option"] is False
     assert (item.meta["group"], item.meta["direction"], item.meta["source_lang"], item.meta["target_lang"]) == (
-        "Zh-target", "en->zh", "en", "zh")
+        "Zh-target",
+        "en->zh",
+        "en",
+        "zh",
+    )
     assert item.fields["instruction"] == json.loads((raw / ZH_MCQ).read_text(encoding="utf-8"))[0]["instruction"]
     assert (item.meta["pair"], item.meta["pair_row"]) == ("Chinese_English", 0)
 
@@ -136,7 +154,8 @@ def test_duplicate_option_is_flagged(raw: Path) -> None:
     assert item.meta["option_types"]["A"] == "LT"
     flagged = result.stats.flagged["duplicate_option"]
     assert [(e["file"], e["row"], e["target_letters"]) for e in flagged] == [
-        ("mcq_data_mcq_data_English_Chinese.json", 1, ["A", "B"])]
+        ("mcq_data_mcq_data_English_Chinese.json", 1, ["A", "B"])
+    ]
     assert result.stats.details["mcq"]["option_decoding"] == {"agrees_with_correct_position": 2, "duplicate_option": 1}
 
 
@@ -179,7 +198,9 @@ def test_instruction_must_show_the_options(raw: Path) -> None:
 
 def test_mcq_language_fields_must_match_the_file_name(raw: Path) -> None:
     edit(raw, ZH_MCQ, lambda data: data[1].update(source_language="German"))
-    with pytest.raises(DataError, match=r"row 1: source_language is 'German' \(expected English, as the file name says\)"):
+    with pytest.raises(
+        DataError, match=r"row 1: source_language is 'German' \(expected English, as the file name says\)"
+    ):
         run(raw)
 
 
@@ -195,7 +216,9 @@ def test_missing_key_names_file_and_row(raw: Path) -> None:
 
 def test_missing_mcq_key_names_file_and_row(raw: Path) -> None:
     edit(raw, FR_MCQ, lambda data: data[0].pop("original_positions"))
-    with pytest.raises(DataError, match=r"mcq_data_mcq_data_English_French.json, row 0: missing field\(s\) original_positions"):
+    with pytest.raises(
+        DataError, match=r"mcq_data_mcq_data_English_French.json, row 0: missing field\(s\) original_positions"
+    ):
         run(raw)
 
 
@@ -208,7 +231,9 @@ def test_non_string_value_is_an_error(raw: Path) -> None:
 def test_unknown_language_name_is_an_error(raw: Path) -> None:
     additional = raw / "Additional_language pairs"
     (additional / "Korean_Spain.json").rename(additional / "Korean_Klingon.json")
-    with pytest.raises(DataError, match=r"Korean_Klingon.json: unknown language name 'Klingon' \(expected one of Chinese"):
+    with pytest.raises(
+        DataError, match=r"Korean_Klingon.json: unknown language name 'Klingon' \(expected one of Chinese"
+    ):
         run(raw)
 
 
@@ -235,14 +260,17 @@ def test_empty_idiom_dropped_and_empty_gloss_flagged(raw: Path) -> None:
     edit(raw, "Gloss_pivoted_Original/English_French.json", blank)
     result = run(raw)
     assert result.stats.dropped["empty_idiom"] == [
-        {"group": "Gloss_pivoted_Original", "file": "English_French.json", "row": 0, "fields": ["target_idiom"]}]
+        {"group": "Gloss_pivoted_Original", "file": "English_French.json", "row": 0, "fields": ["target_idiom"]}
+    ]
     assert result.stats.flagged["empty_gloss"][0]["row"] == 1
     gen = by_id(result, "gloss_generation")
     assert "gen/en-fr/00000" not in gen and "gen/fr-en/00000" not in gen
     assert gen["gen/en-fr/00001"].meta["no_gloss_available"] is True
     assert gen["gen/fr-en/00001"].meta["no_gloss_available"] is False
     # The MCQ item of the dropped pair is kept, and reported as not joined to an aligned pair.
-    assert [e["file"] for e in result.stats.flagged["mcq_not_in_aligned_pairs"]] == ["mcq_data_mcq_data_English_French.json"]
+    assert [e["file"] for e in result.stats.flagged["mcq_not_in_aligned_pairs"]] == [
+        "mcq_data_mcq_data_English_French.json"
+    ]
 
 
 def test_french_mojibake_repaired_by_default(raw: Path) -> None:
@@ -251,15 +279,22 @@ def test_french_mojibake_repaired_by_default(raw: Path) -> None:
     assert pair.references == ("coûter les yeux de la tête",)
     assert pair.meta["mojibake_repaired"] == ["target_idiom"]
     item = by_id(result, "mcq")["mcq/en-fr/00000"]
-    assert item.choices == ("coûter un bras et une jambe", "coûter les yeux de la tête",
-                            "bras dessus bras dessous", "pour une bouchée de pain")
+    assert item.choices == (
+        "coûter un bras et une jambe",
+        "coûter les yeux de la tête",
+        "bras dessus bras dessous",
+        "pour une bouchée de pain",
+    )
     assert "\nB. coûter les yeux de la tête\n" in item.fields["instruction"]
     assert "Ã" not in item.fields["instruction"]
     assert item.meta["mojibake_repaired"] == ["instruction", "target_idiom", "option_A", "option_B"]
     assert (item.meta["pair"], item.meta["pair_row"]) == ("English_French", 0)
     assert result.stats.details["text"]["mojibake_repaired"] == {
-        "Gloss_pivoted_Original/target_idiom": 1, "Other targets/instruction": 1, "Other targets/option_A": 1,
-        "Other targets/option_B": 1, "Other targets/target_idiom": 1,
+        "Gloss_pivoted_Original/target_idiom": 1,
+        "Other targets/instruction": 1,
+        "Other targets/option_A": 1,
+        "Other targets/option_B": 1,
+        "Other targets/target_idiom": 1,
     }
 
 
@@ -295,7 +330,13 @@ def test_additional_pairs_stay_in_their_own_tasks(raw: Path) -> None:
 def test_language_codes() -> None:
     assert language_code("Spain", "x.json") == "es" and canonical_name("Spain", "x.json") == "Spanish"
     assert [language_code(n, "x.json") for n in ("Chinese", "Japanese", "Polish", "Arabic", "Thai", "Vietnamese")] == [
-        "zh", "ja", "pl", "ar", "th", "vi"]
+        "zh",
+        "ja",
+        "pl",
+        "ar",
+        "th",
+        "vi",
+    ]
     with pytest.raises(DataError, match=r"x.json, row 3: unknown language name 'Latin'"):
         language_code("Latin", "x.json", row=3)
 
@@ -307,14 +348,22 @@ def test_build_is_byte_identical_when_rerun(raw: Path, tmp_path: Path) -> None:
         outputs.append({p.name: p.read_bytes() for p in sorted((tmp_path / name).iterdir())})
     assert outputs[0] == outputs[1]
     assert set(outputs[0]) == {
-        "additional_pairs.parquet", "aligned_pairs.parquet", "build_stats.json",
-        "gloss_generation.parquet", "gloss_generation_additional.parquet", "mcq.parquet", "idiombench-output.json",
+        "additional_pairs.parquet",
+        "aligned_pairs.parquet",
+        "build_stats.json",
+        "gloss_generation.parquet",
+        "gloss_generation_additional.parquet",
+        "mcq.parquet",
+        "idiombench-output.json",
     }
 
 
 def test_a_pair_released_in_both_orders_is_an_error(raw: Path) -> None:
     shutil.copy(raw / ZH_EN, raw / "Gloss_pivoted_Original/English_Chinese.json")
-    with pytest.raises(DataError, match=r"English_Chinese.json: the language pair is also released as Gloss_pivoted_Original/Chinese_English.json"):
+    with pytest.raises(
+        DataError,
+        match=r"English_Chinese.json: the language pair is also released as Gloss_pivoted_Original/Chinese_English.json",
+    ):
         run(raw)
 
 
@@ -323,5 +372,7 @@ def test_a_direction_released_twice_is_an_error(raw: Path) -> None:
     folder = (raw / ZH_MCQ).parent
     shutil.copy(raw / ZH_MCQ, folder / "mcq_data_mcq_data_Spain_Chinese.json")
     (raw / ZH_MCQ).rename(folder / "mcq_data_mcq_data_Spanish_Chinese.json")
-    with pytest.raises(DataError, match=r"Spanish_Chinese.json: the direction is also released as .*Spain_Chinese.json"):
+    with pytest.raises(
+        DataError, match=r"Spanish_Chinese.json: the direction is also released as .*Spain_Chinese.json"
+    ):
         run(raw)

@@ -22,6 +22,7 @@ from idiombench.core.errors import IdiombenchError
 
 # --------------------------------------------------------------------------- modal-bin cutoff
 
+
 def test_modal_bin_by_hand():
     # range [0, 10]: edges 0, 1, ..., 10 (exact in binary); a score on an edge opens the bin above it
     scores = [0, 1, 1.5, 5, 5.5, 5.8, 9, 10]
@@ -67,11 +68,13 @@ def test_modal_bin_counts_agree_with_numpy_histogram():
 # --------------------------------------------------------------------------- neighbours and MNN
 
 # S[i, j] = similarity of A's entry i and B's entry j. With a = identity, S = a @ b.T = b.T.
-S = np.array([
-    [0.90, 0.80, 0.10],
-    [0.85, 0.20, 0.30],
-    [0.10, 0.70, 0.60],
-])
+S = np.array(
+    [
+        [0.90, 0.80, 0.10],
+        [0.85, 0.20, 0.30],
+        [0.10, 0.70, 0.60],
+    ]
+)
 
 
 @pytest.mark.parametrize("batch_size", [1, 2, 3, 100])
@@ -114,6 +117,7 @@ def test_k_larger_than_the_pool():
 
 # --------------------------------------------------------------------------- end to end
 
+
 def test_rebuild_by_hand(tmp_path: Path):
     embedder = HandEmbedder(ANGLES)
     body = run_construction(params_for(["English_French"], tmp_path, k=2), items(), tmp_path / "out", scorers=embedder)
@@ -138,7 +142,9 @@ def test_rebuild_by_hand(tmp_path: Path):
     status = pq.read_table(out / "released_status.parquet").to_pylist()
     assert [s["rank_target_among_source_top_k"] for s in status] == [1, 1, 1, 1, None]
     assert [s["rebuilt"] for s in status] == [True, True, True, False, False]
-    assert json.loads((out / "construction.json").read_text(encoding="utf-8"))["totals"]["recall"] == pytest.approx(3 / 5)
+    assert json.loads((out / "construction.json").read_text(encoding="utf-8"))["totals"]["recall"] == pytest.approx(
+        3 / 5
+    )
     assert "only the aligned pairs" in body["note"]
 
 
@@ -154,33 +160,58 @@ def test_rebuild_is_byte_identical_on_rerun(tmp_path: Path):
 
 
 def test_all_equal_pair_keeps_its_single_mnn_pair(tmp_path: Path):
-    body = run_construction(params_for(["English_German"], tmp_path), items(), tmp_path / "out", scorers=HandEmbedder(ANGLES))
+    body = run_construction(
+        params_for(["English_German"], tmp_path), items(), tmp_path / "out", scorers=HandEmbedder(ANGLES)
+    )
     (summary,) = body["pairs"]
-    assert (summary["mnn"], summary["modal_bin"], summary["cutoff"], summary["rebuilt"]) == (1, 0, pytest.approx(1.0), 1)
+    assert (summary["mnn"], summary["modal_bin"], summary["cutoff"], summary["rebuilt"]) == (
+        1,
+        0,
+        pytest.approx(1.0),
+        1,
+    )
 
 
 def test_language_pool_takes_entries_from_every_pair_file(tmp_path: Path):
-    body = run_construction(params_for(["English_French"], tmp_path, pool="language"), items(), tmp_path / "out",
-                            scorers=HandEmbedder(ANGLES))
+    body = run_construction(
+        params_for(["English_French"], tmp_path, pool="language"),
+        items(),
+        tmp_path / "out",
+        scorers=HandEmbedder(ANGLES),
+    )
     (summary,) = body["pairs"]
     assert (summary["pool_source"], summary["pool_target"]) == (5, 4)  # + Adam's ale from English_German
     assert body["pool"] == "language"
 
 
 def test_construction_errors_are_clear(tmp_path: Path):
-    with pytest.raises(IdiombenchError, match=r"construct.pairs: unknown pair\(s\) Klingon_English \(built pairs: English_French, English_German\)"):
-        run_construction(params_for(["Klingon_English"], tmp_path), items(), tmp_path / "out", scorers=HandEmbedder(ANGLES))
+    with pytest.raises(
+        IdiombenchError,
+        match=r"construct.pairs: unknown pair\(s\) Klingon_English \(built pairs: English_French, English_German\)",
+    ):
+        run_construction(
+            params_for(["Klingon_English"], tmp_path), items(), tmp_path / "out", scorers=HandEmbedder(ANGLES)
+        )
     with pytest.raises(IdiombenchError, match="has no model in this profile"):
-        run_construction(params_for(None, tmp_path), items(), tmp_path / "out", scorers=HandEmbedder(ANGLES, computed=False))
+        run_construction(
+            params_for(None, tmp_path), items(), tmp_path / "out", scorers=HandEmbedder(ANGLES, computed=False)
+        )
     with pytest.raises(IdiombenchError, match="must be an embedder role"):
-        run_construction(params_for(None, tmp_path), items(), tmp_path / "out", scorers=HandEmbedder(ANGLES, kind="nli"))
+        run_construction(
+            params_for(None, tmp_path), items(), tmp_path / "out", scorers=HandEmbedder(ANGLES, kind="nli")
+        )
     (tmp_path / "nowhere").mkdir()
-    with pytest.raises(IdiombenchError, match=r"nowhere/aligned_pairs.parquet is missing: run `idiombench build g-idiomalign` first"):
-        run_construction(params_for(None, tmp_path), tmp_path / "nowhere", tmp_path / "out", scorers=HandEmbedder(ANGLES))
+    with pytest.raises(
+        IdiombenchError, match=r"nowhere/aligned_pairs.parquet is missing: run `idiombench build g-idiomalign` first"
+    ):
+        run_construction(
+            params_for(None, tmp_path), tmp_path / "nowhere", tmp_path / "out", scorers=HandEmbedder(ANGLES)
+        )
     assert not (tmp_path / "out").exists()  # nothing partial
 
 
 # --------------------------------------------------------------------------- the stage's command
+
 
 def test_construct_command_refuses_a_benchmark_without_a_construction_pipeline(tmp_path: Path):
     from typer.testing import CliRunner
@@ -189,7 +220,9 @@ def test_construct_command_refuses_a_benchmark_without_a_construction_pipeline(t
 
     result = CliRunner().invoke(app, ["construct", "orderprobe", "--params", str(ROOT / "params.yaml")])
     assert result.exit_code == 2
-    assert "benchmark orderprobe has no construction pipeline (benchmarks with one: g-idiomalign)" in " ".join(result.output.split())
+    assert "benchmark orderprobe has no construction pipeline (benchmarks with one: g-idiomalign)" in " ".join(
+        result.output.split()
+    )
 
 
 def test_construct_command_records_a_disabled_benchmark_as_skipped(tmp_path: Path):
@@ -206,4 +239,7 @@ def test_construct_command_records_a_disabled_benchmark_as_skipped(tmp_path: Pat
     result = CliRunner().invoke(app, ["construct", "g-idiomalign", "--params", str(path), "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert json.loads((out / "construction.json").read_text(encoding="utf-8")) == {
-        "benchmark": "g-idiomalign", "status": "skipped", "reason": "benchmarks.g-idiomalign.enabled is false"}
+        "benchmark": "g-idiomalign",
+        "status": "skipped",
+        "reason": "benchmarks.g-idiomalign.enabled is false",
+    }

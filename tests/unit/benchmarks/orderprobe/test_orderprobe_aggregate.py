@@ -18,6 +18,7 @@ from idiombench.generation.config import GenerateConfig
 from orderprobe_fixtures import paper_like_config
 from orderprobe_rows import ITEMS, aggregate, cot_rows, roles, table, zero_shot_rows
 
+
 @pytest.fixture(autouse=True)
 def empty_project(tmp_path: Path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # no data/ or results/: provenance says so
@@ -33,7 +34,9 @@ def test_recovery_variants_and_identity_inputs():
     assert m["recovery_strict_excl_identity"] == pytest.approx(1 / 9)
     assert m["recovery_canonical"] == 1.0 and m["recovery_canonical_strict"] == pytest.approx(1 / 5)
     assert m["recovery"] == m["recovery_default"]
-    strict = OrderProbeScore.model_validate({"recovery": {"headline_mode": "strict", "headline_identity_inputs": "exclude"}})
+    strict = OrderProbeScore.model_validate(
+        {"recovery": {"headline_mode": "strict", "headline_identity_inputs": "exclude"}}
+    )
     assert aggregate(strict)["settings"]["zero_shot"]["metrics"]["recovery"] == pytest.approx(1 / 9)
 
 
@@ -73,7 +76,8 @@ def test_s_cons_by_hand_and_absent_consistency_pass():
     generate = GenerateConfig.model_validate({"extra": {"consistency": {"n": 2, "settings": ["zero_shot"]}}})
     restricted = aggregate_scores({"cot": table(cot_rows())}, ITEMS, OrderProbeScore(), roles(), "test", None, generate)
     assert restricted["settings"]["cot"]["not_computed"]["s_cons"] == (
-        "the `consistency` pass runs on zero_shot only (benchmarks.orderprobe.generate.extra.consistency.settings)")
+        "the `consistency` pass runs on zero_shot only (benchmarks.orderprobe.generate.extra.consistency.settings)"
+    )
     assert restricted["breakdowns"]["canonical"]["cot"]["not_computed"]["s_cons"].startswith("the `consistency` pass")
 
 
@@ -93,8 +97,9 @@ def test_s_rob_by_hand_with_s_orig_zero_excluded_and_counted():
     mean = sum(mu) / 3
     sigma = math.sqrt(sum((v - mean) ** 2 for v in mu) / 3)
     s_struct = 1 - sigma / (0.75 - 0.4)
-    assert s["category_means"] == pytest.approx({"Parallel (Coordinate)": 0.75, "Subject-Predicate": 0.625,
-                                                 "Verb-Object": 0.4})
+    assert s["category_means"] == pytest.approx(
+        {"Parallel (Coordinate)": 0.75, "Subject-Predicate": 0.625, "Verb-Object": 0.4}
+    )
     assert m["s_struct"] == pytest.approx(s_struct)
     s_seq = (0.625 + 1.125 + 0.625) / 3
     assert m["s_rob"] == pytest.approx(2 * s_seq * s_struct / (s_seq + s_struct))
@@ -125,8 +130,14 @@ def test_breakdowns_per_language_category_pattern_and_canonical():
     patterns = body["breakdowns"]["per_pattern"]["zero_shot"]
     assert len(patterns) == 23 and "ABCD" not in patterns
     assert patterns["ABDC"]["inputs"] == 5 and patterns["ABDC"]["recovery_default"] == pytest.approx(2 / 5)
-    assert patterns["CDAB"] == {"inputs": 1, "identity_inputs": 1, "recovery_default": 1.0, "recovery_strict": 0.0,
-                                "recovery_default_excl_identity": None, "recovery_strict_excl_identity": None}
+    assert patterns["CDAB"] == {
+        "inputs": 1,
+        "identity_inputs": 1,
+        "recovery_default": 1.0,
+        "recovery_strict": 0.0,
+        "recovery_default_excl_identity": None,
+        "recovery_strict_excl_identity": None,
+    }
     assert patterns["DCBA"]["inputs"] == 0 and patterns["DCBA"]["recovery_default"] is None
     canonical = body["breakdowns"]["canonical"]["zero_shot"]
     assert canonical["metrics"]["s_acc_mean"] == pytest.approx((0.8 + 0.5 + 1.0 + 0.0) / 4)
@@ -138,8 +149,14 @@ def test_breakdowns_per_language_category_pattern_and_canonical():
 def test_format_failures_and_counts():
     s = aggregate()["settings"]["zero_shot"]
     assert s["metrics"]["format_failure_rate"] == pytest.approx(1 / 15)
-    assert (s["counts"]["main_rows"], s["counts"]["perturbed_inputs"], s["counts"]["canonical_inputs"],
-            s["counts"]["identity_inputs"], s["counts"]["expressions"], s["counts"]["consistency_samples"]) == (15, 10, 5, 1, 5, 12)
+    assert (
+        s["counts"]["main_rows"],
+        s["counts"]["perturbed_inputs"],
+        s["counts"]["canonical_inputs"],
+        s["counts"]["identity_inputs"],
+        s["counts"]["expressions"],
+        s["counts"]["consistency_samples"],
+    ) == (15, 10, 5, 1, 5, 12)
 
 
 def test_provenance_records_roles_templates_and_the_sample():

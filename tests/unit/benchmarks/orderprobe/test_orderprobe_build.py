@@ -25,27 +25,42 @@ def perm_row(expression: str) -> str:
     return expression + "," + ",".join(cells) + "\r\n"
 
 
-def write_release(root: Path, *, zh_rows: list[str], ja_rows: list[str], zh_perm: list[str] | None = None,
-                  zh_struct: list[str] | None = None, ja_struct: list[str] | None = None) -> Path:
+def write_release(
+    root: Path,
+    *,
+    zh_rows: list[str],
+    ja_rows: list[str],
+    zh_perm: list[str] | None = None,
+    zh_struct: list[str] | None = None,
+    ja_struct: list[str] | None = None,
+) -> Path:
     data = root / "data"
     (data / "Structure" / "Simplified Chinese").mkdir(parents=True)
     (data / "Structure" / "Japanese").mkdir(parents=True)
     bom = "\ufeff"
-    (data / "Simplified Chinese.csv").write_text(bom + "".join(r + "\r\n" for r in zh_rows), encoding="utf-8", newline="")
+    (data / "Simplified Chinese.csv").write_text(
+        bom + "".join(r + "\r\n" for r in zh_rows), encoding="utf-8", newline=""
+    )
     (data / "Japanese.csv").write_text(bom + "".join(r + "\r\n" for r in ja_rows), encoding="utf-8", newline="")
     zh_exprs = [r.split(",")[0].strip() for r in zh_rows]
     ja_exprs = [r.split(",")[0].strip() for r in ja_rows]
     if zh_perm is None:
         zh_perm = [perm_row(e) for e in dict.fromkeys(zh_exprs) if len(e) == 4]
-    (data / "Full permutation in Simplified Chinese.csv").write_text(bom + HEADER + "".join(zh_perm), encoding="utf-8", newline="")
+    (data / "Full permutation in Simplified Chinese.csv").write_text(
+        bom + HEADER + "".join(zh_perm), encoding="utf-8", newline=""
+    )
     ja_perm = [perm_row(e) for e in dict.fromkeys(ja_exprs) if len(e) == 4]
-    (data / "Full permutation in Japanese.csv").write_text(bom + HEADER + "".join(ja_perm), encoding="utf-8", newline="")
+    (data / "Full permutation in Japanese.csv").write_text(
+        bom + HEADER + "".join(ja_perm), encoding="utf-8", newline=""
+    )
     zh_struct = zh_struct if zh_struct is not None else [f"{e},Modifier-Head" for e in zh_exprs]
     ja_struct = ja_struct if ja_struct is not None else [f"{e},Parallel (Coordinate)" for e in ja_exprs]
     (data / "Structure" / "Simplified Chinese" / "Simplified Chinese.csv").write_text(
-        bom + "".join(r + "\r\n" for r in zh_struct), encoding="utf-8", newline="")
+        bom + "".join(r + "\r\n" for r in zh_struct), encoding="utf-8", newline=""
+    )
     (data / "Structure" / "Japanese" / "Japanese.csv").write_text(
-        bom + "".join(r + "\r\n" for r in ja_struct), encoding="utf-8", newline="")
+        bom + "".join(r + "\r\n" for r in ja_struct), encoding="utf-8", newline=""
+    )
     # the released S_Acc scripts (word lists): the hand-written stand-ins
     shutil.copytree(SACC_FIXTURE / "Sacc", root / "Sacc")
     return root
@@ -53,12 +68,12 @@ def write_release(root: Path, *, zh_rows: list[str], ja_rows: list[str], zh_perm
 
 ZH_ROWS = [
     "画蛇添足,比喻做了多余的事||反而不恰当",
-    "一丘之貉 ,比喻同是一类，没有什么差别",       # trailing space: stripped
-    "无可估量 难以估计,",                          # not four characters: dropped
-    "井井有条,形容条理分明||zdic解释",             # placeholder reference removed
-    "画蛇添足,比喻多此一举",                       # repeated expression
+    "一丘之貉 ,比喻同是一类，没有什么差别",  # trailing space: stripped
+    "无可估量 难以估计,",  # not four characters: dropped
+    "井井有条,形容条理分明||zdic解释",  # placeholder reference removed
+    "画蛇添足,比喻多此一举",  # repeated expression
 ]
-JA_ROWS = ["一期一会", "試行錯誤"]                 # the Japanese release has no references
+JA_ROWS = ["一期一会", "試行錯誤"]  # the Japanese release has no references
 CONFIG = OrderProbeBuild(languages=["zh-CN", "ja"])
 
 
@@ -120,8 +135,9 @@ def test_dedupe_merges_repeated_expressions(tmp_path: Path):
 
 
 def test_missing_category_is_flagged_not_dropped(tmp_path: Path):
-    root = write_release(tmp_path, zh_rows=ZH_ROWS, ja_rows=JA_ROWS,
-                         zh_struct=["画蛇添足,Modifier-Head", "画蛇添足,Verb-Object"])
+    root = write_release(
+        tmp_path, zh_rows=ZH_ROWS, ja_rows=JA_ROWS, zh_struct=["画蛇添足,Modifier-Head", "画蛇添足,Verb-Object"]
+    )
     result = build(root, CONFIG)
     stats = result.stats.to_json({})
     assert stats["flagged"]["no_syntactic_category"]["count"] == 2  # 一丘之貉, 井井有条
@@ -145,7 +161,9 @@ def test_unknown_category_and_missing_column_are_errors(tmp_path: Path):
     with pytest.raises(DataError, match=r"Simplified Chinese.csv, row 1: unknown syntactic category 'Idiomatic'"):
         build(root, CONFIG)
     root = write_release(tmp_path / "b", zh_rows=["画蛇添足"], ja_rows=JA_ROWS)
-    with pytest.raises(DataError, match=r"Simplified Chinese.csv, row 1: 1 column\(s\).*expected expression, references"):
+    with pytest.raises(
+        DataError, match=r"Simplified Chinese.csv, row 1: 1 column\(s\).*expected expression, references"
+    ):
         build(root, CONFIG)
 
 
@@ -174,8 +192,13 @@ def test_build_writes_the_released_word_lists_of_its_languages(tmp_path: Path):
     assert loaded["ja"].overrides == {"一期一会": (True, False)}
     stats = json.loads((tmp_path / "out" / "build_stats.json").read_text(encoding="utf-8"))
     assert stats["details"]["released_word_lists"]["zh-CN"] == {
-        "file": "Sacc/sacc_chinese.py", "stopwords": 5, "negations": 2, "positive": 3, "negative": 3,
-        "idiom_overrides": 2}
+        "file": "Sacc/sacc_chinese.py",
+        "stopwords": 5,
+        "negations": 2,
+        "positive": 3,
+        "negative": 3,
+        "idiom_overrides": 2,
+    }
 
 
 def test_build_without_the_acquired_scripts_names_the_missing_file(tmp_path: Path):

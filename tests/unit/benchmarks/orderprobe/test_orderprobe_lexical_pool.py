@@ -27,13 +27,21 @@ EXPRESSIONS = [
     ("ko", "작심삼일", ["결심이 사흘을 가지 못함"]),
     ("ja", "一期一会", []),
 ]
-OUTPUTS = ["{e}：比喻做了多余的事，反而不恰当。", "{e}的意思是谦虚好学，不以请教为耻；AI 100%", "", "{e}",
-           "判断含义：[{e}比喻多此一舉]", "{e}은 결심이 오래가지 못한다는 뜻입니다."]
+OUTPUTS = [
+    "{e}：比喻做了多余的事，反而不恰当。",
+    "{e}的意思是谦虚好学，不以请教为耻；AI 100%",
+    "",
+    "{e}",
+    "判断含义：[{e}比喻多此一舉]",
+    "{e}은 결심이 오래가지 못한다는 뜻입니다.",
+]
 
 
 def generations() -> tuple[dict[str, pd.DataFrame], dict]:
-    groups = [items_for(language, row, expression, refs, "Verb-Object")
-              for row, (language, expression, refs) in enumerate(EXPRESSIONS)]
+    groups = [
+        items_for(language, row, expression, refs, "Verb-Object")
+        for row, (language, expression, refs) in enumerate(EXPRESSIONS)
+    ]
     rows = []
     for group in groups:
         for n, item in enumerate(group):
@@ -46,7 +54,8 @@ def generations() -> tuple[dict[str, pd.DataFrame], dict]:
 CONFIGS = {
     "paper": OrderProbeScore(),
     "paper-options": OrderProbeScore.model_validate(
-        {"s_acc": {"polarity_halving": True, "reference_aggregation": "mean"}, "s_info": {"bp_mode": "bleu"}}),
+        {"s_acc": {"polarity_halving": True, "reference_aggregation": "mean"}, "s_info": {"bp_mode": "bleu"}}
+    ),
     "released": OrderProbeScore(compatibility="released"),
 }
 
@@ -58,11 +67,13 @@ def test_worker_processes_give_the_in_process_tables(mode: str):
     cfg = CONFIGS[mode]
     gens, items = generations()
     scorers = FakeScorers(paper_like_config(), default=0.5)
-    alone = score_generations("m", gens, items, cfg, scorers, [], lexicons=LEXICONS,
-                              lexical=LexicalTerms(cfg, LEXICONS, workers=0))["zero_shot"]
+    alone = score_generations(
+        "m", gens, items, cfg, scorers, [], lexicons=LEXICONS, lexical=LexicalTerms(cfg, LEXICONS, workers=0)
+    )["zero_shot"]
     with LexicalTerms(cfg, LEXICONS, workers=2, min_rows=0) as terms:
-        pooled = score_generations("m", gens, items, cfg, scorers, [], lexicons=LEXICONS, chunk_rows=50,
-                                   lexical=terms)["zero_shot"]
+        pooled = score_generations("m", gens, items, cfg, scorers, [], lexicons=LEXICONS, chunk_rows=50, lexical=terms)[
+            "zero_shot"
+        ]
         assert terms.pool is not None and terms.processes == 2  # the rows went through worker processes
         if mode == "released":  # a worker's error reaches the caller: a language the released code lacks
             row = RowText(0, "en/0001", "en", "spill the beans", "to reveal a secret", ("reveal a secret",))
@@ -82,11 +93,13 @@ def test_a_first_chunk_under_the_threshold_stays_in_process():
 
 def test_an_expressions_rows_run_in_one_process_in_submission_order():
     with ShardedPool(2) as pool:
-        pids = {key: pool.submit(shard_of(key, 2), os.getpid).result() for key in ("zh-CN/0001", "ko/0002", "zh-TW/0003")}
+        pids = {
+            key: pool.submit(shard_of(key, 2), os.getpid).result() for key in ("zh-CN/0001", "ko/0002", "zh-TW/0003")
+        }
         again = {key: pool.submit(shard_of(key, 2), os.getpid).result() for key in pids}
         assert pids == again and os.getpid() not in pids.values()
         futures = [pool.submit(0, pow, 2, n) for n in range(20)]
-        assert [f.result() for f in futures] == [2 ** n for n in range(20)]
+        assert [f.result() for f in futures] == [2**n for n in range(20)]
     assert {shard_of("zh-CN/0001", 2), shard_of("zh-CN/0001", 2)} == {shard_of("zh-CN/0001", 2)}
 
 
@@ -144,7 +157,15 @@ def test_neural_roles_run_while_the_lexical_terms_are_computed():
     scorers.gate = GatedTerms(cfg)
     gated = score_generations("m", gens, items, cfg, scorers, [], lexicons=LEXICONS, lexical=scorers.gate)["zero_shot"]
     scorers.gate.close()
-    plain = score_generations("m", gens, items, cfg, FakeScorers(paper_like_config(), default=0.5), [],
-                              lexicons=LEXICONS, lexical=LexicalTerms(cfg, LEXICONS, workers=0))["zero_shot"]
+    plain = score_generations(
+        "m",
+        gens,
+        items,
+        cfg,
+        FakeScorers(paper_like_config(), default=0.5),
+        [],
+        lexicons=LEXICONS,
+        lexical=LexicalTerms(cfg, LEXICONS, workers=0),
+    )["zero_shot"]
     pd.testing.assert_frame_equal(gated, plain)
     assert any(call[0] == "cosine" for call in scorers.calls)

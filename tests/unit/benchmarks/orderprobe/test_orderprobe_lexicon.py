@@ -41,7 +41,12 @@ def test_every_literal_form_of_the_stand_ins():
 
 
 def test_four_languages_and_an_unknown_one():
-    assert sorted(lexicon.extract_languages(SACC_FIXTURE, ["ko", "zh-TW", "ja", "zh-CN"])) == ["ja", "ko", "zh-CN", "zh-TW"]
+    assert sorted(lexicon.extract_languages(SACC_FIXTURE, ["ko", "zh-TW", "ja", "zh-CN"])) == [
+        "ja",
+        "ko",
+        "zh-CN",
+        "zh-TW",
+    ]
     with pytest.raises(DataError, match=r"no released S_Acc script for languages \['en'\]"):
         lexicon.extract_languages(SACC_FIXTURE, ["zh-CN", "en"])
 
@@ -61,7 +66,7 @@ def test_last_top_level_assignment_wins_and_nested_ones_are_ignored(tmp_path: Pa
         ('NEGATIONS = {"不"} | ["没"]', r"NEGATIONS .*\| between values that are not both sets"),
         ("NEGATIONS = set(range(3))", r"NEGATIONS .*a Call expression"),
         ('NEGATIONS = {"不", 3}', r"NEGATIONS .*a Constant expression"),
-        ('NEGATIONS = {*OTHER}', r"NEGATIONS .*a starred element"),
+        ("NEGATIONS = {*OTHER}", r"NEGATIONS .*a starred element"),
         ('NEGATIONS = "不"', r"NEGATIONS is not a collection of strings \(str\)"),
     ],
 )

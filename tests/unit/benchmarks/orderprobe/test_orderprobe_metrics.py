@@ -13,14 +13,17 @@ from idiombench.benchmarks.orderprobe.recovery import first_script_run, normalis
 # ---------------------------------------------------------------------------- Recovery
 
 
-@pytest.mark.parametrize("output, expected", [
-    ("不耻下问，指不以向学问、地位比自己低的人请教为耻", True),
-    ("不 耻 下\n问", True),  # whitespace removed before matching
-    ("ＡＢ不耻下问", True),  # NFKC: full-width letters are fine
-    ("指不以问问题为耻，向下请教。", False),
-    ("不耻问下", False),  # the scrambled input itself
-    ("", False),
-])
+@pytest.mark.parametrize(
+    "output, expected",
+    [
+        ("不耻下问，指不以向学问、地位比自己低的人请教为耻", True),
+        ("不 耻 下\n问", True),  # whitespace removed before matching
+        ("ＡＢ不耻下问", True),  # NFKC: full-width letters are fine
+        ("指不以问问题为耻，向下请教。", False),
+        ("不耻问下", False),  # the scrambled input itself
+        ("", False),
+    ],
+)
 def test_recovery_default(output: str, expected: bool):
     assert recovered_default(output, "不耻下问") is expected
 
@@ -31,16 +34,19 @@ def test_recovery_default_normalises_both_sides():
     assert recovered_default("金科玉律", "\uf90a科玉律")
 
 
-@pytest.mark.parametrize("explanation, expected", [
-    ("不耻下问，指不以向地位低的人请教为耻", True),
-    ("不耻下问指不以向地位低的人请教为耻", True),  # the run is longer than 4: its first four count
-    ("指：不耻下问，谦虚好学", True),  # runs shorter than four characters are skipped
-    ("成语不耻下问", False),  # first run of 4+ starts with 成语
-    ("不耻问下 → 不耻下问", False),  # the first run is the scrambled input
-    ("画竜点睛とは、最後の仕上げ", False),
-    (None, False),
-    ("", False),
-])
+@pytest.mark.parametrize(
+    "explanation, expected",
+    [
+        ("不耻下问，指不以向地位低的人请教为耻", True),
+        ("不耻下问指不以向地位低的人请教为耻", True),  # the run is longer than 4: its first four count
+        ("指：不耻下问，谦虚好学", True),  # runs shorter than four characters are skipped
+        ("成语不耻下问", False),  # first run of 4+ starts with 成语
+        ("不耻问下 → 不耻下问", False),  # the first run is the scrambled input
+        ("画竜点睛とは、最後の仕上げ", False),
+        (None, False),
+        ("", False),
+    ],
+)
 def test_recovery_strict(explanation, expected: bool):
     assert recovered_strict(explanation, "不耻下问") is expected
 

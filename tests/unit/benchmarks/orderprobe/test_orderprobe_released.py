@@ -48,9 +48,14 @@ REFERENCE = (in_mirror("orderprobe/Sacc/sacc_chinese.py") or Path("orderprobe/Sa
 pytestmark = pytest.mark.skipif(
     not (REFERENCE / "Sacc" / "sacc_chinese.py").is_file(),
     reason="the authors' released OrderProbe code (orderprobe/Sacc/) is in no IDIOMBENCH_MIRROR directory "
-           "(`export IDIOMBENCH_MIRROR=<releases>:<authors' code>`)",
+    "(`export IDIOMBENCH_MIRROR=<releases>:<authors' code>`)",
 )
-SACC = {"zh-CN": "sacc_chinese.py", "zh-TW": "sacc_traditional_chinese.py", "ja": "sacc_japanese.py", "ko": "sacc_korean.py"}
+SACC = {
+    "zh-CN": "sacc_chinese.py",
+    "zh-TW": "sacc_traditional_chinese.py",
+    "ja": "sacc_japanese.py",
+    "ko": "sacc_korean.py",
+}
 TOLERANCE = 1e-9
 DIFFS: dict[str, dict[str, Any]] = {}
 
@@ -146,7 +151,9 @@ def sacc(request) -> dict[str, types.ModuleType]:
     fake.score = fake_bert_score  # type: ignore[attr-defined]
     saved = sys.modules.get("bert_score")
     sys.modules["bert_score"] = fake
-    request.addfinalizer(lambda: sys.modules.__setitem__("bert_score", saved) if saved else sys.modules.pop("bert_score"))
+    request.addfinalizer(
+        lambda: sys.modules.__setitem__("bert_score", saved) if saved else sys.modules.pop("bert_score")
+    )
     return {lang: load(f"Sacc/{name}", f"released_sacc_{lang.replace('-', '_')}") for lang, name in SACC.items()}
 
 
@@ -157,16 +164,32 @@ CASES: dict[str, list[tuple[str, list[str], str]]] = {
     "zh-CN": [
         ("不耻下问", ["乐于向学问或地位比自己低的人学习，而不觉得不好意思"], "形容虚心好学。"),
         ("沧海一粟", ["大海里的一粒谷子", "比喻非常渺小"], "比喻非常渺小。"),
-        ("一鸣惊人", ["比喻平时没有突出的表现；一下子做出惊人的成绩"], "比喻平时默默无闻，突然做出惊人的成绩，非常优秀"),
+        (
+            "一鸣惊人",
+            ["比喻平时没有突出的表现；一下子做出惊人的成绩"],
+            "比喻平时默默无闻，突然做出惊人的成绩，非常优秀",
+        ),
         ("画蛇添足", ["画蛇时给蛇添上脚/比喻做了多余的事、反而不恰当"], "比喻多此一举"),
         ("爱不释手", ["喜爱得舍不得放下"], "非常喜欢，不愿放手"),
         ("循规蹈矩", ["遵守规矩，不敢违反", "也指拘泥于旧规"], "形容人死板僵化，落后"),
         ("守株待兔", ["比喻死守狭隘经验，不知变通"], "比喻不劳而获的侥幸心理，很优秀"),
-        ("半途而废", ["做事中途停止，失败", "不能坚持到底，倒退"], "做事很优秀"),  # every reference conflicts: Fβ halved
+        (
+            "半途而废",
+            ["做事中途停止，失败", "不能坚持到底，倒退"],
+            "做事很优秀",
+        ),  # every reference conflicts: Fβ halved
         ("自相矛盾", ["[比喻]自己说话做事前后抵触"], "的了呢"),
-        ("井底之蛙", ["比喻见识狭窄的人"], "比喻见识短浅、目光狭窄、不了解外面广阔世界的人，也用来讽刺自以为是、固步自封、落后于时代的人"),
+        (
+            "井底之蛙",
+            ["比喻见识狭窄的人"],
+            "比喻见识短浅、目光狭窄、不了解外面广阔世界的人，也用来讽刺自以为是、固步自封、落后于时代的人",
+        ),
         ("对牛弹琴", ["比喻对不懂道理的人讲道理；对外行人说内行话"], "说话不看对象"),
-        ("亡羊补牢", ["比喻出了问题以后想办法补救，是优点"], "没有办法补救"),  # negated explanation vs positive reference: halved
+        (
+            "亡羊补牢",
+            ["比喻出了问题以后想办法补救，是优点"],
+            "没有办法补救",
+        ),  # negated explanation vs positive reference: halved
     ],
     "zh-TW": [
         ("不恥下問", ["樂於向學問或地位比自己低的人學習"], "形容虛心好學。"),
@@ -205,7 +228,11 @@ CASES: dict[str, list[tuple[str, list[str], str]]] = {
         ("유비무환", ["미리 준비가 되어 있으면 걱정이 없음"], "준비하면 걱정이 없다, 좋다"),
         ("사필귀정", ["모든 일은 반드시 바른길로 돌아감"], "정의는 이긴다"),
         ("이심전심", ["마음과 마음으로 서로 뜻이 통함/말없이 통함"], "말하지 않아도 통함"),
-        ("금상첨화", ["비단 위에 꽃을 더한다는 뜻으로 좋은 일 위에 또 좋은 일이 더하여짐을 비유적으로 이르는 말"], "좋은 일이 겹침"),
+        (
+            "금상첨화",
+            ["비단 위에 꽃을 더한다는 뜻으로 좋은 일 위에 또 좋은 일이 더하여짐을 비유적으로 이르는 말"],
+            "좋은 일이 겹침",
+        ),
         ("청출어람", ["제자가 스승보다 나음"], "제자가 스승을 능가하는 것은 아니다"),
         ("고진감래", ["고생 끝에 낙이 옴"], "고생 끝에 즐거움이 온다 그리고 또 온다 그리고 또 온다"),
         ("과유불급", ["정도를 지나침은 미치지 못함과 같음", "지나친 것은 모자란 것과 같다"], "지나치면 안 좋다"),
@@ -235,8 +262,9 @@ def lexicons(tmp_path_factory) -> dict[str, lexicon.ReleasedLexicon]:
     return lexicon.extract_languages(raw, list(SACC))
 
 
-def score_rows(compatibility: str, lexicons: dict[str, lexicon.ReleasedLexicon],
-               **options: Any) -> dict[tuple[str, int], dict[str, Any]]:
+def score_rows(
+    compatibility: str, lexicons: dict[str, lexicon.ReleasedLexicon], **options: Any
+) -> dict[tuple[str, int], dict[str, Any]]:
     """Score every case's canonical input with the project's scorer; keyed by (language, case)."""
     groups, rows, keys = [], [], {}
     for language, cases in CASES.items():
@@ -246,8 +274,9 @@ def score_rows(compatibility: str, lexicons: dict[str, lexicon.ReleasedLexicon],
             rows.append(gen_row(items[0], "zero_shot", explanation))
             keys[items[0].item_id] = (language, i)
     cfg = OrderProbeScore.model_validate({"compatibility": compatibility, **options})
-    scored = score_generations("m", {"zero_shot": frame(rows)}, index(*groups), cfg, HashScorers(paper_like_config()), [],
-                               lexicons=lexicons)
+    scored = score_generations(
+        "m", {"zero_shot": frame(rows)}, index(*groups), cfg, HashScorers(paper_like_config()), [], lexicons=lexicons
+    )
     return {keys[r["item_id"]]: r for r in scored["zero_shot"].to_dict("records")}
 
 
@@ -283,12 +312,16 @@ def test_reference_split(sacc):
     for language, cases in CASES.items():
         for _, references, _ in cases:
             cell = released_cell(references)
-            theirs = [sacc[language].clean_text(r) for r in sacc[language].to_refs(cell) if r and sacc[language].clean_text(r)]
+            theirs = [
+                sacc[language].clean_text(r) for r in sacc[language].to_refs(cell) if r and sacc[language].clean_text(r)
+            ]
             assert released.split_references(cell) == theirs
             n += 1
     record("reference split", "released", n, 0.0)
     # paper mode keeps the `||` split: the cells with ; ／ 、 differ
-    differing = sum(1 for cases in CASES.values() for _, refs, _ in cases if released.split_references(released_cell(refs)) != refs)
+    differing = sum(
+        1 for cases in CASES.values() for _, refs, _ in cases if released.split_references(released_cell(refs)) != refs
+    )
     assert differing >= 10
 
 
@@ -296,7 +329,9 @@ def test_reference_split(sacc):
 
 
 def released_terms(module, expression: str, references: list[str], explanation: str) -> dict[str, float]:
-    refs = [module.clean_text(r) for r in module.to_refs(released_cell(references)) if r and module.clean_text(r)] or [""]
+    refs = [module.clean_text(r) for r in module.to_refs(released_cell(references)) if r and module.clean_text(r)] or [
+        ""
+    ]
     pred = module.clean_text(explanation)
     embedder = FakeEmbedder()
     module.cosine_similarity = embedder.similarity  # the embedding model's comparison: stubbed
@@ -306,8 +341,15 @@ def released_terms(module, expression: str, references: list[str], explanation: 
     lex = module.lexical_cosine_over_refs(pred, refs)
     rep = module.representation_ensemble(bert, sts, lex)
     fb, conflict = module.content_fbeta_with_polarity_multi(pred, refs, idiom=expression)
-    return {"ce": ce, "sts": sts, "bert": bert, "lex": lex, "f_beta": fb, "halved": conflict,
-            "s_acc": module.calculate_accuracy_score(ce, rep, fb)}
+    return {
+        "ce": ce,
+        "sts": sts,
+        "bert": bert,
+        "lex": lex,
+        "f_beta": fb,
+        "halved": conflict,
+        "s_acc": module.calculate_accuracy_score(ce, rep, fb),
+    }
 
 
 def _nan_to_none(v: float) -> float | None:
@@ -364,7 +406,9 @@ def test_s_info_released_mode_equals_the_code(sinfo, released_rows, paper_rows):
     worst = worst_paper = 0.0
     for (language, i), row in released_rows.items():
         _, references, explanation = CASES[language][i]
-        _, _, theirs = sinfo.calculate_information_density(cleaned(explanation), released_cell(references).strip(), None)
+        _, _, theirs = sinfo.calculate_information_density(
+            cleaned(explanation), released_cell(references).strip(), None
+        )
         worst = max(worst, abs(theirs - row["s_info"]))
         worst_paper = max(worst_paper, abs(theirs - paper_rows[(language, i)]["s_info"]))
     assert worst <= TOLERANCE
@@ -409,8 +453,9 @@ def test_s_logic_released_mode_equals_the_code(released_rows, paper_rows):
     worst = worst_paper = 0.0
     for (language, i), row in released_rows.items():
         _, references, explanation = CASES[language][i]
-        theirs = slog.compute_nli_probability(released_cell(references).strip(), cleaned(explanation), FakeTokenizer(),
-                                             FakeNLIModel())
+        theirs = slog.compute_nli_probability(
+            released_cell(references).strip(), cleaned(explanation), FakeTokenizer(), FakeNLIModel()
+        )
         worst = max(worst, abs(theirs - row["s_logic"]))
         worst_paper = max(worst_paper, abs(theirs - paper_rows[(language, i)]["s_logic"]))
     assert worst <= TOLERANCE
@@ -430,9 +475,13 @@ def robustness_table(seed: int, n_expr: int = 48, n_pat: int = 23) -> tuple[pd.D
     orig[3] = 0.05  # a tiny S_orig: per-expression S_seq far outside [0, 1]
     values = np.clip(orig[:, None] + rng.normal(0, 0.15, (n_expr, n_pat)), 0, 1)
     canonical = pd.DataFrame({"expression_id": [f"e{i}" for i in range(n_expr)], "s_acc": orig})
-    perturbed = pd.DataFrame([
-        {"expression_id": f"e{i}", "pattern": f"p{p:02d}", "s_acc": values[i, p]} for i in range(n_expr) for p in range(n_pat)
-    ])
+    perturbed = pd.DataFrame(
+        [
+            {"expression_id": f"e{i}", "pattern": f"p{p:02d}", "s_acc": values[i, p]}
+            for i in range(n_expr)
+            for p in range(n_pat)
+        ]
+    )
     return perturbed, canonical
 
 
@@ -442,16 +491,24 @@ def released_rob(values: np.ndarray, orig: np.ndarray, tmp: Path, module_name: s
     module = load(f"Srobust/{module_name}.py", f"released_{module_name}")
     sheets = [f"p{p:02d}" for p in range(values.shape[1])]
     for p, sheet in enumerate(sheets):
-        pd.DataFrame({"Idiom": range(len(orig)), "x_S_Acc": values[:, p]}).to_csv(tmp / f"m_{sheet}.csv", index=False, encoding="utf-8-sig")
-    module.pd = types.SimpleNamespace(**{k: getattr(pd, k) for k in ("read_csv", "isna", "Series")},
-                                      ExcelFile=lambda *_a, **_k: types.SimpleNamespace(sheet_names=sheets))
+        pd.DataFrame({"Idiom": range(len(orig)), "x_S_Acc": values[:, p]}).to_csv(
+            tmp / f"m_{sheet}.csv", index=False, encoding="utf-8-sig"
+        )
+    module.pd = types.SimpleNamespace(
+        **{k: getattr(pd, k) for k in ("read_csv", "isna", "Series")},
+        ExcelFile=lambda *_a, **_k: types.SimpleNamespace(sheet_names=sheets),
+    )
     module.get_original_scores = lambda _f: pd.Series(orig)
     return float(getattr(module, fn)(tmp / "m.csv"))
 
 
 def test_mdr_mda_s_seq_released_mode_equals_the_code(tmp_path):
     perturbed, canonical = robustness_table(0)
-    values = perturbed.pivot(index="expression_id", columns="pattern", values="s_acc").loc[canonical["expression_id"]].to_numpy()
+    values = (
+        perturbed.pivot(index="expression_id", columns="pattern", values="s_acc")
+        .loc[canonical["expression_id"]]
+        .to_numpy()
+    )
     orig = canonical["s_acc"].to_numpy()
     mdr = released_rob(values, orig, tmp_path, "mdr_calculator", "calculate_mdr")
     mda = released_rob(values, orig, tmp_path, "mda_calculator", "calculate_mda")

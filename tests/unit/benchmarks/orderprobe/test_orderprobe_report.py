@@ -31,7 +31,9 @@ def params_with_models():
 
 
 def section(tmp_path: Path, bodies: dict):
-    ctx = ReportContext(params=params_with_models(), benchmark="orderprobe", metrics=bodies, figures_dir=tmp_path / "fig")
+    ctx = ReportContext(
+        params=params_with_models(), benchmark="orderprobe", metrics=bodies, figures_dir=tmp_path / "fig"
+    )
     return BENCHMARK.report_section(ctx)
 
 
@@ -43,12 +45,23 @@ def test_section_tables_marks_and_footnotes(tmp_path: Path):
     bodies = {"oracle": aggregate(), "echo": aggregate()}
     result = section(tmp_path, bodies)
     tables = by_id(result)
-    assert set(tables) == {"orderprobe_table3", "orderprobe_table4", "orderprobe_figure5", "orderprobe_table11",
-                           "orderprobe_recovery", "orderprobe_figure4", "orderprobe_format_failures"}
+    assert set(tables) == {
+        "orderprobe_table3",
+        "orderprobe_table4",
+        "orderprobe_figure5",
+        "orderprobe_table11",
+        "orderprobe_recovery",
+        "orderprobe_figure4",
+        "orderprobe_format_failures",
+    }
     t3 = tables["orderprobe_table3"]
     assert t3.columns == ["Model", "Setting", "S_Acc^mean", "S_Cons", "S_Logic", "S_Rob", "S_Info", "Recovery (%)"]
     assert [(r[0].text, r[1].text) for r in t3.rows] == [
-        ("oracle", "Zero-shot"), ("oracle", "+CoT"), ("Echo", "Zero-shot"), ("Echo", "+CoT")]
+        ("oracle", "Zero-shot"),
+        ("oracle", "+CoT"),
+        ("Echo", "Zero-shot"),
+        ("Echo", "+CoT"),
+    ]
     first = t3.rows[0]
     # S_Acc-based cells: † (cosine substitutes for CE and STS), ‡ (BERTScore not computed)
     assert first[2].marks == "†‡" and first[3].marks == "†‡" and first[5].marks == "†‡"
@@ -68,7 +81,12 @@ def test_section_tables_marks_and_footnotes(tmp_path: Path):
     t11 = tables["orderprobe_table11"]
     assert t11.rows[0][5].marks.endswith("§") and any(n.startswith("§ S_Rob") for n in t11.footnotes)
     fig4 = tables["orderprobe_figure4"]
-    assert len(fig4.rows) == 23 and fig4.columns[1:] == ["oracle Zero-shot", "oracle +CoT", "Echo Zero-shot", "Echo +CoT"]
+    assert len(fig4.rows) == 23 and fig4.columns[1:] == [
+        "oracle Zero-shot",
+        "oracle +CoT",
+        "Echo Zero-shot",
+        "Echo +CoT",
+    ]
     assert tables["orderprobe_format_failures"].rows[0][3].text == "1"
     for figure in result.figures:
         assert figure.path.is_file() and figure.path.name.startswith("orderprobe_")
@@ -102,8 +120,13 @@ def test_prediction_metrics_table3_cells():
     body = aggregate()
     cells = BENCHMARK.prediction_metrics(body, None, "zero_shot")
     m = body["settings"]["zero_shot"]["metrics"]
-    assert cells == {"S_Acc^mean": m["s_acc_mean"], "S_Cons": m["s_cons"], "S_Rob": m["s_rob"], "S_Info": m["s_info"],
-                     "Recovery (%)": pytest.approx(40.0)}  # S_Logic not computed: left out
+    assert cells == {
+        "S_Acc^mean": m["s_acc_mean"],
+        "S_Cons": m["s_cons"],
+        "S_Rob": m["s_rob"],
+        "S_Info": m["s_info"],
+        "Recovery (%)": pytest.approx(40.0),
+    }  # S_Logic not computed: left out
     assert "S_Cons" not in BENCHMARK.prediction_metrics(body, "restore", "cot")
     with pytest.raises(IdiombenchError, match="no setting 'three_shot'"):
         BENCHMARK.prediction_metrics(body, None, "three_shot")
@@ -114,8 +137,11 @@ def test_prediction_metrics_table3_cells():
 def test_a_partial_metrics_body_renders_with_dashes_and_says_why(tmp_path: Path):
     """A body written by another version (or by hand, as MLflow tests do): what is there is
     shown, the rest is a dash with a footnote; nothing is made up, nothing crashes."""
-    body = {"status": "scored", "settings": {"zero_shot": {"metrics": {"recovery": 0.25}, "counts": {"items": 24}}},
-            "provenance": {"roles": {"cross_encoder": "substitute"}}}
+    body = {
+        "status": "scored",
+        "settings": {"zero_shot": {"metrics": {"recovery": 0.25}, "counts": {"items": 24}}},
+        "provenance": {"roles": {"cross_encoder": "substitute"}},
+    }
     result = section(tmp_path, {"oracle": body})
     t3 = by_id(result)["orderprobe_table3"]
     assert [c.display() for c in t3.rows[0]] == ["oracle", "Zero-shot", "—", "—", "—", "—", "—", "25.000"]
@@ -132,23 +158,39 @@ def test_sample_outputs_take_the_first_perturbed_main_output_per_language(tmp_pa
     from idiombench.benchmarks.orderprobe.report import sample_outputs_table
 
     def row(item_id, language, text, pass_="main", canonical=False, identity=False, recovered=False):
-        return {"item_id": item_id, "pass": pass_, "language": language, "expression": "掩耳盗铃",
-                "input": item_id.rsplit("/", 1)[-1], "is_canonical": canonical, "is_identity": identity,
-                "explanation": text, "recovered": recovered}
+        return {
+            "item_id": item_id,
+            "pass": pass_,
+            "language": language,
+            "expression": "掩耳盗铃",
+            "input": item_id.rsplit("/", 1)[-1],
+            "is_canonical": canonical,
+            "is_identity": identity,
+            "explanation": text,
+            "recovered": recovered,
+        }
 
     directory = tmp_path / "scores" / "m" / "orderprobe"
     directory.mkdir(parents=True)
-    pd.DataFrame([
-        row("zh-CN/0001/ABDC", "zh-CN", "second in order"),
-        row("zh-CN/0001/ABCD", "zh-CN", "canonical", canonical=True),
-        row("zh-CN/0001/AACD", "zh-CN", "identity", identity=True),
-        row("zh-CN/0001/ABCE", "zh-CN", "sampled", pass_="consistency"),
-        row("zh-CN/0001/ABDB", "zh-CN", "  掩耳盗铃：\n" + "捂" * 60, recovered=True),
-    ]).to_parquet(directory / "zero_shot.parquet")
+    pd.DataFrame(
+        [
+            row("zh-CN/0001/ABDC", "zh-CN", "second in order"),
+            row("zh-CN/0001/ABCD", "zh-CN", "canonical", canonical=True),
+            row("zh-CN/0001/AACD", "zh-CN", "identity", identity=True),
+            row("zh-CN/0001/ABCE", "zh-CN", "sampled", pass_="consistency"),
+            row("zh-CN/0001/ABDB", "zh-CN", "  掩耳盗铃：\n" + "捂" * 60, recovered=True),
+        ]
+    ).to_parquet(directory / "zero_shot.parquet")
     table = sample_outputs_table(["m", "unscored"], lambda m: m.upper(), tmp_path / "scores")
     assert table is not None
     assert [c.display() for c in table.rows[0]] == [
-        "M", "Simplified Chinese", "掩耳盗铃", "ABDB", "掩耳盗铃： " + "捂" * 34 + "…", "yes"]
+        "M",
+        "Simplified Chinese",
+        "掩耳盗铃",
+        "ABDB",
+        "掩耳盗铃： " + "捂" * 34 + "…",
+        "yes",
+    ]
     assert len(table.rows) == 1
     assert sample_outputs_table(["unscored"], str, tmp_path / "scores") is None
 

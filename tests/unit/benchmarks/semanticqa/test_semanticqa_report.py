@@ -23,10 +23,16 @@ def bodies(tmp_path_factory):
     _, substitute, _ = run(params, full)
     _, no_bertscore, _ = run(params, {"0-shot": generations(OUTPUTS)}, scorers=FakeScorers(model=None))
     config = params.benchmark("semanticqa")
-    config = config.model_copy(update={"score": config.score.model_copy(update={
-        "sequential": config.score.sequential.model_copy(update={"enabled": True})})})
-    _, sequential, _ = run(params, {"multi_step_0-shot": generations(SEQ_OUTPUTS, "multi_step_0-shot")},
-                           items=SEQ_ITEMS, config=config)
+    config = config.model_copy(
+        update={
+            "score": config.score.model_copy(
+                update={"sequential": config.score.sequential.model_copy(update={"enabled": True})}
+            )
+        }
+    )
+    _, sequential, _ = run(
+        params, {"multi_step_0-shot": generations(SEQ_OUTPUTS, "multi_step_0-shot")}, items=SEQ_ITEMS, config=config
+    )
     return params, {"model-a": substitute, "model-b": no_bertscore, "model-c": sequential}
 
 
@@ -39,14 +45,23 @@ def test_tables_have_the_papers_shape(bodies, tmp_path: Path):
     params, metrics = bodies
     sec = section(params, metrics, tmp_path)
     tables = {t.table_id: t for t in sec.tables}
-    assert set(tables) == {"semanticqa_table3", "semanticqa_table4", "semanticqa_lcc_f1", "semanticqa_counts",
-                           "semanticqa_table5", "semanticqa_table6"}
+    assert set(tables) == {
+        "semanticqa_table3",
+        "semanticqa_table4",
+        "semanticqa_lcc_f1",
+        "semanticqa_counts",
+        "semanticqa_table5",
+        "semanticqa_table6",
+    }
     t3 = tables["semanticqa_table3"]
     assert t3.columns[:4] == ["Model", "Setting", "IED (ACC)", "IEE (ACC_s)"] and len(t3.columns) == 2 + len(TASKS)
     assert t3.columns[-3:] == ["VPE (ACC_s)", "LVE (ACC_s)", "VIE (ACC_s)"] and "IEI (MTR)" in t3.columns
     # model-a: 0-shot, 3-shot; model-b: 0-shot (sequential settings are not in table 3)
-    assert [(r[0].text, r[1].text) for r in t3.rows] == [("model-a", "0-shot"), ("model-a", "3-shot"),
-                                                         ("model-b", "0-shot")]
+    assert [(r[0].text, r[1].text) for r in t3.rows] == [
+        ("model-a", "0-shot"),
+        ("model-a", "3-shot"),
+        ("model-b", "0-shot"),
+    ]
     ied = t3.columns.index("IED (ACC)")
     assert t3.rows[0][ied].display() == "80.0"  # all 5 items of the task scored: no sample mark
     t4 = tables["semanticqa_table4"]
@@ -65,9 +80,13 @@ def test_tables_have_the_papers_shape(bodies, tmp_path: Path):
 def test_sample_mark_and_footnote(bodies, tmp_path: Path):
     params, metrics = bodies
     body = metrics["model-a"]
-    sample = {**body, "settings": {s: {**v, "counts": {t: {**c, "items_in_task": c["items"] + 10}
-                                                        for t, c in v["counts"].items()}}
-                                   for s, v in body["settings"].items()}}
+    sample = {
+        **body,
+        "settings": {
+            s: {**v, "counts": {t: {**c, "items_in_task": c["items"] + 10} for t, c in v["counts"].items()}}
+            for s, v in body["settings"].items()
+        },
+    }
     t3 = next(t for t in section(params, {"model-a": sample}, tmp_path).tables if t.table_id == "semanticqa_table3")
     assert t3.rows[0][t3.columns.index("IED (ACC)")].display() == "80.0§"
     assert any(f.startswith("§ computed on a sample of the task's items") for f in t3.footnotes)
@@ -76,10 +95,17 @@ def test_sample_mark_and_footnote(bodies, tmp_path: Path):
 def test_meteor_not_computed_is_marked(bodies, tmp_path: Path):
     params, metrics = bodies
     body = metrics["model-a"]
-    missing = {**body, "provenance": {**body["provenance"], "meteor": {
-        "status": "not_computed", "reason": "METEOR not computed: WordNet is not installed in x"}},
-        "settings": {s: {**v, "metrics": {t: {**m, "METEOR": None} if "METEOR" in m else m
-                                          for t, m in v["metrics"].items()}} for s, v in body["settings"].items()}}
+    missing = {
+        **body,
+        "provenance": {
+            **body["provenance"],
+            "meteor": {"status": "not_computed", "reason": "METEOR not computed: WordNet is not installed in x"},
+        },
+        "settings": {
+            s: {**v, "metrics": {t: {**m, "METEOR": None} if "METEOR" in m else m for t, m in v["metrics"].items()}}
+            for s, v in body["settings"].items()
+        },
+    }
     t3 = next(t for t in section(params, {"model-a": missing}, tmp_path).tables if t.table_id == "semanticqa_table3")
     assert t3.rows[0][t3.columns.index("IEI (MTR)")].marks.startswith("‡")
     assert "‡ METEOR not computed: WordNet is not installed in x" in t3.footnotes

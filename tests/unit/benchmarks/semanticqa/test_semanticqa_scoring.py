@@ -33,11 +33,28 @@ ROOT = Path(__file__).resolve().parents[4]
 TAXONOMY = "Label\tMeaning\nMagn\tintense\nAntiMagn\tweak\nBon\tpositive\nAntiBon\tnegative\n"
 
 
-def item(task: str, item_id: str, *, answer: str | None = None, references: tuple[str, ...] = (),
-         choices: tuple[str, ...] = (), fields: dict[str, Any] | None = None, **meta: Any) -> Item:
-    return Item(item_id=item_id, benchmark="semanticqa", task=task, language="en", input="ctx",
-                choices=choices, answer=answer, references=references,
-                fields={"taxonomy": TAXONOMY, **(fields or {})}, meta={"no_gold": False, **meta})
+def item(
+    task: str,
+    item_id: str,
+    *,
+    answer: str | None = None,
+    references: tuple[str, ...] = (),
+    choices: tuple[str, ...] = (),
+    fields: dict[str, Any] | None = None,
+    **meta: Any,
+) -> Item:
+    return Item(
+        item_id=item_id,
+        benchmark="semanticqa",
+        task=task,
+        language="en",
+        input="ctx",
+        choices=choices,
+        answer=answer,
+        references=references,
+        fields={"taxonomy": TAXONOMY, **(fields or {})},
+        meta={"no_gold": False, **meta},
+    )
 
 
 IED = ("criticism game", "exchanged accusations", "Proper Noun", "Meta Usage")
@@ -84,13 +101,25 @@ OUTPUTS = {  # (task, item) -> raw output; None: the generation failed
 def generations(outputs: dict[tuple[str, str], str | None], setting: str = "0-shot") -> pd.DataFrame:
     rows = []
     for (task, item_id), text in outputs.items():
-        rows.append({
-            "prompt_id": f"semanticqa/{task}/{setting}/{item_id}", "benchmark": "semanticqa", "task": task,
-            "setting": setting, "item_id": item_id, "prompt_hash": "h" * 16, "pass": "main", "sample_index": 0, "rotation": 0,
-            "text": text or "", "prompt_tokens": None, "completion_tokens": None,
-            "finish_reason": "error" if text is None else "stop",
-            "error": "backend failed" if text is None else None, "request_key": f"k-{task}-{item_id}",
-        })
+        rows.append(
+            {
+                "prompt_id": f"semanticqa/{task}/{setting}/{item_id}",
+                "benchmark": "semanticqa",
+                "task": task,
+                "setting": setting,
+                "item_id": item_id,
+                "prompt_hash": "h" * 16,
+                "pass": "main",
+                "sample_index": 0,
+                "rotation": 0,
+                "text": text or "",
+                "prompt_tokens": None,
+                "completion_tokens": None,
+                "finish_reason": "error" if text is None else "stop",
+                "error": "backend failed" if text is None else None,
+                "request_key": f"k-{task}-{item_id}",
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -123,17 +152,38 @@ def items_by_task(items: list[Item]) -> dict[str, dict[str, Item]]:
     return out
 
 
-def run(params, gens: dict[str, pd.DataFrame], items: list[Item] = ITEMS, scorers: Any = None,
-        config: Any = None, tmp: Path | None = None):
+def run(
+    params,
+    gens: dict[str, pd.DataFrame],
+    items: list[Item] = ITEMS,
+    scorers: Any = None,
+    config: Any = None,
+    tmp: Path | None = None,
+):
     config = config or params.benchmark("semanticqa")
-    ctx = ScoreContext(params=params, model="m", benchmark="semanticqa", config=config, generations=gens,
-                       items=items_by_task(items), scorers=scorers if scorers is not None else FakeScorers())
+    ctx = ScoreContext(
+        params=params,
+        model="m",
+        benchmark="semanticqa",
+        config=config,
+        generations=gens,
+        items=items_by_task(items),
+        scorers=scorers if scorers is not None else FakeScorers(),
+    )
     from idiombench.benchmarks.semanticqa.score import score
 
     scores = score(ctx, prompts_dir=tmp or Path("/nonexistent"))
-    body = BENCHMARK.aggregate(AggregateContext(params=params, model="m", benchmark="semanticqa", config=config,
-                                                scores=scores, items=items_by_task(items),
-                                                scoring_meta={"notes": ctx.notes}))
+    body = BENCHMARK.aggregate(
+        AggregateContext(
+            params=params,
+            model="m",
+            benchmark="semanticqa",
+            config=config,
+            scores=scores,
+            items=items_by_task(items),
+            scoring_meta={"notes": ctx.notes},
+        )
+    )
     return scores, body, ctx
 
 
@@ -157,8 +207,14 @@ def test_classification_rows_and_accuracy(scored):
     ied = body["settings"]["0-shot"]
     assert ied["metrics"]["idiom_detection"] == {"ACC": 80.0}
     assert ied["counts"]["idiom_detection"] == {
-        "rows": 5, "scored": 5, "no_gold": 0, "generation_failures": 0, "parse_failures": 1,
-        "format_deviations": 1, "items": 5, "items_in_task": 5,
+        "rows": 5,
+        "scored": 5,
+        "no_gold": 0,
+        "generation_failures": 0,
+        "parse_failures": 1,
+        "format_deviations": 1,
+        "items": 5,
+        "items_in_task": 5,
     }
     # LCC: Magn ✓, AntiMagn ✗ (a label, not the gold), "Bon **Explanation**" ✓, "Unsure" unreadable ✗
     assert [rows[i]["correct"] for i in ("c1", "c2", "c3", "c4")] == [1.0, 0.0, 1.0, 0.0]
@@ -184,8 +240,12 @@ def test_exact_match_normalisation_partial_spans_and_references(scored):
     assert settings["metrics"]["idiom_extraction"] == {"ACC_s": 50.0}
     assert settings["counts"]["idiom_extraction"]["generation_failures"] == 1
     assert body["breakdowns"]["extraction_released_code"]["0-shot"]["idiom_extraction"] == {
-        "ACC_s": 75.0, "ACC_s_strict": 50.0}
-    assert body["breakdowns"]["vmwe_subtypes"]["0-shot"]["vmwe_extraction_VPC"] == {"VPC.full": {"ACC_s": 100.0, "n": 1}}
+        "ACC_s": 75.0,
+        "ACC_s_strict": 50.0,
+    }
+    assert body["breakdowns"]["vmwe_subtypes"]["0-shot"]["vmwe_extraction_VPC"] == {
+        "VPC.full": {"ACC_s": 100.0, "n": 1}
+    }
 
 
 def test_match_helpers():
@@ -207,8 +267,9 @@ def test_interpretation_metrics_max_over_references(scored):
     # empty output: wrong, no pair sent to the scorer
     assert (rows["p3"]["meteor"], rows["p3"]["rouge_l"], rows["p3"]["bertscore_f1"]) == (0.0, 0.0, 0.0)
     assert len(scorers.calls) == 1  # one call for all rows of all settings
-    assert sorted(scorers.calls[0]) == sorted([("a fast auto", "a fast car"), ("the cat sat", "the cat sat on the mat"),
-                                               ("the cat sat", "a cat sat")])
+    assert sorted(scorers.calls[0]) == sorted(
+        [("a fast auto", "a fast car"), ("the cat sat", "the cat sat on the mat"), ("the cat sat", "a cat sat")]
+    )
     metrics = body["settings"]["0-shot"]["metrics"]["idiom_paraphrase"]
     assert metrics["ROUGE-L"] == pytest.approx(100 * (2 / 3 + 2 / 3 + 0) / 3)
     assert metrics["BERTScore"] == pytest.approx(100 * (0.5 + 0.6 + 0) / 3)  # p1: {a, fast} of 4 words
@@ -252,8 +313,13 @@ def test_bertscore_role_not_computed(params):
 
 def test_options_change_what_counts(params):
     config = params.benchmark("semanticqa")
-    lenient = config.model_copy(update={"score": config.score.model_copy(
-        update={"extraction_match": "released_code", "count_format_deviations": False})})
+    lenient = config.model_copy(
+        update={
+            "score": config.score.model_copy(
+                update={"extraction_match": "released_code", "count_format_deviations": False}
+            )
+        }
+    )
     scores, body, _ = run(params, {"0-shot": generations(OUTPUTS)}, config=lenient)
     rows = by_item(scores["0-shot"])
     assert rows["e2"]["correct"] == 1.0  # containment pattern counted
@@ -262,10 +328,13 @@ def test_options_change_what_counts(params):
 
 
 def test_no_gold_items_are_counted_not_scored(params):
-    items = [item("idiom_detection", "g1", answer=None, choices=IED, no_gold=True),
-             item("idiom_detection", "g2", answer="B", choices=IED)]
-    scores, body, _ = run(params, {"0-shot": generations({("idiom_detection", "g1"): "B",
-                                                          ("idiom_detection", "g2"): "B"})}, items=items)
+    items = [
+        item("idiom_detection", "g1", answer=None, choices=IED, no_gold=True),
+        item("idiom_detection", "g2", answer="B", choices=IED),
+    ]
+    scores, body, _ = run(
+        params, {"0-shot": generations({("idiom_detection", "g1"): "B", ("idiom_detection", "g2"): "B"})}, items=items
+    )
     assert body["settings"]["0-shot"]["metrics"]["idiom_detection"]["ACC"] == 100.0
     assert body["settings"]["0-shot"]["counts"]["idiom_detection"]["no_gold"] == 1
 
@@ -347,8 +416,9 @@ def test_parse_two_parts():
     assert (parts.extracted, parts.second, parts.ok) == ("blame game", "B", True)
     parts = parse_two_parts("<think>hm</think>**Extracted Idiom:** “blame game”\n**Option:** D", comp)
     assert (parts.extracted, parts.second, parts.ok) == ("blame game", "D", True)
-    parts = parse_two_parts("Extracted Noun Compound: honey trap\nSelected Option: B", COMPOSITIONS[
-        "noun_compound_compositionality"])
+    parts = parse_two_parts(
+        "Extracted Noun Compound: honey trap\nSelected Option: B", COMPOSITIONS["noun_compound_compositionality"]
+    )
     assert (parts.extracted, parts.second) == ("honey trap", "B")
     parts = parse_two_parts("Option: B", comp)
     assert parts.extracted is None and not parts.ok and "no_extraction" in parts.flags
@@ -356,8 +426,13 @@ def test_parse_two_parts():
 
 def test_sequential_compositions(params, wordnet_root):
     config = params.benchmark("semanticqa")
-    config = config.model_copy(update={"score": config.score.model_copy(update={
-        "sequential": config.score.sequential.model_copy(update={"enabled": True})})})
+    config = config.model_copy(
+        update={
+            "score": config.score.model_copy(
+                update={"sequential": config.score.sequential.model_copy(update={"enabled": True})}
+            )
+        }
+    )
     gens = {"multi_step_0-shot": generations(SEQ_OUTPUTS, "multi_step_0-shot")}
     scores, body, _ = run(params, gens, items=SEQ_ITEMS, config=config)
     rows = by_item(scores["multi_step_0-shot"])
@@ -379,23 +454,34 @@ def test_sequential_compositions(params, wordnet_root):
 
 def test_lcc_scaling_aggregation(params):
     config = params.benchmark("semanticqa")
-    config = config.model_copy(update={"score": config.score.model_copy(update={
-        "lcc_scaling": config.score.lcc_scaling.model_copy(update={"enabled": True})})})
+    config = config.model_copy(
+        update={
+            "score": config.score.model_copy(
+                update={"lcc_scaling": config.score.lcc_scaling.model_copy(update={"enabled": True})}
+            )
+        }
+    )
     items = [item("collocation_categorization", f"c{i}", answer="Magn") for i in range(4)]
     gens = {}
     for combination, right in enumerate((4, 2)):  # two 2-class runs: 100% and 50%
         setting = f"scaling_2_{combination}_0-shot"
-        gens[setting] = generations({("collocation_categorization", f"c{i}"): "Magn" if i < right else "Bon"
-                                     for i in range(4)}, setting)
+        gens[setting] = generations(
+            {("collocation_categorization", f"c{i}"): "Magn" if i < right else "Bon" for i in range(4)}, setting
+        )
     _, body, _ = run(params, gens, items=items, config=config)
     entry = body["breakdowns"]["lcc_scaling"]["0-shot"]["2"]
     assert entry == {"mean": 75.0, "std": 25.0, "runs": {"0": 100.0, "1": 50.0}}
 
 
 def test_lcc_f1_counts_what_accuracy_counts(params):
-    items = [item("collocation_categorization", "k1", answer="Bon"), item("collocation_categorization", "k2", answer="Magn")]
-    outputs = {("collocation_categorization", "k1"): "The label is Bon",  # label_in_text: off-format, a label
-               ("collocation_categorization", "k2"): "Unsure"}  # unknown_label: no class
+    items = [
+        item("collocation_categorization", "k1", answer="Bon"),
+        item("collocation_categorization", "k2", answer="Magn"),
+    ]
+    outputs = {
+        ("collocation_categorization", "k1"): "The label is Bon",  # label_in_text: off-format, a label
+        ("collocation_categorization", "k2"): "Unsure",
+    }  # unknown_label: no class
     _, body, _ = run(params, {"0-shot": generations(outputs)}, items=items)
     lcc = body["settings"]["0-shot"]["metrics"]["collocation_categorization"]
     # labels {Bon, Magn}: Bon F1 1, Magn F1 0 (missed, and "Unsure" adds no class)
@@ -411,8 +497,11 @@ def test_lcc_breakdown_with_an_item_without_a_prediction(params):
     """Issue 30: an item without a prediction (a failed row: pandas hands its missing label back as
     NaN) beside a read label of the same gold ended in `'<' not supported between float and str`."""
     items = [item("collocation_categorization", f"k{i}", answer="Magn") for i in range(3)]
-    outputs = {("collocation_categorization", "k0"): "Magn", ("collocation_categorization", "k1"): "Bon",
-               ("collocation_categorization", "k2"): None}
+    outputs = {
+        ("collocation_categorization", "k0"): "Magn",
+        ("collocation_categorization", "k1"): "Bon",
+        ("collocation_categorization", "k2"): None,
+    }
     _, body, _ = run(params, {"3-shot": generations(outputs, "3-shot")}, items=items)
     confusion = body["breakdowns"]["lcc_labels"]["3-shot"]["confusion"]
     assert confusion == {"Magn": {"(unread)": 1, "Bon": 1, "Magn": 1}}
@@ -432,7 +521,10 @@ def test_the_released_reading_is_the_authors_compute_metric() -> None:
     assert released.exact_match("The idiom is Spill the beans", "spill the beans")
     assert not released.exact_match("“spill the beans”", "spill the beans")  # no normalisation of quotes
     judgement = COMPOSITIONS["idiom_detection"]
-    assert released.sequential_parts('{"extracted_idiom": "Poison Pill ", "option": "a"}', judgement) == ("Poison Pill ", "a")
+    assert released.sequential_parts('{"extracted_idiom": "Poison Pill ", "option": "a"}', judgement) == (
+        "Poison Pill ",
+        "a",
+    )
     assert released.phrase_match("Poison Pill ", "poison pill") and released.option_match("idiom_detection", "a", "A")
     assert released.sequential_parts("Extracted Idiom: x\nOption: B", judgement) == ("x", "B")
     assert released.empty_response(" \n") and not released.empty_response("B")
