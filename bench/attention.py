@@ -28,12 +28,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from idiombench.core import paths  # noqa: E402
 from idiombench.analysis.attention import locate, measure, use_eager  # noqa: E402
-from idiombench.stages.attention import load_rendered, load_scores, transformers_config  # noqa: E402
-from idiombench.benchmarks.registry import get_benchmark  # noqa: E402
 from idiombench.benchmarks.contexts import AttentionContext  # noqa: E402
+from idiombench.benchmarks.registry import get_benchmark  # noqa: E402
+from idiombench.core import paths  # noqa: E402
 from idiombench.pipeline.config import load_params  # noqa: E402
+from idiombench.stages.attention import load_rendered, load_scores, transformers_config  # noqa: E402
 from idiombench.stages.inputs import load_generations, load_items  # noqa: E402
 
 BENCHMARK = "g-idiomalign"
@@ -48,7 +48,7 @@ def rss_bytes() -> int:
 class PeakRss:
     """The highest resident memory seen while the block runs (a sampling thread)."""
 
-    def __enter__(self) -> "PeakRss":
+    def __enter__(self) -> PeakRss:
         self.start = self.peak = rss_bytes()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)

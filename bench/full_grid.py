@@ -374,11 +374,12 @@ def distinct_requests(generations: Path) -> tuple[int, int]:
 
 def generate_child(seed: int, length_range: tuple[float, float]) -> None:
     """The generate stage with the stand-in model (run in the project folder, in its own process)."""
-    from idiombench.core import paths
+    from synthetic_outputs import SyntheticBackend, read_release_text
+
     from idiombench.benchmarks.registry import backend_hooks
+    from idiombench.core import paths
     from idiombench.pipeline.config import load_params
     from idiombench.stages.generate import run_generate, select_benchmarks
-    from synthetic_outputs import SyntheticBackend, read_release_text
 
     params = load_params("params.yaml")
     benchmarks = select_benchmarks(params, MODEL, params.models[MODEL])

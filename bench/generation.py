@@ -47,10 +47,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from idiombench.benchmarks.registry import backend_hooks  # noqa: E402
-from idiombench.pipeline.config import load_params  # noqa: E402
-from idiombench.generation.backends import make_backend  # noqa: E402
-from idiombench.stages.generate import load_prompts, make_batches  # noqa: E402
 from idiombench.core.generation_types import ItemContext, Message, Request, Sampling  # noqa: E402
+from idiombench.generation.backends import make_backend  # noqa: E402
+from idiombench.pipeline.config import load_params  # noqa: E402
+from idiombench.stages.generate import load_prompts, make_batches  # noqa: E402
 
 # Published shapes (the models' config.json), written out so no download is needed.
 RANDOM_SHAPES: dict[str, dict] = {

@@ -44,8 +44,8 @@ RANDOM = ", random bf16 weights"  # a RANDOM_SHAPES model: synthetic prompts (it
 
 def rendered_requests(count: int, max_new_tokens: int) -> list:
     """`count` rendered prompts, spread evenly over every benchmark and setting (stable order)."""
-    from idiombench.stages.generate import load_prompts
     from idiombench.core.generation_types import Request, Sampling
+    from idiombench.stages.generate import load_prompts
 
     prompts_root, items_root = ROOT / "results" / "prompts", ROOT / "data" / "processed"
     joined = []
@@ -71,8 +71,8 @@ def rendered_requests(count: int, max_new_tokens: int) -> list:
 
 def model_config(name: str, dtype: str, workdir: Path):
     """(HFModel for `name` in `dtype`, a line saying what it is)."""
-    from idiombench.pipeline.config import load_params
     from idiombench.generation.config import HFModel
+    from idiombench.pipeline.config import load_params
 
     if name == "tiny":
         from tiny_model import build_tiny_chat_model

@@ -35,10 +35,10 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from idiombench.benchmarks.base import write_build  # noqa: E402
 from idiombench.benchmarks.registry import get_benchmark  # noqa: E402
-from idiombench.pipeline.config import load_params  # noqa: E402
+from idiombench.core.items import Item, read_items  # noqa: E402
 from idiombench.data.acquire import acquire, resolve_mirror  # noqa: E402
 from idiombench.generation.table import write_generations  # noqa: E402
-from idiombench.core.items import Item, read_items  # noqa: E402
+from idiombench.pipeline.config import load_params  # noqa: E402
 
 BENCHMARK = "orderprobe"
 MODEL = "bench"

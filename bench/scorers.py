@@ -24,8 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from idiombench.pipeline.config import load_params  # noqa: E402
 from idiombench.core.items import read_items  # noqa: E402
+from idiombench.pipeline.config import load_params  # noqa: E402
 from idiombench.scoring import Scorers  # noqa: E402
 from idiombench.scoring.lexical import brevity_penalty, f_beta, lexical_cosine, rouge_l_precision, token_length  # noqa: E402
 from idiombench.scoring.tokenize import content_tokens  # noqa: E402

@@ -113,8 +113,8 @@ def default_params():
 @pytest.fixture(scope="session")
 def built(tmp_path_factory: pytest.TempPathFactory, mirrors: list[Path], default_params):
     """build(name) -> processed dir: each benchmark acquired from the mirror and built once."""
-    from idiombench.benchmarks.registry import get_benchmark
     from idiombench.benchmarks.base import write_build
+    from idiombench.benchmarks.registry import get_benchmark
     from idiombench.data.acquire import acquire
 
     root = tmp_path_factory.mktemp("built")

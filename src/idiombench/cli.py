@@ -25,12 +25,12 @@ if TYPE_CHECKING:
 
 # numpy.f2py reads SOURCE_DATE_EPOCH when imported: a malformed value is hidden meanwhile
 with malformed_source_date_epoch_hidden():
-    from .core import paths
     from .benchmarks.registry import NAMES, get_benchmark
-    from .pipeline.config import DEFAULT_PARAMS, load_params
+    from .core import paths
     from .core.errors import IdiombenchError
     from .core.io import check_output_file, check_output_folder
     from .core.redact import scrub, scrub_message
+    from .pipeline.config import DEFAULT_PARAMS, load_params
 
 
 @contextlib.contextmanager
@@ -376,8 +376,8 @@ def attention(
     """Attention diagnostics of a model's recorded generations (its weights in transformers: hf or vllm
     backend; G-IdiomAlign): per-item span attention and the paper's statistics; other models are
     recorded as skipped with the reason."""
-    from .stages.attention import check_attention_benchmark, run_attention, skip_reason
     from .generation.gpus import claim_gpus
+    from .stages.attention import check_attention_benchmark, run_attention, skip_reason
 
     _check_benchmark(benchmark)
     check_attention_benchmark(benchmark)
@@ -438,7 +438,8 @@ def track(
     ] = None,
 ) -> None:
     """Log one model's settings on a benchmark as MLflow runs (updated in place when re-tracked)."""
-    from .stages.track import is_tracking_record, track as run_track, tracking_uri
+    from .stages.track import is_tracking_record, tracking_uri
+    from .stages.track import track as run_track
 
     _check_benchmark(benchmark)
     loaded = load_params(params)
@@ -599,10 +600,10 @@ def merge_params(
     """Write an overlay merged onto its base as one full, validated params file (for DVC)."""
     import yaml
 
-    from .pipeline.config import parse_params
     from .core.io import write_text
     from .core.ownership import sealed
     from .params.overlay import read_params_raw
+    from .pipeline.config import parse_params
 
     merged = read_params_raw(overlay)
     parse_params(merged, str(overlay))  # validate before anything is written
@@ -626,8 +627,9 @@ def dvc_yaml(
     check: Annotated[bool, typer.Option("--check", help="Only compare: exit 2 when the file differs.")] = False,
 ) -> None:
     """Write dvc.yaml from the benchmark registry (the stages the Snakefile runs); --check exits 2 when it differs."""
-    from .pipeline.dag import dvc_yaml as generate_dvc_yaml, generated_dvc_yaml
     from .core.io import write_text
+    from .pipeline.dag import dvc_yaml as generate_dvc_yaml
+    from .pipeline.dag import generated_dvc_yaml
 
     text = generate_dvc_yaml()
     if check:
@@ -688,7 +690,8 @@ def evaluate_predictions(
     params: ParamsOption = DEFAULT_PARAMS,
 ) -> None:
     """Score predictions produced elsewhere with the pipeline's own scoring code."""
-    from .stages.predictions import default_format, evaluate_predictions as run, with_compatibility
+    from .stages.predictions import default_format, with_compatibility
+    from .stages.predictions import evaluate_predictions as run
 
     _check_benchmark(benchmark)
     fmt = format or default_format(benchmark, file)

@@ -21,10 +21,10 @@ import yaml
 
 from idiombench.benchmarks.chengyu_bench import BENCHMARK
 from idiombench.benchmarks.chengyu_bench.idioms import data_file
-from idiombench.pipeline.config import parse_params
 from idiombench.benchmarks.contexts import AggregateContext, ScoreContext
-from idiombench.stages.inputs import load_generations, load_items
+from idiombench.pipeline.config import parse_params
 from idiombench.stages.generate import run_generate
+from idiombench.stages.inputs import load_generations, load_items
 from idiombench.stages.render import render_benchmark, write_render
 from idiombench.stages.report import ReportContext
 

@@ -20,8 +20,8 @@ from idiombench.benchmarks.g_idiomalign.construct import (
     run_construction,
     top_k_neighbours,
 )
-from idiombench.pipeline.config import load_params
 from idiombench.core.items import read_items
+from idiombench.pipeline.config import load_params
 
 pytestmark = pytest.mark.mirror
 ROOT = Path(__file__).resolve().parents[2]

@@ -154,10 +154,10 @@ def test_pipeline_in_process_oracle_and_echo(built, mirror: Path, tmp_path: Path
     """render (the default sample) -> generate -> score (real embedder) -> aggregate -> report."""
     from idiombench.pipeline.config import parse_params
     from idiombench.stages.aggregate import run_aggregate
-    from idiombench.stages.score import run_score
     from idiombench.stages.generate import run_generate
     from idiombench.stages.render import run_render
     from idiombench.stages.report import build_report
+    from idiombench.stages.score import run_score
 
     raw = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
     raw["models"] = {"oracle": {"backend": "oracle"}, "echo": {"backend": "echo"}}

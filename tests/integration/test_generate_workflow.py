@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from idiombench.benchmarks.registry import NAMES
-
 from helpers import run, tool_env
+from idiombench.benchmarks.registry import NAMES
 
 pytestmark = [pytest.mark.mirror, pytest.mark.slow]
 MODELS = {

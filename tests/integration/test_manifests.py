@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from idiombench.benchmarks.registry import NAMES, get_benchmark
-from idiombench.data.acquire import derive
 from idiombench.core.io import sha256_bytes, sha256_file
+from idiombench.data.acquire import derive
 
 pytestmark = pytest.mark.mirror
 

@@ -23,10 +23,9 @@ import pyarrow as pa
 import pytest
 import yaml
 
-from idiombench.pipeline.config import parse_params
-from idiombench.core.io import write_json, write_parquet
-
 from helpers import mlflow_server
+from idiombench.core.io import write_json, write_parquet
+from idiombench.pipeline.config import parse_params
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -173,10 +172,10 @@ def test_items_in_the_mlflow_ui(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     output, metrics), one item shows its prompt, output and assessments, the Traces view filters
     by a tag, and "compare to" puts the two models' outputs for the same item side by side.
     Screenshots: items.png, item.png, filtered.png, compared.png in tmp_path (paths printed)."""
-    import traced_project
-    from browser import Browser
     from mlflow.tracking import MlflowClient
 
+    import traced_project
+    from browser import Browser
     from idiombench.core.io import read_parquet
     from idiombench.stages.track import track
 

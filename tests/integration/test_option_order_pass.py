@@ -18,15 +18,14 @@ from typing import Any
 import pytest
 import yaml
 
+from idiombench.benchmarks.contexts import AggregateContext, ScoreContext, UncertaintyContext
 from idiombench.benchmarks.registry import get_benchmark
 from idiombench.pipeline.config import parse_params
-from idiombench.benchmarks.contexts import AggregateContext, ScoreContext
-from idiombench.stages.inputs import load_generations, load_items
 from idiombench.stages.generate import run_generate
+from idiombench.stages.inputs import load_generations, load_items
 from idiombench.stages.render import render_benchmark, write_render
 from idiombench.stages.report import ReportContext
 from idiombench.stages.report_uncertainty import annotate_section
-from idiombench.benchmarks.contexts import UncertaintyContext
 
 pytestmark = [pytest.mark.mirror, pytest.mark.slow]
 

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from idiombench.benchmarks.orderprobe import lexicon
-from idiombench.benchmarks.orderprobe import polarity
+from idiombench.benchmarks.orderprobe import lexicon, polarity
 
 pytestmark = pytest.mark.mirror
 

@@ -17,13 +17,13 @@ import pytest
 import yaml
 
 from idiombench.core import paths
+from idiombench.core.io import read_json
 from idiombench.pipeline.config import load_params
 from idiombench.stages.aggregate import run_aggregate
-from idiombench.stages.score import run_score
 from idiombench.stages.generate import run_generate
-from idiombench.core.io import read_json
 from idiombench.stages.render import run_render
 from idiombench.stages.report import build_report
+from idiombench.stages.score import run_score
 
 pytestmark = [pytest.mark.mirror, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]

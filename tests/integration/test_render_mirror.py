@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from idiombench.benchmarks.registry import MODULES, NAMES, get_benchmark
-from idiombench.pipeline.config import load_params
 from idiombench.core.generation_types import item_context
+from idiombench.pipeline.config import load_params
 from idiombench.stages.render import load_tasks, render_benchmark, run_render
 
 pytestmark = pytest.mark.mirror

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from idiombench.benchmarks.registry import backend_hooks
+from idiombench.core.generation_types import ItemContext, Message, Request, Sampling
 from idiombench.generation.backends import make_backend
 from idiombench.generation.cache import request_key
 from idiombench.generation.config import ReplayModel
-from idiombench.core.generation_types import ItemContext, Message, Request, Sampling
 
 pytestmark = pytest.mark.mirror
 SHOT_FILE = re.compile(r"(?P<task>.+)_(?P<setting>\d-shot)_(?P<model>.+)\.json")

@@ -7,7 +7,6 @@ the most frequent gold; scores are byte-identical on a rerun; the report writes 
 from __future__ import annotations
 
 import re
-
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -15,15 +14,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from idiombench.core import paths
 from idiombench.benchmarks.semanticqa.adapters import ADAPTERS
-from idiombench.pipeline.config import load_params
-from idiombench.stages.inputs import load_items
-from idiombench.stages.aggregate import run_aggregate
-from idiombench.stages.score import run_score
-from idiombench.stages.generate import run_generate
+from idiombench.core import paths
 from idiombench.core.io import read_parquet
+from idiombench.pipeline.config import load_params
+from idiombench.stages.aggregate import run_aggregate
+from idiombench.stages.generate import run_generate
+from idiombench.stages.inputs import load_items
 from idiombench.stages.render import run_render
+from idiombench.stages.score import run_score
 
 pytestmark = [pytest.mark.mirror, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]

@@ -25,12 +25,12 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from idiombench.benchmarks.registry import get_benchmark
 from idiombench.benchmarks.base import write_build
-from idiombench.benchmarks.semanticqa.published import published_generations
-from idiombench.pipeline.config import load_params
-from idiombench.data.acquire import acquire
 from idiombench.benchmarks.contexts import AggregateContext, ScoreContext
+from idiombench.benchmarks.registry import get_benchmark
+from idiombench.benchmarks.semanticqa.published import published_generations
+from idiombench.data.acquire import acquire
+from idiombench.pipeline.config import load_params
 from idiombench.stages.inputs import load_items
 
 pytestmark = pytest.mark.mirror

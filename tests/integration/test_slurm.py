@@ -31,9 +31,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from idiombench.benchmarks.registry import NAMES, attention_names
-
 from helpers import mlflow_server, run, tool_env
+from idiombench.benchmarks.registry import NAMES, attention_names
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "support"))

@@ -8,11 +8,11 @@ import time
 
 import pytest
 
-from idiombench.generation.backends import make_backend
+from idiombench.core.generation_types import ItemContext, Message, Request, Sampling
 from idiombench.core.hardware import auto_dtype
+from idiombench.generation.backends import make_backend
 from idiombench.generation.cache import request_key
 from idiombench.generation.config import HFModel
-from idiombench.core.generation_types import ItemContext, Message, Request, Sampling
 
 pytestmark = pytest.mark.slow
 

@@ -26,9 +26,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from idiombench.benchmarks.registry import NAMES
-
 from helpers import run, tool_env
+from idiombench.benchmarks.registry import NAMES
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -13,10 +13,9 @@ import pyarrow as pa
 import pytest
 import yaml
 
-from idiombench.pipeline.config import parse_params
-from idiombench.core.io import sha256_file, write_json, write_parquet
-
 from helpers import mlflow_server
+from idiombench.core.io import sha256_file, write_json, write_parquet
+from idiombench.pipeline.config import parse_params
 
 ROOT = Path(__file__).resolve().parents[2]
 

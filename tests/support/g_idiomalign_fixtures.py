@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 
 from idiombench.benchmarks.g_idiomalign.config import GIdiomAlignConfig, GIdiomAlignConstruct
-from idiombench.pipeline.config import load_params
 from idiombench.core.items import Item
+from idiombench.pipeline.config import load_params
 from idiombench.scoring.registry import Embeddings, PairScores
 from idiombench.scoring.roles import RoleInfo
 

@@ -9,7 +9,6 @@ from idiombench.benchmarks.orderprobe.aggregate import aggregate_scores
 from idiombench.benchmarks.orderprobe.config import OrderProbeScore
 from idiombench.benchmarks.orderprobe.score import COLUMN_TYPES, COLUMNS
 from idiombench.scoring.roles import all_role_infos
-
 from orderprobe_fixtures import index, items_for, scoring_config
 
 X1 = items_for("zh-CN", 1, "不耻下问", ["谦虚好学"], "Verb-Object")

@@ -105,7 +105,7 @@ class SlurmCluster:
         return {**os.environ, **self.env}
 
     # -- start ---------------------------------------------------------------------------
-    def start(self, timeout_s: float = 120) -> "SlurmCluster":
+    def start(self, timeout_s: float = 120) -> SlurmCluster:
         if os.geteuid() != 0:
             raise ClusterUnavailable(
                 "the test cluster's daemons run as root (slurmd starts jobs as their user): "

@@ -7,10 +7,10 @@ from __future__ import annotations
 import logging
 import re
 import unicodedata
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
-from typing import Iterable, Sequence
 
 CHINESE = frozenset({"zh", "zh-CN", "zh-TW"})
 SUPPORTED = {
@@ -231,7 +231,7 @@ def parse_stop_lines(lines: Sequence[str], source: str) -> StopList:
     return StopList(frozenset(forms), frozenset(form_tags), tuple(tags), frozenset(keep))
 
 
-@lru_cache(maxsize=None)
+@cache
 def stop_list(language: str) -> StopList:
     name = stop_file(language)
     if name is None:

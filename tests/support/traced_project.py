@@ -126,8 +126,8 @@ def scorers_for(benchmark: str) -> Any:
 def run_stages(root: Path, monkeypatch: Any, models: tuple[str, ...] = MODELS) -> Any:
     """generate, score and aggregate every model on both benchmarks in `root` (the working
     directory); returns the params."""
-    from idiombench.stages import aggregate, score
     from idiombench.pipeline.config import load_params
+    from idiombench.stages import aggregate, score
     from idiombench.stages.generate import run_generate
 
     monkeypatch.chdir(root)

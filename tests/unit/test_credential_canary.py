@@ -27,12 +27,12 @@ from typer.testing import CliRunner
 from canary import CANARY, KEY_ENV, Echo, echo_server, hits, written_text
 from gen_project import write_project
 from idiombench.cli import app
-from idiombench.pipeline.config import load_params, parse_params
 from idiombench.core.errors import ConfigError, DataError
-from idiombench.stages.aggregate import model_info
-from idiombench.stages.generate import run_generate
 from idiombench.core.io import read_parquet, write_json
 from idiombench.core.redact import REDACTED, credential_in, scrub, scrub_text, scrub_url
+from idiombench.pipeline.config import load_params, parse_params
+from idiombench.stages.aggregate import model_info
+from idiombench.stages.generate import run_generate
 from idiombench.stages.report import model_lines
 from idiombench.stages.track import run_params
 

@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from test_credential_canary import Echo, port  # noqa: F401 (a fixture: the half-failing server)
 from typer.testing import CliRunner
 
 from gen_project import orderprobe_items, write_project
 from idiombench.cli import app
-from idiombench.pipeline.config import load_params
 from idiombench.core.errors import IdiombenchError
-from idiombench.stages.generate import run_generate
-from idiombench.generation.table import GENERATION_SCHEMA
 from idiombench.core.io import write_parquet
-from test_credential_canary import Echo, port  # noqa: F401 (a fixture: the half-failing server)
+from idiombench.generation.table import GENERATION_SCHEMA
+from idiombench.pipeline.config import load_params
+from idiombench.stages.generate import run_generate
 
 
 def evaluate(project: Path, file: Path, *args: str) -> tuple[int, str]:

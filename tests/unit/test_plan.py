@@ -21,9 +21,9 @@ import yaml
 from typer.testing import CliRunner
 
 from idiombench.cli import app
+from idiombench.params.overlay import read_params_raw
 from idiombench.pipeline.config import parse_params
 from idiombench.stages.generate import run_generate
-from idiombench.params.overlay import read_params_raw
 from idiombench.stages.plan import build_plan, observed_lengths, plan_lines
 from idiombench.stages.render import run_render
 

@@ -141,9 +141,9 @@ def write_pdf(path: Path, title: TitlePage, sections: list[Section]) -> None:
         Paragraph,
         SimpleDocTemplate,
         Spacer,
+        TableStyle,
     )
     from reportlab.platypus import Table as RLTable
-    from reportlab.platypus import TableStyle
 
     with tempfile.TemporaryDirectory() as workdir:
         regular, bold = register_cjk_fonts(_all_text(title, sections), Path(workdir))

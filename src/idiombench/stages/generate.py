@@ -28,22 +28,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core import paths
 from ..benchmarks.registry import NAMES, backend_hooks
+from ..core import paths
 from ..core.errors import DataError, IdiombenchError
 from ..core.foreign import storable_text
+from ..core.generation_types import Backend, Completion, ItemContext, Request, Sampling, item_context
 from ..core.io import dumps_json, require_complete, staged_directory, write_json
 from ..core.items import Item, read_items
-from ..params.schema import Params
 from ..core.progress import Progress
-from ..templating.prompts import Prompt, read_prompts
 from ..core.redact import scrub
 from ..generation.backends import make_backend
 from ..generation.cache import GenerationCache, canonical_json, request_key
 from ..generation.config import GenerateConfig, HFModel, ModelConfig, SamplingConfig
 from ..generation.lock import model_lock
 from ..generation.table import write_generations
-from ..core.generation_types import Backend, Completion, ItemContext, Request, Sampling, item_context
+from ..params.schema import Params
+from ..templating.prompts import Prompt, read_prompts
 
 MAIN_PASS = "main"
 RENDER_STATS = "render_stats.json"  # render.STATS_FILE

@@ -6,7 +6,8 @@ import math
 
 import numpy as np
 import pytest
-from scipy.stats import false_discovery_control, kruskal as scipy_kruskal, mannwhitneyu
+from scipy.stats import false_discovery_control, mannwhitneyu
+from scipy.stats import kruskal as scipy_kruskal
 
 from idiombench.analysis.attention import jaccard, salient_sets
 from idiombench.analysis.stats import bh_fdr, cliffs_delta, kruskal, mann_whitney, spread

@@ -10,8 +10,8 @@ import types
 import pytest
 
 from idiombench.benchmarks import registry
-from idiombench.benchmarks.registry import NAMES, get_benchmark
 from idiombench.benchmarks.base import Benchmark
+from idiombench.benchmarks.registry import NAMES, get_benchmark
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -72,9 +72,9 @@ def test_published_prediction_formats_are_registered_by_their_benchmark():
     from pathlib import Path
 
     from idiombench.benchmarks.registry import prediction_formats
-    from idiombench.pipeline.config import load_params, parse_params
     from idiombench.core.errors import ConfigError, IdiombenchError
     from idiombench.generation.backends.replay import IdiombenchSource, known_formats
+    from idiombench.pipeline.config import load_params, parse_params
     from idiombench.stages.predictions import default_format
 
     formats = known_formats(prediction_formats())
@@ -99,8 +99,9 @@ def test_published_prediction_formats_are_registered_by_their_benchmark():
 
 
 def test_a_benchmark_says_which_settings_it_scores():
-    from idiombench.pipeline.config import load_params
     from pathlib import Path
+
+    from idiombench.pipeline.config import load_params
 
     params = load_params(Path(__file__).resolve().parents[3] / "params.yaml")
     sqa = params.benchmark("semanticqa")

@@ -12,7 +12,8 @@ from idiombench.benchmarks.g_idiomalign.answers import format_reference_answer a
 from idiombench.benchmarks.g_idiomalign.parse import parse_output as gia_parse
 from idiombench.benchmarks.orderprobe.parse import parse_explanation
 from idiombench.benchmarks.semanticqa.answers import format_reference_answer as sqa_answer
-from idiombench.benchmarks.semanticqa.parse import normalise_answer, parse_output as sqa_parse, taxonomy_labels
+from idiombench.benchmarks.semanticqa.parse import normalise_answer, taxonomy_labels
+from idiombench.benchmarks.semanticqa.parse import parse_output as sqa_parse
 from idiombench.core.generation_types import ItemContext
 
 

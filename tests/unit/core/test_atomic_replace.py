@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 
 from idiombench.core.errors import IdiombenchError
-from idiombench.stages.inputs import load_generations
-from idiombench.stages.generate import write_output
 from idiombench.core.io import aside_path, recover_directory, require_complete, staged_directory
 from idiombench.core.ownership import Output
+from idiombench.stages.generate import write_output
+from idiombench.stages.inputs import load_generations
 
 SRC = Path(__file__).resolve().parents[3] / "src"
 TABLES = [("b1", "s1"), ("b1", "s2"), ("b2", "s1"), ("b2", "s2")]

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from idiombench.generation.backends.hf import choose_dtype
 from idiombench.core.hardware import auto_dtype, cpu_bf16_native, cpu_flags
+from idiombench.generation.backends.hf import choose_dtype
 
 AVX512_BF16 = {"avx2", "avx512f", "avx512_bf16"}
 

@@ -134,8 +134,8 @@ def test_write_index_lists_what_the_stage_wrote(tmp_path: Path) -> None:
 def test_an_earlier_versions_report_is_recognised_by_its_layout(tmp_path: Path) -> None:
     """tables/ and figures/ before index.json: beside a PDF this project wrote, holding only what
     report writes there. A user's file among them, or no PDF of ours, and they are refused."""
-    from idiombench.stages.report import check_report_outputs
     from idiombench.report.pdf import TitlePage, write_pdf
+    from idiombench.stages.report import check_report_outputs
 
     pdf = tmp_path / "all_tables.pdf"
     tables, figures = tmp_path / "tables", tmp_path / "figures"

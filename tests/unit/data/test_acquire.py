@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from idiombench.core.errors import AcquireError, ChecksumError
 from idiombench.data.acquire import acquire, acquire_file, derive, resolve_mirror
 from idiombench.data.manifest import FileSpec
-from idiombench.core.errors import AcquireError, ChecksumError
 
 CONTENT = "爱不释手,喜爱得舍不得放手\r\n".encode()
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from idiombench.data.readers import read_csv_rows, read_jsonl, read_utf8, require_keys
 from idiombench.core.errors import DataError
+from idiombench.data.readers import read_csv_rows, read_jsonl, read_utf8, require_keys
 
 
 def write(path: Path, data: bytes) -> Path:

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from gen_project import write_project
-from idiombench.pipeline.config import load_params
 from idiombench.core.errors import IdiombenchError
+from idiombench.core.generation_types import Completion
 from idiombench.generation.cache import SHARD_PREFIX, GenerationCache
 from idiombench.generation.lock import WAIT_ENV, ModelBusyError, model_lock
+from idiombench.pipeline.config import load_params
 from idiombench.stages.generate import run_generate
-from idiombench.core.generation_types import Completion
 
 SRC = Path(__file__).resolve().parents[3] / "src"
 HOLD = """

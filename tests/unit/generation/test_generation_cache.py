@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from idiombench.generation.cache import GenerationCache, request_key
 from idiombench.core.generation_types import Completion, Message, Sampling
+from idiombench.generation.cache import GenerationCache, request_key
 
 IDENTITY = {"backend": "hf", "model": "org/model-a", "revision": "abc123", "dtype": "float32"}
 MESSAGES = (Message("system", "你是专家。"), Message("user", "画蛇添足"))

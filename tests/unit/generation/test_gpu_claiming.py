@@ -223,9 +223,9 @@ def test_inside_a_slurm_job_the_locks_are_the_jobs_own(tmp_path: Path, monkeypat
 
 
 def test_the_default_lock_folder_is_created_private(tmp_path: Path, monkeypatch):
-    from idiombench.generation.gpus import default_lock_dir
-
     import tempfile
+
+    from idiombench.generation.gpus import default_lock_dir
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # gettempdir() caches its first answer
     monkeypatch.setenv("IDIOMBENCH_GPUS", "0")

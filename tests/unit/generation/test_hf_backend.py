@@ -7,13 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from greedy_trace import assert_same_up_to_near_ties, traced
+from idiombench.core.generation_types import ItemContext, Message, Request, Sampling
 from idiombench.generation.backends import make_backend
 from idiombench.generation.backends.hf import ModelLoadError, resolve
 from idiombench.generation.cache import request_key
 from idiombench.generation.config import HFModel
-from idiombench.core.generation_types import ItemContext, Message, Request, Sampling
-
-from greedy_trace import assert_same_up_to_near_ties, traced
 
 
 def smollm2_installed() -> bool:

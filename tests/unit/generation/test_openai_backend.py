@@ -12,9 +12,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from idiombench.core.errors import ConfigError
+from idiombench.core.generation_types import ItemContext, Message, Request, Sampling
 from idiombench.generation.backends.openai import OpenAIBackend, make
 from idiombench.generation.config import OpenAIModel
-from idiombench.core.generation_types import ItemContext, Message, Request, Sampling
 
 KEY = "sk-test-5f1d0c9a-do-not-leak"
 KEY_ENV = "IDIOMBENCH_TEST_OPENAI_KEY"

@@ -7,12 +7,11 @@ from collections import Counter
 import pytest
 
 from idiombench.benchmarks.registry import backend_hooks
+from idiombench.core.generation_types import ItemContext, Message, Request, Sampling
 from idiombench.generation.backends import make_backend
 from idiombench.generation.backends.reference import ReferenceBackend, label_space
 from idiombench.generation.cache import request_key
 from idiombench.generation.config import ReferenceModel
-from idiombench.core.generation_types import ItemContext, Message, Request, Sampling
-
 
 # A benchmark without a package: no answer-format hook, no declared classification tasks.
 PLAIN = "plainbench"
@@ -212,10 +211,10 @@ def test_a_changed_gold_or_input_misses_exactly_its_items(tmp_path, monkeypatch,
     from dataclasses import replace
 
     from gen_project import orderprobe_items, write_project
+    from idiombench.core.items import write_items
+    from idiombench.generation.table import read_generations
     from idiombench.pipeline.config import load_params
     from idiombench.stages.generate import run_generate
-    from idiombench.generation.table import read_generations
-    from idiombench.core.items import write_items
 
     project = write_project(tmp_path / "project", {kind: {"backend": kind}}, consistency_n=1)
     monkeypatch.chdir(project)

@@ -8,16 +8,16 @@ from pathlib import Path
 import pytest
 
 from gen_project import write_project
-from idiombench.pipeline.config import load_params
 from idiombench.benchmarks.registry import backend_hooks
 from idiombench.core.errors import DataError
+from idiombench.core.generation_types import ItemContext, Message, Request, Sampling
 from idiombench.generation.backends import make_backend
 from idiombench.generation.backends.replay import NO_PREDICTION
 from idiombench.generation.cache import request_key
 from idiombench.generation.config import ReplayModel
-from idiombench.stages.generate import run_generate
 from idiombench.generation.table import read_generations
-from idiombench.core.generation_types import ItemContext, Message, Request, Sampling
+from idiombench.pipeline.config import load_params
+from idiombench.stages.generate import run_generate
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "replay" / "idiom_detection_0-shot_handmade.json"
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from idiombench.generation.config import VLLMModel
 from idiombench.core.generation_types import ItemContext, Message, Request, Sampling
+from idiombench.generation.config import VLLMModel
 
 ROOT = Path(__file__).resolve().parents[3]
 FAKES = ROOT / "tests" / "fakes"

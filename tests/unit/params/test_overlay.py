@@ -9,9 +9,9 @@ import yaml
 from typer.testing import CliRunner
 
 from idiombench.cli import app
-from idiombench.pipeline.config import load_params, parse_params
 from idiombench.core.errors import ConfigError
 from idiombench.params.overlay import diff, merge, read_params_raw
+from idiombench.pipeline.config import load_params, parse_params
 
 ROOT = Path(__file__).resolve().parents[3]
 

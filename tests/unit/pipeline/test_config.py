@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from idiombench.pipeline.config import load_params, parse_params
 from idiombench.core.errors import ConfigError
+from idiombench.pipeline.config import load_params, parse_params
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -9,9 +9,9 @@ import pytest
 from pydantic import ValidationError
 
 from idiombench import statistics as st
-from idiombench.generation.config import GenerateConfig
 from idiombench.core.generation_types import item_context
 from idiombench.core.items import Item, released_position, rotate, rotated_answer, shown_position
+from idiombench.generation.config import GenerateConfig
 from idiombench.scoring import option_order
 
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from idiombench.pipeline.config import load_params, parse_params
+from idiombench.benchmarks.registry import NAMES, get_benchmark, paper_roles
 from idiombench.core.errors import ConfigError
 from idiombench.params.overlay import read_params_raw
+from idiombench.pipeline.config import load_params, parse_params
 from idiombench.scoring.config import BertScoreRole, CrossEncoderRole, EmbedderRole, NLIRole, RolesConfig
-from idiombench.benchmarks.registry import NAMES, get_benchmark, paper_roles
 from idiombench.scoring.roles import MARKS, all_role_infos, derive_status, role_info
 
 ROOT = Path(__file__).resolve().parents[3]

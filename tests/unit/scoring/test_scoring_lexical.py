@@ -17,7 +17,6 @@ from idiombench.scoring.lexical import (
 )
 from idiombench.scoring.tokenize import tokenize
 
-
 # -- F-beta -------------------------------------------------------------------
 
 

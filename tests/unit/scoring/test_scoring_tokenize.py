@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from idiombench.core.errors import IdiombenchError
 from idiombench.benchmarks.orderprobe import polarity as pol
+from idiombench.core.errors import IdiombenchError
 from idiombench.scoring.tokenize import (
     analyse,
     content_tokens,
@@ -15,7 +15,6 @@ from idiombench.scoring.tokenize import (
     tokenize,
     tokenizer_name,
 )
-
 from orderprobe_fixtures import fixture_lexicons
 
 

@@ -21,7 +21,6 @@ import pytest
 
 from idiombench.scoring import segment
 from idiombench.scoring.tokenize import normalize
-
 from realistic_corpus import chid_passages, outputs, references
 
 JIEBA = segment.default_tokenizer()

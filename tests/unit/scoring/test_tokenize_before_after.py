@@ -13,13 +13,12 @@ from __future__ import annotations
 import random
 
 import pytest
-import tokenize_before as before
 from rouge_score import rouge_scorer
 
+import tokenize_before as before
 from idiombench.core.items import read_items
 from idiombench.scoring.lexical import lcs_length, rouge_l, rouge_l_tokens
 from idiombench.scoring.tokenize import TokenCache, analyse, content_tokens, segmented, tokenize
-
 from realistic_corpus import outputs, references
 
 

@@ -12,12 +12,12 @@ import pyarrow as pa
 import pytest
 import yaml
 
-from idiombench.stages.attention import run_attention
 from idiombench.benchmarks.g_idiomalign.render import render
-from idiombench.pipeline.config import load_params
-from idiombench.generation.table import write_generations
 from idiombench.core.io import write_json, write_parquet
 from idiombench.core.items import Item, write_items
+from idiombench.generation.table import write_generations
+from idiombench.pipeline.config import load_params
+from idiombench.stages.attention import run_attention
 from idiombench.templating.prompts import write_prompts
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -12,11 +12,11 @@ import pytest
 from typer.testing import CliRunner
 
 from idiombench.cli import app
-from idiombench.pipeline.config import load_params
 from idiombench.core.errors import IdiombenchError
-from idiombench.generation.table import GENERATION_SCHEMA
 from idiombench.core.io import write_parquet
 from idiombench.core.items import Item, write_items
+from idiombench.generation.table import GENERATION_SCHEMA
+from idiombench.pipeline.config import load_params
 from idiombench.stages.predictions import evaluate_predictions
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -9,12 +9,12 @@ import pytest
 import yaml
 
 from gen_project import IDIOMS, PATTERNS, SETTINGS, write_project
-from idiombench.pipeline.config import load_params
 from idiombench.core.errors import ConfigError, IdiombenchError
-from idiombench.stages.generate import make_batches, run_generate
-from idiombench.generation.table import GENERATION_SCHEMA, read_generations
 from idiombench.core.generation_types import ItemContext, Message, Request, Sampling
 from idiombench.core.io import read_parquet
+from idiombench.generation.table import GENERATION_SCHEMA, read_generations
+from idiombench.pipeline.config import load_params
+from idiombench.stages.generate import make_batches, run_generate
 
 ITEM = ItemContext("orderprobe", "restore", "zero_shot", "i", "x")
 
@@ -253,9 +253,9 @@ def test_batch_size_auto_is_resolved_by_the_hf_backend_and_recorded(
     # the resolved batch size is part of the identity (the cache key), and the report's title page
     # names every setting the outputs were generated with
     assert info["identity"]["batch_size"] == CPU_AUTO_BATCH
-    from idiombench.stages.report import model_lines
-
     import torch
+
+    from idiombench.stages.report import model_lines
 
     kernels = info["identity"]["kernels"]
     assert kernels.startswith(torch.backends.cpu.get_cpu_capability())
@@ -350,10 +350,10 @@ def test_a_setting_that_can_change_greedy_outputs_misses_the_cache(
 
 
 def test_the_option_order_pass_takes_the_rotations_and_only_the_rotated_items(default_params):
-    from idiombench.generation.config import GenerateConfig
-    from idiombench.stages.generate import build_rows
     from idiombench.core.generation_types import item_context
     from idiombench.core.items import Item
+    from idiombench.generation.config import GenerateConfig
+    from idiombench.stages.generate import build_rows
     from idiombench.templating.prompts import Prompt
 
     config = default_params.benchmark("g-idiomalign")

@@ -25,9 +25,9 @@ from idiombench.cli import app
 from idiombench.core.errors import DataError, IdiombenchError
 from idiombench.core.generation_types import Message
 from idiombench.core.items import Item
-from idiombench.templating.prompts import hash_messages, read_prompts
-from idiombench.stages.render import load_tasks, render_benchmark, run_render
 from idiombench.core.sampling import seeded_subset
+from idiombench.stages.render import load_tasks, render_benchmark, run_render
+from idiombench.templating.prompts import hash_messages, read_prompts
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 PATTERNS = ("ABCD", "ABDC", "BADC")
@@ -812,8 +812,8 @@ def test_semanticqa_sample_is_per_task_and_shared_across_settings(sqa_dir: Path)
 
 def test_unknown_rendered_setting_is_refused(op_dir: Path, monkeypatch: pytest.MonkeyPatch):
     from idiombench.benchmarks.orderprobe import render as op_render
-    from idiombench.templating.prompts import Prompt
     from idiombench.stages.render import RenderOutput
+    from idiombench.templating.prompts import Prompt
 
     def rogue(tasks, config, raw_dir):
         out = RenderOutput()

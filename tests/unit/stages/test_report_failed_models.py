@@ -12,12 +12,12 @@ import pytest
 
 from gen_project import write_project
 from idiombench.core import paths
-from idiombench.pipeline.config import load_params
 from idiombench.core.errors import IdiombenchError
-from idiombench.stages.generate import run_generate
 from idiombench.core.io import write_json
-from idiombench.stages.report import FAILED, build_report, failed_section, mark_failed
+from idiombench.pipeline.config import load_params
 from idiombench.report.tables import Cell, Table
+from idiombench.stages.generate import run_generate
+from idiombench.stages.report import FAILED, build_report, failed_section, mark_failed
 from orderprobe_rows import aggregate, cot_rows, table, zero_shot_rows  # noqa: F401 (fixture rows)
 
 UNREACHABLE = {

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 from idiombench import statistics as st
-from idiombench.benchmarks.registry import NAMES, get_benchmark
 from idiombench.benchmarks.base import Benchmark
 from idiombench.benchmarks.orderprobe.config import OrderProbeScore
 from idiombench.benchmarks.orderprobe.uncertainty import group_estimands
+from idiombench.benchmarks.registry import NAMES, get_benchmark
 from idiombench.report.tables import Cell, CellRef, Table, cell
-from idiombench.stages.report_uncertainty import BEST, TIED, annotate_table, Replicates
+from idiombench.stages.report_uncertainty import BEST, TIED, Replicates, annotate_table
 from idiombench.statistics.config import UncertaintyConfig
 from orderprobe_rows import aggregate, cot_rows, table, zero_shot_rows
 

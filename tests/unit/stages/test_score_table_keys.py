@@ -11,9 +11,9 @@ import pytest
 
 from idiombench.benchmarks.contexts import SCORE_KEYS
 from idiombench.core.errors import IdiombenchError
-from idiombench.stages.score import write_chunks
 from idiombench.core.io import read_parquet
 from idiombench.core.progress import Progress
+from idiombench.stages.score import write_chunks
 
 
 def table(**drop: bool) -> pd.DataFrame:

@@ -13,8 +13,8 @@ import pyarrow as pa
 import pytest
 
 import traced_project
-from idiombench.pipeline.config import load_params
 from idiombench.core.io import read_parquet, write_parquet
+from idiombench.pipeline.config import load_params
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,8 @@ import pytest
 
 from idiombench.core.errors import DataError
 from idiombench.core.generation_types import Message
-from idiombench.core.ownership import RECORD, Output
 from idiombench.core.io import staged_directory
+from idiombench.core.ownership import RECORD, Output
 from idiombench.templating.templates import (
     ChatTemplate,
     load_package_templates,

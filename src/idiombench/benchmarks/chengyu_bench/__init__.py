@@ -12,19 +12,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...data.manifest import FileSpec, load_file_specs
 from ...core.items import Item
+from ...data.manifest import FileSpec, load_file_specs
 from ...report.tables import Section
 from ..base import Benchmark, BuildResult
-from . import build as _build
-from . import view as _view
-from .config import ChengyuBenchConfig
 from . import aggregate as _aggregate
+from . import answers as _answers
+from . import build as _build
 from . import render as _render
 from . import report as _report
 from . import score as _score
-from . import answers as _answers
-
+from . import view as _view
+from .config import ChengyuBenchConfig
 
 if TYPE_CHECKING:
     import pandas as pd

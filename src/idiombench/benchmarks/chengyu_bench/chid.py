@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...data.readers import read_jsonl, require_keys
 from ...core.errors import DataError
 from ...core.items import Item
+from ...data.readers import read_jsonl, require_keys
 from ..base import BuildStats
 from .config import ChidBuild, ChidSplit
 from .records import is_four_cjk

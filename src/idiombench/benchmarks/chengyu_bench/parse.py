@@ -15,9 +15,9 @@
 
 from __future__ import annotations
 
-from ...core.generation_types import ItemContext
 import re
 
+from ...core.generation_types import ItemContext
 from ...core.parsing import ParseResult, clean_output, parse_ranked_list, parse_tag_label, result
 from .metrics import normalise_idiom
 

@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ...data.readers import read_csv_rows, read_json_file, read_jsonl
 from ...core.errors import DataError
+from ...data.readers import read_csv_rows, read_json_file, read_jsonl
 from .config import FileFormat
 
 # CJK Unified Ideographs and Extension A: the characters of a chengyu.

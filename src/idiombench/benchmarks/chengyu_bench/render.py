@@ -21,10 +21,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from ...core.items import Item, rotate
-from ...templating.prompts import Prompt
 from ...core.sampling import seeded_subset
-from ..contexts import RenderOutput
+from ...templating.prompts import Prompt
 from ...templating.templates import load_package_templates
+from ..contexts import RenderOutput
 from .config import ChengyuBenchConfig
 
 BENCHMARK = "chengyu-bench"

@@ -5,18 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...data.manifest import FileSpec, load_file_specs
 from ...core.items import Item
+from ...data.manifest import FileSpec, load_file_specs
 from ..base import Benchmark, BuildResult
+from . import answers as _answers
 from . import build as _build
 from . import labels as _labels
+from . import plots as _plots
+from . import render as _render
 from . import view as _view
 from .config import GIdiomAlignConfig
-from . import render as _render
-from . import answers as _answers
-from . import plots as _plots
 from .roles import SCORER_ROLES
-
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -8,8 +8,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from ...core.paths import ANNOTATIONS
-from ...core.schema import Key, Name, StrictModel
-from ...core.schema import no_repeats
+from ...core.schema import Key, Name, StrictModel, no_repeats
 from ...params.sections import BenchmarkSection, RenderSection, sample_field, settings_field
 
 
@@ -92,7 +91,7 @@ class GIdiomAlignScore(StrictModel):
     )
 
     @model_validator(mode="after")
-    def _check_thresholds(self) -> "GIdiomAlignScore":
+    def _check_thresholds(self) -> GIdiomAlignScore:
         if not self.thresholds or any(not 0.0 < t <= 1.0 for t in self.thresholds):
             raise ValueError("thresholds must be a non-empty list of values in (0, 1]")
         if len(set(self.thresholds)) != len(self.thresholds):

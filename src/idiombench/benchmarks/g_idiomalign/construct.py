@@ -56,8 +56,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ...core.errors import IdiombenchError
 from ...core import paths
+from ...core.errors import IdiombenchError
 from ...core.io import staged_directory, write_json, write_parquet
 from ...core.items import Item, read_items
 from .config import GIdiomAlignConstruct

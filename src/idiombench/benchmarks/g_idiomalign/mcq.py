@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...data.readers import require_keys
 from ...core.errors import DataError
 from ...core.items import Item
+from ...data.readers import require_keys
 from ..base import BuildStats
 from .config import GIdiomAlignBuild
 from .languages import canonical_name, direction, direction_id, language_code

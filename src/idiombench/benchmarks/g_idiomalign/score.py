@@ -28,8 +28,8 @@ from ...core.errors import IdiombenchError
 from ...core.generation_types import item_context
 from ...core.items import Item, released_position
 from .config import GIdiomAlignScore
-from .parse import GENERATION_SETTINGS, parse_output
 from .mcq import LETTERS
+from .parse import GENERATION_SETTINGS, parse_output
 from .task1 import judge
 from .task2 import choose_tokenizer, clean_idiom, exact_match, sentence_bleu, sentence_chrf
 

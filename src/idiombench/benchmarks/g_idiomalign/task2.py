@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 from sacrebleu.metrics import BLEU, CHRF
 
@@ -73,12 +73,12 @@ class TokenizerChoice:
     note: str | None = None  # why `used` differs from `configured`
 
 
-@lru_cache(maxsize=None)
+@cache
 def _bleu(tokenize: str) -> BLEU:
     return BLEU(tokenize=tokenize, effective_order=True)
 
 
-@lru_cache(maxsize=None)
+@cache
 def tokenizer_available(tokenize: str) -> str | None:
     """None when sacrebleu can run `tokenize` here, else the reason (e.g. ja-mecab without MeCab)."""
     try:

@@ -5,20 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...data.manifest import FileSpec, load_file_specs
 from ...core.items import Item
+from ...data.manifest import FileSpec, load_file_specs
 from ..base import Benchmark, BuildResult
-from . import build as _build
-from . import view as _view
-from . import answers as _answers
-from . import plots as _plots
-from .config import OrderProbeConfig
-from . import render as _render
 from . import aggregate as _aggregate
+from . import answers as _answers
+from . import build as _build
+from . import plots as _plots
+from . import render as _render
 from . import report as _report
 from . import score as _score
+from . import view as _view
+from .config import OrderProbeConfig
 from .roles import SCORER_ROLES
-
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...core.errors import DataError
-from ...data.readers import read_csv_rows
 from ...core.items import Item
+from ...data.readers import read_csv_rows
 from ..base import BuildResult, BuildStats
 from . import lexicon
 from .config import OrderProbeBuild

@@ -6,8 +6,8 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from ...generation.config import GenerateConfig, SamplingConfig
 from ...core.schema import Name, StrictModel
+from ...generation.config import GenerateConfig, SamplingConfig
 from ...params.sections import BenchmarkSection, RenderSection, sample_field, settings_field
 
 Language = Literal["zh-CN", "zh-TW", "ja", "ko"]
@@ -100,7 +100,7 @@ class SAccScore(StrictModel):
     )
 
     @model_validator(mode="after")
-    def _some_weight(self) -> "SAccScore":
+    def _some_weight(self) -> SAccScore:
         if self.weight_ce + self.weight_representation + self.weight_f_beta <= 0:
             raise ValueError("at least one S_Acc weight must be positive")
         return self

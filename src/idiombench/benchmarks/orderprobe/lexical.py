@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...core.errors import IdiombenchError
+from ...core.workers import ShardedPool, shard_of, worker_count
 from ...scoring.lexical import cosine_counts, f_beta_sets, rouge_l_tokens
 from ...scoring.tokenize import TokenCache
-from ...core.workers import ShardedPool, shard_of, worker_count
 from . import lexicon, metrics, released
 from .config import OrderProbeScore
 from .polarity import lexicon_for, polarity_contradicts

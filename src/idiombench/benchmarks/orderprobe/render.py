@@ -13,10 +13,10 @@ from pathlib import Path
 
 from ...core.errors import DataError
 from ...core.items import Item
-from ...templating.prompts import Prompt
 from ...core.sampling import seeded_subset
-from ..contexts import RenderOutput
+from ...templating.prompts import Prompt
 from ...templating.templates import ChatTemplate, load_package_templates
+from ..contexts import RenderOutput
 from .config import OrderProbeConfig
 
 BENCHMARK = "orderprobe"

@@ -21,8 +21,8 @@ from ...core.errors import IdiombenchError
 from ...core.io import read_parquet, read_parquet_schema
 from ...report.cells import count_text
 from ...report.tables import Cell, CellRef, Section, Table, cell
-from .build import CATEGORIES, permutation_patterns
 from . import figures
+from .build import CATEGORIES, permutation_patterns
 
 BENCH = "orderprobe"
 SETTING_LABELS = {"zero_shot": "Zero-shot", "cot": "+CoT", "three_shot": "Three-shot"}

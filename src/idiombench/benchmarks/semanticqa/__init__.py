@@ -7,17 +7,16 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...data.manifest import FileSpec, load_file_specs
 from ...core.items import Item
+from ...data.manifest import FileSpec, load_file_specs
 from ..base import Benchmark, BuildResult
+from . import answers as _answers
 from . import build as _build
+from . import published_format as _published_format
+from . import render as _render
 from . import view as _view
 from .config import SemanticQAConfig
-from . import render as _render
-from . import answers as _answers
-from . import published_format as _published_format
 from .roles import SCORER_ROLES
-
 
 if TYPE_CHECKING:
     import pandas as pd

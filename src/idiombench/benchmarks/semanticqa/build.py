@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...data.readers import read_jsonl, require_keys
 from ...core.errors import DataError
 from ...core.items import Item
+from ...data.readers import read_jsonl, require_keys
 from ..base import BuildResult, BuildStats
 from .adapters import ADAPTERS, OPTION_LETTERS, PAPER_VMWE_TOTAL, VMWE_LABEL_FIXES, VMWE_LABELS, TaskAdapter
 from .config import LCCTaxonomy, SemanticQABuild

@@ -7,8 +7,7 @@ from typing import Literal, get_args
 
 from pydantic import Field, field_validator
 
-from ...core.schema import Name, StrictModel
-from ...core.schema import no_repeats
+from ...core.schema import Name, StrictModel, no_repeats
 from ...params.sections import BenchmarkSection, RenderSection, sample_field, settings_field
 
 MainTask = Literal[

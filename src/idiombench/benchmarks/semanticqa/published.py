@@ -19,12 +19,12 @@ from typing import Any
 
 import pandas as pd
 
+from ...core.generation_types import Message, Request, Sampling, item_context
+from ...core.items import Item
 from ...generation.backends import BenchmarkHooks, make_backend
 from ...generation.cache import request_key
 from ...generation.config import ReplayModel, ReplaySource
 from ...generation.table import GENERATION_SCHEMA
-from ...core.generation_types import Message, Request, Sampling, item_context
-from ...core.items import Item
 from .published_format import FORMAT, PublishedResultsSource
 
 BENCHMARK = "semanticqa"

@@ -18,10 +18,10 @@ from pathlib import Path
 
 from ...core.errors import DataError
 from ...core.foreign import storable_text, text_lines
+from ...core.generation_types import Request
 from ...generation.backends.replay import SourceStats
 from ...generation.cache import canonical_json
 from ...generation.config import ReplaySource
-from ...core.generation_types import Request
 
 FORMAT = "semanticqa"
 EXPECTED = "one JSON object per line: the item's released fields and `prediction`"

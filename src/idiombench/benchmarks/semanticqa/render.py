@@ -34,8 +34,8 @@ from ...core.errors import DataError
 from ...core.generation_types import Message
 from ...core.io import sha256_file
 from ...core.items import Item, rotate
-from ...templating.prompts import Prompt
 from ...core.sampling import seeded_order, seeded_subset
+from ...templating.prompts import Prompt
 from ..contexts import RenderOutput
 from .adapters import ADAPTERS, OPTION_LETTERS
 from .config import SemanticQAConfig

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...data.readers import read_utf8
 from ...core.errors import DataError
+from ...data.readers import read_utf8
 
 KNOWN_COLUMNS = ("ID", "Label", "Examples", "Semantic Gloss")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ...data.readers import read_utf8
 from ...core.errors import DataError
+from ...data.readers import read_utf8
 
 PLACEHOLDER = re.compile(r"\{\{([^{}]+)\}\}")
 SETTINGS = ("zeroshot", "fewshot")

@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 import yaml
 
-from idiombench.benchmarks.registry import get_benchmark
 from idiombench.benchmarks.base import write_build
 from idiombench.benchmarks.chengyu_bench import build as cb
 from idiombench.benchmarks.chengyu_bench.config import ChengyuBenchBuild, ChengyuBenchConfig
-from idiombench.pipeline.config import load_params
+from idiombench.benchmarks.registry import get_benchmark
 from idiombench.core.errors import ConfigError, DataError
 from idiombench.core.items import read_items
+from idiombench.pipeline.config import load_params
 
 ROOT = Path(__file__).resolve().parents[4]
 FIXTURES = ROOT / "tests" / "fixtures" / "chengyu_bench"

@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from chengyu_scoring_cases import ITEMS, OUTPUTS, score_and_aggregate
-
 from idiombench.benchmarks.chengyu_bench import BENCHMARK
 from idiombench.stages.report import ReportContext
 

@@ -11,12 +11,11 @@ import pyarrow as pa
 import pytest
 
 from chengyu_scoring_cases import ITEMS, PromptCheck, config, generations, score_and_aggregate
-
 from idiombench.benchmarks.chengyu_bench import BENCHMARK
 from idiombench.benchmarks.chengyu_bench.idioms import load_idiom_list, read_words
 from idiombench.benchmarks.chengyu_bench.metrics import normalise_idiom, score_choice, score_label, score_ranked
-from idiombench.core.errors import DataError, IdiombenchError
 from idiombench.benchmarks.contexts import ScoreContext
+from idiombench.core.errors import DataError, IdiombenchError
 from idiombench.core.io import write_parquet
 from idiombench.core.parsing import ParseResult
 

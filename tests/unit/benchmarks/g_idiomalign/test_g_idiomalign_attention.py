@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 from scipy.stats import false_discovery_control, kruskal, mannwhitneyu
 
-from idiombench.stages.attention import skip_reason
 from idiombench.benchmarks.g_idiomalign.attention import attention_summary, read_annotations
 from idiombench.benchmarks.g_idiomalign.config import GIdiomAlignAttention, GIdiomAlignScore
 from idiombench.core.errors import DataError
+from idiombench.stages.attention import skip_reason
 
 ROOT = Path(__file__).resolve().parents[4]
 
@@ -134,8 +134,8 @@ def test_the_stage_says_why_a_model_is_not_measured():
 
 
 def test_a_vllm_model_is_measured_on_its_weights_in_transformers_on_one_gpu():
-    from idiombench.stages.attention import transformers_config
     from idiombench.pipeline.config import load_params
+    from idiombench.stages.attention import transformers_config
 
     params = load_params(ROOT / "overlays" / "paper.yaml")
     qwen = params.models["qwen3-8b"]
@@ -167,8 +167,8 @@ def test_human_labels_are_read_and_checked(tmp_path: Path):
 def test_the_attention_params_are_validated(tmp_path: Path):
     import yaml
 
-    from idiombench.pipeline.config import load_params
     from idiombench.core.errors import IdiombenchError
+    from idiombench.pipeline.config import load_params
 
     raw = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
     assert raw["benchmarks"]["g-idiomalign"]["attention"]["models"] is None  # a narrowed model list stays valid

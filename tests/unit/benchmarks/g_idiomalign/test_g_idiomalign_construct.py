@@ -19,7 +19,6 @@ from idiombench.benchmarks.g_idiomalign.construct import (
 )
 from idiombench.core.errors import IdiombenchError
 
-
 # --------------------------------------------------------------------------- modal-bin cutoff
 
 

@@ -17,13 +17,12 @@ from g_idiomalign_fixtures import (
     mcq_scores,
     params_for,
 )
-from idiombench.core import paths
 from idiombench.benchmarks.g_idiomalign import aggregate as agg
 from idiombench.benchmarks.g_idiomalign.construct import run_construction
 from idiombench.benchmarks.g_idiomalign.report import report_section
+from idiombench.core import paths
 from idiombench.pipeline.config import load_params
 from idiombench.stages.report import ReportContext
-
 
 ROOT = Path(__file__).resolve().parents[4]
 GROUPS = {"en->zh": "Zh-target", "zh->en": "En-target", "de->fr": "Other targets"}

@@ -26,8 +26,8 @@ from idiombench.benchmarks.g_idiomalign.config import GIdiomAlignScore
 from idiombench.benchmarks.g_idiomalign.parse import parse_idiom
 from idiombench.benchmarks.g_idiomalign.score import score
 from idiombench.benchmarks.g_idiomalign.task1 import judge
-from idiombench.pipeline.config import load_params
 from idiombench.core.errors import IdiombenchError
+from idiombench.pipeline.config import load_params
 
 ROOT = Path(__file__).resolve().parents[4]
 

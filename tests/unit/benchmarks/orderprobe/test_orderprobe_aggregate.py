@@ -14,7 +14,6 @@ import pytest
 from idiombench.benchmarks.orderprobe.aggregate import aggregate_scores
 from idiombench.benchmarks.orderprobe.config import OrderProbeScore
 from idiombench.generation.config import GenerateConfig
-
 from orderprobe_fixtures import paper_like_config
 from orderprobe_rows import ITEMS, aggregate, cot_rows, roles, table, zero_shot_rows
 

@@ -14,7 +14,6 @@ from idiombench.benchmarks.orderprobe.build import build, permutation_patterns, 
 from idiombench.benchmarks.orderprobe.config import OrderProbeBuild
 from idiombench.core.errors import DataError
 from idiombench.core.items import read_items
-
 from orderprobe_fixtures import SACC_FIXTURE
 
 HEADER = "原始词语," + ",".join("".join(p) for p in itertools.permutations("ABCD")) + "\r\n"

@@ -16,7 +16,6 @@ from idiombench.benchmarks.orderprobe.config import OrderProbeScore
 from idiombench.benchmarks.orderprobe.lexical import LexicalScorer, LexicalTerms, Pending, RowText
 from idiombench.benchmarks.orderprobe.score import score_generations
 from idiombench.core.workers import ShardedPool, shard_of, worker_count
-
 from orderprobe_fixtures import FakeScorers, fixture_lexicons, frame, gen_row, index, items_for, paper_like_config
 
 LEXICONS = fixture_lexicons()

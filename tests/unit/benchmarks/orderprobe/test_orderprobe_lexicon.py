@@ -11,7 +11,6 @@ import pytest
 
 from idiombench.benchmarks.orderprobe import lexicon
 from idiombench.core.errors import DataError
-
 from orderprobe_fixtures import SACC_FIXTURE
 
 GOOD = """

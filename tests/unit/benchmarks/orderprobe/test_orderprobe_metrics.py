@@ -9,7 +9,6 @@ import pytest
 from idiombench.benchmarks.orderprobe import metrics
 from idiombench.benchmarks.orderprobe.recovery import first_script_run, normalise, recovered_default, recovered_strict
 
-
 # ---------------------------------------------------------------------------- Recovery
 
 

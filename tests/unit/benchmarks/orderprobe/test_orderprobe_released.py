@@ -31,16 +31,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from idiombench.benchmarks.orderprobe import lexicon, metrics, released
+from helpers import in_mirror
+from idiombench.benchmarks.orderprobe import lexicon, metrics, polarity, released
 from idiombench.benchmarks.orderprobe.aggregate import sequential
 from idiombench.benchmarks.orderprobe.config import OrderProbeScore
 from idiombench.benchmarks.orderprobe.score import score_generations
 from idiombench.data.acquire import acquire
 from idiombench.data.manifest import load_file_specs
-from idiombench.benchmarks.orderprobe import polarity
 from idiombench.scoring.registry import BertScores, NLIScores, PairScores
-
-from helpers import in_mirror
 from orderprobe_fixtures import FakeScorers, frame, gen_row, index, items_for, paper_like_config
 
 # the authors' code, in a mirror directory laid out <benchmark>/<path> (IDIOMBENCH_MIRROR)

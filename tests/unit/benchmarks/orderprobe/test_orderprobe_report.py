@@ -10,10 +10,9 @@ import pytest
 from PIL import Image
 
 from idiombench.benchmarks.orderprobe import BENCHMARK
-from idiombench.pipeline.config import load_params
 from idiombench.core.errors import IdiombenchError
+from idiombench.pipeline.config import load_params
 from idiombench.stages.report import ReportContext
-
 from orderprobe_fixtures import ROOT, paper_like_config
 from orderprobe_rows import aggregate, cot_rows, table, zero_shot_rows  # noqa: F401 (fixture rows)
 

