@@ -19,6 +19,7 @@ import os
 import random
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -99,14 +100,14 @@ def main() -> None:
             continue
         pairs = [(ref, text) for _, text, ref in rows]
         call = {
-            "embedder": lambda p: scorers.cosine(role, p),
-            "cross_encoder": lambda p: scorers.cross_encoder(p, role),
-            "bertscore": lambda p: scorers.bertscore(role, p),
-            "nli": lambda p: scorers.nli(role, p),
+            "embedder": lambda p, role=role: scorers.cosine(role, p),
+            "cross_encoder": lambda p, role=role: scorers.cross_encoder(p, role),
+            "bertscore": lambda p, role=role: scorers.bertscore(role, p),
+            "nli": lambda p, role=role: scorers.nli(role, p),
         }[info.kind]
         warm = [("warm-up a", "warm-up b")]
-        load = timed(lambda: call(warm))
-        seconds = timed(lambda: call(pairs))
+        load = timed(partial(call, warm))
+        seconds = timed(partial(call, pairs))
         print(
             f"{role:24} {str(info.model):42} {info.status:13} {language:6} {len(pairs):5d} {load:7.2f} {len(pairs) / seconds:9.1f}"
         )
@@ -121,7 +122,7 @@ def main() -> None:
             continue
         content_tokens(rows[0][1], language)  # load the tokeniser
 
-        def lexical() -> None:
+        def lexical(rows: list[tuple[str, str, str]] = rows, language: str = language) -> None:
             for expression, text, ref in rows:
                 pred, gold = content_tokens(text, language, [expression]), content_tokens(ref, language, [expression])
                 f_beta(pred, gold)

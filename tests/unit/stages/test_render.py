@@ -337,7 +337,9 @@ def test_written_tables_are_byte_identical_on_rerun(op_dir: Path, tmp_path: Path
     assert stats["prompts_total"] == 3 * 4 * 2 * len(PATTERNS)
     assert stats["settings"]["cot"]["tasks"]["restore"]["languages"] == {"ja": 6, "ko": 6, "zh-CN": 6, "zh-TW": 6}
     assert set(stats["templates"]) == {
-        f"orderprobe/{s}/{l}" for s in ("zero_shot", "cot", "three_shot") for l in ("zh-CN", "zh-TW", "ja", "ko")
+        f"orderprobe/{s}/{language}"
+        for s in ("zero_shot", "cot", "three_shot")
+        for language in ("zh-CN", "zh-TW", "ja", "ko")
     }
     loaded = read_prompts(tmp_path / "a" / "cot.parquet")
     assert len(loaded) == 24 and all(p.setting == "cot" for p in loaded)

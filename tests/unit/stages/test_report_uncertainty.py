@@ -34,7 +34,10 @@ def toy() -> tuple[Table, dict[str, dict[str, st.Estimand]]]:
     return Table("toy", "Toy", ["Model", "Accuracy", "Other"], rows), estimands
 
 
-def annotate(t: Table, estimands, config: UncertaintyConfig = UncertaintyConfig()) -> list[Table]:
+DEFAULT_UNCERTAINTY = UncertaintyConfig()
+
+
+def annotate(t: Table, estimands, config: UncertaintyConfig = DEFAULT_UNCERTAINTY) -> list[Table]:
     return annotate_table(t, estimands, config, Replicates(config), lambda m: m)
 
 
