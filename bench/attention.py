@@ -117,7 +117,7 @@ def main() -> None:
     print(f"{'prompt':<60} {'tokens':>6} {'T':>3} {'s':>7} {'peak MiB':>9} {'attn MiB':>9} {'all-layer MiB':>14}")
     seconds, peaks = [], []
     layers = backend.model.config.get_text_config().num_hidden_layers
-    for prompt, item in zip(prompts, located):
+    for prompt, item in zip(prompts, located, strict=True):
         if cuda:
             torch.cuda.synchronize()
             torch.cuda.reset_peak_memory_stats()

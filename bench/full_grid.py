@@ -368,7 +368,9 @@ def distinct_requests(generations: Path) -> tuple[int, int]:
     tokens: dict[str, int] = {}
     for path in sorted(generations.glob("*/*.parquet")):
         table = pq.read_table(path, columns=["request_key", "completion_tokens"])
-        tokens.update(zip(table.column("request_key").to_pylist(), table.column("completion_tokens").to_pylist()))
+        tokens.update(
+            zip(table.column("request_key").to_pylist(), table.column("completion_tokens").to_pylist(), strict=True)
+        )
     return len(tokens), sum(n or 0 for n in tokens.values())
 
 

@@ -2359,7 +2359,7 @@ def keep_first(path: Path, per_task: int) -> set[tuple[str, str]]:
         keep.append(seen[task] <= per_task)
     table = table.filter(pa.array(keep))
     pq.write_table(table, path)
-    return set(zip(table["task"].to_pylist(), table["item_id"].to_pylist()))
+    return set(zip(table["task"].to_pylist(), table["item_id"].to_pylist(), strict=True))
 
 
 @pytest.fixture(scope="module")

@@ -132,7 +132,7 @@ def test_mlflow_ui_opens_the_experiment_on_its_runs(tmp_path: Path, monkeypatch:
         assert set(colours) == {"oracle", "echo"}, f"run colours not found in {tmp_path / 'charts.html'}"
         widths = {run: bar_widths(charts, colour) for run, colour in colours.items()}
         assert len(widths["oracle"]) == len(widths["echo"]) == 2, f"expected 2 charts x 2 bars in {charts}: {widths}"
-        for oracle, echo in zip(widths["oracle"], widths["echo"]):
+        for oracle, echo in zip(widths["oracle"], widths["echo"], strict=True):
             assert abs(oracle / echo - 100 / 12.5) <= 1, f"bar lengths {oracle} and {echo} px are not 100 : 12.5"
 
 

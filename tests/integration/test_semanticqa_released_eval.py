@@ -237,7 +237,7 @@ def released_metrics(
         }
     if task == "collocation_categorization":
         preds, golds = [r["prediction"] for r in records], [r["label"] for r in records]
-        right = sum(metric("acc", pred=p, gold=g) for p, g in zip(preds, golds))
+        right = sum(metric("acc", pred=p, gold=g) for p, g in zip(preds, golds, strict=True))
         # main.py calls acc-f1 on every record with the records so far: the last call's F1s cover the file
         _, macro, micro, weighted = metric("acc-f1", pred=preds[-1], gold=golds[-1], preds=preds, golds=golds)
         return {

@@ -363,8 +363,8 @@ def _run_generate(
                     raise IdiombenchError(
                         f"backend {model.backend} returned {len(completions)} completions for {len(missing)} requests"
                     )
-                cache.put_batch((r.key, c) for r, c in zip(missing, completions))
-                for request, done in zip(missing, completions):
+                cache.put_batch((r.key, c) for r, c in zip(missing, completions, strict=True))
+                for request, done in zip(missing, completions, strict=True):
                     (failures if done.failed else generated)[request.key] = done
                     timing[request.key] = seconds / len(missing)
                 bar.update(len(missing))

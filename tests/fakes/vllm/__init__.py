@@ -553,7 +553,7 @@ class LLM:
                 )
         return [
             _answer(str(index), prompt, conversation, param)
-            for index, (prompt, conversation, param) in enumerate(zip(prompts, conversations, params))
+            for index, (prompt, conversation, param) in enumerate(zip(prompts, conversations, params, strict=False))
         ]
 
 

@@ -180,7 +180,7 @@ def test_under_option_rotations_the_oracle_follows_the_gold_and_majority_keeps_i
     answers = [c.text for c in oracle.generate([req(s) for s in shown])]
     assert all(
         s.choices["ABCD".index(a)] == item.choices["ABCD".index(item.answer)]
-        for s, a, item in zip(shown, answers, [i for i in items for _ in range(4)])
+        for s, a, item in zip(shown, answers, [i for i in items for _ in range(4)], strict=False)
     )
 
 

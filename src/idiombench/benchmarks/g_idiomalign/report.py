@@ -205,13 +205,13 @@ def figure3(ctx: Any, shares: list[tuple[str, str, dict[str, float]]], sample_no
     models = list(dict.fromkeys(model for model, _, _ in shares))
     outcomes = list(shares[0][2])
     fig, axes = plt.subplots(1, len(GROUPS), figsize=(3.2 * len(GROUPS), 0.55 * len(models) + 2.0), sharey=True)
-    for ax, group in zip(axes, GROUPS):
+    for ax, group in zip(axes, GROUPS, strict=True):
         values = {model: s for model, g, s in shares if g == group}
         left = [0.0] * len(models)
         for outcome in outcomes:
             widths = [values[model].get(outcome, 0.0) for model in models]
             ax.barh(range(len(models)), widths, left=left, color=OUTCOME_COLOURS[outcome], label=outcome, height=0.6)
-            left = [a + b for a, b in zip(left, widths)]
+            left = [a + b for a, b in zip(left, widths, strict=True)]
         ax.set_title(group, fontsize=10)
         ax.set_xlim(0, 100)
         ax.set_xlabel("% of answers")

@@ -226,7 +226,7 @@ def fill_similarity(rows: list[dict[str, Any]], scorers: Any, role: str, notes: 
     scored = [r for r in rows if not r["invalid"]]
     if scored:
         values = scorers.cosine(role, [(r["prediction_clean"], r["gold_clean"]) for r in scored]).values
-        for r, value in zip(scored, values):
+        for r, value in zip(scored, values, strict=False):
             r["similarity"] = float(value)
     for r in rows:
         if r["invalid"]:

@@ -110,7 +110,7 @@ class PairCache:
         """The value of every pair (`score(distinct missing pairs)` computes the others, in
         order); and how many distinct pairs were computed now."""
         missing = [pair for pair in dict.fromkeys(pairs) if (key, pair) not in self.values]
-        fresh = dict(zip(missing, score(missing))) if missing else {}
+        fresh = dict(zip(missing, score(missing), strict=False)) if missing else {}
         out = []
         for pair in pairs:
             if pair in fresh:

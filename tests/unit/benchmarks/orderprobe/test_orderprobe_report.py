@@ -107,7 +107,7 @@ def test_figures_are_byte_identical_on_rerun(tmp_path: Path):
     bodies = {"oracle": aggregate()}
     first = section(tmp_path / "a", bodies)
     second = section(tmp_path / "b", bodies)
-    for a, b in zip(first.figures, second.figures):
+    for a, b in zip(first.figures, second.figures, strict=False):
         assert a.path.read_bytes() == b.path.read_bytes()
 
 

@@ -265,7 +265,7 @@ def test_rows_kept_sorted_with_identity_columns():
     )
     zero = tables["zero_shot"]
     assert len(zero) == 7 and len(tables["cot"]) == 1  # nothing dropped
-    keys = list(zip(zero["prompt_id"], zero["pass"], zero["sample_index"]))
+    keys = list(zip(zero["prompt_id"], zero["pass"], zero["sample_index"], strict=True))
     assert keys == sorted(keys)
     assert set(zero.columns) >= {
         "prompt_id",
