@@ -28,8 +28,9 @@ off; `default`: every role of params.yaml's embedded default (OrderProbe's too: 
 
 Per stage it prints rows, wall seconds, rows/s, CPU seconds (user + sys of the process and its
 children: a process pool's workers count) and peak memory, sampled every 0.2 s: the largest
-single process's peak (VmHWM) and the whole process tree's (summed RSS: a pool's workers count). The machine's load average is
-printed before and after: on a shared machine wall times are not the machine's speed.
+single process's peak (VmHWM) and the whole process tree's (summed RSS: a pool's workers count).
+The machine's load average is printed before and after: on a shared machine wall times are not
+the machine's speed.
 --write-rates writes the measured rates for `idiombench plan` (docs/performance.md).
 """
 

@@ -109,12 +109,14 @@ def main() -> None:
         load = timed(partial(call, warm))
         seconds = timed(partial(call, pairs))
         print(
-            f"{role:24} {str(info.model):42} {info.status:13} {language:6} {len(pairs):5d} {load:7.2f} {len(pairs) / seconds:9.1f}"
+            f"{role:24} {str(info.model):42} {info.status:13} {language:6} {len(pairs):5d} {load:7.2f} "
+            f"{len(pairs) / seconds:9.1f}"
         )
 
     print()
     print(
-        f"{'lexical (per pair: content tokens of both sides, Fβ, LEX, ROUGE-L P, BP)':75} {'lang':6} {'pairs':>5} {'pairs/s':>9}"
+        f"{'lexical (per pair: content tokens of both sides, Fβ, LEX, ROUGE-L P, BP)':75} "
+        f"{'lang':6} {'pairs':>5} {'pairs/s':>9}"
     )
     for language in ("zh-CN", "zh-TW", "ko", "en"):
         rows = data.get(language, [])

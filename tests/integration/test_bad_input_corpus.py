@@ -264,7 +264,8 @@ def _(p: Path) -> list[str]:
     return ["generate", "-m", "oracle", "--out", "afile/gen"]
 
 
-# process: the value is hidden while the CLI's modules load (core.environment.malformed_source_date_epoch_hidden), in a fresh interpreter only
+# process: the value is hidden while the CLI's modules load
+# (core.environment.malformed_source_date_epoch_hidden), in a fresh interpreter only
 @case(
     "SOURCE_DATE_EPOCH=abc report", "SOURCE_DATE_EPOCH", "whole number", env={"SOURCE_DATE_EPOCH": "abc"}, process=True
 )

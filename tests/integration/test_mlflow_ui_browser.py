@@ -194,7 +194,8 @@ def test_items_in_the_mlflow_ui(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     (trace,) = client.search_traces(
         locations=[experiment],
         filter_string=(
-            f"tags.model = 'oracle' AND tags.setting = 'zero_shot' AND tags.pass = 'main' AND tags.item_id = '{row['item_id']}'"
+            "tags.model = 'oracle' AND tags.setting = 'zero_shot' AND tags.pass = 'main' "
+            f"AND tags.item_id = '{row['item_id']}'"
         ),
     )
     output = trace.data.spans[0].outputs["text"]

@@ -84,8 +84,13 @@ TABLE6 = {
 SEQUENTIAL_FILES = {
     "IED": "idiom_detection/idiom_detection_multi_step_{k}-shot_DeepSeek-R1.json",
     "NCC": "noun_compound_compositionality/noun_compound_compositionality_multi_step_{k}-shot_DeepSeek-R1.json",
-    "IEI": "sequential_task_extraciton_interpretaion/idiom_extraction_interpretation_multi_step_{k}-shot_DeepSeek-R1.json",
-    "LCI": "sequential_task_extraciton_interpretaion/collocation_extraction_interpretation_multi_step_{k}-shot_DeepSeek-R1.json",
+    "IEI": (
+        "sequential_task_extraciton_interpretaion/idiom_extraction_interpretation_multi_step_{k}-shot_DeepSeek-R1.json"
+    ),
+    "LCI": (
+        "sequential_task_extraciton_interpretaion/"
+        "collocation_extraction_interpretation_multi_step_{k}-shot_DeepSeek-R1.json"
+    ),
 }
 # Cells the released files cannot reproduce: (table, model, setting, code, metric) -> why.
 EXPECTED_GAPS = {

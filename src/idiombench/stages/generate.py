@@ -10,8 +10,9 @@
    every other pass runs on the prompts as released only.
 3. Batch deterministically: the unique requests sorted by (sampling, prompt length, key)
    (the backend's token count where it has one, `prompt_length`, else a character
-   estimate; similar lengths share a batch, so little padding) and cut into batches over the FULL list, so a resumed run meets the
-   same batches and regenerates exactly those not in the cache; batches fully cached
+   estimate; similar lengths share a batch, so little padding) and cut into batches over the
+   FULL list, so a resumed run meets the same batches and regenerates exactly those not in the
+   cache; batches fully cached
    are skipped; each completed batch is one cache shard.
 4. Write results/generations/<model>/<bench>/<setting>.parquet plus generation_info.json
    into a staging directory renamed into place (the output is complete or absent), and a

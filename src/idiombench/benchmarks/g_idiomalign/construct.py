@@ -442,8 +442,8 @@ def run_construction(
         )
     if not info.computed:
         raise IdiombenchError(
-            f"benchmarks.{BENCHMARK}.construct.role {cfg.role!r} has no model in this profile, so the glosses cannot be "
-            f"embedded: set scoring.roles.{cfg.role}.model (paper: {info.paper_model})"
+            f"benchmarks.{BENCHMARK}.construct.role {cfg.role!r} has no model in this profile, so the glosses cannot "
+            f"be embedded: set scoring.roles.{cfg.role}.model (paper: {info.paper_model})"
         )
     files = pair_files(load_pair_items(source))
     names = list(files) if cfg.pairs is None else cfg.pairs

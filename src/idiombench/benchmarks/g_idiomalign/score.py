@@ -216,7 +216,8 @@ def fill_similarity(rows: list[dict[str, Any]], scorers: Any, role: str, notes: 
     info = scorers.info(role)
     if info.kind != "embedder":
         raise IdiombenchError(
-            f"benchmarks.g-idiomalign.score.similarity_role {role!r} has kind {info.kind!r}; it must be an embedder role"
+            f"benchmarks.g-idiomalign.score.similarity_role {role!r} has kind {info.kind!r}; "
+            "it must be an embedder role"
         )
     if not info.computed:
         notes.append(

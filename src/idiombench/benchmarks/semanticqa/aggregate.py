@@ -293,7 +293,8 @@ def prediction_metrics(body: dict[str, Any], task: str | None, setting: str) -> 
     settings = body.get("settings", {})
     if setting not in settings:
         raise IdiombenchError(
-            f"semanticqa: no scores for setting {setting!r} (scored: {', '.join(sorted(settings, key=setting_order)) or 'none'})"
+            f"semanticqa: no scores for setting {setting!r} "
+            f"(scored: {', '.join(sorted(settings, key=setting_order)) or 'none'})"
         )
     metrics = settings[setting]["metrics"]
     if task is None:
