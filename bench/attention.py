@@ -108,7 +108,8 @@ def main() -> None:
         measure(backend.model, item)
     print(
         f"model {args.model}: {backend.describe()}; loaded in {load_s:.1f} s; torch threads {torch.get_num_threads()}; "
-        f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())} on {os.cpu_count()} CPUs (other processes slow it)"
+        f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())} on {os.cpu_count()} CPUs "
+        "(other processes slow it)"
     )
     print(
         f"{len(located)} prompts ({len(located) // 2 if len(located) > 1 else len(located)} items x conditions), "
@@ -117,7 +118,7 @@ def main() -> None:
     print(f"{'prompt':<60} {'tokens':>6} {'T':>3} {'s':>7} {'peak MiB':>9} {'attn MiB':>9} {'all-layer MiB':>14}")
     seconds, peaks = [], []
     layers = backend.model.config.get_text_config().num_hidden_layers
-    for prompt, item in zip(prompts, located):
+    for prompt, item in zip(prompts, located, strict=True):
         if cuda:
             torch.cuda.synchronize()
             torch.cuda.reset_peak_memory_stats()
@@ -131,7 +132,8 @@ def main() -> None:
         peaks.append(peak)
         print(
             f"{prompt.prompt_id[-60:]:<60} {result.sequence_length:>6} {result.positions:>3} {result.seconds:>7.3f} "
-            f"{peak / 2**20:>9.1f} {result.attention_bytes / 2**20:>9.3f} {layers * result.attention_bytes / 2**20:>14.3f}"
+            f"{peak / 2**20:>9.1f} {result.attention_bytes / 2**20:>9.3f} "
+            f"{layers * result.attention_bytes / 2**20:>14.3f}"
         )
     what = "CUDA peak allocation above the item's start" if cuda else "peak RSS above the item's start"
     print(
@@ -141,7 +143,8 @@ def main() -> None:
     print(
         f"memory per item ({what}): mean {statistics.mean(peaks) / 2**20:.1f} MiB, max {max(peaks) / 2**20:.1f} MiB; "
         f"process RSS {rss_bytes() / 2**20:.0f} MiB now "
-        f"(model loaded: weights {sum(p.numel() * p.element_size() for p in backend.model.parameters()) / 2**20:.0f} MiB)"
+        "(model loaded: weights "
+        f"{sum(p.numel() * p.element_size() for p in backend.model.parameters()) / 2**20:.0f} MiB)"
     )
 
 

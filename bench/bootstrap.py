@@ -42,8 +42,8 @@ def synthetic_scores(expressions: int, samples: int, skill: float, seed: int) ->
     language = np.array(LANGUAGES)[expr % len(LANGUAGES)]
     main = pd.DataFrame(
         {
-            "item_id": [f"{lang}/{e:04d}/{PATTERNS[p]}" for lang, e, p in zip(language, expr, pattern)],
-            "expression_id": [f"{lang}/{e:04d}" for lang, e in zip(language, expr)],
+            "item_id": [f"{lang}/{e:04d}/{PATTERNS[p]}" for lang, e, p in zip(language, expr, pattern, strict=True)],
+            "expression_id": [f"{lang}/{e:04d}" for lang, e in zip(language, expr, strict=True)],
             "language": language,
             "category": np.array(CATEGORIES)[expr % len(CATEGORIES)],
             "is_canonical": pattern == 0,

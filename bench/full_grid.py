@@ -28,8 +28,9 @@ off; `default`: every role of params.yaml's embedded default (OrderProbe's too: 
 
 Per stage it prints rows, wall seconds, rows/s, CPU seconds (user + sys of the process and its
 children: a process pool's workers count) and peak memory, sampled every 0.2 s: the largest
-single process's peak (VmHWM) and the whole process tree's (summed RSS: a pool's workers count). The machine's load average is
-printed before and after: on a shared machine wall times are not the machine's speed.
+single process's peak (VmHWM) and the whole process tree's (summed RSS: a pool's workers count).
+The machine's load average is printed before and after: on a shared machine wall times are not
+the machine's speed.
 --write-rates writes the measured rates for `idiombench plan` (docs/performance.md).
 """
 
@@ -368,7 +369,9 @@ def distinct_requests(generations: Path) -> tuple[int, int]:
     tokens: dict[str, int] = {}
     for path in sorted(generations.glob("*/*.parquet")):
         table = pq.read_table(path, columns=["request_key", "completion_tokens"])
-        tokens.update(zip(table.column("request_key").to_pylist(), table.column("completion_tokens").to_pylist()))
+        tokens.update(
+            zip(table.column("request_key").to_pylist(), table.column("completion_tokens").to_pylist(), strict=True)
+        )
     return len(tokens), sum(n or 0 for n in tokens.values())
 
 

@@ -269,7 +269,8 @@ def random_weights_main(args: argparse.Namespace) -> None:
         requests = synthetic_requests(backend.tokenizer, args.requests, args.prompt_tokens, args.max_new_tokens)
         lengths = sorted(backend.prompt_length(r) for r in requests)
         print(
-            f"{len(requests)} synthetic prompts, {lengths[0]}-{lengths[-1]} tokens (median {lengths[len(lengths) // 2]}), "
+            f"{len(requests)} synthetic prompts, {lengths[0]}-{lengths[-1]} tokens "
+            f"(median {lengths[len(lengths) // 2]}), "
             f"{args.max_new_tokens} new tokens each"
         )
         tok = backend.tokenizer

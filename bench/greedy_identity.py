@@ -100,7 +100,7 @@ def greedy_texts(backend, requests: list, batch_size: int) -> list[str]:
 
     texts: dict[str, str] = {}
     for batch in make_batches(requests, batch_size, backend.prompt_length):
-        for request, completion in zip(batch, backend.generate(batch)):
+        for request, completion in zip(batch, backend.generate(batch), strict=False):
             if completion.failed:
                 raise SystemExit(completion.error)
             texts[request.key] = completion.text
@@ -214,7 +214,7 @@ def main() -> None:
             for setting, other in texts.items():
                 if setting == "baseline":
                     continue
-                differ = [i for i, (a, b) in enumerate(zip(base, other)) if a != b]
+                differ = [i for i, (a, b) in enumerate(zip(base, other, strict=False)) if a != b]
                 rows.append((name, dtype, setting, len(differ), len(base)))
                 print(
                     f"  {setting:30} {len(differ):3d} of {len(base)} outputs differ "

@@ -34,7 +34,11 @@ from idiombench.benchmarks.orderprobe.build import Expression, expression_items 
 from idiombench.core.items import write_items  # noqa: E402
 from idiombench.generation.table import write_generations  # noqa: E402
 
-CHARS = "的一是不了人我在有他这为之大来以个中上们到说时地也子就道要出会可下而过天去能对小多然于心学么之都好看起发当没成只如事把还用第样道想作种开美总从无情己面最女但现前些所同日手又行意动方期它头经长儿回位分爱老因很给名法间斯知世什两次使身者被高已亲其进此话常与活正感"
+CHARS = (
+    "的一是不了人我在有他这为之大来以个中上们到说时地也子就道要出会可下而过天去能对小多然于心学么之都好看"
+    "起发当没成只如事把还用第样道想作种开美总从无情己面最女但现前些所同日手又行意动方期它头经长儿回位分爱"
+    "老因很给名法间斯知世什两次使身者被高已亲其进此话常与活正感"
+)
 LANGUAGES = ("zh-CN", "zh-TW", "ja", "ko")
 
 

@@ -96,7 +96,7 @@ def semanticqa(params: Any, share: float, neural: bool) -> None:
         return out
 
     before = timed(f"METEOR (NLTK's own; {len(sample):,} jobs, a {share:.0%} sample)", len(sample), plain)
-    differ = sum(1 for key, value in zip(sample, before) if memo[key] != value)
+    differ = sum(1 for key, value in zip(sample, before, strict=False) if memo[key] != value)
     print(f"METEOR: memoised == NLTK's own on {len(sample) - differ:,} of {len(sample):,} sampled jobs", flush=True)
     timed(
         "ROUGE-L F (rouge-score)",

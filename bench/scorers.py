@@ -19,6 +19,7 @@ import os
 import random
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -99,21 +100,23 @@ def main() -> None:
             continue
         pairs = [(ref, text) for _, text, ref in rows]
         call = {
-            "embedder": lambda p: scorers.cosine(role, p),
-            "cross_encoder": lambda p: scorers.cross_encoder(p, role),
-            "bertscore": lambda p: scorers.bertscore(role, p),
-            "nli": lambda p: scorers.nli(role, p),
+            "embedder": lambda p, role=role: scorers.cosine(role, p),
+            "cross_encoder": lambda p, role=role: scorers.cross_encoder(p, role),
+            "bertscore": lambda p, role=role: scorers.bertscore(role, p),
+            "nli": lambda p, role=role: scorers.nli(role, p),
         }[info.kind]
         warm = [("warm-up a", "warm-up b")]
-        load = timed(lambda: call(warm))
-        seconds = timed(lambda: call(pairs))
+        load = timed(partial(call, warm))
+        seconds = timed(partial(call, pairs))
         print(
-            f"{role:24} {str(info.model):42} {info.status:13} {language:6} {len(pairs):5d} {load:7.2f} {len(pairs) / seconds:9.1f}"
+            f"{role:24} {str(info.model):42} {info.status:13} {language:6} {len(pairs):5d} {load:7.2f} "
+            f"{len(pairs) / seconds:9.1f}"
         )
 
     print()
     print(
-        f"{'lexical (per pair: content tokens of both sides, Fβ, LEX, ROUGE-L P, BP)':75} {'lang':6} {'pairs':>5} {'pairs/s':>9}"
+        f"{'lexical (per pair: content tokens of both sides, Fβ, LEX, ROUGE-L P, BP)':75} "
+        f"{'lang':6} {'pairs':>5} {'pairs/s':>9}"
     )
     for language in ("zh-CN", "zh-TW", "ko", "en"):
         rows = data.get(language, [])
@@ -121,7 +124,7 @@ def main() -> None:
             continue
         content_tokens(rows[0][1], language)  # load the tokeniser
 
-        def lexical() -> None:
+        def lexical(rows: list[tuple[str, str, str]] = rows, language: str = language) -> None:
             for expression, text, ref in rows:
                 pred, gold = content_tokens(text, language, [expression]), content_tokens(ref, language, [expression])
                 f_beta(pred, gold)

@@ -215,7 +215,8 @@ def vllm_semanticqa(tmp_path_factory: pytest.TempPathFactory, mirrors: list[Path
 
 @pytest.fixture(scope="session")
 def tiny_chat_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A tiny randomly initialised Llama chat model + BPE tokenizer with a chat template (tests/support/tiny_model.py)."""
+    """A tiny randomly initialised Llama chat model + BPE tokenizer with a chat template
+    (tests/support/tiny_model.py)."""
     pytest.importorskip("transformers", reason="transformers is not installed (`make setup`)")
     from tiny_model import build_tiny_chat_model
 

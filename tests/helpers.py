@@ -105,13 +105,13 @@ def mlflow_server(
                 try:
                     urllib.request.urlopen(base + "/health", timeout=2)
                     break
-                except OSError:
+                except OSError as err:
                     if time.time() > deadline or server.poll() is not None:
                         tail = log_path.read_text(encoding="utf-8", errors="replace")[-3000:]
                         raise AssertionError(
                             f"mlflow {command} did not answer {base}/health within "
                             f"{start_timeout:.0f} s (exit code {server.poll()}):\n{tail}"
-                        )
+                        ) from err
                     time.sleep(1)
             yield base
         finally:

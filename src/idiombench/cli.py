@@ -357,8 +357,9 @@ def construct(
         return
     totals = body.get("totals", {})
     console.print(
-        f"construct {benchmark}: {len(body.get('pairs', []))} pair(s), {body.get('glosses_embedded', 0):,} glosses embedded "
-        f"with {body.get('role', {}).get('model')} ({body.get('role', {}).get('status')}); rebuilt {totals.get('rebuilt', 0):,}, "
+        f"construct {benchmark}: {len(body.get('pairs', []))} pair(s), {body.get('glosses_embedded', 0):,} glosses "
+        f"embedded with {body.get('role', {}).get('model')} ({body.get('role', {}).get('status')}); "
+        f"rebuilt {totals.get('rebuilt', 0):,}, "
         f"overlap with the release {totals.get('overlap', 0):,} of {totals.get('released_pairs', 0):,}"
     )
 
@@ -692,8 +693,8 @@ def evaluate_predictions(
     denominator: Annotated[
         str,
         typer.Option(
-            help="test-set: every item of the task (an item without a prediction is wrong); records: only the items the "
-            "file has a record for (the SemanticQA authors' own evaluation). Default: test-set, records with "
+            help="test-set: every item of the task (an item without a prediction is wrong); records: only the items "
+            "the file has a record for (the SemanticQA authors' own evaluation). Default: test-set, records with "
             "--compatibility released. Both go in --json; see docs/METRICS.md#5-denominators-of-evaluate-predictions."
         ),
     ] = "",
@@ -740,7 +741,8 @@ def evaluate_predictions(
         f"{result.predicted:,} with a prediction, {result.items - result.predicted:,} without ({missing}); "
         f"{result.lines:,} lines read, {len(result.unmatched_lines):,} matched no item"
         + (
-            f" (lines {', '.join(map(str, result.unmatched_lines[:10]))}{' ...' if len(result.unmatched_lines) > 10 else ''})"
+            f" (lines {', '.join(map(str, result.unmatched_lines[:10]))}"
+            f"{' ...' if len(result.unmatched_lines) > 10 else ''})"
             if result.unmatched_lines
             else ""
         )

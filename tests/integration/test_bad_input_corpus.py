@@ -264,7 +264,8 @@ def _(p: Path) -> list[str]:
     return ["generate", "-m", "oracle", "--out", "afile/gen"]
 
 
-# process: the value is hidden while the CLI's modules load (core.environment.malformed_source_date_epoch_hidden), in a fresh interpreter only
+# process: the value is hidden while the CLI's modules load
+# (core.environment.malformed_source_date_epoch_hidden), in a fresh interpreter only
 @case(
     "SOURCE_DATE_EPOCH=abc report", "SOURCE_DATE_EPOCH", "whole number", env={"SOURCE_DATE_EPOCH": "abc"}, process=True
 )
@@ -2364,7 +2365,7 @@ def keep_first(path: Path, per_task: int) -> set[tuple[str, str]]:
         keep.append(seen[task] <= per_task)
     table = table.filter(pa.array(keep))
     pq.write_table(table, path)
-    return set(zip(table["task"].to_pylist(), table["item_id"].to_pylist()))
+    return set(zip(table["task"].to_pylist(), table["item_id"].to_pylist(), strict=True))
 
 
 @pytest.fixture(scope="module")

@@ -155,7 +155,7 @@ def test_random_follows_the_format_and_its_accuracy_matches_its_outputs(scored):
     items = scored["items"]["connotation_sample"]
     said = [re.fullmatch(r"<(positive|negative)>", text).group(1) for text in generations["text"]]
     assert set(said) == {"positive", "negative"}  # both labels drawn over 40 items
-    by_hand = sum(label == items[item_id].answer for label, item_id in zip(said, generations["item_id"]))
+    by_hand = sum(label == items[item_id].answer for label, item_id in zip(said, generations["item_id"], strict=True))
     assert body["settings"]["connotation"]["metrics"]["accuracy"] == pytest.approx(100 * by_hand / 40)
     chid = body["settings"]["chid_candidates"]["counts"]
     assert chid["not_a_candidate"] == 0 and 0 < chid["correct"] < CHID_PASSAGES

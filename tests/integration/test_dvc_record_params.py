@@ -34,7 +34,8 @@ def test_an_overlay_run_is_not_recorded_as_params_yamls(rendered_project: tuple[
     project, _ = rendered_project
     env = tool_env(mirrors)
     (project / "strict.yaml").write_text(
-        "overlay_of: params.yaml\nbenchmarks:\n  orderprobe:\n    score:\n      recovery:\n        headline_mode: strict\n",
+        "overlay_of: params.yaml\nbenchmarks:\n  orderprobe:\n    score:\n"
+        "      recovery:\n        headline_mode: strict\n",
         encoding="utf-8",
     )
     ran = run(

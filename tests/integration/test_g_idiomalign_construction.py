@@ -108,7 +108,7 @@ def test_control_encoder_recovers_every_release_pair_at_the_mnn_step(built):
     found = top_k_neighbours(a, b, cfg.k, batch_size=cfg.batch_size)
     i, j, scores = mutual_nearest(found)
     released = {(index_a[x], index_b[y]) for x, y in pair.released}
-    mnn = set(zip(i.tolist(), j.tolist()))
+    mnn = set(zip(i.tolist(), j.tolist(), strict=False))
     assert mnn <= released and len(mnn) == len(pool_b)  # precision 100%; every target entry recovered once
     binning = modal_bin_cutoff(scores, cfg.bins)
     kept = int(binning.keep.sum())

@@ -79,7 +79,7 @@ def test_task1_oracle_scores_100_on_every_item(tasks):
 
 def test_task1_literal_translation_picker(tasks):
     items = tasks["mcq"]
-    lt_letter = {i.item_id: next(l for l, t in i.meta["option_types"].items() if t == "LT") for i in items}
+    lt_letter = {i.item_id: next(letter for letter, t in i.meta["option_types"].items() if t == "LT") for i in items}
     ctx = Ctx(
         {"mcq": generation_rows("mcq", items, lambda i: mcq_letter_answer(i, lt_letter[i.item_id]))},
         {"mcq": {i.item_id: i for i in items}},
@@ -118,7 +118,7 @@ def test_task2_oracle_surface_metrics_are_100_on_every_item(tasks):
     )
     tables = score(ctx)  # no scorers: the similarity is reported as not computed
     assert any("similarity not computed" in note for note in ctx.notes)
-    for setting, frame in tables.items():
+    for frame in tables.values():
         assert frame["exact_match"].all() and not frame["invalid"].any()
         assert (frame["bleu"] == 100.0).all() and (frame["chrf"] == 100.0).all()
         m = agg.aggregate_generation(frame, GIdiomAlignScore(), False)[0]["metrics"]

@@ -132,7 +132,7 @@ def test_mlflow_ui_opens_the_experiment_on_its_runs(tmp_path: Path, monkeypatch:
         assert set(colours) == {"oracle", "echo"}, f"run colours not found in {tmp_path / 'charts.html'}"
         widths = {run: bar_widths(charts, colour) for run, colour in colours.items()}
         assert len(widths["oracle"]) == len(widths["echo"]) == 2, f"expected 2 charts x 2 bars in {charts}: {widths}"
-        for oracle, echo in zip(widths["oracle"], widths["echo"]):
+        for oracle, echo in zip(widths["oracle"], widths["echo"], strict=True):
             assert abs(oracle / echo - 100 / 12.5) <= 1, f"bar lengths {oracle} and {echo} px are not 100 : 12.5"
 
 
@@ -194,7 +194,8 @@ def test_items_in_the_mlflow_ui(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     (trace,) = client.search_traces(
         locations=[experiment],
         filter_string=(
-            f"tags.model = 'oracle' AND tags.setting = 'zero_shot' AND tags.pass = 'main' AND tags.item_id = '{row['item_id']}'"
+            "tags.model = 'oracle' AND tags.setting = 'zero_shot' AND tags.pass = 'main' "
+            f"AND tags.item_id = '{row['item_id']}'"
         ),
     )
     output = trace.data.spans[0].outputs["text"]

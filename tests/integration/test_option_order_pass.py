@@ -121,9 +121,11 @@ def order_metrics(body: dict[str, Any]) -> list[tuple[str, dict[str, Any], dict[
 
 # how each benchmark's prompt lists the options, in the order shown
 SHOWN = {
-    "g-idiomalign": lambda options: "Options:\n" + "".join(f"{L}. {t}\n" for L, t in zip("ABCD", options)),
+    "g-idiomalign": lambda options: (
+        "Options:\n" + "".join(f"{L}. {t}\n" for L, t in zip("ABCD", options, strict=False))
+    ),
     "chengyu-bench": lambda options: "The candidate idioms are: " + ", ".join(options),
-    "semanticqa": lambda options: "\t".join(f"{L}: {t}" for L, t in zip("ABCD", options)),
+    "semanticqa": lambda options: "\t".join(f"{L}: {t}" for L, t in zip("ABCD", options, strict=False)),
 }
 
 

@@ -125,7 +125,7 @@ def test_provenance_and_not_computed_roles(project: Path):
     assert provenance["sample"]["selection"] == "1 expression(s) per language, all their inputs (seed 0)"
     assert provenance["sample"]["full_benchmark"] is False
     assert set(provenance["template_hashes"]["cot"]["templates"]) == {
-        f"orderprobe/cot/{l}" for l in ("ja", "ko", "zh-CN", "zh-TW")
+        f"orderprobe/cot/{language}" for language in ("ja", "ko", "zh-CN", "zh-TW")
     }
     for setting in SETTINGS:
         assert body["settings"][setting]["metrics"]["s_logic"] is None

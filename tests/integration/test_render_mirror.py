@@ -126,7 +126,7 @@ def test_full_render_counts_placeholders_and_oracle_round_trip(name: str, full):
     assert {s: n for s, n in rotated.items() if n} == ROTATED_COUNTS[name]
     parse = importlib.import_module(f"{MODULES[name]}.parse").parse_output
     formatter = get_benchmark(name).format_reference_answer
-    for setting, prompts in out.prompts.items():
+    for prompts in out.prompts.values():
         for prompt in prompts:
             for message in prompt.messages:
                 assert "{{" not in message.content and "}}" not in message.content, prompt.prompt_id

@@ -146,7 +146,9 @@ DOCUMENTED: dict[tuple[str, str], tuple[int, str]] = {
 # mean); the project counts an unreadable prediction as a miss of its gold class and no class.
 # Asserted: the released values are the project's own F1 formula given the raw strings.
 DOCUMENTED_F1 = {
-    "collocation_categorization_0-shot_DeepSeek-R1.json": "4 predictions '<label> **Explanation:** ...': 12 classes for scikit-learn, 8 for the project"
+    "collocation_categorization_0-shot_DeepSeek-R1.json": (
+        "4 predictions '<label> **Explanation:** ...': 12 classes for scikit-learn, 8 for the project"
+    )
 }
 RESULTS: list[dict[str, Any]] = []
 DIFFS: dict[str, dict[str, Any]] = {}
@@ -237,7 +239,7 @@ def released_metrics(
         }
     if task == "collocation_categorization":
         preds, golds = [r["prediction"] for r in records], [r["label"] for r in records]
-        right = sum(metric("acc", pred=p, gold=g) for p, g in zip(preds, golds))
+        right = sum(metric("acc", pred=p, gold=g) for p, g in zip(preds, golds, strict=True))
         # main.py calls acc-f1 on every record with the records so far: the last call's F1s cover the file
         _, macro, micro, weighted = metric("acc-f1", pred=preds[-1], gold=golds[-1], preds=preds, golds=golds)
         return {

@@ -199,7 +199,7 @@ def test_runs_are_found_through_an_mlflow_server(tmp_path: Path, monkeypatch: py
         )["runs"]
         tags = [{t["key"]: t["value"] for t in r["data"]["tags"]} for r in found]
         assert sorted(t.get("idiombench.setting", "(parent)") for t in tags) == ["(parent)", "cot", "zero_shot"]
-        found = [r for r, t in zip(found, tags) if "idiombench.setting" in t]
+        found = [r for r, t in zip(found, tags, strict=True) if "idiombench.setting" in t]
         every = rest(base, "/api/2.0/mlflow/runs/search", {"experiment_ids": [experiment["experiment_id"]]})["runs"]
         assert len(every) == 6  # two parents, four settings
         metrics = {m["key"]: m["value"] for m in found[0]["data"]["metrics"]}

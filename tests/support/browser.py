@@ -141,7 +141,8 @@ class Browser:
         """Close what MLflow's UI opens over the page on a first visit: its assistant panel and hints."""
         self.click_text("Got it")
         self.evaluate("""[...document.querySelectorAll('button[aria-label=Close]')].filter(
-            b => (b.closest('aside, section, div[class*=panel], div') || document.body).innerText.includes('MLflow Assistant')
+            b => (b.closest('aside, section, div[class*=panel], div') || document.body)
+                .innerText.includes('MLflow Assistant')
         ).slice(0, 1).forEach(b => b.click())""")
 
     def screenshot(self, path: Path) -> Path:

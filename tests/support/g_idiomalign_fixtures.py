@@ -50,7 +50,7 @@ def mcq_item(
             "direction": direction,
             "source_lang": source,
             "target_lang": target,
-            "option_types": dict(zip(LETTERS, kinds)),
+            "option_types": dict(zip(LETTERS, kinds, strict=False)),
             "reference_letter": reference,
             "target_letters": target_letters,
             "duplicate_option": duplicate,

@@ -61,7 +61,7 @@ def traced(backend: Any) -> Iterator[list[Trace]]:
 
 def first_divergence(a: Trace, b: Trace) -> int | None:
     """The first step where the two runs chose different tokens, or None."""
-    return next((i for i, (x, y) in enumerate(zip(a.ids, b.ids)) if x != y), None)
+    return next((i for i, (x, y) in enumerate(zip(a.ids, b.ids, strict=False)) if x != y), None)
 
 
 def assert_same_up_to_near_ties(a: Trace, b: Trace, dtype: str, what: str) -> bool:

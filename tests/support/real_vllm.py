@@ -48,7 +48,8 @@ def vllm_check() -> str | None:
         None
         if result.returncode == 0
         else (
-            f"{VLLM_VENV}: {result.stderr.strip().splitlines()[-1:]} (rebuild it: `rm -rf {VLLM_VENV} && make vllm-env`)"
+            f"{VLLM_VENV}: {result.stderr.strip().splitlines()[-1:]} "
+            f"(rebuild it: `rm -rf {VLLM_VENV} && make vllm-env`)"
         )
     )
 

@@ -310,8 +310,10 @@ class SlurmCluster:
                     "InactiveLimit=0",
                     "SlurmdTimeout=120",
                     f"NodeName=localhost NodeAddr=127.0.0.1 CPUs={hw['CPUs']} Boards={hw.get('Boards', 1)} "
-                    f"SocketsPerBoard={hw.get('SocketsPerBoard', 1)} CoresPerSocket={hw.get('CoresPerSocket', hw['CPUs'])} "
-                    f"ThreadsPerCore={hw.get('ThreadsPerCore', 1)} RealMemory={real_memory} Gres=gpu:{GPU_TYPE}:{FAKE_GPUS} State=UNKNOWN",
+                    f"SocketsPerBoard={hw.get('SocketsPerBoard', 1)} "
+                    f"CoresPerSocket={hw.get('CoresPerSocket', hw['CPUs'])} "
+                    f"ThreadsPerCore={hw.get('ThreadsPerCore', 1)} RealMemory={real_memory} "
+                    f"Gres=gpu:{GPU_TYPE}:{FAKE_GPUS} State=UNKNOWN",
                     f"PartitionName={PARTITION} Nodes=localhost Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO",
                     "",
                 ]
@@ -326,7 +328,8 @@ class SlurmCluster:
         wrapper.write_text(f'#!/bin/sh\nSLURM_CONF={self.conf} exec {shutil.which("srun") or "/usr/bin/srun"} "$@"\n')
         os.chmod(wrapper, 0o755)
         (etc / "gres.conf").write_text(
-            f"AutoDetect=off\nNodeName=localhost Name=gpu Type={GPU_TYPE} File={self.root / 'dev'}/nvidia[0-{FAKE_GPUS - 1}]\n"
+            f"AutoDetect=off\nNodeName=localhost Name=gpu Type={GPU_TYPE} "
+            f"File={self.root / 'dev'}/nvidia[0-{FAKE_GPUS - 1}]\n"
         )
 
     def _wait_node_idle(self, timeout_s: float) -> None:

@@ -92,11 +92,11 @@ def test_an_unknown_setting_exits_2_naming_the_configured_ones(tmp_path: Path, m
     )
 
 
-def openai_model(port: int, **extra) -> dict:
+def openai_model(server_port: int, **extra) -> dict:
     return {
         "backend": "openai",
         "model": "served",
-        "base_url": f"http://127.0.0.1:{port}/v1",
+        "base_url": f"http://127.0.0.1:{server_port}/v1",
         "api_key_env": None,
         "concurrency": 1,
         "max_retries": 0,

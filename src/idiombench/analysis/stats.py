@@ -84,7 +84,7 @@ def bh_fdr(pvalues: Sequence[float | None]) -> list[float | None]:
     out: list[float | None] = [None] * len(pvalues)
     if present:
         adjusted = false_discovery_control([pvalues[i] for i in present], method="bh")
-        for i, q in zip(present, np.atleast_1d(adjusted)):
+        for i, q in zip(present, np.atleast_1d(adjusted), strict=True):
             out[i] = float(q)
     return out
 

@@ -112,7 +112,7 @@ def figure(figure_id: str, title: str, entries: list[Entry], directory: Path) ->
     width = 0.8 / len(models)
     for ax in axes.flat[len(labels) :]:
         ax.set_visible(False)
-    for ax, label in zip(axes.flat, labels):
+    for ax, label in zip(axes.flat, labels, strict=False):
         n = 0
         for index, model in enumerate(models):
             entry = next((e for e in entries if e.label == label and e.display == model), None)

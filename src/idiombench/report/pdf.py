@@ -81,10 +81,10 @@ def column_widths(table: Table, width: float, regular: str, bold: str, size: flo
         likes.append(like)
     if sum(needs) >= width:
         return [width * n / sum(needs) for n in needs]
-    spare, extra = width - sum(needs), [l - n for l, n in zip(likes, needs)]
+    spare, extra = width - sum(needs), [like - n for like, n in zip(likes, needs, strict=True)]
     if sum(extra) <= spare:  # everything fits on one line: share the rest by the liked widths
-        return [width * l / sum(likes) for l in likes]
-    return [n + spare * e / sum(extra) for n, e in zip(needs, extra)]
+        return [width * like / sum(likes) for like in likes]
+    return [n + spare * e / sum(extra) for n, e in zip(needs, extra, strict=True)]
 
 
 AUTHOR = "idiombench"  # the PDF's Author entry: the mark of a report this project wrote

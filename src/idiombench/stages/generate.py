@@ -10,9 +10,9 @@
    every other pass runs on the prompts as released only.
 3. Batch deterministically: the unique requests sorted by (sampling, prompt length, key)
    (the backend's token count where it has one, `prompt_length`, else a character
-   estimate; similar lengths share a batch, so little padding) and cut into batches over the FULL list, so a resumed run meets the
-   same batches and regenerates exactly those not in the cache; batches fully cached
-   are skipped; each completed batch is one cache shard.
+   estimate; similar lengths share a batch, so little padding) and cut into batches over the
+   FULL list, so a resumed run meets the same batches and regenerates exactly those not in the
+   cache; batches fully cached are skipped; each completed batch is one cache shard.
 4. Write results/generations/<model>/<bench>/<setting>.parquet plus generation_info.json
    into a staging directory renamed into place (the output is complete or absent), and a
    run summary (cache hits, timings, tokens/s) under results/logs/.
@@ -363,8 +363,8 @@ def generate_batches(
                 raise IdiombenchError(
                     f"backend {model.backend} returned {len(completions)} completions for {len(missing)} requests"
                 )
-            cache.put_batch((r.key, c) for r, c in zip(missing, completions))
-            for request, completion in zip(missing, completions):
+            cache.put_batch((r.key, c) for r, c in zip(missing, completions, strict=True))
+            for request, completion in zip(missing, completions, strict=True):
                 if completion.failed:
                     failures[request.key] = completion
                 timing[request.key] = seconds / len(missing)

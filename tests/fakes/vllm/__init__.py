@@ -33,7 +33,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import exceptions  # bound here too when vllm.exceptions was imported before (fixture reloads)
+from . import exceptions as exceptions  # bound here too when vllm.exceptions was imported before (fixture reloads)
 from .exceptions import VLLMValidationError
 
 __version__ = "0.32.0+fake"
@@ -553,7 +553,7 @@ class LLM:
                 )
         return [
             _answer(str(index), prompt, conversation, param)
-            for index, (prompt, conversation, param) in enumerate(zip(prompts, conversations, params))
+            for index, (prompt, conversation, param) in enumerate(zip(prompts, conversations, params, strict=False))
         ]
 
 

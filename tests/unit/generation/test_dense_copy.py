@@ -134,7 +134,7 @@ def test_a_look_alike_copy_record_is_refused_before_converting(copy, fake_transf
         r"idiombench-dense.json is not a record of",
     ):
         dense.ensure_dense(gguf, digest, notify=print)
-    (directory / dense.RECORD).write_text('{"gguf_sha256": "%s", "files": {}}' % digest, encoding="utf-8")
+    (directory / dense.RECORD).write_text(f'{{"gguf_sha256": "{digest}", "files": {{}}}}', encoding="utf-8")
     with pytest.raises(IdiombenchError, match="names every file in it"):  # it lists none of the files there
         dense.ensure_dense(gguf, digest, notify=print)
 

@@ -85,7 +85,7 @@ def test_left_padded_batch_equals_one_at_a_time_greedy(backend, model_dtype: str
         single = [backend.generate([r])[0] for r in reqs]
     batched_traces, single_traces = traces[: len(reqs)], traces[len(reqs) :]
     assert [c.prompt_tokens for c in batched] == [c.prompt_tokens for c in single]
-    for i, (b, s, one, alone) in enumerate(zip(batched, single, batched_traces, single_traces)):
+    for i, (b, s, one, alone) in enumerate(zip(batched, single, batched_traces, single_traces, strict=False)):
         if assert_same_up_to_near_ties(one, alone, model_dtype, f"prompt {i} batched vs alone"):
             assert (b.text, b.completion_tokens, b.finish_reason) == (s.text, s.completion_tokens, s.finish_reason)
         assert b.completion_tokens == len(one.ids)
@@ -260,6 +260,6 @@ def test_static_cache_gives_the_dynamic_cache_greedy_outputs(tiny_chat_model: Pa
             outputs[cache] = b.generate(requests(b, Sampling(max_new_tokens=12)))
         b.close()
     assert [c.prompt_tokens for c in outputs["static"]] == [c.prompt_tokens for c in outputs["dynamic"]]
-    for i, (static, dynamic) in enumerate(zip(traces["static"], traces["dynamic"])):
+    for i, (static, dynamic) in enumerate(zip(traces["static"], traces["dynamic"], strict=False)):
         if assert_same_up_to_near_ties(static, dynamic, model_dtype, f"prompt {i} static vs dynamic"):
             assert outputs["static"][i].text == outputs["dynamic"][i].text

@@ -86,7 +86,7 @@ def test_semanticqa_lines_are_matched_by_content_and_the_rest_reported():
     backend = replay()
     reqs = requests(items(), backend.identity())
     backend.prepare(reqs)
-    out = {r.item.item_id: c for r, c in zip(reqs, backend.generate(reqs))}
+    out = {r.item.item_id: c for r, c in zip(reqs, backend.generate(reqs), strict=False)}
     # two lines with 001's content and different predictions: neither is used (never resolved by order)
     assert out["001"].failed and out["001"].error == NO_PREDICTION
     assert out["002"].text == "The answer is B"  # raw text kept: parsing is the scorer's business
@@ -121,7 +121,7 @@ def test_a_line_that_fits_several_items_answers_none(tmp_path: Path):
     backend = replay(path)
     reqs = requests(items(), backend.identity())
     backend.prepare(reqs)
-    out = {r.item.item_id: c for r, c in zip(reqs, backend.generate(reqs))}
+    out = {r.item.item_id: c for r, c in zip(reqs, backend.generate(reqs), strict=False)}
     assert out[first["id"]].text == "C"
     assert sum(not c.failed for c in out.values()) == 1
     source = backend.summary()["sources"][0]
@@ -138,7 +138,7 @@ def test_identical_duplicate_lines_answer_their_item(tmp_path: Path):
     backend = replay(source_file(tmp_path, {**first, "prediction": "B"}, {**first, "prediction": "B"}))
     reqs = requests(items(), backend.identity())
     backend.prepare(reqs)
-    out = {r.item.item_id: c for r, c in zip(reqs, backend.generate(reqs))}
+    out = {r.item.item_id: c for r, c in zip(reqs, backend.generate(reqs), strict=False)}
     assert out[first["id"]].text == "B"
     assert backend.summary()["sources"][0]["matched_lines"] == 2
 

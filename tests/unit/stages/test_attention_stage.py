@@ -85,7 +85,7 @@ def project(tmp_path: Path, tiny_chat_model: Path, monkeypatch: pytest.MonkeyPat
                 "error": None,
                 "request_key": p.prompt_id,
             }
-            for p, text in zip(prompts, OUTPUTS)
+            for p, text in zip(prompts, OUTPUTS, strict=False)
         ]
         write_generations(f"results/generations/tiny/g-idiomalign/{setting}.parquet", rows)
         scores = pd.DataFrame(
@@ -98,7 +98,7 @@ def project(tmp_path: Path, tiny_chat_model: Path, monkeypatch: pytest.MonkeyPat
                     "invalid": not text,
                     "generation_failed": False,
                 }
-                for i, (p, text) in enumerate(zip(prompts, OUTPUTS))
+                for i, (p, text) in enumerate(zip(prompts, OUTPUTS, strict=False))
             ]
         )
         write_parquet(f"results/scores/tiny/g-idiomalign/{setting}.parquet", pa.Table.from_pandas(scores))

@@ -17,9 +17,10 @@ from idiombench.pipeline.config import load_params
 from idiombench.stages.generate import make_batches, run_generate
 
 ITEM = ItemContext("orderprobe", "restore", "zero_shot", "i", "x")
+DEFAULT_SAMPLING = Sampling()
 
 
-def request(key: str, text: str, sampling: Sampling = Sampling()) -> Request:
+def request(key: str, text: str, sampling: Sampling = DEFAULT_SAMPLING) -> Request:
     return Request(
         key=key, prompt_id=key, messages=(Message("user", text),), sampling=sampling, seed=0, sample_index=0, item=ITEM
     )
@@ -126,7 +127,7 @@ def test_random_and_majority_skip_non_classification_tasks_and_say_why(tmp_path:
     project = write_project(tmp_path, {"majority": {"backend": "majority"}})
     result, lines = run(project, "majority", monkeypatch)
     assert result.summary["total"]["requests"] == 0
-    assert any("skipped: majority: not a classification task (declared by the benchmark)" in l for l in lines)
+    assert any("skipped: majority: not a classification task (declared by the benchmark)" in line for line in lines)
     info = json.loads((project / "results/generations/majority/generation_info.json").read_text(encoding="utf-8"))
     assert len(info["skipped_jobs"]) == len(SETTINGS) * 2 and info["tables"] == {}
 

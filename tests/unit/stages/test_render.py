@@ -147,8 +147,8 @@ def test_orderprobe_golden_cot_ja(op_dir: Path):
             "3 意味の導出 再構築された論理に基づいてテキスト全体の意味を推論します。\n"
             "以下の形式に厳密に従って出力してください。必ず二行でなければなりません。\n"
             "Thinking Process: ここに文字の順序と構造の分析を含む詳細な段階的推論プロセスを記述してください。\n"
-            "Final Meaning: 推論に基づいて導き出された最終的な意味の説明。結論のみを提示し推論過程を繰り返さないでください。"
-            "可能な限り包括的に記述してください。\n"
+            "Final Meaning: 推論に基づいて導き出された最終的な意味の説明。"
+            "結論のみを提示し推論過程を繰り返さないでください。可能な限り包括的に記述してください。\n"
             "入力テキスト：竜画睛点",
         ),
     ]
@@ -175,17 +175,18 @@ def test_orderprobe_golden_three_shot_ko(op_dir: Path):
     assert as_lists(prompt.messages) == [
         (
             "system",
-            "너는 논리적이고 엄격한 언어 분석 전문가야. 한국어로만 답해. 사용자의 지시에 따라 단계별로 사고하고 결과를 도출해.",
+            "너는 논리적이고 엄격한 언어 분석 전문가야. 한국어로만 답해. "
+            "사용자의 지시에 따라 단계별로 사고하고 결과를 도출해.",
         ),
         ("system", "start deep thinking, please always use the thinking mode"),
         (
             "user",
-            "다음 텍스트 분석 예시를 자세히 읽고 분석 논리와 출력 형식을 학습하십시오. 그런 다음 마지막에 제시된 분석 대상 "
-            "텍스트에 대해 동일한 분석을 수행하십시오.\n"
+            "다음 텍스트 분석 예시를 자세히 읽고 분석 논리와 출력 형식을 학습하십시오. 그런 다음 마지막에 제시된 분석 "
+            "대상 텍스트에 대해 동일한 분석을 수행하십시오.\n"
             "예시 1\n"
             "입력 텍스트: 경인일명 (驚人一鳴)\n"
-            "Thinking Process: 새가 한 번 울어 사람들을 놀라게 한다는 인과 관계가 자연스럽다. 따라서 어순을 일명경인으로 "
-            "재구성한다.\n"
+            "Thinking Process: 새가 한 번 울어 사람들을 놀라게 한다는 인과 관계가 자연스럽다. 따라서 어순을 "
+            "일명경인으로 재구성한다.\n"
             "Final Meaning: 평소에는 조용하다가 갑자기 놀라운 성과를 내어 세상을 놀라게 함을 비유하는 말이다.\n"
             "예시 2\n"
             "입력 텍스트: 첨족화사 (添足蛇)\n"
@@ -193,8 +194,8 @@ def test_orderprobe_golden_three_shot_ko(op_dir: Path):
             "Final Meaning: 쓸데없는 일을 덧붙여서 도리어 일을 그르침을 이르는 말이다.\n"
             "예시 3\n"
             "입력 텍스트: 구검각주 (求劍刻舟)\n"
-            "Thinking Process: 칼을 찾기 위한 수단으로 배에 표시를 하므로 먼저 각주하고 나중에 구검한다. 어순을 각주구검으로 "
-            "재구성한다.\n"
+            "Thinking Process: 칼을 찾기 위한 수단으로 배에 표시를 하므로 먼저 각주하고 나중에 구검한다. 어순을 "
+            "각주구검으로 재구성한다.\n"
             "Final Meaning: 변화하는 상황을 모르고 낡은 방식에 집착하는 어리석음을 비유한다.\n"
             "분석 대상 텍스트\n"
             "입력 텍스트: 개관정사\n"
@@ -337,7 +338,9 @@ def test_written_tables_are_byte_identical_on_rerun(op_dir: Path, tmp_path: Path
     assert stats["prompts_total"] == 3 * 4 * 2 * len(PATTERNS)
     assert stats["settings"]["cot"]["tasks"]["restore"]["languages"] == {"ja": 6, "ko": 6, "zh-CN": 6, "zh-TW": 6}
     assert set(stats["templates"]) == {
-        f"orderprobe/{s}/{l}" for s in ("zero_shot", "cot", "three_shot") for l in ("zh-CN", "zh-TW", "ja", "ko")
+        f"orderprobe/{s}/{language}"
+        for s in ("zero_shot", "cot", "three_shot")
+        for language in ("zh-CN", "zh-TW", "ja", "ko")
     }
     loaded = read_prompts(tmp_path / "a" / "cot.parquet")
     assert len(loaded) == 24 and all(p.setting == "cot" for p in loaded)
@@ -618,9 +621,9 @@ def test_chengyu_golden_prompts(tmp_path: Path):
         (
             "user",
             (
-                "Please determine the evaluative connotation of the following Chinese idiom. Classify the idiom as either "
-                "positive (with a favorable meaning) or negative (with an unfavorable meaning). Do not choose neutral.\n\n"
-                "The idiom is as follows: 雪中送炭\n\n"
+                "Please determine the evaluative connotation of the following Chinese idiom. Classify the idiom as "
+                "either positive (with a favorable meaning) or negative (with an unfavorable meaning). Do not choose "
+                "neutral.\n\nThe idiom is as follows: 雪中送炭\n\n"
                 "Please provide your final answer in the format:\n\n"
                 "<positive> or <negative>"
             ),
@@ -630,9 +633,9 @@ def test_chengyu_golden_prompts(tmp_path: Path):
         (
             "user",
             (
-                "Below is a Chinese passage. Please evaluate the appropriateness of the idiom marked by ## within the given "
-                "context. Determine whether the idiom is used correctly or incorrectly based on its meaning and usage in "
-                "standard Chinese.\n\n"
+                "Below is a Chinese passage. Please evaluate the appropriateness of the idiom marked by ## within the "
+                "given context. Determine whether the idiom is used correctly or incorrectly based on its meaning and "
+                "usage in standard Chinese.\n\n"
                 "The passage is as follows: 他##差强人意##。\n\n"
                 "Please provide your final answer in the format: <correct> or <wrong>"
             ),
@@ -645,8 +648,8 @@ def test_chengyu_golden_prompts(tmp_path: Path):
                 "Below is a Chinese passage. Please generate five four-character idioms that would be contextually "
                 "appropriate to replace the placeholder #idiom# in the passage.\n\n"
                 "The passage is as follows: 段落3#idiom#。\n\n"
-                "Please rank the idioms from most to least appropriate based on the context. At the end of your response, "
-                "provide the idioms in the following format between <answer> and </answer>:\n\n"
+                "Please rank the idioms from most to least appropriate based on the context. At the end of your "
+                "response, provide the idioms in the following format between <answer> and </answer>:\n\n"
                 "<answer><idiom1, idiom2, idiom3, idiom4, idiom5></answer>\n\n"
                 "Do not output any additional content between <answer> and </answer>."
             ),
@@ -656,9 +659,9 @@ def test_chengyu_golden_prompts(tmp_path: Path):
         (
             "user",
             (
-                "Below is a Chinese passage. Please choose, from the seven candidate idioms below, the one four-character "
-                "idiom that is contextually appropriate to replace the placeholder #idiom# in the passage.\n\n"
-                "The passage is as follows: 段落3#idiom#。\n\n"
+                "Below is a Chinese passage. Please choose, from the seven candidate idioms below, the one "
+                "four-character idiom that is contextually appropriate to replace the placeholder #idiom# in the "
+                "passage.\n\nThe passage is as follows: 段落3#idiom#。\n\n"
                 "The candidate idioms are: 严阵以待, 改朝换代, 不共戴天, 天南海北, 物归原主, 波谲云诡, 高视阔步\n\n"
                 "At the end of your response, provide the chosen idiom in the following format between <answer> and "
                 "</answer>:\n\n"

@@ -58,12 +58,12 @@ def test_a_failed_model_has_failed_cells_and_a_footnote_never_a_score(tmp_path: 
     tables = sorted((project / "reports" / "tables").glob("*.csv"))
     model_tables = [t for t in tables if rows(t)[0][0] == "Model"]
     assert model_tables
-    for table in model_tables:
-        body = rows(table)[1:]
+    for csv_path in model_tables:
+        body = rows(csv_path)[1:]
         api_rows = [row for row in body if row[0] == "API model"]
-        assert api_rows == [["API model"] + [FAILED] * (len(body[0]) - 1)], table.name
-        assert any(row[0] == "oracle" for row in body), table.name  # the model that did not fail keeps its rows
-        markdown = table.with_suffix(".md").read_text(encoding="utf-8")
+        assert api_rows == [["API model"] + [FAILED] * (len(body[0]) - 1)], csv_path.name
+        assert any(row[0] == "oracle" for row in body), csv_path.name  # the model that did not fail keeps its rows
+        markdown = csv_path.with_suffix(".md").read_text(encoding="utf-8")
         assert (
             f"{FAILED}: API model: generate api: {record['failed']:,} of {record['total']:,} requests failed"
             in markdown
@@ -88,7 +88,7 @@ def test_mark_failed_only_touches_tables_with_a_row_per_model() -> None:
 
 def test_a_benchmark_on_which_every_model_failed_gets_a_section_saying_so() -> None:
     section = failed_section("chengyu-bench", {"b": "why b", "a": "why a"}, lambda m: m)
-    [table] = section.tables
-    assert table.table_id == "chengyu_bench_failed"
-    assert [[c.display() for c in row] for row in table.rows] == [["a", FAILED], ["b", FAILED]]
-    assert table.footnotes == ["failed: a: why a", "failed: b: why b"]
+    [failed_table] = section.tables
+    assert failed_table.table_id == "chengyu_bench_failed"
+    assert [[c.display() for c in row] for row in failed_table.rows] == [["a", FAILED], ["b", FAILED]]
+    assert failed_table.footnotes == ["failed: a: why a", "failed: b: why b"]

@@ -34,7 +34,10 @@ def toy() -> tuple[Table, dict[str, dict[str, st.Estimand]]]:
     return Table("toy", "Toy", ["Model", "Accuracy", "Other"], rows), estimands
 
 
-def annotate(t: Table, estimands, config: UncertaintyConfig = UncertaintyConfig()) -> list[Table]:
+DEFAULT_UNCERTAINTY = UncertaintyConfig()
+
+
+def annotate(t: Table, estimands, config: UncertaintyConfig = DEFAULT_UNCERTAINTY) -> list[Table]:
     return annotate_table(t, estimands, config, Replicates(config), lambda m: m)
 
 
@@ -57,7 +60,7 @@ def test_cells_get_intervals_best_and_tied_marks_and_the_csv_bounds() -> None:
     assert len(comparisons.rows) == 3  # every pair of models, BH-adjusted together
     q = [float(r[7].text) for r in comparisons.rows]
     p = [float(r[6].text) for r in comparisons.rows]
-    assert all(qi >= pi for pi, qi in zip(p, q))
+    assert all(qi >= pi for pi, qi in zip(p, q, strict=True))
     assert "paired bootstrap" in t.footnotes[-1] and "Benjamini-Hochberg" in t.footnotes[-1]
 
 

@@ -14,12 +14,12 @@ from __future__ import annotations
 from ...core.generation_types import ItemContext
 from .build import RELEASE_TASKS, SAMPLE_TASKS
 from .chid import SPLIT_TASKS
+from .parse import OPEN_CLOZE_SIZE
 
 # Tasks whose gold is a label or one of the candidates: the ones `random` and `majority` answer.
 CLASSIFICATION_TASKS: frozenset[str] = frozenset(
     [t for t in (*RELEASE_TASKS, *SAMPLE_TASKS) if t != "open_cloze"] + list(SPLIT_TASKS.values())
 )
-from .parse import OPEN_CLOZE_SIZE
 
 LIST_SEPARATOR = ", "
 

@@ -278,7 +278,7 @@ def acc_at_k_figure(ctx: Any) -> Figure | None:
     if not settings:
         return None
     fig, axes = plt.subplots(1, len(settings), figsize=(4.2 * len(settings), 3.2), squeeze=False)
-    for ax, setting in zip(axes[0], settings):
+    for ax, setting in zip(axes[0], settings, strict=True):
         for model, body in ctx.metrics.items():
             curve = body.get("breakdowns", {}).get("acc_at_k", {}).get(setting)
             if not curve or not _setting(body, setting):

@@ -20,8 +20,9 @@ Every generation row is scored (an unparseable or failed output is a row with
 
 connotation, appropriateness: prediction, correct. chid_candidates: also ambiguous,
 not_a_candidate, and for the option-order pass (`rotation` > 0: the candidates shown rotated)
-position (the shown position of the chosen candidate) and n_options. open_cloze, chid_open_cloze: acceptable, predictions (normalised, at
-most 5, as written), listed, rank, hit_at_1 … hit_at_5, n_predicted, n_valid, invalid.
+position (the shown position of the chosen candidate) and n_options. open_cloze,
+chid_open_cloze: acceptable, predictions (normalised, at most 5, as written), listed, rank,
+hit_at_1 … hit_at_5, n_predicted, n_valid, invalid.
 """
 
 from __future__ import annotations

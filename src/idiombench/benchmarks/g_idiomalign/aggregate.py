@@ -315,7 +315,8 @@ def prediction_metrics(body: dict[str, Any], task: str | None, setting: str) -> 
     entry = body.get("settings", {}).get(key)
     if entry is None:
         raise IdiombenchError(
-            f"g-idiomalign: no aggregated results for setting {key!r} (have: {', '.join(body.get('settings', {})) or 'none'})"
+            f"g-idiomalign: no aggregated results for setting {key!r} "
+            f"(have: {', '.join(body.get('settings', {})) or 'none'})"
         )
     metrics = entry["metrics"]
     if setting == MCQ_SETTING:

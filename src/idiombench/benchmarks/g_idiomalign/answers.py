@@ -13,10 +13,10 @@ from __future__ import annotations
 import json
 
 from ...core.generation_types import ItemContext
+from ...core.parsing import LETTERS
 
 # Task 1 (multiple choice) is the one `random` and `majority` answer.
 CLASSIFICATION_TASKS: frozenset[str] = frozenset({"mcq"})
-from ...core.parsing import LETTERS
 
 
 def format_reference_answer(item: ItemContext, answer: str, kind: str) -> str:

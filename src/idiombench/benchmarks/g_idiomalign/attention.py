@@ -240,7 +240,7 @@ def table7(frame: pd.DataFrame, condition: str, min_n: int) -> dict[str, Any]:
             "note": test.note,
         }
         pvalues.append(test.p)
-    for metric, q in zip(body, bh_fdr(pvalues)):
+    for metric, q in zip(body, bh_fdr(pvalues), strict=True):
         body[metric]["q"] = q
     return body
 
@@ -259,7 +259,7 @@ def table8(frame: pd.DataFrame, condition: str, min_n: int) -> dict[str, Any]:
             "types_tested": used,
         }
         pvalues.append(test.p)
-    for metric, q in zip(body, bh_fdr(pvalues)):
+    for metric, q in zip(body, bh_fdr(pvalues), strict=True):
         body[metric]["q"] = q
     return body
 
@@ -272,8 +272,8 @@ def table6(frame: pd.DataFrame, cfg: Any) -> dict[str, Any]:
             rows = frame[(frame["condition"] == condition) & (frame["status"] == "measured")]
             rows = rows[rows["group"].notna()] if group is None else rows[rows["group"] == group]
             scores = [
-                np.asarray(v, dtype=float).reshape(int(l), int(h))
-                for v, l, h in zip(rows["heads_idiom"], rows["layers"], rows["heads"])
+                np.asarray(v, dtype=float).reshape(int(n_layers), int(n_heads))
+                for v, n_layers, n_heads in zip(rows["heads_idiom"], rows["layers"], rows["heads"], strict=True)
             ]
             heads, layers = salient_sets(scores, cfg.top_k_heads, cfg.salient_heads, cfg.salient_layers)
             entry["n"][condition] = len(scores)

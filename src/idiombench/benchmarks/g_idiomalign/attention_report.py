@@ -67,8 +67,8 @@ def overview(ctx: Any, bodies: dict[str, dict[str, Any]]) -> Table:
     how = (
         f"human labels ({groups['file']}; the paper's Types 0-4)"
         if groups["source"] == "annotations"
-        else f"Correct = Task 2 similarity >= {groups['threshold']:.2f} to the gold idiom, an automatic stand-in for the "
-        "paper's human labels; empty outputs (Type 0) are excluded"
+        else f"Correct = Task 2 similarity >= {groups['threshold']:.2f} to the gold idiom, an automatic stand-in "
+        "for the paper's human labels; empty outputs (Type 0) are excluded"
     )
     return Table(
         f"{PREFIX}_overview",
@@ -88,11 +88,12 @@ def overview(ctx: Any, bodies: dict[str, dict[str, Any]]) -> Table:
         ],
         rows,
         [],
-        caption="Post-softmax attention (eager) from the decoding steps of the output's idiom, averaged over layers, heads and "
-        "those steps: IAR on the source-idiom tokens, GAR on the gloss tokens (0 No-gloss), DR = 1 - IAR - GAR; OtherTop1 "
-        "is the largest share of one prompt token outside both spans. Output keys: the part of DR on the output's own "
-        "earlier tokens. Greedy agr.: share of the recorded output tokens that are the model's argmax when teacher-forced. "
-        f"Groups: {how}. Computed on a seeded sample of Task 2 items (benchmarks.g-idiomalign.attention.items: "
+        caption="Post-softmax attention (eager) from the decoding steps of the output's idiom, averaged over layers, "
+        "heads and those steps: IAR on the source-idiom tokens, GAR on the gloss tokens (0 No-gloss), DR = 1 - IAR - "
+        "GAR; OtherTop1 is the largest share of one prompt token outside both spans. Output keys: the part of DR on "
+        "the output's own earlier tokens. Greedy agr.: share of the recorded output tokens that are the model's argmax "
+        f"when teacher-forced. Groups: {how}. "
+        "Computed on a seeded sample of Task 2 items (benchmarks.g-idiomalign.attention.items: "
         + ", ".join(f"{ctx.display_name(m)} {b['sample']['items']}" for m, b in bodies.items())
         + " items, each in both conditions), not on the paper's 200 annotated generations per condition. "
         "Fractions, not percentages.",
@@ -127,7 +128,8 @@ def table6(ctx: Any, bodies: dict[str, dict[str, Any]]) -> Table:
         f"have); salient heads: the {salient['salient_heads']} heads most often among them; salient layers: the "
         f"{salient['salient_layers']} layers holding most of those entries (paper appendix L); Jaccard overlap of the "
         f"With-gloss and No-gloss sets. A model with few heads or layers (here {shape.get('layers', '?')} layers x "
-        f"{shape.get('heads', '?')} heads) or few samples makes the sets large relative to the model and the overlap high.",
+        f"{shape.get('heads', '?')} heads) or few samples makes the sets large relative to the model and the "
+        "overlap high.",
     )
 
 
@@ -202,9 +204,9 @@ def table8(ctx: Any, bodies: dict[str, dict[str, Any]]) -> Table:
         columns,
         rows,
         footnotes,
-        caption="T2 literal translation, T3 meaning-correct but non-idiomatic, T4 other wrong (the paper's human taxonomy); "
-        "median (IQR) per type with its n; q: Kruskal-Wallis p-values adjusted with Benjamini-Hochberg FDR over the "
-        "metrics within each condition.",
+        caption="T2 literal translation, T3 meaning-correct but non-idiomatic, T4 other wrong (the paper's human "
+        "taxonomy); median (IQR) per type with its n; q: Kruskal-Wallis p-values adjusted with Benjamini-Hochberg FDR "
+        "over the metrics within each condition.",
     )
 
 

@@ -150,7 +150,8 @@ class GIdiomAlignAttention(StrictModel):
         8,
         ge=1,
         description="Task 2 items drawn (seeded) among those generated in every rendered condition; each is "
-        "measured in both conditions (2 x items forward passes). null: every item (the paper annotated 200 per condition).",
+        "measured in both conditions (2 x items forward passes). null: every item (the paper annotated 200 per "
+        "condition).",
     )
     seed: int = Field(0, description="Seed of the item draw.")
     correct_threshold: float | None = Field(

@@ -275,7 +275,7 @@ def rebuild_pair(
     candidates = []
     # Scores (and bin edges) are stored to SCORE_DECIMALS places: BLAS kernels differ across
     # CPUs in the last bits (a dvc.lock written on another machine differed in one score by 2e-17).
-    for i, j, score, bin_, kept in zip(mnn_i, mnn_j, mnn_score, binning.bin_of, binning.keep):
+    for i, j, score, bin_, kept in zip(mnn_i, mnn_j, mnn_score, binning.bin_of, binning.keep, strict=False):
         x, y = pool_a[i], pool_b[j]
         candidates.append(
             {
@@ -442,8 +442,8 @@ def run_construction(
         )
     if not info.computed:
         raise IdiombenchError(
-            f"benchmarks.{BENCHMARK}.construct.role {cfg.role!r} has no model in this profile, so the glosses cannot be "
-            f"embedded: set scoring.roles.{cfg.role}.model (paper: {info.paper_model})"
+            f"benchmarks.{BENCHMARK}.construct.role {cfg.role!r} has no model in this profile, so the glosses cannot "
+            f"be embedded: set scoring.roles.{cfg.role}.model (paper: {info.paper_model})"
         )
     files = pair_files(load_pair_items(source))
     names = list(files) if cfg.pairs is None else cfg.pairs
@@ -459,7 +459,7 @@ def run_construction(
     started = time.perf_counter()
     embedded = scorers.embed(cfg.role, glosses)
     embed_s = time.perf_counter() - started
-    vectors = dict(zip(glosses, embedded.vectors))
+    vectors = dict(zip(glosses, embedded.vectors, strict=False))
 
     results = [rebuild_pair(files[name], entries[name], vectors, cfg) for name in names]
     summaries = [r["summary"] for r in results]

@@ -104,7 +104,7 @@ def decode_options(path: Path, row: int, record: dict[str, Any]) -> DecodedOptio
             row=row,
             expected=f"correct_option {LETTERS[correct_position - 1]} for position {correct_position}",
         )
-    option_types = {letter: SLOT_TYPES[slot] for letter, slot in zip(LETTERS, positions)}
+    option_types = {letter: SLOT_TYPES[slot] for letter, slot in zip(LETTERS, positions, strict=False)}
     reference_letter = LETTERS[positions.index(1)]
     target = record["target_idiom"]
     if options[reference_letter] != target:
@@ -197,9 +197,13 @@ def read_mcq_file(
         fixed = {key: repaired(record[key], cfg) for key in ("instruction", "source_idiom", "target_idiom")}
         choices = tuple(repaired(t, cfg) for t in texts)
         repaired_fields = [k for k in fixed if fixed[k] != record[k]]
-        repaired_fields += [f"option_{letter}" for letter, old, new in zip(LETTERS, texts, choices) if old != new]
+        repaired_fields += [
+            f"option_{letter}" for letter, old, new in zip(LETTERS, texts, choices, strict=False) if old != new
+        ]
         # after the repair: a released LT option in proper UTF-8 can equal a mojibake target (mcq/fi-fr/00122)
-        target_letters = [letter for letter, text in zip(LETTERS, choices) if text == fixed["target_idiom"]]
+        target_letters = [
+            letter for letter, text in zip(LETTERS, choices, strict=False) if text == fixed["target_idiom"]
+        ]
         if len(target_letters) > 1:
             stats.flag(
                 "target_text_in_several_options",

@@ -62,7 +62,7 @@ OPTIONS_HEADING = "\nOptions:\n"
 
 
 def options_block(choices: tuple[str, ...]) -> str:
-    return OPTIONS_HEADING + "".join(f"{letter}. {text}\n" for letter, text in zip(LETTERS, choices))
+    return OPTIONS_HEADING + "".join(f"{letter}. {text}\n" for letter, text in zip(LETTERS, choices, strict=False))
 
 
 def rotated_instruction(item: Item, rotation: int) -> str | None:

@@ -205,13 +205,13 @@ def figure3(ctx: Any, shares: list[tuple[str, str, dict[str, float]]], sample_no
     models = list(dict.fromkeys(model for model, _, _ in shares))
     outcomes = list(shares[0][2])
     fig, axes = plt.subplots(1, len(GROUPS), figsize=(3.2 * len(GROUPS), 0.55 * len(models) + 2.0), sharey=True)
-    for ax, group in zip(axes, GROUPS):
+    for ax, group in zip(axes, GROUPS, strict=True):
         values = {model: s for model, g, s in shares if g == group}
         left = [0.0] * len(models)
         for outcome in outcomes:
             widths = [values[model].get(outcome, 0.0) for model in models]
             ax.barh(range(len(models)), widths, left=left, color=OUTCOME_COLOURS[outcome], label=outcome, height=0.6)
-            left = [a + b for a, b in zip(left, widths)]
+            left = [a + b for a, b in zip(left, widths, strict=True)]
         ax.set_title(group, fontsize=10)
         ax.set_xlim(0, 100)
         ax.set_xlabel("% of answers")
@@ -289,8 +289,9 @@ def table4_and_14(ctx: Any, suffix: str = "") -> list[Table]:
         columns4,
         rows4,
         marks.footnotes(),
-        caption="MeanSim (100 x cosine of output and gold target idiom) and Acc@t (cosine >= t) are macro-averaged over "
-        "directions; Δ is With-gloss minus No-gloss (percentage points). An empty or unparseable output has similarity 0.",
+        caption="MeanSim (100 x cosine of output and gold target idiom) and Acc@t (cosine >= t) are macro-averaged "
+        "over directions; Δ is With-gloss minus No-gloss (percentage points). An empty or unparseable output has "
+        "similarity 0.",
     )
     marks14 = Marks()
     rows14 = []
@@ -424,10 +425,10 @@ def construction_table(ctx: Any) -> Table | None:
         ],
         rows,
         footnotes,
-        caption=f"Glosses embedded with scoring role {role.get('role')} ({role.get('model')}); top-{params['k']} retrieval both "
-        f"ways, mutual nearest neighbours, {params['bins']}-bin modal cutoff per pair (first maximiser on ties). Shared entry: "
-        "released pairs whose idiom entry is released in another pair too (MNN is one-to-one: at most one of them can "
-        "be rebuilt). Top-k rec.: "
+        caption=f"Glosses embedded with scoring role {role.get('role')} ({role.get('model')}); top-{params['k']} "
+        f"retrieval both ways, mutual nearest neighbours, {params['bins']}-bin modal cutoff per pair (first maximiser "
+        "on ties). Shared entry: released pairs whose idiom entry is released in another pair too (MNN is one-to-one: "
+        "at most one of them can be rebuilt). Top-k rec.: "
         "released pairs whose target is among the source's top-k; MNN rec.: released pairs that are mutual nearest "
         "neighbours; Precision / Recall: rebuilt set against the release. The release already passed the modal-bin "
         "filter once, so filtering again drops lower bins anew even when the MNN step agrees.",

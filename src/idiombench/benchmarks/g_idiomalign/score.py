@@ -216,7 +216,8 @@ def fill_similarity(rows: list[dict[str, Any]], scorers: Any, role: str, notes: 
     info = scorers.info(role)
     if info.kind != "embedder":
         raise IdiombenchError(
-            f"benchmarks.g-idiomalign.score.similarity_role {role!r} has kind {info.kind!r}; it must be an embedder role"
+            f"benchmarks.g-idiomalign.score.similarity_role {role!r} has kind {info.kind!r}; "
+            "it must be an embedder role"
         )
     if not info.computed:
         notes.append(
@@ -226,7 +227,7 @@ def fill_similarity(rows: list[dict[str, Any]], scorers: Any, role: str, notes: 
     scored = [r for r in rows if not r["invalid"]]
     if scored:
         values = scorers.cosine(role, [(r["prediction_clean"], r["gold_clean"]) for r in scored]).values
-        for r, value in zip(scored, values):
+        for r, value in zip(scored, values, strict=False):
             r["similarity"] = float(value)
     for r in rows:
         if r["invalid"]:

@@ -165,9 +165,9 @@ class OrderProbeScore(StrictModel):
     compatibility: Compatibility = Field(
         "paper",
         description="paper: the paper's equations with the options below; released: the authors' released code "
-        "exactly (docs/METRICS.md#19-compatibility-modes: references split on || ; ； / 、, jieba words and the released stop words "
-        "for LEX/Fβ in every language, polarity halving, S_Acc without renormalisation, S_Info in characters "
-        "against the whole cell, S_Logic = P(reference => explanation), released MDA), which overrides "
+        "exactly (docs/METRICS.md#19-compatibility-modes: references split on || ; ； / 、, jieba words and the "
+        "released stop words for LEX/Fβ in every language, polarity halving, S_Acc without renormalisation, S_Info in "
+        "characters against the whole cell, S_Logic = P(reference => explanation), released MDA), which overrides "
         "s_acc.polarity_halving, s_logic.*, s_info.bp_mode and s_rob.s_seq_clip.",
     )
     identity_inputs: Literal["exclude", "include"] = Field(

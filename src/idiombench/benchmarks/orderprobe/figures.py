@@ -57,7 +57,7 @@ def pattern_figure(ctx: Any, models: list[str], settings: list[str]) -> Figure:
     patterns = permutation_patterns()
     key = pattern_key(ctx.metrics[models[0]])
     fig, axes = plt.subplots(len(models), 1, figsize=(10, 2.6 * len(models) + 0.6), squeeze=False, sharex=True)
-    for ax, model in zip(axes[:, 0], models):
+    for ax, model in zip(axes[:, 0], models, strict=True):
         per_pattern = ctx.metrics[model]["breakdowns"]["per_pattern"]
         for setting in settings:
             if setting not in per_pattern:
@@ -108,7 +108,7 @@ def category_figure(ctx: Any, models: list[str], settings: list[str]) -> Figure:
     )
     fig, axes = plt.subplots(2, 3, figsize=(12, 6.5), squeeze=False)
     width = 0.8 / max(1, len(series))
-    for ax, (metric, label) in zip(axes.flat, CATEGORY_METRICS):
+    for ax, (metric, label) in zip(axes.flat, CATEGORY_METRICS, strict=False):
         for index, (name, groups) in enumerate(series):
             heights = []
             for category in present:

@@ -92,7 +92,7 @@ def literal_value(node: ast.AST) -> Any:
     if isinstance(node, ast.Dict):
         if any(k is None for k in node.keys):
             raise NotALiteral(node, "a ** expansion")
-        return {literal_value(k): literal_value(v) for k, v in zip(node.keys, node.values)}  # type: ignore[arg-type]
+        return {literal_value(k): literal_value(v) for k, v in zip(node.keys, node.values, strict=True)}  # type: ignore[arg-type]
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "set":
         if node.keywords or len(node.args) > 1:
             raise NotALiteral(node, "set() with keywords or several arguments")

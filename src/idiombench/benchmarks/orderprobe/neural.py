@@ -110,7 +110,7 @@ class PairCache:
         """The value of every pair (`score(distinct missing pairs)` computes the others, in
         order); and how many distinct pairs were computed now."""
         missing = [pair for pair in dict.fromkeys(pairs) if (key, pair) not in self.values]
-        fresh = dict(zip(missing, score(missing))) if missing else {}
+        fresh = dict(zip(missing, score(missing), strict=False)) if missing else {}
         out = []
         for pair in pairs:
             if pair in fresh:
@@ -143,11 +143,13 @@ def run_requests(scorers: Any, requests: Requests, cache: PairCache | None = Non
             cosine_roles.append(role)
             continue
         if info.kind == "cross_encoder":
-            score = lambda batch, role=role: np.asarray(
-                scorers.cross_encoder(batch, role=role).values, dtype=np.float64
-            )
+
+            def score(batch: list[Pair], role: str = role) -> np.ndarray:
+                return np.asarray(scorers.cross_encoder(batch, role=role).values, dtype=np.float64)
         elif info.kind == "bertscore":
-            score = lambda batch, role=role: np.asarray(scorers.bertscore(role, batch).f1, dtype=np.float64)
+
+            def score(batch: list[Pair], role: str = role) -> np.ndarray:
+                return np.asarray(scorers.bertscore(role, batch).f1, dtype=np.float64)
         elif info.kind == "nli":
 
             def score(batch: list[Pair], role: str = role) -> np.ndarray:
@@ -169,7 +171,10 @@ def _run_cosines(scorers: Any, requests: Requests, roles: Sequence[str], results
     for members in groups.values():
         leader = sorted(members)[0]
         union = [pair for role in members for pair in requests.pairs[role]]
-        score = lambda batch, leader=leader: np.asarray(scorers.cosine(leader, batch).values, dtype=np.float64)
+
+        def score(batch: list[Pair], leader: str = leader) -> np.ndarray:
+            return np.asarray(scorers.cosine(leader, batch).values, dtype=np.float64)
+
         values, computed = cache.compute(f"cosine:{leader}", union, score)
         start = 0
         for role in members:

@@ -108,8 +108,8 @@ def parse_two_lines(raw: str) -> ParseResult:
         return result(meaning, shape_ok, raw, flags)
     flags.add("no_final_meaning_line")
     fallback = "\n".join(
-        THINKING.match(line).group(1) if THINKING.match(line) else line
-        for line in lines  # type: ignore[union-attr]
+        THINKING.match(line).group(1) if THINKING.match(line) else line  # type: ignore[union-attr]
+        for line in lines
     )
     fallback, echoed = remove_echoed_labels(fallback)
     if echoed:

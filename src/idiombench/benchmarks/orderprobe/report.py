@@ -83,9 +83,10 @@ class Notes:
         out = list(self.role_lines.values())
         if self.s_acc_without:
             out.append(
-                f"‡ on S_Acc^mean, S_Cons and S_Rob: S_Acc is formed without {', '.join(sorted(self.s_acc_without))}: the "
-                "representation ensemble averages the terms among BERT, STS and LEX that were computed, and the weights "
-                "(CE 0.5, ensemble 0.3, Fβ 0.2) are renormalised over the computed terms (benchmarks/orderprobe/metrics.py)."
+                f"‡ on S_Acc^mean, S_Cons and S_Rob: S_Acc is formed without {', '.join(sorted(self.s_acc_without))}: "
+                "the representation ensemble averages the terms among BERT, STS and LEX that were computed, and the "
+                "weights (CE 0.5, ensemble 0.3, Fβ 0.2) are renormalised over the computed terms "
+                "(benchmarks/orderprobe/metrics.py)."
             )
         for reason, where in self.missing.items():
             shown = ", ".join(where[:6]) + (f" and {len(where) - 6} more" if len(where) > 6 else "")
@@ -370,7 +371,8 @@ def table11(ctx: Any, models: list[str], settings: list[str]) -> Table:
             "Recovery is measured on the canonical inputs (the paper sets it to 100%): a model that echoes its input "
             "scores 100% here.",
         ],
-        caption="The same diagnostics over each expression's canonical input; S_Cons from the samples of the canonical input.",
+        caption="The same diagnostics over each expression's canonical input; "
+        "S_Cons from the samples of the canonical input.",
     )
 
 
@@ -606,7 +608,8 @@ def report_section(ctx: Any) -> Section | None:
         for role, info in provenance.get("roles", {}).items():
             roles.setdefault(role, info)
     section.notes += [
-        f"Scorer role {role}: {info.get('status')}, model {info.get('model') or 'none'} (paper: {info.get('paper_model')})"
+        f"Scorer role {role}: {info.get('status')}, model {info.get('model') or 'none'} "
+        f"(paper: {info.get('paper_model')})"
         for role, info in roles.items()
     ]
     return section

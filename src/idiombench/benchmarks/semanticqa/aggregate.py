@@ -64,7 +64,7 @@ def f1_scores(gold: list[str], predicted: list[str | None]) -> dict[str, float |
     tp: Counter[str] = Counter()
     fp: Counter[str] = Counter()
     fn: Counter[str] = Counter()
-    for g, p in zip(gold, predicted):
+    for g, p in zip(gold, predicted, strict=True):
         if p == g:
             tp[g] += 1
             continue
@@ -124,7 +124,7 @@ def atomic_metrics(frame: pd.DataFrame, kind: str, count_format_deviations: bool
             scored = frame[frame["correct"].notna()]
             predicted = [
                 recognised_label(p, ok, f, count_format_deviations)
-                for p, ok, f in zip(scored["parsed"], scored["ok"], scored["flags"])
+                for p, ok, f in zip(scored["parsed"], scored["ok"], scored["flags"], strict=True)
             ]
             out.update(f1_scores([str(g) for g in scored["gold"]], predicted))
         return out
@@ -167,7 +167,7 @@ def breakdowns_for(setting: str, frame: pd.DataFrame, items: dict[str, dict[str,
     lcc = frame[(frame["task"] == "collocation_categorization") & frame["correct"].notna()]
     if not lcc.empty:
         confusion: dict[str, dict[str, int]] = defaultdict(dict)
-        for gold, pred in zip(lcc["gold"], lcc["parsed"]):
+        for gold, pred in zip(lcc["gold"], lcc["parsed"], strict=True):
             # a missing value is None or, in a pandas string column, NaN (a failed generation, an item without a record)
             key = pred if isinstance(pred, str) else "(unread)"
             confusion[gold][key] = confusion[gold].get(key, 0) + 1
@@ -293,7 +293,8 @@ def prediction_metrics(body: dict[str, Any], task: str | None, setting: str) -> 
     settings = body.get("settings", {})
     if setting not in settings:
         raise IdiombenchError(
-            f"semanticqa: no scores for setting {setting!r} (scored: {', '.join(sorted(settings, key=setting_order)) or 'none'})"
+            f"semanticqa: no scores for setting {setting!r} "
+            f"(scored: {', '.join(sorted(settings, key=setting_order)) or 'none'})"
         )
     metrics = settings[setting]["metrics"]
     if task is None:

@@ -8,11 +8,11 @@ echo: the answer (the item's input) as it is.
 from __future__ import annotations
 
 from ...core.generation_types import ItemContext
+from ...core.parsing import LETTERS
 from .adapters import ADAPTERS
 
 # Tasks whose gold is an option letter or a label: the ones `random` and `majority` answer.
 CLASSIFICATION_TASKS: frozenset[str] = frozenset(t for t, a in ADAPTERS.items() if a.kind in ("mcq", "label"))
-from ...core.parsing import LETTERS
 
 
 def format_reference_answer(item: ItemContext, answer: str, kind: str) -> str:

@@ -121,12 +121,12 @@ def choose_item_ids(
     if all(i is None for i in ids):
         return [f"L{line:04d}" for line, _ in rows], "line (the file has no id field)"
     usable = [isinstance(i, str) and i.strip() != "" for i in ids]
-    for (line, record), ok in zip(rows, usable):
+    for (line, record), ok in zip(rows, usable, strict=True):
         if not ok:
             stats.flag("missing_id", {"task": adapter.task, "line": line, "id": record.get("id")})
     first: dict[str, int] = {}
     duplicated = False
-    for (line, record), ok in zip(rows, usable):
+    for (line, record), ok in zip(rows, usable, strict=True):
         if not ok:
             continue
         if record["id"] in first:
@@ -403,7 +403,7 @@ def build_task(
     duplicate_of = flag_duplicates(adapter, rows, stats)
     items = [
         record_item(adapter, path, line, record, item_id, tax, stats, duplicate_of.get(line))
-        for (line, record), item_id in zip(rows, item_ids)
+        for (line, record), item_id in zip(rows, item_ids, strict=False)
     ]
     stats.kept(adapter.task, len(items))
     field_counts = Counter(name for _, record in rows for name in record)

@@ -79,7 +79,7 @@ def published_generations(
             "error": c.error,
             "request_key": r.key,
         }
-        for r, c in zip(requests, completions)
+        for r, c in zip(requests, completions, strict=False)
         if not (only_matched and c.failed)
     ]
     frame = pd.DataFrame(rows, columns=GENERATION_SCHEMA.names)

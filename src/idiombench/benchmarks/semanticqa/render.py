@@ -86,11 +86,11 @@ def rotated_context(item: Item, rotation: int) -> str | None:
     context = str(item.fields.get("context", ""))
     if line is None:
         return None
-    released = line.format(**dict(zip(OPTION_LETTERS, item.choices)))
+    released = line.format(**dict(zip(OPTION_LETTERS, item.choices, strict=False)))
     if not context.endswith(released):
         return None
     return context[: len(context) - len(released)] + line.format(
-        **dict(zip(OPTION_LETTERS, rotate(item.choices, rotation)))
+        **dict(zip(OPTION_LETTERS, rotate(item.choices, rotation), strict=False))
     )
 
 

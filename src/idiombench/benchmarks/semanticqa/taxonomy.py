@@ -52,7 +52,7 @@ def read_taxonomy(path: Path) -> Taxonomy:
         cells = [cell.strip() for cell in line.split("\t")]
         if len(cells) != len(header):
             raise DataError(path, f"{len(cells)} tab-separated cells", row=number, expected=f"{len(header)}: {header}")
-        row = dict(zip(header, cells))
+        row = dict(zip(header, cells, strict=True))
         label = row["Label"]
         if not label:
             raise DataError(path, "empty label", row=number, expected="a lexical function name")

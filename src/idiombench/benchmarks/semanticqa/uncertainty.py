@@ -37,7 +37,7 @@ def _has_gold(frame: pd.DataFrame) -> pd.Series:
 def _predicted(frame: pd.DataFrame, count_format_deviations: bool) -> list[str | None]:
     return [
         recognised_label(p, ok, f, count_format_deviations)
-        for p, ok, f in zip(frame["parsed"], frame["ok"], frame["flags"])
+        for p, ok, f in zip(frame["parsed"], frame["ok"], frame["flags"], strict=True)
     ]
 
 

@@ -362,7 +362,8 @@ def test_a_pair_released_in_both_orders_is_an_error(raw: Path) -> None:
     shutil.copy(raw / ZH_EN, raw / "Gloss_pivoted_Original/English_Chinese.json")
     with pytest.raises(
         DataError,
-        match=r"English_Chinese.json: the language pair is also released as Gloss_pivoted_Original/Chinese_English.json",
+        match=r"English_Chinese.json: the language pair is also released as "
+        r"Gloss_pivoted_Original/Chinese_English.json",
     ):
         run(raw)
 

@@ -106,7 +106,7 @@ def test_neighbour_search_matches_brute_force():
     assert found.ba_index.tolist() == np.argsort(-full.T, axis=1, kind="stable")[:, :5].tolist()
     i, j, _ = mutual_nearest(found)
     expected = [(x, int(full[x].argmax())) for x in range(37) if int(full[:, full[x].argmax()].argmax()) == x]
-    assert list(zip(i.tolist(), j.tolist())) == expected
+    assert list(zip(i.tolist(), j.tolist(), strict=False)) == expected
 
 
 def test_k_larger_than_the_pool():

@@ -107,7 +107,7 @@ def test_figures_are_byte_identical_on_rerun(tmp_path: Path):
     bodies = {"oracle": aggregate()}
     first = section(tmp_path / "a", bodies)
     second = section(tmp_path / "b", bodies)
-    for a, b in zip(first.figures, second.figures):
+    for a, b in zip(first.figures, second.figures, strict=False):
         assert a.path.read_bytes() == b.path.read_bytes()
 
 
@@ -180,9 +180,9 @@ def test_sample_outputs_take_the_first_perturbed_main_output_per_language(tmp_pa
             row("zh-CN/0001/ABDB", "zh-CN", "  掩耳盗铃：\n" + "捂" * 60, recovered=True),
         ]
     ).to_parquet(directory / "zero_shot.parquet")
-    table = sample_outputs_table(["m", "unscored"], lambda m: m.upper(), tmp_path / "scores")
-    assert table is not None
-    assert [c.display() for c in table.rows[0]] == [
+    samples = sample_outputs_table(["m", "unscored"], lambda m: m.upper(), tmp_path / "scores")
+    assert samples is not None
+    assert [c.display() for c in samples.rows[0]] == [
         "M",
         "Simplified Chinese",
         "掩耳盗铃",
@@ -190,7 +190,7 @@ def test_sample_outputs_take_the_first_perturbed_main_output_per_language(tmp_pa
         "掩耳盗铃： " + "捂" * 34 + "…",
         "yes",
     ]
-    assert len(table.rows) == 1
+    assert len(samples.rows) == 1
     assert sample_outputs_table(["unscored"], str, tmp_path / "scores") is None
 
 
@@ -203,6 +203,6 @@ def test_sample_outputs_from_a_scores_table_without_the_columns_say_so(tmp_path:
     directory = tmp_path / "scores" / "old" / "orderprobe"
     directory.mkdir(parents=True)
     pq.write_table(pa.table({"prompt_id": ["a"], "recovered": [1.0]}), directory / "zero_shot.parquet")
-    table = sample_outputs_table(["old"], str, tmp_path / "scores")
-    assert table is not None and table.rows == []
-    assert "No sample outputs for old:" in table.footnotes[-1] and "lacks item_id, pass" in table.footnotes[-1]
+    samples = sample_outputs_table(["old"], str, tmp_path / "scores")
+    assert samples is not None and samples.rows == []
+    assert "No sample outputs for old:" in samples.footnotes[-1] and "lacks item_id, pass" in samples.footnotes[-1]

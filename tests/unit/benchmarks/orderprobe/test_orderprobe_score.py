@@ -265,7 +265,7 @@ def test_rows_kept_sorted_with_identity_columns():
     )
     zero = tables["zero_shot"]
     assert len(zero) == 7 and len(tables["cot"]) == 1  # nothing dropped
-    keys = list(zip(zero["prompt_id"], zero["pass"], zero["sample_index"]))
+    keys = list(zip(zero["prompt_id"], zero["pass"], zero["sample_index"], strict=True))
     assert keys == sorted(keys)
     assert set(zero.columns) >= {
         "prompt_id",
@@ -360,7 +360,10 @@ def test_chunks_give_the_same_tables_and_score_each_pair_once():
     for setting, table in expected.items():
         joined = pd.concat([t for s, t in pieces if s == setting], ignore_index=True)
         pd.testing.assert_frame_equal(joined, table)
-    per_role = lambda calls: {role: sum(n for _, r, n in calls if r == role) for _, role, _ in calls}
+
+    def per_role(calls):
+        return {role: sum(n for _, r, n in calls if r == role) for _, role, _ in calls}
+
     assert per_role(chunked.calls) == per_role(whole.calls)  # the same distinct pairs, each once
     assert any(
         note.startswith("orderprobe: cross_encoder: 10 pairs in ") and "; 6 distinct pairs scored, each once" in note

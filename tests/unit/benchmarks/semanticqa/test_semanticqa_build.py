@@ -132,7 +132,7 @@ def test_interpretation_items(result):
 
 def test_fields_hold_every_released_field(result):
     for task, items in result.tasks.items():
-        for record, built in zip(records(task), items):
+        for record, built in zip(records(task), items, strict=False):
             assert {k: built.fields[k] for k in record} == record, task
             assert built.meta["source_line"] >= 1 and built.language == "en" and built.benchmark == "semanticqa"
 

@@ -375,7 +375,7 @@ def test_f1_matches_scikit_learn(seed: int):
     rng = np.random.default_rng(seed)
     labels = ["Magn", "AntiMagn", "Bon", "AntiBon", "Son"]
     gold = [labels[i] for i in rng.integers(0, 4, 60)]  # Son is predicted but never gold
-    pred = [None if r < 0.1 else labels[i] for r, i in zip(rng.random(60), rng.integers(0, 5, 60))]
+    pred = [None if r < 0.1 else labels[i] for r, i in zip(rng.random(60), rng.integers(0, 5, 60), strict=True)]
     ours = f1_scores(gold, pred)
     used = sorted(set(gold) | {p for p in pred if p is not None})
     y_pred = [p if p is not None else "(unread)" for p in pred]
