@@ -247,9 +247,9 @@ def _comment(mapping: CommentedMap, key: str, text: str, indent: int) -> None:
 MODEL_BY_BENCH = {"model": "${models}", "bench": "${bench}"}
 
 
-def dvc_document() -> CommentedMap:
-    """dvc.yaml for the registered benchmarks, as data (with its comments)."""
-    nodes = benchmark_nodes()
+def _variables(nodes: list[BenchmarkNode]) -> CommentedSeq:
+    """`vars:` the benchmarks (package, templates, render's extra params), and the subsets that
+    construct data and that have an attention analysis."""
     bench = CommentedMap(
         (node.name, _flow(package=node.package, templates=node.templates, render_reads=node.render_generate_params))
         for node in nodes
@@ -259,84 +259,98 @@ def dvc_document() -> CommentedMap:
         "folder, or the acquired release); render_reads: the params render reads besides its own",
         indent=6,
     )
-    constructing = [node for node in nodes if node.constructs]
-    attending = [node for node in nodes if node.attention]
-    variables = CommentedSeq(
+    return CommentedSeq(
         [
             CommentedMap(bench=bench),
-            CommentedMap(construction=_packages(constructing)),
-            CommentedMap(attention=_packages(attending)),
+            CommentedMap(construction=_packages([node for node in nodes if node.constructs])),
+            CommentedMap(attention=_packages([node for node in nodes if node.attention])),
         ]
     )
 
+
+def _data_stages() -> dict[str, CommentedMap]:
+    """acquire, build, render: one stage per benchmark (`foreach: ${bench}`)."""
     render_params = CommentedSeq(
         ["benchmarks.${key}.render", "benchmarks.${key}.enabled", "benchmarks.${key}.${item.render_reads}"]
     )
     render_params.yaml_set_comment_before_after_key(
         2, before="generate.extra where the option-order pass's rotations are rendered, else enabled again", indent=8
     )
-    stages = CommentedMap()
-    stages["acquire"] = _stage(
-        "idiombench acquire ${key} --params params.yaml",
-        ["${item.package}/files.json"],
-        ["data"],
-        ["data/raw/${key}"],
-        foreach="${bench}",
-    )
-    stages["build"] = _stage(
-        "idiombench build ${key} --params params.yaml",
-        ["data/raw/${key}", "${item.package}"],
-        ["benchmarks.${key}.build"],
-        ["data/processed/${key}"],
-        foreach="${bench}",
-    )
-    stages["render"] = _stage(
-        "idiombench render ${key} --params params.yaml",
-        ["data/processed/${key}", "${item.package}", "${item.templates}"],
-        render_params,
-        ["results/prompts/${key}"],
-        foreach="${bench}",
-    )
-    stages["generate"] = _stage(
-        model_cmd("generate", "", "${key}"),
-        generate_deps(),
-        ["seed", "models.${key}", *generate_param_keys()],
-        ["results/generations/${key}"],
-        foreach="${models}",
-    )
-    stages["score"] = _stage(
-        model_cmd("score", "${item.bench}", "${item.model}"),
-        ["results/generations/${item.model}", "data/processed/${item.bench}", *score_deps("${item.bench}")],
-        ["benchmarks.${item.bench}.score", "benchmarks.${item.bench}.enabled", "scoring"],
-        ["results/scores/${item.model}/${item.bench}"],
-        matrix=MODEL_BY_BENCH,
-    )
-    stages["aggregate"] = _stage(
+    return {
+        "acquire": _stage(
+            "idiombench acquire ${key} --params params.yaml",
+            ["${item.package}/files.json"],
+            ["data"],
+            ["data/raw/${key}"],
+            foreach="${bench}",
+        ),
+        "build": _stage(
+            "idiombench build ${key} --params params.yaml",
+            ["data/raw/${key}", "${item.package}"],
+            ["benchmarks.${key}.build"],
+            ["data/processed/${key}"],
+            foreach="${bench}",
+        ),
+        "render": _stage(
+            "idiombench render ${key} --params params.yaml",
+            ["data/processed/${key}", "${item.package}", "${item.templates}"],
+            render_params,
+            ["results/prompts/${key}"],
+            foreach="${bench}",
+        ),
+    }
+
+
+def _model_stages() -> dict[str, CommentedMap]:
+    """generate and noise per model; score, aggregate, track per (model, benchmark)."""
+    aggregate = _stage(
         model_cmd("aggregate", "${item.bench}", "${item.model}"),
         ["results/scores/${item.model}/${item.bench}", "data/processed/${item.bench}"],
         ["benchmarks.${item.bench}.score"],
         metrics=["results/metrics/${item.bench}/${item.model}.json"],
         matrix=MODEL_BY_BENCH,
     )
-    stages["aggregate"].yaml_set_comment_before_after_key(
+    aggregate.yaml_set_comment_before_after_key(
         "metrics",
         before="cached (not git-tracked: .gitignore ignores results/*), so `dvc push` / `dvc pull` carry them",
         indent=4,
     )
-    stages["track"] = _stage(
-        model_cmd("track", "${item.bench}", "${item.model}"),
-        track_deps(benchmark="${item.bench}", model="${item.model}"),
-        ["tracking"],
-        ["results/tracking/${item.bench}/${item.model}.json"],
-        matrix=MODEL_BY_BENCH,
-    )
-    stages["noise"] = _stage(
-        model_cmd("noise", "", "${key}"),
-        noise_deps("${key}"),
-        ["models.${key}", *noise_param_keys()],
-        ["results/noise/${key}"],
-        foreach="${models}",
-    )
+    return {
+        "generate": _stage(
+            model_cmd("generate", "", "${key}"),
+            generate_deps(),
+            ["seed", "models.${key}", *generate_param_keys()],
+            ["results/generations/${key}"],
+            foreach="${models}",
+        ),
+        "score": _stage(
+            model_cmd("score", "${item.bench}", "${item.model}"),
+            ["results/generations/${item.model}", "data/processed/${item.bench}", *score_deps("${item.bench}")],
+            ["benchmarks.${item.bench}.score", "benchmarks.${item.bench}.enabled", "scoring"],
+            ["results/scores/${item.model}/${item.bench}"],
+            matrix=MODEL_BY_BENCH,
+        ),
+        "aggregate": aggregate,
+        "track": _stage(
+            model_cmd("track", "${item.bench}", "${item.model}"),
+            track_deps(benchmark="${item.bench}", model="${item.model}"),
+            ["tracking"],
+            ["results/tracking/${item.bench}/${item.model}.json"],
+            matrix=MODEL_BY_BENCH,
+        ),
+        "noise": _stage(
+            model_cmd("noise", "", "${key}"),
+            noise_deps("${key}"),
+            ["models.${key}", *noise_param_keys()],
+            ["results/noise/${key}"],
+            foreach="${models}",
+        ),
+    }
+
+
+def _analysis_stages(constructing: bool, attending: bool) -> dict[str, CommentedMap]:
+    """construct and attention, each only where some benchmark has it."""
+    stages: dict[str, CommentedMap] = {}
     if constructing:
         stages["construct"] = _stage(
             "idiombench construct ${key} --params params.yaml",
@@ -358,30 +372,38 @@ def dvc_document() -> CommentedMap:
             ["results/analysis/${item.bench}/attention/${item.model}"],
             matrix={"model": "${models}", "bench": "${attention}"},
         )
-    stages["plots"] = _stage(
-        "idiombench plot-data --params params.yaml",
-        ["results/metrics"],
-        None,
-        ["results/plots"],
-        ["results/headline.json"],
-    )
-    stages["report"] = _stage(
-        "idiombench report --params params.yaml",
-        [
-            "results/metrics",
-            "results/tracking",
-            "results/scores",
-            "results/noise",
-            "results/generations",
-            *(["results/construction"] if constructing else []),
-            *(["results/analysis"] if attending else []),
-        ],
-        ["report"],
-        ["reports/all_tables.pdf", "reports/tables", "reports/figures"],
-    )
-    for name in list(stages)[1:]:
-        _comment(stages, name, STAGE_COMMENTS.get(name, ""), indent=2)
+    return stages
 
+
+def _output_stages(constructing: bool, attending: bool) -> dict[str, CommentedMap]:
+    """plots and report: the whole grid's results (report reads the optional analyses that exist)."""
+    return {
+        "plots": _stage(
+            "idiombench plot-data --params params.yaml",
+            ["results/metrics"],
+            None,
+            ["results/plots"],
+            ["results/headline.json"],
+        ),
+        "report": _stage(
+            "idiombench report --params params.yaml",
+            [
+                "results/metrics",
+                "results/tracking",
+                "results/scores",
+                "results/noise",
+                "results/generations",
+                *(["results/construction"] if constructing else []),
+                *(["results/analysis"] if attending else []),
+            ],
+            ["report"],
+            ["reports/all_tables.pdf", "reports/tables", "reports/figures"],
+        ),
+    }
+
+
+def _plots() -> CommentedSeq:
+    """`plots:` one entry per plot folder (the series in flow style)."""
     plots = CommentedSeq()
     for _, plot in all_plots():
         series = CommentedSeq(plot.series)
@@ -395,8 +417,27 @@ def dvc_document() -> CommentedMap:
                 }
             )
         )
+    return plots
 
-    document = CommentedMap(vars=variables, stages=stages, plots=plots)
+
+def dvc_document() -> CommentedMap:
+    """dvc.yaml for the registered benchmarks, as data (with its comments)."""
+    nodes = benchmark_nodes()
+    constructing = any(node.constructs for node in nodes)
+    attending = any(node.attention for node in nodes)
+    stages = CommentedMap()
+    for part in (
+        _data_stages(),
+        _model_stages(),
+        _analysis_stages(constructing, attending),
+        _output_stages(constructing, attending),
+    ):
+        for name, stage in part.items():
+            stages[name] = stage
+    for name in list(stages)[1:]:
+        _comment(stages, name, STAGE_COMMENTS.get(name, ""), indent=2)
+
+    document = CommentedMap(vars=_variables(nodes), stages=stages, plots=_plots())
     document.yaml_set_start_comment(HEADER)
     _comment(document, "stages", "", indent=0)
     _comment(

@@ -300,17 +300,10 @@ def _only_recorded(scores: dict[str, pd.DataFrame], recorded: set[str]) -> dict[
     return {setting: frame[frame["item_id"].isin(recorded)].reset_index(drop=True) for setting, frame in scores.items()}
 
 
-def evaluate_predictions(
-    params: Params,
-    *,
-    benchmark: str,
-    model: str,
-    task: str,
-    setting: str,
-    path: Path,
-    fmt: str,
-    denominator: str = "test-set",
-) -> PredictionReport:
+def _checked_benchmark(
+    params: Params, *, benchmark: str, setting: str, path: Path, fmt: str, denominator: str
+) -> Benchmark[Any]:
+    """The benchmark, once the command line's denominator, format, setting and file are known good."""
     if denominator not in DENOMINATORS:
         raise IdiombenchError(f"unknown denominator {denominator!r} (known: {', '.join(DENOMINATORS)})")
     bench = get_benchmark(benchmark)
@@ -325,16 +318,17 @@ def evaluate_predictions(
         )
     if not path.is_file():
         raise IdiombenchError(f"{path}: no such predictions file")
-    all_items = load_items(benchmark)
-    if task not in all_items:
-        raise IdiombenchError(f"{benchmark} has no task {task!r} (built tasks: {', '.join(sorted(all_items))})")
-    items = all_items[task]
+    return bench
+
+
+def _read_matching(path: Path, fmt: str, *, benchmark: str, task: str, setting: str, items: dict[str, Item]) -> Read:
+    """The file read against the task's items; refused when no record answers any item."""
     read = (_from_idiombench if fmt == OWN_FORMAT else partial(_from_registered, fmt))(
         path, benchmark, task, setting, items
     )
-    rows, recorded, unmatched = read.rows, read.recorded, read.stats.unmatched()
-    if not any(r["error"] is None for r in rows):
+    if not any(r["error"] is None for r in read.rows):
         # An empty file, another task's or benchmark's file: a score of 0 would look like a result.
+        unmatched = read.stats.unmatched()
         why = "; ".join([f"{read.lines:,} lines read", f"{len(unmatched):,} naming no item", *read.stats.problems()])
         raise DataError(
             path,
@@ -342,6 +336,21 @@ def evaluate_predictions(
             expected=f"predictions for the {len(items):,} items of {benchmark}/{task}/{setting}, each "
             "identifying one item (docs/troubleshooting.md#unmatched-and-ambiguous-records)",
         )
+    return read
+
+
+def _score(
+    bench: Benchmark[Any],
+    params: Params,
+    *,
+    benchmark: str,
+    model: str,
+    setting: str,
+    rows: list[dict[str, Any]],
+    all_items: dict[str, dict[str, Item]],
+) -> tuple[dict[str, pd.DataFrame], dict[str, Any], list[str]]:
+    """The per-item scores of the generation rows, the scoring metadata aggregate reads, and
+    the scorer's notes."""
     generations = pd.DataFrame(rows, columns=GENERATION_SCHEMA.names)
     scorers = _make_scorers(params)
     score_ctx = ScoreContext(
@@ -359,45 +368,27 @@ def evaluate_predictions(
         "roles": scorers.statuses() if scorers is not None and hasattr(scorers, "statuses") else {},
         "notes": score_ctx.notes,
     }
-    by_denominator = {
-        "test-set": _metrics(
-            bench,
-            params,
-            benchmark=benchmark,
-            model=model,
-            task=task,
-            setting=setting,
-            scores=scores,
-            all_items=all_items,
-            meta=meta,
-        )
-    }
-    # scored once; only the aggregation differs (a complete file gives the same numbers twice)
-    by_denominator["records"] = (
-        by_denominator["test-set"]
-        if len(recorded) == len(items)
-        else _metrics(
-            bench,
-            params,
-            benchmark=benchmark,
-            model=model,
-            task=task,
-            setting=setting,
-            scores=_only_recorded(scores, recorded),
-            all_items=all_items,
-            meta=meta,
-        )
-    )
-    predicted = sum(1 for r in rows if r["error"] is None)
+    return scores, meta, score_ctx.notes
+
+
+def _report(
+    read: Read,
+    items: dict[str, Item],
+    by_denominator: dict[str, dict[str, float | None]],
+    *,
+    denominator: str,
+    notes: list[str],
+) -> PredictionReport:
+    """The report of a scored file: the headline metrics, both denominators and the coverage counts."""
     return PredictionReport(
         metrics=by_denominator[denominator],
         items=len(items),
-        predicted=predicted,
+        predicted=sum(1 for r in read.rows if r["error"] is None),
         lines=read.lines,
-        unmatched_lines=unmatched,
-        notes=list(score_ctx.notes),
+        unmatched_lines=read.stats.unmatched(),
+        notes=notes,
         denominator=denominator,
-        recorded=len(recorded),
+        recorded=len(read.recorded),
         by_denominator=by_denominator,
         problems=read.stats.problems(),
         ambiguous_lines=len(read.stats.ambiguous_lines),
@@ -405,3 +396,46 @@ def evaluate_predictions(
         conflicting_lines=len(read.stats.conflicting_lines),
         conflicting_items=len(read.stats.conflicting_items),
     )
+
+
+def evaluate_predictions(
+    params: Params,
+    *,
+    benchmark: str,
+    model: str,
+    task: str,
+    setting: str,
+    path: Path,
+    fmt: str,
+    denominator: str = "test-set",
+) -> PredictionReport:
+    bench = _checked_benchmark(
+        params, benchmark=benchmark, setting=setting, path=path, fmt=fmt, denominator=denominator
+    )
+    all_items = load_items(benchmark)
+    if task not in all_items:
+        raise IdiombenchError(f"{benchmark} has no task {task!r} (built tasks: {', '.join(sorted(all_items))})")
+    items = all_items[task]
+    read = _read_matching(path, fmt, benchmark=benchmark, task=task, setting=setting, items=items)
+    scores, meta, notes = _score(
+        bench, params, benchmark=benchmark, model=model, setting=setting, rows=read.rows, all_items=all_items
+    )
+    metrics = partial(
+        _metrics,
+        bench,
+        params,
+        benchmark=benchmark,
+        model=model,
+        task=task,
+        setting=setting,
+        all_items=all_items,
+        meta=meta,
+    )
+    by_denominator = {"test-set": metrics(scores=scores)}
+    # scored once; only the aggregation differs (a complete file gives the same numbers twice)
+    by_denominator["records"] = (
+        by_denominator["test-set"]
+        if len(read.recorded) == len(items)
+        else metrics(scores=_only_recorded(scores, read.recorded))
+    )
+    return _report(read, items, by_denominator, denominator=denominator, notes=list(notes))

@@ -103,25 +103,30 @@ def row_label(table: Table, row: list[Cell]) -> str:
 FloorCells = Callable[[str, str, str, float, float], list[Cell]]  # (model A, model B, estimand, A − B, scale)
 
 
-def annotate_table(
-    table: Table,
-    estimands: Estimands,
-    config: UncertaintyConfig,
-    reps: Replicates,
-    display_name: Callable[[str], str],
-    floor: tuple[list[str], FloorCells, str] | None = None,
-) -> list[Table]:
-    """Rewrite the table's referenced cells in place; return its companion tables."""
-    groups: dict[tuple[int, str], list[tuple[int, CellRef]]] = {}
+GroupKey = tuple[int, str]  # a comparison group: (table column, estimand name)
+Pair = tuple[GroupKey, Member, Member, Comparison]  # a paired test within one group
+
+
+def _groups(table: Table) -> dict[GroupKey, list[tuple[int, CellRef]]]:
+    """The table's referenced cells (row, ref) by comparison group, in table order."""
+    groups: dict[GroupKey, list[tuple[int, CellRef]]] = {}
     for r, row in enumerate(table.rows):
         for col, c in enumerate(row):
             if c.ref is not None:
                 groups.setdefault((col, c.ref.name), []).append((r, c.ref))
-    if not groups:
-        return []
-    missing = too_few = 0
+    return groups
+
+
+def _prepare_replicates(
+    groups: Mapping[GroupKey, list[tuple[int, CellRef]]],
+    estimands: Estimands,
+    config: UncertaintyConfig,
+    reps: Replicates,
+) -> set[str]:
+    """Draw the replicates of every cell with enough units; return the resampling units the
+    table's cells name (for the footnote)."""
     wanted: list[tuple[str, str, Estimand]] = []
-    units_named: set[str] = set()  # the resampling units of the table's cells (footnote)
+    units_named: set[str] = set()
     for refs in groups.values():
         for _, ref in refs:
             estimand = estimands.get(ref.model, {}).get(ref.name)
@@ -130,68 +135,108 @@ def annotate_table(
             if estimand is not None and estimand.n >= config.min_units:
                 wanted.append((ref.model, ref.name, estimand))
     reps.prepare(wanted)
+    return units_named
 
-    interval_rows: list[list[Cell]] = []
-    pending: list[tuple[tuple[int, str], Member, Member, Comparison]] = []
-    resolved: dict[tuple[int, str], list[Member]] = {}
-    units_used: set[str] = set()
-    for (col, name), cells in sorted(groups.items()):
-        members: list[Member] = []
-        for r, ref in cells:
-            estimand = estimands.get(ref.model, {}).get(ref.name)
-            value = estimand.value() if estimand is not None else math.nan
-            if estimand is None or math.isnan(value) or not _close(value * ref.scale, table.rows[r][col].text):
-                missing += 1
-                continue
-            if estimand.n < config.min_units:
-                too_few += 1
-                continue
-            found = interval(value, reps[(ref.model, ref.name)], config.confidence)
-            if found is None:
-                missing += 1
-                continue
-            members.append(Member(r, ref, estimand, found))
-            units_used.add(estimand.unit)
-        resolved[(col, name)] = members
-        for member in members:
-            c = table.rows[member.row][col]
-            scale, iv = member.ref.scale, member.interval
-            digits = decimals(c.text)
-            table.rows[member.row][col] = replace(
-                c, text=f"{c.text} ±{iv.half_width * scale:.{digits}f}", low=iv.low * scale, high=iv.high * scale
-            )
-            interval_rows.append(
-                [
-                    Cell(table.columns[col]),
-                    Cell(row_label(table, table.rows[member.row])),
-                    Cell(display_name(member.ref.model)),
-                    Cell(f"{iv.value * scale:.{digits + 1}f}"),
-                    Cell(f"{iv.low * scale:.{digits + 1}f}"),
-                    Cell(f"{iv.high * scale:.{digits + 1}f}"),
-                    Cell(f"{member.estimand.n} {member.estimand.unit}s"),
-                ]
-            )
-        for a, b in combinations(members, 2):
-            same = a.estimand.same_units(b.estimand)
-            result = compare(
-                a.ref.model,
-                a.estimand,
-                b.ref.model,
-                b.estimand,
-                config.test,
-                config.resamples,
-                config.seed,
-                (reps[(a.ref.model, a.ref.name)], reps[(b.ref.model, b.ref.name)]) if same else None,
-            )
-            pending.append(((col, name), a, b, result))
 
+@dataclass
+class _Resolved:
+    """A group's cells that get an interval, and the counts of those that do not."""
+
+    members: list[Member]
+    missing: int = 0  # no estimand, one that does not reproduce the printed number, or no interval
+    too_few: int = 0  # fewer units than report.uncertainty.min_units
+
+
+def _resolve_group(
+    table: Table,
+    col: int,
+    cells: list[tuple[int, CellRef]],
+    estimands: Estimands,
+    config: UncertaintyConfig,
+    reps: Replicates,
+) -> _Resolved:
+    """The interval of each of a group's cells whose estimand reproduces the printed number."""
+    resolved = _Resolved([])
+    for r, ref in cells:
+        estimand = estimands.get(ref.model, {}).get(ref.name)
+        value = estimand.value() if estimand is not None else math.nan
+        if estimand is None or math.isnan(value) or not _close(value * ref.scale, table.rows[r][col].text):
+            resolved.missing += 1
+            continue
+        if estimand.n < config.min_units:
+            resolved.too_few += 1
+            continue
+        found = interval(value, reps[(ref.model, ref.name)], config.confidence)
+        if found is None:
+            resolved.missing += 1
+            continue
+        resolved.members.append(Member(r, ref, estimand, found))
+    return resolved
+
+
+def _write_intervals(
+    table: Table, col: int, members: list[Member], display_name: Callable[[str], str]
+) -> list[list[Cell]]:
+    """Print `value ±half-width` and the bounds into the members' cells; return their rows of
+    the intervals table."""
+    rows: list[list[Cell]] = []
+    for member in members:
+        c = table.rows[member.row][col]
+        scale, iv = member.ref.scale, member.interval
+        digits = decimals(c.text)
+        table.rows[member.row][col] = replace(
+            c, text=f"{c.text} ±{iv.half_width * scale:.{digits}f}", low=iv.low * scale, high=iv.high * scale
+        )
+        rows.append(
+            [
+                Cell(table.columns[col]),
+                Cell(row_label(table, table.rows[member.row])),
+                Cell(display_name(member.ref.model)),
+                Cell(f"{iv.value * scale:.{digits + 1}f}"),
+                Cell(f"{iv.low * scale:.{digits + 1}f}"),
+                Cell(f"{iv.high * scale:.{digits + 1}f}"),
+                Cell(f"{member.estimand.n} {member.estimand.unit}s"),
+            ]
+        )
+    return rows
+
+
+def _compare_pairs(key: GroupKey, members: list[Member], config: UncertaintyConfig, reps: Replicates) -> list[Pair]:
+    """A paired test per pair of the group's members (on the shared replicates where they
+    resample the same units)."""
+    pairs: list[Pair] = []
+    for a, b in combinations(members, 2):
+        same = a.estimand.same_units(b.estimand)
+        result = compare(
+            a.ref.model,
+            a.estimand,
+            b.ref.model,
+            b.estimand,
+            config.test,
+            config.resamples,
+            config.seed,
+            (reps[(a.ref.model, a.ref.name)], reps[(b.ref.model, b.ref.name)]) if same else None,
+        )
+        pairs.append((key, a, b, result))
+    return pairs
+
+
+def _comparison_rows(
+    table: Table,
+    pending: list[Pair],
+    config: UncertaintyConfig,
+    display_name: Callable[[str], str],
+    floor: tuple[list[str], FloorCells, str] | None,
+) -> tuple[dict[tuple[GroupKey, str, str], float], list[list[Cell]]]:
+    """Benjamini-Hochberg across the table's tests: the q value of each (group, model, model)
+    either way round, and the rows of the comparisons table."""
     q_values = benjamini_hochberg([c.p for *_, c in pending])
-    q_of: dict[tuple[tuple[int, str], str, str], float] = {}
-    comparison_rows: list[list[Cell]] = []
+    q_of: dict[tuple[GroupKey, str, str], float] = {}
+    rows: list[list[Cell]] = []
     for (key, a, b, result), q in zip(pending, q_values, strict=True):
         q_of[(key, a.ref.model, b.ref.model)] = q_of[(key, b.ref.model, a.ref.model)] = float(q)
         digits = decimals(table.rows[a.row][key[0]].text)
-        comparison_rows.append(
+        rows.append(
             [
                 Cell(table.columns[key[0]]),
                 Cell(row_label(table, table.rows[a.row])),
@@ -210,28 +255,17 @@ def annotate_table(
                 else []
             )
         )
-    for key, members in resolved.items():
-        _mark_best(table, key, members, q_of, config.alpha)
+    return q_of, rows
 
-    if not interval_rows:
-        table.footnotes.append(
-            f"No interval: every cell rests on fewer than {config.min_units} {unit_names(units_named)} "
-            "(the bootstrap's resampling unit; report.uncertainty.min_units)."
-            if too_few and not missing
-            else "No interval: no per-unit scores stand behind these numbers (results/scores)."
-        )
-        return []
-    table.footnotes.append(
-        footnote(
-            table,
-            config,
-            len(pending),
-            units_used,
-            missing,
-            single=all(len(m) < 2 for m in resolved.values()),
-            too_few=too_few,
-        )
-    )
+
+def _companion_tables(
+    table: Table,
+    config: UncertaintyConfig,
+    interval_rows: list[list[Cell]],
+    comparison_rows: list[list[Cell]],
+    floor: tuple[list[str], FloorCells, str] | None,
+) -> list[Table]:
+    """The intervals table and the comparisons table of `table` (reports/tables only)."""
     return [
         Table(
             f"{table.table_id}_intervals",
@@ -248,6 +282,59 @@ def annotate_table(
             footnotes=[floor[2]] if floor is not None else [],
         ),
     ]
+
+
+def annotate_table(
+    table: Table,
+    estimands: Estimands,
+    config: UncertaintyConfig,
+    reps: Replicates,
+    display_name: Callable[[str], str],
+    floor: tuple[list[str], FloorCells, str] | None = None,
+) -> list[Table]:
+    """Rewrite the table's referenced cells in place; return its companion tables."""
+    groups = _groups(table)
+    if not groups:
+        return []
+    units_named = _prepare_replicates(groups, estimands, config, reps)
+
+    missing = too_few = 0
+    interval_rows: list[list[Cell]] = []
+    pending: list[Pair] = []
+    resolved: dict[GroupKey, list[Member]] = {}
+    for (col, name), cells in sorted(groups.items()):
+        group = _resolve_group(table, col, cells, estimands, config, reps)
+        missing += group.missing
+        too_few += group.too_few
+        resolved[(col, name)] = group.members
+        interval_rows += _write_intervals(table, col, group.members, display_name)
+        pending += _compare_pairs((col, name), group.members, config, reps)
+
+    q_of, comparison_rows = _comparison_rows(table, pending, config, display_name, floor)
+    for key, members in resolved.items():
+        _mark_best(table, key, members, q_of, config.alpha)
+
+    if not interval_rows:
+        table.footnotes.append(
+            f"No interval: every cell rests on fewer than {config.min_units} {unit_names(units_named)} "
+            "(the bootstrap's resampling unit; report.uncertainty.min_units)."
+            if too_few and not missing
+            else "No interval: no per-unit scores stand behind these numbers (results/scores)."
+        )
+        return []
+    units_used = {member.estimand.unit for members in resolved.values() for member in members}
+    table.footnotes.append(
+        footnote(
+            table,
+            config,
+            len(pending),
+            units_used,
+            missing,
+            single=all(len(m) < 2 for m in resolved.values()),
+            too_few=too_few,
+        )
+    )
+    return _companion_tables(table, config, interval_rows, comparison_rows, floor)
 
 
 def _mark_best(
