@@ -5,13 +5,19 @@ from __future__ import annotations
 import hashlib
 import re
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape
 
 from ..core.io import atomic_path
 from .fonts import register_cjk_fonts
-from .tables import Section, Table
+from .tables import Figure, Section, Table
+
+if TYPE_CHECKING:
+    from reportlab.lib.styles import ParagraphStyle
+    from reportlab.platypus import Flowable
 
 
 @dataclass
@@ -129,65 +135,166 @@ def is_report_pdf(path: Path) -> bool:
     return f"/Title ({TITLE})".encode() in data and b"/Keywords ()" in data
 
 
-def write_pdf(path: Path, title: TitlePage, sections: list[Section], summary: Section | None = None) -> None:
-    """The report: the summary page first (when given), the title page, then one part per section."""
-    from reportlab.lib import colors
-    from reportlab.lib.pagesizes import A4
+@dataclass(frozen=True)
+class _Styles:
+    """The fonts registered for one report and the paragraph styles built on them."""
+
+    regular: str
+    bold: str
+    base: ParagraphStyle
+    small: ParagraphStyle
+    cell: ParagraphStyle
+    head: ParagraphStyle
+    h1: ParagraphStyle
+    h2: ParagraphStyle
+    title: ParagraphStyle
+
+
+def _styles(regular: str, bold: str) -> _Styles:
     from reportlab.lib.styles import ParagraphStyle
-    from reportlab.lib.units import cm
-    from reportlab.platypus import (
-        Image,
-        KeepTogether,
-        PageBreak,
-        Paragraph,
-        SimpleDocTemplate,
-        Spacer,
-        TableStyle,
+
+    base = ParagraphStyle("base", fontName=regular, fontSize=9, leading=12)
+    cell_style = ParagraphStyle("cell", parent=base, fontSize=7, leading=8.5)
+    return _Styles(
+        regular=regular,
+        bold=bold,
+        base=base,
+        small=ParagraphStyle("small", parent=base, fontSize=7, leading=9),
+        cell=cell_style,
+        head=ParagraphStyle("head", parent=cell_style, fontName=bold),
+        h1=ParagraphStyle("h1", parent=base, fontName=bold, fontSize=16, leading=20, spaceAfter=8),
+        h2=ParagraphStyle("h2", parent=base, fontName=bold, fontSize=11, leading=14, spaceBefore=10, spaceAfter=4),
+        title=ParagraphStyle("title", parent=base, fontName=bold, fontSize=22, leading=28, spaceAfter=16),
     )
+
+
+def _para(text: str, style: ParagraphStyle) -> Flowable:
+    from reportlab.platypus import Paragraph
+
+    return Paragraph(escape(text).replace("\n", "<br/>"), style)
+
+
+def _table_grid(table: Table, width: float, styles: _Styles) -> Flowable:
+    from reportlab.lib import colors
+    from reportlab.lib.styles import ParagraphStyle
+    from reportlab.platypus import Table as RLTable
+    from reportlab.platypus import TableStyle
+
+    # Wide tables get a smaller font; columns get widths from their content.
+    size = 6.0 if len(table.columns) > 10 else styles.cell.fontSize
+    body_style = ParagraphStyle("cell_fit", parent=styles.cell, fontSize=size, leading=size + 1.5)
+    header_style = ParagraphStyle("head_fit", parent=styles.head, fontSize=size, leading=size + 1.5)
+    data = [[_para(c, header_style) for c in table.columns]]
+    data += [[_para(c.display(), body_style) for c in row] for row in table.rows]
+    widths = column_widths(table, width, styles.regular, styles.bold, size)
+    grid = RLTable(data, colWidths=widths, repeatRows=1)
+    grid.setStyle(
+        TableStyle(
+            [
+                ("LINEABOVE", (0, 0), (-1, 0), 0.8, colors.black),
+                ("LINEBELOW", (0, 0), (-1, 0), 0.5, colors.black),
+                ("LINEBELOW", (0, -1), (-1, -1), 0.8, colors.black),
+                ("VALIGN", (0, 0), (-1, -1), "TOP"),
+                ("ROWBACKGROUNDS", (0, 1), (-1, -1), [colors.white, colors.HexColor("#f4f4f4")]),
+                ("LEFTPADDING", (0, 0), (-1, -1), 3),
+                ("RIGHTPADDING", (0, 0), (-1, -1), 3),
+            ]
+        )
+    )
+    return grid
+
+
+def _table_flowables(table: Table, width: float, styles: _Styles) -> list[Flowable]:
+    from reportlab.platypus import KeepTogether, Spacer
+
+    grid = _table_grid(table, width, styles)
+    heading = [_para(table.title, styles.h2)]
+    if table.caption:
+        heading.append(_para(table.caption, styles.small))
+    out = [KeepTogether(heading + [grid])] if len(table.rows) < 25 else heading + [grid]
+    out += [_para(note, styles.small) for note in table.footnotes]
+    return out + [Spacer(1, 6)]
+
+
+def _title_page(title: TitlePage, width: float, styles: _Styles) -> list[Flowable]:
+    from reportlab.lib.units import cm
     from reportlab.platypus import Table as RLTable
 
+    story = [_para(title.title, styles.title)]
+    facts = [("Profile", title.profile), ("Date", title.date), ("Git commit", title.git_commit)]
+    if title.environment:
+        facts.append(("Environment", title.environment))
+    story.append(
+        RLTable(
+            [[_para(k, styles.head), _para(v, styles.cell)] for k, v in facts],
+            colWidths=[3 * cm, width - 3 * cm],
+        )
+    )
+    story += [_para("Models", styles.h2)] + [_para(f"• {m}", styles.small) for m in title.models]
+    story += [_para("Data (sha256 of each benchmark's acquisition record)", styles.h2)]
+    story += [_para(d, styles.small) for d in title.data]
+    if title.notes:
+        story += [_para("Notes", styles.h2)] + [_para(n, styles.small) for n in title.notes]
+    return story
+
+
+def _figure_flowable(figure: Figure, width: float, height: float, styles: _Styles) -> Flowable:
+    """The figure scaled down (never up) to the line width and 60% of the frame height."""
+    from reportlab.platypus import Image, KeepTogether
+
+    image = Image(str(figure.path))
+    scale = min(1.0, width / image.imageWidth, (height * 0.6) / image.imageHeight)
+    image.drawWidth, image.drawHeight = image.imageWidth * scale, image.imageHeight * scale
+    return KeepTogether([_para(figure.title, styles.h2), image, _para(figure.caption, styles.small)])
+
+
+def _section_flowables(section: Section, width: float, height: float, styles: _Styles) -> list[Flowable]:
+    from reportlab.platypus import PageBreak
+
+    story = [PageBreak(), _para(section.title, styles.h1)]
+    story += [_para(text, styles.base) for text in section.intro]
+    for table in section.tables:
+        story += _table_flowables(table, width, styles)
+    for figure in section.figures:
+        story.append(_figure_flowable(figure, width, height, styles))
+    if section.notes:
+        story += [_para("Notes", styles.h2)] + [_para(n, styles.small) for n in section.notes]
+    return story
+
+
+def _page_footer(font: str, profile: str) -> Callable[[Any, Any], None]:
+    """The callback that draws "idiombench — profile — page N" at the foot of every page."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.lib.units import cm
+
+    def footer(canvas: Any, document: Any) -> None:
+        canvas.saveState()
+        canvas.setFont(font, 7)
+        canvas.drawRightString(A4[0] - 1.6 * cm, 1.0 * cm, f"idiombench — {profile} — page {document.page}")
+        canvas.restoreState()
+
+    return footer
+
+
+def _summary_page(summary: Section, width: float, styles: _Styles) -> list[Flowable]:
+    """The first page: the headline of every model, its interval and noise floor."""
+    from reportlab.platypus import PageBreak
+
+    story = [_para(summary.title, styles.h1)] + [_para(text, styles.base) for text in summary.intro]
+    for table in summary.tables:
+        story += _table_flowables(table, width, styles)
+    return story + [PageBreak()]
+
+
+def write_pdf(path: Path, title: TitlePage, sections: list[Section], summary: Section | None = None) -> None:
+    """The report: the summary page first (when given), the title page, then one part per section."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.lib.units import cm
+    from reportlab.platypus import SimpleDocTemplate, Spacer
+
     with tempfile.TemporaryDirectory() as workdir:
-        regular, bold = register_cjk_fonts(_all_text(title, sections + ([summary] if summary else [])), Path(workdir))
-        base = ParagraphStyle("base", fontName=regular, fontSize=9, leading=12)
-        small = ParagraphStyle("small", parent=base, fontSize=7, leading=9)
-        cell_style = ParagraphStyle("cell", parent=base, fontSize=7, leading=8.5)
-        head_style = ParagraphStyle("head", parent=cell_style, fontName=bold)
-        h1 = ParagraphStyle("h1", parent=base, fontName=bold, fontSize=16, leading=20, spaceAfter=8)
-        h2 = ParagraphStyle("h2", parent=base, fontName=bold, fontSize=11, leading=14, spaceBefore=10, spaceAfter=4)
-        title_style = ParagraphStyle("title", parent=base, fontName=bold, fontSize=22, leading=28, spaceAfter=16)
-
-        def para(text: str, style: ParagraphStyle = base) -> Paragraph:
-            return Paragraph(escape(text).replace("\n", "<br/>"), style)
-
-        def table_flowables(table: Table, width: float) -> list:
-            # Wide tables get a smaller font; columns get widths from their content.
-            size = 6.0 if len(table.columns) > 10 else cell_style.fontSize
-            body_style = ParagraphStyle("cell_fit", parent=cell_style, fontSize=size, leading=size + 1.5)
-            header_style = ParagraphStyle("head_fit", parent=head_style, fontSize=size, leading=size + 1.5)
-            data = [[para(c, header_style) for c in table.columns]]
-            data += [[para(c.display(), body_style) for c in row] for row in table.rows]
-            widths = column_widths(table, width, regular, bold, size)
-            grid = RLTable(data, colWidths=widths, repeatRows=1)
-            grid.setStyle(
-                TableStyle(
-                    [
-                        ("LINEABOVE", (0, 0), (-1, 0), 0.8, colors.black),
-                        ("LINEBELOW", (0, 0), (-1, 0), 0.5, colors.black),
-                        ("LINEBELOW", (0, -1), (-1, -1), 0.8, colors.black),
-                        ("VALIGN", (0, 0), (-1, -1), "TOP"),
-                        ("ROWBACKGROUNDS", (0, 1), (-1, -1), [colors.white, colors.HexColor("#f4f4f4")]),
-                        ("LEFTPADDING", (0, 0), (-1, -1), 3),
-                        ("RIGHTPADDING", (0, 0), (-1, -1), 3),
-                    ]
-                )
-            )
-            heading = [para(table.title, h2)]
-            if table.caption:
-                heading.append(para(table.caption, small))
-            out = [KeepTogether(heading + [grid])] if len(table.rows) < 25 else heading + [grid]
-            out += [para(note, small) for note in table.footnotes]
-            return out + [Spacer(1, 6)]
-
+        every = sections + ([summary] if summary else [])
+        styles = _styles(*register_cjk_fonts(_all_text(title, every), Path(workdir)))
         with atomic_path(path) as tmp:
             doc = SimpleDocTemplate(
                 str(tmp),
@@ -201,49 +308,15 @@ def write_pdf(path: Path, title: TitlePage, sections: list[Section], summary: Se
                 keywords=(SEAL.decode() + _PLACEHOLDER),
                 invariant=1,
             )
-            width = doc.width
-            story: list = []
-            if summary is not None:  # the first page: the headline of every model, its interval and noise floor
-                story += [para(summary.title, h1)] + [para(text) for text in summary.intro]
-                for table in summary.tables:
-                    story += table_flowables(table, width)
-                story.append(PageBreak())
-            story.append(para(title.title, title_style))
-            facts = [("Profile", title.profile), ("Date", title.date), ("Git commit", title.git_commit)]
-            if title.environment:
-                facts.append(("Environment", title.environment))
-            story.append(
-                RLTable(
-                    [[para(k, head_style), para(v, cell_style)] for k, v in facts], colWidths=[3 * cm, width - 3 * cm]
-                )
-            )
-            story += [para("Models", h2)] + [para(f"• {m}", small) for m in title.models]
-            story += [para("Data (sha256 of each benchmark's acquisition record)", h2)]
-            story += [para(d, small) for d in title.data]
-            if title.notes:
-                story += [para("Notes", h2)] + [para(n, small) for n in title.notes]
+            story = _summary_page(summary, doc.width, styles) if summary is not None else []
+            story += _title_page(title, doc.width, styles)
             for section in sections:
-                story += [PageBreak(), para(section.title, h1)]
-                story += [para(text) for text in section.intro]
-                for table in section.tables:
-                    story += table_flowables(table, width)
-                for figure in section.figures:
-                    image = Image(str(figure.path))
-                    scale = min(1.0, width / image.imageWidth, (doc.height * 0.6) / image.imageHeight)
-                    image.drawWidth, image.drawHeight = image.imageWidth * scale, image.imageHeight * scale
-                    story.append(KeepTogether([para(figure.title, h2), image, para(figure.caption, small)]))
-                if section.notes:
-                    story += [para("Notes", h2)] + [para(n, small) for n in section.notes]
+                story += _section_flowables(section, doc.width, doc.height, styles)
             if not sections:
-                story += [Spacer(1, 12), para("No benchmark has been scored yet: the report has no sections.")]
-
-            def footer(canvas, document) -> None:
-                canvas.saveState()
-                canvas.setFont(regular, 7)
-                canvas.drawRightString(
-                    A4[0] - 1.6 * cm, 1.0 * cm, f"idiombench — {title.profile} — page {document.page}"
-                )
-                canvas.restoreState()
-
+                story += [
+                    Spacer(1, 12),
+                    _para("No benchmark has been scored yet: the report has no sections.", styles.base),
+                ]
+            footer = _page_footer(styles.regular, title.profile)
             doc.build(story, onFirstPage=footer, onLaterPages=footer)
             tmp.write_bytes(seal(tmp.read_bytes()))
