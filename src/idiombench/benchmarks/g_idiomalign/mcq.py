@@ -147,110 +147,181 @@ def repaired(value: str, cfg: GIdiomAlignBuild) -> str:
     return repair_mojibake(value) if cfg.repair_mojibake else value
 
 
+PairRows = dict[tuple[str, str, str, str], tuple[str, int]]
+
+
+@dataclass(frozen=True)
+class _McqFile:
+    """One MCQ file: its folder and the translation direction its name gives."""
+
+    path: Path
+    group: str
+    source_language: str
+    target_language: str
+    source_code: str
+    target_code: str
+
+
+@dataclass(frozen=True)
+class _Repaired:
+    """An item's texts after the mojibake repair (when configured)."""
+
+    fixed: dict[str, str]  # instruction, source_idiom, target_idiom
+    choices: tuple[str, ...]
+    repaired_fields: list[str]  # names of the fields the repair changed (option_<letter> for options)
+
+
+def _mcq_file(path: Path, group: str) -> _McqFile:
+    source_language, target_language = mcq_languages(path)
+    check_group(path, group, target_language)
+    source_code, target_code = language_code(source_language, path), language_code(target_language, path)
+    return _McqFile(path, group, source_language, target_language, source_code, target_code)
+
+
+def _check_record(file: _McqFile, row: int, record: dict[str, Any]) -> DecodedOptions:
+    """The record's fields, languages, options and instruction checked; its options decoded."""
+    path = file.path
+    require_keys(path, row, record, MCQ_FIELDS)
+    for key in ("instruction", "source_idiom", "source_language", "target_language", "target_idiom"):
+        string_field(path, row, record, key)
+    for key, name in (("source_language", file.source_language), ("target_language", file.target_language)):
+        if canonical_name(record[key], path, row) != name:
+            raise DataError(path, f"{key} is {record[key]!r}", row=row, expected=f"{name}, as the file name says")
+    decoded = decode_options(path, row, record)
+    check_instruction(path, row, record)
+    return decoded
+
+
+def _flag_release_quirks(
+    stats: BuildStats, example: dict[str, Any], record: dict[str, Any], decoded: DecodedOptions, texts: list[str]
+) -> None:
+    """Flags for what the release holds as released: unused fields, duplicate and blank options."""
+    for key in UNUSED_FIELDS:
+        if record.get(key):
+            stats.flag("unused_field_nonempty", {**example, "field": key, "value": record[key]})
+    if decoded.duplicate_option:
+        stats.flag(
+            "duplicate_option",
+            {
+                **example,
+                "correct_option": record["correct_option"],
+                "reference_letter": decoded.reference_letter,
+                "target_letters": decoded.target_letters,
+                "target_idiom": record["target_idiom"],
+            },
+        )
+    distractors = [t for t in texts if t != record["target_idiom"]]
+    if len(set(distractors)) < len(distractors):
+        stats.flag("repeated_distractor_text", {**example, "options": texts})
+    if any(t != t.strip() for t in texts):
+        stats.flag("option_surrounding_whitespace_kept", {**example, "options": texts})
+    if any(not t.strip() for t in [*texts, record["source_idiom"], record["target_idiom"]]):
+        stats.flag("empty_field", {**example})
+
+
+def _repair_texts(record: dict[str, Any], texts: list[str], cfg: GIdiomAlignBuild) -> _Repaired:
+    fixed = {key: repaired(record[key], cfg) for key in ("instruction", "source_idiom", "target_idiom")}
+    choices = tuple(repaired(t, cfg) for t in texts)
+    repaired_fields = [k for k in fixed if fixed[k] != record[k]]
+    repaired_fields += [
+        f"option_{letter}" for letter, old, new in zip(LETTERS, texts, choices, strict=False) if old != new
+    ]
+    return _Repaired(fixed, choices, repaired_fields)
+
+
+def _mcq_item(
+    file: _McqFile,
+    row: int,
+    record: dict[str, Any],
+    decoded: DecodedOptions,
+    texts: _Repaired,
+    target_letters: list[str],
+    join: tuple[str, int] | None,
+) -> Item:
+    fixed, source_code, target_code = texts.fixed, file.source_code, file.target_code
+    return Item(
+        item_id=f"mcq/{direction_id(source_code, target_code)}/{row:05d}",
+        benchmark=BENCHMARK,
+        task=TASK,
+        language=target_code,
+        input=fixed["source_idiom"],
+        choices=texts.choices,
+        answer=record["correct_option"],
+        references=(fixed["target_idiom"],),
+        fields={
+            "instruction": fixed["instruction"],
+            "source_idiom": fixed["source_idiom"],
+            "source_language": file.source_language,
+            "target_language": file.target_language,
+            "target_idiom": fixed["target_idiom"],
+        },
+        meta={
+            "group": file.group,
+            "direction": direction(source_code, target_code),
+            "source_lang": source_code,
+            "target_lang": target_code,
+            "file": file.path.name,
+            "row": row,
+            "option_types": decoded.option_types,
+            "reference_letter": decoded.reference_letter,
+            "target_letters": target_letters,
+            "duplicate_option": decoded.duplicate_option,
+            "original_positions": record["original_positions"],
+            "correct_position": record["correct_position"],
+            "pair": join[0] if join else None,
+            "pair_row": join[1] if join else None,
+            "mojibake_repaired": texts.repaired_fields,
+        },
+    )
+
+
+def _record_item(
+    file: _McqFile,
+    row: int,
+    record: dict[str, Any],
+    cfg: GIdiomAlignBuild,
+    stats: BuildStats,
+    pair_rows: PairRows,
+) -> Item:
+    decoded = _check_record(file, row, record)
+    example = {"group": file.group, "file": file.path.name, "row": row}
+    texts = list(record["options_detail"].values())
+    _flag_release_quirks(stats, example, record, decoded, texts)
+    repair = _repair_texts(record, texts, cfg)
+    fixed = repair.fixed
+    # after the repair: a released LT option in proper UTF-8 can equal a mojibake target (mcq/fi-fr/00122)
+    target_letters = [
+        letter for letter, text in zip(LETTERS, repair.choices, strict=False) if text == fixed["target_idiom"]
+    ]
+    if len(target_letters) > 1:
+        stats.flag(
+            "target_text_in_several_options",
+            {**example, "target_letters": target_letters, "duplicate_option": decoded.duplicate_option},
+        )
+    if repair.repaired_fields:
+        stats.flag(
+            "mojibake_repaired", {**example, "fields": repair.repaired_fields, "source_idiom": record["source_idiom"]}
+        )
+    key = (file.source_code, file.target_code, fixed["source_idiom"].strip(), fixed["target_idiom"].strip())
+    join = pair_rows.get(key)
+    if join is None:
+        stats.flag("mcq_not_in_aligned_pairs", {**example, "source_idiom": fixed["source_idiom"]})
+    return _mcq_item(file, row, record, decoded, repair, target_letters, join)
+
+
 def read_mcq_file(
     path: Path,
     group: str,
     cfg: GIdiomAlignBuild,
     stats: BuildStats,
-    pair_rows: dict[tuple[str, str, str, str], tuple[str, int]],
+    pair_rows: PairRows,
 ) -> list[Item]:
     """Items of one direction. `pair_rows` maps (source code, target code, source idiom,
     target idiom), as normalised in the aligned pairs, to the pair file and row."""
-    source_language, target_language = mcq_languages(path)
-    check_group(path, group, target_language)
-    source_code, target_code = language_code(source_language, path), language_code(target_language, path)
+    file = _mcq_file(path, group)
     items: list[Item] = []
     for row, record in enumerate(json_records(path)):
         stats.read("Multiple-Choice_Idiom_Equivalence")
-        require_keys(path, row, record, MCQ_FIELDS)
-        for key in ("instruction", "source_idiom", "source_language", "target_language", "target_idiom"):
-            string_field(path, row, record, key)
-        for key, name in (("source_language", source_language), ("target_language", target_language)):
-            if canonical_name(record[key], path, row) != name:
-                raise DataError(path, f"{key} is {record[key]!r}", row=row, expected=f"{name}, as the file name says")
-        decoded = decode_options(path, row, record)
-        check_instruction(path, row, record)
-        example = {"group": group, "file": path.name, "row": row}
-        for key in UNUSED_FIELDS:
-            if record.get(key):
-                stats.flag("unused_field_nonempty", {**example, "field": key, "value": record[key]})
-        if decoded.duplicate_option:
-            stats.flag(
-                "duplicate_option",
-                {
-                    **example,
-                    "correct_option": record["correct_option"],
-                    "reference_letter": decoded.reference_letter,
-                    "target_letters": decoded.target_letters,
-                    "target_idiom": record["target_idiom"],
-                },
-            )
-        texts = list(record["options_detail"].values())
-        distractors = [t for t in texts if t != record["target_idiom"]]
-        if len(set(distractors)) < len(distractors):
-            stats.flag("repeated_distractor_text", {**example, "options": texts})
-        if any(t != t.strip() for t in texts):
-            stats.flag("option_surrounding_whitespace_kept", {**example, "options": texts})
-        if any(not t.strip() for t in [*texts, record["source_idiom"], record["target_idiom"]]):
-            stats.flag("empty_field", {**example})
-
-        fixed = {key: repaired(record[key], cfg) for key in ("instruction", "source_idiom", "target_idiom")}
-        choices = tuple(repaired(t, cfg) for t in texts)
-        repaired_fields = [k for k in fixed if fixed[k] != record[k]]
-        repaired_fields += [
-            f"option_{letter}" for letter, old, new in zip(LETTERS, texts, choices, strict=False) if old != new
-        ]
-        # after the repair: a released LT option in proper UTF-8 can equal a mojibake target (mcq/fi-fr/00122)
-        target_letters = [
-            letter for letter, text in zip(LETTERS, choices, strict=False) if text == fixed["target_idiom"]
-        ]
-        if len(target_letters) > 1:
-            stats.flag(
-                "target_text_in_several_options",
-                {**example, "target_letters": target_letters, "duplicate_option": decoded.duplicate_option},
-            )
-        if repaired_fields:
-            stats.flag(
-                "mojibake_repaired", {**example, "fields": repaired_fields, "source_idiom": record["source_idiom"]}
-            )
-        join = pair_rows.get((source_code, target_code, fixed["source_idiom"].strip(), fixed["target_idiom"].strip()))
-        if join is None:
-            stats.flag("mcq_not_in_aligned_pairs", {**example, "source_idiom": fixed["source_idiom"]})
-        items.append(
-            Item(
-                item_id=f"mcq/{direction_id(source_code, target_code)}/{row:05d}",
-                benchmark=BENCHMARK,
-                task=TASK,
-                language=target_code,
-                input=fixed["source_idiom"],
-                choices=choices,
-                answer=record["correct_option"],
-                references=(fixed["target_idiom"],),
-                fields={
-                    "instruction": fixed["instruction"],
-                    "source_idiom": fixed["source_idiom"],
-                    "source_language": source_language,
-                    "target_language": target_language,
-                    "target_idiom": fixed["target_idiom"],
-                },
-                meta={
-                    "group": group,
-                    "direction": direction(source_code, target_code),
-                    "source_lang": source_code,
-                    "target_lang": target_code,
-                    "file": path.name,
-                    "row": row,
-                    "option_types": decoded.option_types,
-                    "reference_letter": decoded.reference_letter,
-                    "target_letters": target_letters,
-                    "duplicate_option": decoded.duplicate_option,
-                    "original_positions": record["original_positions"],
-                    "correct_position": record["correct_position"],
-                    "pair": join[0] if join else None,
-                    "pair_row": join[1] if join else None,
-                    "mojibake_repaired": repaired_fields,
-                },
-            )
-        )
+        items.append(_record_item(file, row, record, cfg, stats, pair_rows))
         stats.kept("Multiple-Choice_Idiom_Equivalence")
     return items
