@@ -255,28 +255,27 @@ def ratio(numerator: int, denominator: int) -> float | None:
     return None if denominator == 0 else numerator / denominator
 
 
-def rebuild_pair(
-    pair: PairFile, entries: tuple[set[Entry], set[Entry]], vectors: dict[str, np.ndarray], cfg: GIdiomAlignConstruct
-) -> dict[str, Any]:
-    pool_a, no_gloss_a = pool_of(entries[0])
-    pool_b, no_gloss_b = pool_of(entries[1])
-    dim = len(next(iter(vectors.values()))) if vectors else 0
-    a = np.array([vectors[gloss] for _, gloss in pool_a]) if pool_a else np.zeros((0, dim))
-    b = np.array([vectors[gloss] for _, gloss in pool_b]) if pool_b else np.zeros((0, dim))
-    started = time.perf_counter()
-    neighbours = top_k_neighbours(a, b, cfg.k, cfg.batch_size)
-    mnn_i, mnn_j, mnn_score = mutual_nearest(neighbours)
-    search_s = time.perf_counter() - started
-    binning = modal_bin_cutoff(mnn_score, cfg.bins)
+EntryPair = tuple[Entry, Entry]  # (source entry, target entry)
 
+
+def _gloss_matrix(pool: list[Entry], vectors: dict[str, np.ndarray], dim: int) -> np.ndarray:
+    """The pool's gloss vectors, one row per entry (0 rows of width `dim` for an empty pool)."""
+    return np.array([vectors[gloss] for _, gloss in pool]) if pool else np.zeros((0, dim))
+
+
+def _mnn_candidates(
+    pair: PairFile,
+    pools: tuple[list[Entry], list[Entry]],
+    mnn: tuple[np.ndarray, np.ndarray, np.ndarray],
+    binning: Binning,
+) -> list[dict[str, Any]]:
+    """One row per mutual nearest neighbour pair (mnn: source index, target index, score)."""
     released_set = set(pair.released)
-    index_a = {e: i for i, e in enumerate(pool_a)}
-    index_b = {e: j for j, e in enumerate(pool_b)}
     candidates = []
     # Scores (and bin edges) are stored to SCORE_DECIMALS places: BLAS kernels differ across
     # CPUs in the last bits (a dvc.lock written on another machine differed in one score by 2e-17).
-    for i, j, score, bin_, kept in zip(mnn_i, mnn_j, mnn_score, binning.bin_of, binning.keep, strict=False):
-        x, y = pool_a[i], pool_b[j]
+    for i, j, score, bin_, kept in zip(*mnn, binning.bin_of, binning.keep, strict=False):
+        x, y = pools[0][i], pools[1][j]
         candidates.append(
             {
                 "pair": pair.name,
@@ -292,23 +291,36 @@ def rebuild_pair(
                 "released": (x, y) in released_set,
             }
         )
-    rebuilt = [c for c in candidates if c["kept"]]
-    mnn_pairs = {
-        ((c["source_idiom"], c["source_meaning"]), (c["target_idiom"], c["target_meaning"])) for c in candidates
-    }
-    rebuilt_pairs = {
-        ((c["source_idiom"], c["source_meaning"]), (c["target_idiom"], c["target_meaning"])) for c in rebuilt
-    }
+    return candidates
 
+
+def _entry_pairs(candidates: list[dict[str, Any]]) -> set[EntryPair]:
+    return {((c["source_idiom"], c["source_meaning"]), (c["target_idiom"], c["target_meaning"])) for c in candidates}
+
+
+def _rank(top_k: np.ndarray, index: int) -> int | None:
+    """1-based rank of `index` among one entry's top-k candidates; None when not among them."""
+    hits = np.flatnonzero(top_k == index)
+    return int(hits[0]) + 1 if hits.size else None
+
+
+def _released_status(
+    pair: PairFile,
+    pools: tuple[list[Entry], list[Entry]],
+    neighbours: Neighbours,
+    mnn_pairs: set[EntryPair],
+    rebuilt_pairs: set[EntryPair],
+) -> list[dict[str, Any]]:
+    """What became of each released row: embeddable, its ranks in both top-k lists, MNN, rebuilt."""
+    index_a = {e: i for i, e in enumerate(pools[0])}
+    index_b = {e: j for j, e in enumerate(pools[1])}
     status = []
     for row, (x, y) in enumerate(pair.released):
         i, j = index_a.get(x), index_b.get(y)
         rank_ab = rank_ba = None
         if i is not None and j is not None:
-            hits = np.flatnonzero(neighbours.ab_index[i] == j)
-            rank_ab = int(hits[0]) + 1 if hits.size else None
-            hits = np.flatnonzero(neighbours.ba_index[j] == i)
-            rank_ba = int(hits[0]) + 1 if hits.size else None
+            rank_ab = _rank(neighbours.ab_index[i], j)
+            rank_ba = _rank(neighbours.ba_index[j], i)
         status.append(
             {
                 "pair": pair.name,
@@ -322,15 +334,74 @@ def rebuild_pair(
                 "rebuilt": (x, y) in rebuilt_pairs,
             }
         )
+    return status
 
-    distinct_released = len(released_set)
+
+def _released_coverage(pair: PairFile, status: list[dict[str, Any]]) -> dict[str, Any]:
+    """The released pairs, how many share an entry, and how many the top-k search finds."""
+    released_set = set(pair.released)
     # MNN is one-to-one: of released pairs that share an entry, at most one can be rebuilt
     source_uses = Counter(x for x, _ in released_set)
     target_uses = Counter(y for _, y in released_set)
     sharing = sum(1 for x, y in released_set if source_uses[x] > 1 or target_uses[y] > 1)
-    overlap = len(rebuilt_pairs & released_set)
     in_top_k = sum(1 for s in status if s["rank_target_among_source_top_k"] is not None)
+    return {
+        "released_rows": len(pair.released),
+        "released_pairs": len(released_set),
+        "released_sharing_an_entry": sharing,
+        "released_in_top_k": in_top_k,
+        "top_k_recall": ratio(in_top_k, len(pair.released)),
+    }
+
+
+def _mnn_coverage(
+    pair: PairFile, candidates: list[dict[str, Any]], mnn_pairs: set[EntryPair], neighbours: Neighbours
+) -> dict[str, Any]:
+    """How many MNN pairs there are, how many are released, and how often rank 1 is a tie."""
+    released_set = set(pair.released)
+    return {
+        "mnn": len(candidates),
+        "mnn_released": len(mnn_pairs & released_set),
+        "mnn_recall": ratio(len(mnn_pairs & released_set), len(released_set)),
+        "rank1_ties": int(np.sum(neighbours.ab_score[:, 0] == neighbours.ab_score[:, 1]))
+        if neighbours.ab_score.shape[1] > 1
+        else 0,
+    }
+
+
+def _rebuild_scores(pair: PairFile, binning: Binning, rebuilt: int, rebuilt_pairs: set[EntryPair]) -> dict[str, Any]:
+    """The modal-bin filter and the rebuilt pairs' precision and recall against the release."""
+    released_set = set(pair.released)
+    overlap = len(rebuilt_pairs & released_set)
     binned = binning.as_dict()  # scores rounded to SCORE_DECIMALS
+    return {
+        "binning": binned,
+        "modal_bin": binning.modal_bin,
+        "cutoff": binned["cutoff"],
+        "rebuilt": rebuilt,
+        "overlap": overlap,
+        "precision": ratio(overlap, rebuilt),
+        "recall": ratio(overlap, len(released_set)),
+    }
+
+
+def rebuild_pair(
+    pair: PairFile, entries: tuple[set[Entry], set[Entry]], vectors: dict[str, np.ndarray], cfg: GIdiomAlignConstruct
+) -> dict[str, Any]:
+    pool_a, no_gloss_a = pool_of(entries[0])
+    pool_b, no_gloss_b = pool_of(entries[1])
+    dim = len(next(iter(vectors.values()))) if vectors else 0
+    a, b = _gloss_matrix(pool_a, vectors, dim), _gloss_matrix(pool_b, vectors, dim)
+    started = time.perf_counter()
+    neighbours = top_k_neighbours(a, b, cfg.k, cfg.batch_size)
+    mnn = mutual_nearest(neighbours)
+    search_s = time.perf_counter() - started
+    binning = modal_bin_cutoff(mnn[2], cfg.bins)
+
+    candidates = _mnn_candidates(pair, (pool_a, pool_b), mnn, binning)
+    rebuilt = [c for c in candidates if c["kept"]]
+    mnn_pairs, rebuilt_pairs = _entry_pairs(candidates), _entry_pairs(rebuilt)
+    status = _released_status(pair, (pool_a, pool_b), neighbours, mnn_pairs, rebuilt_pairs)
     summary = {
         "pair": pair.name,
         "source_language": pair.source_language,
@@ -338,24 +409,9 @@ def rebuild_pair(
         "pool_source": len(pool_a),
         "pool_target": len(pool_b),
         "left_out_empty_gloss": {"source": no_gloss_a, "target": no_gloss_b},
-        "released_rows": len(pair.released),
-        "released_pairs": distinct_released,
-        "released_sharing_an_entry": sharing,
-        "released_in_top_k": in_top_k,
-        "top_k_recall": ratio(in_top_k, len(pair.released)),
-        "mnn": len(candidates),
-        "mnn_released": len(mnn_pairs & released_set),
-        "mnn_recall": ratio(len(mnn_pairs & released_set), distinct_released),
-        "rank1_ties": int(np.sum(neighbours.ab_score[:, 0] == neighbours.ab_score[:, 1]))
-        if neighbours.ab_score.shape[1] > 1
-        else 0,
-        "binning": binned,
-        "modal_bin": binning.modal_bin,
-        "cutoff": binned["cutoff"],
-        "rebuilt": len(rebuilt),
-        "overlap": overlap,
-        "precision": ratio(overlap, len(rebuilt)),
-        "recall": ratio(overlap, distinct_released),
+        **_released_coverage(pair, status),
+        **_mnn_coverage(pair, candidates, mnn_pairs, neighbours),
+        **_rebuild_scores(pair, binning, len(rebuilt), rebuilt_pairs),
     }
     return {"summary": summary, "candidates": candidates, "status": status, "search_s": search_s}
 
