@@ -440,6 +440,18 @@ def dvc_changed(root: Path, stages: list[str]) -> set[str]:
     return set(status) & set(stages)
 
 
+def _readers_of(
+    names: Iterable[str], stage_deps: Mapping[str, list[str]], stage_outs: Mapping[str, list[str]]
+) -> list[str]:
+    """The stages (not among `names`) that read an output of `names`, directly or through
+    each other: the same closure as `downstream_of`, from dvc.lock's records."""
+    stages = {
+        name: DefinedStage(outs=list(outs), deps=list(stage_deps.get(name, [])), params={})
+        for name, outs in stage_outs.items()
+    }
+    return downstream_of(stages, names, among=stages)
+
+
 def reconcile_snakemake_records(root: Path) -> SyncReport:
     """DVC -> Snakemake: write DVC's verdict into the records of the outputs DVC made."""
     report = SyncReport()
@@ -449,11 +461,18 @@ def reconcile_snakemake_records(root: Path) -> SyncReport:
     candidates = dvc_made_stages(root, stage_outs)
     if not candidates:
         return report
-    changed = dvc_changed(root, candidates)
+    stage_deps = locked_stage_deps(root)
+    # Stages Snakemake made that read what DVC rewrote: DVC reruns a stage whose output came
+    # out byte-identical (e.g. a per-model stage that every benchmark's track reads) without
+    # rerunning what reads it, so those outputs are now older than an input. Where DVC calls
+    # them current they are reordered too, their own records kept (end time moved).
+    readers = _readers_of(candidates, stage_deps, stage_outs)
+    changed = dvc_changed(root, candidates + readers)
     # before the verdicts, which record each output's (possibly new) mtime as its end time
     report.reordered = order_mtimes(
-        root, [name for name in candidates if name not in changed], locked_stage_deps(root), stage_outs
+        root, [name for name in candidates + readers if name not in changed], stage_deps, stage_outs
     )
+    refresh_end_times(root, [out for name in report.reordered if name in readers for out in stage_outs[name]])
     persistence = _persistence(root)
     for name in candidates:
         for out in stage_outs[name]:
