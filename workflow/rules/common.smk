@@ -6,8 +6,6 @@ import os
 import re
 import sys
 
-from snakemake.exceptions import WorkflowError
-
 from idiombench.benchmarks.registry import NAMES as BENCHMARK_NAMES
 from idiombench.pipeline.config import load_params
 from idiombench.core.errors import IdiombenchError
@@ -32,17 +30,6 @@ CLI = "idiombench"
 MODEL_NAMES = list(P.models)
 # GPUs of a score job: one when the scorer roles run on CUDA (workflow/rules/evaluate.smk)
 SCORE_GPUS = 1 if P.scoring.device == "cuda" else 0
-
-
-def all_cores():
-    """Every core of a local run (`--cores`). A cluster executor (Slurm) sets no total, and
-    reading workflow.cores there raises: a job then takes 1 thread unless the profile's
-    `set-threads` gives it more (workflow/profiles/slurm)."""
-    try:
-        return workflow.cores
-    except WorkflowError:
-        return 1
-
 NODES = {node.name: node for node in dag.benchmark_nodes()}
 # benchmarks whose own data-construction pipeline is rebuilt (G-IdiomAlign's gloss alignment)
 CONSTRUCTION_NAMES = [name for name, node in NODES.items() if node.constructs]

@@ -21,11 +21,6 @@ rule score:
         directory("results/scores/{model}/{benchmark}"),
     params:
         score=lambda wc: stage_params(wc.benchmark, "score"),
-    # Scoring is CPU-bound (OrderProbe's lexical terms in one worker process per usable core, the
-    # neural roles through torch's threads): a score job takes every core, so Snakemake does not run
-    # several beside each other on oversubscribed cores (on Slurm: 1 unless the profile's
-    # set-threads says more). The worker count never changes a number.
-    threads: lambda wc: all_cores()
     resources:
         gpu=SCORE_GPUS,
     shell:
