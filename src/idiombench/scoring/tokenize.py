@@ -21,6 +21,7 @@ README there for the choice of lists and the file format).
 
 from __future__ import annotations
 
+import csv
 import math
 import re
 import unicodedata
@@ -145,13 +146,29 @@ def _analyse_zh(text: str) -> Columns:
     return forms, [tags.get(word, "x") for word in forms], forms, starts, ends
 
 
+def unidic_fields(raw: str) -> list[str]:
+    """A MeCab node's UniDic feature string as fugashi's `feature` reads it: CSV, a field quoted
+    where it holds a comma (an unknown word's string has 6 fields, a dictionary word's 26)."""
+    return next(csv.reader([raw])) if '"' in raw else raw.split(",")
+
+
+@lru_cache(maxsize=1 << 16)
+def _ja_pos_lemma(raw: str) -> tuple[str, str | None]:
+    """(pos1-pos2-pos3, normalised lemma or None: the surface's) of a feature string; reading
+    fugashi's `feature` namedtuple of 26 fields per word cost 4x the tagging itself, and a
+    feature string repeats across words."""
+    fields = unidic_fields(raw)
+    pos = "-".join(p for p in fields[:3] if p and p != "*")
+    lemma = fields[7] if len(fields) > 7 else None
+    return pos, (normalize(lemma) if lemma and lemma != "*" else None)
+
+
 def _analyse_ja(text: str) -> Columns:
     def forms():
         for word in _fugashi_tagger()(text):
-            feature = word.feature
-            pos = "-".join(p for p in (feature.pos1, feature.pos2, feature.pos3) if p and p != "*")
-            lemma = feature.lemma if feature.lemma and feature.lemma != "*" else word.surface
-            yield word.surface, pos, normalize(lemma)
+            surface = word.surface
+            pos, lemma = _ja_pos_lemma(word.feature_raw)
+            yield surface, pos, normalize(surface) if lemma is None else lemma
 
     return _spans(text, forms())
 

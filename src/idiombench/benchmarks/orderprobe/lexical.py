@@ -6,22 +6,25 @@ TokenCache: the explanation's tokens and the references', the jieba words of the
 the polarity rule and `compatibility: released`) and computes what score.finish_row computed
 before, with the same functions: `paper` mode the content-token cosine (LEX), set Fβ (halved
 where the polarity rule fires) and S_Info = BP x ROUGE-L precision per reference; `released`
-mode released.py's functions. Rows go to workers by expression (workers.shard_of), so an
-expression's references are segmented once, in one process, for the whole run (every chunk
-and setting). Results are keyed by the row's position: the output order never depends on which
-worker finished first, nor on the number of workers (IDIOMBENCH_SCORE_WORKERS; 0 or 1, or a
-first setting of fewer than POOL_MIN_ROWS rows: computed in process).
+mode released.py's functions. Rows go to workers by expression, so an expression's references
+are segmented once, in one process, for the whole run (every chunk and setting); each language's
+expressions are dealt to the workers in turn as they first appear, which keeps the workers
+equally busy (in paper mode a Korean output costs ~4x a Japanese and ~15x a Chinese one: kiwi).
+Results are keyed by the row's position: the output order never depends on which worker
+finished first, nor on the number of workers (IDIOMBENCH_SCORE_WORKERS; 0 or 1, or a first
+setting of fewer than POOL_MIN_ROWS rows: computed in process).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
 from ...core.errors import IdiombenchError
-from ...core.workers import ShardedPool, shard_of, worker_count
+from ...core.workers import ShardedPool, worker_count
 from ...scoring.lexical import cosine_counts, f_beta_sets, rouge_l_tokens
 from ...scoring.tokenize import TokenCache
 from . import lexicon, metrics, released
@@ -178,6 +181,16 @@ class LexicalTerms:
         self.pool: ShardedPool | None = None
         self.local: LexicalScorer | None = None
         self.decided = False
+        self.shards: dict[str, int] = {}  # expression -> its worker, for the whole run
+        self.dealt: Counter[str] = Counter()  # expressions given a worker, per language
+
+    def shard(self, row: RowText, processes: int) -> int:
+        """The expression's worker: each language's expressions in turn over the workers."""
+        found = self.shards.get(row.expression_id)
+        if found is None:
+            found = self.shards[row.expression_id] = self.dealt[row.language] % processes
+            self.dealt[row.language] += 1
+        return found
 
     def start(self, rows: int) -> None:
         """Decide, once, from the rows of the first setting (or chunk): worker processes for a
@@ -200,7 +213,7 @@ class LexicalTerms:
             return Pending(done=self.local.terms(rows))
         shards: dict[int, list[RowText]] = {}
         for row in rows:
-            shards.setdefault(shard_of(row.expression_id, self.pool.processes), []).append(row)
+            shards.setdefault(self.shard(row, self.pool.processes), []).append(row)
         return Pending([self.pool.submit(shard, _worker_terms, batch) for shard, batch in sorted(shards.items())])
 
     @property

@@ -102,6 +102,19 @@ def test_an_expressions_rows_run_in_one_process_in_submission_order():
     assert {shard_of("zh-CN/0001", 2), shard_of("zh-CN/0001", 2)} == {shard_of("zh-CN/0001", 2)}
 
 
+def test_each_languages_expressions_are_dealt_to_the_workers_in_turn():
+    """Korean rows cost about twice the others (kiwi): dealing every language's expressions in
+    turn keeps two workers equally busy, and an expression keeps its worker all run long."""
+    terms = LexicalTerms(CONFIGS["paper"], LEXICONS, workers=2)
+
+    def row(expression_id: str) -> RowText:
+        return RowText(0, expression_id, expression_id.split("/")[0], "x", "y", ("z",))
+
+    order = ["ko/0001", "zh-CN/0001", "ko/0002", "ko/0003", "zh-CN/0002", "ko/0004", "ko/0001"]
+    assert [terms.shard(row(key), 2) for key in order] == [0, 0, 1, 0, 1, 1, 0]
+    assert [terms.shard(row(key), 2) for key in order] == [0, 0, 1, 0, 1, 1, 0]  # the same all run long
+
+
 def test_worker_count(monkeypatch: pytest.MonkeyPatch):
     assert worker_count({"IDIOMBENCH_SCORE_WORKERS": "3"}) == 3
     assert worker_count({}) >= 1
