@@ -4,6 +4,7 @@ peak memory per stage and benchmark.
     export IDIOMBENCH_MIRROR=<releases>:<authors' code>
     .venv/bin/python bench/full_grid.py [--fraction 1.0] [--benchmarks orderprobe ...]
         [--roles cpu|lexical|default] [--workdir DIR] [--json FILE] [--write-rates bench/rates.json]
+        [--merge-rates EARLIER.json]
 
 A project in a fresh folder (--workdir, else a temporary one, removed unless --keep): the four
 releases acquired from the mirror and built, then overlays/paper.yaml's grid for ONE model
@@ -31,7 +32,9 @@ children: a process pool's workers count) and peak memory, sampled every 0.2 s: 
 single process's peak (VmHWM) and the whole process tree's (summed RSS: a pool's workers count).
 The machine's load average is printed before and after: on a shared machine wall times are not
 the machine's speed.
---write-rates writes the measured rates for `idiombench plan` (docs/performance.md).
+--write-rates writes the measured rates for `idiombench plan` (docs/performance.md); with
+--merge-rates, together with an earlier run's on the other benchmarks (each benchmark's own
+fraction is kept: e.g. the three smaller benchmarks at full size, OrderProbe at 0.1).
 """
 
 from __future__ import annotations
@@ -466,6 +469,58 @@ def rates_body(results: list[Measured], info: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def merge_rates(earlier: dict[str, Any], later: dict[str, Any]) -> dict[str, Any]:
+    """One rates file from two runs on different benchmarks (e.g. three benchmarks at full size,
+    then OrderProbe on a fraction): each benchmark's rates as its run measured them; a stage of
+    every benchmark together (`all`: generate, report) as one rate over both runs' rows and
+    seconds; `fractions` per benchmark and `fraction` the smallest (what `plan` warns about)."""
+    a, b = earlier["cpu"], later["cpu"]
+    if a["machine"] != b["machine"]:
+        raise SystemExit(f"--merge-rates: measured on another machine ({a['machine']} vs {b['machine']})")
+    both = set(a["benchmarks"]) & set(b["benchmarks"])
+    if both:
+        raise SystemExit(f"--merge-rates: both runs measured {sorted(both)}: measure each benchmark once")
+    stages: dict[str, dict[str, Any]] = {}
+    for stage in sorted(set(a["stages"]) | set(b["stages"])):
+        mine, theirs = a["stages"].get(stage, {}), b["stages"].get(stage, {})
+        stages[stage] = {**mine, **{k: v for k, v in theirs.items() if k != "all"}}
+        if "all" in mine and "all" in theirs:
+            rows = mine["all"]["rows"] + theirs["all"]["rows"]
+            wall = mine["all"]["wall_s"] + theirs["all"]["wall_s"]
+            cpu = mine["all"]["cpu_s"] + theirs["all"]["cpu_s"]
+            stages[stage]["all"] = {
+                "rows": rows,
+                "wall_s": round(wall, 2),
+                "cpu_s": round(cpu, 2),
+                "rows_per_s": round(rows / wall, 2) if wall else None,
+            }
+        elif "all" in theirs:
+            stages[stage]["all"] = theirs["all"]
+
+    def fractions(info: dict[str, Any]) -> dict[str, float]:
+        return info.get("fractions") or {name: info["fraction"] for name in info["benchmarks"]}
+
+    per_benchmark = {**fractions(a), **fractions(b)}
+    runs = [*a.get("runs", [{k: a[k] for k in RUN_KEYS if k in a}]), {k: b[k] for k in RUN_KEYS if k in b}]
+    cpu = {
+        **b,
+        "benchmarks": [name for name in BENCHMARKS if name in per_benchmark],
+        "fraction": min(per_benchmark.values()),
+        "fractions": per_benchmark,
+        "date": max(a["date"], b["date"]),
+        "load_average_start": [
+            max(x, y) for x, y in zip(a["load_average_start"], b["load_average_start"], strict=True)
+        ],
+        "command": " && ".join(run["command"] for run in runs),
+        "runs": runs,
+        "stages": stages,
+    }
+    return {"format": RATES_FORMAT, "cpu": cpu, "gpu": later.get("gpu") or earlier.get("gpu")}
+
+
+RUN_KEYS = ("benchmarks", "fraction", "commit", "date", "command", "load_average_start", "load_average_end", "setup_s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--fraction", type=float, default=1.0, help="share of each benchmark's items (default 1: full)")
@@ -490,9 +545,16 @@ def main() -> None:
     )
     parser.add_argument("--json", type=Path, help="also write every figure to this JSON file")
     parser.add_argument("--write-rates", type=Path, help="write the measured rates for `idiombench plan` here")
+    parser.add_argument(
+        "--merge-rates",
+        type=Path,
+        help="a rates file of an earlier run on the other benchmarks: --write-rates then writes both runs' rates",
+    )
     args = parser.parse_args()
     if not 0 < args.fraction <= 1:
         parser.error("--fraction must be in (0, 1]")
+    if args.merge_rates and not args.write_rates:
+        parser.error("--merge-rates needs --write-rates")
     if not os.environ.get("IDIOMBENCH_MIRROR"):
         parser.error("set IDIOMBENCH_MIRROR to the mirror of the releases (and the authors' code)")
 
@@ -548,8 +610,11 @@ def main() -> None:
                 encoding="utf-8",
             )
         if args.write_rates:
+            body = rates_body(grid.results, info)
+            if args.merge_rates:
+                body = merge_rates(read_json(args.merge_rates), body)
             args.write_rates.write_text(
-                json.dumps(rates_body(grid.results, info), indent=2, sort_keys=True, ensure_ascii=False) + "\n",
+                json.dumps(body, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
                 encoding="utf-8",
             )
             print(f"rates -> {args.write_rates}", flush=True)

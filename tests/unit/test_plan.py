@@ -9,8 +9,10 @@ CLI (text, --json, "unmeasured" without rates)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,7 @@ from idiombench.cli import app
 from idiombench.params.overlay import read_params_raw
 from idiombench.pipeline.config import parse_params
 from idiombench.stages.generate import run_generate
-from idiombench.stages.plan import build_plan, observed_lengths, plan_lines
+from idiombench.stages.plan import build_plan, observed_lengths, plan_lines, read_rates
 from idiombench.stages.render import run_render
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -181,6 +183,13 @@ def test_hours_from_rates_logged_speed_and_observed_lengths(
         "measured on 0.02 of the paper grid" in note for note in build_plan(params, "p", work / "slice.json").notes
     )
 
+    merged = merge_rates(run_on(["semanticqa"], 1.0, 10.0), run_on(["chengyu-bench"], 0.1, 20.0))
+    (work / "merged.json").write_text(json.dumps(merged), encoding="utf-8")
+    assert any(
+        "measured on chengyu-bench on 0.1 of the paper grid" in note
+        for note in build_plan(params, "p", work / "merged.json").notes
+    )
+
     result = CliRunner().invoke(app, ["plan", "--rates", "rates.json"])
     assert result.exit_code == 0, result.output
     assert "CPU rates: Test CPU (2 cores, AVX2), 2026-01-01" in result.output
@@ -190,6 +199,56 @@ def test_hours_from_rates_logged_speed_and_observed_lengths(
     assert [(r["model"], r["benchmark"], r["setting"], r["rows"], r["requests"]) for r in body["rows"]] == [
         (r.model, r.benchmark, r.setting, r.rows, r.requests) for r in plan.rows
     ]
+
+
+def full_grid_module() -> Any:
+    spec = importlib.util.spec_from_file_location("full_grid", ROOT / "bench" / "full_grid.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_on(benchmarks: list[str], fraction: float, seconds: float) -> dict[str, Any]:
+    """A rates file of one bench/full_grid.py run: 100 rows per stage, `seconds` each."""
+    figures = {"rows": 100, "wall_s": seconds, "cpu_s": seconds, "rows_per_s": 100 / seconds}
+    per_benchmark = {stage: {b: figures for b in benchmarks} for stage in ("render", "score")}
+    info = {
+        "machine": RATES["cpu"]["machine"],
+        "date": "2026-01-01",
+        "commit": "abc",
+        "fraction": fraction,
+        "roles": "cpu",
+        "benchmarks": benchmarks,
+        "command": f"bench/full_grid.py --benchmarks {' '.join(benchmarks)}",
+        "load_average_start": [0.5, 0.5, 0.5],
+    }
+    stages = {**per_benchmark, "generate": {"all": figures}, "report": {"all": figures}}
+    return {"format": 1, "cpu": {**info, "stages": stages}, "gpu": None}
+
+
+def merge_rates(earlier: dict[str, Any], later: dict[str, Any]) -> dict[str, Any]:
+    merged: dict[str, Any] = full_grid_module().merge_rates(earlier, later)
+    return merged
+
+
+def test_rates_of_two_runs_merge(tmp_path: Path) -> None:
+    """bench/full_grid.py --merge-rates: each benchmark as its run measured it, the stages of all
+    benchmarks over both runs' rows and seconds, each benchmark's own fraction."""
+    merged = merge_rates(run_on(["semanticqa"], 1.0, 10.0), run_on(["chengyu-bench"], 0.1, 20.0))
+    stages = merged["cpu"]["stages"]
+    assert stages["score"]["semanticqa"]["rows_per_s"] == 10.0 and stages["score"]["chengyu-bench"]["rows_per_s"] == 5.0
+    assert stages["generate"]["all"] == {"rows": 200, "wall_s": 30.0, "cpu_s": 30.0, "rows_per_s": 6.67}
+    assert merged["cpu"]["fractions"] == {"semanticqa": 1.0, "chengyu-bench": 0.1} and merged["cpu"]["fraction"] == 0.1
+    assert len(merged["cpu"]["runs"]) == 2 and " && " in merged["cpu"]["command"]
+    path = tmp_path / "rates.json"
+    path.write_text(json.dumps(merged), encoding="utf-8")
+    cpu, gpu = read_rates(path)
+    assert cpu is not None and gpu is None and cpu.fractions == {"semanticqa": 1.0, "chengyu-bench": 0.1}
+    assert cpu.rate("score", "chengyu-bench") == 5.0 and cpu.rate("generate", "all") == 6.67
+    with pytest.raises(SystemExit, match="both runs measured"):
+        merge_rates(run_on(["semanticqa"], 1.0, 10.0), run_on(["semanticqa"], 0.1, 20.0))
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -166,6 +166,7 @@ class Rates:
     source: str  # one line: where and when they were measured
     stages: dict[str, dict[str, float]]  # stage -> benchmark (or "all") -> rows/s
     fraction: float | None = None  # the share of the grid they were measured on (bench/full_grid.py --fraction)
+    fractions: dict[str, float] = field(default_factory=dict)  # per benchmark, where runs were merged
 
     def rate(self, stage: str, benchmark: str) -> float | None:
         return self.stages.get(stage, {}).get(benchmark)
@@ -208,7 +209,13 @@ def _rates_section(path: Path, body: Any, key: str) -> Rates | None:
         f"roles {body.get('roles', '?')}, load average {_load(body.get('load_average_start'))}"
     )
     fraction = body.get("fraction")
-    return Rates(source, stages, float(fraction) if isinstance(fraction, (int, float)) else None)
+    fractions = body.get("fractions") if isinstance(body.get("fractions"), dict) else {}
+    return Rates(
+        source,
+        stages,
+        float(fraction) if isinstance(fraction, (int, float)) else None,
+        {str(k): float(v) for k, v in fractions.items() if isinstance(v, (int, float)) and not isinstance(v, bool)},
+    )
 
 
 def _load(value: Any) -> str:
@@ -380,8 +387,10 @@ def build_plan(
     once["report"] = cpu.hours("report", "all", sum(r.rows for r in rows)) if cpu is not None else None
     for kind, rates in (("CPU", cpu), ("GPU", gpu)):
         if rates is not None and rates.fraction is not None and rates.fraction < 1:
+            partial = ", ".join(f"{name} on {share:g}" for name, share in rates.fractions.items() if share < 1)
+            share = partial or f"{rates.fraction:g}"
             notes.append(
-                f"the {kind} rates were measured on {rates.fraction:g} of the paper grid: each stage's fixed "
+                f"the {kind} rates were measured on {share} of the paper grid: each stage's fixed "
                 "cost (imports, reading the releases, loading models) weighs on few rows there, so these hours "
                 "are too high; measure at full size (bench/full_grid.py without --fraction)"
             )
