@@ -209,7 +209,8 @@ def _rates_section(path: Path, body: Any, key: str) -> Rates | None:
         f"roles {body.get('roles', '?')}, load average {_load(body.get('load_average_start'))}"
     )
     fraction = body.get("fraction")
-    fractions = body.get("fractions") if isinstance(body.get("fractions"), dict) else {}
+    found = body.get("fractions")
+    fractions: dict[Any, Any] = found if isinstance(found, dict) else {}
     return Rates(
         source,
         stages,
