@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import zlib
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any
@@ -39,11 +38,6 @@ def worker_count(environ: dict[str, str] | None = None) -> int:
     if not raw.isdigit():
         raise ValueError(f"{WORKERS_ENV}={raw!r}: expected a non-negative integer (0 or 1: no worker processes)")
     return int(raw)
-
-
-def shard_of(key: str, shards: int) -> int:
-    """A stable shard for a key (crc32: the same in every process and run, unlike hash())."""
-    return zlib.crc32(key.encode("utf-8")) % shards
 
 
 def _start_method() -> str:

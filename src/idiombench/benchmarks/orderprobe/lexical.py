@@ -9,7 +9,7 @@ where the polarity rule fires) and S_Info = BP x ROUGE-L precision per reference
 mode released.py's functions. Rows go to workers by expression, so an expression's references
 are segmented once, in one process, for the whole run (every chunk and setting); each language's
 expressions are dealt to the workers in turn as they first appear, which keeps the workers
-equally busy (in paper mode a Korean output costs ~4x a Japanese and ~15x a Chinese one: kiwi).
+equally busy (in paper mode a Korean output costs ~15x a Chinese one: kiwi's analysis).
 Results are keyed by the row's position: the output order never depends on which worker
 finished first, nor on the number of workers (IDIOMBENCH_SCORE_WORKERS; 0 or 1, or a first
 setting of fewer than POOL_MIN_ROWS rows: computed in process).

@@ -15,7 +15,7 @@ import pytest
 from idiombench.benchmarks.orderprobe.config import OrderProbeScore
 from idiombench.benchmarks.orderprobe.lexical import LexicalScorer, LexicalTerms, Pending, RowText
 from idiombench.benchmarks.orderprobe.score import score_generations
-from idiombench.core.workers import ShardedPool, shard_of, worker_count
+from idiombench.core.workers import ShardedPool, worker_count
 from orderprobe_fixtures import FakeScorers, fixture_lexicons, frame, gen_row, index, items_for, paper_like_config
 
 LEXICONS = fixture_lexicons()
@@ -90,16 +90,14 @@ def test_a_first_chunk_under_the_threshold_stays_in_process():
     assert terms.pool is None and terms.local is not None and terms.local.cache.computed > 0
 
 
-def test_an_expressions_rows_run_in_one_process_in_submission_order():
+def test_a_shards_tasks_run_in_one_process_in_submission_order():
     with ShardedPool(2) as pool:
-        pids = {
-            key: pool.submit(shard_of(key, 2), os.getpid).result() for key in ("zh-CN/0001", "ko/0002", "zh-TW/0003")
-        }
-        again = {key: pool.submit(shard_of(key, 2), os.getpid).result() for key in pids}
+        pids = {shard: pool.submit(shard, os.getpid).result() for shard in (0, 1, 2, 3)}
+        again = {shard: pool.submit(shard, os.getpid).result() for shard in pids}
         assert pids == again and os.getpid() not in pids.values()
+        assert pids[0] == pids[2] != pids[1] == pids[3]  # shard % processes
         futures = [pool.submit(0, pow, 2, n) for n in range(20)]
         assert [f.result() for f in futures] == [2**n for n in range(20)]
-    assert {shard_of("zh-CN/0001", 2), shard_of("zh-CN/0001", 2)} == {shard_of("zh-CN/0001", 2)}
 
 
 def test_each_languages_expressions_are_dealt_to_the_workers_in_turn():
