@@ -4,22 +4,16 @@ corpus the speed and byte-identity benchmarks score), and the ChID passages of t
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from types import ModuleType
 
+from helpers import bench_module
 from idiombench.core.items import read_items
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def corpus_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("orderprobe_corpus", ROOT / "bench" / "orderprobe_corpus.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_module("orderprobe_corpus")
 
 
 def references(processed: Path) -> dict[str, list[tuple[str, str]]]:

@@ -9,10 +9,8 @@ CLI (text, --json, "unmeasured" without rates)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +20,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from helpers import bench_module
 from idiombench.cli import app
 from idiombench.params.overlay import read_params_raw
 from idiombench.pipeline.config import parse_params
@@ -201,15 +200,6 @@ def test_hours_from_rates_logged_speed_and_observed_lengths(
     ]
 
 
-def full_grid_module() -> Any:
-    spec = importlib.util.spec_from_file_location("full_grid", ROOT / "bench" / "full_grid.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
 def run_on(benchmarks: list[str], fraction: float, seconds: float) -> dict[str, Any]:
     """A rates file of one bench/full_grid.py run: 100 rows per stage, `seconds` each."""
     figures = {"rows": 100, "wall_s": seconds, "cpu_s": seconds, "rows_per_s": 100 / seconds}
@@ -229,7 +219,7 @@ def run_on(benchmarks: list[str], fraction: float, seconds: float) -> dict[str, 
 
 
 def merge_rates(earlier: dict[str, Any], later: dict[str, Any]) -> dict[str, Any]:
-    merged: dict[str, Any] = full_grid_module().merge_rates(earlier, later)
+    merged: dict[str, Any] = bench_module("full_grid").merge_rates(earlier, later)
     return merged
 
 

@@ -1,30 +1,23 @@
 """Japanese analysis reads fugashi's raw feature string (tokenize.unidic_fields) instead of its
-`feature` namedtuple: the same (form, POS, lemma) columns as the namedtuple gives, on realistic
-outputs and on strings whose feature strings are quoted CSV or short (unknown words)."""
+`feature` namedtuple: the same tokens (form, POS, lemma, span) as the tokeniser before it
+(tests/support/tokenize_before.py, which read the namedtuple), on realistic outputs and on
+strings whose feature strings are quoted CSV or short (unknown words)."""
 
 from __future__ import annotations
 
 import pytest
 
+import tokenize_before as before
 from idiombench.scoring import tokenize
 from realistic_corpus import outputs
 
 
-def analyse_ja_by_namedtuple(text: str) -> tokenize.Columns:
-    """The analyser before: fugashi's `feature` namedtuple per word."""
-
-    def forms():
-        for word in tokenize._fugashi_tagger()(text):
-            feature = word.feature
-            pos = "-".join(p for p in (feature.pos1, feature.pos2, feature.pos3) if p and p != "*")
-            lemma = feature.lemma if feature.lemma and feature.lemma != "*" else word.surface
-            yield word.surface, pos, tokenize.normalize(lemma)
-
-    return tokenize._spans(text, forms())
+def tokens(analysed: list) -> list[tuple]:
+    return [tuple(vars(token).values()) for token in analysed]
 
 
 def assert_same(texts: list[str]) -> None:
-    differing = [text for text in texts if tokenize._analyse_ja(text) != analyse_ja_by_namedtuple(text)]
+    differing = [text for text in texts if tokens(tokenize.analyse(text, "ja")) != tokens(before.analyse(text, "ja"))]
     assert not differing, f"{len(differing)} of {len(texts)} texts differ, e.g. {differing[:3]}"
 
 
@@ -40,10 +33,11 @@ ODD = [
 
 def test_quoted_short_and_unknown_feature_strings():
     tagger = tokenize._fugashi_tagger()
-    raws = [word.feature_raw for text in ODD for word in tagger(text)]
-    assert any('"' in raw for raw in raws) and any(len(tokenize.unidic_fields(raw)) < 8 for raw in raws)
-    for raw, word in ((w.feature_raw, w) for text in ODD for w in tagger(text)):
-        assert tokenize.unidic_fields(raw)[:8] == [f for f in word.feature][: len(tokenize.unidic_fields(raw)[:8])]
+    words = [word for text in ODD for word in tagger(text)]
+    fields = [tokenize.unidic_fields(word.feature_raw) for word in words]
+    assert any('"' in word.feature_raw for word in words) and any(len(f) < 8 for f in fields)
+    for word, found in zip(words, fields, strict=True):
+        assert found[:8] == list(word.feature)[: len(found[:8])]
     assert_same(ODD + [tokenize.normalize(text) for text in ODD])
 
 
