@@ -66,6 +66,8 @@ MODEL = "synthetic"
 STAGES = ("render", "generate", "score", "aggregate", "track", "report")
 PAGE = os.sysconf("SC_PAGE_SIZE")  # bytes
 RATES_FORMAT = 1
+# what a merged rates file keeps of each run (--merge-rates)
+RUN_KEYS = ("benchmarks", "fraction", "commit", "date", "command", "load_average_start", "load_average_end", "setup_s")
 
 
 # --------------------------------------------------------------------------- measuring one process
@@ -516,9 +518,6 @@ def merge_rates(earlier: dict[str, Any], later: dict[str, Any]) -> dict[str, Any
         "stages": stages,
     }
     return {"format": RATES_FORMAT, "cpu": cpu, "gpu": later.get("gpu") or earlier.get("gpu")}
-
-
-RUN_KEYS = ("benchmarks", "fraction", "commit", "date", "command", "load_average_start", "load_average_end", "setup_s")
 
 
 def main() -> None:
