@@ -14,6 +14,8 @@ from ..core.generation_types import ItemContext
 from ..core.io import staged_directory, write_json
 from ..core.items import Item, write_items
 from ..data.manifest import FileSpec
+from ..metrics import evaluate
+from ..metrics.spec import MetricSpec, Scope
 from .contexts import ConfigT, ItemView
 
 if TYPE_CHECKING:
@@ -22,7 +24,6 @@ if TYPE_CHECKING:
     from ..params.schema import Params
     from ..report.tables import Section
     from ..scoring.provenance import PaperRole
-    from ..statistics.estimands import Estimand
     from .contexts import (
         AggregateContext,
         AttentionContext,
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
         RenderOutput,
         ReportContext,
         ScoreContext,
-        UncertaintyContext,
     )
 
 MAX_EXAMPLES = 10
@@ -128,9 +128,10 @@ class Benchmark(ABC, Generic[ConfigT]):
     # formats of predictions it publishes: name -> reader class (generation.backends.replay.PredictionReader),
     # for replay sources and `evaluate-predictions --format <name>`
     prediction_formats: ClassVar[dict[str, type[Any]]] = {}
-    # headline metrics: regexes matched against the flattened metric names of a setting; they go
-    # on the MLflow parent run as "<setting>/<metric>" and into results/headline.json (dvc exp show)
-    headline_metrics: ClassVar[tuple[str, ...]] = ()
+    # the metrics it reports, each declared once (metrics.MetricSpec: key, label, unit, direction,
+    # rows, resampling unit, per-item outcome, statistic); their values, intervals, MLflow metrics,
+    # item outcomes and report cells are derived from them (docs/ARCHITECTURE.md, "Add a metric")
+    metrics: ClassVar[tuple[MetricSpec, ...]] = ()
     # `dvc plots` curve families (contexts.PlotSpec), written by the plots stage
     plots: ClassVar[tuple[PlotSpec, ...]] = ()
     # whether run_construction rebuilds the benchmark's own data (a construct stage)
@@ -166,17 +167,49 @@ class Benchmark(ABC, Generic[ConfigT]):
         """Generations -> per-item score tables per setting: one
         row per scored generation row, with the columns contexts.SCORE_KEYS and its metrics."""
 
-    @abstractmethod
+    def metric_specs(self, config: ConfigT) -> tuple[MetricSpec, ...]:
+        """Its metric specs under `config` (by default `metrics`; a benchmark whose formula follows a
+        params option, e.g. OrderProbe's Recovery test, builds them from the config)."""
+        return self.metrics
+
+    def metric_scopes(self, scores: Mapping[str, pd.DataFrame], config: ConfigT) -> list[Scope]:
+        """Where its specs are evaluated: by default one scope per score table, every row of it, its
+        values under `settings.<setting>.metrics` of the metrics body, every spec applying."""
+        specs = self.metric_specs(config)
+        return [
+            Scope(setting, setting, frame, ("settings", setting, "metrics"), specs=specs)
+            for setting, frame in sorted(scores.items())
+        ]
+
     def aggregate(self, ctx: AggregateContext[ConfigT]) -> dict[str, Any]:
-        """Per-item scores -> the metrics JSON body."""
+        """Per-item scores -> the metrics JSON body. By default every spec's value in every scope,
+        with each setting's rows and items counted."""
+        body: dict[str, Any] = {"settings": {}}
+        for setting, frame in sorted(ctx.scores.items()):
+            body["settings"][setting] = {
+                "metrics": {},
+                "counts": {"rows": len(frame), "items": int(frame["item_id"].nunique()) if len(frame) else 0},
+            }
+        evaluate.place(body, self.metric_scopes(ctx.scores, ctx.config))
+        return body
 
-    @abstractmethod
     def report_section(self, ctx: ReportContext) -> Section | None:
-        """Metrics of every model -> its section of the report, or None."""
+        """Metrics of every model -> its section of the report, or None. By default one table, a row
+        per model and a column per setting and paper metric (the default scopes' cells), every cell
+        with its interval."""
+        from ..report.default import metrics_section
 
-    @abstractmethod
-    def prediction_metrics(self, body: dict[str, Any], task: str | None, setting: str) -> Mapping[str, float | None]:
-        """The headline metrics of one task and setting, for `evaluate-predictions`."""
+        return metrics_section(
+            self.name, ctx.metrics, self.metric_specs(ctx.params.benchmark(self.name)), ctx.display_name
+        )
+
+    def prediction_metrics(
+        self, body: Mapping[str, Any], scopes: list[Scope], task: str | None, setting: str
+    ) -> dict[str, float | None]:
+        """The paper cells (specs with `paper`) of one setting, read from its metrics body, for
+        `evaluate-predictions`: "<key>", or "<task>/<key>" where the setting's scopes are its tasks
+        (`task` given: that task's). A setting or task not scored is a one-line error."""
+        return evaluate.paper_cells(self.name, body, scopes, task, setting)
 
     def score_chunks(self, ctx: ScoreContext[ConfigT]) -> Iterator[tuple[str, pd.DataFrame]]:
         """The score tables as (setting, DataFrame) chunks, a setting's chunks contiguous and in
@@ -189,20 +222,12 @@ class Benchmark(ABC, Generic[ConfigT]):
         refuses others): by default the rendered settings."""
         return setting in config.render.settings
 
-    def estimands(self, ctx: UncertaintyContext[ConfigT]) -> dict[str, dict[str, Estimand]]:
-        """model -> name -> statistics.Estimand: the reported cells that per-unit data stand
-        behind, each as its units' features and a vectorised statistic. A report cell names one
-        with `tables.CellRef(model, name)`; the report prints its bootstrap interval and the
-        paired tests. By default none: the report then says the cells have no interval."""
-        return {}
-
-    def item_outcomes(self, frame: Any, setting: str, config: ConfigT) -> Any:
-        """The headline metric's per-item outcome of each main-pass row of a setting's score
-        table (pandas): a frame from `contexts.outcome_frame` (prompt_id, sample_index, unit:
-        the bootstrap's cluster, outcome: 1/0 right/wrong or a graded score in [0, 1], NaN where
-        not scored, metric: its name, binary: whether it is right/wrong). The serving-noise pass
-        (flips) and the report's disagreement tables read it. None: the setting has none."""
-        return None
+    def item_outcomes(self, frame: pd.DataFrame, setting: str, config: ConfigT) -> pd.DataFrame | None:
+        """The headline metrics' per-item outcomes of a setting's score table: a frame of
+        `metrics.evaluate.OUTCOME_COLUMNS` per main-pass row (derived from the specs marked
+        headline). The serving-noise pass (flips) and the report's disagreement tables read it;
+        None: the setting has none."""
+        return evaluate.headline_outcomes(self.metric_scopes({setting: frame}, config), setting)
 
     def acquire_notes(self, config: ConfigT) -> list[str]:
         """Lines acquire prints after the files (e.g. what could not be acquired)."""

@@ -2,7 +2,7 @@
 pass ran (scoring/option_order.py computes the numbers; docs/METRICS.md#7-option-order-robustness).
 
 A benchmark hands one `Entry` per (model, task row): the metrics and counts its aggregate wrote
-and the prefix under which its `estimands` hook names the cells, so every number carries its
+and the name of the scope its option-order cells are in, so every number carries its
 bootstrap interval (resampled over items) in the report.
 """
 
@@ -13,8 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..scoring.option_order import ACCURACIES, BIAS, PREFIX
-from .tables import Cell, CellRef, Figure, Table, cell
+from ..metrics.spec import specs_by_key
+from ..scoring.option_order import ACCURACIES, BIAS, PREFIX, specs
+from .tables import Cell, CellRef, Figure, Table, metric_cell
+
+SPECS = specs_by_key(specs())
 
 COLUMNS = {
     "accuracy_as_released": "As released",
@@ -37,7 +40,7 @@ class Entry:
     label: str  # the task row, e.g. "Task 1 (mcq)", "IED 0-shot"
     metrics: dict[str, Any]  # option_order.<metric> -> value (the aggregate's)
     counts: dict[str, Any]  # scoring.option_order.summarise's counts
-    ref_prefix: str  # the estimands' name prefix, e.g. "mcq/" (names: <prefix>option_order.<metric>)
+    ref_prefix: str  # the cells' scope name + "/", e.g. "mcq/" (cell names: <prefix>option_order.<metric>)
 
 
 def entry(model: str, display: str, label: str, setting: Mapping[str, Any] | None, ref_prefix: str) -> Entry | None:
@@ -64,18 +67,13 @@ def table(table_id: str, title: str, entries: list[Entry], marks: str = "") -> T
     for e in entries:
         row = [Cell(e.display), Cell(e.label), Cell(str(e.counts.get("options", "")))]
         for metric in ACCURACIES:
+            key = PREFIX + metric
             row.append(
-                cell(
-                    e.metrics.get(PREFIX + metric),
-                    "{:.1f}",
-                    marks,
-                    CellRef(e.model, f"{e.ref_prefix}{PREFIX}{metric}", 100.0),
-                )
+                metric_cell(e.metrics.get(key), SPECS[key].unit, 1, marks, CellRef(e.model, f"{e.ref_prefix}{key}"))
             )
         row.append(Cell(e.counts.get("most_picked_position") or "—"))
-        row.append(
-            cell(e.metrics.get(PREFIX + BIAS), "{:.2f}", marks, CellRef(e.model, f"{e.ref_prefix}{PREFIX}{BIAS}"))
-        )
+        key = PREFIX + BIAS
+        row.append(metric_cell(e.metrics.get(key), SPECS[key].unit, 2, marks, CellRef(e.model, f"{e.ref_prefix}{key}")))
         row.append(Cell(f"{e.counts.get('items', 0):,}"))
         rows.append(row)
     incomplete = sum(e.counts.get("items_missing_a_rotation", 0) for e in entries)

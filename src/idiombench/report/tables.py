@@ -1,8 +1,10 @@
 """A table as the papers print it, written to CSV, Markdown, LaTeX and the PDF.
 
-Cells are display strings (numbers already formatted by the benchmark); a cell may
-carry marks (e.g. "†") that refer to the table's footnotes. Marks are kept in every
-format so a number computed with a substitute model is never shown bare.
+Cells are display strings; a metric's cell (`metric_cell`) also carries its number as stored,
+its unit and its decimals, formatted by one rule (metrics.units.display), so the report's
+intervals and tests read the number, never the text. A cell may carry marks (e.g. "†") that
+refer to the table's footnotes. Marks are kept in every format so a number computed with a
+substitute model is never shown bare.
 """
 
 from __future__ import annotations
@@ -13,17 +15,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.io import write_text
+from ..metrics.units import Unit, display
 
 
 @dataclass(frozen=True)
 class CellRef:
-    """Which estimand a number is (report.uncertainty): the model, the name under which the
-    benchmark's `estimands` hook returns it, and the factor from that statistic to the
-    printed number (100 for a share printed in percent)."""
+    """Which metric cell a number is (report.uncertainty): the model, and the cell's name,
+    "<scope>/<metric key>" (metrics.evaluate.Cell: the benchmark's scope and spec)."""
 
     model: str
     name: str
-    scale: float = 1.0
+    scale: float = 1.0  # TRANSITION: legacy estimand names only (the factor to the printed number)
 
 
 @dataclass(frozen=True)
@@ -33,9 +35,27 @@ class Cell:
     ref: CellRef | None = None  # set by a benchmark for a number that has per-unit data behind it
     low: float | None = None  # the interval's bounds, on the printed scale (report.uncertainty)
     high: float | None = None
+    number: float | None = None  # a metric cell: the value as stored, which `text` shows ...
+    unit: Unit | None = None  # ... in this unit ...
+    decimals: int = 0  # ... with these decimals
 
     def display(self) -> str:
         return f"{self.text}{self.marks}"
+
+    @property
+    def scale(self) -> float:
+        """The factor from the metric's statistic (a share, a score) to the printed number."""
+        if self.unit is None:
+            return self.ref.scale if self.ref is not None else 1.0
+        return self.unit.scale * self.unit.display_scale
+
+
+def metric_cell(value: float | None, unit: Unit, decimals: int, marks: str = "", ref: CellRef | None = None) -> Cell:
+    """A metric's cell: its stored value printed by the one rule (metrics.units.display), an em
+    dash where it was not computed (then without a reference: no number, no interval)."""
+    if value is None:
+        return Cell("—", marks)
+    return Cell(display(value, unit, decimals), marks, ref, number=value, unit=unit, decimals=decimals)
 
 
 def cell(value: object, fmt: str = "{:.3f}", marks: str = "", ref: CellRef | None = None) -> Cell:

@@ -18,8 +18,8 @@ this computes, over the scored items:
 - position_bias: the share of the most-picked shown position among the answers that picked an
   option (1/n when picks are spread evenly; 1.0 for a fixed-position picker).
 
-Accuracies are percent in the metrics JSON; position_bias is a share (0-1). The estimands
-resample the ITEM, each with all of its rotations.
+Accuracies are percent in the metrics JSON; position_bias is a share (0-1). Each is a metric spec
+(`specs`): its interval resamples the ITEM, each with all of its rotations.
 """
 
 from __future__ import annotations
@@ -29,8 +29,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import statistics as st
 from ..core.items import OPTION_LETTERS
+from ..metrics.spec import MetricSpec, Resampling, Rows
+from ..metrics.units import PERCENT, SCORE, Unit
+from ..statistics.formulas import Custom, Features, Mean, Statistic, Summation, add, divide
 
 PREFIX = "option_order."
 ACCURACIES = ("accuracy_as_released", "rotation_accuracy", "circular_accuracy")
@@ -53,10 +55,6 @@ def _scored(rows: pd.DataFrame) -> pd.DataFrame:
     return rows[rows["correct"].notna()]
 
 
-def _percent(values: pd.Series) -> float | None:
-    return round(100.0 * float(values.mean()), 10) if len(values) else None
-
-
 def _per_item(scored: pd.DataFrame) -> pd.DataFrame:
     """Per item: whether every rotation is there and right (CircularEval)."""
     per = scored.groupby("item_id", sort=True).agg(
@@ -72,20 +70,88 @@ def _picks(scored: pd.DataFrame, n: int) -> list[int]:
     return [int((positions == p).sum()) for p in range(n)]
 
 
-def summarise(rows: pd.DataFrame) -> tuple[dict[str, float | None], dict[str, Any]]:
-    """(metrics, counts) of one task's option-order rows."""
+def _rotated(frame: pd.DataFrame) -> pd.Series:
+    """The rows of the option-order pass (the passes holding a rotated prompt) that were scored."""
+    found = pass_rows(frame)
+    keep = pd.Series(False, index=frame.index)
+    if found is not None:
+        keep[found.index] = True
+    return keep & frame["correct"].notna() if "correct" in frame.columns else keep
+
+
+ROWS = Rows(passes=None, where=_rotated)
+ITEMS = Resampling("item", "item_id")
+
+
+def _circular(rows: pd.DataFrame) -> Features:
+    """Per item: 1 when it was answered right under every rotation (CircularEval)."""
+    per_item = _per_item(rows)
+    strict = per_item["strict"].to_numpy(dtype=float)
+    values = np.column_stack([strict, np.ones(len(strict))])
+    return Features(
+        values,
+        np.array([add(strict, Summation.EXACT), float(len(strict))]),
+        "mean",
+        per_item.index.astype(str).tolist(),
+    )
+
+
+def _mean_share(sums: np.ndarray, scale: float) -> np.ndarray:
+    return divide(sums[:, 0], sums[:, 1]) * scale
+
+
+def _picks_onehot(rows: pd.DataFrame) -> Features:
+    n = int(rows["n_options"].max()) if len(rows) else 0
+    positions = rows["position"].to_numpy(dtype=float)
+    onehot = np.zeros((len(rows), n))
+    answered = ~np.isnan(positions)
+    onehot[np.flatnonzero(answered), positions[answered].astype(int)] = 1.0
+    return Features(onehot, onehot.sum(axis=0), f"position_bias:{n}")
+
+
+def _most_picked_share(sums: np.ndarray, scale: float) -> np.ndarray:
+    total = sums.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(total > 0, scale * sums.max(axis=1) / np.where(total > 0, total, 1.0), np.nan)
+
+
+def specs(kinds: frozenset[str] | None = None) -> tuple[MetricSpec, ...]:
+    """The pass's metrics (`option_order.<metric>` in a setting's metrics), for a benchmark's scopes
+    of `kinds`: left out of the metrics body where the pass did not run; resampled over items."""
+
+    def spec(key: str, label: str, statistic: Statistic, unit: Unit, higher_is_better: bool = True) -> MetricSpec:
+        return MetricSpec(
+            PREFIX + key,
+            label,
+            statistic,
+            unit,
+            higher_is_better=higher_is_better,
+            rows=ROWS,
+            kinds=kinds,
+            resampling=ITEMS,
+            paper=False,
+            omit_empty=True,
+        )
+
+    percent = PERCENT.rounded(10)
+    released = Mean("correct", where=lambda f: f["rotation"] == 0, summation=Summation.NUMPY)
+    return (
+        spec("accuracy_as_released", "As released", released, percent),
+        spec("rotation_accuracy", "Mean over rotations", Mean("correct", summation=Summation.NUMPY), percent),
+        spec("circular_accuracy", "CircularEval", Custom(_circular, _mean_share), percent),
+        # a share of picks, printed as one (chance 1/n)
+        spec(BIAS, "Position bias", Custom(_picks_onehot, _most_picked_share), SCORE.rounded(10), False),
+    )
+
+
+def counts(rows: pd.DataFrame) -> dict[str, Any]:
+    """The counts of one task's option-order rows (the metrics are `specs()`)."""
     scored = _scored(rows)
     n = int(scored["n_options"].max()) if len(scored) else 0
     per_item = _per_item(scored)
     picks = _picks(scored, n)
     picked = sum(picks)
-    metrics: dict[str, float | None] = {
-        "accuracy_as_released": _percent(scored.loc[scored["rotation"] == 0, "correct"].astype(float)),
-        "rotation_accuracy": _percent(scored["correct"].astype(float)),
-        "circular_accuracy": _percent(per_item["strict"]),
-        BIAS: round(max(picks) / picked, 10) if picked else None,
-    }
-    counts = {
+    return {
         "items": int(len(per_item)),
         "rows": int(len(scored)),
         "options": n,
@@ -99,37 +165,23 @@ def summarise(rows: pd.DataFrame) -> tuple[dict[str, float | None], dict[str, An
         if picked
         else None,
     }
-    return metrics, counts
 
 
-def estimands(rows: pd.DataFrame, prefix: str) -> dict[str, st.Estimand]:
-    """`<prefix>option_order.<metric>` -> estimand (shares), every one resampling items."""
-    scored = _scored(rows)
-    if scored.empty:
-        return {}
-    ids = scored["item_id"].astype(str).tolist()
-    correct = scored["correct"].astype(float).to_numpy()
-    released = (scored["rotation"] == 0).to_numpy()
-    per_item = _per_item(scored)
-    out = {
-        f"{prefix}{PREFIX}accuracy_as_released": st.mean(ids, correct, released),
-        f"{prefix}{PREFIX}rotation_accuracy": st.mean(ids, correct),
-        f"{prefix}{PREFIX}circular_accuracy": st.mean(
-            per_item.index.astype(str).tolist(), per_item["strict"].to_numpy()
-        ),
-    }
-    n = int(scored["n_options"].max())
-    positions = scored["position"].to_numpy(dtype=float)
-    onehot = np.zeros((len(scored), n))
-    answered = ~np.isnan(positions)
-    onehot[np.flatnonzero(answered), positions[answered].astype(int)] = 1.0
+def summarise(rows: pd.DataFrame) -> tuple[dict[str, float | None], dict[str, Any]]:
+    """TRANSITION (benchmarks without metric specs yet): (metrics, counts) of one task's rows."""
+    from ..metrics.evaluate import value_of
 
-    def most_picked_share(sums: np.ndarray) -> np.ndarray:
-        total = sums.sum(axis=1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(total > 0, sums.max(axis=1) / np.where(total > 0, total, 1.0), np.nan)
+    return {spec.key.removeprefix(PREFIX): value_of(spec, rows) for spec in specs()}, counts(rows)
 
-    out[f"{prefix}{PREFIX}{BIAS}"] = st.custom(
-        ids, onehot, most_picked_share, f"position_bias:{n}", higher_is_better=False
-    )
+
+def estimands(rows: pd.DataFrame, prefix: str) -> dict[str, Any]:
+    """TRANSITION (benchmarks without metric specs yet): `<prefix>option_order.<metric>` -> estimand."""
+    out = {}
+    for spec in specs():
+        selected = spec.rows.select(rows)
+        if len(selected):
+            unit, ids = spec.resampling.units(selected)
+            found = spec.statistic.estimand(selected, ids, unit, spec.higher_is_better)
+            if found is not None:
+                out[prefix + spec.key] = found
     return out

@@ -45,7 +45,7 @@ def headline(params: Params) -> dict[str, dict[str, dict[str, float]]]:
     out: dict[str, dict[str, dict[str, float]]] = {}
     for benchmark in BENCHMARKS:
         for model, body in sorted(collect_metrics(params, benchmark).items()):
-            out.setdefault(benchmark, {})[model] = headline_metrics(benchmark, body)
+            out.setdefault(benchmark, {})[model] = headline_metrics(params, benchmark, body)
     return out
 
 

@@ -281,18 +281,21 @@ def _metrics(
     all_items: dict[str, dict[str, Item]],
     meta: dict[str, Any],
 ) -> dict[str, float | None]:
+    config = params.benchmark(benchmark)
     body = bench.aggregate(
         AggregateContext(
             params=params,
             model=model,
             benchmark=benchmark,
-            config=params.benchmark(benchmark),
+            config=config,
             scores=scores,
             items=all_items,
             scoring_meta=meta,
         )
     )
-    return dict(bench.prediction_metrics(body, task, setting))
+    if not bench.metric_specs(config):  # TRANSITION: a benchmark without metric specs yet
+        return dict(bench.prediction_metrics(body, task, setting))  # type: ignore[call-arg]
+    return bench.prediction_metrics(body, bench.metric_scopes(scores, config), task, setting)
 
 
 def _only_recorded(scores: dict[str, pd.DataFrame], recorded: set[str]) -> dict[str, pd.DataFrame]:

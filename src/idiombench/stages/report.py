@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from ..core.io import (
 from ..core.ownership import Output
 from ..core.progress import Progress
 from ..core.redact import scrub, scrub_url
+from ..metrics import evaluate
 from ..params.schema import Params
 from ..report.pdf import TITLE, TitlePage, is_report_pdf, write_pdf
 from ..report.tables import Cell, Section, Table
@@ -34,6 +35,7 @@ from .inputs import SCORED, applies
 from .report_noise import (
     FLOOR_COLUMNS,
     FLOOR_NOTE,
+    Headline,
     NoiseFloors,
     disagreement_tables,
     floor_columns,
@@ -42,7 +44,7 @@ from .report_noise import (
     outcomes,
     summary_table,
 )
-from .report_uncertainty import annotate_section, section_estimands
+from .report_uncertainty import Target, annotate_section, section_estimands
 
 FAILED = "failed"  # the text of a failed model's cells
 
@@ -123,7 +125,7 @@ def collect_metrics(params: Params, benchmark: str) -> dict[str, dict[str, Any]]
 def uncertainty_tables(
     params: Params,
     benchmark: str,
-    metrics: dict[str, dict[str, Any]],
+    estimands: Mapping[str, Mapping[str, Target]],
     section: Section,
     display_name: Callable[[str], str],
     floors: NoiseFloors | None = None,
@@ -132,11 +134,26 @@ def uncertainty_tables(
     companion tables with the bounds and the p / q values (written beside them, not in the PDF),
     each paired test with the two models' serving-noise floors beside it."""
     config = params.report.uncertainty
-    if not config.enabled or not metrics:
+    if not config.enabled or not estimands:
         return []
-    estimands = section_estimands(params, benchmark, metrics)
     floor = (FLOOR_COLUMNS, floor_columns(floors, benchmark), FLOOR_NOTE) if floors is not None else None
     return annotate_section(section, estimands, config, display_name, floor)
+
+
+def headline_cells(
+    benchmark: str, metrics: Mapping[str, Mapping[str, Any]], estimands: Mapping[str, Mapping[str, Target]]
+) -> list[Headline]:
+    """The benchmark's headline cells (its specs marked headline, outside breakdowns), each with
+    every model's stored value and what stands behind it, in the order of its scopes."""
+    found: dict[str, Headline] = {}
+    for model, targets in estimands.items():
+        for name, c in getattr(targets, "cells", {}).items():
+            if not c.spec.headline or c.scope.breakdown:
+                continue
+            entry = found.setdefault(name, Headline(benchmark, c.scope.setting, name, c.spec, {}, {}))
+            entry.values[model] = evaluate.read(metrics[model], c.path)
+            entry.targets[model] = targets[name]
+    return list(found.values())
 
 
 def noise_and_disagreement(
@@ -146,14 +163,14 @@ def noise_and_disagreement(
     section: Section,
     figures: list[dict[str, Any]],
     display_name: Callable[[str], str],
-) -> tuple[list[Table], Any]:
-    """The section's Serving noise and disagreement tables (appended to it: in the PDF), the tables
-    written beside them only (every disagreeing item), and the models' per-item outcomes."""
+) -> list[Table]:
+    """The section's Serving noise and disagreement tables (appended to it: in the PDF), and the
+    tables written beside them only (every disagreeing item)."""
     found = outcomes(params, benchmark, list(metrics))
     noise = noise_table(benchmark, figures, display_name)
     tables = ([noise] if noise is not None else []) + disagreement_tables(params, benchmark, found, display_name)
     section.tables += tables[:-1] if len(tables) > 1 and tables[-1].table_id.endswith("_items") else tables
-    return (tables[-1:] if tables and tables[-1].table_id.endswith("_items") else []), found
+    return tables[-1:] if tables and tables[-1].table_id.endswith("_items") else []
 
 
 # The identity's settings that decide greedy outputs (generation/backends/hf.py, the stage's
@@ -266,7 +283,7 @@ def build_report(params: Params, out_pdf: Path | None = None) -> dict[str, Any]:
     sections: list[Section] = []
     figures = noise_figures(params)
     floors = NoiseFloors.of(figures)
-    per_benchmark: dict[str, Any] = {}
+    headlines: list[Headline] = []
     where: dict[str, str] = {}
     with (
         staged_directory(tables_dir, report_folder_output(tables_dir, out_pdf)) as tables_stage,
@@ -287,10 +304,10 @@ def build_report(params: Params, out_pdf: Path | None = None) -> dict[str, Any]:
                 continue  # nothing scored and nothing failed: no section, no placeholder page
             for table in section.tables:
                 mark_failed(table, failed, context.display_name)
-            companions = uncertainty_tables(params, name, metrics, section, context.display_name, floors)
-            beside, per_benchmark[name] = noise_and_disagreement(
-                params, name, metrics, section, figures, context.display_name
-            )
+            estimands = section_estimands(params, name, metrics) if metrics else {}
+            companions = uncertainty_tables(params, name, estimands, section, context.display_name, floors)
+            headlines += headline_cells(name, metrics, estimands)
+            beside = noise_and_disagreement(params, name, metrics, section, figures, context.display_name)
             where[name] = f"section {section.title}; reports/tables/{name.replace('-', '_')}_*.csv"
             for table in section.tables + companions + beside:
                 table.write(tables_stage)
@@ -307,7 +324,7 @@ def build_report(params: Params, out_pdf: Path | None = None) -> dict[str, Any]:
         progress.close()
         display = ReportContext(params=params, benchmark="", metrics={}, figures_dir=figures_stage).display_name
         summary = Section(
-            benchmark="summary", title="Summary", tables=[summary_table(params, per_benchmark, floors, where, display)]
+            benchmark="summary", title="Summary", tables=[summary_table(params, headlines, floors, where, display)]
         )
         summary.tables[0].write(tables_stage)
         # The figures are still in the staging directory here; the PDF embeds them from there.

@@ -1,18 +1,23 @@
 """Intervals and significance marks for a section's tables (params report.uncertainty).
 
-A cell that names an estimand (`tables.CellRef`) gets `value ±half-width` and its bounds; in
-each comparison group (one table column, one estimand name: the same metric on the same data,
-one cell per model) the best model is marked ▲ and those not significantly different from it
-≈ (a paired test per pair of models, Benjamini-Hochberg across the table's comparisons). Two
-companion tables per table carry the bounds and the p / q values (reports/tables only).
+A cell that names a metric cell (`tables.CellRef`: the model and "<scope>/<key>") gets
+`value ±half-width` and its bounds, from the metric's spec evaluated on the model's score
+tables (metrics.evaluate.estimands: the same formula as the value the cell prints, resampled);
+the value the metrics JSON holds must be the one its score tables give, else the report stops
+and says which (never an interval silently dropped). A cell without an interval says why: its
+spec has none (its reason), too few units, or no per-unit data. In each comparison group (one
+table column, one cell name: the same metric on the same data, one cell per model) the best
+model is marked ▲ and those not significantly different from it ≈ (a paired test per pair of
+models, Benjamini-Hochberg across the table's comparisons). Two companion tables per table
+carry the bounds and the p / q values (reports/tables only).
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +26,9 @@ import numpy as np
 from ..benchmarks.contexts import UncertaintyContext
 from ..benchmarks.registry import get_benchmark
 from ..core import paths
+from ..core.errors import IdiombenchError
 from ..core.io import read_parquet
+from ..metrics import evaluate
 from ..report.tables import Cell, CellRef, Section, Table
 from ..statistics import Comparison, Estimand, Interval, benjamini_hochberg, compare, interval, replicates
 from ..statistics.config import UncertaintyConfig
@@ -37,21 +44,56 @@ TEST_NAMES = {
     "probability 1/2)",
 }
 
-Estimands = Mapping[str, Mapping[str, Estimand]]  # model -> name -> estimand
+
+@dataclass(frozen=True)
+class Target:
+    """What stands behind a referenced cell: its estimand (None: no per-unit data), or why its
+    metric has no interval (the spec's reason)."""
+
+    estimand: Estimand | None
+    no_interval: str | None = None
+
+
+Estimands = Mapping[str, Mapping[str, Target]]  # model -> cell name -> what stands behind it
+
+
+class Targets(Mapping[str, Target]):
+    """One model's cells -> what stands behind them (each estimand computed when first asked for);
+    `cells`: the cells themselves (their specs and scopes), None for a benchmark without specs."""
+
+    def __init__(self, cells: evaluate.ModelEstimands) -> None:
+        self._cells = cells
+        self.cells = cells.cells
+
+    def __getitem__(self, name: str) -> Target:
+        spec, estimand = self._cells[name]
+        return Target(estimand, spec.no_interval)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._cells)
+
+    def __len__(self) -> int:
+        return len(self._cells)
 
 
 def section_estimands(
     params: Any, benchmark: str, metrics: Mapping[str, Mapping[str, Any]]
-) -> dict[str, dict[str, Estimand]]:
-    """The benchmark's estimands for every scored model, from results/scores."""
+) -> dict[str, Mapping[str, Target]]:
+    """What stands behind the benchmark's cells for every scored model, from results/scores."""
     scores: dict[str, dict[str, pd.DataFrame]] = {}
     for model in metrics:
         directory = paths.scores_dir(benchmark=benchmark, model=model)
         scores[model] = {p.stem: read_parquet(p).to_pandas() for p in sorted(directory.glob("*.parquet"))}
-    ctx = UncertaintyContext(
-        params=params, benchmark=benchmark, config=params.benchmark(benchmark), scores=scores, metrics=dict(metrics)
-    )
-    return get_benchmark(benchmark).estimands(ctx)
+    bench, config = get_benchmark(benchmark), params.benchmark(benchmark)
+    if bench.metric_specs(config):
+        found = evaluate.estimands({model: bench.metric_scopes(tables, config) for model, tables in scores.items()})
+        return {model: Targets(cells) for model, cells in found.items()}
+    # TRANSITION: a benchmark without metric specs yet
+    ctx = UncertaintyContext(params=params, benchmark=benchmark, config=config, scores=scores, metrics=dict(metrics))
+    return {
+        model: {name: Target(estimand) for name, estimand in named.items()}
+        for model, named in bench.estimands(ctx).items()  # type: ignore[attr-defined]
+    }
 
 
 class Replicates:
@@ -82,6 +124,8 @@ class Member:
     ref: CellRef
     estimand: Estimand
     interval: Interval
+    scale: float  # statistic -> printed number
+    digits: int  # the printed number's decimals
 
 
 def decimals(text: str) -> int:
@@ -129,7 +173,8 @@ def _prepare_replicates(
     units_named: set[str] = set()
     for refs in groups.values():
         for _, ref in refs:
-            estimand = estimands.get(ref.model, {}).get(ref.name)
+            target = estimands.get(ref.model, {}).get(ref.name)
+            estimand = target.estimand if target is not None else None
             if estimand is not None:
                 units_named.add(estimand.unit)
             if estimand is not None and estimand.n >= config.min_units:
@@ -143,8 +188,23 @@ class _Resolved:
     """A group's cells that get an interval, and the counts of those that do not."""
 
     members: list[Member]
-    missing: int = 0  # no estimand, one that does not reproduce the printed number, or no interval
+    missing: int = 0  # no per-unit data, or an interval not defined on resamples
     too_few: int = 0  # fewer units than report.uncertainty.min_units
+    reasons: dict[str, int] = field(default_factory=dict)  # a spec's reason for no interval -> cells
+
+
+def check_value(c: Cell, ref: CellRef, value: float) -> None:
+    """A metric cell's stored number must be its score tables' value (the same formula): else the
+    metrics JSON is not the aggregate of these score tables, and the report says so."""
+    assert c.number is not None and c.unit is not None
+    printed = value * c.unit.scale
+    tolerance = (0.5 * 10.0**-c.unit.digits if c.unit.digits is not None else 0.0) + 1e-9 * max(1.0, abs(printed))
+    if math.isnan(value) or abs(c.number - printed) > tolerance:
+        raise IdiombenchError(
+            f"{ref.model}, {ref.name}: its metrics file holds {c.number!r} but its score tables give "
+            f"{printed!r}: the metrics file is not the aggregate of these scores "
+            f"(run `idiombench aggregate` again for this model)"
+        )
 
 
 def _resolve_group(
@@ -158,9 +218,19 @@ def _resolve_group(
     """The interval of each of a group's cells whose estimand reproduces the printed number."""
     resolved = _Resolved([])
     for r, ref in cells:
-        estimand = estimands.get(ref.model, {}).get(ref.name)
+        c = table.rows[r][col]
+        target = estimands.get(ref.model, {}).get(ref.name)
+        if target is not None and target.estimand is None and target.no_interval is not None:
+            resolved.reasons[target.no_interval] = resolved.reasons.get(target.no_interval, 0) + 1
+            continue
+        estimand = target.estimand if target is not None else None
         value = estimand.value() if estimand is not None else math.nan
-        if estimand is None or math.isnan(value) or not _close(value * ref.scale, table.rows[r][col].text):
+        if estimand is not None and c.unit is not None:
+            check_value(c, ref, value)
+        elif estimand is None or math.isnan(value) or not _close(value * c.scale, c.text):
+            resolved.missing += 1
+            continue
+        if estimand is None:
             resolved.missing += 1
             continue
         if estimand.n < config.min_units:
@@ -170,7 +240,8 @@ def _resolve_group(
         if found is None:
             resolved.missing += 1
             continue
-        resolved.members.append(Member(r, ref, estimand, found))
+        digits = c.decimals if c.unit is not None else decimals(c.text)
+        resolved.members.append(Member(r, ref, estimand, found, c.scale, digits))
     return resolved
 
 
@@ -182,8 +253,7 @@ def _write_intervals(
     rows: list[list[Cell]] = []
     for member in members:
         c = table.rows[member.row][col]
-        scale, iv = member.ref.scale, member.interval
-        digits = decimals(c.text)
+        scale, iv, digits = member.scale, member.interval, member.digits
         table.rows[member.row][col] = replace(
             c, text=f"{c.text} ±{iv.half_width * scale:.{digits}f}", low=iv.low * scale, high=iv.high * scale
         )
@@ -235,25 +305,21 @@ def _comparison_rows(
     rows: list[list[Cell]] = []
     for (key, a, b, result), q in zip(pending, q_values, strict=True):
         q_of[(key, a.ref.model, b.ref.model)] = q_of[(key, b.ref.model, a.ref.model)] = float(q)
-        digits = decimals(table.rows[a.row][key[0]].text)
+        digits = a.digits
         rows.append(
             [
                 Cell(table.columns[key[0]]),
                 Cell(row_label(table, table.rows[a.row])),
                 Cell(display_name(a.ref.model)),
                 Cell(display_name(b.ref.model)),
-                Cell(f"{result.difference * a.ref.scale:+.{digits + 1}f}"),
+                Cell(f"{result.difference * a.scale:+.{digits + 1}f}"),
                 Cell(f"{result.units} {a.estimand.unit}s"),
                 Cell(_p_text(result.p)),
                 Cell(_p_text(float(q))),
                 Cell("yes" if not math.isnan(q) and q < config.alpha else "no"),
                 Cell(result.note),
             ]
-            + (
-                floor[1](a.ref.model, b.ref.model, a.ref.name, result.difference, a.ref.scale)
-                if floor is not None
-                else []
-            )
+            + (floor[1](a.ref.model, b.ref.model, a.ref.name, result.difference, a.scale) if floor is not None else [])
         )
     return q_of, rows
 
@@ -299,6 +365,7 @@ def annotate_table(
     units_named = _prepare_replicates(groups, estimands, config, reps)
 
     missing = too_few = 0
+    reasons: dict[str, int] = {}
     interval_rows: list[list[Cell]] = []
     pending: list[Pair] = []
     resolved: dict[GroupKey, list[Member]] = {}
@@ -306,6 +373,8 @@ def annotate_table(
         group = _resolve_group(table, col, cells, estimands, config, reps)
         missing += group.missing
         too_few += group.too_few
+        for reason, count in group.reasons.items():
+            reasons[reason] = reasons.get(reason, 0) + count
         resolved[(col, name)] = group.members
         interval_rows += _write_intervals(table, col, group.members, display_name)
         pending += _compare_pairs((col, name), group.members, config, reps)
@@ -315,12 +384,14 @@ def annotate_table(
         _mark_best(table, key, members, q_of, config.alpha)
 
     if not interval_rows:
-        table.footnotes.append(
-            f"No interval: every cell rests on fewer than {config.min_units} {unit_names(units_named)} "
-            "(the bootstrap's resampling unit; report.uncertainty.min_units)."
-            if too_few and not missing
-            else "No interval: no per-unit scores stand behind these numbers (results/scores)."
-        )
+        if too_few or missing or not reasons:
+            table.footnotes.append(
+                f"No interval: every cell rests on fewer than {config.min_units} {unit_names(units_named)} "
+                "(the bootstrap's resampling unit; report.uncertainty.min_units)."
+                if too_few and not missing
+                else "No interval: no per-unit scores stand behind these numbers (results/scores)."
+            )
+        table.footnotes += [f"No interval for {count} cell(s): {reason}." for reason, count in sorted(reasons.items())]
         return []
     units_used = {member.estimand.unit for members in resolved.values() for member in members}
     table.footnotes.append(
@@ -334,6 +405,7 @@ def annotate_table(
             too_few=too_few,
         )
     )
+    table.footnotes += [f"No interval for {count} cell(s): {reason}." for reason, count in sorted(reasons.items())]
     return _companion_tables(table, config, interval_rows, comparison_rows, floor)
 
 

@@ -52,6 +52,7 @@ from ..core.io import parquet_rows, read_json_object, read_parquet, sha256_file,
 from ..core.ownership import earlier_json_file, stamp, stamped_by
 from ..core.progress import Progress
 from ..core.redact import scrub
+from ..metrics import evaluate
 from ..params.schema import Params
 from . import track_traces as traces
 from .inputs import SCORED, load_items
@@ -214,9 +215,14 @@ def source_tags(benchmark: str) -> dict[str, str]:
     return tags
 
 
-def headline_metrics(benchmark: str, body: dict[str, Any]) -> dict[str, float]:
-    """The parent run's metrics: each setting's headline metrics, as "<setting>/<metric>"."""
-    patterns = [re.compile(p) for p in get_benchmark(benchmark).headline_metrics]
+def headline_metrics(params: Params, benchmark: str, body: dict[str, Any]) -> dict[str, float]:
+    """The parent run's metrics: each setting's headline metrics (the specs marked headline), as
+    "<setting>/<metric>"."""
+    bench = get_benchmark(benchmark)
+    specs = bench.metric_specs(params.benchmark(benchmark))
+    if specs:
+        return {metric_name(name): value for name, value in evaluate.headline(body, specs).items()}
+    patterns = [re.compile(p) for p in getattr(bench, "headline_metrics", ())]  # TRANSITION
     out = {}
     for setting in sorted(body.get("settings", {})):
         for name, value in run_metrics(body["settings"][setting]).items():
@@ -521,7 +527,7 @@ def _track_parent(
         f"metrics here are each setting's headline metrics.",
     }
     run_id = _find_or_create(client, experiment_id, key, model_params, tags, display, counts)
-    _log(client, run_id, headline_metrics(benchmark, body), tags)
+    _log(client, run_id, headline_metrics(params, benchmark, body), tags)
     _link_model(client, experiment_id, run_id, key, model, body)
     client.set_terminated(run_id)
     return run_id

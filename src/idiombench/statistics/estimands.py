@@ -68,8 +68,8 @@ class Estimand:
         return self.n == other.n and bool(np.array_equal(self.ids, other.ids))
 
 
-def _make(
-    unit: str, ids: Sequence[str], features: np.ndarray, reduce: Reduce, kind: str, higher_is_better: bool
+def from_rows(
+    unit: str, ids: Sequence[str], features: np.ndarray, reduce: Reduce, kind: str, higher_is_better: bool = True
 ) -> Estimand:
     """An estimand from per-ROW features: rows of one unit (several samples of an item, the
     items of an expression) are summed into the unit's row, so the unit is resampled whole
@@ -110,7 +110,7 @@ def mean(
     x = np.asarray(values, dtype=np.float64)
     m = _as_mask(x, None if mask is None else np.asarray(mask))
     features = np.column_stack([np.where(m, x, 0.0), m.astype(np.float64)])
-    return _make(unit, ids, features, lambda s: _divide(s[:, 0], s[:, 1]), "mean", higher_is_better)
+    return from_rows(unit, ids, features, lambda s: _divide(s[:, 0], s[:, 1]), "mean", higher_is_better)
 
 
 def ratio(
@@ -123,7 +123,7 @@ def ratio(
 ) -> Estimand:
     """sum(numerator) / sum(denominator) over the units (e.g. valid idioms / idioms predicted)."""
     features = np.column_stack([np.asarray(numerator, dtype=np.float64), np.asarray(denominator, dtype=np.float64)])
-    return _make(unit, ids, features, lambda s: _divide(s[:, 0], s[:, 1]), "ratio", higher_is_better)
+    return from_rows(unit, ids, features, lambda s: _divide(s[:, 0], s[:, 1]), "ratio", higher_is_better)
 
 
 def macro_mean(
@@ -153,7 +153,7 @@ def macro_mean(
             group_means = _divide(s[:, :k], s[:, k:])
             return np.nanmean(group_means, axis=1) if k else np.full(len(s), np.nan)
 
-    return _make(unit, ids, features, reduce, f"macro_mean:{'|'.join(labels)}", higher_is_better)
+    return from_rows(unit, ids, features, reduce, f"macro_mean:{'|'.join(labels)}", higher_is_better)
 
 
 F1_AVERAGES = ("macro", "micro", "weighted")
@@ -202,7 +202,7 @@ def f1(
         present = (t + f_pos + f_neg) > 0
         return _divide((per_label * present).sum(1), present.sum(1).astype(np.float64))
 
-    return _make(unit, ids, features, reduce, f"f1:{average}:{'|'.join(labels)}", True)
+    return from_rows(unit, ids, features, reduce, f"f1:{average}:{'|'.join(labels)}", True)
 
 
 def custom(
@@ -215,7 +215,7 @@ def custom(
     higher_is_better: bool = True,
 ) -> Estimand:
     """Any other statistic of summed per-unit features (OrderProbe's S_Rob)."""
-    return _make(unit, ids, features, reduce, kind, higher_is_better)
+    return from_rows(unit, ids, features, reduce, kind, higher_is_better)
 
 
 def by_model(

@@ -12,7 +12,22 @@ from idiombench import statistics as st
 from idiombench.core.generation_types import item_context
 from idiombench.core.items import Item, released_position, rotate, rotated_answer, shown_position
 from idiombench.generation.config import GenerateConfig
+from idiombench.metrics import Scope, evaluate
 from idiombench.scoring import option_order
+
+
+def summarise(frame: pd.DataFrame) -> tuple[dict[str, float | None], dict[str, object]]:
+    """The pass's metrics (its specs' values) and counts over its rows."""
+    values = {
+        spec.key.removeprefix(option_order.PREFIX): evaluate.value_of(spec, frame) for spec in option_order.specs()
+    }
+    return values, option_order.counts(frame)
+
+
+def estimands(frame: pd.DataFrame, scope: str) -> dict[str, st.Estimand]:
+    """The pass's cells of one scope -> their estimands (the specs' statistics, resampled)."""
+    found = evaluate.estimands({"m": [Scope(scope, scope, frame, (), specs=option_order.specs())]})["m"]
+    return {name: estimand for name, (_, estimand) in found.items() if estimand is not None}
 
 
 def test_rotation_r_shows_at_position_i_the_option_released_at_i_plus_r() -> None:
@@ -57,6 +72,7 @@ def rows(picks: dict[str, list[int | None]], gold: dict[str, int], n: int = 4) -
             out.append(
                 {
                     "item_id": item,
+                    "pass": "order",
                     "rotation": rotation,
                     "n_options": n,
                     "position": None if released is None else shown_position(released, rotation, n),
@@ -72,7 +88,7 @@ def test_metrics_by_hand() -> None:
         {"a": [1, 1, 1, 1], "b": [2, 2, 0, 0], "c": [0, 1, 2, 3], "d": [3, None, 3, 3]},
         {"a": 1, "b": 2, "c": 0, "d": 3},
     )
-    metrics, counts = option_order.summarise(frame)
+    metrics, counts = summarise(frame)
     assert metrics["accuracy_as_released"] == 100.0  # every item right on rotation 0
     assert metrics["rotation_accuracy"] == pytest.approx(100 * (4 + 2 + 1 + 3) / 16)
     assert metrics["circular_accuracy"] == 25.0  # only a
@@ -80,7 +96,7 @@ def test_metrics_by_hand() -> None:
     assert sum(picks.values()) == 15 and counts["rows_without_an_option"] == 1
     assert metrics["position_bias"] == pytest.approx(max(picks.values()) / 15) and picks["A"] >= 4
     assert counts["items_right_under_every_rotation"] == 1 and counts["items_missing_a_rotation"] == 0
-    missing = option_order.summarise(frame[~((frame["item_id"] == "a") & (frame["rotation"] == 3))])
+    missing = summarise(frame[~((frame["item_id"] == "a") & (frame["rotation"] == 3))])
     assert missing[0]["circular_accuracy"] == 0.0 and missing[1]["items_missing_a_rotation"] == 1
 
 
@@ -90,16 +106,16 @@ def test_a_fixed_position_picker_and_the_estimands() -> None:
         {f"i{k}": [released_position(0, r, 4) for r in range(4)] for k in range(12)},
         {f"i{k}": k % 4 for k in range(12)},
     )
-    metrics, counts = option_order.summarise(fixed)
+    metrics, counts = summarise(fixed)
     assert metrics["position_bias"] == 1.0 and metrics["circular_accuracy"] == 0.0
     assert metrics["rotation_accuracy"] == 25.0 and counts["most_picked_position"] == "A"
-    estimands = option_order.estimands(fixed, "mcq/")
-    assert set(estimands) == {f"mcq/option_order.{m}" for m in option_order.METRICS}
-    for name, estimand in estimands.items():
+    found = estimands(fixed, "mcq")
+    assert set(found) == {f"mcq/option_order.{m}" for m in option_order.METRICS}
+    for name, estimand in found.items():
         value = metrics[name.split("option_order.")[1]]
         assert estimand.unit == "item" and estimand.n == 12
         assert estimand.value() * (1 if name.endswith("position_bias") else 100) == pytest.approx(value), name
-    bias = estimands["mcq/option_order.position_bias"]
+    bias = found["mcq/option_order.position_bias"]
     assert not bias.higher_is_better
     assert np.allclose(st.replicates([bias], 50, 0), 1.0)  # every resample of a fixed picker: 1.0
 

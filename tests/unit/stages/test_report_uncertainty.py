@@ -10,27 +10,29 @@ import numpy as np
 import pytest
 
 from idiombench import statistics as st
-from idiombench.benchmarks.base import Benchmark
 from idiombench.benchmarks.orderprobe.config import OrderProbeScore
 from idiombench.benchmarks.orderprobe.uncertainty import group_estimands
 from idiombench.benchmarks.registry import NAMES, get_benchmark
-from idiombench.report.tables import Cell, CellRef, Table, cell
-from idiombench.stages.report_uncertainty import BEST, TIED, Replicates, annotate_table
+from idiombench.core.errors import IdiombenchError
+from idiombench.metrics import PERCENT, evaluate
+from idiombench.report.tables import Cell, CellRef, Table, metric_cell
+from idiombench.stages.report_uncertainty import BEST, TIED, Replicates, Target, annotate_table
 from idiombench.statistics.config import UncertaintyConfig
 from orderprobe_rows import aggregate, cot_rows, table, zero_shot_rows
 
 
-def toy() -> tuple[Table, dict[str, dict[str, st.Estimand]]]:
+def accuracy_cell(model: str, share: float) -> Cell:
+    return metric_cell(100 * share, PERCENT, 1, ref=CellRef(model, "acc"))
+
+
+def toy() -> tuple[Table, dict[str, dict[str, Target]]]:
     rng = np.random.default_rng(0)
     units = [f"i{k:03d}" for k in range(200)]
     good, bad = (rng.random(200) < 0.8).astype(float), (rng.random(200) < 0.3).astype(float)
     near = np.where(rng.random(200) < 0.03, 1.0 - good, good)  # a model almost identical to the best
     data = {"good": good, "bad": bad, "near": near}
-    estimands = {m: {"acc": st.mean(units, v)} for m, v in data.items()}
-    rows = [
-        [Cell(m), cell(100 * v.mean(), "{:.1f}", ref=CellRef(m, "acc", 100.0)), Cell("n/a", ref=CellRef(m, "none"))]
-        for m, v in data.items()
-    ]
+    estimands = {m: {"acc": Target(st.mean(units, v))} for m, v in data.items()}
+    rows = [[Cell(m), accuracy_cell(m, v.mean()), Cell("n/a", ref=CellRef(m, "none"))] for m, v in data.items()]
     return Table("toy", "Toy", ["Model", "Accuracy", "Other"], rows), estimands
 
 
@@ -47,7 +49,7 @@ def test_cells_get_intervals_best_and_tied_marks_and_the_csv_bounds() -> None:
     accuracy = {row[0].text: row[1] for row in t.rows}
     assert (
         "±" in accuracy["good"].text
-        and accuracy["good"].low < 100 * estimands["good"]["acc"].value() < accuracy["good"].high
+        and accuracy["good"].low < 100 * estimands["good"]["acc"].estimand.value() < accuracy["good"].high
     )
     marks = {m: c.marks for m, c in accuracy.items()}
     assert BEST in marks["good"] or BEST in marks["near"]
@@ -66,8 +68,8 @@ def test_cells_get_intervals_best_and_tied_marks_and_the_csv_bounds() -> None:
 
 def test_cells_on_fewer_units_than_min_units_get_no_interval_and_no_mark() -> None:
     """One item per model: a bootstrap would print ±0 and a test would call 100 vs 0 significant."""
-    estimands = {m: {"acc": st.mean(["i000"], np.array([v]))} for m, v in (("good", 1.0), ("bad", 0.0))}
-    rows = [[Cell(m), cell(100 * v, "{:.1f}", ref=CellRef(m, "acc", 100.0))] for m, v in (("good", 1.0), ("bad", 0.0))]
+    estimands = {m: {"acc": Target(st.mean(["i000"], np.array([v])))} for m, v in (("good", 1.0), ("bad", 0.0))}
+    rows = [[Cell(m), accuracy_cell(m, v)] for m, v in (("good", 1.0), ("bad", 0.0))]
     t = Table("tiny", "Tiny", ["Model", "Accuracy"], rows)
     assert annotate(t, estimands) == []
     assert [row[1].text for row in t.rows] == ["100.0", "0.0"] and not any(row[1].marks for row in t.rows)
@@ -99,15 +101,29 @@ def test_permutation_test_and_a_single_model() -> None:
         "one",
         "One",
         ["Model", "Accuracy"],
-        [t.rows[0][:1] + [cell(100 * estimands["good"]["acc"].value(), "{:.1f}", ref=CellRef("good", "acc", 100.0))]],
+        [t.rows[0][:1] + [accuracy_cell("good", estimands["good"]["acc"].estimand.value())]],
     )
     companions = annotate(single, estimands)
     assert "One model per comparison" in single.footnotes[-1] and not companions[1].rows
 
 
 def test_cells_without_per_unit_data_say_so() -> None:
-    t = Table("t", "T", ["Model", "Accuracy"], [[Cell("m"), cell(50.0, "{:.1f}", ref=CellRef("m", "acc", 100.0))]])
+    t = Table("t", "T", ["Model", "Accuracy"], [[Cell("m"), accuracy_cell("m", 0.5)]])
     assert annotate(t, {}) == [] and "No interval" in t.footnotes[-1] and "±" not in t.rows[0][1].text
+
+
+def test_a_metric_without_an_interval_says_why() -> None:
+    t = Table("t", "T", ["Model", "Accuracy"], [[Cell("m"), accuracy_cell("m", 0.5)]])
+    assert annotate(t, {"m": {"acc": Target(None, "a corpus-level score")}}) == []
+    assert t.footnotes == ["No interval for 1 cell(s): a corpus-level score."]
+
+
+def test_a_stored_value_its_scores_do_not_give_stops_the_report() -> None:
+    """Never an interval silently dropped: metrics that are not the aggregate of the scores are an error."""
+    t, estimands = toy()
+    t.rows[0][1] = accuracy_cell("good", 0.5)  # not what good's scores give
+    with pytest.raises(IdiombenchError, match=r"good, acc: its metrics file holds 50\.0 but its score tables give"):
+        annotate(t, estimands)
 
 
 @pytest.mark.parametrize("setting,rows", [("zero_shot", zero_shot_rows), ("cot", cot_rows)])
@@ -128,10 +144,11 @@ def test_orderprobe_estimands_reproduce_the_aggregate(setting: str, rows) -> Non
     assert estimands[f"{setting}/recovery"].n == expressions
 
 
-def test_every_builtin_benchmark_exposes_estimands() -> None:
+def test_every_builtin_benchmark_declares_its_metrics() -> None:
     for name in NAMES:
         bench = get_benchmark(name)
-        assert type(bench).estimands is not Benchmark.estimands, name
+        specs = bench.metric_specs(bench.config_model())
+        assert specs and len({s.key for s in specs}) == len(specs), name
 
 
 def test_g_idiomalign_resamples_source_idioms_and_reproduces_the_aggregate() -> None:
@@ -168,7 +185,8 @@ def test_g_idiomalign_resamples_source_idioms_and_reproduces_the_aggregate() -> 
 def test_chid_resamples_passages_and_the_label_tasks_items() -> None:
     import pandas as pd
 
-    from idiombench.benchmarks.chengyu_bench.uncertainty import model_estimands
+    from idiombench.benchmarks.chengyu_bench import BENCHMARK
+    from idiombench.benchmarks.chengyu_bench.config import ChengyuBenchConfig
 
     chid = pd.DataFrame(
         {
@@ -188,8 +206,9 @@ def test_chid_resamples_passages_and_the_label_tasks_items() -> None:
             "correct": [True, False],
         }
     )
-    body = {"settings": {"chid_candidates": {"task": "chid"}, "connotation": {"task": "connotation_sample"}}}
-    estimands = model_estimands({"chid_candidates": chid, "connotation": label}, body)
+    scopes = BENCHMARK.metric_scopes({"chid_candidates": chid, "connotation": label}, ChengyuBenchConfig())
+    found = evaluate.estimands({"m": scopes})["m"]
+    estimands = {name: found[name][1] for name in ("chid_candidates/accuracy", "connotation/accuracy")}
     assert (estimands["chid_candidates/accuracy"].unit, estimands["chid_candidates/accuracy"].n) == ("passage", 2)
     assert estimands["chid_candidates/accuracy"].value() == pytest.approx(2 / 3)
     assert (estimands["connotation/accuracy"].unit, estimands["connotation/accuracy"].n) == ("item", 2)

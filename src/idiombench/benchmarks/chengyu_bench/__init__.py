@@ -9,11 +9,13 @@ clearly labelled sample tasks and says so in a "NOT AVAILABLE" note.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...core.items import Item
 from ...data.manifest import FileSpec, load_file_specs
+from ...metrics import Scope
 from ...report.tables import Section
 from ..base import Benchmark, BuildResult
 from . import aggregate as _aggregate
@@ -22,14 +24,14 @@ from . import build as _build
 from . import render as _render
 from . import report as _report
 from . import score as _score
+from . import specs as _specs
 from . import view as _view
 from .config import ChengyuBenchConfig
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ...statistics.estimands import Estimand
-    from ..contexts import AggregateContext, RenderOutput, ReportContext, ScoreContext, UncertaintyContext
+    from ..contexts import AggregateContext, RenderOutput, ReportContext, ScoreContext
 
 
 class ChengyuBench(Benchmark[ChengyuBenchConfig]):
@@ -42,8 +44,8 @@ class ChengyuBench(Benchmark[ChengyuBenchConfig]):
     render_templates = "src/idiombench/benchmarks/chengyu_bench/prompts"
     # its params section (benchmarks.<name> in params.yaml)
     config_model = ChengyuBenchConfig
-    # its headline metrics (regexes on the flattened metric names): MLflow parent runs, dvc exp show
-    headline_metrics = (r"accuracy", r"acc_at_1")
+    # its metrics (table 7), each declared once (specs.py)
+    metrics = _specs.METRICS
     # the reference backends' hooks (answers.py)
     classification_tasks = _answers.CLASSIFICATION_TASKS
     format_reference_answer = staticmethod(_answers.format_reference_answer)
@@ -80,18 +82,9 @@ class ChengyuBench(Benchmark[ChengyuBenchConfig]):
     def report_section(self, ctx: ReportContext) -> Section | None:
         return _report.report_section(ctx)
 
-    def item_outcomes(self, frame: Any, setting: str, config: ChengyuBenchConfig) -> Any:
-        from .uncertainty import item_outcomes
-
-        return item_outcomes(frame, setting, config)
-
-    def estimands(self, ctx: UncertaintyContext[ChengyuBenchConfig]) -> dict[str, dict[str, Estimand]]:
-        from . import uncertainty  # numpy work only the report stage needs
-
-        return uncertainty.estimands(ctx)
-
-    def prediction_metrics(self, body: dict[str, Any], task: str | None, setting: str) -> dict[str, float]:
-        return _aggregate.prediction_metrics(body, task, setting)
+    def metric_scopes(self, scores: Mapping[str, pd.DataFrame], config: ChengyuBenchConfig) -> list[Scope]:
+        """Each setting's paper task, and its other tasks as breakdowns (specs.py)."""
+        return _specs.scopes(scores, config)
 
 
 BENCHMARK = ChengyuBench()

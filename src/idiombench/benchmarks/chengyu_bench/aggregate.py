@@ -1,5 +1,6 @@
 """`idiombench aggregate chengyu-bench`: per-setting metrics (percent, as the paper prints
-them), counts, breakdowns and provenance, from the per-row scores of score.py.
+them: the specs of specs.py), counts, breakdowns and provenance, from the per-row scores of
+score.py.
 
 A setting's `metrics` and `counts` are those of its paper task: the one task it rendered
 (connotation / connotation_sample ...), and `chid` (test_public) for the ChID settings.
@@ -17,35 +18,24 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ...core.errors import IdiombenchError
+from ...metrics import evaluate
 from ...scoring import option_order
 from ...templating.templates import load_package_templates
 from .idioms import PAPER_DICTIONARY, load_idiom_list
-from .metrics import KS, TOP_K
+from .metrics import TOP_K
 from .render import PACKAGE, template_key
-from .score import HIT_COLUMNS, data_source, setting_kind
+from .score import data_source, setting_kind
+from .specs import ACCURACY, MAIN_PASS, acc_at, main_tasks, paper_task, scopes
 
 if TYPE_CHECKING:
     from ..contexts import AggregateContext
     from .config import ChengyuBenchConfig
 
-MAIN_PASS = "main"
-PAPER_TASK = {"chid_open_cloze": "chid", "chid_candidates": "chid"}
 DATA_DESCRIPTION = {
     "release": "the official Chengyu-Bench release (read through the field mapping in params.yaml)",
     "sample": "the idiombench project's own SAMPLE (not the official Chengyu-Bench data)",
     "chid": "FewCLUE ChID (official data)",
 }
-# The paper's table 7 cells of each kind of setting (prediction_metrics).
-PAPER_CELLS = {
-    "label": ("accuracy",),
-    "choice": ("accuracy",),
-    "ranked": tuple(f"acc_at_{k}" for k in KS) + ("valid_idiom",),
-}
-
-
-def percent(numerator: float, denominator: float) -> float | None:
-    return None if denominator == 0 else round(100.0 * numerator / denominator, 6)
 
 
 def _sum(frame: pd.DataFrame, column: str) -> int:
@@ -64,8 +54,8 @@ def _flagged(frame: pd.DataFrame, flag: str) -> int:
     return int(sum(flag in list(flags) for flags in frame["flags"])) if len(frame) else 0
 
 
-def summarise(kind: str, frame: pd.DataFrame) -> dict[str, Any]:
-    """metrics + counts of one task's main-pass rows."""
+def task_counts(kind: str, frame: pd.DataFrame) -> dict[str, Any]:
+    """The counts of one task's main-pass rows (its metrics are the specs')."""
     rows = len(frame)
     counts: dict[str, int] = {
         "rows": rows,
@@ -78,36 +68,28 @@ def summarise(kind: str, frame: pd.DataFrame) -> dict[str, Any]:
         "prompts_not_matching_template": _count(frame, "prompt_matches_template", False),
         "prompts_unknown": _count(frame, "prompt_matches_template", None),
     }
-    metrics: dict[str, float | None] = {
-        "format_ok": percent(counts["format_ok"], rows),
-        "parse_failure_rate": percent(counts["parse_failures"], rows),
-    }
     if kind in ("label", "choice"):
         counts["correct"] = _sum(frame, "correct")
-        metrics["accuracy"] = percent(counts["correct"], rows)
         if kind == "choice":
             counts["ambiguous"] = _sum(frame, "ambiguous")
             counts["not_a_candidate"] = _sum(frame, "not_a_candidate")
     else:
         for k in range(1, TOP_K + 1):
             counts[f"hit_at_{k}"] = _sum(frame, f"hit_at_{k}")
-        for k in KS:
-            metrics[f"acc_at_{k}"] = percent(counts[f"hit_at_{k}"], rows)
         counts["predicted_idioms"] = int(frame["n_predicted"].sum()) if rows else 0
         counts["valid_idioms"] = int(frame["n_valid"].sum()) if rows else 0
-        metrics["valid_idiom"] = percent(counts["valid_idioms"], counts["predicted_idioms"])
         answered = frame[frame["answered"].astype(bool)] if rows else frame
         counts["fewer_than_5"] = int((answered["n_predicted"] < TOP_K).sum()) if len(answered) else 0
         counts["more_than_5"] = int((answered["listed"] > TOP_K).sum()) if len(answered) else 0
         counts["duplicates"] = _flagged(answered, "duplicate_items")
-    return {"metrics": metrics, "counts": counts}
+    return counts
 
 
 def by_gold(frame: pd.DataFrame) -> dict[str, Any]:
     """Accuracy per gold label and the distribution of predictions (classification settings)."""
     out: dict[str, Any] = {"accuracy": {}, "predictions": {}}
     for gold, group in sorted(frame.groupby("gold"), key=lambda g: str(g[0])):
-        out["accuracy"][str(gold)] = {"n": len(group), "accuracy": percent(_sum(group, "correct"), len(group))}
+        out["accuracy"][str(gold)] = {"n": len(group), "accuracy": evaluate.value_of(ACCURACY, group)}
     if len(frame):
         predictions = frame["prediction"].fillna("(no answer)").astype(str).value_counts()
         out["predictions"] = {str(k): int(v) for k, v in sorted(predictions.items())}
@@ -115,14 +97,8 @@ def by_gold(frame: pd.DataFrame) -> dict[str, Any]:
 
 
 def acc_at_k(frame: pd.DataFrame) -> dict[str, float | None]:
-    return {str(k): percent(_sum(frame, column), len(frame)) for k, column in enumerate(HIT_COLUMNS, start=1)}
-
-
-def paper_task(setting: str, tasks: list[str]) -> str | None:
-    preferred = PAPER_TASK.get(setting)
-    if preferred in tasks:
-        return preferred
-    return tasks[0] if tasks else None
+    """The Acc.@k curve, k = 1 … TOP_K (the paper's cells are k = 1, 3, 5)."""
+    return {str(k): evaluate.value_of(acc_at(k), frame) for k in range(1, TOP_K + 1)}
 
 
 def data_info(task: str | None, scored_items: int, items: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -157,21 +133,18 @@ def aggregate(ctx: AggregateContext[ChengyuBenchConfig]) -> dict[str, Any]:
     for setting, frame in sorted(ctx.scores.items()):
         kind = setting_kind(setting)
         main = frame[frame["pass"] == MAIN_PASS] if len(frame) else frame
-        tasks = sorted(main["task"].unique()) if len(main) else []
+        tasks = main_tasks(frame)
         task = paper_task(setting, tasks)
-        per_task = {t: summarise(kind, main[main["task"] == t]) for t in tasks}
-        primary = per_task[task] if task is not None else summarise(kind, main.iloc[0:0])
-        info = data_info(task, primary["counts"]["items"], ctx.items)
-        counts = dict(primary["counts"], other_pass_rows=len(frame) - len(main))
-        metrics = dict(primary["metrics"])
+        per_task = {t: task_counts(kind, main[main["task"] == t]) for t in tasks}
+        primary = per_task[task] if task is not None else task_counts(kind, main.iloc[0:0])
+        info = data_info(task, primary["items"], ctx.items)
+        counts = dict(primary, other_pass_rows=len(frame) - len(main))
         rotated = option_order.pass_rows(frame[frame["task"] == task]) if task is not None else None
         if rotated is not None:
-            order_metrics, counts["option_order"] = option_order.summarise(rotated)
-            metrics.update({option_order.PREFIX + name: value for name, value in order_metrics.items()})
-        settings[setting] = {"task": task, "data": info["source"], "metrics": metrics, "counts": counts}
+            counts["option_order"] = option_order.counts(rotated)
+        settings[setting] = {"task": task, "data": info["source"], "metrics": {}, "counts": counts}
         breakdowns["tasks"][setting] = {
-            t: dict(summary, data=data_info(t, summary["counts"]["items"], ctx.items))
-            for t, summary in per_task.items()
+            t: {"metrics": {}, "counts": c, "data": data_info(t, c["items"], ctx.items)} for t, c in per_task.items()
         }
         task_rows = main[main["task"] == task] if task is not None else main.iloc[0:0]
         if kind == "ranked":
@@ -184,6 +157,7 @@ def aggregate(ctx: AggregateContext[ChengyuBenchConfig]) -> dict[str, Any]:
             "template_hash": template.template_hash,
         }
         provenance["data"][setting] = info
+    evaluate.place({"settings": settings, "breakdowns": breakdowns}, scopes(ctx.scores, ctx.config))
     cfg = ctx.config.score
     if any(setting_kind(s) == "ranked" for s in settings):
         idioms = load_idiom_list(cfg.valid_idiom.four_character_only)
@@ -201,26 +175,3 @@ def aggregate(ctx: AggregateContext[ChengyuBenchConfig]) -> dict[str, Any]:
     }
     provenance["notes"] = list(ctx.scoring_meta.get("notes", []))
     return {"settings": settings, "breakdowns": breakdowns, "provenance": provenance}
-
-
-def prediction_metrics(body: dict[str, Any], task: str | None, setting: str) -> dict[str, float]:
-    """The paper's table 7 cells of one setting (and task), in percent: accuracy for
-    connotation, appropriateness and chid_candidates; acc_at_1/3/5 and valid_idiom for
-    open_cloze and chid_open_cloze. A cell that could not be computed is left out."""
-    settings = body.get("settings", {})
-    if setting not in settings:
-        raise IdiombenchError(
-            f"chengyu-bench: no scores for setting {setting!r} (scored: {', '.join(sorted(settings)) or 'none'})"
-        )
-    entry = settings[setting]
-    if task is None or task == entry.get("task"):
-        metrics = entry["metrics"]
-    else:
-        tasks = body.get("breakdowns", {}).get("tasks", {}).get(setting, {})
-        if task not in tasks:
-            raise IdiombenchError(
-                f"chengyu-bench: setting {setting!r} has no task {task!r} "
-                f"(scored: {', '.join(sorted(tasks)) or 'none'})"
-            )
-        metrics = tasks[task]["metrics"]
-    return {name: float(metrics[name]) for name in PAPER_CELLS[setting_kind(setting)] if metrics.get(name) is not None}

@@ -12,13 +12,16 @@ from __future__ import annotations
 from typing import Any
 
 from ...report import option_order
-from ...report.tables import Cell, CellRef, Figure, Section, Table, cell
+from ...report.tables import Cell, CellRef, Figure, Section, Table, cell, metric_cell
+from ..contexts import ReportContext
 from .metrics import KS, TOP_K
+from .specs import PERCENT6
 
 BENCH_ID = "chengyu_bench"
 SAMPLE_MARK = "§"
 NOT_RUN_MARK = "‡"
 FMT = "{:.2f}"
+DECIMALS = 2
 SETTING_NAMES = {
     "connotation": "Connotation",
     "appropriateness": "Appropriateness",
@@ -94,7 +97,7 @@ def _idiom_footnote(metrics: dict[str, dict[str, Any]]) -> str | None:
     return None
 
 
-def table7(ctx: Any) -> Table:
+def table7(ctx: ReportContext) -> Table:
     marks = Marks()
     rows = []
     sampled = {s: False for s in SETTING_NAMES}
@@ -105,11 +108,12 @@ def table7(ctx: Any) -> Table:
             mark = marks.sample(body, setting) if entry else ""
             sampled[setting] |= bool(mark)
             row.append(
-                cell(
+                metric_cell(
                     entry["metrics"].get("accuracy") if entry else None,
-                    FMT,
+                    PERCENT6,
+                    DECIMALS,
                     mark,
-                    CellRef(model, f"{setting}/accuracy", 100.0),
+                    CellRef(model, f"{setting}/accuracy"),
                 )
             )
         entry = _setting(body, "open_cloze")
@@ -121,21 +125,34 @@ def table7(ctx: Any) -> Table:
             mark = marks.sample(body, "open_cloze")
             sampled["open_cloze"] |= bool(mark)
             row += [
-                cell(entry["metrics"].get(f"acc_at_{k}"), FMT, mark, CellRef(model, f"open_cloze/acc_at_{k}", 100.0))
+                metric_cell(
+                    entry["metrics"].get(f"acc_at_{k}"),
+                    PERCENT6,
+                    DECIMALS,
+                    mark,
+                    CellRef(model, f"open_cloze/acc_at_{k}"),
+                )
                 for k in KS
             ]
             row.append(
-                cell(entry["metrics"].get("valid_idiom"), FMT, mark, CellRef(model, "open_cloze/valid_idiom", 100.0))
+                metric_cell(
+                    entry["metrics"].get("valid_idiom"),
+                    PERCENT6,
+                    DECIMALS,
+                    mark,
+                    CellRef(model, "open_cloze/valid_idiom"),
+                )
             )
         entry = _setting(body, "chid_candidates")
         mark = marks.sample(body, "chid_candidates") if entry else ""
         sampled["chid_candidates"] |= bool(mark)
         row.append(
-            cell(
+            metric_cell(
                 entry["metrics"].get("accuracy") if entry else None,
-                FMT,
+                PERCENT6,
+                DECIMALS,
                 mark,
-                CellRef(model, "chid_candidates/accuracy", 100.0),
+                CellRef(model, "chid_candidates/accuracy"),
             )
         )
         rows.append(row)
@@ -170,7 +187,7 @@ def table7(ctx: Any) -> Table:
     )
 
 
-def chid_open_cloze_table(ctx: Any, models: list[str]) -> Table:
+def chid_open_cloze_table(ctx: ReportContext, models: list[str]) -> Table:
     marks = Marks()
     rows = []
     sampled = False
@@ -183,14 +200,22 @@ def chid_open_cloze_table(ctx: Any, models: list[str]) -> Table:
         rows.append(
             [Cell(ctx.display_name(model))]
             + [
-                cell(
-                    entry["metrics"].get(f"acc_at_{k}"), FMT, mark, CellRef(model, f"chid_open_cloze/acc_at_{k}", 100.0)
+                metric_cell(
+                    entry["metrics"].get(f"acc_at_{k}"),
+                    PERCENT6,
+                    DECIMALS,
+                    mark,
+                    CellRef(model, f"chid_open_cloze/acc_at_{k}"),
                 )
                 for k in KS
             ]
             + [
-                cell(
-                    entry["metrics"].get("valid_idiom"), FMT, mark, CellRef(model, "chid_open_cloze/valid_idiom", 100.0)
+                metric_cell(
+                    entry["metrics"].get("valid_idiom"),
+                    PERCENT6,
+                    DECIMALS,
+                    mark,
+                    CellRef(model, "chid_open_cloze/valid_idiom"),
                 ),
                 cell(entry["counts"]["items"]),
             ]
@@ -212,7 +237,7 @@ def chid_open_cloze_table(ctx: Any, models: list[str]) -> Table:
     )
 
 
-def counts_table(ctx: Any) -> Table:
+def counts_table(ctx: ReportContext) -> Table:
     rows = []
     for model, body in ctx.metrics.items():
         for setting, entry in sorted(body.get("settings", {}).items()):
@@ -264,7 +289,7 @@ def counts_table(ctx: Any) -> Table:
     )
 
 
-def acc_at_k_figure(ctx: Any) -> Figure | None:
+def acc_at_k_figure(ctx: ReportContext) -> Figure | None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -304,7 +329,7 @@ def acc_at_k_figure(ctx: Any) -> Figure | None:
     return Figure(f"{BENCH_ID}_acc_at_k", "Chengyu-Bench: Acc.@k by k", path, caption)
 
 
-def option_order_entries(ctx: Any) -> list[option_order.Entry]:
+def option_order_entries(ctx: ReportContext) -> list[option_order.Entry]:
     entries = []
     for model in sorted(ctx.metrics):
         setting = _setting(ctx.metrics[model], "chid_candidates")
@@ -313,7 +338,7 @@ def option_order_entries(ctx: Any) -> list[option_order.Entry]:
     return [e for e in entries if e is not None]
 
 
-def report_section(ctx: Any) -> Section | None:
+def report_section(ctx: ReportContext) -> Section | None:
     if not ctx.metrics:
         return None
     tables = [table7(ctx)]

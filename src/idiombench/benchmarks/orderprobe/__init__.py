@@ -84,7 +84,7 @@ class OrderProbe(Benchmark[OrderProbeConfig]):
 
         return estimands(ctx)
 
-    def prediction_metrics(self, body: dict[str, Any], task: str | None, setting: str) -> dict[str, float]:
+    def prediction_metrics(self, body: dict[str, Any], task: str | None, setting: str) -> dict[str, float]:  # type: ignore[override]  # TRANSITION
         """Table 3's cells for one setting, as the paper prints them (report.py)."""
         return _report.prediction_metrics(body, task, setting)
 

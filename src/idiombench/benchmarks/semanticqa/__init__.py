@@ -94,7 +94,7 @@ class SemanticQA(Benchmark[SemanticQAConfig]):
         scaling = config.score.lcc_scaling
         return bool(scaling.enabled and re.fullmatch(scaling.setting_pattern, setting))
 
-    def prediction_metrics(self, body: dict[str, Any], task: str | None, setting: str) -> dict[str, float | None]:
+    def prediction_metrics(self, body: dict[str, Any], task: str | None, setting: str) -> dict[str, float | None]:  # type: ignore[override]  # TRANSITION
         """The paper's cells of one task and setting, in percent (for `evaluate-predictions`)."""
         from .aggregate import prediction_metrics
 

@@ -200,16 +200,17 @@ def test_strict_scoring_rejects_unformatted_answers(default_params):
 
 
 def test_prediction_metrics_in_percent(default_params):
-    _, body = score_and_aggregate(default_params)
-    assert BENCHMARK.prediction_metrics(body, None, "connotation") == {"accuracy": 50.0}
-    assert BENCHMARK.prediction_metrics(body, "connotation_sample", "connotation") == {"accuracy": 50.0}
-    cells = BENCHMARK.prediction_metrics(body, "open_cloze", "open_cloze")
+    tables, body = score_and_aggregate(default_params)
+    scopes = BENCHMARK.metric_scopes(tables, config())
+    assert BENCHMARK.prediction_metrics(body, scopes, None, "connotation") == {"accuracy": 50.0}
+    assert BENCHMARK.prediction_metrics(body, scopes, "connotation_sample", "connotation") == {"accuracy": 50.0}
+    cells = BENCHMARK.prediction_metrics(body, scopes, "open_cloze", "open_cloze")
     assert set(cells) == {"acc_at_1", "acc_at_3", "acc_at_5", "valid_idiom"}
     assert cells["valid_idiom"] == pytest.approx(87.5, abs=1e-4)
     with pytest.raises(IdiombenchError, match="no scores for setting 'appropriateness'"):
-        BENCHMARK.prediction_metrics(body, None, "appropriateness")
-    with pytest.raises(IdiombenchError, match="has no task 'chid_dev_few'"):
-        BENCHMARK.prediction_metrics(body, "chid_dev_few", "chid_candidates")
+        BENCHMARK.prediction_metrics(body, scopes, None, "appropriateness")
+    with pytest.raises(IdiombenchError, match="no scores for task 'chid_dev_few'"):
+        BENCHMARK.prediction_metrics(body, scopes, "chid_dev_few", "chid_candidates")
 
 
 def test_scores_are_byte_identical_across_runs(default_params, tmp_path: Path):
@@ -285,7 +286,8 @@ def test_a_setting_without_rows_has_no_metrics_not_zeros(default_params):
         entry = body["settings"][setting]
         assert entry["task"] is None and entry["counts"]["rows"] == 0
         assert all(value is None for value in entry["metrics"].values()), entry["metrics"]
-        assert BENCHMARK.prediction_metrics(body, None, setting) == {}
+        cells = BENCHMARK.prediction_metrics(body, BENCHMARK.metric_scopes(tables, config()), None, setting)
+        assert cells and all(value is None for value in cells.values()), cells  # not computed, never 0
 
 
 def test_a_prediction_without_its_prompt_is_counted_unknown_not_mismatched(default_params):
