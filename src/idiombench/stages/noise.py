@@ -162,21 +162,22 @@ def configured_rows(
 def compare_setting(
     params: Params, benchmark: str, model: str, setting: str, perturbed: pd.DataFrame, texts: dict[str, str]
 ) -> pd.DataFrame | None:
-    """Per sampled item of a setting: both outputs and both outcomes (None: no per-item outcome)."""
+    """Per sampled item of a setting and headline metric: both outputs and both outcomes (None: no
+    per-item outcome)."""
     bench, config = get_benchmark(benchmark), params.benchmark(benchmark)
     configured, configured_texts = configured_rows(benchmark, model, setting, set(perturbed["prompt_id"]))
     a = bench.item_outcomes(configured, setting, config)
     b = bench.item_outcomes(perturbed, setting, config)
     if a is None or b is None:
         return None
-    keys = ["prompt_id", "sample_index"]
+    keys = ["prompt_id", "sample_index", "metric"]  # a setting may have several headline metrics: one row each
     joined = a.merge(b[[*keys, "outcome"]], on=keys, suffixes=("_configured", "_perturbed"), validate="one_to_one")
     joined.insert(0, "setting", setting)
     joined["text_configured"] = joined["prompt_id"].map(configured_texts)
     joined["text_perturbed"] = joined["prompt_id"].map(texts)
     joined["changed"] = joined["text_configured"] != joined["text_perturbed"]
     joined["flipped"] = (joined["outcome_configured"] - joined["outcome_perturbed"]).abs() > 1e-9
-    return joined.sort_values(["setting", "prompt_id"]).reset_index(drop=True)
+    return joined.sort_values(["setting", "prompt_id", "metric"]).reset_index(drop=True)
 
 
 def _number(value: float | None) -> float | None:

@@ -203,10 +203,10 @@ def disagreement_tables(
     settings = sorted({s for frames in found.values() for s in frames})
     for setting in settings:
         for a, b in combinations([m for m in found if setting in found[m]], 2):
-            keys = ["prompt_id", "sample_index"]
+            keys = ["prompt_id", "sample_index", "metric"]  # a setting may have several headline metrics
             pair = found[a][setting].merge(found[b][setting], on=keys, suffixes=("_a", "_b"))
             pair = pair[pair["binary_a"].astype(bool) & pair["binary_b"].astype(bool)]
-            for metric, group in pair.groupby("metric_a", sort=True):
+            for metric, group in pair.groupby("metric", sort=True):
                 result = disagreement(group["outcome_a"].to_numpy(), group["outcome_b"].to_numpy())
                 ea = mean(group["unit_a"].tolist(), group["outcome_a"].to_numpy())
                 eb = mean(group["unit_a"].tolist(), group["outcome_b"].to_numpy())
@@ -228,12 +228,14 @@ def disagreement_tables(
                         Cell("—" if boot is None or math.isnan(boot.p) else f"{boot.p:.4f}"),
                     ]
                 )
-                split = group[group["outcome_a"] != group["outcome_b"]].sort_values("prompt_id")
+                decided = group["outcome_a"].isin((0.0, 1.0)) & group["outcome_b"].isin((0.0, 1.0))
+                split = group[decided & (group["outcome_a"] != group["outcome_b"])].sort_values("prompt_id")
                 for _, row in split.iterrows():
                     right = a if row["outcome_a"] == 1.0 else b
                     items.append(
                         [
                             Cell(setting),
+                            Cell(str(metric)),
                             Cell(str(row["prompt_id"])),
                             Cell(display_name(a)),
                             Cell(display_name(b)),
@@ -268,13 +270,13 @@ def disagreement_tables(
             f"(the first {EXAMPLES} below)."
         ],
     )
-    item_columns = ["Setting", "Prompt", "Model A", "Model B", "Right", "Output A", "Output B"]
+    item_columns = ["Setting", "Metric", "Prompt", "Model A", "Model B", "Right", "Output A", "Output B"]
     full = Table(f"{stem}_disagreement_items", f"{benchmark}: disagreeing items", item_columns, items)
     shown = Table(
         f"{stem}_disagreement_examples",
         f"{benchmark}: the first {EXAMPLES} disagreeing items",
         item_columns,
-        [row[:5] + [Cell(_clip(row[5].text)), Cell(_clip(row[6].text))] for row in items[:EXAMPLES]],
+        [row[:6] + [Cell(_clip(row[6].text)), Cell(_clip(row[7].text))] for row in items[:EXAMPLES]],
         footnotes=[f"{len(items)} disagreeing item(s) in all: {stem}_disagreement_items.csv."],
     )
     return [count_table, shown, full]
