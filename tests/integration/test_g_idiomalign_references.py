@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from g_idiomalign_fixtures import AggCtx, Ctx
+from g_idiomalign_fixtures import AggCtx, Ctx, generation_metrics, mcq_body
 from idiombench.benchmarks.g_idiomalign import aggregate as agg
 from idiombench.benchmarks.g_idiomalign.answers import format_reference_answer
 from idiombench.benchmarks.g_idiomalign.config import GIdiomAlignConfig, GIdiomAlignScore
@@ -70,7 +70,7 @@ def test_task1_oracle_scores_100_on_every_item(tasks):
     )
     frame = score(ctx)["mcq"]
     assert len(frame) == 18_999 and frame["correct"].all() and not frame["invalid"].any()
-    m = agg.aggregate_mcq(frame, GIdiomAlignScore())[0]["metrics"]
+    m = mcq_body(frame)[0]["metrics"]
     for scope in ("Zh-target", "En-target", "Other targets", "overall"):
         assert m[f"accuracy.micro.{scope}"] == m[f"accuracy.macro.{scope}"] == 100.0
         assert m[f"outcome.{scope}.Correct"] == 100.0
@@ -92,7 +92,7 @@ def test_task1_literal_translation_picker(tasks):
     assert len(others) == 18_999 - 69
     assert not others["correct"].any() and (others["outcome"] == "LT").all()
     assert frame.loc[sorted(lt_is_target), "correct"].all()
-    m = agg.aggregate_mcq(frame.reset_index(), GIdiomAlignScore())[0]["metrics"]
+    m = mcq_body(frame.reset_index())[0]["metrics"]
     assert m["accuracy.micro.overall"] == pytest.approx(100 * 69 / 18_999)
     assert m["outcome.overall.LT"] == pytest.approx(100 * (18_999 - 69) / 18_999)
     assert m["outcome.overall.LC"] == m["outcome.overall.CA"] == m["outcome.overall.invalid"] == 0.0
@@ -121,7 +121,7 @@ def test_task2_oracle_surface_metrics_are_100_on_every_item(tasks):
     for frame in tables.values():
         assert frame["exact_match"].all() and not frame["invalid"].any()
         assert (frame["bleu"] == 100.0).all() and (frame["chrf"] == 100.0).all()
-        m = agg.aggregate_generation(frame, GIdiomAlignScore(), False)[0]["metrics"]
+        m = generation_metrics(frame, similarity_computed=False)
         assert (m["EM"], m["BLEU"], m["chrF"]) == (100.0, 100.0, 100.0)
         assert m["MeanSim"] is None
         assert frame["direction"].nunique() == 72

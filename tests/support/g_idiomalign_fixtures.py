@@ -10,7 +10,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from idiombench.benchmarks.g_idiomalign.config import GIdiomAlignConfig, GIdiomAlignConstruct
+from idiombench.benchmarks.g_idiomalign.aggregate import setting_bodies
+from idiombench.benchmarks.g_idiomalign.config import GIdiomAlignConfig, GIdiomAlignConstruct, GIdiomAlignScore
 from idiombench.core.items import Item
 from idiombench.pipeline.config import load_params
 from idiombench.scoring.registry import Embeddings, PairScores
@@ -212,6 +213,21 @@ def gen_scores(
                 }
             )
     return pd.DataFrame(rows)
+
+
+def mcq_body(frame: pd.DataFrame, cfg: GIdiomAlignScore | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The mcq setting's body (metrics, counts) and its breakdown, as aggregate writes them."""
+    settings, breakdowns = setting_bodies({"mcq": frame}, GIdiomAlignConfig(score=cfg or GIdiomAlignScore()))
+    return settings["mcq"], breakdowns["mcq"]
+
+
+def generation_metrics(
+    frame: pd.DataFrame, cfg: GIdiomAlignScore | None = None, similarity_computed: bool = True
+) -> dict[str, Any]:
+    """The metrics of a Task 2 score table's main pairs, as aggregate writes them (setting no_gloss)."""
+    config = GIdiomAlignConfig(score=cfg or GIdiomAlignScore())
+    settings, _ = setting_bodies({"no_gloss": frame}, config, similarity_computed)
+    return dict(settings["no_gloss"]["metrics"])
 
 
 @dataclass

@@ -154,9 +154,9 @@ def test_every_builtin_benchmark_declares_its_metrics() -> None:
 def test_g_idiomalign_resamples_source_idioms_and_reproduces_the_aggregate() -> None:
     import pandas as pd
 
-    from idiombench.benchmarks.g_idiomalign.aggregate import aggregate_mcq
-    from idiombench.benchmarks.g_idiomalign.config import GIdiomAlignScore
-    from idiombench.benchmarks.g_idiomalign.uncertainty import mcq_estimands
+    from idiombench.benchmarks.g_idiomalign import BENCHMARK
+    from idiombench.benchmarks.g_idiomalign.aggregate import setting_bodies
+    from idiombench.benchmarks.g_idiomalign.config import GIdiomAlignConfig
 
     # one German idiom asked into English and French, one French idiom into English
     frame = pd.DataFrame(
@@ -174,8 +174,10 @@ def test_g_idiomalign_resamples_source_idioms_and_reproduces_the_aggregate() -> 
             "ok": True,
         }
     )
-    metrics = aggregate_mcq(frame, GIdiomAlignScore())[0]["metrics"]
-    estimands = mcq_estimands(frame)
+    config = GIdiomAlignConfig()
+    metrics = setting_bodies({"mcq": frame}, config)[0]["mcq"]["metrics"]
+    found = evaluate.estimands({"m": BENCHMARK.metric_scopes({"mcq": frame}, config)})["m"]
+    estimands = {name: estimand for name, (_, estimand) in found.items() if estimand is not None}
     overall = estimands["mcq/accuracy.macro.overall"]
     assert overall.unit == "idiom" and overall.n == 2
     assert 100 * overall.value() == pytest.approx(metrics["accuracy.macro.overall"])

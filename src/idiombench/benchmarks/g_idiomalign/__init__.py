@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...core.items import Item
 from ...data.manifest import FileSpec, load_file_specs
+from ...metrics import MetricSpec, Scope
 from ..base import Benchmark, BuildResult
 from . import answers as _answers
 from . import build as _build
@@ -22,7 +24,6 @@ if TYPE_CHECKING:
 
     from ...params.schema import Params
     from ...report.tables import Section
-    from ...statistics.estimands import Estimand
     from ..contexts import (
         AggregateContext,
         AttentionContext,
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
         RenderOutput,
         ReportContext,
         ScoreContext,
-        UncertaintyContext,
     )
 
 
@@ -46,8 +46,6 @@ class GIdiomAlign(Benchmark[GIdiomAlignConfig]):
     render_templates = "src/idiombench/benchmarks/g_idiomalign/prompts"
     # its params section (benchmarks.<name> in params.yaml)
     config_model = GIdiomAlignConfig
-    # its headline metrics (regexes on the flattened metric names): MLflow parent runs, dvc exp show
-    headline_metrics = (r"accuracy\.macro\.overall", r"Acc@0\.80", r"EM")
     # its `dvc plots` curves (plots.py)
     plots = _plots.PLOTS
     # the neural scorer roles its metrics need, with the paper's models (roles.py)
@@ -87,20 +85,19 @@ class GIdiomAlign(Benchmark[GIdiomAlignConfig]):
 
         return report_section(ctx)
 
-    def item_outcomes(self, frame: Any, setting: str, config: GIdiomAlignConfig) -> Any:
-        from .uncertainty import item_outcomes
+    def metric_specs(self, config: GIdiomAlignConfig) -> tuple[MetricSpec, ...]:
+        """Its metrics (tables 3, 4, 12, 14, 16), each declared once (specs.py), built from the
+        params: Acc@t per `score.thresholds`, the headline at the last `score.headline_thresholds`,
+        BLEU / chrF as `score.surface_aggregation` says."""
+        from .specs import metric_specs  # pandas and sacrebleu: only the stages that evaluate them
 
-        return item_outcomes(frame, setting, config)
+        return metric_specs(config.score)
 
-    def estimands(self, ctx: UncertaintyContext[GIdiomAlignConfig]) -> dict[str, dict[str, Estimand]]:
-        from .uncertainty import estimands
+    def metric_scopes(self, scores: Mapping[str, pd.DataFrame], config: GIdiomAlignConfig) -> list[Scope]:
+        """mcq, and per Task 2 condition its main and its additional pairs (specs.py)."""
+        from .specs import scopes
 
-        return estimands(ctx)
-
-    def prediction_metrics(self, body: dict[str, Any], task: str | None, setting: str) -> dict[str, float]:  # type: ignore[override]  # TRANSITION
-        from .aggregate import prediction_metrics
-
-        return prediction_metrics(body, task, setting)
+        return scopes(scores, config)
 
     def run_construction(self, params: Params, source: Path | list[Item], out_dir: Path) -> dict[str, Any]:
         """The paper's alignment pipeline rebuilt from the released glosses (construct.py)."""

@@ -1,5 +1,6 @@
 """`aggregate` hook: the paper's numbers from the per-answer scores. All values are
-percentages as the paper prints them (MeanSim = 100 x mean cosine).
+percentages as the paper prints them (MeanSim = 100 x mean cosine), each the value of its
+metric spec (specs.py); this module keeps the counts, the breakdowns and the provenance.
 
 Task 1 (setting mcq; paper tables 3 and 12, figure 3), per target group (Zh-target,
 En-target, Other targets) and overall:
@@ -24,45 +25,34 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from ...core import paths
-from ...core.errors import IdiombenchError
 from ...core.io import read_parquet
+from ...metrics import evaluate
 from ...scoring import option_order
 from .config import GIdiomAlignScore
 from .score import MCQ_SETTING
-from .task1 import CORRECT, DISTRACTOR_TYPES, GROUPS, INVALID, TARGET_COPY
-from .task2 import corpus_bleu, corpus_chrf, tokenizer_available
+from .specs import (
+    ADDITIONAL_SUFFIX,
+    GENERATION_CONDITIONS,
+    MAIN_PASS,
+    by_key,
+    generation_parts,
+    mcq_outcomes,
+    scopes,
+    threshold_name,
+)
+from .task1 import GROUPS
+from .task2 import tokenizer_available
 
 if TYPE_CHECKING:
     from ..contexts import AggregateContext
     from .config import GIdiomAlignConfig
 
-MAIN_PASS = "main"
-OVERALL = "overall"
-GENERATION_CONDITIONS = ("no_gloss", "with_gloss")
-ADDITIONAL_SUFFIX = "_additional"
 DELTA_PREFIX = "delta."
-
-
-def percent(value: float | None) -> float | None:
-    return None if value is None or pd.isna(value) else round(100.0 * float(value), 10)
-
-
-def macro_micro(frame: pd.DataFrame, column: str, by: str = "direction") -> tuple[float | None, float | None]:
-    """(mean over groups `by` of each group's mean, mean over rows) of a numeric/bool column;
-    NaN values are left out; (None, None) when nothing is left."""
-    values = frame[[by, column]].dropna(subset=[column])
-    if values.empty:
-        return None, None
-    series = values[column].astype(float)
-    per_group = series.groupby(values[by], sort=True).mean()
-    return float(per_group.mean()), float(series.mean())
-
-
-def threshold_name(t: float) -> str:
-    return f"Acc@{t:.2f}"
+SURFACE = ("BLEU", "chrF")
 
 
 def main_pass(frame: pd.DataFrame) -> pd.DataFrame:
@@ -90,31 +80,17 @@ def failure_counts(rows: pd.DataFrame) -> dict[str, int]:
 # --------------------------------------------------------------------------- Task 1
 
 
-def mcq_outcomes(cfg: GIdiomAlignScore) -> tuple[str, ...]:
-    return (CORRECT, *DISTRACTOR_TYPES, INVALID) + (() if cfg.duplicate_option_target_correct else (TARGET_COPY,))
-
-
-def aggregate_mcq(frame: pd.DataFrame, cfg: GIdiomAlignScore) -> tuple[dict[str, Any], dict[str, Any]]:
+def mcq_counts(frame: pd.DataFrame, cfg: GIdiomAlignScore) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The mcq setting's counts and its per-direction breakdown (its metrics are the specs')."""
     rows = main_pass(frame)
-    metrics: dict[str, float | None] = {}
     outcomes = mcq_outcomes(cfg)
-    scopes = [(group, rows[rows["group"] == group]) for group in GROUPS] + [(OVERALL, rows)]
-    clean = rows[~rows["duplicate_option"].astype(bool)]
-    clean_scopes = [(group, clean[clean["group"] == group]) for group in GROUPS] + [(OVERALL, clean)]
-    for prefix, chosen in (("accuracy", scopes), ("accuracy_without_duplicate_option", clean_scopes)):
-        for scope, part in chosen:
-            macro, micro = macro_micro(part, "correct")
-            metrics[f"{prefix}.macro.{scope}"] = percent(macro)
-            metrics[f"{prefix}.micro.{scope}"] = percent(micro)
-    for scope, part in scopes:
-        for outcome in outcomes:
-            metrics[f"outcome.{scope}.{outcome}"] = percent((part["outcome"] == outcome).mean()) if len(part) else None
+    accuracy = by_key(cfg)["accuracy.micro.overall"]  # one direction's accuracy: its mean of `correct`
     per_direction = {}
     for direction, part in rows.groupby("direction", sort=True):
         per_direction[direction] = {
             "group": part["group"].iloc[0],
             "answers": int(len(part)),
-            "accuracy": percent(part["correct"].mean()),
+            "accuracy": evaluate.value_of(accuracy, part),
             "outcomes": {o: int((part["outcome"] == o).sum()) for o in outcomes},
         }
     counts = {
@@ -128,74 +104,38 @@ def aggregate_mcq(frame: pd.DataFrame, cfg: GIdiomAlignScore) -> tuple[dict[str,
     }
     rotated = option_order.pass_rows(frame)
     if rotated is not None:
-        order_metrics, counts["option_order"] = option_order.summarise(rotated)
-        metrics.update({option_order.PREFIX + name: value for name, value in order_metrics.items()})
-    return {"metrics": metrics, "counts": counts}, {"per_direction": per_direction}
+        counts["option_order"] = option_order.counts(rotated)
+    return counts, {"per_direction": per_direction}
 
 
 # --------------------------------------------------------------------------- Task 2
 
 
-def surface_per_direction(rows: pd.DataFrame, cfg: GIdiomAlignScore) -> pd.DataFrame:
-    """BLEU and chrF per direction as configured (sentence means or corpus scores)."""
-    out = []
-    for direction, part in rows.groupby("direction", sort=True):
-        if cfg.surface_aggregation == "corpus":
-            tokenize = part["bleu_tokenize"].iloc[0]
-            predictions, golds = part["prediction_clean"].tolist(), part["gold_clean"].tolist()
-            bleu, chrf = corpus_bleu(predictions, golds, tokenize), corpus_chrf(predictions, golds)
-        else:
-            bleu, chrf = float(part["bleu"].mean()), float(part["chrf"].mean())
-        out.append({"direction": direction, "bleu": bleu, "chrf": chrf})
-    return pd.DataFrame(out, columns=["direction", "bleu", "chrf"])
-
-
-def aggregate_generation(
-    frame: pd.DataFrame, cfg: GIdiomAlignScore, similarity_computed: bool
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    rows = main_pass(frame).copy()
-    metrics: dict[str, float | None] = {}
-    sims = rows["similarity"].astype(float)
-    computed = similarity_computed and not sims.isna().all()
-    macro, micro = macro_micro(rows, "similarity") if computed else (None, None)
-    metrics["MeanSim"], metrics["MeanSim.micro"] = percent(macro), percent(micro)
-    for t in cfg.thresholds:
-        name = threshold_name(t)
-        if computed:
-            rows[name] = (sims >= t).where(sims.notna())
-            macro, micro = macro_micro(rows, name)
-        else:
-            macro = micro = None
-        metrics[name], metrics[f"{name}.micro"] = percent(macro), percent(micro)
-    macro, micro = macro_micro(rows, "exact_match")
-    metrics["EM"], metrics["EM.micro"] = percent(macro), percent(micro)
-    surface = surface_per_direction(rows, cfg)
-    for name, column in (("BLEU", "bleu"), ("chrF", "chrf")):
-        metrics[name] = float(surface[column].mean()) if len(surface) else None
-        metrics[f"{name}.micro"] = (
-            float(rows[column].mean()) if len(rows) and cfg.surface_aggregation == "sentence" else None
-        )
+def generation_counts(frame: pd.DataFrame, cfg: GIdiomAlignScore) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A Task 2 setting's counts and its per-direction breakdown: each direction's MeanSim,
+    Acc@t and EM (the micro specs on its answers: its mean) and BLEU / chrF (the surface specs
+    on its answers: its sentence mean or corpus score)."""
+    rows = main_pass(frame)
+    specs = by_key(cfg)
     per_direction: dict[str, Any] = {}
-    surface_by = surface.set_index("direction") if len(surface) else None
     for direction, part in rows.groupby("direction", sort=True):
         entry: dict[str, Any] = {"answers": int(len(part)), "invalid": int(part["invalid"].sum())}
-        entry["MeanSim"] = percent(part["similarity"].astype(float).mean()) if computed else None
-        for t in cfg.thresholds:
-            entry[threshold_name(t)] = percent(part[threshold_name(t)].astype(float).mean()) if computed else None
-        entry["EM"] = percent(part["exact_match"].mean())
-        entry["BLEU"] = float(surface_by.loc[direction, "bleu"]) if surface_by is not None else None
-        entry["chrF"] = float(surface_by.loc[direction, "chrf"]) if surface_by is not None else None
+        for name in ("MeanSim", *(threshold_name(t) for t in cfg.thresholds), "EM"):
+            entry[name] = evaluate.value_of(specs[f"{name}.micro"], part)
+        for name in SURFACE:
+            entry[name] = evaluate.value_of(specs[name], part)
         per_direction[direction] = entry
     counts = {
         **answer_counts(rows),
         **failure_counts(rows),
-        "other_pass_rows": int(len(frame) - len(main_pass(frame))),
+        "other_pass_rows": int(len(frame) - len(rows)),
     }
-    return {"metrics": metrics, "counts": counts}, {"per_direction": per_direction}
+    return counts, {"per_direction": per_direction}
 
 
 def add_deltas(settings: dict[str, Any], suffix: str = "") -> None:
-    """With-gloss minus No-gloss, metric by metric (macro values), into the with_gloss setting."""
+    """With-gloss minus No-gloss, metric by metric (macro values), into the with_gloss setting:
+    a difference of two settings' stored values, not a metric of one scope (no spec, no interval)."""
     without, with_ = settings.get(f"no_gloss{suffix}"), settings.get(f"with_gloss{suffix}")
     if without is None or with_ is None:
         return
@@ -252,26 +192,50 @@ def role_dict(params: Any, role: str) -> dict[str, Any] | None:
     return infos[role].as_dict() if role in infos else None
 
 
+def without_similarity(scores: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """The score tables with no Task 2 similarity: where the similarity role is not computed,
+    MeanSim and Acc@t are None whatever the score tables hold."""
+    return {
+        setting: frame.assign(similarity=np.nan) if setting in GENERATION_CONDITIONS else frame
+        for setting, frame in scores.items()
+    }
+
+
+def setting_bodies(
+    scores: dict[str, pd.DataFrame], config: GIdiomAlignConfig, similarity_computed: bool = True
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(settings, breakdowns) of the metrics body: each setting's metrics (the specs' values in
+    its scope), counts and per-direction breakdown; with_gloss's With - No-gloss deltas."""
+    cfg = config.score
+    if not similarity_computed:
+        scores = without_similarity(scores)
+    settings: dict[str, Any] = {}
+    breakdowns: dict[str, Any] = {}
+    for setting, frame in sorted(scores.items()):
+        if setting == MCQ_SETTING:
+            counts, breakdowns[setting] = mcq_counts(frame, cfg)
+            settings[setting] = {"metrics": {}, "counts": counts}
+        elif setting in GENERATION_CONDITIONS:
+            for suffix, _, part in generation_parts(frame):
+                counts, breakdowns[setting + suffix] = generation_counts(part, cfg)
+                settings[setting + suffix] = {"metrics": {}, "counts": counts}
+    evaluate.place({"settings": settings}, scopes(scores, config))
+    add_deltas(settings)
+    add_deltas(settings, ADDITIONAL_SUFFIX)
+    return dict(sorted(settings.items())), breakdowns
+
+
 def aggregate(ctx: AggregateContext[GIdiomAlignConfig]) -> dict[str, Any]:
     cfg: GIdiomAlignScore = ctx.config.score
     role = role_dict(ctx.params, cfg.similarity_role)
     similarity_computed = bool(role and role["status"] != "not_computed")
-    settings: dict[str, Any] = {}
-    breakdowns: dict[str, Any] = {}
+    settings, breakdowns = setting_bodies(ctx.scores, ctx.config, similarity_computed)
     coverage: dict[str, Any] = {}
     tokenizers: dict[str, str] = {}
     fallbacks: dict[str, str] = {}
     for setting, frame in sorted(ctx.scores.items()):
         coverage[setting] = sample_coverage(setting, frame, ctx.items) if len(frame) else {}
-        if setting == MCQ_SETTING:
-            settings[setting], breakdowns[setting] = aggregate_mcq(frame, cfg)
-        elif setting in GENERATION_CONDITIONS:
-            for additional, suffix in ((False, ""), (True, ADDITIONAL_SUFFIX)):
-                part = frame[frame["additional"].astype(bool) == additional]
-                if len(part):
-                    settings[setting + suffix], breakdowns[setting + suffix] = aggregate_generation(
-                        part, cfg, similarity_computed
-                    )
+        if setting in GENERATION_CONDITIONS:
             for lang, tokenize in frame[["target_lang", "bleu_tokenize"]].drop_duplicates().itertuples(index=False):
                 tokenizers[lang] = tokenize
                 configured = cfg.bleu_tokenize.get(lang, cfg.bleu_tokenize_default)
@@ -280,8 +244,6 @@ def aggregate(ctx: AggregateContext[GIdiomAlignConfig]) -> dict[str, Any]:
                         f"configured {configured!r} cannot run here ({tokenizer_available(configured)}); "
                         f"used {tokenize!r}"
                     )
-    add_deltas(settings)
-    add_deltas(settings, ADDITIONAL_SUFFIX)
     provenance = {
         "roles": {cfg.similarity_role: role} if role else {},
         "score": cfg.model_dump(mode="json"),
@@ -291,36 +253,4 @@ def aggregate(ctx: AggregateContext[GIdiomAlignConfig]) -> dict[str, Any]:
         "template_hashes": template_hashes(ctx.benchmark, sorted(ctx.scores)),
         "notes": list(ctx.scoring_meta.get("notes", [])),
     }
-    return {"settings": dict(sorted(settings.items())), "breakdowns": breakdowns, "provenance": provenance}
-
-
-# --------------------------------------------------------------------------- evaluate-predictions
-
-TABLE3_KEYS = [f"accuracy.{kind}.{scope}" for scope in (*GROUPS, OVERALL) for kind in ("macro", "micro")]
-TABLE12_KEYS = [f"outcome.{group}.{o}" for group in GROUPS for o in (CORRECT, *DISTRACTOR_TYPES)]
-
-
-def prediction_metrics(body: dict[str, Any], task: str | None, setting: str) -> dict[str, float]:
-    """The paper's cells for one task / setting, in percent: mcq -> table 3 (accuracy macro /
-    micro per target group and overall) and table 12 (outcome shares); no_gloss / with_gloss ->
-    tables 4 / 14 (MeanSim, Acc@t) and 16 (EM, BLEU, chrF), with_gloss also the With - No-gloss
-    deltas. task gloss_generation_additional reads the additional-pairs settings."""
-    key = setting + (ADDITIONAL_SUFFIX if task == "gloss_generation_additional" else "")
-    if setting == MCQ_SETTING and task not in (None, "mcq"):
-        raise IdiombenchError(f"g-idiomalign setting mcq belongs to task mcq, not {task!r}")
-    if setting in GENERATION_CONDITIONS and task not in (None, "gloss_generation", "gloss_generation_additional"):
-        raise IdiombenchError(
-            f"g-idiomalign setting {setting} belongs to task gloss_generation(_additional), not {task!r}"
-        )
-    entry = body.get("settings", {}).get(key)
-    if entry is None:
-        raise IdiombenchError(
-            f"g-idiomalign: no aggregated results for setting {key!r} "
-            f"(have: {', '.join(body.get('settings', {})) or 'none'})"
-        )
-    metrics = entry["metrics"]
-    if setting == MCQ_SETTING:
-        names = TABLE3_KEYS + TABLE12_KEYS
-    else:
-        names = [n for n in metrics if not n.endswith(".micro")]
-    return {name: float(metrics[name]) for name in names if metrics.get(name) is not None}
+    return {"settings": settings, "breakdowns": breakdowns, "provenance": provenance}

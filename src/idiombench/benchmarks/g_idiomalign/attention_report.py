@@ -9,6 +9,7 @@ from typing import Any
 from ...core import paths
 from ...core.io import read_json_object, read_parquet
 from ...report.tables import Cell, Figure, Table, cell
+from ..contexts import ReportContext
 from .attention import CONDITIONS, CORRECT, ERROR_TYPES, METRICS, SUBSETS, WRONG
 
 BENCHMARK = "g-idiomalign"
@@ -18,7 +19,7 @@ NO_TEST = "¶"
 FMT = "{:.3f}"
 
 
-def summaries(ctx: Any) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+def summaries(ctx: ReportContext) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
     """model -> summary of the measured models, and model -> reason of the skipped ones."""
     measured, skipped = {}, {}
     for model in ctx.params.models:
@@ -46,7 +47,7 @@ def q_cell(entry: dict[str, Any], notes: dict[str, str]) -> Cell:
     return Cell("< 0.001" if entry["q"] < 0.001 else f"{entry['q']:.3f}")
 
 
-def overview(ctx: Any, bodies: dict[str, dict[str, Any]]) -> Table:
+def overview(ctx: ReportContext, bodies: dict[str, dict[str, Any]]) -> Table:
     rows = []
     for model, body in bodies.items():
         for condition in body["conditions"]:
@@ -100,7 +101,7 @@ def overview(ctx: Any, bodies: dict[str, dict[str, Any]]) -> Table:
     )
 
 
-def table6(ctx: Any, bodies: dict[str, dict[str, Any]]) -> Table:
+def table6(ctx: ReportContext, bodies: dict[str, dict[str, Any]]) -> Table:
     rows = []
     for model, body in bodies.items():
         for subset in SUBSETS:
@@ -133,7 +134,7 @@ def table6(ctx: Any, bodies: dict[str, dict[str, Any]]) -> Table:
     )
 
 
-def table7(ctx: Any, bodies: dict[str, dict[str, Any]]) -> Table:
+def table7(ctx: ReportContext, bodies: dict[str, dict[str, Any]]) -> Table:
     notes: dict[str, str] = {}
     rows = []
     for model, body in bodies.items():
@@ -175,7 +176,7 @@ def table7(ctx: Any, bodies: dict[str, dict[str, Any]]) -> Table:
     )
 
 
-def table8(ctx: Any, bodies: dict[str, dict[str, Any]]) -> Table:
+def table8(ctx: ReportContext, bodies: dict[str, dict[str, Any]]) -> Table:
     notes: dict[str, str] = {}
     rows, reasons = [], []
     for model, body in bodies.items():
@@ -210,7 +211,7 @@ def table8(ctx: Any, bodies: dict[str, dict[str, Any]]) -> Table:
     )
 
 
-def figure(ctx: Any, bodies: dict[str, dict[str, Any]]) -> Figure | None:
+def figure(ctx: ReportContext, bodies: dict[str, dict[str, Any]]) -> Figure | None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -266,7 +267,7 @@ def figure(ctx: Any, bodies: dict[str, dict[str, Any]]) -> Figure | None:
     )
 
 
-def attention_part(ctx: Any) -> tuple[list[Table], list[Figure], list[str]]:
+def attention_part(ctx: ReportContext) -> tuple[list[Table], list[Figure], list[str]]:
     """The tables, figure and notes the section adds (nothing measured: only a note)."""
     bodies, skipped = summaries(ctx)
     notes = [f"Attention diagnostics skipped for {ctx.display_name(m)}: {reason}." for m, reason in skipped.items()]

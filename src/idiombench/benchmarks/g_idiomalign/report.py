@@ -7,6 +7,10 @@
 - table 4: Task 2 MeanSim and Acc@t at the headline thresholds per condition, and the With -
   No-gloss delta at the last headline threshold; table 14: every threshold, two panels;
 - table 16: EM, BLEU, chrF with gloss, without, and the delta;
+- every metric cell carries its stored number and its spec's unit (report.tables.metric_cell);
+  the cells of tables 3, 4 and 16 name their spec's cell (CellRef: "<scope>/<key>"), from which
+  the report draws their intervals (tables 12 and 14 print without: a decomposition summing to
+  100, and a sensitivity panel whose With-gloss cells also print the gain);
 - the additional language pairs in their own table when they were scored;
 - the construction table (results/construction/g-idiomalign/construction.json) when the
   construction stage has run.
@@ -22,10 +26,13 @@ from typing import Any
 
 from ...core import paths
 from ...core.io import read_json_object
+from ...metrics import MetricSpec
 from ...report import option_order
 from ...report.cells import Marks
-from ...report.tables import Cell, CellRef, Figure, Section, Table, cell
-from .aggregate import ADDITIONAL_SUFFIX, DELTA_PREFIX, GENERATION_CONDITIONS, OVERALL, threshold_name
+from ...report.tables import Cell, CellRef, Figure, Section, Table, cell, metric_cell
+from ..contexts import ReportContext
+from .aggregate import DELTA_PREFIX
+from .specs import ADDITIONAL_SUFFIX, GENERATION_CONDITIONS, OVERALL, PERCENT10, by_key, threshold_name
 from .task1 import CORRECT, DISTRACTOR_TYPES, GROUPS, INVALID, TARGET_COPY
 
 BENCHMARK = "g-idiomalign"
@@ -41,6 +48,8 @@ OUTCOME_COLOURS = {
     TARGET_COPY: "#17becf",
 }
 FMT = "{:.2f}"
+DECIMALS = 2
+Shares = list[tuple[str, str, dict[str, float]]]  # figure 3's bars: (model, target group, outcome -> percent)
 
 
 def sample_mark(body: dict[str, Any], setting: str, marks: Marks) -> str:
@@ -81,27 +90,44 @@ def similarity_mark(body: dict[str, Any], marks: Marks) -> str:
 
 
 def metric(body: dict[str, Any], setting: str, name: str) -> float | None:
-    return body.get("settings", {}).get(setting, {}).get("metrics", {}).get(name)
+    """A setting's stored metric (None: not computed, or the setting not scored)."""
+    found = body.get("settings", {}).get(setting, {}).get("metrics", {}).get(name)
+    return None if found is None else float(found)
 
 
-def models_with(ctx: Any, setting: str) -> list[str]:
+def models_with(ctx: ReportContext, setting: str) -> list[str]:
     return [m for m in sorted(ctx.metrics) if setting in ctx.metrics[m].get("settings", {})]
+
+
+def specs_of(ctx: ReportContext) -> dict[str, MetricSpec]:
+    """The benchmark's specs under the report's params, by key."""
+    return by_key(ctx.params.benchmark(BENCHMARK).score)
+
+
+def value_cell(
+    specs: dict[str, MetricSpec], model: str, body: dict[str, Any], setting: str, key: str, marks: str, ref: bool
+) -> Cell:
+    """A metric's cell: its stored value in its spec's unit, naming the spec's cell where `ref`
+    (the cell of scope `setting`: its interval in the report)."""
+    name = CellRef(model, f"{setting}/{key}") if ref else None
+    return metric_cell(metric(body, setting, key), specs[key].unit, DECIMALS, marks, name)
 
 
 # --------------------------------------------------------------------------- Task 1
 
 
-def mcq_rows(ctx: Any, models: list[str], marks: Marks) -> Iterator[tuple[str, dict[str, Any], str]]:
+def mcq_rows(ctx: ReportContext, models: list[str], marks: Marks) -> Iterator[tuple[str, dict[str, Any], str]]:
     """Per model: its metrics body and the sample mark of its Task 1 cells."""
     for model in models:
         body = ctx.metrics[model]
         yield model, body, sample_mark(body, "mcq", marks)
 
 
-def table3(ctx: Any) -> list[Table]:
+def table3(ctx: ReportContext) -> list[Table]:
     models = models_with(ctx, "mcq")
     if not models:
         return []
+    specs = specs_of(ctx)
     marks = Marks()
     rows = []
     dup_rows = []
@@ -109,26 +135,12 @@ def table3(ctx: Any) -> list[Table]:
         row = [Cell(ctx.display_name(model))]
         for scope in (*GROUPS, OVERALL):
             for kind in ("macro", "micro"):
-                row.append(
-                    cell(
-                        metric(body, "mcq", f"accuracy.{kind}.{scope}"),
-                        FMT,
-                        m,
-                        CellRef(model, f"mcq/accuracy.{kind}.{scope}", 100.0),
-                    )
-                )
+                row.append(value_cell(specs, model, body, "mcq", f"accuracy.{kind}.{scope}", m, True))
         rows.append(row)
         dup = [Cell(ctx.display_name(model))]
         for prefix in ("accuracy", "accuracy_without_duplicate_option"):
             for kind in ("macro", "micro"):
-                dup.append(
-                    cell(
-                        metric(body, "mcq", f"{prefix}.{kind}.{OVERALL}"),
-                        FMT,
-                        m,
-                        CellRef(model, f"mcq/{prefix}.{kind}.{OVERALL}", 100.0),
-                    )
-                )
+                dup.append(value_cell(specs, model, body, "mcq", f"{prefix}.{kind}.{OVERALL}", m, True))
         counts = body["settings"]["mcq"]["counts"]
         dup.append(Cell(f"{counts['duplicate_option_answers']:,} of {counts['answers']:,}"))
         dup_rows.append(dup)
@@ -160,7 +172,7 @@ def table3(ctx: Any) -> list[Table]:
     return [main, companion]
 
 
-def table12(ctx: Any) -> tuple[Table | None, list[tuple[str, str, dict[str, float]]]]:
+def table12(ctx: ReportContext) -> tuple[Table | None, Shares]:
     models = models_with(ctx, "mcq")
     if not models:
         return None, []
@@ -170,12 +182,12 @@ def table12(ctx: Any) -> tuple[Table | None, list[tuple[str, str, dict[str, floa
         outcomes.append(TARGET_COPY)
     short = {CORRECT: "Corr", INVALID: "Inv", TARGET_COPY: "TgtCopy"}
     rows = []
-    shares = []
+    shares: Shares = []
     for model, body, m in mcq_rows(ctx, models, marks):
         row = [Cell(ctx.display_name(model))]
         for group in GROUPS:
             values = {o: metric(body, "mcq", f"outcome.{group}.{o}") for o in outcomes}
-            row += [cell(values[o], FMT, m) for o in outcomes]
+            row += [metric_cell(values[o], PERCENT10, DECIMALS, m) for o in outcomes]  # outcome.<group>.<o>
             shares.append((ctx.display_name(model), group, {o: v or 0.0 for o, v in values.items()}))
         rows.append(row)
     group_short = {"Zh-target": "Zh", "En-target": "En", "Other targets": "Oth"}
@@ -194,7 +206,7 @@ def table12(ctx: Any) -> tuple[Table | None, list[tuple[str, str, dict[str, floa
     return table, shares
 
 
-def figure3(ctx: Any, shares: list[tuple[str, str, dict[str, float]]], sample_note: str = "") -> Figure | None:
+def figure3(ctx: ReportContext, shares: Shares, sample_note: str = "") -> Figure | None:
     if not shares:
         return None
     import matplotlib
@@ -237,7 +249,7 @@ def figure3(ctx: Any, shares: list[tuple[str, str, dict[str, float]]], sample_no
 # --------------------------------------------------------------------------- Task 2
 
 
-def thresholds_of(ctx: Any) -> tuple[list[float], list[float]]:
+def thresholds_of(ctx: ReportContext) -> tuple[list[float], list[float]]:
     score = ctx.params.benchmark(BENCHMARK).score
     return list(score.thresholds), list(score.headline_thresholds)
 
@@ -246,12 +258,13 @@ def signed(value: float | None) -> str:
     return "—" if value is None else f"{value:+.2f}"
 
 
-def table4_and_14(ctx: Any, suffix: str = "") -> list[Table]:
+def table4_and_14(ctx: ReportContext, suffix: str = "") -> list[Table]:
     settings = [c + suffix for c in GENERATION_CONDITIONS]
     models = sorted({m for s in settings for m in models_with(ctx, s)})
     if not models:
         return []
     thresholds, headline = thresholds_of(ctx)
+    specs = specs_of(ctx)
     marks = Marks()
     rows4 = []
     for model in models:
@@ -260,16 +273,8 @@ def table4_and_14(ctx: Any, suffix: str = "") -> list[Table]:
         row = [Cell(ctx.display_name(model))]
         for setting in settings:
             m = sim + sample_mark(body, setting, marks)
-            row.append(cell(metric(body, setting, "MeanSim"), FMT, m, CellRef(model, f"{setting}/MeanSim", 100.0)))
-            row += [
-                cell(
-                    metric(body, setting, threshold_name(t)),
-                    FMT,
-                    m,
-                    CellRef(model, f"{setting}/{threshold_name(t)}", 100.0),
-                )
-                for t in headline
-            ]
+            row.append(value_cell(specs, model, body, setting, "MeanSim", m, True))
+            row += [value_cell(specs, model, body, setting, threshold_name(t), m, True) for t in headline]
         last = threshold_name(headline[-1])
         row.append(
             cell(metric(body, settings[1], DELTA_PREFIX + last), FMT, sim + sample_mark(body, settings[1], marks))
@@ -304,14 +309,14 @@ def table4_and_14(ctx: Any, suffix: str = "") -> list[Table]:
             if setting not in body.get("settings", {}):
                 continue
             m = similarity_mark(body, marks14) + sample_mark(body, setting, marks14)
-            row = [Cell(ctx.display_name(model)), cell(metric(body, setting, "MeanSim"), FMT, m)]
+            row = [Cell(ctx.display_name(model)), value_cell(specs, model, body, setting, "MeanSim", m, False)]
             for t in thresholds:
                 value = metric(body, setting, threshold_name(t))
                 if setting.startswith("with") and value is not None:
                     delta = metric(body, setting, DELTA_PREFIX + threshold_name(t))
                     row.append(Cell(f"{value:.2f} ({signed(delta)})", m))
                 else:
-                    row.append(cell(value, FMT, m))
+                    row.append(value_cell(specs, model, body, setting, threshold_name(t), m, False))
             rows14.append(row)
     table14 = Table(
         f"{PREFIX}_table14{ids}",
@@ -325,21 +330,21 @@ def table4_and_14(ctx: Any, suffix: str = "") -> list[Table]:
     return [table4, table14]
 
 
-def table16(ctx: Any, suffix: str = "") -> Table | None:
+def table16(ctx: ReportContext, suffix: str = "") -> Table | None:
     settings = [c + suffix for c in GENERATION_CONDITIONS]
     models = sorted({m for s in settings for m in models_with(ctx, s)})
     if not models:
         return None
+    specs = specs_of(ctx)
     marks = Marks()
     rows = []
     for model in models:
         body = ctx.metrics[model]
         row = [Cell(ctx.display_name(model))]
         for name in ("EM", "BLEU", "chrF"):
-            with_, without = metric(body, settings[1], name), metric(body, settings[0], name)
             row += [
-                cell(with_, FMT, sample_mark(body, settings[1], marks)),
-                cell(without, FMT, sample_mark(body, settings[0], marks)),
+                value_cell(specs, model, body, settings[1], name, sample_mark(body, settings[1], marks), True),
+                value_cell(specs, model, body, settings[0], name, sample_mark(body, settings[0], marks), True),
                 cell(metric(body, settings[1], DELTA_PREFIX + name), FMT, sample_mark(body, settings[1], marks)),
             ]
         rows.append(row)
@@ -368,7 +373,7 @@ def table16(ctx: Any, suffix: str = "") -> Table | None:
 # --------------------------------------------------------------------------- construction
 
 
-def construction_table(ctx: Any) -> Table | None:
+def construction_table(ctx: ReportContext) -> Table | None:
     path = paths.construction_dir(BENCHMARK) / "construction.json"
     if not path.exists():
         return None
@@ -438,7 +443,7 @@ def construction_table(ctx: Any) -> Table | None:
 # --------------------------------------------------------------------------- section
 
 
-def option_order_entries(ctx: Any) -> list[option_order.Entry]:
+def option_order_entries(ctx: ReportContext) -> list[option_order.Entry]:
     entries = [
         option_order.entry(
             model, ctx.display_name(model), "Task 1 (mcq)", ctx.metrics[model]["settings"]["mcq"], "mcq/"
@@ -448,7 +453,7 @@ def option_order_entries(ctx: Any) -> list[option_order.Entry]:
     return [e for e in entries if e is not None]
 
 
-def report_section(ctx: Any) -> Section | None:
+def report_section(ctx: ReportContext) -> Section | None:
     tables: list[Table] = []
     tables += table3(ctx)
     t12, shares = table12(ctx)

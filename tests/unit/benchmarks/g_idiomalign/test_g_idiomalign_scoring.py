@@ -15,14 +15,16 @@ from g_idiomalign_fixtures import (
     FakeScorers,
     gen_item,
     gen_scores,
+    generation_metrics,
     generations,
     index,
+    mcq_body,
     mcq_item,
     mcq_scores,
 )
+from idiombench.benchmarks.g_idiomalign import BENCHMARK, task2
 from idiombench.benchmarks.g_idiomalign import aggregate as agg
-from idiombench.benchmarks.g_idiomalign import task2
-from idiombench.benchmarks.g_idiomalign.config import GIdiomAlignScore
+from idiombench.benchmarks.g_idiomalign.config import GIdiomAlignConfig, GIdiomAlignScore
 from idiombench.benchmarks.g_idiomalign.parse import parse_idiom
 from idiombench.benchmarks.g_idiomalign.score import score
 from idiombench.benchmarks.g_idiomalign.task1 import judge
@@ -90,7 +92,7 @@ def test_task1_macro_micro_and_decomposition_by_hand():
         groups,
         duplicates={("en->zh", 0)},
     )
-    body, breakdown = agg.aggregate_mcq(frame, GIdiomAlignScore())
+    body, breakdown = mcq_body(frame)
     m = body["metrics"]
     # Zh-target: micro 2/4; macro mean(2/3, 0/1)
     assert m["accuracy.micro.Zh-target"] == pytest.approx(50.0)
@@ -123,7 +125,7 @@ def test_task1_macro_micro_and_decomposition_by_hand():
 
 def test_task1_empty_group_is_none_not_zero():
     frame = mcq_scores({"zh->en": ["Correct"]}, {"zh->en": "En-target"})
-    m = agg.aggregate_mcq(frame, GIdiomAlignScore())[0]["metrics"]
+    m = mcq_body(frame)[0]["metrics"]
     assert m["accuracy.macro.Zh-target"] is None and m["accuracy.micro.Zh-target"] is None
     assert m["outcome.Zh-target.Correct"] is None
     assert m["accuracy.micro.overall"] == 100.0
@@ -216,7 +218,7 @@ def test_score_generation_one_batched_similarity_call_and_invalid_rows():
 
 def test_task2_meansim_and_acc_at_t_by_hand():
     frame = gen_scores({"zh->en": [0.9, 0.6], "en->zh": [0.7]}, em={"zh->en": [True, False], "en->zh": [False]})
-    m = agg.aggregate_generation(frame, GIdiomAlignScore(), True)[0]["metrics"]
+    m = generation_metrics(frame)
     assert m["MeanSim"] == pytest.approx(100 * (0.75 + 0.7) / 2)
     assert m["MeanSim.micro"] == pytest.approx(100 * 2.2 / 3)
     assert m["Acc@0.65"] == pytest.approx(100 * (0.5 + 1) / 2)
@@ -231,7 +233,7 @@ def test_task2_meansim_and_acc_at_t_by_hand():
 
 def test_task2_not_computed_similarity_is_none():
     frame = gen_scores({"zh->en": [float("nan")]})
-    m = agg.aggregate_generation(frame, GIdiomAlignScore(), False)[0]["metrics"]
+    m = generation_metrics(frame, similarity_computed=False)
     assert m["MeanSim"] is None and m["Acc@0.80"] is None
     assert m["EM"] == 0.0 and m["chrF"] == 20.0
 
@@ -264,21 +266,33 @@ def test_deltas_and_additional_pairs_kept_apart(tmp_path, monkeypatch):
 
 
 def test_prediction_metrics_cells():
+    """evaluate-predictions' cells: tables 3 and 12 for mcq, the macro values for Task 2 (the specs marked paper)."""
     groups = {"en->zh": "Zh-target", "zh->en": "En-target", "de->fr": "Other targets"}
-    mcq = agg.aggregate_mcq(
-        mcq_scores({"en->zh": ["Correct"], "zh->en": ["LT"], "de->fr": ["Correct"]}, groups), GIdiomAlignScore()
-    )[0]
-    gen = agg.aggregate_generation(gen_scores({"zh->en": [0.9]}), GIdiomAlignScore(), True)[0]
-    body = {"settings": {"mcq": mcq, "no_gloss": gen}}
-    cells = agg.prediction_metrics(body, "mcq", "mcq")
-    assert len(cells) == 8 + 12
-    assert cells["accuracy.macro.overall"] == pytest.approx(200 / 3) and cells["outcome.En-target.LT"] == 100.0
-    gen_cells = agg.prediction_metrics(body, None, "no_gloss")
+    scores = {
+        "mcq": mcq_scores({"en->zh": ["Correct"], "zh->en": ["LT"], "de->fr": ["Correct"]}, groups),
+        "no_gloss": pd.concat([gen_scores({"zh->en": [0.9]}), gen_scores({"ko->en": [0.4]}, additional=True)]),
+    }
+    config = GIdiomAlignConfig()
+    settings, _ = agg.setting_bodies(scores, config)
+    body = {"settings": settings}
+    scopes = BENCHMARK.metric_scopes(scores, config)
+
+    def cells(task: str | None, setting: str) -> dict[str, float | None]:
+        return BENCHMARK.prediction_metrics(body, scopes, task, setting)
+
+    mcq = cells("mcq", "mcq")
+    assert len(mcq) == 8 + 12
+    assert list(mcq)[:2] == ["accuracy.macro.Zh-target", "accuracy.micro.Zh-target"]  # table 3's order, then 12's
+    assert mcq["accuracy.macro.overall"] == pytest.approx(200 / 3) and mcq["outcome.En-target.LT"] == 100.0
+    gen_cells = cells(None, "no_gloss")
+    assert list(gen_cells) == ["MeanSim", "Acc@0.65", "Acc@0.70", "Acc@0.75", "Acc@0.80", "EM", "BLEU", "chrF"]
     assert gen_cells["MeanSim"] == pytest.approx(90.0) and "MeanSim.micro" not in gen_cells
-    with pytest.raises(IdiombenchError, match="no aggregated results for setting 'with_gloss'"):
-        agg.prediction_metrics(body, "gloss_generation", "with_gloss")
-    with pytest.raises(IdiombenchError, match="belongs to task mcq"):
-        agg.prediction_metrics(body, "gloss_generation", "mcq")
+    assert cells("gloss_generation", "no_gloss") == gen_cells
+    assert cells("gloss_generation_additional", "no_gloss")["MeanSim"] == pytest.approx(40.0)  # its own pairs
+    with pytest.raises(IdiombenchError, match="no scores for setting 'with_gloss'"):
+        cells("gloss_generation", "with_gloss")
+    with pytest.raises(IdiombenchError, match=r"mcq: no scores for task 'gloss_generation' \(scored: mcq\)"):
+        cells("gloss_generation", "mcq")
 
 
 def test_score_params_are_validated():
