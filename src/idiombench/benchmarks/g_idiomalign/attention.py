@@ -36,6 +36,7 @@ from ...core.errors import DataError, IdiombenchError
 from ...core.sampling import seeded_subset
 from ...templating.templates import load_package_templates
 from ..contexts import AttentionContext, AttentionPrompt
+from .config import GIdiomAlignConfig
 from .parse import parse_idiom
 from .task2 import clean_idiom
 
@@ -102,13 +103,13 @@ def read_annotations(path: str, model: str | None = None) -> dict[str, int]:
         raise DataError(path, "file not found", expected="benchmarks.g-idiomalign.attention.annotations") from None
 
 
-def threshold(ctx: AttentionContext) -> float:
+def threshold(ctx: AttentionContext[GIdiomAlignConfig]) -> float:
     cfg = ctx.config.attention
     return cfg.correct_threshold if cfg.correct_threshold is not None else ctx.config.score.headline_thresholds[-1]
 
 
 def labels_for(
-    ctx: AttentionContext, setting: str, prompt_id: str, annotations: dict[str, int] | None
+    ctx: AttentionContext[GIdiomAlignConfig], setting: str, prompt_id: str, annotations: dict[str, int] | None
 ) -> dict[str, Any]:
     scores = ctx.scores.get(setting)
     match = scores[scores["prompt_id"] == prompt_id] if scores is not None else None
@@ -141,7 +142,7 @@ def labels_for(
     return labels
 
 
-def attention_prompts(ctx: AttentionContext) -> list[AttentionPrompt]:
+def attention_prompts(ctx: AttentionContext[GIdiomAlignConfig]) -> list[AttentionPrompt]:
     cfg = ctx.config.attention
     conditions = [s for s in CONDITIONS if s in ctx.generations]
     if not conditions:
@@ -290,7 +291,7 @@ def table6(frame: pd.DataFrame, cfg: Any) -> dict[str, Any]:
     return out
 
 
-def attention_summary(ctx: AttentionContext, frame: pd.DataFrame) -> dict[str, Any]:
+def attention_summary(ctx: AttentionContext[GIdiomAlignConfig], frame: pd.DataFrame) -> dict[str, Any]:
     cfg = ctx.config.attention
     add_ratios(frame)
     measured = frame[frame["status"] == "measured"]

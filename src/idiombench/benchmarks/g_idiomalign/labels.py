@@ -6,9 +6,12 @@ file (`attention.annotations`, columns prompt_id,label[,model]; attention.py rea
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..contexts import HumanLabels
+
+if TYPE_CHECKING:
+    from .config import GIdiomAlignConfig
 
 NAME = "idiom_type"
 # the paper's types 0-4, as offered in the UI (a categorical label schema); the number is the label
@@ -35,7 +38,7 @@ def label_of(value: Any) -> int | None:
     return None
 
 
-def _file(config: Any) -> str | None:
+def _file(config: GIdiomAlignConfig) -> str | None:
     return config.attention.annotations
 
 
