@@ -26,7 +26,7 @@ from typing import Any
 
 from ...core import paths
 from ...core.io import read_json_object
-from ...metrics import MetricSpec
+from ...metrics import MetricSpec, evaluate
 from ...report import option_order
 from ...report.cells import Marks
 from ...report.tables import Cell, CellRef, Figure, Section, Table, cell, metric_cell
@@ -91,8 +91,7 @@ def similarity_mark(body: dict[str, Any], marks: Marks) -> str:
 
 def metric(body: dict[str, Any], setting: str, name: str) -> float | None:
     """A setting's stored metric (None: not computed, or the setting not scored)."""
-    found = body.get("settings", {}).get(setting, {}).get("metrics", {}).get(name)
-    return None if found is None else float(found)
+    return evaluate.read(body, ("settings", setting, "metrics", name))
 
 
 def models_with(ctx: ReportContext, setting: str) -> list[str]:

@@ -13,7 +13,7 @@
 Every generation row gives one score row (nothing is dropped): an output that cannot be
 read is a row with `invalid` true. Rows are sorted by (prompt_id, pass, sample_index).
 Column `idiom` names the item's source idiom (`<language>:<idiom>`): the cluster the report's
-intervals resample (one idiom asked in several directions is drawn whole; uncertainty.py).
+intervals resample (one idiom asked in several directions is drawn whole; specs.py).
 """
 
 from __future__ import annotations
