@@ -15,6 +15,7 @@ from ..core.io import staged_directory, write_json
 from ..core.items import Item, write_items
 from ..data.manifest import FileSpec
 from ..metrics import evaluate
+from ..metrics.body import AnyBody
 from ..metrics.spec import MetricSpec, Scope
 from .contexts import ConfigT, ItemView
 
@@ -132,6 +133,9 @@ class Benchmark(ABC, Generic[ConfigT]):
     # rows, resampling unit, per-item outcome, statistic); their values, intervals, MLflow metrics,
     # item outcomes and report cells are derived from them (docs/ARCHITECTURE.md, "Add a metric")
     metrics: ClassVar[tuple[MetricSpec, ...]] = ()
+    # its metrics body (metrics.body.MetricsBody with its settings, breakdowns and provenance): the
+    # aggregate stage writes through it, every reader reads through it
+    results_model: ClassVar[type[AnyBody] | None] = None  # TRANSITION: None = an untyped dict
     # `dvc plots` curve families (contexts.PlotSpec), written by the plots stage
     plots: ClassVar[tuple[PlotSpec, ...]] = ()
     # whether run_construction rebuilds the benchmark's own data (a construct stage)
@@ -221,6 +225,11 @@ class Benchmark(ABC, Generic[ConfigT]):
         """Whether `setting` is one its score stage produces under `config` (evaluate-predictions
         refuses others): by default the rendered settings."""
         return setting in config.render.settings
+
+    def migrate_body(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Its part of moving a schema-1 metrics body to the current schema (metrics.body.migrate):
+        its own records of schema 1 in the current shape. By default nothing to move."""
+        return body
 
     def item_outcomes(self, frame: pd.DataFrame, setting: str, config: ConfigT) -> pd.DataFrame | None:
         """The headline metrics' per-item outcomes of a setting's score table: a frame of

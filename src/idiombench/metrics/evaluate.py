@@ -194,6 +194,8 @@ def paper_cells(
     per_task = len({s.task for s in mine if not s.breakdown}) > 1
     if task is not None:
         chosen = [s for s in mine if s.task == task and not s.breakdown] or [s for s in mine if s.task == task]
+        if not chosen and all(s.task is None for s in mine):  # a setting's scopes not split by task
+            chosen = [s for s in mine if not s.breakdown]
         if not chosen:
             tasks = sorted({s.task for s in mine if s.task is not None})
             raise IdiombenchError(

@@ -28,10 +28,11 @@ from ..core.ownership import Output
 from ..core.progress import Progress
 from ..core.redact import scrub, scrub_url
 from ..metrics import evaluate
+from ..metrics.body import plain
 from ..params.schema import Params
 from ..report.pdf import TITLE, TitlePage, is_report_pdf, write_pdf
 from ..report.tables import Cell, Section, Table
-from .inputs import SCORED, applies
+from .inputs import SCORED, applies, read_metrics
 from .report_noise import (
     FLOOR_COLUMNS,
     FLOOR_NOTE,
@@ -116,8 +117,8 @@ def collect_metrics(params: Params, benchmark: str) -> dict[str, dict[str, Any]]
             continue  # an older run's metrics are not this configuration's results
         path = paths.metrics_file(benchmark=benchmark, model=model)
         if path.exists():
-            body = read_json_object(path)
-            if body.get("status") == SCORED:
+            body = read_metrics(path, benchmark)
+            if plain(body).get("status") == SCORED:
                 out[model] = body
     return out
 

@@ -53,6 +53,7 @@ from ..core.ownership import earlier_json_file, stamp, stamped_by
 from ..core.progress import Progress
 from ..core.redact import scrub
 from ..metrics import evaluate
+from ..metrics.body import plain
 from ..params.schema import Params
 from . import track_traces as traces
 from .inputs import SCORED, load_items
@@ -561,8 +562,9 @@ def track(params: Params, *, benchmark: str, model: str, out: Path | None = None
         )
     record: dict[str, Any] = {"benchmark": benchmark, "model": model, "experiment": benchmark, "runs": {}}
     counts = {"created": 0, "updated": 0, "replaced": 0}
-    body = collect_metrics(params, benchmark).get(model)
-    if body is None:  # skipped (or not aggregated): nothing to log, and the record says why
+    typed = collect_metrics(params, benchmark).get(model)
+    body = plain(typed) if typed is not None else None
+    if typed is None or body is None:  # skipped (or not aggregated): nothing to log, and the record says why
         metrics_path = paths.metrics_file(benchmark=benchmark, model=model)
         record["status"] = (
             read_json_object(metrics_path).get("status", "missing") if metrics_path.exists() else "missing"
@@ -593,7 +595,7 @@ def track(params: Params, *, benchmark: str, model: str, out: Path | None = None
             ) as progress,
         ):
             shared = Path(shared_dir)
-            section_artifacts(params, benchmark=benchmark, model=model, body=body, staging=shared)
+            section_artifacts(params, benchmark=benchmark, model=model, body=typed, staging=shared)
             for setting in settings:
                 key = f"{benchmark}/{model}/{setting}"
                 record["runs"][key] = _track_setting(
