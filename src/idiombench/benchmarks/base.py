@@ -17,6 +17,7 @@ from ..data.manifest import FileSpec
 from ..metrics import evaluate
 from ..metrics.body import AnyBody
 from ..metrics.spec import MetricSpec, Scope
+from ..report.published import PublishedCells
 from .contexts import ConfigT, ItemView
 
 if TYPE_CHECKING:
@@ -237,6 +238,13 @@ class Benchmark(ABC, Generic[ConfigT]):
         headline). The serving-noise pass (flips) and the report's disagreement tables read it;
         None: the setting has none."""
         return evaluate.headline_outcomes(self.metric_scopes({setting: frame}, config), setting)
+
+    def published_cells(self) -> PublishedCells:
+        """Its paper's published values, for the tables its report reproduces: model, setting,
+        metric, value and place in the paper per printed cell, errata, what was left out
+        (`report.published`; docs/papers.md#published-values). By default none; a package that
+        ships `published_cells.yaml` returns `report.published.load_published_cells(__name__, self.name)`."""
+        return PublishedCells.none(self.name)
 
     def acquire_notes(self, config: ConfigT) -> list[str]:
         """Lines acquire prints after the files (e.g. what could not be acquired)."""

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ...core.items import Item
 from ...data.manifest import FileSpec, load_file_specs
 from ...metrics import Scope
+from ...report.published import PublishedCells, load_published_cells
 from ...report.tables import Section
 from ..base import Benchmark, BuildResult
 from . import aggregate as _aggregate
@@ -80,6 +81,10 @@ class ChengyuBench(Benchmark[ChengyuBenchConfig]):
 
     def aggregate(self, ctx: AggregateContext[ChengyuBenchConfig]) -> dict[str, Any]:
         return _aggregate.aggregate(ctx)
+
+    def published_cells(self) -> PublishedCells:
+        """The paper's published values (published_cells.yaml beside this module)."""
+        return load_published_cells(__name__, self.name)
 
     def report_section(self, ctx: ReportContext) -> Section | None:
         return _report.report_section(ctx)
