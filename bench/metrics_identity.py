@@ -33,6 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 COPIED = ("params.yaml", "data", "results", "reports", ".models", ".nltk_data")
 COMPARED = ("results/scores", "results/metrics", "reports/tables")
+IGNORED = (".snakemake_timestamp",)  # Snakemake's marker of a directory output, not a stage's file
 
 
 def run(command: list[str], project: Path, src: Path) -> float:
@@ -82,6 +83,7 @@ def compare(before: Path, after: Path, src: Path) -> list[str]:
             {p.relative_to(before).as_posix() for p in (before / folder).rglob("*") if p.is_file()}
             | {p.relative_to(after).as_posix() for p in (after / folder).rglob("*") if p.is_file()}
         )
+        names = [name for name in names if Path(name).name not in IGNORED]
         for name in names:
             a, b = before / name, after / name
             if not (a.is_file() and b.is_file()):
