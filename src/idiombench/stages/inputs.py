@@ -110,3 +110,9 @@ def read_metrics(path: Path, benchmark: str) -> Any:
         first = error.errors()[0]
         key = ".".join(str(part) for part in first["loc"])
         raise DataError(path, f"key {key}: {first['msg']}", expected=f"a {benchmark} metrics body") from None
+
+
+def score_tables(benchmark: str, model: str) -> dict[str, pd.DataFrame]:
+    """setting -> one model's score table on a benchmark (results/scores), every setting scored."""
+    directory = paths.scores_dir(benchmark=benchmark, model=model)
+    return {p.stem: read_parquet(p).to_pandas() for p in sorted(directory.glob("*.parquet"))}

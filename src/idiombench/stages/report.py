@@ -32,7 +32,7 @@ from ..metrics.body import plain
 from ..params.schema import Params
 from ..report.pdf import TITLE, TitlePage, is_report_pdf, write_pdf
 from ..report.tables import Cell, Section, Table
-from .inputs import SCORED, applies, read_metrics
+from .inputs import SCORED, applies, read_metrics, score_tables
 from .report_noise import (
     FLOOR_COLUMNS,
     FLOOR_NOTE,
@@ -45,7 +45,9 @@ from .report_noise import (
     outcomes,
     summary_table,
 )
+from .report_published import add_reference_rows, reproduction_table, scorecard_table
 from .report_uncertainty import Target, annotate_section, section_estimands
+from .reproduction import Scorecard, reproduce
 
 FAILED = "failed"  # the text of a failed model's cells
 
@@ -285,6 +287,7 @@ def build_report(params: Params, out_pdf: Path | None = None) -> dict[str, Any]:
     figures = noise_figures(params)
     floors = NoiseFloors.of(figures)
     headlines: list[Headline] = []
+    scorecards: list[tuple[str, Scorecard]] = []
     where: dict[str, str] = {}
     with (
         staged_directory(tables_dir, report_folder_output(tables_dir, out_pdf)) as tables_stage,
@@ -303,11 +306,25 @@ def build_report(params: Params, out_pdf: Path | None = None) -> dict[str, Any]:
                 section = failed_section(name, failed, context.display_name)
             if section is None:
                 continue  # nothing scored and nothing failed: no section, no placeholder page
+            published = get_benchmark(name).published_cells()
             for table in section.tables:
                 mark_failed(table, failed, context.display_name)
+                if params.report.published.reference_rows:
+                    add_reference_rows(table, published, set(params.report.published.reproduces.values()))
             estimands = section_estimands(params, name, metrics) if metrics else {}
             companions = uncertainty_tables(params, name, estimands, section, context.display_name, floors)
             headlines += headline_cells(name, metrics, estimands)
+            reproduced = [
+                row
+                for model in metrics
+                for row in reproduce(params, name, model, metrics[model], score_tables(name, model), floors)
+                if model in params.report.published.reproduces
+            ]
+            reproduction = reproduction_table(name, reproduced, context.display_name)
+            section.tables += [reproduction] if reproduction is not None else []
+            for model in dict.fromkeys(r.model for r in reproduced):
+                rows = [r for r in reproduced if r.model == model]
+                scorecards.append((name, Scorecard.of(model, rows[0].paper_model, rows)))
             beside = noise_and_disagreement(params, name, metrics, section, figures, context.display_name)
             where[name] = f"section {section.title}; reports/tables/{name.replace('-', '_')}_*.csv"
             for table in section.tables + companions + beside:
@@ -324,10 +341,14 @@ def build_report(params: Params, out_pdf: Path | None = None) -> dict[str, Any]:
         )
         progress.close()
         display = ReportContext(params=params, benchmark="", metrics={}, figures_dir=figures_stage).display_name
+        cards = scorecard_table(scorecards, display)
         summary = Section(
-            benchmark="summary", title="Summary", tables=[summary_table(params, headlines, floors, where, display)]
+            benchmark="summary",
+            title="Summary",
+            tables=[summary_table(params, headlines, floors, where, display)] + ([cards] if cards is not None else []),
         )
-        summary.tables[0].write(tables_stage)
+        for table in summary.tables:
+            table.write(tables_stage)
         # The figures are still in the staging directory here; the PDF embeds them from there.
         write_pdf(out_pdf, title, sections, summary=summary)
         write_index(tables_stage / paths.INDEX, "report")

@@ -56,10 +56,12 @@ from ..metrics import evaluate
 from ..metrics.body import plain
 from ..params.schema import Params
 from . import track_traces as traces
-from .inputs import SCORED, load_items
+from .inputs import SCORED, load_items, score_tables
 from .labels import offer_labels
 from .noise import MEASURED, read_figures
 from .report import collect_metrics, failed_models, git_commit
+from .report_noise import NoiseFloors, noise_figures
+from .reproduction import Scorecard, reproduce
 
 DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
 KEY_TAG = "idiombench.key"
@@ -230,6 +232,16 @@ def headline_metrics(params: Params, benchmark: str, body: dict[str, Any]) -> di
             if any(p.fullmatch(name) for p in patterns):
                 out[metric_name(f"{setting}/{name}")] = value
     return out
+
+
+def reproduction_metrics(params: Params, benchmark: str, model: str, body: dict[str, Any]) -> dict[str, float]:
+    """Where the model reproduces a paper model (report.published.reproduces): its scorecard against
+    the paper (stages/reproduction.py), as the parent run's metrics."""
+    if model not in params.report.published.reproduces:
+        return {}
+    floors = NoiseFloors.of(noise_figures(params))
+    rows = reproduce(params, benchmark, model, body, score_tables(benchmark, model), floors)
+    return Scorecard.of(model, params.report.published.reproduces[model], rows).metrics() if rows else {}
 
 
 def dataset_inputs(benchmark: str, setting: str, setting_body: dict[str, Any]) -> list[Any]:
@@ -528,7 +540,12 @@ def _track_parent(
         f"metrics here are each setting's headline metrics.",
     }
     run_id = _find_or_create(client, experiment_id, key, model_params, tags, display, counts)
-    _log(client, run_id, headline_metrics(params, benchmark, body), tags)
+    _log(
+        client,
+        run_id,
+        headline_metrics(params, benchmark, body) | reproduction_metrics(params, benchmark, model, body),
+        tags,
+    )
     _link_model(client, experiment_id, run_id, key, model, body)
     client.set_terminated(run_id)
     return run_id

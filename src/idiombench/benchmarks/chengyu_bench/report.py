@@ -117,7 +117,11 @@ def table7(ctx: ReportContext) -> Table:
         if entry is None:
             release = _released(body)
             not_run |= not release
-            row += [cell(None, FMT, "" if release else NOT_RUN_MARK)] * (len(KS) + 1)
+            mark = "" if release else NOT_RUN_MARK
+            row += [
+                metric_cell(None, PERCENT6, DECIMALS, mark, CellRef(model, f"open_cloze/{key}"))
+                for key in (*(f"acc_at_{k}" for k in KS), "valid_idiom")
+            ]
         else:
             mark = sample_mark(marks, body, "open_cloze")
             sampled["open_cloze"] |= bool(mark)
