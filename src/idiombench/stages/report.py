@@ -36,18 +36,17 @@ from .inputs import SCORED, applies, read_metrics, score_tables
 from .report_noise import (
     FLOOR_COLUMNS,
     FLOOR_NOTE,
-    Headline,
     NoiseFloors,
     disagreement_tables,
     floor_columns,
     noise_figures,
     noise_table,
     outcomes,
-    summary_table,
 )
 from .report_published import add_reference_rows, reproduction_table, scorecard_table
+from .report_summary import Headline, summary_figure, summary_rows, summary_table
 from .report_uncertainty import Target, annotate_section, section_estimands
-from .reproduction import Scorecard, reproduce
+from .reproduction import Reproduced, Scorecard, reproduce
 
 FAILED = "failed"  # the text of a failed model's cells
 
@@ -287,6 +286,7 @@ def build_report(params: Params, out_pdf: Path | None = None) -> dict[str, Any]:
     figures = noise_figures(params)
     floors = NoiseFloors.of(figures)
     headlines: list[Headline] = []
+    reproductions: list[Reproduced] = []
     scorecards: list[tuple[str, Scorecard]] = []
     where: dict[str, str] = {}
     with (
@@ -320,11 +320,12 @@ def build_report(params: Params, out_pdf: Path | None = None) -> dict[str, Any]:
                 for row in reproduce(params, name, model, metrics[model], score_tables(name, model), floors)
                 if model in params.report.published.reproduces
             ]
+            reproductions += reproduced
             reproduction = reproduction_table(name, reproduced, context.display_name)
             section.tables += [reproduction] if reproduction is not None else []
             for model in dict.fromkeys(r.model for r in reproduced):
-                rows = [r for r in reproduced if r.model == model]
-                scorecards.append((name, Scorecard.of(model, rows[0].paper_model, rows)))
+                mine = [r for r in reproduced if r.model == model]
+                scorecards.append((name, Scorecard.of(model, mine[0].paper_model, mine)))
             beside = noise_and_disagreement(params, name, metrics, section, figures, context.display_name)
             where[name] = f"section {section.title}; reports/tables/{name.replace('-', '_')}_*.csv"
             for table in section.tables + companions + beside:
@@ -342,10 +343,13 @@ def build_report(params: Params, out_pdf: Path | None = None) -> dict[str, Any]:
         progress.close()
         display = ReportContext(params=params, benchmark="", metrics={}, figures_dir=figures_stage).display_name
         cards = scorecard_table(scorecards, display)
+        headline_rows = summary_rows(params, headlines, floors, reproductions)
+        figure = summary_figure(headline_rows, figures_stage, display)
         summary = Section(
             benchmark="summary",
             title="Summary",
-            tables=[summary_table(params, headlines, floors, where, display)] + ([cards] if cards is not None else []),
+            tables=[summary_table(headline_rows, where, display)] + ([cards] if cards is not None else []),
+            figures=[figure] if figure is not None else [],
         )
         for table in summary.tables:
             table.write(tables_stage)
