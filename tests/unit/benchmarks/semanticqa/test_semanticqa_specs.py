@@ -197,3 +197,22 @@ def test_atomic_estimands_resample_as_before(atomic):
             assert np.allclose(new.reduce(sums), old.reduce(sums), rtol=1e-12, atol=1e-15, equal_nan=True), name
         else:
             assert np.array_equal(new.reduce(sums), old.reduce(sums), equal_nan=True), name
+
+
+def test_the_sequential_tables_print_intervals(params, sequential, tmp_path):
+    """Tables 5 and 6 had no interval (no estimand); their cells now name the specs' cells."""
+    from idiombench.stages.report import ReportContext
+    from idiombench.stages.report_uncertainty import Targets, annotate_section
+
+    scores, body, _ = sequential
+    ctx = ReportContext(params=params, benchmark="semanticqa", metrics={"m": body}, figures_dir=tmp_path)
+    section = BENCHMARK.report_section(ctx)
+    tables = {t.table_id: t for t in section.tables}
+    targets = {"m": Targets(estimands_of(scores, sequential[2]))}
+    config = params.report.uncertainty.model_copy(update={"min_units": 2})
+    annotate_section(section, targets, config, ctx.display_name)
+    judgement = tables["semanticqa_table6"].rows[0]
+    assert [c.text.split(" ±")[0] for c in judgement[3:]] == ["50.0", "50.0", "25.0"]
+    assert all(" ±" in c.text for c in judgement[3:])
+    interpretation = tables["semanticqa_table5"].rows[0]
+    assert all(" ±" in c.text for c in interpretation[3:]), [c.text for c in interpretation]
