@@ -245,6 +245,7 @@ def project_params(benchmarks: list[str], fraction: float, roles: str, processed
     raw["models"] = {
         MODEL: {"display_name": "synthetic outputs (bench/full_grid.py)", "backend": "oracle", "batch_size": 256}
     }
+    raw["report"]["published"]["reproduces"] = {}  # the stand-in reproduces no paper model
     raw["scoring"]["roles"] = scoring_roles(roles)
     raw["benchmarks"]["g-idiomalign"]["attention"] = {
         **raw["benchmarks"]["g-idiomalign"]["attention"],

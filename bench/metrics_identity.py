@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import filecmp
-import json
 import os
 import shutil
 import subprocess
@@ -34,6 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 COPIED = ("params.yaml", "data", "results", "reports", ".models", ".nltk_data")
 COMPARED = ("results/scores", "results/metrics", "reports/tables")
+IGNORED = (".snakemake_timestamp",)  # Snakemake's marker of a directory output, not a stage's file
 
 
 def run(command: list[str], project: Path, src: Path) -> float:
@@ -55,13 +55,25 @@ def scored_pairs(project: Path) -> list[tuple[str, str]]:
 
 
 def same_metrics(before: Path, after: Path, src: Path) -> bool:
-    """Whether the metrics file `after` is `before` brought to the current schema."""
-    sys.path.insert(0, str(src))
-    from idiombench.metrics import body as metrics_body
-
-    old = json.loads(before.read_text(encoding="utf-8"))
-    new = json.loads(after.read_text(encoding="utf-8"))
-    return metrics_body.comparable(metrics_body.migrate(old)) == metrics_body.comparable(new)
+    """Whether the metrics file `after` is `before` brought to the current schema (the migration
+    of the code in `src`, its benchmark's part included)."""
+    check = (
+        "import json, sys\n"
+        "from idiombench.benchmarks.registry import get_benchmark\n"
+        "from idiombench.metrics import body\n"
+        "old, new = (json.load(open(p, encoding='utf-8')) for p in sys.argv[1:3])\n"
+        "part = get_benchmark(sys.argv[3]).migrate_body\n"
+        "sys.exit(0 if body.comparable(body.migrate(old, part)) == body.comparable(new) else 1)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", check, str(before), str(after), after.parent.name],
+        env={**os.environ, "PYTHONPATH": str(src)},
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"comparing {after}: {done.stderr[-2000:]}")
+    return done.returncode == 0
 
 
 def compare(before: Path, after: Path, src: Path) -> list[str]:
@@ -71,6 +83,7 @@ def compare(before: Path, after: Path, src: Path) -> list[str]:
             {p.relative_to(before).as_posix() for p in (before / folder).rglob("*") if p.is_file()}
             | {p.relative_to(after).as_posix() for p in (after / folder).rglob("*") if p.is_file()}
         )
+        names = [name for name in names if Path(name).name not in IGNORED]
         for name in names:
             a, b = before / name, after / name
             if not (a.is_file() and b.is_file()):

@@ -104,6 +104,21 @@ def mirrors(mirror: Path) -> list[Path]:
 
 
 @pytest.fixture(scope="session")
+def papers() -> Path:
+    """The folder of the papers' texts, for the tests that hold the published values to them:
+    IDIOMBENCH_PAPERS, else a `papers` folder beside a mirror directory (paper_tables.papers_dir).
+    Never a path in the package: users do not have the texts."""
+    from paper_tables import PAPERS_ENV, papers_dir
+
+    found, how = papers_dir(MIRRORS)
+    if found is None:
+        pytest.skip(
+            f"no papers' texts ({how}): `export {PAPERS_ENV}=<folder of the four papers' texts>`, as .ci/run does"
+        )
+    return found
+
+
+@pytest.fixture(scope="session")
 def default_params():
     from idiombench.pipeline.config import load_params
 

@@ -55,10 +55,10 @@ import pytest
 from helpers import in_mirror
 from idiombench.benchmarks.base import write_build
 from idiombench.benchmarks.registry import get_benchmark
-from idiombench.benchmarks.semanticqa.aggregate import f1_scores
 from idiombench.data.acquire import acquire
 from idiombench.pipeline.config import Params, load_params
 from idiombench.stages.predictions import PredictionReport, evaluate_predictions, with_compatibility
+from semanticqa_f1 import f1_scores
 
 REPO = Path(__file__).resolve().parents[2]
 # the authors' code, in a mirror directory laid out <benchmark>/<path> (IDIOMBENCH_MIRROR)

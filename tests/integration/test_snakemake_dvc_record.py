@@ -223,7 +223,7 @@ def test_main_job_and_one_record_across_snakemake_and_dvc(make_project, mirrors:
     for title in SECTION_TITLES:
         assert title in text, f"no {title} section in the PDF"
     assert "SmolLM2-135M-Instruct" in text and "oracle (gold answers)" in text
-    assert text.index("Summary: headline per model") < text.index("Git commit")  # the summary page comes first
+    assert text.index("Headline metrics per benchmark") < text.index("Git commit")  # the summary page comes first
     assert "serving noise" in text and "where two models disagree" in text
     tables = {p.name for p in (project / "reports" / "tables").iterdir()}
     expected_tables = {

@@ -15,7 +15,9 @@ from ..core.io import staged_directory, write_json
 from ..core.items import Item, write_items
 from ..data.manifest import FileSpec
 from ..metrics import evaluate
+from ..metrics.body import AnyBody
 from ..metrics.spec import MetricSpec, Scope
+from ..report.published import PublishedCells
 from .contexts import ConfigT, ItemView
 
 if TYPE_CHECKING:
@@ -132,6 +134,9 @@ class Benchmark(ABC, Generic[ConfigT]):
     # rows, resampling unit, per-item outcome, statistic); their values, intervals, MLflow metrics,
     # item outcomes and report cells are derived from them (docs/ARCHITECTURE.md, "Add a metric")
     metrics: ClassVar[tuple[MetricSpec, ...]] = ()
+    # its metrics body (metrics.body.MetricsBody with its settings, breakdowns and provenance): the
+    # aggregate stage writes through it, every reader reads through it
+    results_model: ClassVar[type[AnyBody] | None] = None  # TRANSITION: None = an untyped dict
     # `dvc plots` curve families (contexts.PlotSpec), written by the plots stage
     plots: ClassVar[tuple[PlotSpec, ...]] = ()
     # whether run_construction rebuilds the benchmark's own data (a construct stage)
@@ -222,12 +227,24 @@ class Benchmark(ABC, Generic[ConfigT]):
         refuses others): by default the rendered settings."""
         return setting in config.render.settings
 
+    def migrate_body(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Its part of moving a schema-1 metrics body to the current schema (metrics.body.migrate):
+        its own records of schema 1 in the current shape. By default nothing to move."""
+        return body
+
     def item_outcomes(self, frame: pd.DataFrame, setting: str, config: ConfigT) -> pd.DataFrame | None:
         """The headline metrics' per-item outcomes of a setting's score table: a frame of
         `metrics.evaluate.OUTCOME_COLUMNS` per main-pass row (derived from the specs marked
         headline). The serving-noise pass (flips) and the report's disagreement tables read it;
         None: the setting has none."""
         return evaluate.headline_outcomes(self.metric_scopes({setting: frame}, config), setting)
+
+    def published_cells(self) -> PublishedCells:
+        """Its paper's published values, for the tables its report reproduces: model, setting,
+        metric, value and place in the paper per printed cell, errata, what was left out
+        (`report.published`; docs/papers.md#published-values). By default none; a package that
+        ships `published_cells.yaml` returns `report.published.load_published_cells(__name__, self.name)`."""
+        return PublishedCells.none(self.name)
 
     def acquire_notes(self, config: ConfigT) -> list[str]:
         """Lines acquire prints after the files (e.g. what could not be acquired)."""

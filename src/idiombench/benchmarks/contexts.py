@@ -44,6 +44,7 @@ class BenchmarkSection(Protocol):
 
 # a benchmark's params section: what `Benchmark` and the contexts its hooks receive are generic over
 ConfigT = TypeVar("ConfigT", bound=BenchmarkSection)
+BodyT = TypeVar("BodyT")  # a benchmark's typed metrics body (metrics.body.MetricsBody)
 
 
 @dataclass
@@ -138,12 +139,21 @@ class AggregateContext(Generic[ConfigT]):
 class ReportContext:
     params: Params
     benchmark: str
-    metrics: dict[str, dict[str, Any]]  # model -> its metrics JSON (scored models only)
+    metrics: dict[str, Any]  # model -> its metrics body (Benchmark.results_model; scored models only)
     figures_dir: Path  # where the section writes its PNGs
 
     def display_name(self, model: str) -> str:
         config = self.params.models.get(model)
         return (config.display_name if config is not None else None) or model
+
+    def bodies(self, model: type[BodyT]) -> dict[str, BodyT]:
+        """Every model's metrics body, each checked to be the benchmark's typed body `model`."""
+        for name, body in self.metrics.items():
+            if not isinstance(body, model):
+                raise TypeError(
+                    f"{self.benchmark}: the metrics body of {name} is a {type(body).__name__}, not {model.__name__}"
+                )
+        return dict(self.metrics)
 
 
 @dataclass

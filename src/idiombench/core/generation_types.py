@@ -15,6 +15,10 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 if TYPE_CHECKING:
     from .items import Item
 
+# The generation pass every paper number is computed from (others, e.g. OrderProbe's `consistency`
+# samples or the option-order pass, feed the metrics that need them).
+MAIN_PASS = "main"
+
 
 @dataclass(frozen=True)
 class Message:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from pydantic import BaseModel
 
 from ..statistics.estimands import Estimand
 from ..statistics.formulas import F1
@@ -71,13 +72,17 @@ def place(body: dict[str, Any], scopes: Iterable[Scope]) -> None:
         target[c.spec.key] = value(c)
 
 
-def read(body: Mapping[str, Any], path: Sequence[str]) -> float | None:
-    """The number at `path` in a metrics body (None: absent or not computed)."""
-    found: Any = body
+def read(body: object, path: Sequence[str]) -> float | None:
+    """The number at `path` in a metrics body, typed (metrics.body.MetricsBody) or plain JSON
+    (None: absent or not computed)."""
+    found: object = body
     for part in path:
-        if not isinstance(found, Mapping) or part not in found:
+        if isinstance(found, BaseModel):
+            found = getattr(found, part, None)
+        elif isinstance(found, Mapping) and part in found:
+            found = found[part]
+        else:
             return None
-        found = found[part]
     return float(found) if isinstance(found, (int, float)) and not isinstance(found, bool) else None
 
 
@@ -194,6 +199,8 @@ def paper_cells(
     per_task = len({s.task for s in mine if not s.breakdown}) > 1
     if task is not None:
         chosen = [s for s in mine if s.task == task and not s.breakdown] or [s for s in mine if s.task == task]
+        if not chosen and all(s.task is None for s in mine):  # a setting's scopes not split by task
+            chosen = [s for s in mine if not s.breakdown]
         if not chosen:
             tasks = sorted({s.task for s in mine if s.task is not None})
             raise IdiombenchError(

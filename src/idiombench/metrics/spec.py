@@ -17,13 +17,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..core.generation_types import MAIN_PASS
 from ..statistics.formulas import Column, Statistic, Where, column_values, in_scope
 from .units import PERCENT, Unit
 
 if TYPE_CHECKING:
     import pandas as pd
-
-MAIN_PASS = "main"  # the generation pass every paper number is computed from
 
 
 @dataclass(frozen=True)

@@ -274,6 +274,12 @@ def consistency_problems(params: Params) -> list[str]:
                 )
         problems += _device_problems(where, model)
     problems += noise_problems(params)
+    for model_name in params.report.published.reproduces:
+        if model_name not in params.models:
+            problems.append(
+                f"report.published.reproduces.{model_name}: unknown model {model_name!r} "
+                f"(models: {', '.join(params.models) or 'none'})"
+            )
     return problems
 
 

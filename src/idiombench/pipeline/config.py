@@ -91,9 +91,18 @@ def parse_params(raw: Any, source: str = "params.yaml") -> Params:
 
 
 def registry_problems(params: Params) -> list[str]:
-    """Rules that need the registry: a replay source's format is one a benchmark registers."""
+    """Rules that need the registry: a replay source's format is one a benchmark registers; a
+    reproduced paper model is one whose values a benchmark publishes."""
     formats = known_formats(prediction_formats())
     problems = []
+    reproduced = params.report.published.reproduces
+    papers = {c.model_id for name in NAMES if reproduced for c in get_benchmark(name).published_cells()} - {None}
+    for model_name, paper_model in sorted(reproduced.items()):
+        if paper_model not in papers:
+            problems.append(
+                f"report.published.reproduces.{model_name}: no benchmark publishes values of {paper_model!r} "
+                f"(the papers' models: {', '.join(sorted(str(p) for p in papers))})"
+            )
     for model_name, model in params.models.items():
         for index, source in enumerate(getattr(model, "sources", [])):
             if source.format not in formats:

@@ -141,11 +141,11 @@ def noise_deps(model: str, *, scores_by_benchmark: bool = False) -> list[str]:
 
 def noise_param_keys() -> list[str]:
     """The params a serving-noise job reads besides the model's own: the sample and perturbations,
-    the bootstrap's settings (report), the scorers and every benchmark's generate and score."""
+    the bootstrap's settings (report.uncertainty), the scorers and every benchmark's generate and score."""
     return [
         "seed",
         "serving_noise",
-        "report",
+        "report.uncertainty",
         "scoring",
         *generate_param_keys(),
         *[f"benchmarks.{name}.score" for name in NAMES],
@@ -334,7 +334,8 @@ def _model_stages() -> dict[str, CommentedMap]:
         "track": _stage(
             model_cmd("track", "${item.bench}", "${item.model}"),
             track_deps(benchmark="${item.bench}", model="${item.model}"),
-            ["tracking"],
+            # the parent run's reproduction scorecard: which paper model, and the intervals' settings
+            ["tracking", "report.uncertainty", "report.published.reproduces"],
             ["results/tracking/${item.bench}/${item.model}.json"],
             matrix=MODEL_BY_BENCH,
         ),

@@ -93,6 +93,27 @@ def column_widths(table: Table, width: float, regular: str, bold: str, size: flo
     return [n + spare * e / sum(extra) for n, e in zip(needs, extra, strict=True)]
 
 
+def table_font_size(table: Table, styles_cell_size: float) -> float:
+    """Wide tables get a smaller font."""
+    return 6.0 if len(table.columns) > 10 else styles_cell_size
+
+
+def wrapped_cells(table: Table, width: float, regular: str, bold: str, size: float) -> list[tuple[int, int]]:
+    """(row, column) of every cell the PDF would wrap in `width` (row 0: the header, whose cells
+    may break between words but never inside one)."""
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+
+    widths = column_widths(table, width, regular, bold, size)
+    out = []
+    for col, (header, room) in enumerate(zip(table.columns, widths, strict=True)):
+        if any(stringWidth(word, bold, size) + CELL_PADDING > room for word in header.split()):
+            out.append((0, col))
+        for row, cells in enumerate(table.rows, start=1):
+            if stringWidth(cells[col].display(), regular, size) + CELL_PADDING > room + 1e-6:
+                out.append((row, col))
+    return out
+
+
 AUTHOR = "idiombench"  # the PDF's Author entry: the mark of a report this project wrote
 TITLE = "idiombench: results"  # the title build_report gives it (an earlier version's PDF is recognised by it)
 
@@ -181,7 +202,7 @@ def _table_grid(table: Table, width: float, styles: _Styles) -> Flowable:
     from reportlab.platypus import TableStyle
 
     # Wide tables get a smaller font; columns get widths from their content.
-    size = 6.0 if len(table.columns) > 10 else styles.cell.fontSize
+    size = table_font_size(table, styles.cell.fontSize)
     body_style = ParagraphStyle("cell_fit", parent=styles.cell, fontSize=size, leading=size + 1.5)
     header_style = ParagraphStyle("head_fit", parent=styles.head, fontSize=size, leading=size + 1.5)
     data = [[_para(c, header_style) for c in table.columns]]
@@ -276,11 +297,13 @@ def _page_footer(font: str, profile: str) -> Callable[[Any, Any], None]:
     return footer
 
 
-def _summary_page(summary: Section, width: float, styles: _Styles) -> list[Flowable]:
-    """The first page: the headline of every model, its interval and noise floor."""
+def _summary_page(summary: Section, width: float, height: float, styles: _Styles) -> list[Flowable]:
+    """The first page: the figure of every model's headlines, then the tables (each titled once)."""
     from reportlab.platypus import PageBreak
 
     story = [_para(summary.title, styles.h1)] + [_para(text, styles.base) for text in summary.intro]
+    for figure in summary.figures:
+        story.append(_figure_flowable(figure, width, height, styles))
     for table in summary.tables:
         story += _table_flowables(table, width, styles)
     return story + [PageBreak()]
@@ -308,7 +331,7 @@ def write_pdf(path: Path, title: TitlePage, sections: list[Section], summary: Se
                 keywords=(SEAL.decode() + _PLACEHOLDER),
                 invariant=1,
             )
-            story = _summary_page(summary, doc.width, styles) if summary is not None else []
+            story = _summary_page(summary, doc.width, doc.height, styles) if summary is not None else []
             story += _title_page(title, doc.width, styles)
             for section in sections:
                 story += _section_flowables(section, doc.width, doc.height, styles)

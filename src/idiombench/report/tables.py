@@ -38,6 +38,7 @@ class Cell:
     number: float | None = None  # a metric cell: the value as stored, which `text` shows ...
     unit: Unit | None = None  # ... in this unit ...
     decimals: int = 0  # ... with these decimals
+    metric: str | None = None  # the metric cell it shows, also where not computed ("—"): a column's cells
 
     def display(self) -> str:
         return f"{self.text}{self.marks}"
@@ -53,9 +54,10 @@ class Cell:
 def metric_cell(value: float | None, unit: Unit, decimals: int, marks: str = "", ref: CellRef | None = None) -> Cell:
     """A metric's cell: its stored value printed by the one rule (metrics.units.display), an em
     dash where it was not computed (then without a reference: no number, no interval)."""
+    name = ref.name if ref is not None else None
     if value is None:
-        return Cell("—", marks)
-    return Cell(display(value, unit, decimals), marks, ref, number=value, unit=unit, decimals=decimals)
+        return Cell("—", marks, unit=unit, decimals=decimals, metric=name)
+    return Cell(display(value, unit, decimals), marks, ref, number=value, unit=unit, decimals=decimals, metric=name)
 
 
 def cell(value: object, fmt: str = "{:.3f}", marks: str = "", ref: CellRef | None = None) -> Cell:

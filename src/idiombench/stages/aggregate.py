@@ -69,6 +69,9 @@ def run_aggregate(params: Params, *, benchmark: str, model: str, out: Path | Non
             )
             body.update(get_benchmark(benchmark).aggregate(ctx))  # the summary line's time includes this
         body["model_info"] = model_info(params, model)
+    results = get_benchmark(benchmark).results_model
+    if results is not None:  # written through the benchmark's typed body (its schema checked here)
+        body = results.model_validate(body).dump()
     write_json(out, stamp(body, paths.AGGREGATE_OUTPUT))
     return body
 

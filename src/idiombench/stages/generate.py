@@ -32,7 +32,7 @@ from ..benchmarks.registry import NAMES, backend_hooks
 from ..core import paths
 from ..core.errors import DataError, IdiombenchError
 from ..core.foreign import storable_text
-from ..core.generation_types import Backend, Completion, ItemContext, Request, Sampling, item_context
+from ..core.generation_types import MAIN_PASS, Backend, Completion, ItemContext, Request, Sampling, item_context
 from ..core.io import dumps_json, require_complete, staged_directory, write_json
 from ..core.items import Item, read_items
 from ..core.progress import Progress
@@ -45,7 +45,6 @@ from ..generation.table import write_generations
 from ..params.schema import Params
 from ..templating.prompts import Prompt, read_prompts
 
-MAIN_PASS = "main"
 RENDER_STATS = "render_stats.json"  # render.STATS_FILE
 
 

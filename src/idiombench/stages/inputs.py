@@ -9,12 +9,15 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from pydantic import ValidationError
 
+from ..benchmarks.registry import get_benchmark
 from ..core import paths
-from ..core.errors import IdiombenchError
-from ..core.io import parquet_rows, read_parquet, require_complete
+from ..core.errors import DataError, IdiombenchError
+from ..core.io import parquet_rows, read_json_object, read_parquet, require_complete
 from ..core.items import Item, read_items
 from ..generation.table import GENERATION_SCHEMA
+from ..metrics.body import read_body
 from ..params.schema import Params
 
 SKIPPED = "skipped"
@@ -92,3 +95,24 @@ def _make_scorers(params: Params) -> Any:
     from ..scoring import Scorers
 
     return Scorers(scoring)
+
+
+def read_metrics(path: Path, benchmark: str) -> Any:
+    """A metrics file (any schema) as the benchmark's typed body (its `results_model`); one that
+    does not fit is a one-line error naming the file."""
+    data = read_json_object(path)
+    bench = get_benchmark(benchmark)
+    if bench.results_model is None:  # TRANSITION: a benchmark without a typed body yet
+        return data
+    try:
+        return read_body(data, bench.results_model, bench.migrate_body)
+    except ValidationError as error:
+        first = error.errors()[0]
+        key = ".".join(str(part) for part in first["loc"])
+        raise DataError(path, f"key {key}: {first['msg']}", expected=f"a {benchmark} metrics body") from None
+
+
+def score_tables(benchmark: str, model: str) -> dict[str, pd.DataFrame]:
+    """setting -> one model's score table on a benchmark (results/scores), every setting scored."""
+    directory = paths.scores_dir(benchmark=benchmark, model=model)
+    return {p.stem: read_parquet(p).to_pandas() for p in sorted(directory.glob("*.parquet"))}

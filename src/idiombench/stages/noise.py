@@ -31,7 +31,7 @@ from ..benchmarks.contexts import ScoreContext
 from ..benchmarks.registry import backend_hooks, get_benchmark
 from ..core import paths
 from ..core.errors import IdiombenchError
-from ..core.generation_types import ItemContext
+from ..core.generation_types import MAIN_PASS, ItemContext
 from ..core.io import read_json_object, read_parquet, require_complete, staged_directory, write_json
 from ..core.sampling import stratified_subset
 from ..generation.backends import make_backend
@@ -43,7 +43,6 @@ from ..params.schema import NOISE_BACKENDS, Params, perturbed_config
 from ..statistics.agreement import paired_figures
 from ..templating.prompts import Prompt
 from .generate import (
-    MAIN_PASS,
     assemble_tables,
     check_failures,
     generate_batches,

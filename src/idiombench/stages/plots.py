@@ -33,6 +33,7 @@ from ..core.io import (
 )
 from ..core.ownership import Output
 from ..core.paths import PLOTS
+from ..metrics.body import plain
 from ..params.schema import Params
 from .report import collect_metrics
 from .track import headline_metrics
@@ -45,7 +46,7 @@ def headline(params: Params) -> dict[str, dict[str, dict[str, float]]]:
     out: dict[str, dict[str, dict[str, float]]] = {}
     for benchmark in BENCHMARKS:
         for model, body in sorted(collect_metrics(params, benchmark).items()):
-            out.setdefault(benchmark, {})[model] = headline_metrics(params, benchmark, body)
+            out.setdefault(benchmark, {})[model] = headline_metrics(params, benchmark, plain(body))
     return out
 
 

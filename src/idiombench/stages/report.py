@@ -28,23 +28,25 @@ from ..core.ownership import Output
 from ..core.progress import Progress
 from ..core.redact import scrub, scrub_url
 from ..metrics import evaluate
+from ..metrics.body import plain
 from ..params.schema import Params
 from ..report.pdf import TITLE, TitlePage, is_report_pdf, write_pdf
 from ..report.tables import Cell, Section, Table
-from .inputs import SCORED, applies
+from .inputs import SCORED, applies, read_metrics, score_tables
 from .report_noise import (
     FLOOR_COLUMNS,
     FLOOR_NOTE,
-    Headline,
     NoiseFloors,
     disagreement_tables,
     floor_columns,
     noise_figures,
     noise_table,
     outcomes,
-    summary_table,
 )
+from .report_published import add_reference_rows, reproduction_table, scorecard_table
+from .report_summary import Headline, summary_figure, summary_rows, summary_table
 from .report_uncertainty import Target, annotate_section, section_estimands
+from .reproduction import Reproduced, Scorecard, reproduce
 
 FAILED = "failed"  # the text of a failed model's cells
 
@@ -116,8 +118,8 @@ def collect_metrics(params: Params, benchmark: str) -> dict[str, dict[str, Any]]
             continue  # an older run's metrics are not this configuration's results
         path = paths.metrics_file(benchmark=benchmark, model=model)
         if path.exists():
-            body = read_json_object(path)
-            if body.get("status") == SCORED:
+            body = read_metrics(path, benchmark)
+            if plain(body).get("status") == SCORED:
                 out[model] = body
     return out
 
@@ -284,6 +286,8 @@ def build_report(params: Params, out_pdf: Path | None = None) -> dict[str, Any]:
     figures = noise_figures(params)
     floors = NoiseFloors.of(figures)
     headlines: list[Headline] = []
+    reproductions: list[Reproduced] = []
+    scorecards: list[tuple[str, Scorecard]] = []
     where: dict[str, str] = {}
     with (
         staged_directory(tables_dir, report_folder_output(tables_dir, out_pdf)) as tables_stage,
@@ -302,11 +306,26 @@ def build_report(params: Params, out_pdf: Path | None = None) -> dict[str, Any]:
                 section = failed_section(name, failed, context.display_name)
             if section is None:
                 continue  # nothing scored and nothing failed: no section, no placeholder page
+            published = get_benchmark(name).published_cells()
             for table in section.tables:
                 mark_failed(table, failed, context.display_name)
+                if params.report.published.reference_rows:
+                    add_reference_rows(table, published, set(params.report.published.reproduces.values()))
             estimands = section_estimands(params, name, metrics) if metrics else {}
             companions = uncertainty_tables(params, name, estimands, section, context.display_name, floors)
             headlines += headline_cells(name, metrics, estimands)
+            reproduced = [
+                row
+                for model in metrics
+                for row in reproduce(params, name, model, metrics[model], score_tables(name, model), floors)
+                if model in params.report.published.reproduces
+            ]
+            reproductions += reproduced
+            reproduction = reproduction_table(name, reproduced, context.display_name)
+            section.tables += [reproduction] if reproduction is not None else []
+            for model in dict.fromkeys(r.model for r in reproduced):
+                mine = [r for r in reproduced if r.model == model]
+                scorecards.append((name, Scorecard.of(model, mine[0].paper_model, mine)))
             beside = noise_and_disagreement(params, name, metrics, section, figures, context.display_name)
             where[name] = f"section {section.title}; reports/tables/{name.replace('-', '_')}_*.csv"
             for table in section.tables + companions + beside:
@@ -323,10 +342,17 @@ def build_report(params: Params, out_pdf: Path | None = None) -> dict[str, Any]:
         )
         progress.close()
         display = ReportContext(params=params, benchmark="", metrics={}, figures_dir=figures_stage).display_name
+        cards = scorecard_table(scorecards, display)
+        headline_rows = summary_rows(params, headlines, floors, reproductions)
+        figure = summary_figure(headline_rows, figures_stage, display)
         summary = Section(
-            benchmark="summary", title="Summary", tables=[summary_table(params, headlines, floors, where, display)]
+            benchmark="summary",
+            title="Summary",
+            tables=[summary_table(headline_rows, where, display)] + ([cards] if cards is not None else []),
+            figures=[figure] if figure is not None else [],
         )
-        summary.tables[0].write(tables_stage)
+        for table in summary.tables:
+            table.write(tables_stage)
         # The figures are still in the staging directory here; the PDF embeds them from there.
         write_pdf(out_pdf, title, sections, summary=summary)
         write_index(tables_stage / paths.INDEX, "report")

@@ -7,8 +7,7 @@
 - Disagreement per benchmark and setting: for each pair of models, the items one gets right and
   the other wrong (both ways), McNemar's exact p beside the paired bootstrap p; the first items
   in the PDF, every one in reports/tables/<benchmark>_disagreement_items.csv.
-- The summary page: each benchmark's headline cells (the specs marked headline) per model, with
-  their intervals and the model's noise floor beside them.
+(The summary page, which prints the floors beside each headline: stages/report_summary.py.)
 """
 
 from __future__ import annotations
@@ -24,14 +23,11 @@ import pandas as pd
 from ..benchmarks.registry import get_benchmark
 from ..core import paths
 from ..core.io import read_parquet
-from ..metrics import MetricSpec, display
 from ..params.schema import Params
 from ..report.tables import Cell, Table
-from ..statistics import compare, interval, mean, replicates
+from ..statistics import compare, mean
 from ..statistics.agreement import disagreement
-from ..statistics.config import UncertaintyConfig
 from .noise import MEASURED, read_figures
-from .report_uncertainty import Target
 
 EXAMPLES = 5  # disagreeing items printed per benchmark in the PDF (all of them in the CSV)
 WITHIN = "within"  # a model difference within the two models' noise floor
@@ -283,69 +279,3 @@ def disagreement_tables(
 
 
 # ------------------------------------------------------------------------------ the summary page
-
-
-@dataclass(frozen=True)
-class Headline:
-    """One headline cell of a benchmark (its spec marked headline) and, per model, its stored value
-    and what stands behind it (its estimand, or why it has none)."""
-
-    benchmark: str
-    setting: str
-    name: str
-    spec: MetricSpec
-    values: dict[str, float | None]
-    targets: dict[str, Target]
-
-
-def summary_table(
-    params: Params,
-    headlines: list[Headline],
-    floors: NoiseFloors,
-    where: Mapping[str, str],
-    display_name: Callable[[str], str],
-) -> Table:
-    """One row per benchmark x headline cell, a column per model: value ±half-width, and its floor."""
-    uncertainty = params.report.uncertainty
-    models = [m for m in params.models if any(m in h.values for h in headlines)]
-    rows = []
-    for h in headlines:
-        cells = [Cell(h.benchmark), Cell(h.name.rsplit("/", 1)[0]), Cell(h.spec.label)]
-        scale = h.spec.unit.scale * h.spec.unit.display_scale
-        for model in models:
-            cells.append(Cell(_summary_cell(h.values.get(model), h.spec, h.targets.get(model), uncertainty)))
-            floor = floors.get(model, h.benchmark, h.setting)
-            cells.append(Cell("—" if floor is None else f"{floor * scale:.{SUMMARY_DECIMALS}f}"))
-        cells.append(Cell(where.get(h.benchmark, "—")))
-        rows.append(cells)
-    columns = ["Benchmark", "Setting", "Metric"]
-    for model in models:
-        columns += [display_name(model), "floor"]
-    return Table(
-        "summary",
-        "Summary: headline per model, benchmark and setting",
-        columns + ["Full tables"],
-        rows,
-        footnotes=[
-            "Each cell: the benchmark's headline metric as its paper table prints it (percent) ± the half-width "
-            f"of its {uncertainty.confidence:.0%} bootstrap interval, clustered as the benchmark's unit (no ± below "
-            "report.uncertainty.min_units units); floor: the model's serving-noise floor there, in the same unit "
-            "(largest |Δ| of its perturbations; — where it has no pass). Model differences smaller than the floor "
-            "are not evidence. The paper tables follow in the sections named in the last column."
-        ],
-    )
-
-
-SUMMARY_DECIMALS = 1
-
-
-def _summary_cell(value: float | None, spec: MetricSpec, target: Target | None, uncertainty: UncertaintyConfig) -> str:
-    text = display(value, spec.unit, SUMMARY_DECIMALS)
-    estimand = target.estimand if target is not None else None
-    if value is None or estimand is None or estimand.n < uncertainty.min_units:
-        return text
-    found = interval(
-        estimand.value(), replicates([estimand], uncertainty.resamples, uncertainty.seed)[0], uncertainty.confidence
-    )
-    scale = spec.unit.scale * spec.unit.display_scale
-    return text if found is None else f"{text} ±{found.half_width * scale:.{SUMMARY_DECIMALS}f}"

@@ -25,16 +25,15 @@ import numpy as np
 
 from ..benchmarks.contexts import UncertaintyContext
 from ..benchmarks.registry import get_benchmark
-from ..core import paths
 from ..core.errors import IdiombenchError
-from ..core.io import read_parquet
 from ..metrics import evaluate
 from ..report.tables import Cell, CellRef, Section, Table
 from ..statistics import Comparison, Estimand, Interval, benjamini_hochberg, compare, interval, replicates
 from ..statistics.config import UncertaintyConfig
+from .inputs import score_tables
 
 if TYPE_CHECKING:
-    import pandas as pd
+    pass
 
 BEST, TIED = "▲", "≈"
 TEST_NAMES = {
@@ -80,10 +79,7 @@ def section_estimands(
     params: Any, benchmark: str, metrics: Mapping[str, Mapping[str, Any]]
 ) -> dict[str, Mapping[str, Target]]:
     """What stands behind the benchmark's cells for every scored model, from results/scores."""
-    scores: dict[str, dict[str, pd.DataFrame]] = {}
-    for model in metrics:
-        directory = paths.scores_dir(benchmark=benchmark, model=model)
-        scores[model] = {p.stem: read_parquet(p).to_pandas() for p in sorted(directory.glob("*.parquet"))}
+    scores = {model: score_tables(benchmark, model) for model in metrics}
     bench, config = get_benchmark(benchmark), params.benchmark(benchmark)
     if bench.metric_specs(config):
         found = evaluate.estimands({model: bench.metric_scopes(tables, config) for model, tables in scores.items()})

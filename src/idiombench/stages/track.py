@@ -53,12 +53,15 @@ from ..core.ownership import earlier_json_file, stamp, stamped_by
 from ..core.progress import Progress
 from ..core.redact import scrub
 from ..metrics import evaluate
+from ..metrics.body import plain
 from ..params.schema import Params
 from . import track_traces as traces
-from .inputs import SCORED, load_items
+from .inputs import SCORED, load_items, score_tables
 from .labels import offer_labels
 from .noise import MEASURED, read_figures
 from .report import collect_metrics, failed_models, git_commit
+from .report_noise import NoiseFloors, noise_figures
+from .reproduction import Scorecard, reproduce
 
 DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
 KEY_TAG = "idiombench.key"
@@ -229,6 +232,16 @@ def headline_metrics(params: Params, benchmark: str, body: dict[str, Any]) -> di
             if any(p.fullmatch(name) for p in patterns):
                 out[metric_name(f"{setting}/{name}")] = value
     return out
+
+
+def reproduction_metrics(params: Params, benchmark: str, model: str, body: dict[str, Any]) -> dict[str, float]:
+    """Where the model reproduces a paper model (report.published.reproduces): its scorecard against
+    the paper (stages/reproduction.py), as the parent run's metrics."""
+    if model not in params.report.published.reproduces:
+        return {}
+    floors = NoiseFloors.of(noise_figures(params))
+    rows = reproduce(params, benchmark, model, body, score_tables(benchmark, model), floors)
+    return Scorecard.of(model, params.report.published.reproduces[model], rows).metrics() if rows else {}
 
 
 def dataset_inputs(benchmark: str, setting: str, setting_body: dict[str, Any]) -> list[Any]:
@@ -527,7 +540,12 @@ def _track_parent(
         f"metrics here are each setting's headline metrics.",
     }
     run_id = _find_or_create(client, experiment_id, key, model_params, tags, display, counts)
-    _log(client, run_id, headline_metrics(params, benchmark, body), tags)
+    _log(
+        client,
+        run_id,
+        headline_metrics(params, benchmark, body) | reproduction_metrics(params, benchmark, model, body),
+        tags,
+    )
     _link_model(client, experiment_id, run_id, key, model, body)
     client.set_terminated(run_id)
     return run_id
@@ -561,8 +579,9 @@ def track(params: Params, *, benchmark: str, model: str, out: Path | None = None
         )
     record: dict[str, Any] = {"benchmark": benchmark, "model": model, "experiment": benchmark, "runs": {}}
     counts = {"created": 0, "updated": 0, "replaced": 0}
-    body = collect_metrics(params, benchmark).get(model)
-    if body is None:  # skipped (or not aggregated): nothing to log, and the record says why
+    typed = collect_metrics(params, benchmark).get(model)
+    body = plain(typed) if typed is not None else None
+    if typed is None or body is None:  # skipped (or not aggregated): nothing to log, and the record says why
         metrics_path = paths.metrics_file(benchmark=benchmark, model=model)
         record["status"] = (
             read_json_object(metrics_path).get("status", "missing") if metrics_path.exists() else "missing"
@@ -593,7 +612,7 @@ def track(params: Params, *, benchmark: str, model: str, out: Path | None = None
             ) as progress,
         ):
             shared = Path(shared_dir)
-            section_artifacts(params, benchmark=benchmark, model=model, body=body, staging=shared)
+            section_artifacts(params, benchmark=benchmark, model=model, body=typed, staging=shared)
             for setting in settings:
                 key = f"{benchmark}/{model}/{setting}"
                 record["runs"][key] = _track_setting(

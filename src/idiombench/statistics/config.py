@@ -26,5 +26,22 @@ class UncertaintyConfig(StrictModel):
     )
 
 
+class PublishedConfig(StrictModel):
+    """The papers' published values in the report (docs/papers.md#published-values)."""
+
+    reference_rows: bool = Field(
+        True,
+        description="Print the papers' models the run does not include as reference rows of the paper tables "
+        "(their published values, marked; never the best mark).",
+    )
+    reproduces: dict[str, str] = Field(
+        default_factory=dict,
+        description="Model key -> the paper model it reproduces (the model_id of the benchmarks' published values, "
+        "e.g. qwen3-8b): its cells are shown beside the paper's, with the difference and whether the paper's value "
+        "lies within the cell's interval and the model's serving-noise floor.",
+    )
+
+
 class ReportConfig(StrictModel):
     uncertainty: UncertaintyConfig = UncertaintyConfig()
+    published: PublishedConfig = PublishedConfig()

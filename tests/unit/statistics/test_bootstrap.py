@@ -7,7 +7,7 @@ import pytest
 import scipy.stats
 
 from idiombench import statistics as st
-from idiombench.benchmarks.semanticqa.aggregate import f1_scores
+from semanticqa_f1 import f1_scores
 
 
 def ids(n: int) -> list[str]:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ...core.items import Item
 from ...data.manifest import FileSpec, load_file_specs
 from ...metrics import Scope
+from ...report.published import PublishedCells, load_published_cells
 from ...report.tables import Section
 from ..base import Benchmark, BuildResult
 from . import aggregate as _aggregate
@@ -23,6 +24,7 @@ from . import answers as _answers
 from . import build as _build
 from . import render as _render
 from . import report as _report
+from . import results as _results
 from . import score as _score
 from . import specs as _specs
 from . import view as _view
@@ -44,8 +46,9 @@ class ChengyuBench(Benchmark[ChengyuBenchConfig]):
     render_templates = "src/idiombench/benchmarks/chengyu_bench/prompts"
     # its params section (benchmarks.<name> in params.yaml)
     config_model = ChengyuBenchConfig
-    # its metrics (table 7), each declared once (specs.py)
+    # its metrics (table 7), each declared once (specs.py), and its metrics body (results.py)
     metrics = _specs.METRICS
+    results_model = _results.ChengyuBody
     # the reference backends' hooks (answers.py)
     classification_tasks = _answers.CLASSIFICATION_TASKS
     format_reference_answer = staticmethod(_answers.format_reference_answer)
@@ -79,8 +82,15 @@ class ChengyuBench(Benchmark[ChengyuBenchConfig]):
     def aggregate(self, ctx: AggregateContext[ChengyuBenchConfig]) -> dict[str, Any]:
         return _aggregate.aggregate(ctx)
 
+    def published_cells(self) -> PublishedCells:
+        """The paper's published values (published_cells.yaml beside this module)."""
+        return load_published_cells(__name__, self.name)
+
     def report_section(self, ctx: ReportContext) -> Section | None:
         return _report.report_section(ctx)
+
+    def migrate_body(self, body: dict[str, Any]) -> dict[str, Any]:
+        return _results.migrate_body(body)
 
     def metric_scopes(self, scores: Mapping[str, pd.DataFrame], config: ChengyuBenchConfig) -> list[Scope]:
         """Each setting's paper task, and its other tasks as breakdowns (specs.py)."""

@@ -19,11 +19,13 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ...metrics import evaluate
+from ...metrics.body import SampleCoverage
 from ...scoring import option_order
 from ...templating.templates import load_package_templates
 from .idioms import PAPER_DICTIONARY, load_idiom_list
 from .metrics import TOP_K
 from .render import PACKAGE, template_key
+from .results import DataSource, coverage
 from .score import data_source, setting_kind
 from .specs import ACCURACY, MAIN_PASS, acc_at, main_tasks, paper_task, scopes
 
@@ -101,34 +103,21 @@ def acc_at_k(frame: pd.DataFrame) -> dict[str, float | None]:
     return {str(k): evaluate.value_of(acc_at(k), frame) for k in range(1, TOP_K + 1)}
 
 
-def data_info(task: str | None, scored_items: int, items: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def data_info(
+    task: str | None, scored_items: int, items: dict[str, dict[str, Any]]
+) -> tuple[DataSource, SampleCoverage]:
+    """Where a task's items come from, and how many of them were scored."""
     if task is None:
-        return {
-            "task": None,
-            "source": None,
-            "official": None,
-            "description": "no rows",
-            "items_scored": 0,
-            "items_available": 0,
-            "subset": False,
-        }
+        return DataSource(task=None, source=None, official=None, description="no rows"), coverage(0, 0)
     source = data_source(task)
-    available = len(items.get(task, {}))
-    return {
-        "task": task,
-        "source": source,
-        "official": source != "sample",
-        "description": DATA_DESCRIPTION[source],
-        "items_scored": scored_items,
-        "items_available": available,
-        "subset": scored_items < available,
-    }
+    found = DataSource(task=task, source=source, official=source != "sample", description=DATA_DESCRIPTION[source])
+    return found, coverage(scored_items, len(items.get(task, {})))
 
 
 def aggregate(ctx: AggregateContext[ChengyuBenchConfig]) -> dict[str, Any]:
     settings: dict[str, Any] = {}
     breakdowns: dict[str, Any] = {"tasks": {}, "by_gold": {}, "acc_at_k": {}}
-    provenance: dict[str, Any] = {"template_hashes": {}, "data": {}, "idiom_list": None}
+    provenance: dict[str, Any] = {"template_hashes": {}, "data": {}, "coverage": {}, "idiom_list": None}
     templates = load_package_templates(PACKAGE, "chengyu_bench")
     for setting, frame in sorted(ctx.scores.items()):
         kind = setting_kind(setting)
@@ -137,15 +126,17 @@ def aggregate(ctx: AggregateContext[ChengyuBenchConfig]) -> dict[str, Any]:
         task = paper_task(setting, tasks)
         per_task = {t: task_counts(kind, main[main["task"] == t]) for t in tasks}
         primary = per_task[task] if task is not None else task_counts(kind, main.iloc[0:0])
-        info = data_info(task, primary["items"], ctx.items)
+        info, covered = data_info(task, primary["items"], ctx.items)
         counts = dict(primary, other_pass_rows=len(frame) - len(main))
         rotated = option_order.pass_rows(frame[frame["task"] == task]) if task is not None else None
         if rotated is not None:
             counts["option_order"] = option_order.counts(rotated)
-        settings[setting] = {"task": task, "data": info["source"], "metrics": {}, "counts": counts}
+        settings[setting] = {"task": task, "data": info.source, "metrics": {}, "counts": counts}
+        parts = {t: data_info(t, c["items"], ctx.items) for t, c in per_task.items()}
         breakdowns["tasks"][setting] = {
-            t: {"metrics": {}, "counts": c, "data": data_info(t, c["items"], ctx.items)} for t, c in per_task.items()
+            t: {"metrics": {}, "counts": c, "data": parts[t][0].model_dump(mode="json")} for t, c in per_task.items()
         }
+        provenance["coverage"][setting] = covered.model_copy(update={"parts": {t: p[1] for t, p in parts.items()}})
         task_rows = main[main["task"] == task] if task is not None else main.iloc[0:0]
         if kind == "ranked":
             breakdowns["acc_at_k"][setting] = acc_at_k(task_rows)
@@ -156,7 +147,7 @@ def aggregate(ctx: AggregateContext[ChengyuBenchConfig]) -> dict[str, Any]:
             "template_id": template.template_id,
             "template_hash": template.template_hash,
         }
-        provenance["data"][setting] = info
+        provenance["data"][setting] = info.model_dump(mode="json")
     evaluate.place({"settings": settings, "breakdowns": breakdowns}, scopes(ctx.scores, ctx.config))
     cfg = ctx.config.score
     if any(setting_kind(s) == "ranked" for s in settings):

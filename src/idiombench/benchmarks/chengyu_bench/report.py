@@ -9,12 +9,12 @@ is explained in the table's footnotes.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...report import option_order
+from ...report.cells import Marks
 from ...report.tables import Cell, CellRef, Figure, Section, Table, cell, metric_cell
 from ..contexts import ReportContext
 from .metrics import KS, TOP_K
+from .results import ChengyuBody, ChengyuSetting
 from .specs import PERCENT6
 
 BENCH_ID = "chengyu_bench"
@@ -29,66 +29,58 @@ SETTING_NAMES = {
     "chid_open_cloze": "ChID as open cloze",
     "chid_candidates": "ChID (7 candidates)",
 }
+NOT_RUN_NOTE = (
+    f"{NOT_RUN_MARK} not run: the Open Cloze data is part of the official Chengyu-Bench release, "
+    "which is not available (benchmarks.chengyu-bench.build.release_dir is null); see the table "
+    "of ChID passages asked as an open cloze."
+)
 
 
-def _setting(body: dict[str, Any], setting: str) -> dict[str, Any] | None:
-    entry = body.get("settings", {}).get(setting)
-    return entry if entry is not None and entry.get("task") is not None else None
+def _setting(body: ChengyuBody, setting: str) -> ChengyuSetting | None:
+    entry = body.settings.get(setting)
+    return entry if entry is not None and entry.task is not None else None
 
 
-def _data(body: dict[str, Any], setting: str) -> dict[str, Any]:
-    return body.get("provenance", {}).get("data", {}).get(setting, {})
+def _is_sample(body: ChengyuBody, setting: str) -> bool:
+    """Scored on the project's own sample, or on a seeded sample of the official items."""
+    assert body.provenance is not None
+    data, covered = body.provenance.data.get(setting), body.provenance.coverage.get(setting)
+    return data is not None and (data.source == "sample" or (covered is not None and not covered.complete))
 
 
-def _is_sample(body: dict[str, Any], setting: str) -> bool:
-    info = _data(body, setting)
-    return bool(info) and (info.get("source") == "sample" or bool(info.get("subset")))
+def _metric(entry: ChengyuSetting | None, key: str) -> float | None:
+    found = entry.metrics.get(key) if entry is not None else None
+    return found if not isinstance(found, dict) else None
 
 
-class Marks:
-    """Collects the sample footnotes of one table (one line per distinct data description)."""
-
-    def __init__(self) -> None:
-        self.sample_lines: dict[str, None] = {}
-        self.not_run = False
-
-    def sample(self, body: dict[str, Any], setting: str) -> str:
-        if not _is_sample(body, setting):
-            return ""
-        info = _data(body, setting)
-        name = SETTING_NAMES[setting]
-        scored = f"{info['items_scored']:,} of its {info['items_available']:,} items scored"
-        if info.get("source") == "sample":
-            line = (
-                f"{name}: the idiombench project's own SAMPLE ({info['task']}; {scored}), written by the project, "
-                "not the official Chengyu-Bench data: not comparable with the paper's table 7."
-            )
-        else:
-            line = (
-                f"{name}: a seeded sample of the official data ({info['task']}: {info['items_scored']:,} of "
-                f"{info['items_available']:,} items; render.sample.items_per_task)."
-            )
-        self.sample_lines[line] = None
-        return SAMPLE_MARK
-
-    def footnotes(self) -> list[str]:
-        notes = [f"{SAMPLE_MARK} {line}" for line in self.sample_lines]
-        if self.not_run:
-            notes.append(
-                f"{NOT_RUN_MARK} not run: the Open Cloze data is part of the official Chengyu-Bench release, "
-                "which is not available (benchmarks.chengyu-bench.build.release_dir is null); see the table "
-                "of ChID passages asked as an open cloze."
-            )
-        return notes
+def sample_mark(marks: Marks, body: ChengyuBody, setting: str) -> str:
+    """§ with its footnote (one per distinct data description) where the setting ran on a sample."""
+    if not _is_sample(body, setting):
+        return ""
+    assert body.provenance is not None
+    data, covered = body.provenance.data[setting], body.provenance.coverage[setting]
+    name = SETTING_NAMES[setting]
+    if data.source == "sample":
+        scored = f"{covered.scored:,} of its {covered.available:,} items scored"
+        line = (
+            f"{name}: the idiombench project's own SAMPLE ({data.task}; {scored}), written by the project, "
+            "not the official Chengyu-Bench data: not comparable with the paper's table 7."
+        )
+    else:
+        line = (
+            f"{name}: a seeded sample of the official data ({data.task}: {covered.scored:,} of "
+            f"{covered.available:,} items; render.sample.items_per_task)."
+        )
+    return marks.add(SAMPLE_MARK, line)
 
 
 def _header(name: str, sampled: bool) -> str:
     return f"{name} (sample {SAMPLE_MARK})" if sampled else name
 
 
-def _idiom_footnote(metrics: dict[str, dict[str, Any]]) -> str | None:
-    for body in metrics.values():
-        idioms = body.get("provenance", {}).get("idiom_list")
+def _idiom_footnote(bodies: dict[str, ChengyuBody]) -> str | None:
+    for body in bodies.values():
+        idioms = body.provenance.idiom_list if body.provenance is not None else None
         if idioms:
             return (
                 f"Valid Idiom: share of the distinct predicted idioms (first {TOP_K} of each answer) found in "
@@ -97,19 +89,24 @@ def _idiom_footnote(metrics: dict[str, dict[str, Any]]) -> str | None:
     return None
 
 
+def _released(body: ChengyuBody) -> bool:
+    return body.provenance is not None and body.provenance.release == "available"
+
+
 def table7(ctx: ReportContext) -> Table:
     marks = Marks()
+    not_run = False
     rows = []
     sampled = {s: False for s in SETTING_NAMES}
-    for model, body in ctx.metrics.items():
+    for model, body in ctx.bodies(ChengyuBody).items():
         row = [Cell(ctx.display_name(model))]
         for setting in ("connotation", "appropriateness"):
             entry = _setting(body, setting)
-            mark = marks.sample(body, setting) if entry else ""
+            mark = sample_mark(marks, body, setting) if entry else ""
             sampled[setting] |= bool(mark)
             row.append(
                 metric_cell(
-                    entry["metrics"].get("accuracy") if entry else None,
+                    _metric(entry, "accuracy"),
                     PERCENT6,
                     DECIMALS,
                     mark,
@@ -118,15 +115,19 @@ def table7(ctx: ReportContext) -> Table:
             )
         entry = _setting(body, "open_cloze")
         if entry is None:
-            release = body.get("provenance", {}).get("release") == "available"
-            marks.not_run |= not release
-            row += [cell(None, FMT, "" if release else NOT_RUN_MARK)] * (len(KS) + 1)
+            release = _released(body)
+            not_run |= not release
+            mark = "" if release else NOT_RUN_MARK
+            row += [
+                metric_cell(None, PERCENT6, DECIMALS, mark, CellRef(model, f"open_cloze/{key}"))
+                for key in (*(f"acc_at_{k}" for k in KS), "valid_idiom")
+            ]
         else:
-            mark = marks.sample(body, "open_cloze")
+            mark = sample_mark(marks, body, "open_cloze")
             sampled["open_cloze"] |= bool(mark)
             row += [
                 metric_cell(
-                    entry["metrics"].get(f"acc_at_{k}"),
+                    _metric(entry, f"acc_at_{k}"),
                     PERCENT6,
                     DECIMALS,
                     mark,
@@ -136,7 +137,7 @@ def table7(ctx: ReportContext) -> Table:
             ]
             row.append(
                 metric_cell(
-                    entry["metrics"].get("valid_idiom"),
+                    _metric(entry, "valid_idiom"),
                     PERCENT6,
                     DECIMALS,
                     mark,
@@ -144,11 +145,11 @@ def table7(ctx: ReportContext) -> Table:
                 )
             )
         entry = _setting(body, "chid_candidates")
-        mark = marks.sample(body, "chid_candidates") if entry else ""
+        mark = sample_mark(marks, body, "chid_candidates") if entry else ""
         sampled["chid_candidates"] |= bool(mark)
         row.append(
             metric_cell(
-                entry["metrics"].get("accuracy") if entry else None,
+                _metric(entry, "accuracy"),
                 PERCENT6,
                 DECIMALS,
                 mark,
@@ -163,13 +164,13 @@ def table7(ctx: ReportContext) -> Table:
     ]
     columns += [_header(f"Open Cloze Acc.@{k}", sampled["open_cloze"]) for k in KS]
     columns += [_header("Valid Idiom", sampled["open_cloze"]), _header("ChID Acc.", sampled["chid_candidates"])]
-    footnotes = marks.footnotes()
+    footnotes = marks.footnotes() + ([NOT_RUN_NOTE] if not_run else [])
     if any(c.text == "—" and not c.marks.startswith(NOT_RUN_MARK) for row in rows for c in row[1:]):
         footnotes.append(
             "—: not computed (the setting was not scored for the model, or no idiom was read from "
             "any answer for Valid Idiom)."
         )
-    idiom_note = _idiom_footnote({m: b for m, b in ctx.metrics.items() if _setting(b, "open_cloze")})
+    idiom_note = _idiom_footnote({m: b for m, b in ctx.bodies(ChengyuBody).items() if _setting(b, "open_cloze")})
     if idiom_note:
         footnotes.append(idiom_note)
     footnotes.append(
@@ -191,17 +192,18 @@ def chid_open_cloze_table(ctx: ReportContext, models: list[str]) -> Table:
     marks = Marks()
     rows = []
     sampled = False
+    bodies = ctx.bodies(ChengyuBody)
     for model in models:
-        body = ctx.metrics[model]
+        body = bodies[model]
         entry = _setting(body, "chid_open_cloze")
         assert entry is not None  # models: those that ran the setting (report_section)
-        mark = marks.sample(body, "chid_open_cloze")
+        mark = sample_mark(marks, body, "chid_open_cloze")
         sampled |= bool(mark)
         rows.append(
             [Cell(ctx.display_name(model))]
             + [
                 metric_cell(
-                    entry["metrics"].get(f"acc_at_{k}"),
+                    _metric(entry, f"acc_at_{k}"),
                     PERCENT6,
                     DECIMALS,
                     mark,
@@ -211,18 +213,18 @@ def chid_open_cloze_table(ctx: ReportContext, models: list[str]) -> Table:
             ]
             + [
                 metric_cell(
-                    entry["metrics"].get("valid_idiom"),
+                    _metric(entry, "valid_idiom"),
                     PERCENT6,
                     DECIMALS,
                     mark,
                     CellRef(model, "chid_open_cloze/valid_idiom"),
                 ),
-                cell(entry["counts"]["items"]),
+                cell(entry.counts["items"]),
             ]
         )
     columns = [("Model")] + [_header(f"Acc.@{k}", sampled) for k in KS] + [_header("Valid Idiom", sampled), "Passages"]
     footnotes = marks.footnotes()
-    idiom_note = _idiom_footnote({m: ctx.metrics[m] for m in models})
+    idiom_note = _idiom_footnote({m: bodies[m] for m in models})
     if idiom_note:
         footnotes.append(idiom_note)
     if any(row[len(KS) + 1].text == "—" for row in rows):
@@ -239,25 +241,24 @@ def chid_open_cloze_table(ctx: ReportContext, models: list[str]) -> Table:
 
 def counts_table(ctx: ReportContext) -> Table:
     rows = []
-    for model, body in ctx.metrics.items():
-        for setting, entry in sorted(body.get("settings", {}).items()):
-            counts = entry["counts"]
+    bodies = ctx.bodies(ChengyuBody)
+    for model, body in bodies.items():
+        for setting, entry in sorted(body.settings.items()):
+            counts = entry.counts
             rows.append(
                 [
                     Cell(ctx.display_name(model)),
                     Cell(setting),
-                    Cell(entry.get("task") or "—"),
+                    Cell(entry.task or "—"),
                     cell(counts["rows"]),
                     cell(counts["parse_failures"]),
                     cell(counts["unformatted"]),
-                    cell(entry["metrics"].get("format_ok"), FMT),
+                    cell(_metric(entry, "format_ok"), FMT),
                     cell(counts["generation_errors"]),
                 ]
             )
-    settings = {s for body in ctx.metrics.values() for s in body.get("settings", {})}
-    accept = next(
-        (b.get("provenance", {}).get("scoring", {}).get("accept_unformatted") for b in ctx.metrics.values()), None
-    )
+    settings = {s for body in bodies.values() for s in body.settings}
+    accept = next((b.provenance.scoring.accept_unformatted for b in bodies.values() if b.provenance is not None), None)
     rule = (
         "counted as answers (score.accept_unformatted: true)"
         if accept
@@ -268,7 +269,9 @@ def counts_table(ctx: ReportContext) -> Table:
         f"requested format (e.g. 褒义 without <…>), {rule}."
     ]
     if any(s in settings for s in ("connotation", "appropriateness")) and any(
-        _data(b, s).get("source") == "sample" for b in ctx.metrics.values() for s in ("connotation", "appropriateness")
+        b.provenance is not None and (data := b.provenance.data.get(s)) is not None and data.source == "sample"
+        for b in bodies.values()
+        for s in ("connotation", "appropriateness")
     ):
         footnotes.append("Tasks ending in _sample: the idiombench project's own sample, not the official data.")
     return Table(
@@ -295,17 +298,18 @@ def acc_at_k_figure(ctx: ReportContext) -> Figure | None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    bodies = ctx.bodies(ChengyuBody)
     settings = [
         s
         for s in ("open_cloze", "chid_open_cloze")
-        if any(s in b.get("breakdowns", {}).get("acc_at_k", {}) and _setting(b, s) for b in ctx.metrics.values())
+        if any(b.breakdowns is not None and s in b.breakdowns.acc_at_k and _setting(b, s) for b in bodies.values())
     ]
     if not settings:
         return None
     fig, axes = plt.subplots(1, len(settings), figsize=(4.2 * len(settings), 3.2), squeeze=False)
     for ax, setting in zip(axes[0], settings, strict=True):
-        for model, body in ctx.metrics.items():
-            curve = body.get("breakdowns", {}).get("acc_at_k", {}).get(setting)
+        for model, body in bodies.items():
+            curve = body.breakdowns.acc_at_k.get(setting) if body.breakdowns is not None else None
             if not curve or not _setting(body, setting):
                 continue
             ks = sorted(int(k) for k in curve)
@@ -324,25 +328,28 @@ def acc_at_k_figure(ctx: ReportContext) -> Figure | None:
     fig.savefig(path, dpi=150, metadata={"Software": None})
     plt.close(fig)
     caption = "Share of passages whose gold idiom is among the first k predictions, k = 1…5."
-    if any(_is_sample(b, s) for b in ctx.metrics.values() for s in settings):
+    if any(_is_sample(b, s) for b in bodies.values() for s in settings):
         caption += f" {SAMPLE_MARK}: computed on a sample (see the tables' footnotes)."
     return Figure(f"{BENCH_ID}_acc_at_k", "Chengyu-Bench: Acc.@k by k", path, caption)
 
 
 def option_order_entries(ctx: ReportContext) -> list[option_order.Entry]:
     entries = []
-    for model in sorted(ctx.metrics):
-        setting = _setting(ctx.metrics[model], "chid_candidates")
-        label = f"ChID ({(setting or {}).get('task')})"
-        entries.append(option_order.entry(model, ctx.display_name(model), label, setting, "chid_candidates/"))
+    bodies = ctx.bodies(ChengyuBody)
+    for model in sorted(bodies):
+        setting = _setting(bodies[model], "chid_candidates")
+        label = f"ChID ({setting.task if setting is not None else None})"
+        found = setting.model_dump(mode="json") if setting is not None else None
+        entries.append(option_order.entry(model, ctx.display_name(model), label, found, "chid_candidates/"))
     return [e for e in entries if e is not None]
 
 
 def report_section(ctx: ReportContext) -> Section | None:
     if not ctx.metrics:
         return None
+    bodies = ctx.bodies(ChengyuBody)
     tables = [table7(ctx)]
-    chid_models = [m for m, b in ctx.metrics.items() if _setting(b, "chid_open_cloze")]
+    chid_models = [m for m, b in bodies.items() if _setting(b, "chid_open_cloze")]
     if chid_models:
         tables.append(chid_open_cloze_table(ctx, chid_models))
     tables.append(counts_table(ctx))
@@ -356,13 +363,13 @@ def report_section(ctx: ReportContext) -> Section | None:
         "Chengyu-Bench (Evaluative Connotation, Appropriateness, Open Cloze) and ChID accuracy, as in the "
         "paper's table 7; percentages."
     ]
-    if any(b.get("provenance", {}).get("release") != "available" for b in ctx.metrics.values()):
+    if any(not _released(b) for b in bodies.values()):
         intro.append(
             "The official Chengyu-Bench release is not available: Connotation and Appropriateness are "
             "computed on the project's own SAMPLE (marked §, not comparable with the paper) and Open Cloze "
             "is not run; ChID passages asked as an open cloze stand in for it in a separate table."
         )
-    notes = sorted({n for b in ctx.metrics.values() for n in b.get("provenance", {}).get("notes", [])})
+    notes = sorted({n for b in bodies.values() if b.provenance is not None for n in b.provenance.notes})
     return Section(
         benchmark="chengyu-bench", title="Chengyu-Bench", intro=intro, tables=tables, figures=figures, notes=notes
     )

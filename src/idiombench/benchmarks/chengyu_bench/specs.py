@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from ...metrics import ITEM, PERCENT, MetricSpec, Resampling, Scope
+from ...metrics import ITEM, MAIN_PASS, PERCENT, MetricSpec, Resampling, Scope
 from ...scoring import option_order
 from ...statistics.formulas import Ratio
 from .metrics import KS
@@ -24,7 +24,6 @@ if TYPE_CHECKING:
 
     from .config import ChengyuBenchConfig
 
-MAIN_PASS = "main"
 PAPER_TASK = {"chid_open_cloze": "chid", "chid_candidates": "chid"}
 PERCENT6 = PERCENT.rounded(6)
 PASSAGE = Resampling("passage", "passage", fallback=ITEM)

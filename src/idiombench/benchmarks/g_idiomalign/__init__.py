@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ...core.items import Item
 from ...data.manifest import FileSpec, load_file_specs
 from ...metrics import MetricSpec, Scope
+from ...report.published import PublishedCells, load_published_cells
 from ..base import Benchmark, BuildResult
 from . import answers as _answers
 from . import build as _build
@@ -79,6 +80,10 @@ class GIdiomAlign(Benchmark[GIdiomAlignConfig]):
         from .aggregate import aggregate
 
         return aggregate(ctx)
+
+    def published_cells(self) -> PublishedCells:
+        """The paper's published values (published_cells.yaml beside this module)."""
+        return load_published_cells(__name__, self.name)
 
     def report_section(self, ctx: ReportContext) -> Section | None:
         from .report import report_section

@@ -30,14 +30,13 @@ import pandas as pd
 
 from ...core import paths
 from ...core.io import read_parquet
-from ...metrics import evaluate
+from ...metrics import MAIN_PASS, evaluate
 from ...scoring import option_order
 from .config import GIdiomAlignScore
 from .score import MCQ_SETTING
 from .specs import (
     ADDITIONAL_SUFFIX,
     GENERATION_CONDITIONS,
-    MAIN_PASS,
     by_key,
     generation_parts,
     mcq_outcomes,

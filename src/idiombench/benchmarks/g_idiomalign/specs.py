@@ -48,7 +48,6 @@ from .task2 import corpus_bleu, corpus_chrf
 if TYPE_CHECKING:
     from .config import GIdiomAlignConfig, GIdiomAlignScore
 
-MAIN_PASS = "main"
 OVERALL = "overall"
 GENERATION_CONDITIONS = ("no_gloss", "with_gloss")
 ADDITIONAL_SUFFIX = "_additional"

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...core.items import Item
 from ...data.manifest import FileSpec, load_file_specs
+from ...report.published import PublishedCells, load_published_cells
 from ..base import Benchmark, BuildResult
 from . import aggregate as _aggregate
 from . import answers as _answers
@@ -68,6 +69,10 @@ class OrderProbe(Benchmark[OrderProbeConfig]):
     def aggregate(self, ctx: AggregateContext[OrderProbeConfig]) -> dict[str, Any]:
         """The metrics JSON: table 3 per setting, breakdowns, provenance (aggregate.py)."""
         return _aggregate.aggregate(ctx)
+
+    def published_cells(self) -> PublishedCells:
+        """The paper's published values (published_cells.yaml beside this module)."""
+        return load_published_cells(__name__, self.name)
 
     def report_section(self, ctx: ReportContext) -> Section | None:
         """Tables 3, 4, 11, figures 4 and 5, format failures (report.py)."""

@@ -4,16 +4,20 @@ twelve test sets (paper table 1) plus two oracle-schema VMWE sets; see build.py 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...core.items import Item
 from ...data.manifest import FileSpec, load_file_specs
+from ...metrics import MetricSpec, Scope
+from ...report.published import PublishedCells, load_published_cells
 from ..base import Benchmark, BuildResult
 from . import answers as _answers
 from . import build as _build
 from . import published_format as _published_format
 from . import render as _render
+from . import specs as _specs
 from . import view as _view
 from .config import SemanticQAConfig
 from .roles import SCORER_ROLES
@@ -22,8 +26,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ...report.tables import Section
-    from ...statistics.estimands import Estimand
-    from ..contexts import AggregateContext, RenderOutput, ReportContext, ScoreContext, UncertaintyContext
+    from ..contexts import AggregateContext, RenderOutput, ReportContext, ScoreContext
 
 
 class SemanticQA(Benchmark[SemanticQAConfig]):
@@ -36,8 +39,9 @@ class SemanticQA(Benchmark[SemanticQAConfig]):
     render_templates = "data/raw/semanticqa"
     # its params section (benchmarks.<name> in params.yaml)
     config_model = SemanticQAConfig
-    # its headline metrics (regexes on the flattened metric names): MLflow parent runs, dvc exp show
-    headline_metrics = (r"[^.]+\.(?:ACC|ACC_s|ROUGE-L)",)
+    # its metrics (tables 3-6, the LCC F1s, the option-order pass), each declared once (specs.py);
+    # the F1s read a prediction as `score.count_format_deviations` says: metric_specs(config)
+    metrics = _specs.METRICS[True]
     # the neural scorer roles its metrics need, with the paper's models (roles.py)
     scorer_roles = SCORER_ROLES
     # the reference backends' hooks (answers.py)
@@ -68,20 +72,22 @@ class SemanticQA(Benchmark[SemanticQAConfig]):
 
         return aggregate(ctx)
 
+    def published_cells(self) -> PublishedCells:
+        """The paper's published values (published_cells.yaml beside this module)."""
+        return load_published_cells(__name__, self.name)
+
     def report_section(self, ctx: ReportContext) -> Section | None:
         from .report import report_section
 
         return report_section(ctx)
 
-    def item_outcomes(self, frame: Any, setting: str, config: SemanticQAConfig) -> Any:
-        from .uncertainty import item_outcomes
+    def metric_specs(self, config: SemanticQAConfig) -> tuple[MetricSpec, ...]:
+        """Its specs under `config` (the F1s count an off-format label as ACC does, or not)."""
+        return _specs.metric_specs(config)
 
-        return item_outcomes(frame, setting, config)
-
-    def estimands(self, ctx: UncertaintyContext[SemanticQAConfig]) -> dict[str, dict[str, Estimand]]:
-        from .uncertainty import estimands
-
-        return estimands(ctx)
+    def metric_scopes(self, scores: Mapping[str, pd.DataFrame], config: SemanticQAConfig) -> list[Scope]:
+        """Each (setting, task) of a setting's main pass, its kind the task's (specs.py)."""
+        return _specs.scopes(scores, config)
 
     def scores_setting(self, config: SemanticQAConfig, setting: str) -> bool:
         """The rendered settings, plus the sequential and LCC-scaling settings its enabled
@@ -93,12 +99,6 @@ class SemanticQA(Benchmark[SemanticQAConfig]):
             return setting[len(sequential.setting_prefix) :] in config.render.settings
         scaling = config.score.lcc_scaling
         return bool(scaling.enabled and re.fullmatch(scaling.setting_pattern, setting))
-
-    def prediction_metrics(self, body: dict[str, Any], task: str | None, setting: str) -> dict[str, float | None]:  # type: ignore[override]  # TRANSITION
-        """The paper's cells of one task and setting, in percent (for `evaluate-predictions`)."""
-        from .aggregate import prediction_metrics
-
-        return prediction_metrics(body, task, setting)
 
 
 BENCHMARK = SemanticQA()

@@ -1,90 +1,33 @@
-"""SemanticQA aggregates: the metrics JSON of one model (a DVC metrics file) and the
-paper's cells for `evaluate-predictions`.
+"""SemanticQA aggregates: the metrics JSON of one model (a DVC metrics file).
 
-Per setting and task, in PERCENT as the paper prints them (table 3 / 4 / 12):
-  IED, NCC: ACC; LCC: ACC plus macro-, micro- and weighted-F1 (f1_scores);
-  IEE, LCE, NCE, VPE, LVE, VIE: ACC_s; IEI, LCI, NCI: METEOR, ROUGE-L, BERTScore.
-Sequential settings (sequential.py): Ext, Cond, Overall (the second step's accuracy, or
-METEOR for interpretation, with Cond/Overall ROUGE-L and BERTScore beside it).
-Every mean is over the rows that have a gold; failed generations and unreadable outputs
-are in the denominator (wrong) and counted in `counts`. None: not computed (never 0).
-With the option-order pass, IED and NCC also carry `option_order.<metric>` (CircularEval and
-position bias, scoring/option_order.py) and `counts.<task>.option_order`.
+Per setting and task, in PERCENT as the paper prints them (table 3 / 4 / 12): the values of
+the specs (specs.py: ACC, the LCC F1s, ACC_s, METEOR / ROUGE-L / BERTScore; in sequential
+settings Ext, Cond and Overall), placed by metrics.evaluate.place; this module keeps the
+counts, the breakdowns and the provenance. Every mean is over the rows that have a gold;
+failed generations and unreadable outputs are in the denominator (wrong) and counted in
+`counts`. None: not computed (never 0). With the option-order pass, IED and NCC also carry
+`option_order.<metric>` (CircularEval and position bias: specs of scoring/option_order.py) and
+`counts.<task>.option_order`.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections import Counter, defaultdict
+from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ...core.errors import IdiombenchError
+from ...metrics import MAIN_PASS, evaluate
 from ...scoring import option_order
 from . import released
-from .adapters import ADAPTERS
 from .config import SemanticQAConfig
 from .score import BERTSCORE_ROLE, sequential_setting
+from .specs import ACC, ACC_S, RELEASED_CODE_MATCH, STRICT_MATCH, scopes, setting_order
 
 if TYPE_CHECKING:
     from ..contexts import AggregateContext
-
-PRIMARY = {"mcq": "ACC", "label": "ACC", "extraction": "ACC_s", "interpretation": "METEOR"}
-INTERPRETATION_COLUMNS = {"METEOR": "meteor", "ROUGE-L": "rouge_l", "BERTScore": "bertscore_f1"}
-MAIN_PASS = "main"
-SHOTS = re.compile(r"^(\d+)-shot$")
-
-
-def setting_order(setting: str) -> tuple[int, int, str]:
-    """0-shot, 3-shot, 5-shot first (by k), then the rest by name."""
-    match = SHOTS.match(setting)
-    return (0, int(match.group(1)), setting) if match else (1, 0, setting)
-
-
-def percent(values: pd.Series) -> float | None:
-    """Mean x 100 of the non-null values; None when there are none (not computed / nothing scored)."""
-    values = values.dropna()
-    return float(values.mean() * 100.0) if len(values) else None
-
-
-# --------------------------------------------------------------------------- F1 (LCC)
-
-
-def f1_scores(gold: list[str], predicted: list[str | None]) -> dict[str, float | None]:
-    """Macro, micro and weighted F1 in percent, as scikit-learn's f1_score(labels=L,
-    zero_division=0) with L = the gold labels plus the recognised predicted labels: an
-    unreadable or unknown prediction (None) is a miss for its gold class, not a class."""
-    if len(gold) != len(predicted):
-        raise ValueError("gold and predicted differ in length")
-    if not gold:
-        return {"macro-F1": None, "micro-F1": None, "weighted-F1": None}
-    labels = sorted(set(gold) | {p for p in predicted if p is not None})
-    tp: Counter[str] = Counter()
-    fp: Counter[str] = Counter()
-    fn: Counter[str] = Counter()
-    for g, p in zip(gold, predicted, strict=True):
-        if p == g:
-            tp[g] += 1
-            continue
-        fn[g] += 1
-        if p is not None:
-            fp[p] += 1
-
-    def f1(t: int, f_pos: int, f_neg: int) -> float:
-        precision = t / (t + f_pos) if t + f_pos else 0.0
-        recall = t / (t + f_neg) if t + f_neg else 0.0
-        return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-
-    per_label = {label: f1(tp[label], fp[label], fn[label]) for label in labels}
-    support = Counter(gold)
-    micro = f1(sum(tp.values()), sum(fp.values()), sum(fn.values()))
-    return {
-        "macro-F1": 100.0 * sum(per_label.values()) / len(labels),
-        "micro-F1": 100.0 * micro,
-        "weighted-F1": 100.0 * sum(per_label[label] * support[label] for label in labels) / len(gold),
-    }
 
 
 # --------------------------------------------------------------------------- per task
@@ -110,58 +53,21 @@ def task_counts(frame: pd.DataFrame, items_in_task: int) -> dict[str, int]:
     return counts
 
 
-def recognised_label(parsed: Any, ok: bool, flags: Any, count_format_deviations: bool) -> str | None:
-    """The predicted taxonomy label an F1 counts: what ACC compared, unless it is no label at all."""
-    if not isinstance(parsed, str) or "unknown_label" in list(flags):
-        return None
-    return parsed if ok or count_format_deviations else None
-
-
-def atomic_metrics(frame: pd.DataFrame, kind: str, count_format_deviations: bool = True) -> dict[str, float | None]:
-    if kind in ("mcq", "label", "extraction"):
-        out: dict[str, float | None] = {PRIMARY[kind]: percent(frame["correct"])}
-        if kind == "label":
-            scored = frame[frame["correct"].notna()]
-            predicted = [
-                recognised_label(p, ok, f, count_format_deviations)
-                for p, ok, f in zip(scored["parsed"], scored["ok"], scored["flags"], strict=True)
-            ]
-            out.update(f1_scores([str(g) for g in scored["gold"]], predicted))
-        return out
-    scored = frame[~frame["flags"].apply(lambda f: "no_gold" in list(f))]
-    return {name: percent(scored[column]) for name, column in INTERPRETATION_COLUMNS.items()}
-
-
-def sequential_metrics(frame: pd.DataFrame) -> dict[str, float | None]:
-    composed = frame[frame["composition"].notna()]
-    if composed.empty:
-        return {"Ext": None, "Cond": None, "Overall": None}
-    extracted = composed["extraction_correct"].fillna(False).astype(bool)
-    out: dict[str, float | None] = {"Ext": percent(extracted.astype(float))}
-    judgement = composed["correct"].notna().any()
-    columns = {"": "correct"} if judgement else {"": "meteor", " ROUGE-L": "rouge_l", " BERTScore": "bertscore_f1"}
-    for suffix, column in columns.items():
-        values = composed[column]
-        if values.isna().all():
-            out[f"Cond{suffix}"] = out[f"Overall{suffix}"] = None
-            continue
-        out[f"Cond{suffix}"] = percent(values[extracted])
-        out[f"Overall{suffix}"] = percent(values.where(extracted, 0.0))
-    return out
-
-
 def breakdowns_for(setting: str, frame: pd.DataFrame, items: dict[str, dict[str, Any]], out: dict[str, Any]) -> None:
+    """The breakdowns of an atomic setting's main-pass rows: ACC_s under each extraction match rule,
+    ACC_s per VMWE subtype, LCC accuracy per gold label and its confusion counts (the values are
+    the specs' on the subset)."""
     extraction = frame[frame["correct_released_code"].notna()]
     for task, group in sorted(extraction.groupby("task")):
         out.setdefault("extraction_released_code", {}).setdefault(setting, {})[task] = {
-            "ACC_s": percent(group["correct_released_code"]),
-            "ACC_s_strict": percent(group["correct_strict"]),
+            "ACC_s": evaluate.value_of(RELEASED_CODE_MATCH, group),
+            "ACC_s_strict": evaluate.value_of(STRICT_MATCH, group),
         }
     vmwe = frame[frame["task"].str.startswith("vmwe_extraction") & frame["correct"].notna()]
     for task, group in sorted(vmwe.groupby("task")):
         subtype = group["item_id"].map(lambda i, t=task: str(items[t][i].meta.get("vmwe_subtype")))
         out.setdefault("vmwe_subtypes", {}).setdefault(setting, {})[task] = {
-            name: {"ACC_s": percent(part["correct"]), "n": int(len(part))}
+            name: {"ACC_s": evaluate.value_of(ACC_S, part), "n": int(len(part))}
             for name, part in sorted(group.groupby(subtype))
         }
     lcc = frame[(frame["task"] == "collocation_categorization") & frame["correct"].notna()]
@@ -172,7 +78,7 @@ def breakdowns_for(setting: str, frame: pd.DataFrame, items: dict[str, dict[str,
             key = pred if isinstance(pred, str) else "(unread)"
             confusion[gold][key] = confusion[gold].get(key, 0) + 1
         out.setdefault("lcc_labels", {})[setting] = {
-            "accuracy_by_gold": {g: percent(part["correct"]) for g, part in sorted(lcc.groupby("gold"))},
+            "accuracy_by_gold": {g: evaluate.value_of(ACC, part) for g, part in sorted(lcc.groupby("gold"))},
             "confusion": {g: dict(sorted(row.items())) for g, row in sorted(confusion.items())},
         }
 
@@ -238,24 +144,18 @@ def aggregate(ctx: AggregateContext[SemanticQAConfig]) -> dict[str, Any]:
         main = frame[frame["pass"] == MAIN_PASS]
         sequential = sequential_setting(setting, config.score)
         kinds[setting] = "sequential" if sequential else "atomic"
-        metrics: dict[str, Any] = {}
         counts: dict[str, Any] = {}
         for task, group in sorted(main.groupby("task")):
             counts[task] = task_counts(group, len(ctx.items.get(task, {})))
             if sequential:
-                metrics[task] = sequential_metrics(group)
                 counts[task]["extraction_failures"] = int((~group["extraction_correct"].fillna(False)).sum())
-            else:
-                metrics[task] = atomic_metrics(group, ADAPTERS[task].kind, config.score.count_format_deviations)
-        for task, group in sorted(frame.groupby("task")):
-            rotated = option_order.pass_rows(group)
-            if rotated is not None and task in metrics:
-                order_metrics, counts[task]["option_order"] = option_order.summarise(rotated)
-                metrics[task].update({option_order.PREFIX + name: value for name, value in order_metrics.items()})
+            rotated = option_order.pass_rows(frame[frame["task"] == task])
+            if rotated is not None:
+                counts[task]["option_order"] = option_order.counts(rotated)
         other = frame[frame["pass"] != MAIN_PASS]
         if len(other):
             counts["other_passes_not_aggregated"] = int(len(other))
-        settings[setting] = {"metrics": metrics, "counts": counts}
+        settings[setting] = {"metrics": {}, "counts": counts}
         if not sequential:
             breakdowns_for(setting, main, ctx.items, breakdowns)
         hashes = (
@@ -264,6 +164,7 @@ def aggregate(ctx: AggregateContext[SemanticQAConfig]) -> dict[str, Any]:
             .agg(lambda s: ",".join(sorted(set(s))))
         )
         template_hashes[setting] = dict(sorted(hashes.items())) if len(hashes) else {}
+    evaluate.place({"settings": settings}, scopes(ctx.scores, config))
     if config.score.lcc_scaling.enabled:
         breakdowns["lcc_scaling"] = scaling_breakdown(settings, config)
     notes = list(ctx.scoring_meta.get("notes", []))
@@ -280,27 +181,3 @@ def aggregate(ctx: AggregateContext[SemanticQAConfig]) -> dict[str, Any]:
         "scoring_notes": notes,
     }
     return {"settings": settings, "breakdowns": breakdowns, "provenance": provenance}
-
-
-# --------------------------------------------------------------------------- evaluate-predictions
-
-
-def prediction_metrics(body: dict[str, Any], task: str | None, setting: str) -> dict[str, float | None]:
-    """The paper's cells for one task and setting, in percent ({"ACC": 83.2}; extraction
-    {"ACC_s": ...}; interpretation {"METEOR", "ROUGE-L", "BERTScore"}; LCC also its F1s;
-    sequential settings {"Ext", "Cond", "Overall", ...}). task None: every task of the
-    setting, keys "<task>/<metric>". A metric that could not be computed is None."""
-    settings = body.get("settings", {})
-    if setting not in settings:
-        raise IdiombenchError(
-            f"semanticqa: no scores for setting {setting!r} "
-            f"(scored: {', '.join(sorted(settings, key=setting_order)) or 'none'})"
-        )
-    metrics = settings[setting]["metrics"]
-    if task is None:
-        return {f"{t}/{name}": value for t in sorted(metrics) for name, value in metrics[t].items()}
-    if task not in metrics:
-        raise IdiombenchError(
-            f"semanticqa/{setting}: no scores for task {task!r} (scored: {', '.join(sorted(metrics)) or 'none'})"
-        )
-    return dict(metrics[task])

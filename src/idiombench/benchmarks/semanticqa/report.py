@@ -12,12 +12,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ...metrics import PERCENT
 from ...report import option_order
 from ...report.cells import Marks
-from ...report.tables import Cell, CellRef, Figure, Section, Table
+from ...report.tables import Cell, CellRef, Figure, Section, Table, metric_cell
+from ..contexts import ReportContext
 from .adapters import ADAPTERS
-from .aggregate import PRIMARY, setting_order
 from .sequential import COMPOSITIONS
+from .specs import PRIMARY, setting_order
+
+Body = dict[str, Any]  # a model's metrics JSON
 
 NOT_COMPUTED = "‡"
 SAMPLE = "§"
@@ -39,13 +43,10 @@ TASKS = (
     "vmwe_extraction_VID",
 )
 METRIC_LABELS = {"ACC": "ACC", "ACC_s": "ACC_s", "METEOR": "MTR"}
+DECIMALS = 1  # every metric cell: percent, one decimal
 
 
-def fmt(value: Any) -> str:
-    return "—" if value is None else f"{value:.1f}"
-
-
-def sample_mark(body: dict[str, Any], setting: str, task: str, marks: Marks) -> str:
+def sample_mark(body: Body, setting: str, task: str, marks: Marks) -> str:
     counts = body["settings"][setting]["counts"].get(task, {})
     items, total = counts.get("items"), counts.get("items_in_task")
     if items is not None and total and items < total:
@@ -57,7 +58,7 @@ def sample_mark(body: dict[str, Any], setting: str, task: str, marks: Marks) -> 
     return ""
 
 
-def bertscore_mark(body: dict[str, Any], value: float | None, marks: Marks) -> str:
+def bertscore_mark(body: Body, value: float | None, marks: Marks) -> str:
     """The bertscore_en role's mark on a value (substitute †, assumed paper model *); ‡ when not computed."""
     if value is None:
         return marks.add(NOT_COMPUTED, "not computed: the bertscore_en scoring role has no model in this profile.")
@@ -66,7 +67,7 @@ def bertscore_mark(body: dict[str, Any], value: float | None, marks: Marks) -> s
     return marks.add(mark, f"BERTScore F1: {info.get('footnote')}") if mark else ""
 
 
-def meteor_mark(body: dict[str, Any], value: float | None, marks: Marks) -> str:
+def meteor_mark(body: Body, value: float | None, marks: Marks) -> str:
     if value is not None:
         return ""
     reason = (
@@ -75,7 +76,7 @@ def meteor_mark(body: dict[str, Any], value: float | None, marks: Marks) -> str:
     return marks.add(NOT_COMPUTED, reason)
 
 
-def rows_by_model(ctx: Any, keep: Callable[[str, dict[str, Any]], bool]) -> list[tuple[str, str, dict[str, Any]]]:
+def rows_by_model(ctx: ReportContext, keep: Callable[[str, Body], bool]) -> list[tuple[str, str, Body]]:
     out = []
     for model in sorted(ctx.metrics):
         body = ctx.metrics[model]
@@ -85,19 +86,22 @@ def rows_by_model(ctx: Any, keep: Callable[[str, dict[str, Any]], bool]) -> list
     return out
 
 
-def is_atomic(setting: str, body: dict[str, Any]) -> bool:
-    return body.get("provenance", {}).get("setting_kinds", {}).get(setting, "atomic") == "atomic"
+def is_atomic(setting: str, body: Body) -> bool:
+    kinds: dict[str, str] = body.get("provenance", {}).get("setting_kinds", {})
+    return kinds.get(setting, "atomic") == "atomic"
 
 
-def metric_cell(
-    body: dict[str, Any],
+def task_cell(
+    model: str,
+    body: Body,
     setting: str,
     task: str,
     metric: str,
     marks: Marks,
     scorer_mark: Callable[[float | None], str] | None = None,
 ) -> Cell:
-    """One cell: the value, the mark of the scorer behind it, § for a sample; — when not scored."""
+    """One metric cell (cell name "<setting>/<task>/<metric>", the spec's scope and key): the
+    value, the mark of the scorer behind it, § for a sample; — when not scored."""
     metrics = body["settings"][setting]["metrics"]
     if task not in metrics:
         return Cell("—")
@@ -105,59 +109,55 @@ def metric_cell(
     scorer = scorer_mark(value) if scorer_mark is not None else ""
     if value is None and not scorer:
         scorer = marks.add(NOT_COMPUTED, "not computed (see the scoring notes).")
-    ref = (
-        CellRef(str(body["model"]), f"{setting}/{task}/{metric}", 100.0)
-        if value is not None and "model" in body
-        else None
-    )
-    return Cell(fmt(value), scorer + sample_mark(body, setting, task, marks), ref)
+    mark = scorer + sample_mark(body, setting, task, marks)
+    return metric_cell(value, PERCENT, DECIMALS, mark, CellRef(model, f"{setting}/{task}/{metric}"))
 
 
 def setting_table(
-    ctx: Any,
+    ctx: ReportContext,
     table_id: str,
     title: str,
     columns: list[str],
-    cells: Callable[[str, dict[str, Any]], list[Cell] | None],
+    cells: Callable[[str, str, Body], list[Cell] | None],
     caption: str,
 ) -> Table:
-    """A row per model and (atomic) setting: its name, the setting, then `cells(setting, body)`
-    (None: no row)."""
+    """A row per model and (atomic) setting: its name, the setting, then `cells(model, setting,
+    body)` (None: no row)."""
     rows = []
     for model, setting, body in rows_by_model(ctx, is_atomic):
-        row = cells(setting, body)
+        row = cells(model, setting, body)
         if row is not None:
             rows.append([Cell(ctx.display_name(model)), Cell(setting), *row])
     return Table(table_id, title, columns, rows, caption=caption)
 
 
-def table3(ctx: Any, marks: Marks) -> Table:
-    def cells(setting: str, body: dict[str, Any]) -> list[Cell]:
+def table3(ctx: ReportContext, marks: Marks) -> Table:
+    def cells(model: str, setting: str, body: Body) -> list[Cell]:
         row = []
         for task in TASKS:
             kind = ADAPTERS[task].kind
             scorer = (lambda v: meteor_mark(body, v, marks)) if kind == "interpretation" else None
-            row.append(metric_cell(body, setting, task, PRIMARY[kind], marks, scorer))
+            row.append(task_cell(model, body, setting, task, PRIMARY[kind].key, marks, scorer))
         return row
 
     return setting_table(
         ctx,
         "semanticqa_table3",
         "SemanticQA: main results (paper table 3 / 12)",
-        ["Model", "Setting"] + [f"{ADAPTERS[t].code} ({METRIC_LABELS[PRIMARY[ADAPTERS[t].kind]]})" for t in TASKS],
+        ["Model", "Setting"] + [f"{ADAPTERS[t].code} ({METRIC_LABELS[PRIMARY[ADAPTERS[t].kind].key]})" for t in TASKS],
         cells,
         caption="ACC: accuracy; ACC_s: sequence-level exact match (partial spans do not count); MTR: METEOR "
         "(NLTK, WordNet 3.0, max over references). Percent.",
     )
 
 
-def table4(ctx: Any, marks: Marks) -> Table:
-    def cells(setting: str, body: dict[str, Any]) -> list[Cell]:
+def table4(ctx: ReportContext, marks: Marks) -> Table:
+    def cells(model: str, setting: str, body: Body) -> list[Cell]:
         def bertscore(value: float | None) -> str:
             return bertscore_mark(body, value, marks)
 
         return [
-            metric_cell(body, setting, task, metric, marks, bertscore if metric == "BERTScore" else None)
+            task_cell(model, body, setting, task, metric, marks, bertscore if metric == "BERTScore" else None)
             for task in INTERPRETATION_TASKS
             for metric in ("ROUGE-L", "BERTScore")
         ]
@@ -173,14 +173,14 @@ def table4(ctx: Any, marks: Marks) -> Table:
     )
 
 
-def lcc_table(ctx: Any, marks: Marks) -> Table:
+def lcc_table(ctx: ReportContext, marks: Marks) -> Table:
     task = "collocation_categorization"
     metrics = ["ACC", "macro-F1", "micro-F1", "weighted-F1"]
 
-    def cells(setting: str, body: dict[str, Any]) -> list[Cell] | None:
+    def cells(model: str, setting: str, body: Body) -> list[Cell] | None:
         if task not in body["settings"][setting]["metrics"]:
             return None
-        return [metric_cell(body, setting, task, m, marks) for m in metrics]
+        return [task_cell(model, body, setting, task, m, marks) for m in metrics]
 
     return setting_table(
         ctx,
@@ -202,18 +202,23 @@ def count_cell(counts: dict[str, Any], task: str) -> Cell:
     return Cell(f"{c['items']}/{c['items_in_task']} ({unread})")
 
 
-def counts_table(ctx: Any) -> Table:
+def counts_table(ctx: ReportContext) -> Table:
     return setting_table(
         ctx,
         "semanticqa_counts",
         "SemanticQA: items scored of the task's items (unreadable or failed outputs)",
         ["Model", "Setting"] + [ADAPTERS[t].code for t in TASKS],
-        lambda setting, body: [count_cell(body["settings"][setting]["counts"], task) for task in TASKS],
+        lambda _model, setting, body: [count_cell(body["settings"][setting]["counts"], task) for task in TASKS],
         caption="Unreadable or failed outputs count as wrong (0); their flags are in the per-row scores.",
     )
 
 
-def sequential_tables(ctx: Any, marks: Marks) -> list[Table]:
+def step_cell(model: str, ref: str, values: dict[str, float | None], key: str, mark: str) -> Cell:
+    """A sequential composition's metric cell (Ext, Cond, Overall), named `<ref><key>`."""
+    return metric_cell(values.get(key), PERCENT, DECIMALS, mark, CellRef(model, f"{ref}{key}"))
+
+
+def sequential_tables(ctx: ReportContext, marks: Marks) -> list[Table]:
     interp_rows, judge_rows = [], []
     for model, setting, body in rows_by_model(ctx, lambda s, b: not is_atomic(s, b)):
         for task, values in sorted(body["settings"][setting]["metrics"].items()):
@@ -222,25 +227,20 @@ def sequential_tables(ctx: Any, marks: Marks) -> list[Table]:
                 continue
             head = [Cell(comp.phrase_type), Cell(ctx.display_name(model)), Cell(setting)]
             sample = sample_mark(body, setting, task, marks)
+            ref = f"{setting}/{task}/"  # the cell names: the spec's scope and key (specs.py)
             if comp.second == "interpretation":
                 cond, overall = values.get("Cond"), values.get("Overall")
                 interp_rows.append(
                     head
                     + [
-                        Cell(fmt(values.get("Ext")), sample),
-                        Cell(fmt(cond), meteor_mark(body, cond, marks) + sample),
-                        Cell(fmt(overall), meteor_mark(body, overall, marks) + sample),
+                        step_cell(model, ref, values, "Ext", sample),
+                        step_cell(model, ref, values, "Cond", meteor_mark(body, cond, marks) + sample),
+                        step_cell(model, ref, values, "Overall", meteor_mark(body, overall, marks) + sample),
                     ]
                 )
             else:
-                judge_rows.append(
-                    head
-                    + [
-                        Cell(fmt(values.get("Ext")), sample),
-                        Cell(fmt(values.get("Cond")), sample),
-                        Cell(fmt(values.get("Overall")), sample),
-                    ]
-                )
+                steps = [step_cell(model, ref, values, key, sample) for key in ("Ext", "Cond", "Overall")]
+                judge_rows.append(head + steps)
     tables = []
     if interp_rows:
         tables.append(
@@ -267,7 +267,7 @@ def sequential_tables(ctx: Any, marks: Marks) -> list[Table]:
     return tables
 
 
-def scaling_table(ctx: Any) -> Table | None:
+def scaling_table(ctx: ReportContext) -> Table | None:
     rows = []
     for model in sorted(ctx.metrics):
         scaling = ctx.metrics[model].get("breakdowns", {}).get("lcc_scaling") or {}
@@ -293,7 +293,7 @@ def scaling_table(ctx: Any) -> Table | None:
     )
 
 
-def option_order_entries(ctx: Any) -> list[option_order.Entry]:
+def option_order_entries(ctx: ReportContext) -> list[option_order.Entry]:
     entries = []
     for model in sorted(ctx.metrics):
         for setting, body in sorted(ctx.metrics[model].get("settings", {}).items(), key=lambda s: setting_order(s[0])):
@@ -312,14 +312,14 @@ def option_order_entries(ctx: Any) -> list[option_order.Entry]:
     return entries
 
 
-def released_mode(ctx: Any) -> bool:
+def released_mode(ctx: ReportContext) -> bool:
     return any(
         body.get("provenance", {}).get("score_options", {}).get("compatibility") == "released"
         for body in ctx.metrics.values()
     )
 
 
-def figure(ctx: Any) -> Figure | None:
+def figure(ctx: ReportContext) -> Figure | None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -328,9 +328,8 @@ def figure(ctx: Any) -> Figure | None:
     series = []
     for model, setting, body in rows_by_model(ctx, is_atomic):
         metrics = body["settings"][setting]["metrics"]
-        series.append(
-            (f"{ctx.display_name(model)} {setting}", [metrics.get(t, {}).get(PRIMARY[ADAPTERS[t].kind]) for t in TASKS])
-        )
+        primary = [metrics.get(t, {}).get(PRIMARY[ADAPTERS[t].kind].key) for t in TASKS]
+        series.append((f"{ctx.display_name(model)} {setting}", primary))
     if not series:
         return None
     fig, ax = plt.subplots(figsize=(11, 4.2))
@@ -356,7 +355,7 @@ def figure(ctx: Any) -> Figure | None:
     )
 
 
-def report_section(ctx: Any) -> Section | None:
+def report_section(ctx: ReportContext) -> Section | None:
     if not ctx.metrics:
         return None
     tables: list[Table] = []

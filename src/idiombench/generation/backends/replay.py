@@ -29,7 +29,7 @@ from typing import Any, Protocol
 
 from ...core.errors import DataError, IdiombenchError
 from ...core.foreign import check_file_size, storable_text
-from ...core.generation_types import BackendBase, Completion, ItemContext, Request
+from ...core.generation_types import MAIN_PASS, BackendBase, Completion, ItemContext, Request
 from ...core.io import read_parquet, sha256_file
 from ...templating.prompts import hash_messages
 from ..config import ReplayModel, ReplaySource
@@ -37,7 +37,6 @@ from . import BenchmarkHooks
 
 NO_PREDICTION = "no prediction in replay source"
 OWN_FORMAT = "idiombench"  # this project's generations table
-MAIN_PASS = "main"
 EXAMPLES = 10
 
 

@@ -18,7 +18,6 @@ import pytest
 from idiombench.benchmarks.contexts import AggregateContext, ScoreContext
 from idiombench.benchmarks.registry import paper_roles
 from idiombench.benchmarks.semanticqa import BENCHMARK
-from idiombench.benchmarks.semanticqa.aggregate import f1_scores
 from idiombench.benchmarks.semanticqa.released import exact_match as released_code_match
 from idiombench.benchmarks.semanticqa.score import strict_match
 from idiombench.benchmarks.semanticqa.sequential import COMPOSITIONS, parse_two_parts
@@ -28,6 +27,7 @@ from idiombench.pipeline.config import load_params
 from idiombench.scoring.config import BertScoreRole
 from idiombench.scoring.registry import BertScores
 from idiombench.scoring.roles import role_info
+from semanticqa_f1 import f1_scores
 
 ROOT = Path(__file__).resolve().parents[4]
 TAXONOMY = "Label\tMeaning\nMagn\tintense\nAntiMagn\tweak\nBon\tpositive\nAntiBon\tnegative\n"
@@ -357,16 +357,22 @@ def test_scores_are_deterministic(params):
     assert parquet_bytes() == parquet_bytes()
 
 
-def test_prediction_metrics(scored):
-    _, body, _, _ = scored
-    assert BENCHMARK.prediction_metrics(body, "idiom_detection", "0-shot") == {"ACC": 80.0}
-    assert BENCHMARK.prediction_metrics(body, "idiom_extraction", "0-shot") == {"ACC_s": 50.0}
-    assert set(BENCHMARK.prediction_metrics(body, "idiom_paraphrase", "0-shot")) == {"METEOR", "ROUGE-L", "BERTScore"}
-    assert BENCHMARK.prediction_metrics(body, None, "0-shot")["idiom_detection/ACC"] == 80.0
+def test_prediction_metrics(scored, params):
+    scores, body, _, _ = scored
+    scopes = BENCHMARK.metric_scopes(scores, params.benchmark("semanticqa"))
+
+    def cells(task: str | None, setting: str) -> dict[str, float | None]:
+        return BENCHMARK.prediction_metrics(body, scopes, task, setting)
+
+    assert cells("idiom_detection", "0-shot") == {"ACC": 80.0}
+    assert cells("idiom_extraction", "0-shot") == {"ACC_s": 50.0}
+    assert set(cells("idiom_paraphrase", "0-shot")) == {"METEOR", "ROUGE-L", "BERTScore"}
+    assert list(cells("collocation_categorization", "0-shot")) == ["ACC", "macro-F1", "micro-F1", "weighted-F1"]
+    assert cells(None, "0-shot")["idiom_detection/ACC"] == 80.0
     with pytest.raises(IdiombenchError, match="no scores for setting '5-shot'"):
-        BENCHMARK.prediction_metrics(body, "idiom_detection", "5-shot")
+        cells("idiom_detection", "5-shot")
     with pytest.raises(IdiombenchError, match="no scores for task 'noun_compound_extraction'"):
-        BENCHMARK.prediction_metrics(body, "noun_compound_extraction", "0-shot")
+        cells("noun_compound_extraction", "0-shot")
 
 
 @pytest.mark.parametrize("seed", range(5))
