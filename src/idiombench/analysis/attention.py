@@ -25,14 +25,34 @@ span when its characters overlap it.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, Protocol, overload
 
 import numpy as np
 
 from ..core.errors import IdiombenchError
 from ..core.generation_types import Message
+
+
+class Encoding(Protocol):
+    """A fast tokenizer's encoding of one text (transformers' BatchEncoding), read by key."""
+
+    @overload
+    def __getitem__(self, key: Literal["input_ids"]) -> list[int]: ...
+
+    @overload
+    def __getitem__(self, key: Literal["offset_mapping"]) -> list[tuple[int, int]]: ...
+
+
+class OffsetTokenizer(Protocol):
+    """What placing the spans reads of a transformers tokenizer (a fast one: offsets)."""
+
+    def apply_chat_template(
+        self, conversation: list[dict[str, str]], *, tokenize: bool, add_generation_prompt: bool
+    ) -> str: ...
+
+    def __call__(self, text: str, *, add_special_tokens: bool, return_offsets_mapping: bool) -> Encoding: ...
 
 
 class AttentionError(IdiombenchError):
@@ -61,10 +81,10 @@ class Measurement:
     greedy_agreement: float  # share of content tokens that are the model's argmax at their step
     attention_bytes: int  # the largest attention tensor alive at once (one layer)
     seconds: float = 0.0
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
 
 
-def message_offsets(tokenizer: Any, messages: Sequence[Message]) -> tuple[str, list[int]]:
+def message_offsets(tokenizer: OffsetTokenizer, messages: Sequence[Message]) -> tuple[str, list[int]]:
     """The chat-templated prompt (as the hf backend sends it) and where each message's content
     starts in it."""
     text = tokenizer.apply_chat_template(
@@ -88,7 +108,7 @@ def token_positions(offsets: Sequence[tuple[int, int]], start: int, end: int) ->
 
 
 def locate(
-    tokenizer: Any,
+    tokenizer: OffsetTokenizer,
     messages: Sequence[Message],
     spans: dict[str, tuple[int, int, int]],
     output: str,
@@ -112,6 +132,8 @@ def locate(
     return TokenSpans(list(prompt["input_ids"]) + list(answer["input_ids"]), length, positions, content_tokens)
 
 
+# The model and its modules below are loosely typed: torch types a module's dynamic attributes
+# (layer_idx, the config, the forward hook's output) as `Tensor | Module`.
 def attention_modules(model: Any) -> list[Any]:
     """The decoder's self-attention modules in layer order (transformers names them
     `...layers.<i>.self_attn` and gives them a layer_idx)."""
@@ -218,6 +240,6 @@ def salient_sets(
     return sorted(top_heads), sorted(top_layers)
 
 
-def jaccard(a: Sequence[Any], b: Sequence[Any]) -> float | None:
+def jaccard(a: Sequence[Hashable], b: Sequence[Hashable]) -> float | None:
     union = set(a) | set(b)
     return len(set(a) & set(b)) / len(union) if union else None

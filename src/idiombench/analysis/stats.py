@@ -27,7 +27,8 @@ class TestResult:
 
 def clean(values: Sequence[float]) -> np.ndarray:
     array = np.asarray(values, dtype=float)
-    return array[~np.isnan(array)]
+    kept: np.ndarray = array[~np.isnan(array)]
+    return kept
 
 
 def spread(values: Sequence[float]) -> Spread:

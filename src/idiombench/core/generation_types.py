@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypedDict
 
 if TYPE_CHECKING:
     from .items import Item
@@ -26,6 +26,15 @@ class Message:
     content: str
 
 
+class SamplingJson(TypedDict):
+    """`Sampling` as JSON (part of every request key)."""
+
+    temperature: float
+    top_p: float
+    max_new_tokens: int
+    stop: list[str]
+
+
 @dataclass(frozen=True)
 class Sampling:
     """Decoding parameters. temperature 0 means greedy decoding."""
@@ -39,8 +48,13 @@ class Sampling:
     def greedy(self) -> bool:
         return self.temperature == 0.0
 
-    def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "stop": list(self.stop)}
+    def to_json(self) -> SamplingJson:
+        return {
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "max_new_tokens": self.max_new_tokens,
+            "stop": list(self.stop),
+        }
 
 
 @dataclass(frozen=True)
@@ -128,7 +142,7 @@ class Backend(Protocol):
     # after `prepare`
     answers_from_items: ClassVar[bool]
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> dict[str, object]:
         """What makes this model's outputs this model's: backend, model id, revision or file
         hash, dtype, ... Part of every cache key, so two models never share entries."""
         ...
@@ -147,7 +161,7 @@ class Backend(Protocol):
         `majority`, the content index and match counts for `replay`)."""
         ...
 
-    def item_identity(self, item: ItemContext) -> Any:
+    def item_identity(self, item: ItemContext) -> object:
         """What, beyond the prompt, decides the answer to `item` (a JSON value; only where
         `answers_from_items`)."""
         ...
@@ -156,7 +170,7 @@ class Backend(Protocol):
         """Lines for the run summary (what was loaded, replay match counts ...)."""
         ...
 
-    def summary(self) -> dict[str, Any] | None:
+    def summary(self) -> dict[str, object] | None:
         """A JSON body for the generate log's `backend_summary` (replay's match counts), or None."""
         ...
 
@@ -181,7 +195,7 @@ class BackendBase(ABC):
     answers_from_items: ClassVar[bool] = False
 
     @abstractmethod
-    def identity(self) -> dict[str, Any]: ...
+    def identity(self) -> dict[str, object]: ...
 
     @abstractmethod
     def generate(self, requests: Sequence[Request]) -> list[Completion]: ...
@@ -195,13 +209,13 @@ class BackendBase(ABC):
     def prepare(self, requests: Sequence[Request]) -> None:  # noqa: B027  # a default: nothing to prepare
         pass
 
-    def item_identity(self, item: ItemContext) -> Any:
+    def item_identity(self, item: ItemContext) -> object:
         raise NotImplementedError(f"{type(self).__name__} answers from the prompt alone")
 
     def report(self) -> list[str]:
         return []
 
-    def summary(self) -> dict[str, Any] | None:
+    def summary(self) -> dict[str, object] | None:
         return None
 
     def describe(self) -> str | None:

@@ -15,7 +15,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -23,6 +23,8 @@ import pyarrow.parquet as pq
 from . import ownership
 from .errors import DataError, IdiombenchError
 from .ownership import Output
+
+T = TypeVar("T")
 
 
 def _umask() -> int:
@@ -202,9 +204,10 @@ def earlier_index(stage: str) -> Callable[[Path], bool]:
 
     def recognise(folder: Path) -> bool:
         body = ownership.read_object(folder / "index.json")
-        if body is None or body.get("written_by") != f"idiombench {stage}" or not isinstance(body.get("files"), list):
+        files = None if body is None else body.get("files")
+        if body is None or body.get("written_by") != f"idiombench {stage}" or not isinstance(files, list):
             return False
-        return sorted(body["files"]) == [name for name in ownership.folder_files(folder) if name != "index.json"]
+        return sorted(files) == [name for name in ownership.folder_files(folder) if name != "index.json"]
 
     return recognise
 
@@ -218,12 +221,12 @@ def write_text(path: str | os.PathLike[str], text: str) -> None:
     write_bytes(path, text.encode("utf-8"))
 
 
-def dumps_json(obj: Any) -> str:
+def dumps_json(obj: object) -> str:
     """Deterministic JSON: sorted keys, UTF-8 kept readable, trailing newline."""
     return json.dumps(obj, ensure_ascii=False, sort_keys=True, indent=2) + "\n"
 
 
-def write_json(path: str | os.PathLike[str], obj: Any) -> None:
+def write_json(path: str | os.PathLike[str], obj: object) -> None:
     write_text(path, dumps_json(obj))
 
 
@@ -270,7 +273,7 @@ class ParquetAppender:
         self._writer.close()
 
 
-def _parquet(path: str | os.PathLike[str], what: str, read: Callable[[], Any]) -> Any:
+def _parquet(path: str | os.PathLike[str], what: str, read: Callable[[], T]) -> T:
     """`read()` of a Parquet file, its failures as one-line DataErrors naming the file."""
     expected = f"a Parquet file ({what})" if what else "a Parquet file"
     if Path(path).is_dir():
@@ -341,7 +344,7 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def stable_hash(obj: Any, length: int = 16) -> str:
+def stable_hash(obj: object, length: int = 16) -> str:
     """Hash of a JSON-serialisable object, independent of dict order."""
     blob = json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode("utf-8")
     return hashlib.sha256(blob).hexdigest()[:length]

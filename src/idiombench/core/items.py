@@ -13,7 +13,7 @@ import string
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -69,6 +69,21 @@ def rotated_answer(answer: str | None, n: int, rotation: int) -> str | None:
     return OPTION_LETTERS[shown_position(OPTION_LETTERS.index(answer), rotation, n)]
 
 
+class ItemRow(TypedDict):
+    """One row of an items table (ITEM_SCHEMA): `fields` and `meta` as JSON text."""
+
+    item_id: str
+    benchmark: str
+    task: str
+    language: str
+    input: str
+    choices: list[str]
+    answer: str | None
+    references: list[str]
+    fields: str
+    meta: str
+
+
 @dataclass(frozen=True)
 class Item:
     """One benchmark item.
@@ -89,10 +104,12 @@ class Item:
     choices: tuple[str, ...] = ()
     answer: str | None = None
     references: tuple[str, ...] = ()
+    # JSON objects each benchmark reads by its own keys (loosely typed until the benchmark
+    # packages read them through their own models)
     fields: dict[str, Any] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
 
-    def to_row(self) -> dict[str, Any]:
+    def to_row(self) -> ItemRow:
         return {
             "item_id": self.item_id,
             "benchmark": self.benchmark,

@@ -28,10 +28,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 RECORD = "idiombench-output.json"
 STAMP = "idiombench_output"  # the key of a JSON output file's record
@@ -40,6 +40,23 @@ FORMAT = 1
 # Files a workflow tool adds to a folder output of ours: Snakemake's mtime carrier of directory
 # outputs (.dvcignore lists it, so DVC's hash is the same whichever tool wrote the folder).
 WORKFLOW_MARKERS = frozenset({".snakemake_timestamp"})
+
+
+class FileFacts(TypedDict):
+    """What a completion record says of one file."""
+
+    sha256: str
+    size: int
+
+
+class FolderRecord(TypedDict):
+    """A folder's completion record (RECORD)."""
+
+    format: int
+    tool: str
+    stage: str
+    kind: str
+    files: dict[str, FileFacts]
 
 
 @dataclass(frozen=True)
@@ -64,7 +81,7 @@ class Output:
 UNREADABLE = object()  # what read_json gives for a file that is absent, unreadable or not JSON
 
 
-def read_json(path: Path) -> Any:
+def read_json(path: Path) -> object:
     """A record's JSON, or UNREADABLE: a record that cannot be read is not ours (the caller
     refuses the output in one line), never an error of its own."""
     try:
@@ -106,9 +123,9 @@ def file_sha256(path: Path) -> str:
     return _DIGESTS[key]
 
 
-def folder_record(folder: Path, output: Output) -> dict[str, Any]:
+def folder_record(folder: Path, output: Output) -> FolderRecord:
     """The record of a complete staged folder: every file it holds, with size and sha256."""
-    files = {}
+    files: dict[str, FileFacts] = {}
     for name in folder_files(folder):
         path = folder / name
         files[name] = {"sha256": file_sha256(path), "size": path.stat().st_size}
@@ -120,7 +137,7 @@ def _shown(names: Iterable[str], limit: int = 3) -> str:
     return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
 
-def record_problem(body: Any, output: Output) -> str | None:
+def record_problem(body: object, output: Output) -> str | None:
     """Why a parsed record is not one of `output`'s (None when it is)."""
     if not isinstance(body, dict) or body.get("tool") != TOOL or body.get("format") != FORMAT:
         return f"its {RECORD} is not a record of {TOOL} (format {FORMAT})"
@@ -148,7 +165,7 @@ def folder_problem(folder: Path, output: Output) -> str | None:
     problem = record_problem(body, output)
     if problem is not None:
         return problem
-    listed: dict[str, dict[str, Any]] = body["files"]
+    listed = cast(FolderRecord, body)["files"]  # record_problem checked its shape
     present = folder_files(folder)
     extra = [name for name in present if name not in listed]
     if extra:
@@ -181,18 +198,18 @@ def _legacy_problem(folder: Path, output: Output) -> str | None:
 # ------------------------------------------------------------------------ JSON output files
 
 
-def canonical_sha256(body: dict[str, Any]) -> str:
+def canonical_sha256(body: Mapping[str, object]) -> str:
     blob = json.dumps(body, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=True)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-def stamp(body: dict[str, Any], output: Output) -> dict[str, Any]:
+def stamp(body: Mapping[str, object], output: Output) -> dict[str, object]:
     """`body` with its record: who wrote it and the sha256 of the rest (canonical JSON)."""
     rest = {key: value for key, value in body.items() if key != STAMP}
     return {**rest, STAMP: {"tool": TOOL, "stage": output.stage, "kind": output.kind, "sha256": canonical_sha256(rest)}}
 
 
-def unstamped(body: dict[str, Any]) -> dict[str, Any]:
+def unstamped(body: Mapping[str, object]) -> dict[str, object]:
     """A JSON output's content without its record (what readers compare)."""
     return {key: value for key, value in body.items() if key != STAMP}
 
@@ -223,9 +240,9 @@ def is_sealed(path: Path) -> bool:
 def stamped_by(path: Path, output: Output) -> bool:
     """Whether `path` is a JSON file `output`'s stage wrote, unchanged since (its record matches)."""
     body = read_object(path)
-    if body is None or not isinstance(body.get(STAMP), dict):
+    mark = None if body is None else body.get(STAMP)
+    if body is None or not isinstance(mark, dict):
         return False
-    mark = body[STAMP]
     rest = unstamped(body)
     return (mark.get("tool"), mark.get("stage"), mark.get("kind")) == (TOOL, output.stage, output.kind) and mark.get(
         "sha256"
@@ -235,7 +252,7 @@ def stamped_by(path: Path, output: Output) -> bool:
 # ------------------------------------------------------------------------ earlier versions
 
 
-def read_object(path: Path) -> dict[str, Any] | None:
+def read_object(path: Path) -> dict[str, object] | None:
     """A JSON object from `path`, or None (absent, unreadable, not JSON, not an object)."""
     body = read_json(path)
     return body if isinstance(body, dict) else None
@@ -245,7 +262,8 @@ def files_named_by(record: str, names: Callable[[dict[str, Any]], Iterable[str]]
     """A legacy rule: the folder holds `record` (the completion record an earlier version wrote
     last), it parses, and every other file in the folder is one that `names(record body)` names.
     `names` may raise KeyError, TypeError, AttributeError or ValueError on a body of another
-    shape: then the folder is not recognised."""
+    shape: then the folder is not recognised. (Hence the loose type: `names` reads an earlier version's
+    record by its old shape and lets a different one raise, instead of checking each value.)"""
 
     def recognise(folder: Path) -> bool:
         body = read_object(folder / record)

@@ -24,24 +24,31 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 LETTERS = ("A", "B", "C", "D")
 
 
+class ParseJson(TypedDict):
+    value: object  # the parser's value (a tuple as a list)
+    ok: bool
+    raw: str
+    flags: list[str]
+
+
 @dataclass(frozen=True)
 class ParseResult:
-    value: Any
+    value: Any  # the parser's value, its shape the benchmark's (loosely typed for their scorers)
     ok: bool
     raw: str
     flags: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ParseJson:
         value = list(self.value) if isinstance(self.value, tuple) else self.value
         return {"value": value, "ok": self.ok, "raw": self.raw, "flags": list(self.flags)}
 
 
-def result(value: Any, ok: bool, raw: str, flags: Sequence[str] | set[str]) -> ParseResult:
+def result(value: object, ok: bool, raw: str, flags: Sequence[str] | set[str]) -> ParseResult:
     return ParseResult(value, ok and value is not None, raw, tuple(sorted(set(flags))))
 
 
@@ -228,7 +235,7 @@ STANDALONE_LETTER = re.compile(r"(?<![A-Za-z0-9'’])([A-Z])(?![A-Za-z0-9'’])"
 NOT_JSON = object()
 
 
-def json_value(text: str) -> Any:
+def json_value(text: str) -> object:
     """`text` read as JSON, or NOT_JSON: invalid JSON, and also what Python's reader raises on
     beyond JSON's syntax (a number of over 4,300 digits, nesting deeper than the stack)."""
     try:

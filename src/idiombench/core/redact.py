@@ -20,7 +20,7 @@ import os
 import re
 import threading
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import overload
 from urllib.parse import unquote
 
 REDACTED = "[redacted]"
@@ -138,7 +138,19 @@ def scrub_message(text: str) -> str:
     return scrub_text(text, environment_secrets())
 
 
-def scrub(value: Any) -> Any:
+@overload
+def scrub(value: str) -> str: ...
+
+
+@overload
+def scrub(value: Mapping[str, object]) -> dict[str, object]: ...
+
+
+@overload
+def scrub(value: object) -> object: ...
+
+
+def scrub(value: object) -> object:
     """A JSON-like record (dicts, lists, strings) with the URLs in every string scrubbed."""
     if isinstance(value, str):
         return scrub_urls(value)
@@ -165,7 +177,7 @@ def scrub_logs(secrets: tuple[str, ...] = ()) -> None:
         _log_installed = True
         make_record = logging.getLogRecordFactory()
 
-        def scrubbed_record(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        def scrubbed_record(*args: object, **kwargs: object) -> logging.LogRecord:
             record = make_record(*args, **kwargs)
             try:
                 message = record.getMessage()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, Self, TypeVar
 
 
 class SortableKey(Protocol):
@@ -13,7 +13,7 @@ class SortableKey(Protocol):
 
     def __hash__(self) -> int: ...
 
-    def __lt__(self, other: Any, /) -> bool: ...
+    def __lt__(self, other: Self, /) -> bool: ...
 
 
 K = TypeVar("K", bound=SortableKey)

@@ -56,7 +56,8 @@ def mirror_list(mirrors: Mirrors) -> list[Path]:
 def http_fetch(url: str, timeout: float) -> bytes:
     request = urllib.request.Request(url, headers={"User-Agent": "idiombench"})
     with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 (pinned https URLs)
-        return response.read()
+        body: bytes = response.read()
+        return body
 
 
 def derive(spec: FileSpec, upstream: bytes) -> bytes:

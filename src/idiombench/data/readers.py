@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +88,7 @@ def read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
     return rows
 
 
-def require_keys(path: Path, row: int, record: dict[str, Any], keys: Sequence[str]) -> None:
+def require_keys(path: Path, row: int, record: Mapping[str, object], keys: Sequence[str]) -> None:
     missing = [k for k in keys if k not in record]
     if missing:
         raise DataError(path, f"missing field(s) {', '.join(missing)}", row=row, expected=f"fields {', '.join(keys)}")

@@ -26,10 +26,10 @@ import contextlib
 import fcntl
 import hashlib
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from ..core.generation_types import Completion, Message, Sampling
 from ..core.io import write_text
@@ -40,12 +40,12 @@ WRITE_LOCK = ".write.lock"  # held while a shard is checked and written: one ent
 _COMPLETION_FIELDS = ("text", "prompt_tokens", "completion_tokens", "finish_reason", "latency_s")
 
 
-def canonical_json(obj: Any) -> str:
+def canonical_json(obj: object) -> str:
     return json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
 def request_key(
-    identity: dict[str, Any],
+    identity: Mapping[str, object],
     messages: Sequence[Message],
     sampling: Sampling,
     seed: int,
@@ -74,11 +74,29 @@ class CacheProblem:
         return f"{self.path}, line {self.line}: {self.problem}"
 
 
-def completion_to_json(key: str, completion: Completion) -> dict[str, Any]:
-    return {"key": key, **{name: getattr(completion, name) for name in _COMPLETION_FIELDS}}
+class CompletionJson(TypedDict):
+    """One shard line: a request key and its completion (_COMPLETION_FIELDS)."""
+
+    key: str
+    text: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    finish_reason: str
+    latency_s: float
 
 
-def completion_from_json(record: Any) -> tuple[str, Completion]:
+def completion_to_json(key: str, completion: Completion) -> CompletionJson:
+    return {
+        "key": key,
+        "text": completion.text,
+        "prompt_tokens": completion.prompt_tokens,
+        "completion_tokens": completion.completion_tokens,
+        "finish_reason": completion.finish_reason,
+        "latency_s": completion.latency_s,
+    }
+
+
+def completion_from_json(record: object) -> tuple[str, Completion]:
     """(key, completion) from one shard line's object; ValueError says what is wrong."""
     if not isinstance(record, dict):
         raise ValueError(f"expected a JSON object, got {type(record).__name__}")

@@ -24,7 +24,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from ..core.environment import installed_version, project_root
 from ..core.errors import IdiombenchError
@@ -43,7 +43,15 @@ def dense_dir(gguf: Path, sha256: str) -> Path:
     return model_root() / f"{gguf.stem}-{sha256[:16]}"
 
 
-def read_record(directory: Path) -> dict[str, Any] | None:
+class DenseFileFacts(TypedDict):
+    """The record's facts of one file of the copy."""
+
+    size: int
+    mtime_ns: int
+    sha256: str
+
+
+def read_record(directory: Path) -> dict[str, object] | None:
     try:
         record = read_json(directory / RECORD)
     except IdiombenchError:
@@ -51,7 +59,7 @@ def read_record(directory: Path) -> dict[str, Any] | None:
     return record if isinstance(record, dict) else None
 
 
-def _file_facts(path: Path, sha256: str | None = None) -> dict[str, Any]:
+def _file_facts(path: Path, sha256: str | None = None) -> DenseFileFacts:
     stat = path.stat()
     return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": sha256 or sha256_file(path)}
 
@@ -67,12 +75,13 @@ def is_complete(directory: Path, sha256: str) -> bool:
     again, as the hf backend's weight-hash memo does). The model's identity is the GGUF's
     sha256, so the copy it loads must be verified against what was converted from it."""
     record = read_record(directory)
-    if record is None or record.get("gguf_sha256") != sha256 or not isinstance(record.get("files"), dict):
+    listed = None if record is None else record.get("files")
+    if record is None or record.get("gguf_sha256") != sha256 or not isinstance(listed, dict):
         return False  # an earlier version's record (no file hashes) is converted again, once
     files = {p.name: p for p in _content_files(directory)}
-    if set(files) != set(record["files"]):
+    if set(files) != set(listed):
         return False
-    for name, expected in record["files"].items():
+    for name, expected in listed.items():
         stat = files[name].stat()
         if (stat.st_size, stat.st_mtime_ns) == (expected.get("size"), expected.get("mtime_ns")):
             continue

@@ -8,8 +8,9 @@ in the cache shards per request and in the run summary under results/logs/).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import pyarrow as pa
 
@@ -35,15 +36,38 @@ GENERATION_SCHEMA = pa.schema(
     ]
 )
 
+# One row of the table, as the generate stage builds it and read_generations gives it back
+# (functional syntax: `pass` is a keyword).
+GenerationRow = TypedDict(
+    "GenerationRow",
+    {
+        "prompt_id": str,
+        "benchmark": str,
+        "task": str,
+        "setting": str,
+        "item_id": str,
+        "prompt_hash": str,
+        "pass": str,
+        "sample_index": int,
+        "rotation": int,
+        "text": str,
+        "prompt_tokens": int | None,
+        "completion_tokens": int | None,
+        "finish_reason": str,
+        "error": str | None,
+        "request_key": str,
+    },
+)
+
 SORT_KEY = ("prompt_id", "pass", "sample_index")
 
 
-def write_generations(path: str | Path, rows: list[dict[str, Any]]) -> None:
-    ordered = sorted(rows, key=lambda r: tuple(r[k] for k in SORT_KEY))
+def write_generations(path: str | Path, rows: Sequence[GenerationRow]) -> None:
+    ordered = sorted(rows, key=lambda r: (r["prompt_id"], r["pass"], r["sample_index"]))  # SORT_KEY
     write_parquet(path, pa.Table.from_pylist(ordered, schema=GENERATION_SCHEMA))
 
 
-def read_generations(path: str | Path) -> list[dict[str, Any]]:
+def read_generations(path: str | Path) -> list[GenerationRow]:
     table = read_parquet(path, GENERATION_SCHEMA, what="generations table")
-    rows: list[dict[str, Any]] = table.to_pylist()
+    rows: list[GenerationRow] = table.to_pylist()
     return rows

@@ -58,12 +58,55 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 import yaml
 
 from ..core.errors import ConfigError
 from ..params.overlay import read_yaml_mapping
+
+
+class SnakemakeRecord(Protocol):
+    """What this module reads and sets of Snakemake's MetadataRecord (snakemake.persistence)."""
+
+    record_format_version: int
+    incomplete: bool
+    starttime: float | None
+    endtime: float | None
+    params: list[str] | None
+    input: list[str] | None
+    code: str | None
+    shellcmd: str | None
+    software_stack_hash: str | None
+    input_checksums: dict[str, str]
+
+
+class SnakemakePersistence(Protocol):
+    """Snakemake's FilePersistence, through the private methods that read and write one record."""
+
+    def _read_record(self, key: str) -> SnakemakeRecord | None: ...
+
+    def _write_record(self, key: str, record: SnakemakeRecord) -> None: ...
+
+    def _clear_cache(self) -> None: ...
+
+
+class SnakemakeJob(Protocol):
+    @property
+    def output(self) -> Iterable[object]: ...
+
+
+class SnakemakeDAG(Protocol):
+    @property
+    def jobs(self) -> Iterable[SnakemakeJob]: ...
+
+
+class SnakemakeWorkflow(Protocol):
+    """What dag_outputs reads of Snakemake's workflow object (its DAG, None before one is built)."""
+
+    @property
+    def dag(self) -> SnakemakeDAG | None: ...
+
 
 # The params entry written for a DVC-changed stage: no rule's params serialize to it, so
 # Snakemake's params trigger always sees a difference.
@@ -221,7 +264,7 @@ def defined_stage_outs(root: Path) -> dict[str, list[str]]:
 PARAMS_FILE = "params.yaml"  # the params file of every stage in dvc.yaml
 
 
-def _param_value(values: Any, key: str) -> Any:
+def _param_value(values: object, key: str) -> object:
     """What DVC records for `key` of a params file (dpath's search, '.' separated, as DVC reads it)."""
     import dpath
 
@@ -229,7 +272,10 @@ def _param_value(values: Any, key: str) -> Any:
 
 
 def params_differences(
-    stages: Mapping[str, DefinedStage], names: Iterable[str], run_values: dict[str, Any], file_values: dict[str, Any]
+    stages: Mapping[str, DefinedStage],
+    names: Iterable[str],
+    run_values: Mapping[str, object],
+    file_values: Mapping[str, object],
 ) -> dict[str, list[str]]:
     """The stages among `names` whose params.yaml keys (as dvc.yaml lists them) have other values
     in the run (`run_values`) than in params.yaml (`file_values`), each with those keys."""
@@ -379,14 +425,15 @@ def order_mtimes(
     return moved
 
 
-def _persistence(root: Path) -> Any:
+def _persistence(root: Path) -> SnakemakePersistence:
     """Snakemake's own file persistence (.snakemake/metadata), so records keep its format."""
     from snakemake.persistence.file import FilePersistence
 
-    return FilePersistence(path=root / ".snakemake")
+    persistence: SnakemakePersistence = FilePersistence(path=root / ".snakemake")
+    return persistence
 
 
-def _describes(record: Any, mtime: float) -> bool:
+def _describes(record: SnakemakeRecord | None, mtime: float) -> bool:
     """True when a full Snakemake record was written for the output now on disk (not a verdict
     of ours: those are re-asked every time, so a params edit after `dvc repro` is seen)."""
     return (
@@ -397,7 +444,7 @@ def _describes(record: Any, mtime: float) -> bool:
     )
 
 
-def _write_verdict(persistence: Any, key: str, mtime: float, changed: bool) -> None:
+def _write_verdict(persistence: SnakemakePersistence, key: str, mtime: float, changed: bool) -> None:
     from snakemake.persistence import RECORD_FORMAT_VERSION, MetadataRecord
 
     record = persistence._read_record(key) or MetadataRecord()
@@ -500,7 +547,10 @@ def refresh_end_times(root: Path, outputs: Iterable[str]) -> None:
 
 
 def record_snakemake_run(
-    root: Path, outputs: Iterable[str], params_file: str = PARAMS_FILE, run_values: dict[str, Any] | None = None
+    root: Path,
+    outputs: Iterable[str],
+    params_file: str = PARAMS_FILE,
+    run_values: Mapping[str, object] | None = None,
 ) -> SyncReport:
     """Snakemake -> DVC: `dvc commit -f` the stages made entirely of this run's (current) outputs
     that ran with params.yaml's values. `run_values` are the params the run read from
@@ -551,7 +601,7 @@ def commit_stages(root: Path, names: Sequence[str]) -> None:
             dvcfile.dump_stages(to_dump, update_pipeline=False)
 
 
-def dag_outputs(workflow: Any) -> list[str]:
+def dag_outputs(workflow: SnakemakeWorkflow) -> list[str]:
     """Every output of every job in Snakemake's DAG of this run (ran, or found up to date)."""
     dag = workflow.dag
     if dag is None:

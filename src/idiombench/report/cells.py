@@ -4,7 +4,7 @@ footnotes of a table's marks, and a count as printed."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import SupportsInt
 
 
 class Marks:
@@ -25,7 +25,7 @@ class Marks:
         return list(self.notes.values())
 
 
-def count_text(counts: Mapping[str, Any], key: str) -> str:
+def count_text(counts: Mapping[str, SupportsInt | None], key: str) -> str:
     """A count with thousands separators; — when the counts lack it."""
     value = counts.get(key)
     return "—" if value is None else f"{int(value):,}"

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..metrics.spec import specs_by_key
-from ..scoring.option_order import ACCURACIES, BIAS, PREFIX, specs
+from ..scoring.option_order import ACCURACIES, BIAS, PREFIX, OptionOrderCounts, specs
 from .tables import Cell, CellRef, Figure, Table, metric_cell
 
 SPECS = specs_by_key(specs())
@@ -38,8 +38,8 @@ class Entry:
     model: str  # the model's key (CellRef) ...
     display: str  # ... and its name in the table
     label: str  # the task row, e.g. "Task 1 (mcq)", "IED 0-shot"
-    metrics: dict[str, Any]  # option_order.<metric> -> value (the aggregate's)
-    counts: dict[str, Any]  # scoring.option_order.summarise's counts
+    metrics: Mapping[str, float | None]  # option_order.<metric> -> value (the aggregate's)
+    counts: OptionOrderCounts  # scoring.option_order.summarise's counts
     ref_prefix: str  # the cells' scope name + "/", e.g. "mcq/" (cell names: <prefix>option_order.<metric>)
 
 

@@ -8,7 +8,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 from xml.sax.saxutils import escape
 
 from ..core.io import atomic_path
@@ -70,7 +70,8 @@ def column_widths(table: Table, width: float, regular: str, bold: str, size: flo
     from reportlab.pdfbase.pdfmetrics import stringWidth
 
     def text_width(text: str, font: str) -> float:
-        return stringWidth(text, font, size)
+        width: float = stringWidth(text, font, size)
+        return width
 
     needs, likes = [], []
     for index, header in enumerate(table.columns):
@@ -283,12 +284,28 @@ def _section_flowables(section: Section, width: float, height: float, styles: _S
     return story
 
 
-def _page_footer(font: str, profile: str) -> Callable[[Any, Any], None]:
+class FooterCanvas(Protocol):
+    """What the footer draws with of reportlab's canvas."""
+
+    def saveState(self) -> None: ...  # reportlab's names
+
+    def setFont(self, psfontname: str, size: float) -> None: ...
+
+    def drawRightString(self, x: float, y: float, text: str) -> None: ...
+
+    def restoreState(self) -> None: ...
+
+
+class PagedDocument(Protocol):
+    page: int  # the page being drawn
+
+
+def _page_footer(font: str, profile: str) -> Callable[[FooterCanvas, PagedDocument], None]:
     """The callback that draws "idiombench — profile — page N" at the foot of every page."""
     from reportlab.lib.pagesizes import A4
     from reportlab.lib.units import cm
 
-    def footer(canvas: Any, document: Any) -> None:
+    def footer(canvas: FooterCanvas, document: PagedDocument) -> None:
         canvas.saveState()
         canvas.setFont(font, 7)
         canvas.drawRightString(A4[0] - 1.6 * cm, 1.0 * cm, f"idiombench — {profile} — page {document.page}")

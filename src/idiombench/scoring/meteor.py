@@ -27,8 +27,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from .wordnet import WordNetReader
 from .wordnet import load as load_wordnet
 
 ALPHA, BETA, GAMMA = 0.9, 3.0, 0.5  # NLTK's and evaluate's defaults
@@ -72,7 +72,7 @@ class _Synonyms:
 class MemoWordNet:
     """The one method METEOR calls on its WordNet reader, `synsets(word)`, once per word."""
 
-    def __init__(self, wordnet: Any) -> None:
+    def __init__(self, wordnet: WordNetReader) -> None:
         self._wordnet = wordnet
         self._synsets: dict[str, tuple[_Synonyms, ...]] = {}
 
@@ -87,7 +87,8 @@ class MemoWordNet:
 def tokenize(text: str) -> list[str]:
     from nltk.tokenize import word_tokenize
 
-    return word_tokenize(text, preserve_line=True)
+    words: list[str] = word_tokenize(text, preserve_line=True)
+    return words
 
 
 @dataclass
@@ -97,7 +98,7 @@ class MeteorScorer:
     gamma: float = GAMMA
 
     def __post_init__(self) -> None:
-        self._wordnet: Any = load_wordnet()  # raises WordNetMissing: no silent fallback without synonyms
+        self._wordnet = load_wordnet()  # raises WordNetMissing: no silent fallback without synonyms
         self._synonyms = MemoWordNet(self._wordnet)
         self._stemmer = MemoStemmer()
         self._tokens: dict[str, list[str]] = {}

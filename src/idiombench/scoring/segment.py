@@ -42,8 +42,9 @@ from __future__ import annotations
 import logging
 import os
 import re
+from collections.abc import Iterable
 from functools import lru_cache
-from typing import Any
+from typing import Protocol
 
 NATIVE_ENV = "IDIOMBENCH_NATIVE_SEGMENTER"  # "0": jieba alone (the reference path)
 JIEBA_VERSION = "0.42.1"  # the jieba whose algorithm the native route was checked against
@@ -58,21 +59,41 @@ TOTAL_PADDING = "\x00idiombench:total"
 HMM_MEMO = 100_000  # distinct runs remembered (short strings; cleared when full)
 
 
+class JiebaTokenizer(Protocol):
+    """What this module reads of jieba's Tokenizer (`jieba.dt`, or one a caller built)."""
+
+    FREQ: dict[str, int]
+    total: int
+
+    def check_initialized(self) -> None: ...
+
+    def cut(self, sentence: str) -> Iterable[str]: ...
+
+
+class NativeJieba(Protocol):
+    """jieba-rs (`rjieba.Jieba`) as this module calls it."""
+
+    def cut(self, text: str, hmm: bool) -> list[str]: ...
+
+    def add_word(self, word: str, freq: int | None, tag: str | None) -> None: ...
+
+
 @lru_cache(maxsize=1)
-def default_tokenizer() -> Any:
+def default_tokenizer() -> JiebaTokenizer:
     """jieba's default tokenizer (`jieba.dt`), initialised, quiet."""
     import jieba
 
     jieba.setLogLevel(logging.WARNING)
     jieba.initialize()
-    return jieba.dt
+    tokenizer: JiebaTokenizer = jieba.dt
+    return tokenizer
 
 
-def build_native(freq: dict[str, int], total: int) -> Any:
+def build_native(freq: dict[str, int], total: int) -> NativeJieba:
     """jieba-rs with exactly these word counts (the positive ones) and this total."""
     import rjieba
 
-    native = rjieba.Jieba.empty()
+    native: NativeJieba = rjieba.Jieba.empty()  # type: ignore[no-untyped-call]  # rjieba's stub leaves it unannotated
     add = native.add_word
     counted = 0
     for word, count in freq.items():
@@ -89,23 +110,23 @@ def build_native(freq: dict[str, int], total: int) -> Any:
 class Segmenter:
     """`cut(text)` = `list(tokenizer.cut(text))`, the route computed natively where safe."""
 
-    def __init__(self, tokenizer: Any = None) -> None:
+    def __init__(self, tokenizer: JiebaTokenizer | None = None) -> None:
         self._tokenizer = tokenizer
         self._fingerprint: tuple[int, ...] | None = None
-        self._native: Any = None
+        self._native: NativeJieba | None = None
         # run -> jieba.finalseg.cut(run): a pure function of the run while the fingerprint holds
         # (the HMM tables never change; forced splits are in the fingerprint). Runs repeat a lot
         # (a traditional-Chinese phrase outside the simplified dictionary, in every output).
         self._hmm: dict[str, list[str]] = {}
 
     @property
-    def tokenizer(self) -> Any:
+    def tokenizer(self) -> JiebaTokenizer:
         if self._tokenizer is None:
             self._tokenizer = default_tokenizer()
         self._tokenizer.check_initialized()
         return self._tokenizer
 
-    def native(self) -> Any:
+    def native(self) -> NativeJieba | None:
         """jieba-rs for the tokenizer's dictionary as it is now; None where the native path is off."""
         import jieba
         import jieba.finalseg

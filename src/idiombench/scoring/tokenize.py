@@ -26,13 +26,15 @@ import math
 import re
 import unicodedata
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property, lru_cache
 from importlib import resources
-from typing import Any
+from typing import Protocol, TypeVar, cast
 
 from . import segment
+
+T = TypeVar("T")
 
 CHINESE = frozenset({"zh", "zh-CN", "zh-TW"})
 SUPPORTED = {
@@ -83,27 +85,58 @@ def is_punctuation(text: str) -> bool:
 Columns = tuple[list[str], list[str], list[str], list[int], list[int]]  # forms, tags, lemmas, starts, ends
 
 
+class JaWord(Protocol):
+    """A word of fugashi's tagging."""
+
+    surface: str
+    feature_raw: str  # its UniDic feature string
+
+
+class JaTagger(Protocol):
+    """fugashi's Tagger."""
+
+    def __call__(self, text: str) -> Iterable[JaWord]: ...
+
+
+class KoToken(Protocol):
+    """A token of kiwipiepy's analysis."""
+
+    form: str
+    tag: object  # printed with str()
+    start: int
+    len: int
+
+
+class KoAnalyser(Protocol):
+    """kiwipiepy's Kiwi."""
+
+    def tokenize(self, text: str) -> Sequence[KoToken]: ...
+
+
 @lru_cache(maxsize=1)
-def _jieba():
+def _jieba() -> tuple[segment.JiebaTokenizer, dict[str, str]]:
     """jieba's default tokenizer and its dictionary's POS table."""
     import jieba.posseg
 
     tokenizer = segment.default_tokenizer()
-    return tokenizer, jieba.posseg.dt.word_tag_tab
+    tags: dict[str, str] = jieba.posseg.dt.word_tag_tab
+    return tokenizer, tags
 
 
 @lru_cache(maxsize=1)
-def _fugashi_tagger():
+def _fugashi_tagger() -> JaTagger:
     import fugashi
 
-    return fugashi.Tagger()  # finds the unidic-lite dictionary (a dependency)
+    tagger: JaTagger = fugashi.Tagger()  # finds the unidic-lite dictionary (a dependency)
+    return tagger
 
 
 @lru_cache(maxsize=1)
-def _kiwi():
+def _kiwi() -> KoAnalyser:
     import kiwipiepy
 
-    return kiwipiepy.Kiwi()
+    kiwi: KoAnalyser = kiwipiepy.Kiwi()
+    return kiwi
 
 
 def _spans(text: str, forms: Iterable[tuple[str, str, str]]) -> Columns:
@@ -164,7 +197,7 @@ def _ja_pos_lemma(raw: str) -> tuple[str, str | None]:
 
 
 def _analyse_ja(text: str) -> Columns:
-    def forms():
+    def forms() -> Iterator[tuple[str, str, str]]:
         for word in _fugashi_tagger()(text):
             surface = word.surface
             pos, lemma = _ja_pos_lemma(word.feature_raw)
@@ -336,8 +369,9 @@ class TokenCache:
 
     def __init__(self, size: int = 4096) -> None:
         self.size = size
-        self.pinned: dict[tuple[Any, ...], Any] = {}
-        self.recent: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+        # key: ("tokens", text, language, kept strings) -> Segmented, ("words", text) -> jieba's words
+        self.pinned: dict[tuple[Hashable, ...], object] = {}
+        self.recent: OrderedDict[tuple[Hashable, ...], object] = OrderedDict()
         self.computed = 0  # analyses run (the rest were found)
 
     def get(self, text: str, language: str, keep: tuple[str, ...] = (), pin: bool = False) -> Segmented:
@@ -346,26 +380,27 @@ class TokenCache:
     def words(self, text: str, pin: bool = False) -> tuple[str, ...]:
         return self._cached(("words", text), lambda: tuple(segment.cut(text)), pin)
 
-    def _cached(self, key: tuple[Any, ...], compute: Callable[[], Any], pin: bool) -> Any:
+    def _cached(self, key: tuple[Hashable, ...], compute: Callable[[], T], pin: bool) -> T:
+        # a key's kind (its first element) decides what `compute` returns: a found value is a T
         found = self.pinned.get(key)
         if found is not None:
-            return found
+            return cast(T, found)
         found = self.recent.get(key)
         if found is not None:
             if pin:
                 self.pinned[key] = self.recent.pop(key)
             else:
                 self.recent.move_to_end(key)
-            return found
-        found = compute()
+            return cast(T, found)
+        computed = compute()
         self.computed += 1
         if pin:
-            self.pinned[key] = found
+            self.pinned[key] = computed
         else:
-            self.recent[key] = found
+            self.recent[key] = computed
             if len(self.recent) > self.size:
                 self.recent.popitem(last=False)
-        return found
+        return computed
 
 
 # ---------------------------------------------------------------------------

@@ -33,12 +33,28 @@ import subprocess
 import sys
 import tempfile
 import warnings
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 from ..core.errors import IdiombenchError
 from ..core.io import check_output_folder
 from ..core.ownership import Output, files_named_by
+
+
+class Lemma(Protocol):
+    def name(self) -> str: ...
+
+
+class Synset(Protocol):
+    def lemmas(self) -> Iterable[Lemma]: ...
+
+
+class WordNetReader(Protocol):
+    """What METEOR reads of NLTK's WordNet reader (scoring.meteor)."""
+
+    def synsets(self, lemma: str) -> Iterable[Synset]: ...
+
 
 DATA_DIR_ENV = "IDIOMBENCH_NLTK_DATA"
 PACKAGES = ("wordnet-base", "wordnet-sense-index")
@@ -187,7 +203,7 @@ def activate(root: Path | None = None) -> Path:
     return root
 
 
-def load(root: Path | None = None) -> Any:
+def load(root: Path | None = None) -> WordNetReader:
     """NLTK's WordNet reader over the project's WordNet 3.0 (loaded once; about 5 s)."""
     root = activate(root)
     from nltk.corpus import wordnet
@@ -198,7 +214,8 @@ def load(root: Path | None = None) -> Any:
         version = wordnet.get_version()
     if version != "3.0":
         raise WordNetMissing(f"NLTK loaded WordNet {version!r}, expected 3.0 (from {wordnet_dir(root)})")
-    return wordnet
+    reader: WordNetReader = wordnet
+    return reader
 
 
 # --------------------------------------------------------------------------- installing

@@ -20,7 +20,7 @@ import resource
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import pandas as pd
 import pyarrow as pa
@@ -32,13 +32,39 @@ from ..core import paths
 from ..core.errors import IdiombenchError
 from ..core.io import read_json, read_parquet, staged_directory, write_json, write_parquet
 from ..core.progress import Progress
-from ..generation.config import HFModel
+from ..generation.config import HFModel, ModelConfig, VLLMModel
 from ..params.schema import Params
-from ..templating.prompts import read_prompts
+from ..templating.prompts import Prompt, read_prompts
 from .inputs import SKIPPED, applies, load_generations, load_items
 
 MEASURED = "measured"
 WEIGHT_BACKENDS = ("hf", "vllm")  # backends whose weights transformers can load with eager attention
+
+
+class ItemTiming(TypedDict):
+    """One measured prompt's cost (the log's `items`)."""
+
+    prompt_id: str
+    seconds: float
+    tokens: int
+    attention_bytes: int
+    peak_rss_mib: float
+    cuda_peak_mib: NotRequired[float]
+
+
+class AttentionLog(TypedDict):
+    """results/logs/attention-<benchmark>-<model>.json: what the measurement cost."""
+
+    benchmark: str
+    model: str
+    device: str
+    load_s: float
+    items_measured: int
+    seconds_total: float
+    seconds_per_item: float | None
+    peak_rss_mib_after_load: float
+    peak_rss_mib: float
+    items: list[ItemTiming]
 
 
 def skip_reason(params: Params, *, benchmark: str, model: str) -> str | None:
@@ -62,11 +88,13 @@ def skip_reason(params: Params, *, benchmark: str, model: str) -> str | None:
     return None
 
 
-def transformers_config(config: Any) -> HFModel:
+def transformers_config(config: ModelConfig) -> HFModel:
     """The hf backend's config for a model's weights: a vllm model's own weights, loaded by
     transformers (vLLM returns no attention weights) on its GPU, or on the CPU for gpus 0."""
     if isinstance(config, HFModel):
         return config
+    if not isinstance(config, VLLMModel):  # skip_reason leaves only the WEIGHT_BACKENDS
+        raise IdiombenchError(f"backend {config.backend} has no weights for transformers to load")
     return HFModel(
         backend="hf",
         model=config.model,
@@ -90,7 +118,7 @@ def load_scores(*, benchmark: str, model: str) -> dict[str, pd.DataFrame]:
     }
 
 
-def load_rendered(benchmark: str) -> dict[str, dict[str, Any]]:
+def load_rendered(benchmark: str) -> dict[str, dict[str, Prompt]]:
     return {
         path.stem: {p.prompt_id: p for p in read_prompts(path)}
         for path in sorted(paths.prompts_dir(benchmark).glob("*.parquet"))
@@ -103,8 +131,9 @@ def peak_rss_mib() -> float:
     return peak / (2**20 if sys.platform == "darwin" else 2**10)
 
 
-def row_of(prompt: AttentionPrompt, result: Measurement | None, reason: str | None) -> dict[str, Any]:
-    row: dict[str, Any] = {
+def row_of(prompt: AttentionPrompt, result: Measurement | None, reason: str | None) -> dict[str, object]:
+    """One row of items.parquet: the prompt, its labels and its measurement (or why none)."""
+    row: dict[str, object] = {
         "prompt_id": prompt.prompt_id,
         "setting": prompt.setting,
         "item_id": prompt.item_id,
@@ -142,6 +171,8 @@ def check_attention_benchmark(benchmark: str) -> None:
 def run_attention(
     params: Params, *, benchmark: str, model: str, out: Path | None = None, logs: Path | None = None
 ) -> dict[str, Any]:
+    """summary.json, with the log under `log`. (Loosely typed: the summary holds the benchmark's own
+    attention_summary, an untyped dict in base.Benchmark, which the CLI reads by key.)"""
     check_attention_benchmark(benchmark)
     bench = get_benchmark(benchmark)
     out = out or paths.attention_dir(benchmark=benchmark, model=model)
@@ -172,8 +203,8 @@ def run_attention(
         load_s = time.perf_counter() - started
         rss_loaded = peak_rss_mib()
         cuda = backend.device == "cuda"
-        rows: list[dict[str, Any]] = []
-        timings: list[dict[str, Any]] = []
+        rows: list[dict[str, object]] = []
+        timings: list[ItemTiming] = []
         progress = Progress(len(prompts), f"attention {benchmark} {model}", unit="prompt")
         for prompt in prompts:
             progress.update(1)  # measured next (or skipped with its reason)
@@ -192,7 +223,7 @@ def run_attention(
                     raise
                 rows.append(row_of(prompt, None, str(error)))
                 continue
-            timing = {
+            timing: ItemTiming = {
                 "prompt_id": prompt.prompt_id,
                 "seconds": result.seconds,
                 "tokens": result.sequence_length,
@@ -220,7 +251,7 @@ def run_attention(
         write_parquet(staging / "items.parquet", pa.Table.from_pandas(frame, preserve_index=False))
         write_json(staging / "summary.json", summary)
     measured = [t["seconds"] for t in timings]
-    log: dict[str, Any] = {
+    log: AttentionLog = {
         "benchmark": benchmark,
         "model": model,
         "device": backend.device,
@@ -236,6 +267,7 @@ def run_attention(
     return {**summary, "log": log}
 
 
-def read_summary(*, benchmark: str, model: str) -> dict[str, Any] | None:
+def read_summary(*, benchmark: str, model: str) -> object:
+    """summary.json as written (None: the stage has not run)."""
     path = paths.attention_dir(benchmark=benchmark, model=model) / "summary.json"
     return read_json(path) if path.is_file() else None

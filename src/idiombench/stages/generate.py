@@ -23,10 +23,10 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections import defaultdict
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from ..benchmarks.registry import NAMES, backend_hooks
 from ..core import paths
@@ -41,11 +41,74 @@ from ..generation.backends import make_backend
 from ..generation.cache import GenerationCache, canonical_json, request_key
 from ..generation.config import GenerateConfig, HFModel, ModelConfig, SamplingConfig
 from ..generation.lock import model_lock
-from ..generation.table import write_generations
+from ..generation.table import GenerationRow, write_generations
 from ..params.schema import Params
 from ..templating.prompts import Prompt, read_prompts
 
 RENDER_STATS = "render_stats.json"  # render.STATS_FILE
+
+Job = tuple[str, str, str, str]  # (benchmark, task, setting, pass)
+Tables = dict[tuple[str, str], list[GenerationRow]]  # (benchmark, setting) -> the rows of its table
+
+# generation_info.json's skipped job (functional syntax: `pass` is a keyword)
+SkippedJobRecord = TypedDict(
+    "SkippedJobRecord", {"benchmark": str, "task": str, "setting": str, "pass": str, "reason": str}
+)
+
+
+class GenerationInfo(TypedDict):
+    """generation_info.json: what ran, with which identity, and what was skipped."""
+
+    model: str
+    backend: str
+    identity: dict[str, object]
+    config: dict[str, object]
+    batch_size: int
+    seed: int
+    benchmarks: list[str]
+    tables: dict[str, int]  # "<benchmark>/<setting>" -> rows
+    skipped_jobs: list[SkippedJobRecord]
+
+
+class JobSummary(TypedDict):
+    """The run summary's counts of one (benchmark, setting), or of the whole run."""
+
+    items: int
+    rows: int
+    requests: int
+    cached: int
+    generated: int
+    failed: int
+    completion_tokens: int
+    generation_s: float
+    tokens_per_s: float | None
+    cache_hit_rate: float | None
+
+
+class TotalSummary(JobSummary):
+    elapsed_s: float
+
+
+class SkippedJob(TypedDict):
+    job: str
+    reason: str
+
+
+class GenerateSummary(TypedDict):
+    """The run summary (results/logs/generate-<model>.json)."""
+
+    model: str
+    out_dir: str
+    cache_dir: str
+    cache_problems: int
+    jobs: dict[str, JobSummary]
+    total: TotalSummary
+    skipped: list[SkippedJob]
+    backend: list[str]
+    lines: list[str]
+    finished_at: str
+    gpus: NotRequired[list[str]]  # the device ids the job claimed
+    backend_summary: NotRequired[dict[str, object]]  # Backend.summary()
 
 
 @dataclass(frozen=True)
@@ -57,7 +120,7 @@ class Row:
     request: Request
 
     @property
-    def job(self) -> tuple[str, str, str, str]:
+    def job(self) -> Job:
         return (self.prompt.benchmark, self.prompt.task, self.prompt.setting, self.pass_name)
 
 
@@ -164,8 +227,8 @@ def prompt_passes(
 def build_rows(
     params: Params,
     prompts: dict[str, list[tuple[Prompt, ItemContext]]],
-    identity: dict[str, Any],
-    item_identity: Callable[[ItemContext], Any] | None = None,
+    identity: Mapping[str, object],
+    item_identity: Callable[[ItemContext], object] | None = None,
 ) -> list[Row]:
     """Every request of every prompt x pass x sample, keyed by `identity` (plus, for a backend
     that answers from the item's data, `item_identity(item)`)."""
@@ -176,7 +239,9 @@ def build_rows(
         for prompt, item in joined:
             for pass_name, config in prompt_passes(generate, prompt, rotated):
                 sampling = to_sampling(config)
-                keyed = identity if item_identity is None else {**identity, "item": item_identity(item)}
+                keyed: Mapping[str, object] = (
+                    identity if item_identity is None else {**identity, "item": item_identity(item)}
+                )
                 for sample_index in range(config.n):
                     key = request_key(keyed, prompt.messages, sampling, params.seed, sample_index)
                     request = Request(
@@ -234,7 +299,7 @@ def resolve_batch_size(
 @dataclass
 class GenerateResult:
     out_dir: Path
-    summary: dict[str, Any]
+    summary: GenerateSummary
     lines: list[str]
 
 
@@ -288,10 +353,10 @@ class Plan:
     """The requests of one generate run, keyed by everything that decides an output."""
 
     rows: list[Row]
-    identity: dict[str, Any]
+    identity: dict[str, object]
     batch_size: int
     chosen: str | None  # how batch_size auto was resolved
-    skipped: dict[tuple[str, str, str, str], str]  # job -> why the backend does not run it
+    skipped: dict[Job, str]  # job -> why the backend does not run it
     lines: list[str]  # the backend's report
 
 
@@ -308,7 +373,9 @@ def plan_requests(
     it), without the jobs the backend does not support."""
     identity = backend.identity()
 
-    def rows_of(identity: dict[str, Any], item_identity: Callable[[ItemContext], Any] | None = None) -> list[Row]:
+    def rows_of(
+        identity: Mapping[str, object], item_identity: Callable[[ItemContext], object] | None = None
+    ) -> list[Row]:
         return [row for row in build_rows(params, prompts, identity, item_identity) if keep(row)]
 
     rows = rows_of(identity)
@@ -320,7 +387,7 @@ def plan_requests(
     if backend.answers_from_items:  # it answers from the items' data (known after prepare): part of each key
         rows = rows_of(identity, backend.item_identity)
     lines = list(backend.report())
-    skipped: dict[tuple[str, str, str, str], str] = {}
+    skipped: dict[Job, str] = {}
     for job_key in sorted({row.job for row in rows}):
         reason = backend.unsupported(*job_key)
         if reason:
@@ -374,7 +441,7 @@ def generate_batches(
     return Generated(failures, timing, cached_at_start, total)
 
 
-def output_row(row: Row, completion: Completion) -> dict[str, Any]:
+def output_row(row: Row, completion: Completion) -> GenerationRow:
     """One row of a generations table."""
     prompt = row.prompt
     return {
@@ -398,10 +465,10 @@ def output_row(row: Row, completion: Completion) -> dict[str, Any]:
 
 def assemble_tables(
     rows: list[Row], cache: GenerationCache, generated: Generated
-) -> tuple[dict[tuple[str, str], list[dict[str, Any]]], dict[tuple[str, str, str, str], JobCounts]]:
+) -> tuple[Tables, dict[Job, JobCounts]]:
     """The output tables per (benchmark, setting) and the counts per job."""
-    tables: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
-    counts: dict[tuple[str, str, str, str], JobCounts] = defaultdict(JobCounts)
+    tables: Tables = defaultdict(list)
+    counts: dict[Job, JobCounts] = defaultdict(JobCounts)
     for row in rows:
         key = row.request.key
         completion = cache.get(key) or generated.failures.get(key)
@@ -518,8 +585,8 @@ def generation_info(
     model: ModelConfig,
     plan: Plan,
     benchmarks: list[str],
-    tables: dict[tuple[str, str], list[dict[str, Any]]],
-) -> dict[str, Any]:
+    tables: Tables,
+) -> GenerationInfo:
     """generation_info.json: what ran, with which identity, and what was skipped."""
     return {
         "model": model_name,
@@ -572,9 +639,9 @@ INFO_FILE = paths.GENERATION_INFO  # the completion record: written last, requir
 
 def write_output(
     out_dir: Path,
-    tables: dict[tuple[str, str], list[dict[str, Any]]],
-    info: dict[str, Any],
-    identity: dict[str, Any],
+    tables: Tables,
+    info: GenerationInfo,
+    identity: Mapping[str, object],
 ) -> None:
     """Write every table into a staging directory, then swap it into place
     (io.staged_directory: the old output is moved aside, never deleted first)."""
@@ -591,14 +658,14 @@ def _rate(tokens: int, seconds: float) -> float | None:
 
 def summarise(
     model_name: str,
-    counts: dict[tuple[str, str, str, str], JobCounts],
-    skipped: dict[tuple[str, str, str, str], str],
+    counts: dict[Job, JobCounts],
+    skipped: dict[Job, str],
     cache_dir: Path,
     out_dir: Path,
     elapsed: float,
     backend_lines: list[str],
     cache_problems: int,
-) -> dict[str, Any]:
+) -> GenerateSummary:
     by_setting: dict[tuple[str, str], JobCounts] = defaultdict(JobCounts)
     for (b, _t, s, _p), job in counts.items():
         agg = by_setting[(b, s)]
@@ -613,7 +680,7 @@ def summarise(
         for name in ("cached", "generated", "failed", "completion_tokens", "seconds"):
             setattr(total, name, getattr(total, name) + getattr(agg, name))
 
-    def entry(job: JobCounts) -> dict[str, Any]:
+    def entry(job: JobCounts) -> JobSummary:
         requests = job.cached + job.generated + job.failed
         return {
             "items": len(job.prompts),
@@ -628,7 +695,7 @@ def summarise(
             "cache_hit_rate": round(job.cached / requests, 4) if requests else None,
         }
 
-    def line(label: str, e: dict[str, Any]) -> str:
+    def line(label: str, e: JobSummary) -> str:
         tps = f"{e['tokens_per_s']:.1f}" if e["tokens_per_s"] is not None else "-"
         return (
             f"generate {model_name} {label}: {e['items']:,} items, {e['requests']:,} requests, "
@@ -636,8 +703,7 @@ def summarise(
         )
 
     jobs = {f"{b}/{s}": entry(j) for (b, s), j in sorted(by_setting.items())}
-    totals = entry(total)
-    totals["elapsed_s"] = round(elapsed, 3)
+    totals: TotalSummary = {**entry(total), "elapsed_s": round(elapsed, 3)}
     lines = [line(name, e) for name, e in jobs.items()]
     lines.append(line("total", totals) + f" ({totals['cache_hit_rate'] or 0:.0%} cache hits, {elapsed:.1f} s)")
     return {

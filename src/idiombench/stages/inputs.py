@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from pydantic import ValidationError
@@ -19,6 +19,9 @@ from ..core.items import Item, read_items
 from ..generation.table import GENERATION_SCHEMA
 from ..metrics.body import read_body
 from ..params.schema import Params
+
+if TYPE_CHECKING:
+    from ..scoring import Scorers
 
 SKIPPED = "skipped"
 SCORED = "scored"
@@ -88,7 +91,7 @@ def load_generations(*, benchmark: str, model: str, generations_dir: Path | None
     return GenerationTables({path.stem: path for path in sorted(directory.glob("*.parquet"))})
 
 
-def _make_scorers(params: Params) -> Any:
+def _make_scorers(params: Params) -> Scorers | None:
     scoring = getattr(params, "scoring", None)
     if scoring is None:
         return None
@@ -99,7 +102,8 @@ def _make_scorers(params: Params) -> Any:
 
 def read_metrics(path: Path, benchmark: str) -> Any:
     """A metrics file (any schema) as the benchmark's typed body (its `results_model`); one that
-    does not fit is a one-line error naming the file."""
+    does not fit is a one-line error naming the file. (Loosely typed: a typed body, or during the transition
+    a plain dict, which stages/report.py's collect_metrics hands on as a dict.)"""
     data = read_json_object(path)
     bench = get_benchmark(benchmark)
     if bench.results_model is None:  # TRANSITION: a benchmark without a typed body yet

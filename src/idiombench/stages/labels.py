@@ -20,7 +20,7 @@ from __future__ import annotations
 import csv
 import io as text_io
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from ..benchmarks.contexts import HumanLabels
 from ..benchmarks.registry import NAMES, get_benchmark
@@ -29,8 +29,24 @@ from ..core.io import atomic_path, check_output_file
 from ..params.schema import Params
 from . import track_traces as traces
 
+if TYPE_CHECKING:
+    from mlflow.tracking import MlflowClient
+
 COLUMNS = ("prompt_id", "label", "model", "trace_id", "labeller")
 HEADER = ",".join(COLUMNS)
+
+
+class LabelCounts(TypedDict):
+    traces: int  # the model's traces read
+    labelled: int  # with a label taken
+    conflicts: int  # labelled by several people differently (the latest stands)
+    ignored: int  # labelled, but on another pass or sample
+
+
+class PullSummary(LabelCounts):
+    file: str
+    model: str
+    rows: int  # the annotation file's rows, every model's
 
 
 def spec_of(benchmark: str) -> HumanLabels:
@@ -73,12 +89,12 @@ def check_destination(path: Path) -> Path:
 
 
 def human_labels(
-    client: Any, experiment_id: str, *, benchmark: str, model: str, spec: HumanLabels
-) -> tuple[list[dict[str, str]], dict[str, int]]:
+    client: MlflowClient, experiment_id: str, *, benchmark: str, model: str, spec: HumanLabels
+) -> tuple[list[dict[str, str]], LabelCounts]:
     """The model's labelled traces as file rows, and counts (traces read, labelled, conflicting,
     ignored: on another pass or sample)."""
     rows: list[dict[str, str]] = []
-    counts = {"traces": 0, "labelled": 0, "conflicts": 0, "ignored": 0}
+    counts: LabelCounts = {"traces": 0, "labelled": 0, "conflicts": 0, "ignored": 0}
     for setting in spec.settings:
         for trace_id, info in sorted(
             traces.existing_traces(client, experiment_id, f"{benchmark}/{model}/{setting}").items()
@@ -131,7 +147,7 @@ def _kept_rows(path: Path, model: str) -> list[dict[str, str]]:
         return [row for row in csv.DictReader(handle) if row.get("model") != model]
 
 
-def pull(params: Params, *, benchmark: str, model: str, uri: str, out: Path | None = None) -> dict[str, Any]:
+def pull(params: Params, *, benchmark: str, model: str, uri: str, out: Path | None = None) -> PullSummary:
     """Write the model's labels from the MLflow store at `uri` into the annotation file; a summary."""
     from mlflow.tracking import MlflowClient
 

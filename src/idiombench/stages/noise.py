@@ -21,9 +21,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Final, Literal, NotRequired, TypedDict
 
 import pandas as pd
 
@@ -43,6 +43,7 @@ from ..params.schema import NOISE_BACKENDS, Params, perturbed_config
 from ..statistics.agreement import paired_figures
 from ..templating.prompts import Prompt
 from .generate import (
+    Tables,
     assemble_tables,
     check_failures,
     generate_batches,
@@ -53,11 +54,71 @@ from .generate import (
 )
 from .inputs import GenerationTables, _make_scorers, load_items
 
+if TYPE_CHECKING:
+    from ..scoring import Scorers
+
 FIGURES = "figures.json"
 SAMPLE = "sample.json"
-MEASURED, NO_CHANGE, NOT_APPLICABLE, SKIPPED = "measured", "no change", "not applicable", "skipped"
+MEASURED: Final = "measured"
+NO_CHANGE: Final = "no change"
+NOT_APPLICABLE: Final = "not applicable"
+SKIPPED: Final = "skipped"
 
 Joined = dict[str, list[tuple[Prompt, ItemContext]]]
+
+
+class FigureKeys(TypedDict):
+    """What every figures row of one perturbation names."""
+
+    model: str
+    perturbation: str
+    change: dict[str, object]  # the model config keys it changes, sorted
+
+
+class BenchmarkFigureKeys(FigureKeys):
+    benchmark: str
+    identity_change: dict[str, object]  # what the perturbed identity says differently
+
+
+class MeasuredFigure(BenchmarkFigureKeys):
+    """The figures of a (benchmark, setting, metric) (NaN: null)."""
+
+    setting: str
+    metric: str
+    status: Literal["measured"]
+    items: int
+    units: int
+    changed_share: float | None
+    flipped_share: float | None
+    configured: float | None
+    perturbed: float | None
+    difference: float | None
+    low: float | None
+    high: float | None
+
+
+class StatusFigure(FigureKeys):
+    """A benchmark the perturbation was not measured on, and why."""
+
+    benchmark: str
+    status: Literal["not applicable", "no change", "skipped"]
+    reason: str
+
+
+# one row of figures.json's `figures`
+NoiseFigure = MeasuredFigure | StatusFigure
+
+
+class NoiseBody(TypedDict):
+    """figures.json: a model's serving-noise figures, or why it has none (status skipped)."""
+
+    model: str
+    status: Literal["measured", "skipped"]
+    figures: list[NoiseFigure]
+    reason: NotRequired[str]
+    sample_size: NotRequired[int]
+    seed: NotRequired[int]
+    configured_identity: NotRequired[dict[str, object]]
 
 
 def why_not(params: Params, model: str) -> str | None:
@@ -93,7 +154,7 @@ def sampled_prompts(params: Params, benchmarks: list[str]) -> Joined:
     }
 
 
-def configured_identity(model: str) -> dict[str, Any]:
+def configured_identity(model: str) -> dict[str, object]:
     root = require_complete(
         paths.generations_dir(model), paths.GENERATION_INFO, how=f"run `idiombench generate --model {model}` first"
     )
@@ -101,8 +162,8 @@ def configured_identity(model: str) -> dict[str, Any]:
 
 
 def generate_variant(
-    params: Params, model: str, config: ModelConfig, prompts: Joined, configured: dict[str, Any], label: str
-) -> tuple[dict[str, Any], dict[tuple[str, str], list[dict[str, Any]]]] | None:
+    params: Params, model: str, config: ModelConfig, prompts: Joined, configured: Mapping[str, object], label: str
+) -> tuple[dict[str, object], Tables] | None:
     """The sample's outputs under `config` (through the cache), or None when its identity is the
     configured run's (the change changes nothing on this machine)."""
     cache_dir = paths.cache_dir(model)
@@ -128,10 +189,12 @@ def generate_variant(
     return plan.identity, tables
 
 
-def score_variant(params: Params, benchmark: str, model: str, folder: Path, scorers: Any) -> dict[str, pd.DataFrame]:
+def score_variant(
+    params: Params, benchmark: str, model: str, folder: Path, scorers: Scorers | None
+) -> dict[str, pd.DataFrame]:
     """setting -> score table of the generations in `folder` (the benchmark's own scorer)."""
     files = {path.stem: path for path in sorted(folder.glob("*.parquet"))}
-    generations: Any = GenerationTables(files)  # a Mapping read setting by setting, as the score stage's
+    generations = GenerationTables(files)  # a Mapping read setting by setting, as the score stage's
     ctx = ScoreContext(
         params=params,
         model=model,
@@ -184,10 +247,10 @@ def _number(value: float | None) -> float | None:
     return None if value is None or value != value else float(value)
 
 
-def figure_rows(params: Params, common: dict[str, Any], items: pd.DataFrame) -> list[dict[str, Any]]:
+def figure_rows(params: Params, common: BenchmarkFigureKeys, items: pd.DataFrame) -> list[MeasuredFigure]:
     """One figures row per (setting, metric) of a benchmark's compared items."""
     uncertainty = params.report.uncertainty
-    rows = []
+    rows: list[MeasuredFigure] = []
     for (setting, metric), group in items.groupby(["setting", "metric"], sort=True):
         found = paired_figures(
             group["unit"].tolist(),
@@ -224,14 +287,14 @@ def run_perturbation(
     model: str,
     name: str,
     prompts: Joined,
-    configured: dict[str, Any],
+    configured: Mapping[str, object],
     staging: Path,
-    scorers: Callable[[], Any],
+    scorers: Callable[[], Scorers | None],
     echo: Callable[[str], None],
-) -> list[dict[str, Any]]:
+) -> list[NoiseFigure]:
     """The figures of one perturbation on every sampled benchmark (a status row when not run)."""
     change = params.serving_noise.perturbations[name]
-    common = {"model": model, "perturbation": name, "change": dict(sorted(change.items()))}
+    common: FigureKeys = {"model": model, "perturbation": name, "change": dict(sorted(change.items()))}
     config = perturbed_config(params.models[model], change)
     if config is None:
         reason = f"backend {params.models[model].backend} has no {', '.join(sorted(change))}"
@@ -243,7 +306,7 @@ def run_perturbation(
         echo(f"noise {model} {name}: no change: {reason}")
         return [{**common, "benchmark": b, "status": NO_CHANGE, "reason": reason} for b in prompts]
     identity, tables = variant
-    rows: list[dict[str, Any]] = []
+    rows: list[NoiseFigure] = []
     for benchmark in prompts:
         folder = staging / name / "generations" / benchmark
         texts: dict[str, str] = {}
@@ -266,7 +329,7 @@ def run_perturbation(
     return rows
 
 
-def changed_keys(configured: dict[str, Any], identity: dict[str, Any]) -> dict[str, Any]:
+def changed_keys(configured: Mapping[str, object], identity: Mapping[str, object]) -> dict[str, object]:
     """What the perturbed identity says differently from the configured one."""
     return {
         key: identity.get(key)
@@ -275,30 +338,30 @@ def changed_keys(configured: dict[str, Any], identity: dict[str, Any]) -> dict[s
     }
 
 
-def run_noise(params: Params, *, model: str, echo: Callable[[str], None] = print) -> dict[str, Any]:
+def run_noise(params: Params, *, model: str, echo: Callable[[str], None] = print) -> NoiseBody:
     out = paths.noise_dir(model)
     reason = why_not(params, model)
     with staged_directory(out, paths.NOISE_OUTPUT) as staging:
         if reason is not None:
-            skipped = {"model": model, "status": SKIPPED, "reason": reason, "figures": []}
+            skipped: NoiseBody = {"model": model, "status": SKIPPED, "reason": reason, "figures": []}
             write_json(staging / FIGURES, skipped)
             return skipped
         configured = configured_identity(model)
         benchmarks = select_benchmarks(params, model, params.models[model])
         prompts = sampled_prompts(params, benchmarks)
         write_json(staging / SAMPLE, {b: sorted(p.prompt_id for p, _ in joined) for b, joined in prompts.items()})
-        made: list[Any] = []
+        made: list[Scorers | None] = []
 
-        def scorers() -> Any:  # loaded once, when a perturbation first needs them
+        def scorers() -> Scorers | None:  # loaded once, when a perturbation first needs them
             if not made:
                 made.append(_make_scorers(params))
             return made[0]
 
-        figures: list[dict[str, Any]] = []
+        figures: list[NoiseFigure] = []
         with model_lock(paths.cache_dir(model), model):
             for name in sorted(params.serving_noise.perturbations):
                 figures += run_perturbation(params, model, name, prompts, configured, staging, scorers, echo)
-        body: dict[str, Any] = {
+        body: NoiseBody = {
             "model": model,
             "status": MEASURED,
             "sample_size": params.serving_noise.sample_size,
@@ -318,6 +381,7 @@ def run_noise(params: Params, *, model: str, echo: Callable[[str], None] = print
 
 
 def read_figures(model: str) -> dict[str, Any] | None:
-    """A model's serving-noise figures (None when the stage has not run for it)."""
+    """A model's serving-noise figures, a NoiseBody (None when the stage has not run for it).
+    Untyped while its readers (report_noise, track) take the rows as plain dicts."""
     path = paths.noise_dir(model) / FIGURES
     return read_json_object(path) if path.is_file() else None

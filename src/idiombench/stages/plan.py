@@ -28,7 +28,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from ..benchmarks.registry import backend_hooks
 from ..core import paths
@@ -49,6 +49,8 @@ REFERENCE_BACKENDS = frozenset({"oracle", "echo", "random", "majority", "replay"
 SKIPPING_BACKENDS = frozenset({"random", "majority", "replay"})  # backends that skip jobs (skip_reason)
 MAX_LENGTH_CUT_SHARE = 0.05  # observed lengths count only when at most this share hit max_new_tokens
 UNMEASURED = "unmeasured"
+# what decides a model's requests: its benchmarks, its skipping rule, its replay sources
+Signature = tuple[tuple[str, ...], str, str]
 
 
 # --------------------------------------------------------------------------- counting
@@ -176,7 +178,7 @@ class Rates:
         return None if rate is None else rows / rate / 3600
 
 
-def _rates_section(path: Path, body: Any, key: str) -> Rates | None:
+def _rates_section(path: Path, body: object, key: str) -> Rates | None:
     if body is None:
         return None
     if not isinstance(body, dict) or not isinstance(body.get("stages"), dict):
@@ -210,7 +212,7 @@ def _rates_section(path: Path, body: Any, key: str) -> Rates | None:
     )
     fraction = body.get("fraction")
     found = body.get("fractions")
-    fractions: dict[Any, Any] = found if isinstance(found, dict) else {}
+    fractions: Mapping[object, object] = found if isinstance(found, dict) else {}
     return Rates(
         source,
         stages,
@@ -219,7 +221,7 @@ def _rates_section(path: Path, body: Any, key: str) -> Rates | None:
     )
 
 
-def _load(value: Any) -> str:
+def _load(value: object) -> str:
     """The load average the measurement started at (a busy machine's rates are not its speed)."""
     if isinstance(value, list) and all(isinstance(x, (int, float)) for x in value):
         return " ".join(f"{x:.2f}" for x in value)
@@ -266,15 +268,16 @@ def observed_lengths(
         .select(["pass", "completion_tokens", "finish_reason", "error"])
         .to_pylist()
     )
-    by_pass: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    # pass -> (completion tokens, cut by the length limit) of each row that completed
+    by_pass: dict[str, list[tuple[int, bool]]] = defaultdict(list)
     for row in table:
         if row["error"] is None and row["completion_tokens"] is not None:
-            by_pass[row["pass"]].append(row)
+            by_pass[row["pass"]].append((row["completion_tokens"], row["finish_reason"] == "length"))
     lengths = {}
     for pass_name, rows in by_pass.items():
-        cut = sum(1 for row in rows if row["finish_reason"] == "length")
+        cut = sum(1 for _, was_cut in rows if was_cut)
         if rows and cut <= MAX_LENGTH_CUT_SHARE * len(rows):
-            lengths[pass_name] = sum(row["completion_tokens"] for row in rows) / len(rows)
+            lengths[pass_name] = sum(tokens for tokens, _ in rows) / len(rows)
     return lengths
 
 
@@ -341,12 +344,12 @@ def build_plan(
         )
         for name, model in params.models.items()
     }
-    counted: dict[tuple[Any, ...], ModelCounts] = {signature: ModelCounts() for signature in signatures.values()}
+    counted: dict[Signature, ModelCounts] = {signature: ModelCounts() for signature in signatures.values()}
     prompts_per_benchmark: dict[str, int] = {}
     for benchmark in sorted({b for benchmarks in selected.values() for b in benchmarks}):
         rendered = render_in_memory(params, benchmark, processed_root, raw_root)  # one benchmark's prompts at a time
         prompts_per_benchmark[benchmark] = sum(len(p) for p in rendered.values())
-        done: set[tuple[Any, ...]] = set()
+        done: set[Signature] = set()
         for name, signature in signatures.items():
             if benchmark in selected[name] and signature not in done:
                 count_benchmark(params, params.models[name], benchmark, rendered, counted[signature])
@@ -464,7 +467,18 @@ def plan_lines(plan: Plan) -> list[str]:
     return lines
 
 
-def plan_json(plan: Plan) -> dict[str, Any]:
+class PlanJson(TypedDict):
+    """`idiombench plan --json`."""
+
+    params: str
+    rates: dict[str, str | None]  # cpu, gpu -> where the rates were measured
+    rows: list[dict[str, object]]  # PlanRow's fields
+    once: dict[str, float | None]
+    model_speed: dict[str, str]
+    notes: list[str]
+
+
+def plan_json(plan: Plan) -> PlanJson:
     return {
         "params": plan.params_file,
         "rates": {"cpu": plan.cpu.source if plan.cpu else None, "gpu": plan.gpu.source if plan.gpu else None},

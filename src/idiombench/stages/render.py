@@ -20,9 +20,10 @@ silently.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, Protocol, TypedDict
 
 from ..benchmarks.base import MAX_EXAMPLES
 from ..benchmarks.contexts import RenderOutput
@@ -34,6 +35,73 @@ from ..core.items import Item, read_items
 from ..templating.prompts import Prompt, write_prompts
 
 STATS_FILE = paths.RENDER_STATS
+
+
+class RenderSettings(Protocol):
+    """A benchmark's `render` section as this stage reads it (params.sections.RenderSection,
+    whose subclass declares `settings`)."""
+
+    @property
+    def settings(self) -> Sequence[str]: ...
+
+    def model_dump(self, *, mode: str = "python") -> Mapping[str, object]: ...
+
+
+class RenderConfig(Protocol):
+    """A benchmark's params section as this stage reads it (params.sections.BenchmarkSection)."""
+
+    @property
+    def enabled(self) -> bool: ...
+
+    @property
+    def render(self) -> RenderSettings: ...
+
+
+class ReasonCount(TypedDict):
+    count: int
+    examples: list[object]  # at most MAX_EXAMPLES, as the benchmark recorded them
+
+
+class TaskPrompts(TypedDict):
+    prompts: int
+    languages: dict[str, int]  # language -> prompts
+
+
+class SettingPrompts(TypedDict):
+    prompts: int
+    option_rotations: int  # the option-order pass's further rotations
+    tasks: dict[str, TaskPrompts]
+    templates: list[str]
+    with_exemplars: int
+
+
+class RenderedSetting(SettingPrompts):
+    file: str  # <setting>.parquet
+
+
+class SkippedSetting(TypedDict):
+    file: None
+    prompts: int  # 0
+    skipped: str  # why the setting has no prompts
+
+
+# render_stats.json's entry of one configured setting: its prompts file, or why it has none
+SettingEntry = RenderedSetting | SkippedSetting
+
+
+class RenderStats(TypedDict):
+    """render_stats.json (the sample, templates and counts only where the benchmark is enabled)."""
+
+    benchmark: str
+    enabled: bool
+    render_params: Mapping[str, object]
+    settings: dict[str, SettingEntry]
+    prompts_total: int
+    notes: list[str]
+    sample: NotRequired[dict[str, object]]
+    templates: NotRequired[dict[str, dict[str, str]]]
+    not_rendered: NotRequired[dict[str, ReasonCount]]
+    flagged: NotRequired[dict[str, ReasonCount]]
 
 
 def load_tasks(processed_dir: Path, benchmark: str) -> dict[str, list[Item]]:
@@ -65,11 +133,11 @@ def load_tasks(processed_dir: Path, benchmark: str) -> dict[str, list[Item]]:
     return loaded
 
 
-def _summarise(groups: dict[str, list[Any]]) -> dict[str, Any]:
+def _summarise(groups: Mapping[str, list[object]]) -> dict[str, ReasonCount]:
     return {reason: {"count": len(ex), "examples": ex[:MAX_EXAMPLES]} for reason, ex in sorted(groups.items())}
 
 
-def setting_stats(prompts: list[Prompt]) -> dict[str, Any]:
+def setting_stats(prompts: list[Prompt]) -> SettingPrompts:
     tasks: dict[str, Counter[str]] = {}
     for prompt in prompts:
         tasks.setdefault(prompt.task, Counter())[prompt.language] += 1
@@ -85,7 +153,7 @@ def setting_stats(prompts: list[Prompt]) -> dict[str, Any]:
     }
 
 
-def render_stats(benchmark: str, config: Any, output: RenderOutput | None) -> dict[str, Any]:
+def render_stats(benchmark: str, config: RenderConfig, output: RenderOutput | None) -> RenderStats:
     params = config.render.model_dump(mode="json")
     if output is None:
         return {
@@ -96,7 +164,7 @@ def render_stats(benchmark: str, config: Any, output: RenderOutput | None) -> di
             "prompts_total": 0,
             "notes": [f"benchmarks.{benchmark}.enabled is false: no prompts rendered."],
         }
-    settings: dict[str, Any] = {}
+    settings: dict[str, SettingEntry] = {}
     for setting in config.render.settings:
         if setting in output.prompts and output.prompts[setting]:
             settings[setting] = {"file": f"{setting}.parquet", **setting_stats(output.prompts[setting])}
@@ -119,7 +187,7 @@ def render_stats(benchmark: str, config: Any, output: RenderOutput | None) -> di
 
 @dataclass
 class RenderRun:
-    stats: dict[str, Any]
+    stats: RenderStats
     out_dir: Path
 
     def summary_lines(self) -> list[str]:
@@ -128,20 +196,22 @@ class RenderRun:
             return [f"render {name}: disabled (benchmarks.{name}.enabled: false); no prompts rendered"]
         parts = []
         for setting, info in self.stats["settings"].items():
-            rotations = f" ({info['option_rotations']:,} option rotations)" if info.get("option_rotations") else ""
+            rotated = info.get("option_rotations")
+            rotations = f" ({rotated:,} option rotations)" if rotated else ""
             parts.append(f"{setting} {info['prompts']:,}{rotations}" + (" (skipped)" if info.get("skipped") else ""))
         lines = [f"render {name}: {self.stats['prompts_total']:,} prompts ({', '.join(parts)}) -> {self.out_dir}"]
         for setting, info in self.stats["settings"].items():
-            if info.get("skipped"):
-                lines.append(f"render {name}: {setting}: no prompts: {info['skipped']}")
-        for reason, info in self.stats["not_rendered"].items():
-            lines.append(f"render {name}: {info['count']:,} items not rendered: {reason}")
-        for reason, info in self.stats["flagged"].items():
-            lines.append(f"render {name}: {info['count']:,} prompts flagged: {reason}")
+            skipped = info.get("skipped")
+            if skipped:
+                lines.append(f"render {name}: {setting}: no prompts: {skipped}")
+        for reason, counted in self.stats["not_rendered"].items():
+            lines.append(f"render {name}: {counted['count']:,} items not rendered: {reason}")
+        for reason, counted in self.stats["flagged"].items():
+            lines.append(f"render {name}: {counted['count']:,} prompts flagged: {reason}")
         return lines
 
 
-def render_benchmark(benchmark: str, config: Any, processed_dir: Path, raw_dir: Path) -> RenderOutput | None:
+def render_benchmark(benchmark: str, config: RenderConfig, processed_dir: Path, raw_dir: Path) -> RenderOutput | None:
     """In memory: the benchmark's prompts, or None when it is disabled."""
     if not config.enabled:
         return None
@@ -157,7 +227,7 @@ def render_benchmark(benchmark: str, config: Any, processed_dir: Path, raw_dir: 
     return output
 
 
-def write_render(benchmark: str, config: Any, output: RenderOutput | None, out_dir: Path) -> RenderRun:
+def write_render(benchmark: str, config: RenderConfig, output: RenderOutput | None, out_dir: Path) -> RenderRun:
     """Write the prompt tables and render_stats.json into a staging directory that then
     replaces `out_dir`: it is the previous complete render or the new complete one."""
     stats = render_stats(benchmark, config, output)
@@ -173,7 +243,7 @@ def write_render(benchmark: str, config: Any, output: RenderOutput | None, out_d
 
 def run_render(
     benchmark: str,
-    config: Any,
+    config: RenderConfig,
     *,
     processed_dir: Path | None = None,
     raw_dir: Path | None = None,

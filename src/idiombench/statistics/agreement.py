@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy.stats import binomtest
 
 from .bootstrap import interval, replicates
@@ -50,7 +50,7 @@ class PairedFigures:
         return self.low is not None and self.high is not None and self.low <= 0.0 <= self.high
 
 
-def flips(a: Any, b: Any) -> np.ndarray:
+def flips(a: npt.ArrayLike, b: npt.ArrayLike) -> np.ndarray:
     """Per row: whether the outcome differs (both defined)."""
     x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     return np.abs(x - y) > FLIP_TOLERANCE
@@ -58,8 +58,8 @@ def flips(a: Any, b: Any) -> np.ndarray:
 
 def paired_figures(
     units: Sequence[str],
-    a: Any,
-    b: Any,
+    a: npt.ArrayLike,
+    b: npt.ArrayLike,
     text_a: Sequence[str | None],
     text_b: Sequence[str | None],
     *,
@@ -120,7 +120,7 @@ def mcnemar_exact(only_a: int, only_b: int) -> float:
     return float(binomtest(only_a, n, 0.5, alternative="two-sided").pvalue)
 
 
-def disagreement(a: Any, b: Any) -> Disagreement:
+def disagreement(a: npt.ArrayLike, b: npt.ArrayLike) -> Disagreement:
     """Counts both ways over the rows where both outcomes are right/wrong (0 or 1)."""
     x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     keep = np.isin(x, (0.0, 1.0)) & np.isin(y, (0.0, 1.0))

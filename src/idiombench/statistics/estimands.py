@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # (r, d) summed features of r resamples -> (r,) statistic values (NaN where undefined)
 Reduce = Callable[[np.ndarray], np.ndarray]
@@ -92,7 +95,7 @@ def _divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 
 def _as_mask(values: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
-    keep = ~np.isnan(values)
+    keep: np.ndarray = ~np.isnan(values)
     return keep if mask is None else keep & np.asarray(mask, dtype=bool)
 
 
@@ -189,7 +192,8 @@ def f1(
 
     def scores(t: np.ndarray, f_pos: np.ndarray, f_neg: np.ndarray) -> np.ndarray:
         # 2·tp / (2·tp + fp + fn) is F1, and 0 where the label has no tp, fp or fn
-        return np.nan_to_num(_divide(2.0 * t, 2.0 * t + f_pos + f_neg), nan=0.0)
+        f1: np.ndarray = np.nan_to_num(_divide(2.0 * t, 2.0 * t + f_pos + f_neg), nan=0.0)
+        return f1
 
     def reduce(s: np.ndarray) -> np.ndarray:
         t, f_pos, f_neg = s[:, :k], s[:, k : 2 * k], s[:, 2 * k :]
@@ -219,7 +223,7 @@ def custom(
 
 
 def by_model(
-    scores: Mapping[str, Mapping[str, Any]], of_setting: Callable[[str, Any], Mapping[str, Estimand]]
+    scores: Mapping[str, Mapping[str, pd.DataFrame]], of_setting: Callable[[str, pd.DataFrame], Mapping[str, Estimand]]
 ) -> dict[str, dict[str, Estimand]]:
     """A benchmark's `estimands` hook over its score tables: model -> name -> estimand, each
     model's non-empty settings (score tables) in name order handed to `of_setting(setting, frame)`."""

@@ -29,7 +29,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 import yaml
 
@@ -147,7 +146,7 @@ def parse_template_file(text: str, path: str) -> TemplateFile:
     return TemplateFile(path, raw["id"], raw["source"], raw["layout"], entries)
 
 
-def _messages(path: str, key: str, raw: Any) -> tuple[Message, ...]:
+def _messages(path: str, key: str, raw: object) -> tuple[Message, ...]:
     expected = "a list of one-key mappings {system|user|assistant: text}"
     if not isinstance(raw, list) or not raw:
         raise DataError(path, f"templates.{key} is not a message list", expected=expected)

@@ -22,10 +22,14 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from ...core.generation_types import Backend, ItemContext
 from ..config import ModelConfig
+
+if TYPE_CHECKING:
+    from .readers import PredictionReader
 
 
 @dataclass(frozen=True)
@@ -36,9 +40,18 @@ class BenchmarkHooks:
     None: the answer as is) and which tasks are classification (None: inferred from the items).
     A benchmark not named here gets the defaults, as hand-made test items do."""
 
-    prediction_formats: Mapping[str, type[Any]] = field(default_factory=dict)
+    prediction_formats: Mapping[str, type[PredictionReader]] = field(default_factory=dict)
     answer_formatters: Mapping[str, Callable[[ItemContext, str, str], str] | None] = field(default_factory=dict)
     classification_tasks: Mapping[str, frozenset[str] | None] = field(default_factory=dict)
+
+
+class BackendOptions(TypedDict, total=False):
+    """What `make_backend` hands every backend module's `make` (each takes what it uses)."""
+
+    seed: int  # the params seed
+    cache_root: Path | None  # a directory for small memo files (weight-file hashes)
+    benchmarks: BenchmarkHooks  # required by the reference and replay backends
+    root: Path | None  # where a replay source's relative path starts (default: the working directory)
 
 
 # backend name in params (`models.<name>.backend`) -> module in this package
@@ -54,7 +67,7 @@ MODULES: dict[str, str] = {
 }
 
 
-def make_backend(name: str, model_config: ModelConfig, **options: Any) -> Backend:
+def make_backend(name: str, model_config: ModelConfig, **options: Unpack[BackendOptions]) -> Backend:
     """Load the model named `name` with the backend its config names (imported only now)."""
     backend = model_config.backend
     if backend not in MODULES:

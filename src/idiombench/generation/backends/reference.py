@@ -40,11 +40,14 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from ...core.generation_types import BackendBase, Completion, ItemContext, Request
+from ...core.sampling import SortableKey
 from ..config import ReferenceModel
 from . import BenchmarkHooks
+
+V = TypeVar("V", bound=SortableKey)
 
 MAX_LABELS = 20
 LETTERS = string.ascii_uppercase
@@ -79,7 +82,7 @@ class LabelSpace:
         return f"{self.kind.replace('_', ' ')}s, majority position {self.majority}"
 
 
-def _most_common(values: Sequence[Any]) -> Any:
+def _most_common(values: Sequence[V]) -> V:
     """Most frequent value; ties broken by the smallest value, so the choice is stable."""
     counts = Counter(values)
     best = max(counts.values())
@@ -130,7 +133,7 @@ def label_space(items: Sequence[ItemContext], declared: bool | None = None) -> L
     return LabelSpace("label", tuple(distinct), _most_common(answers))
 
 
-def _digest(value: Any) -> str:
+def _digest(value: object) -> str:
     text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
@@ -147,13 +150,13 @@ class ReferenceBackend(BackendBase):
         self.seed = seed
         self.hooks = hooks
         self.spaces: dict[tuple[str, str], LabelSpace | str] = {}
-        self._identity: dict[str, Any] = {"backend": kind, "answer_format": _formatters_fingerprint(hooks)}
+        self._identity: dict[str, object] = {"backend": kind, "answer_format": _formatters_fingerprint(hooks)}
         if kind == "random":
             self._identity["seed"] = seed
 
     answers_from_items = True  # gold answers and label spaces: item_identity is part of each key
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> dict[str, object]:
         return dict(self._identity)
 
     def item_identity(self, item: ItemContext) -> dict[str, str]:
@@ -232,5 +235,7 @@ class ReferenceBackend(BackendBase):
         pass
 
 
-def make(name: str, config: ReferenceModel, *, benchmarks: BenchmarkHooks, seed: int = 0, **_: Any) -> ReferenceBackend:
+def make(
+    name: str, config: ReferenceModel, *, benchmarks: BenchmarkHooks, seed: int = 0, **_: object
+) -> ReferenceBackend:
     return ReferenceBackend(config.backend, benchmarks, seed=seed)

@@ -25,7 +25,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TypedDict
 
 from ...core.errors import DataError, IdiombenchError
 from ...core.foreign import check_file_size, storable_text
@@ -34,84 +34,18 @@ from ...core.io import read_parquet, sha256_file
 from ...templating.prompts import hash_messages
 from ..config import ReplayModel, ReplaySource
 from . import BenchmarkHooks
+from .readers import EXAMPLES, PredictionReader, SourceSummary
+from .readers import SourceStats as SourceStats  # re-exported: the benchmarks' readers count into it
 
 NO_PREDICTION = "no prediction in replay source"
 OWN_FORMAT = "idiombench"  # this project's generations table
-EXAMPLES = 10
 
 
-@dataclass
-class SourceStats:
-    """What became of each line (record) of one source: every non-blank line is exactly one of
-    matched (it answers one item), unmatched (its identifying fields name no item), ambiguous
-    (they name several items: it answers none), unidentified (it has no identifying field),
-    conflicting (it names one item that another line answers differently: neither is used)."""
-
-    source: ReplaySource
-    lines: int = 0
-    blank_lines: set[int] = field(default_factory=set)
-    matched_lines: set[int] = field(default_factory=set)
-    ambiguous_lines: dict[int, int] = field(default_factory=dict)  # line -> how many items it names
-    unidentified_lines: set[int] = field(default_factory=set)
-    conflicting_lines: set[int] = field(default_factory=set)
-    conflicting_items: set[str] = field(default_factory=set)  # prompt ids of the items whose records disagree
-    non_string_predictions: int = 0
-    stale_rows: int = 0
-
-    def unmatched(self) -> list[int]:
-        """Lines whose identifying fields name no item."""
-        named = self.matched_lines | set(self.ambiguous_lines) | self.unidentified_lines | self.conflicting_lines
-        return [n for n in range(1, self.lines + 1) if n not in self.blank_lines and n not in named]
-
-    def to_json(self) -> dict[str, Any]:
-        unmatched = self.unmatched()
-        return {
-            "path": self.source.path,
-            "format": self.source.format,
-            "benchmark": self.source.benchmark,
-            "task": self.source.task,
-            "setting": self.source.setting,
-            "lines": self.lines - len(self.blank_lines),
-            "matched_lines": len(self.matched_lines),
-            "unmatched_lines": len(unmatched),
-            "unmatched_examples": unmatched[:EXAMPLES],
-            "ambiguous_lines": len(self.ambiguous_lines),
-            "ambiguous_examples": [{"line": n, "items": k} for n, k in sorted(self.ambiguous_lines.items())[:EXAMPLES]],
-            "unidentified_lines": len(self.unidentified_lines),
-            "unidentified_examples": sorted(self.unidentified_lines)[:EXAMPLES],
-            "conflicting_lines": len(self.conflicting_lines),
-            "conflicting_examples": sorted(self.conflicting_lines)[:EXAMPLES],
-            "items_with_conflicting_lines": len(self.conflicting_items),
-            "non_string_predictions": self.non_string_predictions,
-            "stale_rows": self.stale_rows,
-        }
-
-    def problems(self) -> list[str]:
-        """The lines that answer no item for a reason other than naming none, in words."""
-        s = self.to_json()
-        out = []
-        if s["ambiguous_lines"]:
-            first = s["ambiguous_examples"][0]
-            out.append(
-                f"{s['ambiguous_lines']:,} ambiguous (each names several items: line {first['line']} names "
-                f"{first['items']:,}; not used)"
-            )
-        if s["unidentified_lines"]:
-            out.append(
-                f"{s['unidentified_lines']:,} without an identifying field (lines "
-                f"{', '.join(map(str, s['unidentified_examples']))}{_more(s['unidentified_lines'])}; not used)"
-            )
-        if s["conflicting_lines"]:
-            out.append(
-                f"{s['conflicting_lines']:,} giving {s['items_with_conflicting_lines']:,} items different "
-                f"predictions (lines {', '.join(map(str, s['conflicting_examples']))}"
-                f"{_more(s['conflicting_lines'])}; those items have no prediction)"
-            )
-        return out
-
-
-def _more(count: int) -> str:
-    return " ..." if count > EXAMPLES else ""
+class ReplaySummary(TypedDict):
+    sources: list[SourceSummary]
+    requests_matched: int
+    requests_without_prediction: int
+    without_prediction_examples: list[str]
 
 
 def item_key(item: ItemContext) -> tuple[str, str, str, str]:
@@ -202,21 +136,7 @@ class IdiombenchSource:
         return self.texts[line]
 
 
-class PredictionReader(Protocol):
-    """Reads one predictions file. `candidates` gives every record (line number) whose
-    identifying fields fit the request (never only the first), `prediction` a record's text;
-    `match_records` decides which record answers which item. `stats` counts the lines."""
-
-    stats: SourceStats
-
-    def __init__(self, source: ReplaySource, path: Path, stats: SourceStats) -> None: ...
-
-    def candidates(self, request: Request) -> list[int]: ...
-
-    def prediction(self, line: int) -> str: ...
-
-
-def known_formats(registered: Mapping[str, type[Any]]) -> dict[str, type[PredictionReader]]:
+def known_formats(registered: Mapping[str, type[PredictionReader]]) -> dict[str, type[PredictionReader]]:
     """Every known predictions format: this project's own, and those the benchmarks register
     (`BenchmarkHooks.prediction_formats`, from the registry's `prediction_formats()`)."""
     if OWN_FORMAT in registered:
@@ -224,7 +144,7 @@ def known_formats(registered: Mapping[str, type[Any]]) -> dict[str, type[Predict
     return {OWN_FORMAT: IdiombenchSource, **registered}
 
 
-def reader_for(fmt: str, registered: Mapping[str, type[Any]]) -> type[PredictionReader]:
+def reader_for(fmt: str, registered: Mapping[str, type[PredictionReader]]) -> type[PredictionReader]:
     formats = known_formats(registered)
     if fmt not in formats:
         raise IdiombenchError(f"unknown predictions format {fmt!r} (known: {', '.join(formats)})")
@@ -253,7 +173,7 @@ class ReplayBackend(BackendBase):
         root = Path.cwd() if root is None else root
         self.sources: list[tuple[ReplaySource, PredictionReader]] = []
         self.stats: list[SourceStats] = []
-        identity_sources = []
+        identity_sources: list[dict[str, str | None]] = []
         for source in config.sources:
             path = Path(source.path) if Path(source.path).is_absolute() else root / source.path
             if not path.is_file():
@@ -277,8 +197,8 @@ class ReplayBackend(BackendBase):
         self.without_prediction: list[str] = []
         self._resolved: set[str] = set()
 
-    def identity(self) -> dict[str, Any]:
-        identity: dict[str, Any] = json.loads(json.dumps(self._identity))
+    def identity(self) -> dict[str, object]:
+        identity: dict[str, object] = json.loads(json.dumps(self._identity))
         return identity
 
     def _applicable(self, benchmark: str, task: str, setting: str) -> list[PredictionReader]:
@@ -323,13 +243,14 @@ class ReplayBackend(BackendBase):
             else:
                 self.predictions[request.key] = text
 
-    def summary(self) -> dict[str, Any]:
-        return {
+    def summary(self) -> dict[str, object]:  # a ReplaySummary
+        summary: ReplaySummary = {
             "sources": [s.to_json() for s in self.stats],
             "requests_matched": len(self.predictions),
             "requests_without_prediction": len(self.without_prediction),
             "without_prediction_examples": sorted(self.without_prediction)[:EXAMPLES],
         }
+        return dict(summary)
 
     def report(self) -> list[str]:
         lines = []
@@ -372,6 +293,6 @@ class ReplayBackend(BackendBase):
 
 
 def make(
-    name: str, config: ReplayModel, *, benchmarks: BenchmarkHooks, root: Path | None = None, **_: Any
+    name: str, config: ReplayModel, *, benchmarks: BenchmarkHooks, root: Path | None = None, **_: object
 ) -> ReplayBackend:
     return ReplayBackend(name, config, benchmarks, root=root)

