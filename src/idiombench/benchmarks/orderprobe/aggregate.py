@@ -1,5 +1,9 @@
 """`idiombench aggregate orderprobe`: the score rows of one model -> the metrics JSON.
 
+Every metric value is its spec's (specs.py, placed by metrics.evaluate.place); this module adds
+what is not a metric: the counts, the reason for each value not computed, the category means,
+the scorer roles each metric depends on, and the provenance.
+
 Per setting (paper table 3), over the main pass's PERTURBED inputs (the 23 permutations
 of each expression). Identity inputs (π(x) = x) are left out of every metric over perturbed
 inputs by default (paper eq. 3; score.identity_inputs), Recovery aside (its headline

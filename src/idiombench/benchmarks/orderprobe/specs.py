@@ -394,12 +394,16 @@ def diagnostics(cfg: OrderProbeScore, inputs: Inputs) -> tuple[MetricSpec, ...]:
     out.append(_spec("s_struct", "S_struct", robustness.struct(), SCORE, measured, inputs.kinds))
     if not paper:
         return tuple(out)
-    released_reason = (
-        "the released code's S_seq (compatibility: released) is computed per permutation pattern, "
-        "not per expression, so it has no resampling unit"
-        if robustness.is_released
-        else None
-    )
+
+    def released_reason(label: str, what: str = "it") -> str | None:
+        """Why a metric of released mode's S_seq has no interval (None: paper mode, it has one)."""
+        if not robustness.is_released:
+            return None
+        return (
+            f"{label}: the released code (compatibility: released) computes {what} per permutation pattern, "
+            "not per expression, so it has no resampling unit"
+        )
+
     with_reference = _main(semantic(cfg))  # the perturbed inputs and their canonical inputs (S_orig)
     for key, label, which, higher in (
         ("s_seq", "S_seq", "seq", True),
@@ -415,7 +419,7 @@ def diagnostics(cfg: OrderProbeScore, inputs: Inputs) -> tuple[MetricSpec, ...]:
                 with_reference,
                 inputs.kinds,
                 higher_is_better=higher,
-                no_interval=released_reason,
+                no_interval=released_reason(label),
             )
         )
     out.append(
@@ -427,7 +431,7 @@ def diagnostics(cfg: OrderProbeScore, inputs: Inputs) -> tuple[MetricSpec, ...]:
             with_reference,
             inputs.kinds,
             paper=True,
-            no_interval=released_reason,
+            no_interval=released_reason("S_Rob", "its S_seq"),
         )
     )
     return tuple(out)
