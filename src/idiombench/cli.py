@@ -754,8 +754,15 @@ def evaluate_predictions(
     if as_json:
         typer.echo(json.dumps(result.to_json(), ensure_ascii=False, sort_keys=True))
     else:
+        from .metrics import display
+
+        bench = get_benchmark(benchmark)
+        units = {spec.key: spec.unit for spec in bench.metric_specs(loaded.benchmark(benchmark))}
         for name, value in result.metrics.items():
-            typer.echo(f"{name}\t{value:.2f}" if isinstance(value, (int, float)) else f"{name}\t{value}")
+            unit = units.get(name.rsplit("/", 1)[-1])  # a share prints as a percent, as the tables do
+            number = isinstance(value, (int, float))
+            shown = display(value, unit, 2) if number and unit is not None else f"{value:.2f}" if number else value
+            typer.echo(f"{name}\t{shown}")
 
 
 def main() -> None:  # pragma: no cover - console entry point

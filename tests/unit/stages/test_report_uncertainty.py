@@ -10,8 +10,6 @@ import numpy as np
 import pytest
 
 from idiombench import statistics as st
-from idiombench.benchmarks.orderprobe.config import OrderProbeScore
-from idiombench.benchmarks.orderprobe.uncertainty import group_estimands
 from idiombench.benchmarks.registry import NAMES, get_benchmark
 from idiombench.core.errors import IdiombenchError
 from idiombench.metrics import PERCENT, evaluate
@@ -129,7 +127,14 @@ def test_a_stored_value_its_scores_do_not_give_stops_the_report() -> None:
 @pytest.mark.parametrize("setting,rows", [("zero_shot", zero_shot_rows), ("cot", cot_rows)])
 def test_orderprobe_estimands_reproduce_the_aggregate(setting: str, rows) -> None:
     metrics = aggregate()["settings"][setting]["metrics"]
-    estimands = group_estimands(table(rows()), OrderProbeScore(), setting)
+    bench = get_benchmark("orderprobe")
+    scopes = bench.metric_scopes({setting: table(rows())}, bench.config_model())
+    cells = evaluate.estimands({"m": scopes})["m"]
+    estimands = {
+        name: found
+        for name in cells
+        if name.count("/") == 1 and (found := cells[name][1]) is not None  # the setting's cells, not a breakdown's
+    }
     assert {f"{setting}/recovery", f"{setting}/s_acc_mean", f"{setting}/s_info"} <= set(estimands)
     compared = 0
     for name, estimand in estimands.items():
@@ -142,6 +147,8 @@ def test_orderprobe_estimands_reproduce_the_aggregate(setting: str, rows) -> Non
     for name, estimand in estimands.items():  # every metric over perturbed inputs: the expression is the cluster
         assert estimand.unit == "expression" and estimand.n <= expressions, name
     assert estimands[f"{setting}/recovery"].n == expressions
+    if setting == "zero_shot":  # S_Cons and S_Rob: per-expression values, resampled by expression too
+        assert {"zero_shot/s_cons", "zero_shot/s_rob"} <= set(estimands)
 
 
 def test_every_builtin_benchmark_declares_its_metrics() -> None:

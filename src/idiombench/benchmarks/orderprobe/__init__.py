@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...core.items import Item
 from ...data.manifest import FileSpec, load_file_specs
+from ...metrics import MetricSpec, Scope
 from ...report.published import PublishedCells, load_published_cells
 from ..base import Benchmark, BuildResult
 from . import aggregate as _aggregate
@@ -16,8 +18,9 @@ from . import plots as _plots
 from . import render as _render
 from . import report as _report
 from . import score as _score
+from . import specs as _specs
 from . import view as _view
-from .config import OrderProbeConfig
+from .config import OrderProbeConfig, OrderProbeScore
 from .roles import SCORER_ROLES
 
 if TYPE_CHECKING:
@@ -26,8 +29,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ...report.tables import Section
-    from ...statistics.estimands import Estimand
-    from ..contexts import AggregateContext, RenderOutput, ReportContext, ScoreContext, UncertaintyContext
+    from ..contexts import AggregateContext, RenderOutput, ReportContext, ScoreContext
 
 
 class OrderProbe(Benchmark[OrderProbeConfig]):
@@ -38,8 +40,9 @@ class OrderProbe(Benchmark[OrderProbeConfig]):
     render_templates = "src/idiombench/benchmarks/orderprobe/prompts"
     # its params section (benchmarks.<name> in params.yaml)
     config_model = OrderProbeConfig
-    # its headline metrics (regexes on the flattened metric names): MLflow parent runs, dvc exp show
-    headline_metrics = (r"recovery", r"e_perf")
+    # its metrics (tables 3, 4, 11, figures 4 and 5), each declared once (specs.py); the headline
+    # Recovery follows score.recovery, so metric_specs builds them from the config
+    metrics = _specs.specs(OrderProbeScore())
     # its `dvc plots` curves (plots.py)
     plots = _plots.PLOTS
     # the neural scorer roles its metrics need, with the paper's models (roles.py)
@@ -78,20 +81,14 @@ class OrderProbe(Benchmark[OrderProbeConfig]):
         """Tables 3, 4, 11, figures 4 and 5, format failures (report.py)."""
         return _report.report_section(ctx)
 
-    def item_outcomes(self, frame: Any, setting: str, config: OrderProbeConfig) -> Any:
-        from .uncertainty import item_outcomes
+    def metric_specs(self, config: OrderProbeConfig) -> tuple[MetricSpec, ...]:
+        """Table 3's metrics under the config's score section (the headline Recovery's test and
+        identity inputs, the consistency pass, the S_Rob options; specs.py)."""
+        return _specs.specs(config.score)
 
-        return item_outcomes(frame, setting, config.score)
-
-    def estimands(self, ctx: UncertaintyContext[OrderProbeConfig]) -> dict[str, dict[str, Estimand]]:
-        """Tables 3 and 4's cells for the report's intervals and tests (uncertainty.py)."""
-        from .uncertainty import estimands
-
-        return estimands(ctx)
-
-    def prediction_metrics(self, body: dict[str, Any], task: str | None, setting: str) -> dict[str, float]:  # type: ignore[override]  # TRANSITION
-        """Table 3's cells for one setting, as the paper prints them (report.py)."""
-        return _report.prediction_metrics(body, task, setting)
+    def metric_scopes(self, scores: Mapping[str, pd.DataFrame], config: OrderProbeConfig) -> list[Scope]:
+        """Each setting, its languages, categories, permutation patterns and canonical inputs (specs.py)."""
+        return _specs.scopes(scores, config.score)
 
 
 BENCHMARK = OrderProbe()

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ...report.tables import Figure
+from ..contexts import ReportContext
 from .build import CATEGORIES, permutation_patterns
 
 BENCH = "orderprobe"
@@ -52,7 +53,7 @@ def _save(fig: Any, path: Path) -> None:
     _pyplot().close(fig)
 
 
-def pattern_figure(ctx: Any, models: list[str], settings: list[str]) -> Figure:
+def pattern_figure(ctx: ReportContext, models: list[str], settings: list[str]) -> Figure:
     plt = _pyplot()
     patterns = permutation_patterns()
     key = pattern_key(ctx.metrics[models[0]])
@@ -93,7 +94,7 @@ def pattern_figure(ctx: Any, models: list[str], settings: list[str]) -> Figure:
     )
 
 
-def category_figure(ctx: Any, models: list[str], settings: list[str]) -> Figure:
+def category_figure(ctx: ReportContext, models: list[str], settings: list[str]) -> Figure:
     plt = _pyplot()
     series = []
     for model in models:

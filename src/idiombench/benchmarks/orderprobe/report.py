@@ -17,12 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from ...core import paths
-from ...core.errors import IdiombenchError
 from ...core.io import read_parquet, read_parquet_schema
+from ...metrics import SHARE, Unit
 from ...report.cells import count_text
-from ...report.tables import Cell, CellRef, Section, Table, cell
+from ...report.tables import Cell, CellRef, Section, Table, metric_cell
+from ..contexts import ReportContext
 from . import figures
 from .build import CATEGORIES, permutation_patterns
+from .config import OrderProbeScore
+from .specs import canonical_specs, specs
 
 BENCH = "orderprobe"
 SETTING_LABELS = {"zero_shot": "Zero-shot", "cot": "+CoT", "three_shot": "Three-shot"}
@@ -47,6 +50,11 @@ METRIC_NAMES = {
 }
 STRUCT_MARK = "§"
 S_ACC_METRICS = {"s_acc_mean", "s_cons", "s_rob", "s_seq", "s_struct"}
+# each metric's unit (specs.py; the same whatever the score options): Recovery and the rates are
+# shares, printed as a percent; the diagnostics are scores in [0, 1], printed as they are
+UNITS: dict[str, Unit] = {
+    spec.key: spec.unit for spec in (*specs(OrderProbeScore()), *canonical_specs(OrderProbeScore()))
+}
 
 
 def setting_label(setting: str) -> str:
@@ -94,18 +102,19 @@ class Notes:
         return out
 
 
-def metric_cell(
+def group_cell(
     group: Mapping[str, Any],
     metric: str,
     roles: Mapping[str, Any],
     notes: Notes,
     where: str,
-    fmt: str = "{:.3f}",
-    percent: bool = False,
+    decimals: int = 3,
     depends_metric: str | None = None,
     ref: tuple[str, str] | None = None,
 ) -> Cell:
-    """`ref`: (model, estimand prefix) when per-unit data stand behind the cell (uncertainty.py)."""
+    """A metric of a group of the metrics body (a setting or a breakdown's entry), in its unit
+    (UNITS) with `decimals`, with its roles' marks; `ref`: (model, scope name) where the cell
+    gets an interval (report.uncertainty: the cell "<scope name>/<metric>" of specs.scopes)."""
     values = group.get("metrics") or {}
     value = values.get(metric)
     depends = group.get("depends_on", {}).get(depends_metric or metric, [])
@@ -115,9 +124,10 @@ def metric_cell(
         if metric not in values:
             reason = "not in the metrics file (written by another version of the aggregate stage?)"
         notes.missing_value(metric, reason, where)
-        return cell(None, marks=marks)
-    scale = 100.0 if percent else 1.0
-    return cell(float(value) * scale, fmt, marks, CellRef(ref[0], f"{ref[1]}/{metric}", scale) if ref else None)
+        return metric_cell(None, UNITS[metric], decimals, marks)
+    return metric_cell(
+        float(value), UNITS[metric], decimals, marks, CellRef(ref[0], f"{ref[1]}/{metric}") if ref else None
+    )
 
 
 def sample_footnote(metrics: Mapping[str, Mapping[str, Any]]) -> list[str]:
@@ -168,7 +178,7 @@ def recovery_caption(body: Mapping[str, Any]) -> str:
     )
 
 
-def ordered_settings(ctx: Any, metrics: Mapping[str, Mapping[str, Any]]) -> list[str]:
+def ordered_settings(ctx: ReportContext, metrics: Mapping[str, Mapping[str, Any]]) -> list[str]:
     configured = list(ctx.params.benchmark(BENCH).render.settings)
     present = {s for body in metrics.values() for s in body.get("settings", {})}
     return [s for s in configured if s in present] + sorted(present - set(configured))
@@ -214,7 +224,9 @@ def per_category(body: Mapping[str, Any], setting: str) -> list[tuple[tuple[str,
     return [((category, category), categories[category]) for category in ordered]
 
 
-def group_rows(ctx: Any, models: list[str], settings: list[str], groups: Groups = whole_setting) -> Iterator[GroupRow]:
+def group_rows(
+    ctx: ReportContext, models: list[str], settings: list[str], groups: Groups = whole_setting
+) -> Iterator[GroupRow]:
     """The rows of a table, model by model, setting by setting, group by group."""
     for model in models:
         body = ctx.metrics[model]
@@ -230,7 +242,13 @@ def group_rows(ctx: Any, models: list[str], settings: list[str], groups: Groups 
 
 
 def section_table(
-    ctx: Any, name: str, title: str, columns: list[str], rows: list[list[Cell]], footnotes: list[str], caption: str = ""
+    ctx: ReportContext,
+    name: str,
+    title: str,
+    columns: list[str],
+    rows: list[list[Cell]],
+    footnotes: list[str],
+    caption: str = "",
 ) -> Table:
     """`orderprobe_<name>`, its footnotes followed by what sample was scored."""
     return Table(
@@ -247,26 +265,22 @@ def diagnostics_row(
     r: GroupRow,
     notes: Notes,
     columns: Iterable[tuple[str, str]],
-    fmt: str,
-    recovery_fmt: str,
+    decimals: int,
+    recovery_decimals: int,
     ref: tuple[str, str] | None = None,
     depends: Mapping[str, str] | None = None,
 ) -> list[Cell]:
     """The row's first cells, a cell per diagnostic of `columns` (its roles' marks from the metric
     `depends` names, else its own) and Recovery in percent."""
     cells = [
-        metric_cell(r.group, key, r.roles, notes, r.where, fmt, depends_metric=(depends or {}).get(key), ref=ref)
+        group_cell(r.group, key, r.roles, notes, r.where, decimals, depends_metric=(depends or {}).get(key), ref=ref)
         for key, _ in columns
     ]
-    return (
-        r.head
-        + cells
-        + [metric_cell(r.group, "recovery", r.roles, notes, r.where, recovery_fmt, percent=True, ref=ref)]
-    )
+    return r.head + cells + [group_cell(r.group, "recovery", r.roles, notes, r.where, recovery_decimals, ref=ref)]
 
 
 def diagnostics_table(
-    ctx: Any,
+    ctx: ReportContext,
     models: list[str],
     name: str,
     title: str,
@@ -281,10 +295,10 @@ def diagnostics_table(
     )
 
 
-def table3(ctx: Any, models: list[str], settings: list[str]) -> Table:
+def table3(ctx: ReportContext, models: list[str], settings: list[str]) -> Table:
     notes = Notes()
     rows = [
-        diagnostics_row(r, notes, DIAGNOSTICS, "{:.3f}", "{:.3f}", ref=(r.model, r.setting))
+        diagnostics_row(r, notes, DIAGNOSTICS, 3, 3, ref=(r.model, r.setting))
         for r in group_rows(ctx, models, settings)
     ]
     return diagnostics_table(
@@ -299,10 +313,10 @@ def table3(ctx: Any, models: list[str], settings: list[str]) -> Table:
     )
 
 
-def table4(ctx: Any, models: list[str], settings: list[str]) -> Table:
+def table4(ctx: ReportContext, models: list[str], settings: list[str]) -> Table:
     notes = Notes()
     rows = [
-        diagnostics_row(r, notes, DIAGNOSTICS, "{:.4f}", "{:.2f}", ref=(r.model, f"{r.setting}/{r.part}"))
+        diagnostics_row(r, notes, DIAGNOSTICS, 4, 2, ref=(r.model, f"{r.setting}/{r.part}"))
         for r in group_rows(ctx, models, settings, per_language)
     ]
     japanese = (
@@ -320,7 +334,7 @@ def table4(ctx: Any, models: list[str], settings: list[str]) -> Table:
     )
 
 
-def category_table(ctx: Any, models: list[str], settings: list[str]) -> Table:
+def category_table(ctx: ReportContext, models: list[str], settings: list[str]) -> Table:
     notes = Notes()
     columns = (
         ("s_acc_mean", "S_SEM"),
@@ -330,7 +344,7 @@ def category_table(ctx: Any, models: list[str], settings: list[str]) -> Table:
         ("s_info", "S_INFO"),
     )
     rows = [
-        diagnostics_row(r, notes, columns, "{:.3f}", "{:.1f}", depends={"s_seq": "s_rob"})
+        diagnostics_row(r, notes, columns, 3, 1, depends={"s_seq": "s_rob"})
         for r in group_rows(ctx, models, settings, per_category)
     ]
     robustness = "Robustness per category is S_seq: S_struct (and so S_Rob) compares the categories with each other."
@@ -345,18 +359,18 @@ def category_table(ctx: Any, models: list[str], settings: list[str]) -> Table:
     )
 
 
-def table11(ctx: Any, models: list[str], settings: list[str]) -> Table:
+def table11(ctx: ReportContext, models: list[str], settings: list[str]) -> Table:
     notes = Notes()
     rows = []
     for r in group_rows(ctx, models, settings, canonical_inputs):
         row = list(r.head)
         for key, _ in DIAGNOSTICS:
             if key == "s_rob":
-                struct = metric_cell(r.group, "s_struct", r.roles, notes, r.where, depends_metric="s_rob")
-                row.append(Cell(struct.text, struct.marks + STRUCT_MARK))
+                struct = group_cell(r.group, "s_struct", r.roles, notes, r.where, depends_metric="s_rob")
+                row.append(dataclasses.replace(struct, marks=struct.marks + STRUCT_MARK))
             else:
-                row.append(metric_cell(r.group, key, r.roles, notes, r.where))
-        row.append(metric_cell(r.group, "recovery", r.roles, notes, r.where, "{:.1f}", percent=True))
+                row.append(group_cell(r.group, key, r.roles, notes, r.where))
+        row.append(group_cell(r.group, "recovery", r.roles, notes, r.where, 1))
         rows.append(row)
     return section_table(
         ctx,
@@ -376,7 +390,7 @@ def table11(ctx: Any, models: list[str], settings: list[str]) -> Table:
     )
 
 
-def recovery_table(ctx: Any, models: list[str], settings: list[str]) -> Table:
+def recovery_table(ctx: ReportContext, models: list[str], settings: list[str]) -> Table:
     notes = Notes()
     keys = (
         ("recovery_default", "Default"),
@@ -393,7 +407,7 @@ def recovery_table(ctx: Any, models: list[str], settings: list[str]) -> Table:
             value = r.group["metrics"].get(key)
             if value is None:
                 notes.missing_value(key, "no such inputs in the sample", r.where)
-            row.append(cell(None if value is None else float(value) * 100.0, "{:.1f}"))
+            row.append(metric_cell(None if value is None else float(value), UNITS[key], 1))
         counts = r.group["counts"]
         row.append(Cell(f"{count_text(counts, 'perturbed_inputs')} / {count_text(counts, 'identity_inputs')}"))
         rows.append(row)
@@ -415,7 +429,7 @@ def recovery_table(ctx: Any, models: list[str], settings: list[str]) -> Table:
     )
 
 
-def format_table(ctx: Any, models: list[str], settings: list[str]) -> Table:
+def format_table(ctx: ReportContext, models: list[str], settings: list[str]) -> Table:
     rows = []
     for r in group_rows(ctx, models, settings):
         counts, rate = r.group["counts"], r.group["metrics"].get("format_failure_rate")
@@ -429,7 +443,7 @@ def format_table(ctx: Any, models: list[str], settings: list[str]) -> Table:
             + [
                 Cell(count_text(counts, "main_rows")),
                 Cell(count_text(counts, "format_failures")),
-                cell(None if rate is None else rate * 100.0, "{:.1f}"),
+                metric_cell(None if rate is None else float(rate), UNITS["format_failure_rate"], 1),
                 Cell(count_text(counts, "empty_explanations")),
                 Cell(count_text(counts, "generation_errors")),
                 Cell(count_text({"sampled": sampled}, "sampled")),
@@ -459,7 +473,7 @@ def format_table(ctx: Any, models: list[str], settings: list[str]) -> Table:
     )
 
 
-def pattern_table(ctx: Any, models: list[str], settings: list[str]) -> Table:
+def pattern_table(ctx: ReportContext, models: list[str], settings: list[str]) -> Table:
     columns, series = [], []
     for model in models:
         for setting in settings:
@@ -472,7 +486,7 @@ def pattern_table(ctx: Any, models: list[str], settings: list[str]) -> Table:
         row = [Cell(pattern)]
         for patterns in series:
             value = patterns.get(pattern, {}).get(key)
-            row.append(cell(None if value is None else value * 100.0, "{:.1f}"))
+            row.append(metric_cell(None if value is None else float(value), SHARE, 1))
         rows.append(row)
     return section_table(
         ctx,
@@ -511,7 +525,9 @@ def normalised(body: Mapping[str, Any]) -> dict[str, Any]:
 SAMPLE_OUTPUT_CHARS = 40
 
 
-def sample_outputs_table(models: list[str], display_name: Any, scores_root: Path | None = None) -> Table | None:
+def sample_outputs_table(
+    models: list[str], display_name: Callable[[str], str], scores_root: Path | None = None
+) -> Table | None:
     """A few real outputs: per model and language, the first perturbed (non-identity) zero-shot
     input in item order, the model's greedy explanation (cut) and whether it was recovered.
     Read from the per-item scores, so the expressions appear as the model saw them."""
@@ -574,7 +590,7 @@ def sample_outputs_table(models: list[str], display_name: Any, scores_root: Path
     )
 
 
-def report_section(ctx: Any) -> Section | None:
+def report_section(ctx: ReportContext) -> Section | None:
     ctx = dataclasses.replace(ctx, metrics={model: normalised(body) for model, body in ctx.metrics.items()})
     models = [m for m in ctx.params.models if m in ctx.metrics] + sorted(set(ctx.metrics) - set(ctx.params.models))
     if not models:
@@ -613,24 +629,3 @@ def report_section(ctx: Any) -> Section | None:
         for role, info in roles.items()
     ]
     return section
-
-
-def prediction_metrics(body: Mapping[str, Any], task: str | None, setting: str) -> dict[str, float]:
-    """Table 3's cells for one setting as the paper prints them: Recovery in percent, the
-    five diagnostics in [0, 1]. Metrics that could not be computed are left out (the
-    aggregate body's `not_computed` says why)."""
-    if task not in (None, "restore"):
-        raise IdiombenchError(f"orderprobe has one task, restore; got {task!r}")
-    settings = body.get("settings", {})
-    if setting not in settings:
-        raise IdiombenchError(
-            f"orderprobe: no setting {setting!r} in the metrics (have: {', '.join(sorted(settings)) or 'none'})"
-        )
-    values = settings[setting]["metrics"]
-    out: dict[str, float] = {}
-    for key, header in DIAGNOSTICS:
-        if values.get(key) is not None:
-            out[header] = float(values[key])
-    if values.get("recovery") is not None:
-        out["Recovery (%)"] = float(values["recovery"]) * 100.0
-    return out

@@ -32,12 +32,13 @@ import pandas as pd
 import pytest
 
 from helpers import in_mirror
-from idiombench.benchmarks.orderprobe import lexicon, metrics, polarity, released
-from idiombench.benchmarks.orderprobe.aggregate import sequential
+from idiombench.benchmarks.orderprobe import expressions, lexicon, metrics, polarity, released
 from idiombench.benchmarks.orderprobe.config import OrderProbeScore
 from idiombench.benchmarks.orderprobe.score import score_generations
+from idiombench.benchmarks.orderprobe.specs import specs
 from idiombench.data.acquire import acquire
 from idiombench.data.manifest import load_file_specs
+from idiombench.metrics import evaluate
 from idiombench.scoring.registry import BertScores, NLIScores, PairScores
 from orderprobe_fixtures import FakeScorers, frame, gen_row, index, items_for, paper_like_config
 
@@ -498,6 +499,20 @@ def released_rob(values: np.ndarray, orig: np.ndarray, tmp: Path, module_name: s
     )
     module.get_original_scores = lambda _f: pd.Series(orig)
     return float(getattr(module, fn)(tmp / "m.csv"))
+
+
+def sequential(
+    perturbed: pd.DataFrame, canonical: pd.DataFrame, cfg: OrderProbeScore
+) -> tuple[dict[str, float | None], dict[str, int]]:
+    """MDR, MDA and S_seq as the metrics body gets them (their specs on the rows), and the S_Rob counts."""
+    rows = pd.concat(
+        [perturbed.assign(is_canonical=False), canonical.assign(is_canonical=True, pattern="ABCD")], ignore_index=True
+    ).assign(**{"pass": "main", "is_identity": False, "n_references": 1, "category": None})
+    by_key = {spec.key: spec for spec in specs(cfg)}
+    values = {key: evaluate.value_of(by_key[key], rows) for key in ("mdr", "mda", "s_seq")}
+    if cfg.compatibility == "released":
+        return values, expressions.released(perturbed, canonical, cfg.s_rob).counts
+    return values, expressions.expressions(perturbed.assign(category=None), canonical, cfg.s_rob).counts()
 
 
 def test_mdr_mda_s_seq_released_mode_equals_the_code(tmp_path):

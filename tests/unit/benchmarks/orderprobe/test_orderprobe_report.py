@@ -1,4 +1,4 @@
-"""OrderProbe's report section and prediction_metrics, from aggregate bodies built on
+"""OrderProbe's report section and prediction_metrics (the paper cells), from aggregate bodies built on
 hand-made score rows: table shapes, marks on every cell that depends on a substituted or
 not-computed scorer role, footnotes that name the models and the sample, PNG figures."""
 
@@ -116,21 +116,27 @@ def test_no_section_without_scored_models(tmp_path: Path):
 
 
 def test_prediction_metrics_table3_cells():
+    """evaluate-predictions' cells: table 3's (the specs marked paper), as the metrics body stores
+    them (Recovery a share: the CLI prints it as a percent; None: not computed, with its reason in
+    the body's not_computed)."""
     body = aggregate()
-    cells = BENCHMARK.prediction_metrics(body, None, "zero_shot")
+    scores = {"zero_shot": table(zero_shot_rows()), "cot": table(cot_rows())}
+    scopes = BENCHMARK.metric_scopes(scores, BENCHMARK.config_model())
+    cells = BENCHMARK.prediction_metrics(body, scopes, None, "zero_shot")
     m = body["settings"]["zero_shot"]["metrics"]
     assert cells == {
-        "S_Acc^mean": m["s_acc_mean"],
-        "S_Cons": m["s_cons"],
-        "S_Rob": m["s_rob"],
-        "S_Info": m["s_info"],
-        "Recovery (%)": pytest.approx(40.0),
-    }  # S_Logic not computed: left out
-    assert "S_Cons" not in BENCHMARK.prediction_metrics(body, "restore", "cot")
-    with pytest.raises(IdiombenchError, match="no setting 'three_shot'"):
-        BENCHMARK.prediction_metrics(body, None, "three_shot")
-    with pytest.raises(IdiombenchError, match="one task, restore"):
-        BENCHMARK.prediction_metrics(body, "other", "zero_shot")
+        "recovery": pytest.approx(0.4),
+        "s_acc_mean": m["s_acc_mean"],
+        "s_info": m["s_info"],
+        "s_logic": None,  # nli not computed
+        "s_cons": m["s_cons"],
+        "s_rob": m["s_rob"],
+    }
+    assert BENCHMARK.prediction_metrics(body, scopes, "restore", "cot")["s_cons"] is None
+    with pytest.raises(IdiombenchError, match="no scores for setting 'three_shot'"):
+        BENCHMARK.prediction_metrics(body, scopes, None, "three_shot")
+    with pytest.raises(IdiombenchError, match=r"no scores for task 'other' \(scored: restore\)"):
+        BENCHMARK.prediction_metrics(body, scopes, "other", "zero_shot")
 
 
 def test_a_partial_metrics_body_renders_with_dashes_and_says_why(tmp_path: Path):
