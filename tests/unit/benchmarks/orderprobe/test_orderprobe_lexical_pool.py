@@ -114,10 +114,13 @@ def test_each_languages_expressions_are_dealt_to_the_workers_in_turn():
 
 
 def test_worker_count(monkeypatch: pytest.MonkeyPatch):
-    assert worker_count({"IDIOMBENCH_SCORE_WORKERS": "3"}) == 3
+    """(The whole contract with Snakemake's threads: tests/unit/core/test_workers.py.)"""
+    assert worker_count({"IDIOMBENCH_SCORE_WORKERS": "3"}, cores=4) == 3
     assert worker_count({}) >= 1
     with pytest.raises(ValueError, match="IDIOMBENCH_SCORE_WORKERS='two'"):
         worker_count({"IDIOMBENCH_SCORE_WORKERS": "two"})
+    monkeypatch.setenv("IDIOMBENCH_SCORE_WORKERS", "1")
+    assert LexicalTerms(CONFIGS["paper"], LEXICONS).workers == 1  # the default reads the environment
 
 
 class GatedTerms:
