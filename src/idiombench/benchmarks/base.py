@@ -135,6 +135,10 @@ class Benchmark(ABC, Generic[ConfigT]):
     plots: ClassVar[tuple[PlotSpec, ...]] = ()
     # whether run_construction rebuilds the benchmark's own data (a construct stage)
     constructs: ClassVar[bool] = False
+    # whether its score hook runs worker processes (core.workers, sized by worker_count()): its
+    # score job then declares every core Snakemake gives it as its threads, and gets that many
+    # workers (pipeline/threads.py); otherwise the job declares one thread
+    score_workers: ClassVar[bool] = False
     # whether it has attention diagnostics: an `attention` stage per model (hf backend only),
     # configured by its params section's `attention` (with `enabled` and `models`), and the
     # hooks attention_prompts + attention_summary

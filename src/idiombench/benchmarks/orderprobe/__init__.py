@@ -46,6 +46,8 @@ class OrderProbe(Benchmark[OrderProbeConfig]):
     # the reference backends' hooks (answers.py)
     classification_tasks = _answers.CLASSIFICATION_TASKS
     format_reference_answer = staticmethod(_answers.format_reference_answer)
+    # its lexical terms run in worker processes (lexical.py): the score job takes the cores
+    score_workers = True
 
     def file_specs(self, config: OrderProbeConfig) -> list[FileSpec]:
         return load_file_specs(__name__)
