@@ -338,7 +338,8 @@ def score(
         rows = ", ".join(f"{s} {n:,}" for s, n in meta["settings"].items())
         console.print(f"score {benchmark} {model}: {rows}")
         if budget is not None:
-            console.print(f"score {benchmark} {model}: at most {budget[0]} worker processes ({budget[1]})")
+            workers = f"{budget[0]} worker process" + ("" if budget[0] == 1 else "es")
+            console.print(f"score {benchmark} {model}: at most {workers} ({budget[1]})")
         for role, status in sorted(meta.get("roles", {}).items()):
             if status.get("status") != "paper":
                 console.print(

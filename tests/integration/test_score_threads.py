@@ -1,9 +1,10 @@
 """A score job's threads and its worker processes (issue 38): the job declares the threads its
 workers use, and its worker count follows what Snakemake grants it, never more than the cores.
 
-- The real workflow (dry runs): an OrderProbe score job declares every core Snakemake has (its
-  lexical terms run one worker per thread), another benchmark's score job one; `--max-threads`
-  scales it down and `--set-threads score=K` sets it.
+- The real workflow (dry runs): an OrderProbe score job declares every core Snakemake has where
+  params make its lexical terms run in worker processes (one per thread; OrderProbe at the
+  release's size), one thread where they do not (the embedded default) and for the other
+  benchmarks; `--max-threads` scales it down and `--set-threads score=K` sets it.
 - The grant reaches the job's workers: in a workflow of two jobs that declare their threads as
   the score rule does (pipeline.threads.job_threads) and report core.workers.worker_budget()
   from inside the job, `--cores 2 --set-threads w=1` runs both at once with one worker each,
@@ -20,6 +21,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from helpers import ran_at_once, run, snakemake_threads, tool_env
 from idiombench.benchmarks.registry import NAMES
@@ -30,27 +32,25 @@ pytestmark = pytest.mark.slow
 
 def test_the_score_rule_declares_every_core_where_the_scoring_runs_workers(make_project):
     project = make_project()
+    # OrderProbe at the release's size (every expression: its score stage starts workers), and
+    # the embedded default (a first setting of 8 rows: scored in the stage's process)
+    params = yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8"))
+    params["benchmarks"]["orderprobe"]["render"]["sample"]["expressions_per_language"] = None
+    (project / "large.yaml").write_text(yaml.safe_dump(params, allow_unicode=True, sort_keys=False), encoding="utf-8")
     env = {**tool_env(), "IDIOMBENCH_DVC_SYNC": "0"}  # plans only: DVC's record plays no part
     targets = [f"results/scores/oracle/{name}" for name in NAMES]
-    planned = {}
-    for options in (
-        ["--cores", "8"],
-        ["--cores", "8", "--max-threads", "3"],
-        ["--cores", "2", "--set-threads", "score=1"],
-    ):
-        # the targets before the options that take lists (--set-threads)
-        out = run(["snakemake", *targets, "-n", "--forceall", *options], project, env).stdout
-        planned[" ".join(options)] = snakemake_threads(out, "score")
     orderprobe = "model=oracle, benchmark=orderprobe"
+    others = {f"model=oracle, benchmark={name}": 1 for name in NAMES if name != "orderprobe"}
     for options, granted in {
-        "--cores 8": 8,
-        "--cores 8 --max-threads 3": 3,
-        "--cores 2 --set-threads score=1": 1,
+        "--cores 8 --config params=large.yaml": 8,
+        "--cores 8 --max-threads 3 --config params=large.yaml": 3,
+        "--cores 2 --set-threads score=1 --config params=large.yaml": 1,
+        "--cores 8": 1,  # the embedded default: no workers, one thread
     }.items():
-        assert planned[options][orderprobe] == granted, planned
-        assert {w: t for w, t in planned[options].items() if w != orderprobe} == {
-            f"model=oracle, benchmark={name}": 1 for name in NAMES if name != "orderprobe"
-        }, planned
+        # the targets before the options that take lists (--set-threads, --config)
+        out = run(["snakemake", *targets, "-n", "--forceall", *options.split()], project, env).stdout
+        planned = snakemake_threads(out, "score")
+        assert planned == {orderprobe: granted, **others}, (options, planned)
 
 
 SNAKEFILE = """

@@ -6,7 +6,7 @@ import os
 import re
 import sys
 
-from idiombench.benchmarks.registry import NAMES as BENCHMARK_NAMES
+from idiombench.benchmarks.registry import NAMES as BENCHMARK_NAMES, get_benchmark
 from idiombench.pipeline.config import load_params
 from idiombench.core.errors import IdiombenchError
 from idiombench.params.overlay import read_params_raw
@@ -36,6 +36,8 @@ NODES = {node.name: node for node in dag.benchmark_nodes()}
 CONSTRUCTION_NAMES = [name for name, node in NODES.items() if node.constructs]
 # benchmarks with attention diagnostics (an attention job per model; G-IdiomAlign)
 ATTENTION_NAMES = [name for name, node in NODES.items() if node.attention]
+# benchmarks whose score jobs run worker processes with these params (their threads: all cores)
+SCORE_WORKERS = {name: get_benchmark(name).score_workers_for(P.benchmark(name)) for name in BENCHMARK_NAMES}
 
 # Under Snakemake a generate job whose GPUs are busy queues and names the holder, instead of
 # failing as a standalone `idiombench generate` does (inherited by the jobs; the command

@@ -35,7 +35,6 @@ class BenchmarkNode:
     constructs: bool
     attention: bool  # it has attention diagnostics: an attention stage per (model, benchmark)
     rotates_options: bool  # its render reads generate.extra (the option-order pass's rotations)
-    score_workers: bool  # its score stage runs worker processes: the score job's threads are the cores
 
     @property
     def render_generate_params(self) -> str:
@@ -74,7 +73,6 @@ def benchmark_nodes() -> list[BenchmarkNode]:
                 constructs=bench.constructs,
                 attention=bench.attention_diagnostics,
                 rotates_options=bench.rotates_options,
-                score_workers=bench.score_workers,
             )
         )
     return nodes
