@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -73,6 +74,47 @@ def run(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float = 900):
     result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     assert result.returncode == 0, f"{' '.join(cmd)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}"
     return result
+
+
+def snakemake_log(output: str, rule: str) -> list[tuple[str, dict[str, str]]]:
+    """From Snakemake's output: ("start", the job's fields: wildcards, threads, jobid ...) for each
+    `rule` job it started (or, with -n, planned), ("end", {"jobid": ...}) for each it finished,
+    in the order it logged them."""
+    events: list[tuple[str, dict[str, str]]] = []
+    block: dict[str, str] | None = None
+    for line in [*output.splitlines(), ""]:
+        field = re.match(r"^    (\w+): (.*)$", line)
+        if block is not None and field:
+            block[field.group(1)] = field.group(2)
+            continue
+        if block is not None:
+            events.append(("start", block))
+            block = None
+        if re.match(rf"^(?:local)?rule {rule}:$", line):
+            block = {}
+        finished = re.match(rf"^Finished jobid: (\d+) \(Rule: {rule}\)", line)
+        if finished:
+            events.append(("end", {"jobid": finished.group(1)}))
+    return events
+
+
+def snakemake_threads(output: str, rule: str) -> dict[str, int]:
+    """The threads of each `rule` job in Snakemake's output, by its wildcards (it omits `threads: 1`)."""
+    return {
+        fields.get("wildcards", ""): int(fields.get("threads", "1"))
+        for event, fields in snakemake_log(output, rule)
+        if event == "start"
+    }
+
+
+def ran_at_once(output: str, rule: str) -> bool:
+    """Whether two `rule` jobs ran at the same time, from Snakemake's output."""
+    running = 0
+    for event, _ in snakemake_log(output, rule):
+        running += 1 if event == "start" else -1
+        if running > 1:
+            return True
+    return False
 
 
 def free_port() -> int:

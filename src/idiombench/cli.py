@@ -313,11 +313,19 @@ def score(
     out: Annotated[Path | None, typer.Option(help="Destination (default results/scores/<model>/<benchmark>).")] = None,
 ) -> None:
     """Score one model's generations on one benchmark: per-item scores per setting."""
+    from .core.workers import worker_budget
     from .stages.score import run_score
 
     _check_benchmark(benchmark)
     loaded = load_params(params)
     _check_model(loaded, model, params)
+    budget = None
+    if get_benchmark(benchmark).score_workers:
+        # the CPU this job may use: the threads Snakemake granted it (OMP_NUM_THREADS), at most the cores
+        try:
+            budget = worker_budget()
+        except ValueError as error:
+            raise IdiombenchError(str(error)) from None
     meta = run_score(
         loaded,
         model=model,
@@ -329,6 +337,9 @@ def score(
     else:
         rows = ", ".join(f"{s} {n:,}" for s, n in meta["settings"].items())
         console.print(f"score {benchmark} {model}: {rows}")
+        if budget is not None:
+            workers = f"{budget[0]} worker process" + ("" if budget[0] == 1 else "es")
+            console.print(f"score {benchmark} {model}: at most {workers} ({budget[1]})")
         for role, status in sorted(meta.get("roles", {}).items()):
             if status.get("status") != "paper":
                 console.print(

@@ -33,6 +33,7 @@ import yaml
 
 from helpers import mlflow_server, run, tool_env
 from idiombench.benchmarks.registry import NAMES, attention_names
+from idiombench.core.workers import usable_cores
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "support"))
@@ -41,7 +42,14 @@ from slurm_cluster import GPU_TYPE, PARTITION, ClusterUnavailable, SlurmCluster 
 pytestmark = [pytest.mark.mirror, pytest.mark.slow]
 
 MODELS = {"oracle": 1, "echo": 0}  # model -> gpus
-SACCT_FORMAT = "JobID,State,ExitCode,Partition,ReqTRES%60,Comment%70"
+SACCT_FORMAT = "JobID,State,ExitCode,Partition,ReqTRES%60,Comment%70,ReqCPUS"
+# The score jobs' threads in the fitted profile: echo's OrderProbe job (its lexical terms run a
+# worker process per thread) as many as the node has, up to 2, so that a job asks sbatch and srun
+# for more than one CPU, where the rules' own threads (1 under Slurm) and the job step must agree;
+# every other score job 1, so that two run at a time on the node as before.
+NODE_CPUS = usable_cores()  # the CPUs a job may run on: this machine's (the test node; no task affinity)
+WIDE_MODEL, WIDE_THREADS = "echo", min(2, NODE_CPUS)
+WIDE_SCORE = f"{WIDE_MODEL}_orderprobe"  # <model>_<benchmark>, as in the job's sacct comment
 
 
 @pytest.fixture(scope="module")
@@ -141,7 +149,12 @@ def fitted_profile(dest: Path, cluster: SlurmCluster) -> dict:
     profile = yaml.safe_load((ROOT / "workflow/profiles/slurm/config.yaml").read_text(encoding="utf-8"))
     profile["default-resources"].update({"slurm_partition": PARTITION, "mem_mb": 1000})
     rules = profile["set-resources"]
-    rules["generate"].update({"slurm_partition": PARTITION, "gpu_model": GPU_TYPE, "cpus_per_task": 1})
+    rules["generate"].update({"slurm_partition": PARTITION, "gpu_model": GPU_TYPE})
+    # threads (CPUs per job) cut to the node, one score job's set by wildcards as a profile may
+    profile["set-threads"] = {
+        "generate": 1,
+        "score": f"{WIDE_THREADS} if (wildcards.model, wildcards.benchmark) == ('{WIDE_MODEL}', 'orderprobe') else 1",
+    }
     for resources in rules.values():
         if "mem_mb" in resources:
             resources["mem_mb"] = 1500
@@ -165,7 +178,9 @@ def rest(base: str, path: str, body: dict | None = None) -> dict:
         return json.loads(response.read())
 
 
-def test_the_dag_runs_on_slurm_like_locally(slurm: SlurmCluster, make_project, mirrors: list[Path], tmp_path: Path):
+def test_the_dag_runs_on_slurm_like_locally(
+    slurm: SlurmCluster, make_project, rendered_project: tuple[Path, str], mirrors: list[Path], tmp_path: Path
+):
     started = time.monotonic()
     base_env = {
         **tool_env(mirrors),
@@ -173,17 +188,25 @@ def test_the_dag_runs_on_slurm_like_locally(slurm: SlurmCluster, make_project, m
     }
     for key in ("CUDA_VISIBLE_DEVICES", "IDIOMBENCH_GPUS", "IDIOMBENCH_GPU_LOCK_DIR", "MLFLOW_TRACKING_URI"):
         base_env.pop(key, None)
-    projects = {}
-    for name in ("local", "slurm"):
-        project = projects[name] = make_project(name)
+    # The Slurm run from a fresh project; the local run it is compared with from a copy of the
+    # session's project after `dvc repro render` on the default params (shared with other tests):
+    # locally Snakemake reruns only the data and prompt stages the sample changes (OrderProbe's
+    # build, the renders) and takes DVC's word for the rest, which the same commands made.
+    projects = {"slurm": make_project("slurm"), "local": rendered_project[0]}
+    for project in projects.values():
         params = sample(yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8")))
         (project / "params.yaml").write_text(
             yaml.safe_dump(params, allow_unicode=True, sort_keys=False), encoding="utf-8"
         )
         run(["git", "commit", "-qam", "small sample, reference models"], project, base_env)
 
-    # The local run (the default workflow profile; one fake GPU for oracle's claim), started
-    # beside the Slurm run: the Slurm run spends much of its time waiting on sbatch/sacct.
+    slurm_s = run_on_slurm(slurm, projects["slurm"], base_env, tmp_path)
+    slurm_done = time.monotonic()
+
+    # The local run the Slurm run's tables are compared with (the default workflow profile; one
+    # fake GPU for oracle's claim), after the Slurm run rather than beside it: beside it, its
+    # jobs took the two cores from the Slurm jobs, and the executor's status checks back off
+    # (10 s more after each check that finds no job finished), so the Slurm run waited longer.
     local = projects["local"]
     local_env = {
         **base_env,
@@ -191,24 +214,12 @@ def test_the_dag_runs_on_slurm_like_locally(slurm: SlurmCluster, make_project, m
         "IDIOMBENCH_GPU_LOCK_DIR": str(tmp_path / "local-gpu-locks"),
         "MLFLOW_TRACKING_URI": f"sqlite:///{local / 'mlflow.db'}",
     }
-    local_log = tmp_path / "local-run.log"
-    with local_log.open("w", encoding="utf-8") as log:
-        local_run = subprocess.Popen(
-            ["snakemake", "--cores", "2", "--resources", "gpu=1"],
-            cwd=local,
-            env=local_env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        slurm_s = run_on_slurm(slurm, projects["slurm"], base_env, tmp_path)
-    except BaseException:
-        local_run.terminate()
-        local_run.wait(timeout=60)
-        raise
-    local_rc = local_run.wait(timeout=1800)
-    assert local_rc == 0, local_log.read_text(encoding="utf-8")[-5000:]
-    print(f"\nlocal and Slurm runs side by side: {time.monotonic() - started:.0f} s (Slurm run {slurm_s:.0f} s)")
+    local_started = time.monotonic()
+    run(["snakemake", "--cores", "2", "--resources", "gpu=1"], local, local_env, timeout=1800)
+    print(
+        f"\nSlurm run {slurm_s:.0f} s (with the projects, its checks, push and pull {slurm_done - started:.0f} s), "
+        f"then the local run {time.monotonic() - local_started:.0f} s: {time.monotonic() - started:.0f} s in all"
+    )
     assert tables(projects["slurm"]) == tables(local)
 
 
@@ -286,6 +297,23 @@ def run_on_slurm(slurm: SlurmCluster, project: Path, base_env: dict[str, str], t
     locks = job_tmp / f"idiombench-gpu-locks-slurm-{generate['oracle'][0]}"
     assert sorted(p.name for p in locks.iterdir()) == [f"gpu-{claimed[0]}.lock"]
     assert json.loads((project / "results/logs/generate-echo.json").read_text(encoding="utf-8"))["gpus"] == []
+
+    # CPUs: each score job asked Slurm for the threads the profile sets for it (sbatch; the job
+    # step's srun asked the same, or it would have failed), and its OrderProbe job announced as
+    # many worker processes (Snakemake exports the threads as OMP_NUM_THREADS; with
+    # TaskPlugin=task/none the job could run on every CPU of the node).
+    score = {r[5].removeprefix("rule_score_wildcards_"): r for r in dag_jobs if r[5].startswith("rule_score_")}
+    threads = {name: WIDE_THREADS if name == WIDE_SCORE else 1 for name in score}
+    assert len(score) == pairs and {name: int(r[6]) for name, r in score.items()} == threads, score
+    for model in MODELS:
+        name = f"{model}_orderprobe"
+        (log,) = (project / "logs/slurm/rule_score").glob(f"*/{score[name][0]}.log")
+        workers = f"{threads[name]} worker process" + ("es" if threads[name] > 1 else "")
+        announced = " ".join(log.read_text(encoding="utf-8").split())
+        assert (
+            f"score orderprobe {model}: at most {workers} "
+            f"(OMP_NUM_THREADS={threads[name]}: the threads granted; {NODE_CPUS} usable cores)" in announced
+        ), announced
 
     # One log per job: logs/slurm/rule_<rule>/<wildcards>/<job id>.log
     logs = sorted(p.relative_to(project / "logs/slurm").as_posix() for p in (project / "logs/slurm").rglob("*.log"))

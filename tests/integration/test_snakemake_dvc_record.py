@@ -2,7 +2,9 @@
 smaller sample of the embedded default (oracle, echo and SmolLM2-135M-Instruct from PyPI).
 One project goes through every step, so the DAG runs once:
 
-- DVC runs the data and prompt stages and Snakemake plans none of them again; Snakemake runs
+- DVC runs the data and prompt stages (the run of them that the session's rendered projects
+  share, on the default params, then the ones the smaller sample changes) and Snakemake plans
+  none of them again; Snakemake runs
   one model's generate -> score -> aggregate and its `onsuccess` commits exactly the stages
   of its DAG to dvc.lock; a params edit makes `dvc repro` rerun exactly the stages it
   invalidates, after which Snakemake plans nothing; an edit after that is still seen by
@@ -26,8 +28,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from helpers import run, tool_env
+from helpers import run, snakemake_threads, tool_env
 from idiombench.benchmarks.registry import NAMES
+from idiombench.core.workers import usable_cores
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -39,6 +42,8 @@ TARGET = f"results/metrics/{BENCH}/{MODEL}.json"
 DATA_STAGES = sorted(f"{stage}@{name}" for stage in ("acquire", "build", "render") for name in NAMES)
 DATA_TARGETS = [f"{d}/{n}" for d in ("data/processed", "results/prompts") for n in NAMES]
 MODEL_STAGES = sorted([f"generate@{MODEL}", f"score@{MODEL}-{BENCH}", f"aggregate@{MODEL}-{BENCH}"])
+# the data and prompt stages the smaller sample changes
+SAMPLE_STAGES = sorted(["build@orderprobe"] + [f"render@{name}" for name in NAMES])
 SECTION_TITLES = ("OrderProbe", "G-IdiomAlign", "SemanticQA", "Chengyu-Bench")
 
 
@@ -142,8 +147,12 @@ def evaluate(project: Path, env: dict, file: str, benchmark: str, task: str, set
     return {"summary": " ".join(result.stderr.split()), "metrics": body["metrics"], "coverage": body["coverage"]}
 
 
-def test_main_job_and_one_record_across_snakemake_and_dvc(make_project, mirrors: list[Path]):
-    project = make_project()
+def test_main_job_and_one_record_across_snakemake_and_dvc(rendered_project: tuple[Path, str], mirrors: list[Path]):
+    # DVC first: the data and prompt stages, every one of them (the default params: the run the
+    # session's rendered projects share, ~70 s of CPU); then the smaller sample, for which DVC
+    # reruns exactly the stages it changes.
+    project, first = rendered_project
+    assert dvc_ran(first) == DATA_STAGES
     # the track stages' MLflow store: the project's own, whatever the environment says
     env = {**tool_env(mirrors), "MLFLOW_TRACKING_URI": f"sqlite:///{project / 'mlflow.db'}"}
     params = smaller_sample(yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8")))
@@ -154,10 +163,11 @@ def test_main_job_and_one_record_across_snakemake_and_dvc(make_project, mirrors:
     # (the project's .gitignore, copied by make_project, ignores results/*: DVC's cache carries them)
     run(["git", "add", "-A"], project, env)
     run(["git", "commit", "-qm", "smaller sample"], project, env)
+    # OrderProbe's build (two languages) and every render (fewer settings and items)
+    assert dvc_ran(run(["dvc", "repro", "render"], project, env).stdout) == SAMPLE_STAGES
 
-    # DVC first: the data and prompt stages. Snakemake then plans none of them: it has no
-    # records of them, dvc.lock vouches for them, and DVC ran them in dependency order.
-    assert dvc_ran(run(["dvc", "repro", "render"], project, env).stdout) == DATA_STAGES
+    # Snakemake then plans none of the data and prompt stages: it has no records of them,
+    # dvc.lock vouches for them, and DVC ran them in dependency order.
     planned = run(["snakemake", "-n", "--cores", "2", *DATA_TARGETS], project, env)
     out = planned.stdout + planned.stderr
     assert snakemake_jobs(out) == [] and "Nothing to be done" in out, out
@@ -213,6 +223,18 @@ def test_main_job_and_one_record_across_snakemake_and_dvc(make_project, mirrors:
         ["snakemake", "reports/all_tables.pdf", "--cores", "2", "--resources", "gpu=0"], project, env, timeout=1800
     )
     out = ran.stdout + ran.stderr
+    # Every score job here takes one thread: OrderProbe's sample is too small for its worker
+    # processes (a first setting of 2,000 rows starts them: tests/integration/test_score_threads.py),
+    # and its score jobs say so: the one thread Snakemake granted (OMP_NUM_THREADS), one worker
+    granted = snakemake_threads(out, "score")
+    assert {f"model={m}, benchmark=orderprobe" for m in models} <= set(granted) and set(granted.values()) == {1}, out
+    cores = usable_cores()
+    for model in models:
+        announced = (
+            f"score orderprobe {model}: at most 1 worker process (OMP_NUM_THREADS=1: the threads granted; "
+            f"{cores} usable cores)"
+        )
+        assert announced in " ".join(out.split()), out
     # every stage of the report's DAG (the plots stage is not an input of the report)
     assert sync_line(out, "dvc-sync: dvc commit recorded") == [s for s in every_stage if s != "plots"], out
     assert dvc_status(project, env) == ["plots"]

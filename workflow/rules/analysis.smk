@@ -24,7 +24,7 @@ rule attention:
             sort_keys=True, ensure_ascii=False,
         ),
     # A model on the CPU runs torch on every core, as its generate job does.
-    threads: lambda wc: workflow.cores if P.models[wc.model].backend in ("hf", "vllm") and P.models[wc.model].gpus == 0 else 1
+    threads: lambda wc: all_cores() if cpu_model(wc.model) else 1
     resources:
         gpu=lambda wc: min(P.models[wc.model].gpus, 1) if P.models[wc.model].backend in ("hf", "vllm") else 0,
     shell:

@@ -6,11 +6,12 @@ import os
 import re
 import sys
 
-from idiombench.benchmarks.registry import NAMES as BENCHMARK_NAMES
+from idiombench.benchmarks.registry import NAMES as BENCHMARK_NAMES, get_benchmark
 from idiombench.pipeline.config import load_params
 from idiombench.core.errors import IdiombenchError
 from idiombench.params.overlay import read_params_raw
 from idiombench.pipeline import dag
+from idiombench.pipeline.threads import job_threads
 
 # Any path (`--config params=...`): the rules quote it (`{PARAMS_FILE:q}`), as every value
 # they put in a command (wildcards are names the params schema validated, quoted all the same).
@@ -35,6 +36,8 @@ NODES = {node.name: node for node in dag.benchmark_nodes()}
 CONSTRUCTION_NAMES = [name for name, node in NODES.items() if node.constructs]
 # benchmarks with attention diagnostics (an attention job per model; G-IdiomAlign)
 ATTENTION_NAMES = [name for name, node in NODES.items() if node.attention]
+# benchmarks whose score jobs run worker processes with these params (their threads: all cores)
+SCORE_WORKERS = {name: get_benchmark(name).score_workers_for(P.benchmark(name)) for name in BENCHMARK_NAMES}
 
 # Under Snakemake a generate job whose GPUs are busy queues and names the holder, instead of
 # failing as a standalone `idiombench generate` does (inherited by the jobs; the command
@@ -45,6 +48,18 @@ os.environ["IDIOMBENCH_GPU_QUEUE"] = "1"
 wildcard_constraints:
     benchmark="|".join(BENCHMARK_NAMES),
     model="|".join(re.escape(name) for name in MODEL_NAMES) or "(?!)",
+
+
+def cpu_model(model):
+    """A model that computes on the CPU (hf or vLLM without GPUs): torch on every core it is given."""
+    return P.models[model].backend in ("hf", "vllm") and P.models[model].gpus == 0
+
+
+def all_cores():
+    """The threads of a job that uses every core it is given: all of --cores locally; 1 under
+    the Slurm executor unless the profile's set-threads says more (pipeline/threads.py). Never
+    workflow.cores directly: it raises when Slurm jobs are submitted (no --cores there)."""
+    return job_threads(workflow)
 
 
 def section(*keys):

@@ -12,6 +12,12 @@
 # A score job asks for one GPU when the scorer roles run on CUDA (params `scoring.device:
 # cuda`), else none (`auto` finds no GPU in a job that was granted none): on Slurm that is
 # `sbatch --gpus=1` or a CPU job; locally it counts against `--resources gpu=N`.
+# Its threads: every core Snakemake gives it where the benchmark's scoring runs worker processes
+# for these params (OrderProbe's lexical terms, on a first setting of 2,000 rows or more), else 1.
+# The job starts one worker per thread granted (Snakemake exports them as OMP_NUM_THREADS;
+# core.workers.worker_count), so score jobs side by side never oversubscribe the cores:
+# `--set-threads score=1` runs two at once, one worker each. On Slurm the profile's set-threads is
+# what sbatch asks for (pipeline/threads.py).
 rule score:
     input:
         "results/generations/{model}",
@@ -21,6 +27,7 @@ rule score:
         directory("results/scores/{model}/{benchmark}"),
     params:
         score=lambda wc: stage_params(wc.benchmark, "score"),
+    threads: lambda wc: all_cores() if SCORE_WORKERS[wc.benchmark] else 1
     resources:
         gpu=SCORE_GPUS,
     shell:

@@ -20,7 +20,7 @@ rule generate:
         benchmarks=lambda wc: generate_params(),
     # A model on the CPU (hf without GPUs) uses every core through torch: it takes all of
     # them, so Snakemake does not run scoring jobs beside it on oversubscribed cores.
-    threads: lambda wc: workflow.cores if P.models[wc.model].backend == "hf" and P.models[wc.model].gpus == 0 else 1
+    threads: lambda wc: all_cores() if P.models[wc.model].backend == "hf" and P.models[wc.model].gpus == 0 else 1
     resources:
         gpu=lambda wc: P.models[wc.model].gpus,
     shell:
@@ -40,7 +40,7 @@ rule noise:
     params:
         model=lambda wc: section("models", wc.model),
         noise=lambda wc: noise_params(),
-    threads: lambda wc: workflow.cores if P.models[wc.model].backend in ("hf", "vllm") and P.models[wc.model].gpus == 0 else 1
+    threads: lambda wc: all_cores() if cpu_model(wc.model) else 1
     resources:
         gpu=lambda wc: P.models[wc.model].gpus if P.models[wc.model].backend in ("hf", "vllm") else 0,
     shell:

@@ -141,6 +141,9 @@ class Benchmark(ABC, Generic[ConfigT]):
     plots: ClassVar[tuple[PlotSpec, ...]] = ()
     # whether run_construction rebuilds the benchmark's own data (a construct stage)
     constructs: ClassVar[bool] = False
+    # whether its score hook can run worker processes (core.workers, as many as worker_count():
+    # the threads granted); `score_workers_for` says whether a params section makes it use them
+    score_workers: ClassVar[bool] = False
     # whether it has attention diagnostics: an `attention` stage per model (hf backend only),
     # configured by its params section's `attention` (with `enabled` and `models`), and the
     # hooks attention_prompts + attention_summary
@@ -154,6 +157,12 @@ class Benchmark(ABC, Generic[ConfigT]):
     # labels a person gives items in the MLflow UI, which `idiombench labels pull` writes into
     # the annotation file an analysis of it reads (None: it reads none)
     human_labels: ClassVar[HumanLabels | None] = None
+
+    def score_workers_for(self, config: ConfigT) -> bool:
+        """Whether its score stage runs worker processes for this params section (a run too small
+        for them scores in the stage's process): its score job then declares every core Snakemake
+        gives it as its threads, and gets that many workers (pipeline/threads.py); otherwise one."""
+        return self.score_workers
 
     @abstractmethod
     def file_specs(self, config: ConfigT) -> list[FileSpec]:

@@ -8,6 +8,11 @@ order they were submitted; results come back through futures, so the caller deci
 of the output, never the scheduling. Processes start from a fresh interpreter (forkserver,
 or spawn where there is none), never by forking the caller: a caller holding a CUDA context,
 an OpenMP pool or other threads stays safe.
+
+How many (`worker_count`): the threads the process was granted, never more than its usable
+cores. Under Snakemake that is the job's `threads` (Snakemake exports it as OMP_NUM_THREADS),
+so jobs running side by side never start more workers than the cores Snakemake shares among
+them; IDIOMBENCH_SCORE_WORKERS sets the number explicitly.
 """
 
 from __future__ import annotations
@@ -19,6 +24,10 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any
 
 WORKERS_ENV = "IDIOMBENCH_SCORE_WORKERS"  # processes for the CPU terms of a score run (0 or 1: in process)
+# The threads a job was granted: Snakemake sets it (and the BLAS libraries' variables) to the
+# job's `threads` for every shell command, locally and inside a Slurm job step, so a score job's
+# workers follow what Snakemake (--cores, --max-threads, --set-threads) or the profile granted.
+THREADS_ENV = "OMP_NUM_THREADS"
 
 
 def usable_cores() -> int:
@@ -29,15 +38,45 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-def worker_count(environ: dict[str, str] | None = None) -> int:
-    """IDIOMBENCH_SCORE_WORKERS if set (a non-negative integer), else the usable cores."""
-    environ = dict(os.environ) if environ is None else environ
+def _chosen(environ: dict[str, str]) -> int | None:
+    """IDIOMBENCH_SCORE_WORKERS: None when unset; a ValueError naming it when malformed."""
     raw = environ.get(WORKERS_ENV, "").strip()
     if not raw:
-        return usable_cores()
+        return None
     if not raw.isdigit():
         raise ValueError(f"{WORKERS_ENV}={raw!r}: expected a non-negative integer (0 or 1: no worker processes)")
     return int(raw)
+
+
+def _granted(environ: dict[str, str]) -> int | None:
+    """OMP_NUM_THREADS's thread count (the first of an OpenMP list such as "4,2"), None when it
+    is unset or not a positive integer (OpenMP ignores such a value too)."""
+    first = environ.get(THREADS_ENV, "").split(",")[0].strip()
+    return int(first) if first.isdigit() and int(first) > 0 else None
+
+
+def worker_budget(environ: dict[str, str] | None = None, cores: int | None = None) -> tuple[int, str]:
+    """(worker processes, where that number comes from), never more than the usable cores:
+    IDIOMBENCH_SCORE_WORKERS if set; else the threads granted to this process (OMP_NUM_THREADS,
+    which Snakemake sets to the job's threads); else one per usable core."""
+    environ = dict(os.environ) if environ is None else environ
+    cores = usable_cores() if cores is None else cores
+    chosen = _chosen(environ)
+    if chosen is not None:
+        source = f"{WORKERS_ENV}={chosen}"
+    else:
+        chosen = _granted(environ)
+        source = f"{THREADS_ENV}={chosen}: the threads granted" if chosen is not None else "one per usable core"
+        chosen = cores if chosen is None else chosen
+    if chosen > cores:
+        return cores, f"{source}, capped at the {cores} usable cores"
+    return chosen, f"{source}; {cores} usable cores"
+
+
+def worker_count(environ: dict[str, str] | None = None, cores: int | None = None) -> int:
+    """The worker processes of a score run (worker_budget): IDIOMBENCH_SCORE_WORKERS, else the
+    threads granted (OMP_NUM_THREADS), else the usable cores; never more than the usable cores."""
+    return worker_budget(environ, cores)[0]
 
 
 def _start_method() -> str:

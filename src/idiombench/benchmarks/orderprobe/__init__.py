@@ -21,6 +21,7 @@ from . import score as _score
 from . import specs as _specs
 from . import view as _view
 from .config import OrderProbeConfig, OrderProbeScore
+from .lexical import runs_workers
 from .roles import SCORER_ROLES
 
 if TYPE_CHECKING:
@@ -50,6 +51,12 @@ class OrderProbe(Benchmark[OrderProbeConfig]):
     # the reference backends' hooks (answers.py)
     classification_tasks = _answers.CLASSIFICATION_TASKS
     format_reference_answer = staticmethod(_answers.format_reference_answer)
+    # its lexical terms run in worker processes (lexical.py) where a run is large enough
+    score_workers = True
+
+    def score_workers_for(self, config: OrderProbeConfig) -> bool:
+        """Worker processes where the first setting has POOL_MIN_ROWS rows or more (lexical.py)."""
+        return runs_workers(config)
 
     def file_specs(self, config: OrderProbeConfig) -> list[FileSpec]:
         return load_file_specs(__name__)

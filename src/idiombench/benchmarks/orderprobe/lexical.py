@@ -28,10 +28,34 @@ from ...core.workers import ShardedPool, worker_count
 from ...scoring.lexical import cosine_counts, f_beta_sets, rouge_l_tokens
 from ...scoring.tokenize import TokenCache
 from . import lexicon, metrics, released
-from .config import OrderProbeScore
+from .config import OrderProbeConfig, OrderProbeScore
 from .polarity import lexicon_for, polarity_contradicts
 
 POOL_MIN_ROWS = 2_000  # fewer rows than this in the first setting: no worker processes (their start costs more)
+PERMUTATIONS = 23  # of an expression's four characters, besides the canonical order
+
+
+def first_setting_rows(config: OrderProbeConfig) -> int | None:
+    """The generation rows of the first setting the score stage reads (settings in sorted order;
+    the one LexicalTerms.start decides on), as params give them: the sampled inputs times the
+    passes of that setting (main, and each extra pass's n samples). None where every expression
+    is drawn (the release's size: hundreds of expressions per language, thousands of rows)."""
+    if not config.enabled or not config.render.settings:
+        return 0
+    sample = config.render.sample
+    if sample is None or sample.expressions_per_language is None:
+        return None
+    permutations = PERMUTATIONS if sample.permutations_per_expression is None else sample.permutations_per_expression
+    inputs = len(config.build.languages) * sample.expressions_per_language * (1 + permutations)
+    first = sorted(config.render.settings)[0]
+    passes = 1 + sum(p.n for p in config.generate.extra.values() if p.settings is None or first in p.settings)
+    return inputs * passes
+
+
+def runs_workers(config: OrderProbeConfig) -> bool:
+    """Whether a score run on these params starts worker processes (given more than one thread)."""
+    rows = first_setting_rows(config)
+    return rows is None or rows >= POOL_MIN_ROWS
 
 
 @dataclass(frozen=True)

@@ -114,10 +114,13 @@ def test_each_languages_expressions_are_dealt_to_the_workers_in_turn():
 
 
 def test_worker_count(monkeypatch: pytest.MonkeyPatch):
-    assert worker_count({"IDIOMBENCH_SCORE_WORKERS": "3"}) == 3
+    """(The whole contract with Snakemake's threads: tests/unit/core/test_workers.py.)"""
+    assert worker_count({"IDIOMBENCH_SCORE_WORKERS": "3"}, cores=4) == 3
     assert worker_count({}) >= 1
     with pytest.raises(ValueError, match="IDIOMBENCH_SCORE_WORKERS='two'"):
         worker_count({"IDIOMBENCH_SCORE_WORKERS": "two"})
+    monkeypatch.setenv("IDIOMBENCH_SCORE_WORKERS", "1")
+    assert LexicalTerms(CONFIGS["paper"], LEXICONS).workers == 1  # the default reads the environment
 
 
 class GatedTerms:
@@ -179,3 +182,49 @@ def test_neural_roles_run_while_the_lexical_terms_are_computed():
     )["zero_shot"]
     pd.testing.assert_frame_equal(gated, plain)
     assert any(call[0] == "cosine" for call in scorers.calls)
+
+
+def test_the_score_job_takes_the_cores_where_params_make_the_workers_start():
+    """What the score rule declares (score_workers_for: every core, or one thread) follows from
+    params as LexicalTerms.start decides: the first setting's rows (sorted settings: cot before
+    zero_shot), the sampled inputs times that setting's passes, against POOL_MIN_ROWS."""
+    from pathlib import Path
+
+    from idiombench.benchmarks.orderprobe import BENCHMARK
+    from idiombench.benchmarks.orderprobe.lexical import POOL_MIN_ROWS, first_setting_rows
+    from idiombench.pipeline.config import load_params
+
+    root = Path(__file__).resolve().parents[4]
+    default = load_params(root / "params.yaml").benchmark("orderprobe")
+    # the embedded default: 4 languages x 1 expression x (canonical + 1 permutation); cot has no
+    # consistency samples
+    assert first_setting_rows(default) == 8 and not BENCHMARK.score_workers_for(default)
+    paper = load_params(root / "overlays" / "paper.yaml").benchmark("orderprobe")
+    assert first_setting_rows(paper) is None and BENCHMARK.score_workers_for(paper)  # every expression
+
+    def sized(languages: list[str], expressions: int, permutations: int | None, settings: list[str]):
+        return default.model_copy(
+            update={
+                "build": default.build.model_copy(update={"languages": languages}),
+                "render": default.render.model_copy(
+                    update={
+                        "settings": settings,
+                        "sample": default.render.sample.model_copy(
+                            update={
+                                "expressions_per_language": expressions,
+                                "permutations_per_expression": permutations,
+                            }
+                        ),
+                    }
+                ),
+            }
+        )
+
+    # zero_shot alone: main + 2 consistency samples per input
+    assert first_setting_rows(sized(["zh-CN", "ko"], 14, None, ["zero_shot"])) == 2 * 14 * 24 * 3 == 2016
+    assert BENCHMARK.score_workers_for(sized(["zh-CN", "ko"], 14, None, ["zero_shot"]))
+    assert (
+        first_setting_rows(sized(["zh-CN", "ko"], 14, None, ["zero_shot", "cot"])) == 672 < POOL_MIN_ROWS
+    )  # cot first
+    assert not BENCHMARK.score_workers_for(sized(["zh-CN", "ko"], 14, None, ["zero_shot", "cot"]))
+    assert first_setting_rows(default.model_copy(update={"enabled": False})) == 0
