@@ -16,16 +16,18 @@ Idempotent and bounded:
   (MLflow's store merges a trace written again: the assessment with the same id is replaced,
   human feedback on it is kept); a row whose output changed gets a new trace and the old one
   is deleted (its human feedback went to an output that is no longer there: the record counts
-  it).
-- Writes are batched: the trace infos (tags, metadata, previews, assessments: one
-  transaction each) and then one `log_spans` call per batch of traces.
+  it). A trace is unchanged only when its spans are in the store too (a run cut short
+  between a trace's info and its spans left it incomplete: it is written again).
+- Writes are batched (stages/track_store.py): into an SQLite store one transaction per batch of
+  traces; into a server `start_trace` per trace and one `log_spans` per batch. A killed run
+  leaves what it wrote; the next run writes the rest.
 - `tracking.traces.sample` caps the traces per run at a seeded draw stratified by the view's
   strata (the same items for every model, so two runs compare item by item); every row is
   still in the run's item table artifact.
 
-The traces are written through MLflow's tracing client (`mlflow.tracing.client.TracingClient`:
-`start_trace`, `log_spans`, `search_traces`, `delete_traces`) with MLflow's own entities
-(`TraceInfo`, `Span`, `Feedback`, `Expectation`), so `mlflow ui` shows them without custom code:
+The traces are MLflow's own (`TraceInfo`, `Span`, `Feedback`, `Expectation`: what MLflow's
+tracing client writes, `start_trace` and `log_spans`; found with `search_traces`, removed with
+`delete_traces`), so `mlflow ui` shows them without custom code:
 the experiment's Traces view (filter by tag or assessment), each run's Evaluations view, and
 its "compare to run" (two models' traces side by side, matched by their request preview, which
 is the same for the same item).
@@ -39,7 +41,6 @@ import json
 import math
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,12 +53,12 @@ from ..core.io import read_parquet
 from ..core.items import Item
 from ..core.progress import Progress
 from ..core.sampling import stratified_subset
+from .track_store import AssessmentRecord, TraceRecord, is_complete, trace_writer, write_batches
 
 SCOPE_TAG = "idiombench.scope"  # "<benchmark>/<model>/<setting>": the traces of one run
 DIGEST_TAG = "idiombench.digest"
 ROW_KEYS = SCORE_KEYS[:3]  # (prompt_id, pass, sample_index): the generation row a score row is of
-BATCH = 200  # traces per log_spans call
-SERVER_REQUESTS = 4  # trace infos sent to a tracking server at once
+BATCH = 500  # traces per write: one transaction into an SQLite store, a log_spans call into a server
 PREVIEW_CHARS = 1000
 SEARCH_PAGE = 500  # the most an mlflow server returns per page
 RECORDS_AT_ONCE = 20_000  # score rows turned into Python records at a time
@@ -445,9 +446,8 @@ def own_assessment_ids(row: ItemRow) -> set[str]:
     }
 
 
-def _entities(row: ItemRow, experiment_id: str, run_id: str, scope: str, now_ms: int) -> tuple[Any, Any]:
-    """(TraceInfo, root Span) of one row, in MLflow's entities."""
-    from mlflow.entities import AssessmentSource, Expectation, Feedback, Span, TraceInfo, TraceLocation, TraceState
+def trace_record(row: ItemRow, experiment_id: str, run_id: str, scope: str, now_ms: int) -> TraceRecord:
+    """The trace of one row: MLflow's trace info, assessments and root span, as plain values."""
     from mlflow.tracing.constant import TRACE_SCHEMA_VERSION, TRACE_SCHEMA_VERSION_KEY, TraceMetadataKey
 
     tid = trace_id(row)
@@ -461,65 +461,62 @@ def _entities(row: ItemRow, experiment_id: str, run_id: str, scope: str, now_ms:
         if prompt_tokens is not None or completion_tokens is not None
         else None
     )
-    gold = AssessmentSource(source_type="HUMAN", source_id=f"{row.tags['benchmark']} release")
-    assessments: list[Any] = []
-    for name, value in sorted(row.expectations.items()):
-        expectation = Expectation(name=name, value=value, source=gold)
-        expectation.assessment_id = assessment_id(tid, "expectation", name)
-        assessments.append(expectation)
-    for name, value, source in row.metrics:
-        metadata = {k: v for k, v in source.items() if k != "id"}
-        feedback = Feedback(
-            name=name,
-            value=value,
-            metadata=metadata or None,
-            source=AssessmentSource(source_type="CODE", source_id=source["id"]),
+    source = f"{row.tags['benchmark']} release"
+    assessments = [
+        AssessmentRecord(assessment_id(tid, "expectation", name), name, "expectation", value, "HUMAN", source)
+        for name, value in sorted(row.expectations.items())
+    ]
+    for name, value, metric_source in row.metrics:
+        metadata = {k: v for k, v in metric_source.items() if k != "id"}
+        assessments.append(
+            AssessmentRecord(
+                assessment_id(tid, "feedback", name),
+                name,
+                "feedback",
+                value,
+                "CODE",
+                metric_source["id"],
+                metadata or None,
+            )
         )
-        feedback.assessment_id = assessment_id(tid, "feedback", name)
-        assessments.append(feedback)
-    for assessment in assessments:
-        assessment.trace_id = tid
-        assessment.create_time_ms = assessment.last_update_time_ms = now_ms
     tags = {**row.tags, SCOPE_TAG: scope, DIGEST_TAG: row_digest(row, run_id), "mlflow.traceName": scope}
-    info = TraceInfo(
+    otel_id = bytes.fromhex(tid.removeprefix("tr-"))  # the OTel trace id; the root span's id: its first 8 bytes
+    # the root span's dict form as MLflow exports it (Span.to_dict: ids base64-encoded, keys in its order)
+    span: dict[str, Any] = {
+        "trace_id": base64.b64encode(otel_id).decode(),
+        "span_id": base64.b64encode(otel_id[:8]).decode(),
+        "parent_span_id": None,
+        "name": scope,
+        "start_time_unix_nano": now_ms * 1_000_000,
+        "end_time_unix_nano": now_ms * 1_000_000,
+        "events": [],
+        "status": {"code": "STATUS_CODE_ERROR" if row.failed else "STATUS_CODE_OK", "message": ""},
+        "attributes": {
+            "mlflow.traceRequestId": json.dumps(tid),
+            "mlflow.spanType": json.dumps("LLM"),
+            "mlflow.spanInputs": json.dumps(row.inputs, ensure_ascii=False, default=str),
+            "mlflow.spanOutputs": json.dumps(row.outputs, ensure_ascii=False, default=str),
+            **({"mlflow.chat.tokenUsage": json.dumps(usage)} if usage else {}),
+        },
+        "links": [],
+    }
+    return TraceRecord(
         trace_id=tid,
-        trace_location=TraceLocation.from_experiment_id(experiment_id),
+        experiment_id=experiment_id,
         request_time=now_ms,
-        execution_duration=0,
-        state=TraceState.ERROR if row.failed else TraceState.OK,
+        failed=row.failed,
         request_preview=row.request_preview,
         response_preview=row.response_preview,
         client_request_id=row.key,
-        trace_metadata={
+        metadata={
             TraceMetadataKey.SOURCE_RUN: run_id,
             TRACE_SCHEMA_VERSION_KEY: str(TRACE_SCHEMA_VERSION),
             **({TraceMetadataKey.TOKEN_USAGE: json.dumps(usage)} if usage else {}),
         },
         tags=tags,
-        assessments=assessments,
+        assessments=tuple(assessments),
+        span=span,
     )
-    otel_id = bytes.fromhex(tid.removeprefix("tr-"))  # the OTel trace id; the root span's id: its first 8 bytes
-    span = Span.from_dict(
-        {  # the span's dict form as MLflow exports it (ids base64-encoded)
-            "trace_id": base64.b64encode(otel_id).decode(),
-            "span_id": base64.b64encode(otel_id[:8]).decode(),
-            "parent_span_id": None,
-            "name": scope,
-            "start_time_unix_nano": now_ms * 1_000_000,
-            "end_time_unix_nano": now_ms * 1_000_000,
-            "events": [],
-            "links": [],
-            "status": {"code": "STATUS_CODE_ERROR" if row.failed else "STATUS_CODE_OK", "message": ""},
-            "attributes": {
-                "mlflow.traceRequestId": json.dumps(tid),
-                "mlflow.spanType": json.dumps("LLM"),
-                "mlflow.spanInputs": json.dumps(row.inputs, ensure_ascii=False, default=str),
-                "mlflow.spanOutputs": json.dumps(row.outputs, ensure_ascii=False, default=str),
-                **({"mlflow.chat.tokenUsage": json.dumps(usage)} if usage else {}),
-            },
-        }
-    )
-    return info, span
 
 
 def existing_traces(client: Any, experiment_id: str, scope: str) -> dict[str, Any]:
@@ -549,19 +546,18 @@ def _batches(values: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
 def sync_traces(
     client: Any, experiment_id: str, run_id: str, scope: str, rows: Sequence[ItemRow], progress: Progress
 ) -> SyncCounts:
-    """Make the scope's traces exactly `rows`: write the new and changed ones, delete the rest."""
+    """Make the scope's traces exactly `rows`: write the new, changed and incomplete ones, delete the rest."""
     import time
 
     from mlflow.tracing.client import TracingClient
 
-    tracing = TracingClient(client.tracking_uri)
     counts = SyncCounts()
     existing = existing_traces(client, experiment_id, scope)
     wanted = {trace_id(row): row for row in rows}
     todo = []
     for tid, row in wanted.items():
         info = existing.get(tid)
-        if info is not None and info.tags.get(DIGEST_TAG) == row_digest(row, run_id):
+        if info is not None and info.tags.get(DIGEST_TAG) == row_digest(row, run_id) and is_complete(info):
             counts.unchanged += 1
             progress.update(1)
             continue
@@ -569,22 +565,21 @@ def sync_traces(
             ours = own_assessment_ids(row)
             for assessment in info.assessments:
                 if _is_ours(assessment, tid) and assessment.assessment_id not in ours:
-                    tracing.delete_assessment(tid, assessment.assessment_id)
+                    TracingClient(client.tracking_uri).delete_assessment(tid, assessment.assessment_id)
                     counts.assessments_removed += 1
         todo.append(row)
     now_ms = int(time.time() * 1000)
     order = {trace_id(row): position for position, row in enumerate(rows)}
-    # A tracking server takes several requests at once (its workers, the database's own locking);
-    # a local SQLite file is written by one connection at a time.
-    remote = str(client.tracking_uri).startswith(("http://", "https://"))
-    with ThreadPoolExecutor(max_workers=SERVER_REQUESTS if remote else 1) as pool:
-        for batch in _batches(todo, BATCH):  # the UI lists newest first: a row's time keeps the table's order
-            entities = [_entities(row, experiment_id, run_id, scope, now_ms - order[trace_id(row)]) for row in batch]
-            # infos first: a trace that log_spans created would make start_trace take its slower merge path
-            list(pool.map(tracing.start_trace, [info for info, _ in entities]))
-            tracing.log_spans(experiment_id, [span for _, span in entities])
-            counts.written += len(batch)
-            progress.update(len(batch))
+
+    def written(n: int) -> None:
+        counts.written += n
+        progress.update(n)
+
+    batches = (  # the UI lists newest first: a row's time keeps the table's order
+        [trace_record(row, experiment_id, run_id, scope, now_ms - order[trace_id(row)]) for row in batch]
+        for batch in _batches(todo, BATCH)
+    )
+    write_batches(trace_writer(client.tracking_uri, experiment_id), batches, existing, written)
     stale = sorted(set(existing) - set(wanted))
     counts.deleted_with_human_feedback = sum(
         any(a.source.source_type == "HUMAN" and a.feedback is not None for a in existing[tid].assessments)
