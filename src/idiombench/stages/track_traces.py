@@ -239,38 +239,131 @@ def setting_rows(
     joined = joined.drop(columns="_merge").merge(prompts, on="prompt_id", how="left", suffixes=("", "_prompt"))
     metrics = view_metrics(view, list(scores.columns), scores.dtypes.to_dict())
     answer_column = next((c for c in view.answer if c in scores.columns), None)
+    item_of = _row_items(joined, items, scores_path)
     units = _sampled_units(joined, items, view, sample, benchmark, setting, seed)
-    rows, table_rows = [], []
-    for start in range(0, len(joined), RECORDS_AT_ONCE):  # a slice at a time: a setting can have 500,000 rows
-        for record in joined.iloc[start : start + RECORDS_AT_ONCE].to_dict("records"):
-            item = items.get(record["task"], {}).get(record["item_id"])
-            if item is None:
-                raise DataError(
-                    scores_path,
-                    f"item {record['task']}/{record['item_id']} is not among the built items",
-                    expected="scores of the current build (rerun render, generate and score)",
-                )
-            traced = units is None or record["item_id"] in units
-            row = _item_row(
-                benchmark,
-                model,
-                setting,
-                record,
-                item,
-                view,
-                metrics,
-                answer_column,
-                roles,
-                prompts_path if traced else None,
+    traced = joined if units is None else joined[joined["item_id"].isin(units)]
+    rows = []
+    for start in range(0, len(traced), RECORDS_AT_ONCE):  # a slice at a time: a setting can have 500,000 rows
+        for record in traced.iloc[start : start + RECORDS_AT_ONCE].to_dict("records"):
+            item = item_of[(record["task"], record["item_id"])]
+            rows.append(
+                _item_row(benchmark, model, setting, record, item, view, metrics, answer_column, roles, prompts_path)
             )
-            table_rows.append(_table_row(row))
-            if traced:
-                rows.append(row)
-    table = pd.DataFrame(table_rows)
+    table = item_table(joined, item_of, view, metrics, answer_column, f"{benchmark}/{model}/{setting}")
     strata: dict[str, int] = defaultdict(int)
     for row in rows:
         strata["/".join(row.tags.get(t, "-") for t in view.strata)] += 1
     return SettingRows(rows, table, sampled=units is not None, strata=dict(sorted(strata.items())))
+
+
+def _row_items(
+    joined: pd.DataFrame, items: Mapping[str, Mapping[str, Item]], scores_path: Any
+) -> dict[tuple[str, str], Item]:
+    """(task, item id) -> the built item of every row; a row whose item is not built is an error."""
+    found: dict[tuple[str, str], Item] = {}
+    for task, item_id in joined[["task", "item_id"]].drop_duplicates().itertuples(index=False):
+        item = items.get(task, {}).get(item_id)
+        if item is None:
+            raise DataError(
+                scores_path,
+                f"item {task}/{item_id} is not among the built items",
+                expected="scores of the current build (rerun render, generate and score)",
+            )
+        found[(task, item_id)] = item
+    return found
+
+
+def item_table(
+    joined: pd.DataFrame,
+    item_of: Mapping[tuple[str, str], Item],
+    view: ItemView,
+    metrics: list[ItemMetric],
+    answer_column: str | None,
+    scope: str,
+) -> pd.DataFrame:
+    """The run's item table (every row, traced or not), column by column: what each row's trace
+    shows of it (a traced row's table row equals its ItemRow's: tests/unit/stages/test_traces.py).
+    A setting can have 500,000 rows: per-row Python here was most of track's time."""
+    n = len(joined)
+    item_keys = list(zip(joined["task"].tolist(), joined["item_id"].tolist(), strict=True))
+
+    def per_item(value: Any) -> pd.Series:
+        of_item = {key: value(item) for key, item in item_of.items()}
+        return pd.Series([of_item[key] for key in item_keys], index=joined.index, dtype=object)
+
+    def cached(values: pd.Series, convert: Any) -> list[Any]:
+        """convert(value) of each cell, once per distinct value (by type too: 1 is not True)."""
+        seen: dict[Any, Any] = {}
+        out = []
+        for value in values.tolist():
+            try:
+                key = (type(value), value)
+                out.append(seen[key] if key in seen else seen.setdefault(key, convert(value)))
+            except TypeError:  # unhashable (a list): converted each time
+                out.append(convert(value))
+        return out
+
+    text = joined["text"].astype(object).where(joined["text"].map(lambda v: isinstance(v, str)), "")
+    error = joined["error"].map(_text) if "error" in joined.columns else pd.Series([None] * n, index=joined.index)
+    failed = error.map(bool)
+    parse_ok = (
+        pd.Series(cached(joined[view.parse_ok], _plain), index=joined.index, dtype=object)
+        if view.parse_ok and view.parse_ok in joined.columns
+        else pd.Series([None] * n, index=joined.index, dtype=object)
+    )
+    status = pd.Series(
+        [_status(bad, ok) for bad, ok in zip(failed.tolist(), parse_ok.tolist(), strict=True)], index=joined.index
+    )
+    passes = joined["pass"].astype(str)
+    samples = joined["sample_index"].astype("int64").astype(str)
+    prompt_ids = joined["prompt_id"].astype(str)
+    columns: dict[str, Any] = {
+        "key": scope + "/" + prompt_ids + "/" + passes + "/" + samples,
+        "tag.benchmark": scope.split("/")[0],
+        "tag.model": scope.split("/")[1],
+        "tag.setting": scope.split("/", 2)[2],
+        "tag.task": per_item(lambda item: item.task),
+        "tag.language": per_item(lambda item: item.language),
+        "tag.pass": passes,
+        "tag.sample": samples,
+        "tag.status": status,
+        "tag.item_id": per_item(lambda item: item.item_id),
+        "tag.prompt_id": prompt_ids,
+    }
+    for name in view.tags:
+        tagged = (
+            pd.Series(cached(joined[name], _tag_value), index=joined.index, dtype=object)
+            if name in joined.columns
+            else per_item(lambda item, name=name: _tag_value(item.meta.get(name)))
+        )
+        if tagged.notna().any():  # a tag no row has is no column (as no trace has it)
+            columns[f"tag.{name}"] = tagged
+    columns["input"] = per_item(lambda item: item.input)
+    columns["output"] = text
+    answers = joined[answer_column] if answer_column else pd.Series([None] * n, index=joined.index, dtype=object)
+    columns["answer"] = cached(answers, lambda value: json.dumps(_plain(value), ensure_ascii=False))
+    columns["parse_ok"] = parse_ok
+    columns["expected"] = per_item(lambda item: json.dumps(_expectations(item), ensure_ascii=False, sort_keys=True))
+    for metric in metrics:
+        values = pd.Series(cached(joined[metric.column], _metric_value), index=joined.index, dtype="float64")
+        if values.notna().any():
+            columns[f"metric.{metric.column}"] = values
+    return pd.DataFrame(columns, index=joined.index).reset_index(drop=True)
+
+
+def _metric_value(value: Any) -> float | None:
+    """A metric cell as the trace holds it (a number, a boolean as 0/1), else None (not computed)."""
+    value = _plain(value)
+    return float(value) if isinstance(value, (bool, int, float)) else None
+
+
+def _expectations(item: Item) -> dict[str, Any]:
+    expectations: dict[str, Any] = {}
+    if item.answer is not None:
+        expectations["expected_answer"] = item.answer
+    if item.references:
+        expectations["references"] = list(item.references)
+    return expectations
 
 
 def _sampled_units(
@@ -286,7 +379,7 @@ def _sampled_units(
     strata; an item's rows (its consistency samples) are traced together."""
     if sample is None or sample >= joined["item_id"].nunique():
         return None
-    columns = ["task", "item_id", *[t for t in view.strata if t in joined.columns]]
+    columns = list(dict.fromkeys(["task", "item_id", *[t for t in view.strata if t in joined.columns]]))
     units: dict[str, tuple[str, ...]] = {}
     for record in joined[columns].drop_duplicates("item_id").to_dict("records"):
         item = items.get(record["task"], {}).get(record["item_id"])
@@ -324,7 +417,7 @@ def _item_row(
     parse_ok = _plain(record.get(view.parse_ok)) if view.parse_ok and view.parse_ok in record else None
     sample_index = int(record["sample_index"])
     key = f"{benchmark}/{model}/{setting}/{record['prompt_id']}/{record['pass']}/{sample_index}"
-    # the prompt of a traced row (prompts_path None: a row only in the item table)
+    # the prompt of the row (prompts_path None: no prompts table)
     messages = (
         _messages(prompts_path, record["messages"])
         if prompts_path is not None and isinstance(record.get("messages"), str)
@@ -353,11 +446,7 @@ def _item_row(
     outputs["finish_reason"] = _text(record.get("finish_reason"))
     if error:
         outputs["error"] = error
-    expectations: dict[str, Any] = {}
-    if item.answer is not None:
-        expectations["expected_answer"] = item.answer
-    if item.references:
-        expectations["references"] = list(item.references)
+    expectations = _expectations(item)
     values, not_computed = [], []
     for metric in metrics:
         value = _plain(record.get(metric.column))
@@ -400,22 +489,6 @@ def _item_row(
         failed=failed,
         tokens=(_count(record.get("prompt_tokens")), _count(record.get("completion_tokens"))),
     )
-
-
-def _table_row(row: ItemRow) -> dict[str, Any]:
-    """A row of the item table artifact (every row, traced or not)."""
-    out: dict[str, Any] = {
-        "key": row.key,
-        **{f"tag.{k}": v for k, v in row.tags.items()},
-        "input": row.inputs.get("input"),
-        "output": row.outputs["text"],
-        "answer": json.dumps(row.outputs["answer"], ensure_ascii=False),
-        "parse_ok": row.outputs["parse_ok"],
-        "expected": json.dumps(row.expectations, ensure_ascii=False, sort_keys=True),
-    }
-    for name, value, _ in row.metrics:
-        out[f"metric.{name}"] = float(value) if isinstance(value, (bool, int, float)) else None
-    return out
 
 
 def trace_id(row: ItemRow) -> str:
