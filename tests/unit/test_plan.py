@@ -294,3 +294,46 @@ def test_traces_are_the_sampled_items_rows() -> None:
     assert traced_rows(parse_params(raw), count) == 900
     raw["tracking"] = {"traces": {"enabled": False}}
     assert traced_rows(parse_params(raw), count) == 0
+
+
+RECORDED = ROOT / "tests" / "fixtures" / "plan_recorded_run"
+
+
+@pytest.mark.mirror
+def test_the_plan_predicts_a_recorded_run(built) -> None:
+    """A run recorded by bench/full_grid.py (tests/fixtures/plan_recorded_run: SemanticQA and
+    Chengyu-Bench at 5 %, its params, its measured stages and the rates it wrote): the plan for
+    its params, with its rates, counts its rows and traces exactly and predicts each stage's time
+    (score and aggregate: rows / rows/s, wall seconds; track: a job + rows + traces, CPU seconds)."""
+    raw = yaml.safe_load((RECORDED / "params.yaml").read_text(encoding="utf-8"))
+    processed = {name: built(name) for name in BENCHMARKS}
+    root = processed["semanticqa"].parent
+    assert all(path.parent == root for path in processed.values())
+    plan = build_plan(parse_params(raw), "recorded", RECORDED / "rates.json", root, root.parent / "raw")
+    measured = {
+        (stage["stage"], stage["benchmark"]): stage
+        for stage in json.loads((RECORDED / "run.json").read_text(encoding="utf-8"))["stages"]
+    }
+    cpu = plan.cpu
+    assert cpu is not None and {r.model for r in plan.rows} == {"synthetic"}
+    for benchmark in BENCHMARKS:
+        rows = [r for r in plan.rows if r.benchmark == benchmark]
+        count, traces = sum(r.rows for r in rows), sum(r.traces for r in rows)
+        assert count == measured[("score", benchmark)]["rows"] == measured[("track", benchmark)]["rows"]
+        assert traces == measured[("track", benchmark)]["extra"]["traces"]
+        for stage in ("score", "aggregate"):
+            predicted = cpu.hours(stage, benchmark, count)
+            assert predicted is not None
+            assert predicted * 3600 == pytest.approx(measured[(stage, benchmark)]["wall_s"], rel=0.01)
+        track = cpu.track_hours(benchmark, count, traces, 1.0)
+        assert track is not None  # within the noise of three runs' CPU seconds (costs are >= 0)
+        assert track * 3600 == pytest.approx(measured[("track", benchmark)]["cpu_s"], rel=0.1)
+    # the rows' CPU hours add up: generate + score + aggregate + track (each setting's share of the job)
+    expected_s = measured[("generate", "all")]["wall_s"] + sum(
+        measured[("score", b)]["wall_s"]
+        + measured[("aggregate", b)]["wall_s"]
+        + cpu.track.get(b, None).seconds(measured[("track", b)]["rows"], measured[("track", b)]["extra"]["traces"])  # type: ignore[union-attr]
+        for b in BENCHMARKS
+    )
+    assert sum(r.cpu_hours or 0 for r in plan.rows) * 3600 == pytest.approx(expected_s, rel=0.01)
+    assert plan.once["report"] * 3600 == pytest.approx(measured[("report", "all")]["wall_s"], rel=0.01)
