@@ -154,7 +154,7 @@ def stored_traces(database: Path) -> dict[str, list[tuple[str, str, int, int]]]:
     return out
 
 
-def sample_of(project: Path, benchmarks: list[str]) -> dict[str, dict[str, int]]:
+def sample_of(project: Path, benchmarks: list[str], params_file: Path) -> dict[str, dict[str, int]]:
     """scope -> {trace id: its own assessments}: the rows the stage's draw traces."""
     from idiombench.benchmarks.registry import get_benchmark
     from idiombench.core.io import read_json_object
@@ -163,7 +163,7 @@ def sample_of(project: Path, benchmarks: list[str]) -> dict[str, dict[str, int]]
     from idiombench.stages.inputs import load_items
 
     os.chdir(project)  # the stages' paths are relative to the project
-    params = load_params(project / "params.yaml")
+    params = load_params(params_file)
     out: dict[str, dict[str, int]] = {}
     for benchmark in benchmarks:
         scores = project / "results/scores" / MODEL / benchmark
@@ -207,13 +207,15 @@ def count_check(database: Path, expected: dict[str, dict[str, int]]) -> list[str
     return problems
 
 
-def params_variant(project: Path, name: str) -> Path:
-    """The project's params with tracking.traces changed: "one-item" (a sample of one item per
-    run) or "off" (no traces)."""
+def params_variant(project: Path, name: str, base: Path | None = None) -> Path:
+    """The project's params (or `base`) with tracking.traces changed: "one-item" (a sample of one
+    item per run), "off" (no traces) or "sample-N" (N items per run)."""
     import yaml
 
-    raw = yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8"))
-    change = {"one-item": {"sample": 1}, "off": {"enabled": False}}[name]
+    raw = yaml.safe_load((base or project / "params.yaml").read_text(encoding="utf-8"))
+    change: dict[str, Any] = {"one-item": {"sample": 1}, "off": {"enabled": False}}.get(name) or {
+        "sample": int(name.removeprefix("sample-"))
+    }
     raw["tracking"] = {**raw.get("tracking", {}), "traces": {**raw.get("tracking", {}).get("traces", {}), **change}}
     path = project / f"params-track-{name}.yaml"
     path.write_text(yaml.safe_dump(raw, allow_unicode=True, sort_keys=False), encoding="utf-8")
@@ -367,6 +369,7 @@ def run_side(
     kill: bool,
     expected: dict[str, dict[str, int]] | None,
     echo: Any,
+    options: tuple[str, ...] = (),
 ) -> tuple[list[Run], list[str]]:
     runs: list[Run] = []
     problems: list[str] = []
@@ -375,13 +378,13 @@ def run_side(
         if kill and expected is not None:
             largest = max(benchmarks, key=lambda b: sum(len(v) for k, v in expected.items() if k.startswith(f"{b}/")))
             half = sum(len(v) for k, v in expected.items() if k.startswith(f"{largest}/")) // 2
-            code, wall, cpu, _ = track(project, largest, uri, src, server_pid, kill_at=half)
+            code, wall, cpu, _ = track(project, largest, uri, src, server_pid, kill_at=half, options=options)
             echo(
                 f"  {kind} {side}: track {largest} killed (SIGKILL, exit {code}) after {wall:.1f} s with "
                 f"{stored_count(database, largest):,} of {2 * half:,} traces in the store; rerunning"
             )
         for benchmark in benchmarks:
-            code, wall, cpu, server_cpu = track(project, benchmark, uri, src, server_pid)
+            code, wall, cpu, server_cpu = track(project, benchmark, uri, src, server_pid, options=options)
             traced = {"written": 0, "rows": 0}
             if code == 0:
                 for run in record_of(project, benchmark)["runs"].values():
@@ -394,14 +397,19 @@ def run_side(
                 problems.append(f"{kind} {side}: track {benchmark} exit {code} (log: {project}/bench-logs)")
         if expected is not None and not problems:
             problems += [f"{kind} {side}: {p}" for p in count_check(database, expected)]
-            retracked = 0
+            retracked, seconds, cpu_seconds = 0, 0.0, 0.0
             for benchmark in benchmarks:
-                code, *_ = track(project, benchmark, uri, src, server_pid)
+                code, wall, cpu, server_cpu = track(project, benchmark, uri, src, server_pid, options=options)
+                seconds += wall
+                cpu_seconds += cpu + (server_cpu or 0)
                 retracked += sum(
                     (r.get("traces") or {}).get("written", 0) for r in record_of(project, benchmark)["runs"].values()
                 )
             verdict = "passed" if not problems else "FAILED"
-            echo(f"  {kind} {side}: count check {verdict}; re-track wrote {retracked} traces")
+            echo(
+                f"  {kind} {side}: count check {verdict}; re-track wrote {retracked} traces "
+                f"({seconds:.1f} s wall, {cpu_seconds:.1f} s CPU)"
+            )
             if retracked:
                 problems.append(f"{kind} {side}: a re-track wrote {retracked} traces")
             problems += [f"{kind} {side} after re-track: {p}" for p in count_check(database, expected)]
@@ -432,6 +440,7 @@ def main() -> None:
     parser.add_argument("--kill", action="store_true", help="kill -9 the largest track half-way, then rerun")
     parser.add_argument("--ui", action="store_true", help="the UI's load time of the largest run (needs chromium)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--sample", type=int, help="trace this many items per run (default: the project's params)")
     parser.add_argument(
         "--write-rates", type=Path, help="measure track's costs per benchmark into this rates file (idiombench plan)"
     )
@@ -448,10 +457,12 @@ def main() -> None:
     (project / "bench-logs").mkdir(exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="idiombench-bench-tracking-"))
     print(f"bench/tracking.py: {os.cpu_count()} CPUs; load {load()}; project {project}; stores in {work}", flush=True)
+    params_file = params_variant(project, f"sample-{args.sample}") if args.sample else project / "params.yaml"
+    options = ("--params", str(params_file)) if args.sample else ()
     expected: dict[str, dict[str, int]] = {}
     if not args.costs_only:
         print("the sample: ", end="", flush=True)
-        expected = sample_of(project, benchmarks)
+        expected = sample_of(project, benchmarks, params_file)
         print(f"{sum(len(v) for v in expected.values()):,} traces in {len(expected)} runs", flush=True)
     sides: list[tuple[str, Path, list[str]]] = []
     if args.before_ref:
@@ -478,6 +489,7 @@ def main() -> None:
                     args.kill and after,
                     expected if after else None,
                     lambda text: print(text, flush=True),
+                    options,
                 )
                 runs += found
                 problems += wrong
