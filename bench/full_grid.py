@@ -59,6 +59,8 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "src"), str(ROOT / "bench")]
 
+import tracking  # noqa: E402  (bench/tracking.py: track's cost drivers)
+
 from idiombench.core.hardware import cpu_flags  # noqa: E402
 
 BENCHMARKS = ("orderprobe", "g-idiomalign", "semanticqa", "chengyu-bench")
@@ -275,8 +277,9 @@ def read_json(path: Path) -> Any:
 
 
 class Grid:
-    def __init__(self, workdir: Path, benchmarks: list[str], echo: Any) -> None:
+    def __init__(self, workdir: Path, benchmarks: list[str], echo: Any, track_costs: bool = False) -> None:
         self.workdir = workdir
+        self.track_costs = track_costs
         self.benchmarks = benchmarks
         self.echo = echo
         self.logs = workdir / "bench-logs"
@@ -359,7 +362,16 @@ class Grid:
             m = self.cli("track", benchmark, "track", benchmark, "--model", MODEL)
             record = read_json(self.workdir / "results" / "tracking" / benchmark / f"{MODEL}.json")
             m.rows = score_rows[benchmark]
-            m.extra = {"traces": sum((run.get("traces") or {}).get("traced", 0) for run in record["runs"].values())}
+            traced = [run.get("traces") or {} for run in record["runs"].values()]
+            m.extra = {"traces": sum(t.get("traced", 0) for t in traced)}
+            if self.track_costs:  # its cost drivers for `idiombench plan`: two more runs of the job
+                full = {"wall_s": m.wall_s, "cpu_s": m.cpu_s, "traces": sum(t.get("written", 0) for t in traced)}
+                full["rows"] = sum(t.get("rows", 0) for t in traced)
+                probes = {
+                    name: tracking.cost_run(self.workdir, benchmark, name, self.logs, lambda line: None)
+                    for name in ("one-item", "off")
+                }
+                m.extra["costs"] = tracking.cost_entry(full, probes["one-item"], probes["off"])
             self.record(m)
         if "report" in stages:
             m = self.cli("report", "all", "report")
@@ -464,6 +476,7 @@ def rates_body(results: list[Measured], info: dict[str, Any]) -> dict[str, Any]:
             "wall_s": round(m.wall_s, 2),
             "cpu_s": round(m.cpu_s, 2),
             "rows_per_s": round(m.rows_per_s, 2) if m.rows_per_s else None,
+            **m.extra.get("costs", {}),  # track: a job's, a row's and a trace's seconds (bench/tracking.py)
         }
     return {
         "format": RATES_FORMAT,
@@ -578,7 +591,7 @@ def main() -> None:
     print(f"machine: {info['machine']}", flush=True)
     print(f"commit {info['commit']}, fraction {args.fraction}, roles {args.roles}, project {workdir}", flush=True)
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in info['load_average_start'])}", flush=True)
-    grid = Grid(workdir, args.benchmarks, lambda line: print(line, flush=True))
+    grid = Grid(workdir, args.benchmarks, lambda line: print(line, flush=True), track_costs=bool(args.write_rates))
     try:
         t0 = time.perf_counter()
         write_params(workdir, project_params(args.benchmarks, 1.0, args.roles, None))  # what acquire/build read

@@ -25,7 +25,7 @@ from idiombench.cli import app
 from idiombench.params.overlay import read_params_raw
 from idiombench.pipeline.config import parse_params
 from idiombench.stages.generate import run_generate
-from idiombench.stages.plan import build_plan, observed_lengths, plan_lines, read_rates
+from idiombench.stages.plan import SettingCount, build_plan, observed_lengths, plan_lines, read_rates, traced_rows
 from idiombench.stages.render import run_render
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -137,7 +137,11 @@ RATES = {
             "report": {"all": {"rows_per_s": 100.0}},
             **{
                 stage: {b: {"rows_per_s": rate} for b in BENCHMARKS}
-                for stage, rate in (("score", 10.0), ("aggregate", 2000.0), ("track", 200.0))
+                for stage, rate in (("score", 10.0), ("aggregate", 2000.0))
+            },
+            # track's cost drivers: a job, a row, a trace (its rows/s is not used: traces set its time)
+            "track": {
+                b: {"rows_per_s": 200.0, "job_s": 4.0, "per_row_s": 0.001, "per_trace_s": 0.01} for b in BENCHMARKS
             },
         },
     },
@@ -171,7 +175,10 @@ def test_hours_from_rates_logged_speed_and_observed_lengths(
     row = next(r for r in plan.rows if (r.model, r.benchmark, r.setting) == ("api", "semanticqa", "0-shot"))
     assert row.expected_tokens == 4 * row.requests  # the observed mean, not max_new_tokens
     assert row.generate_hours == pytest.approx(4 * row.requests / 50.0 / 3600)
-    assert row.cpu_hours == pytest.approx(row.rows * (1 / 1000 + 1 / 10 + 1 / 2000 + 1 / 200) / 3600)
+    assert row.traces == row.rows  # the embedded default traces every row
+    semanticqa_settings = {r.setting for r in plan.rows if (r.model, r.benchmark) == ("api", "semanticqa")}
+    track_s = 4.0 / len(semanticqa_settings) + row.rows * 0.001 + row.traces * 0.01  # its share of the job
+    assert row.cpu_hours == pytest.approx((row.rows * (1 / 1000 + 1 / 10 + 1 / 2000) + track_s) / 3600)
     other = next(r for r in plan.rows if (r.model, r.benchmark, r.setting) == ("api", "semanticqa", "3-shot"))
     assert other.expected_tokens is None  # nothing observed there: the bound, max_new_tokens
     assert other.generate_hours == pytest.approx(other.max_tokens / 50.0 / 3600)
@@ -181,6 +188,15 @@ def test_hours_from_rates_logged_speed_and_observed_lengths(
     assert any(
         "measured on 0.02 of the paper grid" in note for note in build_plan(params, "p", work / "slice.json").notes
     )
+
+    old = {
+        **RATES,
+        "cpu": {**RATES["cpu"], "stages": {**RATES["cpu"]["stages"], "track": {"semanticqa": {"rows_per_s": 9.0}}}},
+    }
+    (work / "old.json").write_text(json.dumps(old), encoding="utf-8")  # track by rows/s alone: no cost model
+    rows_only = build_plan(params, "p", work / "old.json")
+    assert any("hold no track costs" in note for note in rows_only.notes)
+    assert all(r.cpu_hours is None for r in rows_only.rows)  # track unmeasured, never scaled by rows
 
     merged = merge_rates(run_on(["semanticqa"], 1.0, 10.0), run_on(["chengyu-bench"], 0.1, 20.0))
     (work / "merged.json").write_text(json.dumps(merged), encoding="utf-8")
@@ -252,7 +268,72 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, monkeypatch: pytest.Mo
     )
     result = CliRunner().invoke(app, ["plan", "--rates", "rates.json"])
     assert result.exit_code == 2 and "cpu.stages.score.x.rows_per_s" in result.output
+    (tmp_path / "rates.json").write_text(
+        '{"format": 1, "cpu": {"stages": {"track": {"x": {"job_s": 1, "per_row_s": 0, "per_trace_s": "fast"}}}}}',
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(app, ["plan", "--rates", "rates.json"])
+    assert result.exit_code == 2 and "cpu.stages.track.x.per_trace_s" in result.output
     (tmp_path / "rates.json").write_text('{"format": 1, "cpu": null, "gpu": null}', encoding="utf-8")
     result = CliRunner().invoke(app, ["plan", "--rates", "rates.json"])  # valid rates, nothing built
     assert result.exit_code == 2 and "run `idiombench build" in result.output
     assert len([line for line in result.output.splitlines() if line.startswith("error:")]) == 1
+
+
+def test_traces_are_the_sampled_items_rows() -> None:
+    """track traces every row, or the rows of `tracking.traces.sample` items per setting (an item's
+    rows together), or none when traces are off; a rates file without track's costs leaves it unmeasured."""
+    raw = read_params_raw(ROOT / "params.yaml")
+    count = SettingCount()
+    count.passes["main"].rows, count.passes["sampled"].rows = 300, 600  # 100 items x (1 + 2 samples)
+    count.items.update(f"item-{i}" for i in range(100))
+    assert traced_rows(parse_params(raw), count) == 900
+    raw["tracking"] = {"traces": {"sample": 10}}
+    assert traced_rows(parse_params(raw), count) == 90
+    raw["tracking"] = {"traces": {"sample": 500}}
+    assert traced_rows(parse_params(raw), count) == 900
+    raw["tracking"] = {"traces": {"enabled": False}}
+    assert traced_rows(parse_params(raw), count) == 0
+
+
+RECORDED = ROOT / "tests" / "fixtures" / "plan_recorded_run"
+
+
+@pytest.mark.mirror
+def test_the_plan_predicts_a_recorded_run(built) -> None:
+    """A run recorded by bench/full_grid.py (tests/fixtures/plan_recorded_run: SemanticQA and
+    Chengyu-Bench at 5 %, its params, its measured stages and the rates it wrote): the plan for
+    its params, with its rates, counts its rows and traces exactly and predicts each stage's time
+    (score and aggregate: rows / rows/s, wall seconds; track: a job + rows + traces, CPU seconds)."""
+    raw = yaml.safe_load((RECORDED / "params.yaml").read_text(encoding="utf-8"))
+    processed = {name: built(name) for name in BENCHMARKS}
+    root = processed["semanticqa"].parent
+    assert all(path.parent == root for path in processed.values())
+    plan = build_plan(parse_params(raw), "recorded", RECORDED / "rates.json", root, root.parent / "raw")
+    measured = {
+        (stage["stage"], stage["benchmark"]): stage
+        for stage in json.loads((RECORDED / "run.json").read_text(encoding="utf-8"))["stages"]
+    }
+    cpu = plan.cpu
+    assert cpu is not None and {r.model for r in plan.rows} == {"synthetic"}
+    for benchmark in BENCHMARKS:
+        rows = [r for r in plan.rows if r.benchmark == benchmark]
+        count, traces = sum(r.rows for r in rows), sum(r.traces for r in rows)
+        assert count == measured[("score", benchmark)]["rows"] == measured[("track", benchmark)]["rows"]
+        assert traces == measured[("track", benchmark)]["extra"]["traces"]
+        for stage in ("score", "aggregate"):
+            predicted = cpu.hours(stage, benchmark, count)
+            assert predicted is not None
+            assert predicted * 3600 == pytest.approx(measured[(stage, benchmark)]["wall_s"], rel=0.01)
+        track = cpu.track_hours(benchmark, count, traces, 1.0)
+        assert track is not None  # within the noise of three runs' CPU seconds (costs are >= 0)
+        assert track * 3600 == pytest.approx(measured[("track", benchmark)]["cpu_s"], rel=0.1)
+    # the rows' CPU hours add up: generate + score + aggregate + track (each setting's share of the job)
+    expected_s = measured[("generate", "all")]["wall_s"] + sum(
+        measured[("score", b)]["wall_s"]
+        + measured[("aggregate", b)]["wall_s"]
+        + cpu.track.get(b, None).seconds(measured[("track", b)]["rows"], measured[("track", b)]["extra"]["traces"])  # type: ignore[union-attr]
+        for b in BENCHMARKS
+    )
+    assert sum(r.cpu_hours or 0 for r in plan.rows) * 3600 == pytest.approx(expected_s, rel=0.01)
+    assert plan.once["report"] * 3600 == pytest.approx(measured[("report", "all")]["wall_s"], rel=0.01)

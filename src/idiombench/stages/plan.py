@@ -7,8 +7,12 @@ Per model x benchmark x setting:
 - tokens: at most requests x max_new_tokens; expected: requests x the mean length this model's
   generations table shows for that pass (results/generations/<model>/), where one exists and at
   most 5 % of its rows were cut by the length limit (their lengths are the model's, not the cap's);
+- traces: the rows `track` makes MLflow traces of (all, or the share `tracking.traces.sample` of
+  the setting's items draws: the sampled items' rows);
 - hours on the CPU the rates file measured (bench/full_grid.py --write-rates): the generate
-  stage's own cost per row and the score, aggregate and track stages' rows/s per benchmark; plus
+  stage's own cost per row and the score and aggregate stages' rows/s per benchmark; track's
+  from its cost drivers per benchmark: a job's fixed cost (start, the runs), a cost per row (the
+  item table) and one per trace (what dominates it: bench/tracking.py measures them); plus
   the model's generation time, tokens / the tokens/s its last generate run on this machine logged
   (results/logs/generate-<model>.json); none logged: "unmeasured". Reference systems and replay
   generate nothing. The GPU column reads the rates file's `gpu` slot: empty, "unmeasured".
@@ -74,6 +78,7 @@ class SettingCount:
     """One model's counts on one benchmark setting, per generation pass."""
 
     passes: dict[str, PassCount] = field(default_factory=lambda: defaultdict(PassCount))
+    items: set[str] = field(default_factory=set)
 
     @property
     def rows(self) -> int:
@@ -147,6 +152,7 @@ def count_benchmark(
                     samplings[pass_name] = canonical_json(to_sampling(config).to_json())
                 sampling = samplings[pass_name]
                 tally = count.passes[pass_name]
+                count.items.add(prompt.item_id)
                 for sample_index in range(config.n):
                     tally.rows += 1
                     key = (rendered_prompt.prompt_hash, sampling, sample_index)
@@ -162,6 +168,23 @@ def count_benchmark(
 
 
 @dataclass(frozen=True)
+class TrackCost:
+    """What one `track` job of a benchmark costs on the rates' machine: seconds = job_s + per_row_s x
+    rows + per_trace_s x traces (bench/tracking.py: three runs of the job, at the sample, at a
+    sample of one item and with traces off)."""
+
+    job_s: float  # the process, the store, the runs and their artifacts: traces off
+    per_row_s: float  # each score row: read, joined, in the run's item table
+    per_trace_s: float  # each traced row: its trace built and written
+
+    def seconds(self, rows: int, traces: int, jobs: float = 1.0) -> float:
+        return jobs * self.job_s + rows * self.per_row_s + traces * self.per_trace_s
+
+
+TRACK_COST_KEYS = ("job_s", "per_row_s", "per_trace_s")
+
+
+@dataclass(frozen=True)
 class Rates:
     """rows/s per stage and benchmark on one device, from a rates file (bench/full_grid.py)."""
 
@@ -169,6 +192,8 @@ class Rates:
     stages: dict[str, dict[str, float]]  # stage -> benchmark (or "all") -> rows/s
     fraction: float | None = None  # the share of the grid they were measured on (bench/full_grid.py --fraction)
     fractions: dict[str, float] = field(default_factory=dict)  # per benchmark, where runs were merged
+    track: dict[str, TrackCost] = field(default_factory=dict)  # benchmark -> track's cost drivers
+    track_source: str | None = None  # where track's were measured, when not with the rest
 
     def rate(self, stage: str, benchmark: str) -> float | None:
         return self.stages.get(stage, {}).get(benchmark)
@@ -176,6 +201,10 @@ class Rates:
     def hours(self, stage: str, benchmark: str, rows: int) -> float | None:
         rate = self.rate(stage, benchmark)
         return None if rate is None else rows / rate / 3600
+
+    def track_hours(self, benchmark: str, rows: int, traces: int, jobs: float) -> float | None:
+        cost = self.track.get(benchmark)
+        return None if cost is None else cost.seconds(rows, traces, jobs) / 3600
 
 
 def _rates_section(path: Path, body: object, key: str) -> Rates | None:
@@ -188,10 +217,16 @@ def _rates_section(path: Path, body: object, key: str) -> Rates | None:
             expected="an object with `stages` (bench/full_grid.py --write-rates writes it) or null",
         )
     stages: dict[str, dict[str, float]] = {}
+    track: dict[str, TrackCost] = {}
     for stage, per_benchmark in body["stages"].items():
         if not isinstance(per_benchmark, dict):
             raise DataError(path, f"`{key}.stages.{stage}` is not an object", expected="benchmark -> {rows_per_s}")
         for benchmark, figures in per_benchmark.items():
+            if stage == "track":  # its cost drivers, not rows/s (track's time is set by its traces)
+                cost = _track_cost(path, f"{key}.stages.track.{benchmark}", figures)
+                if cost is not None:
+                    track[benchmark] = cost
+                continue
             rate = figures.get("rows_per_s") if isinstance(figures, dict) else None
             if rate is None:
                 continue
@@ -213,12 +248,35 @@ def _rates_section(path: Path, body: object, key: str) -> Rates | None:
     fraction = body.get("fraction")
     found = body.get("fractions")
     fractions: Mapping[object, object] = found if isinstance(found, dict) else {}
+    measured = body.get("track_measured")
+    track_source = None
+    if isinstance(measured, dict):
+        where = measured.get("machine") or {}
+        track_source = (
+            f"{where.get('cpu')} ({where.get('cores')} cores, {where.get('isa')}), {measured.get('date', 'undated')}, "
+            f"{measured.get('what', 'bench/tracking.py')}, load average {_load(measured.get('load_average_start'))}"
+        )
     return Rates(
         source,
         stages,
         float(fraction) if isinstance(fraction, (int, float)) else None,
         {str(k): float(v) for k, v in fractions.items() if isinstance(v, (int, float)) and not isinstance(v, bool)},
+        track,
+        track_source,
     )
+
+
+def _track_cost(path: Path, where: str, figures: object) -> TrackCost | None:
+    """A benchmark's track costs (None: not measured; an old file's rows/s alone is not a cost model)."""
+    if not isinstance(figures, dict) or not all(k in figures for k in TRACK_COST_KEYS):
+        return None
+    values = []
+    for name in TRACK_COST_KEYS:
+        value = figures[name]
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not value >= 0 or math.isinf(value):
+            raise DataError(path, f"`{where}.{name}` is {value!r}", expected="seconds: a number >= 0")
+        values.append(float(value))
+    return TrackCost(*values)
 
 
 def _load(value: object) -> str:
@@ -284,12 +342,24 @@ def observed_lengths(
 # --------------------------------------------------------------------------- the plan
 
 
+def traced_rows(params: Params, count: SettingCount) -> int:
+    """The rows `track` makes traces of: every row, or those of the `tracking.traces.sample` items
+    the draw picks (track_traces: an item's rows are traced together), as a share of the rows."""
+    traces = params.tracking.traces
+    if not traces.enabled:
+        return 0
+    if traces.sample is None or traces.sample >= len(count.items):
+        return count.rows
+    return round(count.rows * traces.sample / len(count.items))
+
+
 @dataclass
 class PlanRow:
     model: str
     benchmark: str
     setting: str
     rows: int
+    traces: int  # rows track traces (tracking.traces)
     requests: int
     max_tokens: int
     expected_tokens: int | None  # from observed lengths; None: unmeasured (the bound is max_tokens)
@@ -309,15 +379,20 @@ class Plan:
     notes: list[str]
 
 
-PER_ROW_STAGES = ("score", "aggregate", "track")
+PER_ROW_STAGES = ("score", "aggregate")
 
 
-def cpu_hours(rates: Rates | None, benchmark: str, rows: int) -> float | None:
+def cpu_hours(rates: Rates | None, benchmark: str, rows: int, traces: int, jobs: float) -> float | None:
     """The stages' own time for these rows: generate (per row, the stand-in model's run), score,
-    aggregate, track; None when a stage has no measured rate."""
+    aggregate (per row), track (`jobs`: this setting's share of the model's track job of the
+    benchmark, its rows and traces); None when a stage has no measured rate."""
     if rates is None:
         return None
-    parts = [rates.hours("generate", "all", rows), *(rates.hours(stage, benchmark, rows) for stage in PER_ROW_STAGES)]
+    parts = [
+        rates.hours("generate", "all", rows),
+        *(rates.hours(stage, benchmark, rows) for stage in PER_ROW_STAGES),
+        rates.track_hours(benchmark, rows, traces, jobs),
+    ]
     measured = [part for part in parts if part is not None]
     return None if len(measured) < len(parts) else sum(measured)
 
@@ -361,7 +436,12 @@ def build_plan(
         tokens_per_s, speeds[name] = (
             (None, "a reference system: no model") if reference else model_tokens_per_s(name, results_root / "logs")
         )
-        for (benchmark, setting), count in sorted(counted[signatures[name]].settings.items()):
+        settings = counted[signatures[name]].settings
+        settings_of: dict[str, int] = defaultdict(int)
+        for benchmark, _ in settings:
+            settings_of[benchmark] += 1  # a track job per (model, benchmark): a share of it per setting
+        for (benchmark, setting), count in sorted(settings.items()):
+            traces = traced_rows(params, count)
             lengths = {} if reference else observed_lengths(name, benchmark, setting, results_root / "generations")
             expected = None
             if lengths and all(p in lengths for p in count.passes):
@@ -377,11 +457,12 @@ def build_plan(
                     benchmark=benchmark,
                     setting=setting,
                     rows=count.rows,
+                    traces=traces,
                     requests=count.requests,
                     max_tokens=0 if reference else count.max_tokens,
                     expected_tokens=None if reference else expected,
                     generate_hours=0.0 if reference else (tokens / tokens_per_s / 3600 if tokens_per_s else None),
-                    cpu_hours=cpu_hours(cpu, benchmark, count.rows),
+                    cpu_hours=cpu_hours(cpu, benchmark, count.rows, traces, 1 / settings_of[benchmark]),
                     gpu_score_hours=gpu.hours("score", benchmark, count.rows) if gpu is not None else None,
                 )
             )
@@ -398,6 +479,11 @@ def build_plan(
                 "cost (imports, reading the releases, loading models) weighs on few rows there, so these hours "
                 "are too high; measure at full size (bench/full_grid.py without --fraction)"
             )
+    if cpu is not None and not cpu.track:
+        notes.append(
+            "the CPU rates hold no track costs (a job's, per row, per trace): track unmeasured; measure them with "
+            "`python bench/tracking.py --project <a bench/full_grid.py folder> --write-rates FILE`"
+        )
     if rates_file is None:
         notes.append(
             f"no rates file ({DEFAULT_RATES} is missing): hours unmeasured; measure them with "
@@ -423,16 +509,17 @@ def _sum(values: Iterable[float | None]) -> float | None:
 
 def plan_lines(plan: Plan) -> list[str]:
     header = (
-        f"{'model':<20} {'benchmark':<14} {'setting':<16} {'rows':>10} {'requests':>10} {'max tokens':>13} "
-        f"{'exp. tokens':>13} {'gen h':>10} {'CPU h':>10} {'GPU score h':>11}"
+        f"{'model':<20} {'benchmark':<14} {'setting':<16} {'rows':>10} {'traces':>8} {'requests':>10} "
+        f"{'max tokens':>13} {'exp. tokens':>13} {'gen h':>10} {'CPU h':>10} {'GPU score h':>11}"
     )
     lines = [
         f"plan: {plan.params_file}: {len({r.model for r in plan.rows})} model(s), "
         f"{len({r.benchmark for r in plan.rows})} benchmark(s)",
         f"CPU rates: {plan.cpu.source if plan.cpu else UNMEASURED}",
+        *([f"track's costs: {plan.cpu.track_source}"] if plan.cpu and plan.cpu.track_source else []),
         f"GPU rates: {plan.gpu.source if plan.gpu else UNMEASURED}",
         "gen h: the model's generated tokens / its tokens/s (exp. tokens where measured, else max tokens); "
-        "CPU h: generate stage + score + aggregate + track at the measured CPU rates",
+        "CPU h: generate stage + score + aggregate + track at the measured CPU rates (track: per job, row and trace)",
         header,
     ]
     by_model: dict[str, list[PlanRow]] = defaultdict(list)
@@ -442,22 +529,24 @@ def plan_lines(plan: Plan) -> list[str]:
         for r in rows:
             expected = "-" if r.expected_tokens is None else f"{r.expected_tokens:,}"
             lines.append(
-                f"{r.model:<20} {r.benchmark:<14} {r.setting:<16} {r.rows:>10,} {r.requests:>10,} "
+                f"{r.model:<20} {r.benchmark:<14} {r.setting:<16} {r.rows:>10,} {r.traces:>8,} {r.requests:>10,} "
                 f"{r.max_tokens:>13,} {expected:>13} {_hours(r.generate_hours):>10} "
                 f"{_hours(r.cpu_hours):>10} {_hours(r.gpu_score_hours):>11}"
             )
         lines.append(
-            f"{model + ' total':<52} {sum(r.rows for r in rows):>10,} {sum(r.requests for r in rows):>10,} "
+            f"{model + ' total':<52} {sum(r.rows for r in rows):>10,} {sum(r.traces for r in rows):>8,} "
+            f"{sum(r.requests for r in rows):>10,} "
             f"{sum(r.max_tokens for r in rows):>13,} {'':>13} {_hours(_sum(r.generate_hours for r in rows)):>10} "
             f"{_hours(_sum(r.cpu_hours for r in rows)):>10} "
             f"{_hours(_sum(r.gpu_score_hours for r in rows)):>11}"
         )
     for name, hours in plan.once.items():
-        lines.append(f"{name + ' (once)':<52} {'':>10} {'':>10} {'':>13} {'':>13} {'':>10} {_hours(hours):>10}")
+        lines.append(f"{name + ' (once)':<52} {'':>10} {'':>8} {'':>10} {'':>13} {'':>13} {'':>10} {_hours(hours):>10}")
     generate = _sum(r.generate_hours for r in plan.rows)
     cpu = _sum([*(r.cpu_hours for r in plan.rows), *plan.once.values()])
     lines.append(
-        f"total: {sum(r.rows for r in plan.rows):,} rows, {sum(r.requests for r in plan.rows):,} requests, "
+        f"total: {sum(r.rows for r in plan.rows):,} rows ({sum(r.traces for r in plan.rows):,} traced), "
+        f"{sum(r.requests for r in plan.rows):,} requests, "
         f"at most {sum(r.max_tokens for r in plan.rows):,} generated tokens; generation "
         f"{_hours(generate)} h, pipeline stages on the CPU {_hours(cpu)} h"
     )

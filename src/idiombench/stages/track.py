@@ -51,7 +51,7 @@ from ..core.errors import IdiombenchError
 from ..core.io import parquet_rows, read_json_object, read_parquet, sha256_file, write_json, write_parquet
 from ..core.ownership import earlier_json_file, stamp, stamped_by
 from ..core.progress import Progress
-from ..core.redact import scrub
+from ..core.redact import scrub, scrub_message
 from ..metrics import evaluate
 from ..metrics.body import plain
 from ..params.schema import Params
@@ -484,6 +484,10 @@ def local_store(uri: str) -> Path | None:
     return None
 
 
+class TrackingStoreError(IdiombenchError):
+    """The tracking store could not be reached, refused a request or failed during the run."""
+
+
 @contextlib.contextmanager
 def store_lock(uri: str) -> Iterator[None]:
     """One `track` at a time on a local store: Snakemake runs track jobs side by side, and two
@@ -494,13 +498,51 @@ def store_lock(uri: str) -> Iterator[None]:
         yield
         return
     lock_path = store.parent / f".{store.name}.lock" if store.name else store / ".lock"
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_path, "a", encoding="utf-8") as handle:
+    try:
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(lock_path, "a", encoding="utf-8")  # noqa: SIM115 - closed below
+    except OSError as exc:  # the store's folder cannot be made or written: nothing was touched
+        raise TrackingStoreError(
+            f"tracking store {uri} cannot be opened: {exc.filename}: {exc.strerror or exc}"
+        ) from None
+    with handle:
         fcntl.flock(handle, fcntl.LOCK_EX)  # waits for the other track job (seconds)
         try:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def is_store_failure(exc: BaseException) -> bool:
+    """An error of the store or of the way to it (MLflow's client, HTTP, the database), as opposed
+    to one of idiombench's own."""
+    import requests
+    import sqlalchemy.exc
+    from mlflow.exceptions import MlflowException
+
+    return isinstance(
+        exc,
+        (MlflowException, requests.RequestException, sqlalchemy.exc.SQLAlchemyError, ConnectionError, TimeoutError),
+    )
+
+
+@contextlib.contextmanager
+def store_errors(uri: str, benchmark: str, model: str) -> Iterator[None]:
+    """A store that cannot be reached, refuses a request or fails mid-run is the user's
+    environment: one error naming it (credentials scrubbed when the error is made). What was
+    written stays (whole batches of traces: track_store.py) and a rerun completes it."""
+    try:
+        yield
+    except Exception as exc:
+        if not is_store_failure(exc):
+            raise
+        origin = "MLFLOW_TRACKING_URI" if os.environ.get("MLFLOW_TRACKING_URI") else "the default store"
+        # scrubbed before it is cut: a URL cut short could keep a credential the scrub would not see
+        problem = scrub_message(" ".join(str(getattr(exc, "message", None) or exc).split()))[:400] or type(exc).__name__
+        raise TrackingStoreError(
+            f"tracking store {uri} ({origin}) failed: {problem}; nothing but the store was changed, "
+            f"and a rerun of `idiombench track {benchmark} --model {model}` completes what is missing"
+        ) from None
 
 
 def ensure_experiment(client: Any, benchmark: str) -> str:
@@ -590,7 +632,7 @@ def track(params: Params, *, benchmark: str, model: str, out: Path | None = None
         write_json(out, stamp(record, paths.TRACK_OUTPUT))
         return record
     uri = tracking_uri()
-    with store_lock(uri):
+    with store_lock(uri), store_errors(uri, benchmark, model):
         mlflow.set_tracking_uri(uri)
         client = MlflowClient(tracking_uri=uri)
         experiment_id = ensure_experiment(client, benchmark)

@@ -16,16 +16,18 @@ Idempotent and bounded:
   (MLflow's store merges a trace written again: the assessment with the same id is replaced,
   human feedback on it is kept); a row whose output changed gets a new trace and the old one
   is deleted (its human feedback went to an output that is no longer there: the record counts
-  it).
-- Writes are batched: the trace infos (tags, metadata, previews, assessments: one
-  transaction each) and then one `log_spans` call per batch of traces.
+  it). A trace is unchanged only when its spans are in the store too (a run cut short
+  between a trace's info and its spans left it incomplete: it is written again).
+- Writes are batched (stages/track_store.py): into an SQLite store one transaction per batch of
+  traces; into a server `start_trace` per trace and one `log_spans` per batch. A killed run
+  leaves what it wrote; the next run writes the rest.
 - `tracking.traces.sample` caps the traces per run at a seeded draw stratified by the view's
   strata (the same items for every model, so two runs compare item by item); every row is
   still in the run's item table artifact.
 
-The traces are written through MLflow's tracing client (`mlflow.tracing.client.TracingClient`:
-`start_trace`, `log_spans`, `search_traces`, `delete_traces`) with MLflow's own entities
-(`TraceInfo`, `Span`, `Feedback`, `Expectation`), so `mlflow ui` shows them without custom code:
+The traces are MLflow's own (`TraceInfo`, `Span`, `Feedback`, `Expectation`: what MLflow's
+tracing client writes, `start_trace` and `log_spans`; found with `search_traces`, removed with
+`delete_traces`), so `mlflow ui` shows them without custom code:
 the experiment's Traces view (filter by tag or assessment), each run's Evaluations view, and
 its "compare to run" (two models' traces side by side, matched by their request preview, which
 is the same for the same item).
@@ -39,7 +41,6 @@ import json
 import math
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,12 +53,12 @@ from ..core.io import read_parquet
 from ..core.items import Item
 from ..core.progress import Progress
 from ..core.sampling import stratified_subset
+from .track_store import AssessmentRecord, TraceRecord, is_complete, trace_writer, write_batches
 
 SCOPE_TAG = "idiombench.scope"  # "<benchmark>/<model>/<setting>": the traces of one run
 DIGEST_TAG = "idiombench.digest"
 ROW_KEYS = SCORE_KEYS[:3]  # (prompt_id, pass, sample_index): the generation row a score row is of
-BATCH = 200  # traces per log_spans call
-SERVER_REQUESTS = 4  # trace infos sent to a tracking server at once
+BATCH = 500  # traces per write: one transaction into an SQLite store, a log_spans call into a server
 PREVIEW_CHARS = 1000
 SEARCH_PAGE = 500  # the most an mlflow server returns per page
 RECORDS_AT_ONCE = 20_000  # score rows turned into Python records at a time
@@ -238,38 +239,131 @@ def setting_rows(
     joined = joined.drop(columns="_merge").merge(prompts, on="prompt_id", how="left", suffixes=("", "_prompt"))
     metrics = view_metrics(view, list(scores.columns), scores.dtypes.to_dict())
     answer_column = next((c for c in view.answer if c in scores.columns), None)
+    item_of = _row_items(joined, items, scores_path)
     units = _sampled_units(joined, items, view, sample, benchmark, setting, seed)
-    rows, table_rows = [], []
-    for start in range(0, len(joined), RECORDS_AT_ONCE):  # a slice at a time: a setting can have 500,000 rows
-        for record in joined.iloc[start : start + RECORDS_AT_ONCE].to_dict("records"):
-            item = items.get(record["task"], {}).get(record["item_id"])
-            if item is None:
-                raise DataError(
-                    scores_path,
-                    f"item {record['task']}/{record['item_id']} is not among the built items",
-                    expected="scores of the current build (rerun render, generate and score)",
-                )
-            traced = units is None or record["item_id"] in units
-            row = _item_row(
-                benchmark,
-                model,
-                setting,
-                record,
-                item,
-                view,
-                metrics,
-                answer_column,
-                roles,
-                prompts_path if traced else None,
+    traced = joined if units is None else joined[joined["item_id"].isin(units)]
+    rows = []
+    for start in range(0, len(traced), RECORDS_AT_ONCE):  # a slice at a time: a setting can have 500,000 rows
+        for record in traced.iloc[start : start + RECORDS_AT_ONCE].to_dict("records"):
+            item = item_of[(record["task"], record["item_id"])]
+            rows.append(
+                _item_row(benchmark, model, setting, record, item, view, metrics, answer_column, roles, prompts_path)
             )
-            table_rows.append(_table_row(row))
-            if traced:
-                rows.append(row)
-    table = pd.DataFrame(table_rows)
+    table = item_table(joined, item_of, view, metrics, answer_column, f"{benchmark}/{model}/{setting}")
     strata: dict[str, int] = defaultdict(int)
     for row in rows:
         strata["/".join(row.tags.get(t, "-") for t in view.strata)] += 1
     return SettingRows(rows, table, sampled=units is not None, strata=dict(sorted(strata.items())))
+
+
+def _row_items(
+    joined: pd.DataFrame, items: Mapping[str, Mapping[str, Item]], scores_path: Any
+) -> dict[tuple[str, str], Item]:
+    """(task, item id) -> the built item of every row; a row whose item is not built is an error."""
+    found: dict[tuple[str, str], Item] = {}
+    for task, item_id in joined[["task", "item_id"]].drop_duplicates().itertuples(index=False):
+        item = items.get(task, {}).get(item_id)
+        if item is None:
+            raise DataError(
+                scores_path,
+                f"item {task}/{item_id} is not among the built items",
+                expected="scores of the current build (rerun render, generate and score)",
+            )
+        found[(task, item_id)] = item
+    return found
+
+
+def item_table(
+    joined: pd.DataFrame,
+    item_of: Mapping[tuple[str, str], Item],
+    view: ItemView,
+    metrics: list[ItemMetric],
+    answer_column: str | None,
+    scope: str,
+) -> pd.DataFrame:
+    """The run's item table (every row, traced or not), column by column: what each row's trace
+    shows of it (a traced row's table row equals its ItemRow's: tests/unit/stages/test_traces.py).
+    A setting can have 500,000 rows: per-row Python here was most of track's time."""
+    n = len(joined)
+    item_keys = list(zip(joined["task"].tolist(), joined["item_id"].tolist(), strict=True))
+
+    def per_item(value: Any) -> pd.Series:
+        of_item = {key: value(item) for key, item in item_of.items()}
+        return pd.Series([of_item[key] for key in item_keys], index=joined.index, dtype=object)
+
+    def cached(values: pd.Series, convert: Any) -> list[Any]:
+        """convert(value) of each cell, once per distinct value (by type too: 1 is not True)."""
+        seen: dict[Any, Any] = {}
+        out = []
+        for value in values.tolist():
+            try:
+                key = (type(value), value)
+                out.append(seen[key] if key in seen else seen.setdefault(key, convert(value)))
+            except TypeError:  # unhashable (a list): converted each time
+                out.append(convert(value))
+        return out
+
+    text = joined["text"].astype(object).where(joined["text"].map(lambda v: isinstance(v, str)), "")
+    error = joined["error"].map(_text) if "error" in joined.columns else pd.Series([None] * n, index=joined.index)
+    failed = error.map(bool)
+    parse_ok = (
+        pd.Series(cached(joined[view.parse_ok], _plain), index=joined.index, dtype=object)
+        if view.parse_ok and view.parse_ok in joined.columns
+        else pd.Series([None] * n, index=joined.index, dtype=object)
+    )
+    status = pd.Series(
+        [_status(bad, ok) for bad, ok in zip(failed.tolist(), parse_ok.tolist(), strict=True)], index=joined.index
+    )
+    passes = joined["pass"].astype(str)
+    samples = joined["sample_index"].astype("int64").astype(str)
+    prompt_ids = joined["prompt_id"].astype(str)
+    columns: dict[str, Any] = {
+        "key": scope + "/" + prompt_ids + "/" + passes + "/" + samples,
+        "tag.benchmark": scope.split("/")[0],
+        "tag.model": scope.split("/")[1],
+        "tag.setting": scope.split("/", 2)[2],
+        "tag.task": per_item(lambda item: item.task),
+        "tag.language": per_item(lambda item: item.language),
+        "tag.pass": passes,
+        "tag.sample": samples,
+        "tag.status": status,
+        "tag.item_id": per_item(lambda item: item.item_id),
+        "tag.prompt_id": prompt_ids,
+    }
+    for name in view.tags:
+        tagged = (
+            pd.Series(cached(joined[name], _tag_value), index=joined.index, dtype=object)
+            if name in joined.columns
+            else per_item(lambda item, name=name: _tag_value(item.meta.get(name)))
+        )
+        if tagged.notna().any():  # a tag no row has is no column (as no trace has it)
+            columns[f"tag.{name}"] = tagged
+    columns["input"] = per_item(lambda item: item.input)
+    columns["output"] = text
+    answers = joined[answer_column] if answer_column else pd.Series([None] * n, index=joined.index, dtype=object)
+    columns["answer"] = cached(answers, lambda value: json.dumps(_plain(value), ensure_ascii=False))
+    columns["parse_ok"] = parse_ok
+    columns["expected"] = per_item(lambda item: json.dumps(_expectations(item), ensure_ascii=False, sort_keys=True))
+    for metric in metrics:
+        values = pd.Series(cached(joined[metric.column], _metric_value), index=joined.index, dtype="float64")
+        if values.notna().any():
+            columns[f"metric.{metric.column}"] = values
+    return pd.DataFrame(columns, index=joined.index).reset_index(drop=True)
+
+
+def _metric_value(value: Any) -> float | None:
+    """A metric cell as the trace holds it (a number, a boolean as 0/1), else None (not computed)."""
+    value = _plain(value)
+    return float(value) if isinstance(value, (bool, int, float)) else None
+
+
+def _expectations(item: Item) -> dict[str, Any]:
+    expectations: dict[str, Any] = {}
+    if item.answer is not None:
+        expectations["expected_answer"] = item.answer
+    if item.references:
+        expectations["references"] = list(item.references)
+    return expectations
 
 
 def _sampled_units(
@@ -285,7 +379,7 @@ def _sampled_units(
     strata; an item's rows (its consistency samples) are traced together."""
     if sample is None or sample >= joined["item_id"].nunique():
         return None
-    columns = ["task", "item_id", *[t for t in view.strata if t in joined.columns]]
+    columns = list(dict.fromkeys(["task", "item_id", *[t for t in view.strata if t in joined.columns]]))
     units: dict[str, tuple[str, ...]] = {}
     for record in joined[columns].drop_duplicates("item_id").to_dict("records"):
         item = items.get(record["task"], {}).get(record["item_id"])
@@ -323,7 +417,7 @@ def _item_row(
     parse_ok = _plain(record.get(view.parse_ok)) if view.parse_ok and view.parse_ok in record else None
     sample_index = int(record["sample_index"])
     key = f"{benchmark}/{model}/{setting}/{record['prompt_id']}/{record['pass']}/{sample_index}"
-    # the prompt of a traced row (prompts_path None: a row only in the item table)
+    # the prompt of the row (prompts_path None: no prompts table)
     messages = (
         _messages(prompts_path, record["messages"])
         if prompts_path is not None and isinstance(record.get("messages"), str)
@@ -352,11 +446,7 @@ def _item_row(
     outputs["finish_reason"] = _text(record.get("finish_reason"))
     if error:
         outputs["error"] = error
-    expectations: dict[str, Any] = {}
-    if item.answer is not None:
-        expectations["expected_answer"] = item.answer
-    if item.references:
-        expectations["references"] = list(item.references)
+    expectations = _expectations(item)
     values, not_computed = [], []
     for metric in metrics:
         value = _plain(record.get(metric.column))
@@ -401,22 +491,6 @@ def _item_row(
     )
 
 
-def _table_row(row: ItemRow) -> dict[str, Any]:
-    """A row of the item table artifact (every row, traced or not)."""
-    out: dict[str, Any] = {
-        "key": row.key,
-        **{f"tag.{k}": v for k, v in row.tags.items()},
-        "input": row.inputs.get("input"),
-        "output": row.outputs["text"],
-        "answer": json.dumps(row.outputs["answer"], ensure_ascii=False),
-        "parse_ok": row.outputs["parse_ok"],
-        "expected": json.dumps(row.expectations, ensure_ascii=False, sort_keys=True),
-    }
-    for name, value, _ in row.metrics:
-        out[f"metric.{name}"] = float(value) if isinstance(value, (bool, int, float)) else None
-    return out
-
-
 def trace_id(row: ItemRow) -> str:
     return "tr-" + hashlib.sha256(f"{row.key}\x1f{row.output_sha}".encode()).hexdigest()[:32]
 
@@ -445,9 +519,8 @@ def own_assessment_ids(row: ItemRow) -> set[str]:
     }
 
 
-def _entities(row: ItemRow, experiment_id: str, run_id: str, scope: str, now_ms: int) -> tuple[Any, Any]:
-    """(TraceInfo, root Span) of one row, in MLflow's entities."""
-    from mlflow.entities import AssessmentSource, Expectation, Feedback, Span, TraceInfo, TraceLocation, TraceState
+def trace_record(row: ItemRow, experiment_id: str, run_id: str, scope: str, now_ms: int) -> TraceRecord:
+    """The trace of one row: MLflow's trace info, assessments and root span, as plain values."""
     from mlflow.tracing.constant import TRACE_SCHEMA_VERSION, TRACE_SCHEMA_VERSION_KEY, TraceMetadataKey
 
     tid = trace_id(row)
@@ -461,65 +534,62 @@ def _entities(row: ItemRow, experiment_id: str, run_id: str, scope: str, now_ms:
         if prompt_tokens is not None or completion_tokens is not None
         else None
     )
-    gold = AssessmentSource(source_type="HUMAN", source_id=f"{row.tags['benchmark']} release")
-    assessments: list[Any] = []
-    for name, value in sorted(row.expectations.items()):
-        expectation = Expectation(name=name, value=value, source=gold)
-        expectation.assessment_id = assessment_id(tid, "expectation", name)
-        assessments.append(expectation)
-    for name, value, source in row.metrics:
-        metadata = {k: v for k, v in source.items() if k != "id"}
-        feedback = Feedback(
-            name=name,
-            value=value,
-            metadata=metadata or None,
-            source=AssessmentSource(source_type="CODE", source_id=source["id"]),
+    source = f"{row.tags['benchmark']} release"
+    assessments = [
+        AssessmentRecord(assessment_id(tid, "expectation", name), name, "expectation", value, "HUMAN", source)
+        for name, value in sorted(row.expectations.items())
+    ]
+    for name, value, metric_source in row.metrics:
+        metadata = {k: v for k, v in metric_source.items() if k != "id"}
+        assessments.append(
+            AssessmentRecord(
+                assessment_id(tid, "feedback", name),
+                name,
+                "feedback",
+                value,
+                "CODE",
+                metric_source["id"],
+                metadata or None,
+            )
         )
-        feedback.assessment_id = assessment_id(tid, "feedback", name)
-        assessments.append(feedback)
-    for assessment in assessments:
-        assessment.trace_id = tid
-        assessment.create_time_ms = assessment.last_update_time_ms = now_ms
     tags = {**row.tags, SCOPE_TAG: scope, DIGEST_TAG: row_digest(row, run_id), "mlflow.traceName": scope}
-    info = TraceInfo(
+    otel_id = bytes.fromhex(tid.removeprefix("tr-"))  # the OTel trace id; the root span's id: its first 8 bytes
+    # the root span's dict form as MLflow exports it (Span.to_dict: ids base64-encoded, keys in its order)
+    span: dict[str, Any] = {
+        "trace_id": base64.b64encode(otel_id).decode(),
+        "span_id": base64.b64encode(otel_id[:8]).decode(),
+        "parent_span_id": None,
+        "name": scope,
+        "start_time_unix_nano": now_ms * 1_000_000,
+        "end_time_unix_nano": now_ms * 1_000_000,
+        "events": [],
+        "status": {"code": "STATUS_CODE_ERROR" if row.failed else "STATUS_CODE_OK", "message": ""},
+        "attributes": {
+            "mlflow.traceRequestId": json.dumps(tid),
+            "mlflow.spanType": json.dumps("LLM"),
+            "mlflow.spanInputs": json.dumps(row.inputs, ensure_ascii=False, default=str),
+            "mlflow.spanOutputs": json.dumps(row.outputs, ensure_ascii=False, default=str),
+            **({"mlflow.chat.tokenUsage": json.dumps(usage)} if usage else {}),
+        },
+        "links": [],
+    }
+    return TraceRecord(
         trace_id=tid,
-        trace_location=TraceLocation.from_experiment_id(experiment_id),
+        experiment_id=experiment_id,
         request_time=now_ms,
-        execution_duration=0,
-        state=TraceState.ERROR if row.failed else TraceState.OK,
+        failed=row.failed,
         request_preview=row.request_preview,
         response_preview=row.response_preview,
         client_request_id=row.key,
-        trace_metadata={
+        metadata={
             TraceMetadataKey.SOURCE_RUN: run_id,
             TRACE_SCHEMA_VERSION_KEY: str(TRACE_SCHEMA_VERSION),
             **({TraceMetadataKey.TOKEN_USAGE: json.dumps(usage)} if usage else {}),
         },
         tags=tags,
-        assessments=assessments,
+        assessments=tuple(assessments),
+        span=span,
     )
-    otel_id = bytes.fromhex(tid.removeprefix("tr-"))  # the OTel trace id; the root span's id: its first 8 bytes
-    span = Span.from_dict(
-        {  # the span's dict form as MLflow exports it (ids base64-encoded)
-            "trace_id": base64.b64encode(otel_id).decode(),
-            "span_id": base64.b64encode(otel_id[:8]).decode(),
-            "parent_span_id": None,
-            "name": scope,
-            "start_time_unix_nano": now_ms * 1_000_000,
-            "end_time_unix_nano": now_ms * 1_000_000,
-            "events": [],
-            "links": [],
-            "status": {"code": "STATUS_CODE_ERROR" if row.failed else "STATUS_CODE_OK", "message": ""},
-            "attributes": {
-                "mlflow.traceRequestId": json.dumps(tid),
-                "mlflow.spanType": json.dumps("LLM"),
-                "mlflow.spanInputs": json.dumps(row.inputs, ensure_ascii=False, default=str),
-                "mlflow.spanOutputs": json.dumps(row.outputs, ensure_ascii=False, default=str),
-                **({"mlflow.chat.tokenUsage": json.dumps(usage)} if usage else {}),
-            },
-        }
-    )
-    return info, span
 
 
 def existing_traces(client: Any, experiment_id: str, scope: str) -> dict[str, Any]:
@@ -549,19 +619,18 @@ def _batches(values: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
 def sync_traces(
     client: Any, experiment_id: str, run_id: str, scope: str, rows: Sequence[ItemRow], progress: Progress
 ) -> SyncCounts:
-    """Make the scope's traces exactly `rows`: write the new and changed ones, delete the rest."""
+    """Make the scope's traces exactly `rows`: write the new, changed and incomplete ones, delete the rest."""
     import time
 
     from mlflow.tracing.client import TracingClient
 
-    tracing = TracingClient(client.tracking_uri)
     counts = SyncCounts()
     existing = existing_traces(client, experiment_id, scope)
     wanted = {trace_id(row): row for row in rows}
     todo = []
     for tid, row in wanted.items():
         info = existing.get(tid)
-        if info is not None and info.tags.get(DIGEST_TAG) == row_digest(row, run_id):
+        if info is not None and info.tags.get(DIGEST_TAG) == row_digest(row, run_id) and is_complete(info):
             counts.unchanged += 1
             progress.update(1)
             continue
@@ -569,22 +638,21 @@ def sync_traces(
             ours = own_assessment_ids(row)
             for assessment in info.assessments:
                 if _is_ours(assessment, tid) and assessment.assessment_id not in ours:
-                    tracing.delete_assessment(tid, assessment.assessment_id)
+                    TracingClient(client.tracking_uri).delete_assessment(tid, assessment.assessment_id)
                     counts.assessments_removed += 1
         todo.append(row)
     now_ms = int(time.time() * 1000)
     order = {trace_id(row): position for position, row in enumerate(rows)}
-    # A tracking server takes several requests at once (its workers, the database's own locking);
-    # a local SQLite file is written by one connection at a time.
-    remote = str(client.tracking_uri).startswith(("http://", "https://"))
-    with ThreadPoolExecutor(max_workers=SERVER_REQUESTS if remote else 1) as pool:
-        for batch in _batches(todo, BATCH):  # the UI lists newest first: a row's time keeps the table's order
-            entities = [_entities(row, experiment_id, run_id, scope, now_ms - order[trace_id(row)]) for row in batch]
-            # infos first: a trace that log_spans created would make start_trace take its slower merge path
-            list(pool.map(tracing.start_trace, [info for info, _ in entities]))
-            tracing.log_spans(experiment_id, [span for _, span in entities])
-            counts.written += len(batch)
-            progress.update(len(batch))
+
+    def written(n: int) -> None:
+        counts.written += n
+        progress.update(n)
+
+    batches = (  # the UI lists newest first: a row's time keeps the table's order
+        [trace_record(row, experiment_id, run_id, scope, now_ms - order[trace_id(row)]) for row in batch]
+        for batch in _batches(todo, BATCH)
+    )
+    write_batches(trace_writer(client.tracking_uri, experiment_id), batches, existing, written)
     stale = sorted(set(existing) - set(wanted))
     counts.deleted_with_human_feedback = sum(
         any(a.source.source_type == "HUMAN" and a.feedback is not None for a in existing[tid].assessments)

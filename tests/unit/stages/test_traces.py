@@ -169,3 +169,50 @@ def test_a_sample_traces_the_same_items_for_every_model(
     table_path = client.download_artifacts(run.info.run_id, "items/zero_shot.parquet", str(tmp_path))
     table = pd.read_parquet(table_path)
     assert len(table) == 18 and {"output", "metric.s_acc", "tag.language", "expected"} <= set(table.columns)
+
+
+def reference_table_row(row) -> dict:
+    """What the item table says of a row: what its trace shows (key, tags, input, output, parsed
+    answer, parse status, expectations, metrics as numbers)."""
+    import json
+
+    out = {
+        "key": row.key,
+        **{f"tag.{k}": v for k, v in row.tags.items()},
+        "input": row.inputs.get("input"),
+        "output": row.outputs["text"],
+        "answer": json.dumps(row.outputs["answer"], ensure_ascii=False),
+        "parse_ok": row.outputs["parse_ok"],
+        "expected": json.dumps(row.expectations, ensure_ascii=False, sort_keys=True),
+    }
+    for name, value, _ in row.metrics:
+        out[f"metric.{name}"] = float(value)
+    return out
+
+
+@pytest.mark.parametrize(("benchmark", "setting"), [("orderprobe", "zero_shot"), ("g-idiomalign", "with_gloss")])
+def test_the_item_table_says_what_the_traces_show(project: Path, benchmark: str, setting: str) -> None:
+    """The item table is built column by column (a setting can have 500,000 rows); each traced
+    row's table row is what its trace holds, and no column is there that no row has."""
+    import json
+    import math
+
+    from idiombench.benchmarks.registry import get_benchmark
+    from idiombench.stages.inputs import load_items
+    from idiombench.stages.track_traces import setting_rows
+
+    roles = json.loads((project / f"results/scores/echo/{benchmark}/scoring_meta.json").read_text())["roles"]
+    found = setting_rows(
+        benchmark=benchmark,
+        model="echo",
+        setting=setting,
+        view=get_benchmark(benchmark).item_view,
+        items=load_items(benchmark),
+        roles=roles,
+    )
+    assert len(found.rows) == len(found.table) > 0
+    table = found.table.to_dict("records")
+    for row, cells in zip(found.rows, table, strict=True):
+        present = {k: v for k, v in cells.items() if not (v is None or isinstance(v, float) and math.isnan(v))}
+        assert present == reference_table_row(row)
+    assert set(found.table.columns) == set().union(*(reference_table_row(row) for row in found.rows))
