@@ -60,9 +60,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..core.errors import ConfigError
+from ..core.yamlfile import TOOL_FILE, YamlError, load_yaml_file
 from ..params.overlay import read_yaml_mapping
 
 # The params entry written for a DVC-changed stage: no rule's params serialize to it, so
@@ -161,12 +160,26 @@ def run_dvc(root: Path, args: list[str]) -> subprocess.CompletedProcess[str]:
 # ---------------------------------------------------------------------------- stages
 
 
+def _read_lock(lock: Path) -> dict[str, Any]:
+    """dvc.lock's mapping, read within the limits of a file the tools write (core/yamlfile.py);
+    one it refuses is a RuntimeError (the Snakefile then plans from Snakemake's own records)."""
+    try:
+        body = load_yaml_file(lock, TOOL_FILE, expected="dvc.lock")
+    except YamlError as exc:
+        raise RuntimeError(str(exc)) from None
+    if body is None:
+        return {}
+    if not isinstance(body, dict):
+        raise RuntimeError(f"{lock}: expected a mapping at the top level (dvc.lock schema 2.0)")
+    return body
+
+
 def locked_stage_outs(root: Path) -> dict[str, list[str]]:
     """Stage name -> output paths, as recorded in dvc.lock (empty without a lock)."""
     lock = root / "dvc.lock"
     if not lock.is_file():
         return {}
-    body = yaml.safe_load(lock.read_text(encoding="utf-8")) or {}
+    body = _read_lock(lock)
     stages = body.get("stages")
     if not isinstance(stages, dict):
         raise ValueError(f"{lock}: expected a mapping under 'stages:' (dvc.lock schema 2.0)")
@@ -178,7 +191,7 @@ def locked_stage_deps(root: Path) -> dict[str, list[str]]:
     lock = root / "dvc.lock"
     if not lock.is_file():
         return {}
-    stages = (yaml.safe_load(lock.read_text(encoding="utf-8")) or {}).get("stages") or {}
+    stages = _read_lock(lock).get("stages") or {}
     return {name: [str(dep["path"]) for dep in stage.get("deps", [])] for name, stage in stages.items()}
 
 
