@@ -19,7 +19,7 @@ rule code:
         "results/code/{benchmark}/data.json",
         "results/code/{benchmark}/package.json",
     wildcard_constraints:
-        benchmark="|".join(BUILTIN_NAMES),
+        benchmark="|".join(map(re.escape, BUILTIN_NAMES)),
     shell:
         "{CLI} code-record {wildcards.benchmark:q} --params params.yaml"
 
@@ -30,7 +30,7 @@ rule plugin:
         "results/code/{benchmark}/package.json",
         "results/params/{benchmark}.json",
     wildcard_constraints:
-        benchmark="|".join(PLUGIN_NAMES) or "(?!)",
+        benchmark="|".join(map(re.escape, PLUGIN_NAMES)) or "(?!)",
     shell:
         "{CLI} code-record {wildcards.benchmark:q} --params params.yaml"
 

@@ -206,6 +206,18 @@ class Package:
             return found
         return None
 
+    def _dotted_imports(self, source: Source, name: str) -> list[str]:
+        """The package's modules an `import a.b.c` binding `name` (as `a`) loads below the top:
+        `a.b.c.f` reaches them through `name`, which the walk sees only as `a.b`."""
+        out = []
+        for node in source.tree.body:
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname is None and alias.name.split(".")[0] == name:
+                        parts = alias.name.split(".")
+                        out += [".".join(parts[:n]) for n in range(2, len(parts) + 1)]
+        return [module for module in out if module in self.sources and module != self.module]
+
     def _star_imports(self, source: Source) -> list[str]:
         out = []
         for node in source.tree.body:
@@ -261,6 +273,8 @@ class Package:
         if definition is not None:
             self.keep_definition(module, definition)
             return
+        for dotted in self._dotted_imports(source, name):
+            self.keep_whole(dotted)
         imported = self._imported(source, name)
         if imported is None:
             return  # a builtin, a module-level value (kept with the module) or outside the package
@@ -268,6 +282,8 @@ class Package:
         if taken is None:  # a module of the package
             if attribute is None:
                 self.keep_whole(target)
+            elif f"{target}.{attribute}" in self.sources:  # `package.submodule.name`: that module, whole
+                self.keep_whole(f"{target}.{attribute}")
             else:
                 self.keep_name(target, attribute)
         else:

@@ -169,3 +169,14 @@ def test_the_built_in_benchmarks_data_records_leave_out_their_scoring_code() -> 
         files = {unit.split(":")[0] for unit in units}
         assert {"__init__.py", "build.py", "render.py", "config.py"} <= files, (name, files)
         assert not files & {"score.py", "aggregate.py", "report.py", "uncertainty.py", "view.py"}, (name, files)
+
+
+def test_a_submodule_reached_through_its_package_counts_whole(package: Path) -> None:
+    (package / "text").mkdir()
+    (package / "text" / "__init__.py").write_text("", encoding="utf-8")
+    (package / "text" / "clean.py").write_text("def clean(line):\n    return line.strip()\n", encoding="utf-8")
+    edit(package / "build_helpers.py", "def items(raw_dir):", "import fixturebench.text.clean\n\n\ndef items(raw_dir):")
+    edit(package / "build_helpers.py", "return [line", "return [fixturebench.text.clean.clean(line)")
+    data, _ = digests()
+    edit(package / "text" / "clean.py", "line.strip()", "line.strip(' ')")
+    assert digests()[0] != data
