@@ -1,7 +1,8 @@
 """A fifth benchmark added through the registry alone (issue 14): a package outside the
-project (tests/fixtures/toy_benchmark/toybench) registers itself under the entry-point
-group `idiombench.benchmarks` and runs acquire -> build -> render -> generate -> score ->
-aggregate -> report with the CLI, no file of idiombench touched."""
+project (tests/fixtures/toy_benchmark, installed with pip into a folder of its own) registers
+itself under the entry-point group `idiombench.benchmarks` and runs acquire -> build -> render
+-> generate -> score -> aggregate -> report with the CLI, no file of idiombench touched.
+tests/integration/test_plugin_workflow.py runs it under Snakemake and DVC."""
 
 from __future__ import annotations
 
@@ -15,20 +16,10 @@ import pytest
 import yaml
 
 from helpers import run, tool_env
+from plugin import FIXTURE, install_plugin
 
 ROOT = Path(__file__).resolve().parents[2]
-FIXTURE = ROOT / "tests" / "fixtures" / "toy_benchmark"
 BUILTIN = ("orderprobe", "g-idiomalign", "semanticqa", "chengyu-bench")
-
-
-def install_plugin(site: Path) -> None:
-    """The package plus the metadata pip would write for it: a dist-info whose
-    entry_points.txt registers the benchmark (importlib.metadata reads it from sys.path)."""
-    shutil.copytree(FIXTURE / "toybench", site / "toybench")
-    info = site / "toybench-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toybench\nVersion: 0.1\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text("[idiombench.benchmarks]\ntoy = toybench\n", encoding="utf-8")
 
 
 @pytest.fixture
@@ -79,9 +70,14 @@ def test_a_registered_fifth_benchmark_runs_acquire_to_report(toy_project):
         rows = list(csv.reader(handle))
     assert rows[1][:2] == ["oracle (gold answers)", "100.00"], rows
     assert (project / "reports/all_tables.pdf").stat().st_size > 0
-    # the DAG takes the benchmark from the registry too
+    # its item_outcomes hook puts it on the summary page (4 items: too few for an interval)
+    with open(project / "reports/tables/summary.csv", encoding="utf-8", newline="") as handle:
+        summary = [row for row in csv.reader(handle) if row and row[0] == "toy"]
+    assert summary and summary[0][1:3] == ["zero_shot", "accuracy"], summary
+    # the DAG takes the benchmark from the registry too, named by its module and distribution
     text = run(["idiombench", "dvc-yaml", "--out", "dvc.yaml"], project, env) and (project / "dvc.yaml").read_text()
-    assert "      toy: {package: " in text
+    assert "      toy: {module: toybench, distribution: toybench}" in text
+    assert str(project.parent) not in text
 
 
 def test_the_registry_refuses_a_name_registered_twice(tmp_path: Path):
