@@ -20,6 +20,7 @@ from ..benchmarks.registry import BUILTIN, NAMES, get_benchmark, paper_roles, pr
 from ..core.errors import ConfigError
 from ..core.redact import note_key_variables
 from ..generation.backends.replay import known_formats
+from ..generation.config import GenerateConfig
 from ..params import schema as params_schema
 from ..params.overlay import merge, read_params_raw
 from ..params.schema import (
@@ -93,6 +94,10 @@ def with_generate_defaults(raw: Any) -> Any:
     default's short outputs, the paper's 512 tokens) rather than SamplingConfig's 256 tokens.
     A section that sets `generate` is taken as written. `raw` itself is not modified."""
     if not isinstance(raw, dict) or not isinstance(raw.get("generate_defaults"), dict):
+        return raw
+    try:  # invalid defaults are reported once, at their own key, not again in every section
+        GenerateConfig.model_validate(raw["generate_defaults"])
+    except ValidationError:
         return raw
     sections = raw.get("benchmarks")
     if sections is not None and not isinstance(sections, dict):
