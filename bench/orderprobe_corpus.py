@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from idiombench.benchmarks.base import write_build  # noqa: E402
 from idiombench.benchmarks.registry import get_benchmark  # noqa: E402
 from idiombench.core.items import Item, read_items  # noqa: E402
+from idiombench.core.yamlfile import load_yaml_file  # noqa: E402
 from idiombench.data.acquire import acquire, resolve_mirror  # noqa: E402
 from idiombench.generation.table import write_generations  # noqa: E402
 from idiombench.pipeline.config import load_params  # noqa: E402
@@ -186,7 +187,7 @@ def write_project(
 
 
 def write_params(root: Path, settings: list[str], score_overrides: dict[str, Any]) -> None:
-    raw = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+    raw = load_yaml_file(ROOT / "params.yaml")
     raw["models"] = {MODEL: {"backend": "echo"}}
     for role in raw["scoring"]["roles"].values():
         role["model"] = None

@@ -36,6 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import orderprobe_corpus as corpus  # noqa: E402
 
+from idiombench.core.yamlfile import load_yaml_file  # noqa: E402
+
 ROOT = corpus.ROOT
 MODES = {
     "paper": {},
@@ -57,8 +59,8 @@ def export_source(ref: str, into: Path) -> Path:
 
 def run_side(project: Path, src: Path, mode: str, dest: Path) -> float:
     """score + aggregate with the code in `src`; their outputs copied to `dest`; the seconds."""
-    raw = yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8"))
-    raw["benchmarks"]["orderprobe"]["score"] = yaml.safe_load((project / "score.base.yaml").read_text(encoding="utf-8"))
+    raw = load_yaml_file(project / "params.yaml")
+    raw["benchmarks"]["orderprobe"]["score"] = load_yaml_file(project / "score.base.yaml")
     corpus.merge(raw["benchmarks"]["orderprobe"]["score"], MODES[mode])
     (project / "params.yaml").write_text(yaml.safe_dump(raw, allow_unicode=True, sort_keys=False), encoding="utf-8")
     shutil.rmtree(project / "results" / "scores", ignore_errors=True)
@@ -130,9 +132,7 @@ def main() -> None:
         out = args.keep or work / "out"
         project = work / "project"
         rows = corpus.write_project(project, args.expressions, args.samples, ["zero_shot"], 700)
-        base = yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8"))["benchmarks"]["orderprobe"][
-            "score"
-        ]
+        base = load_yaml_file(project / "params.yaml")["benchmarks"]["orderprobe"]["score"]
         (project / "score.base.yaml").write_text(yaml.safe_dump(base, sort_keys=False), encoding="utf-8")
         print(
             f"bench/score_identity.py: {rows:,} generation rows ({args.expressions} expressions per language, "

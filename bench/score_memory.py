@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from idiombench.benchmarks.orderprobe.build import Expression, expression_items  # noqa: E402
 from idiombench.core.items import write_items  # noqa: E402
+from idiombench.core.yamlfile import load_yaml_file  # noqa: E402
 from idiombench.generation.table import write_generations  # noqa: E402
 
 CHARS = (
@@ -79,7 +80,7 @@ def write_project(root: Path, expressions: int, samples: int, chars: int) -> int
             )
     write_generations(root / "results/generations/bench/orderprobe/zero_shot.parquet", rows)
     (root / "results/generations/bench/generation_info.json").write_text("{}\n", encoding="utf-8")
-    raw = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+    raw = load_yaml_file(ROOT / "params.yaml")
     raw["models"] = {"bench": {"backend": "echo"}}
     for role in raw["scoring"]["roles"].values():
         role["model"] = None  # neural terms not computed (see the docstring)

@@ -34,6 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import orderprobe_corpus as corpus  # noqa: E402
 
+from idiombench.core.yamlfile import load_yaml_file  # noqa: E402
+
 MODES = {"paper": {"compatibility": "paper"}, "released": {"compatibility": "released"}}
 
 
@@ -52,7 +54,7 @@ def prepare(project: Path, spec: dict) -> int:
 
 
 def set_mode(project: Path, mode: str) -> None:
-    raw = yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8"))
+    raw = load_yaml_file(project / "params.yaml")
     corpus.merge(raw["benchmarks"]["orderprobe"]["score"], MODES[mode])
     (project / "params.yaml").write_text(yaml.safe_dump(raw, allow_unicode=True, sort_keys=False), encoding="utf-8")
 

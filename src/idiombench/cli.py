@@ -657,13 +657,36 @@ def merge_params(
     console.print(f"merge-params: wrote {out} ({overlay} merged onto its base)")
 
 
+@app.command("code-record")
+@user_errors
+def code_record(benchmark: BenchmarkArg, params: ParamsOption = DEFAULT_PARAMS) -> None:
+    """Write the records of a benchmark's code (results/code/<benchmark>/) where they changed, and
+    a plugin's params section with its defaults (results/params/<benchmark>.json: DVC's params)."""
+    from .pipeline.records import write_records
+
+    _check_benchmark(benchmark)
+    written = write_records(benchmark, load_params(params))
+    console.print(f"code-record {benchmark}: " + (f"wrote {', '.join(map(str, written))}" if written else "unchanged"))
+
+
+def _write_records() -> list[Path]:
+    """The code records every benchmark's stages depend on, and each plugin's params section with
+    its defaults from params.yaml (DVC reads those before any stage runs: `dvc repro --dry`)."""
+    from .benchmarks.registry import BUILTIN
+    from .pipeline.records import refresh
+
+    plugins = [name for name in NAMES if name not in BUILTIN]
+    return refresh(params=load_params(DEFAULT_PARAMS) if plugins else None)
+
+
 @app.command("dvc-yaml")
 @user_errors
 def dvc_yaml(
     out: Annotated[Path, typer.Option("--out", help="Where to write it.")] = Path("dvc.yaml"),
     check: Annotated[bool, typer.Option("--check", help="Only compare: exit 2 when the file differs.")] = False,
 ) -> None:
-    """Write dvc.yaml from the benchmark registry (the stages the Snakefile runs); --check exits 2 when it differs."""
+    """Write dvc.yaml from the benchmark registry (the stages the Snakefile runs) and the records its stages
+    depend on (results/code/, a plugin's results/params/); --check exits 2 when dvc.yaml differs."""
     from .core.io import write_text
     from .pipeline.dag import dvc_yaml as generate_dvc_yaml
     from .pipeline.dag import generated_dvc_yaml
@@ -679,7 +702,8 @@ def dvc_yaml(
         out, generated_dvc_yaml, "a dvc.yaml that `idiombench dvc-yaml` generated (as its seal, the last line, proves)"
     )
     write_text(out, text)
-    console.print(f"dvc-yaml: wrote {out}")
+    written = _write_records()
+    console.print(f"dvc-yaml: wrote {out}" + (f" and {', '.join(map(str, written))}" if written else ""))
 
 
 @app.command("evaluate-predictions")

@@ -159,6 +159,41 @@ def _(p: Path) -> list[str]:
     return ["check-params", "-p", "bad.yaml"]
 
 
+# ---- issue 37: YAML within limits (core/yamlfile.py): refused in one line, fast, bounded memory ----
+
+
+def billion_laughs(path: Path) -> None:
+    """Nine levels of ten aliases each: 10^9 strings once expanded, 400 bytes on disk."""
+    lines = ['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 10)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+@case("params: a billion laughs (aliases)", "laughs.yaml", "refused", "aliases expanded", process=True)
+def _(p: Path) -> list[str]:
+    billion_laughs(p / "laughs.yaml")
+    return ["check-params", "-p", "laughs.yaml"]
+
+
+@case("params: a 100 MB file", "huge.yaml", "refused", "104,857,600 bytes long")
+def _(p: Path) -> list[str]:
+    with (p / "huge.yaml").open("wb") as handle:
+        handle.truncate(100 << 20)  # sparse: never read
+    return ["check-params", "-p", "huge.yaml"]
+
+
+@case("params: nested 10,000 deep", "deep.yaml", "refused", "nested more than 64 deep")
+def _(p: Path) -> list[str]:
+    (p / "deep.yaml").write_text("profile: " + "[" * 10_000 + "]" * 10_000 + "\n", encoding="utf-8")
+    return ["check-params", "-p", "deep.yaml"]
+
+
+@case("snakemake --config params=<a billion laughs>", "laughs.yaml", "refused", tool="snakemake")
+def _(p: Path) -> list[str]:
+    billion_laughs(p / "laughs.yaml")
+    return ["-n", "--cores", "1", "--config", "params=laughs.yaml"]
+
+
 @case("predictions binary (semanticqa format)", "preds.jsonl", "UTF-8")
 def _(p: Path) -> list[str]:
     random_bytes(p / "preds.jsonl")
@@ -944,6 +979,11 @@ def _(p: Path) -> list[str]:
         "connotation",
         "preds.parquet",
     ]
+
+
+@case("code-record of a benchmark not registered", "unknown benchmark 'nope'")
+def _(p: Path) -> list[str]:
+    return ["code-record", "nope"]
 
 
 @case("dvc-yaml --check on a file that differs (exit 2: 1 is for bugs)", "dvc.yaml is not what the registry generates")

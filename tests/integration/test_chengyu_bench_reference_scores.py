@@ -103,7 +103,7 @@ def test_every_item_is_scored_with_the_current_templates(scored):
         assert settings["connotation"]["task"] == "connotation_sample" and settings["connotation"]["data"] == "sample"
         assert settings["chid_candidates"]["task"] == "chid" and settings["chid_candidates"]["data"] == "chid"
         assert body["provenance"]["release"] == "not available"
-        assert body["provenance"]["data"]["chid_candidates"]["subset"] is False
+        assert body["provenance"]["coverage"]["chid_candidates"]["complete"] is True
 
 
 def test_oracle_scores_100(scored):

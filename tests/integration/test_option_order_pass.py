@@ -18,14 +18,14 @@ from typing import Any
 import pytest
 import yaml
 
-from idiombench.benchmarks.contexts import AggregateContext, ScoreContext, UncertaintyContext
+from idiombench.benchmarks.contexts import AggregateContext, ScoreContext
 from idiombench.benchmarks.registry import get_benchmark
 from idiombench.pipeline.config import parse_params
 from idiombench.stages.generate import run_generate
 from idiombench.stages.inputs import load_generations, load_items
 from idiombench.stages.render import render_benchmark, write_render
 from idiombench.stages.report import ReportContext
-from idiombench.stages.report_uncertainty import annotate_section
+from idiombench.stages.report_uncertainty import annotate_section, spec_targets
 
 pytestmark = [pytest.mark.mirror, pytest.mark.slow]
 
@@ -200,16 +200,9 @@ def test_report_tables_carry_intervals_over_items(run, tmp_path: Path) -> None:
     section = get_benchmark(benchmark).report_section(ctx)
     table = next(t for t in section.tables if t.table_id.endswith("_option_order"))
     assert any(f.figure_id.endswith("_option_order") and f.path.is_file() for f in section.figures)
-    estimands = get_benchmark(benchmark).estimands(
-        UncertaintyContext(
-            params=params,
-            benchmark=benchmark,
-            config=params.benchmark(benchmark),
-            scores=run["scores"][benchmark],
-            metrics=bodies,
-        )
-    )
-    assert estimands["oracle"]["mcq/option_order.circular_accuracy"].unit == "item"
+    estimands = spec_targets(benchmark, params.benchmark(benchmark), run["scores"][benchmark])
+    target = estimands["oracle"]["mcq/option_order.circular_accuracy"]
+    assert target.estimand is not None and target.estimand.unit == "item"
     annotate_section(section, estimands, params.report.uncertainty, ctx.display_name)
     cells = {row[0].text: [c.text for c in row] for row in table.rows}
     assert cells["oracle"][5].startswith("100.0 ±") and cells["majority"][7].startswith("1.00 ±")

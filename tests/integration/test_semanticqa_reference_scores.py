@@ -122,7 +122,10 @@ def test_report_writes_the_semanticqa_tables(scored, project: Path):
     _, bodies, _, _, summary = scored
     assert summary["sections"] == ["semanticqa"]
     table3 = (project / "reports" / "tables" / "semanticqa_table3.csv").read_text(encoding="utf-8").splitlines()
-    assert len(table3) == 1 + len(MODELS) * 2
+    # the run's models, then the paper's models as published reference rows (◇: report.published)
+    ours = [row for row in table3[1:] if not row.split(",")[0].endswith("◇")]
+    assert len(ours) == len(MODELS) * 2 and len(table3) > 1 + len(ours)
+    assert all(row.split(",")[0].removesuffix("◇") for row in table3[1 + len(ours) :])
     header = [c for c in table3[0].split(",") if not c.endswith(("_lo", "_hi"))]  # bounds: report.uncertainty
     assert ",".join(header).startswith("Model,Setting,IED (ACC),IEE (ACC_s),IEI (MTR)")
     assert "IED (ACC)_lo" in table3[0]

@@ -1,9 +1,10 @@
 """A fifth benchmark added through the registry alone (issue 14): a package outside the
-project (tests/fixtures/toy_benchmark/toybench) registers itself under the entry-point
-group `idiombench.benchmarks` and runs acquire -> build -> render -> generate -> score ->
-aggregate -> track -> report with the CLI, no file of idiombench touched. The metric it gains
-on the way is docs/ARCHITECTURE.md's "Add a metric" block itself, pasted into its specs: the
-recipe cannot drift from the code."""
+project (tests/fixtures/toy_benchmark, installed with pip into a folder of its own) registers
+itself under the entry-point group `idiombench.benchmarks` and runs acquire -> build -> render
+-> generate -> score -> aggregate -> track -> report with the CLI, no file of idiombench
+touched. The metric it gains on the way is docs/ARCHITECTURE.md's "Add a metric" block itself,
+pasted into its specs: the recipe cannot drift from the code.
+tests/integration/test_plugin_workflow.py runs it under Snakemake and DVC."""
 
 from __future__ import annotations
 
@@ -19,9 +20,9 @@ import pytest
 import yaml
 
 from helpers import run, tool_env
+from plugin import FIXTURE, install_plugin
 
 ROOT = Path(__file__).resolve().parents[2]
-FIXTURE = ROOT / "tests" / "fixtures" / "toy_benchmark"
 BUILTIN = ("orderprobe", "g-idiomalign", "semanticqa", "chengyu-bench")
 
 
@@ -41,16 +42,6 @@ def add_metric(site: Path) -> None:
     start = "    metrics = ("
     assert source.count(start) == 1
     init.write_text(source.replace(start, start + "\n" + textwrap.indent(recipe(), " " * 8) + ",\n", 1))
-
-
-def install_plugin(site: Path) -> None:
-    """The package plus the metadata pip would write for it: a dist-info whose
-    entry_points.txt registers the benchmark (importlib.metadata reads it from sys.path)."""
-    shutil.copytree(FIXTURE / "toybench", site / "toybench")
-    info = site / "toybench-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toybench\nVersion: 0.1\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text("[idiombench.benchmarks]\ntoy = toybench\n", encoding="utf-8")
 
 
 @pytest.fixture
@@ -110,7 +101,10 @@ def test_a_registered_fifth_benchmark_runs_acquire_to_report(toy_project):
     assert row["Error rate (zero_shot)"].startswith("0.00 ±") and row["Error rate (zero_shot)_lo"] == "0"
     with open(project / "reports/tables/summary.csv", encoding="utf-8", newline="") as handle:
         summary = list(csv.DictReader(handle))
-    assert {(r["Benchmark"], r["Metric"]) for r in summary} >= {("toy", "Accuracy"), ("toy", "Error rate")}
+    assert {(r["Benchmark"], r["Cell"]) for r in summary} >= {
+        ("toy", "zero_shot: Accuracy"),
+        ("toy", "zero_shot: Error rate"),
+    }
     assert (project / "reports/all_tables.pdf").stat().st_size > 0
     from mlflow.tracking import MlflowClient
 
@@ -135,9 +129,10 @@ def test_a_registered_fifth_benchmark_runs_acquire_to_report(toy_project):
         "idiombench",
     )
     assert "accuracy\t100.00" in evaluated and "error_rate\t0.00" in evaluated, evaluated
-    # the DAG takes the benchmark from the registry too
+    # the DAG takes the benchmark from the registry too, named by its module and distribution
     text = run(["idiombench", "dvc-yaml", "--out", "dvc.yaml"], project, env) and (project / "dvc.yaml").read_text()
-    assert "      toy: {package: " in text
+    assert "      toy: {module: toybench, distribution: toybench}" in text
+    assert str(project.parent) not in text
 
 
 def test_the_registry_refuses_a_name_registered_twice(tmp_path: Path):

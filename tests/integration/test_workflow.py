@@ -46,7 +46,7 @@ def test_dvc_repro_is_incremental_per_benchmark(rendered_project: tuple[Path, st
     project, first = rendered_project  # a fresh project's first `dvc repro render`, shared
     env = tool_env(mirrors)
     assert sorted(ran_stages(first)) == sorted(
-        [f"{stage}@{n}" for stage in ("acquire", "build", "render") for n in NAMES]
+        [f"{stage}@{n}" for stage in ("code", "acquire", "build", "render") for n in NAMES]
     )
     second = run(["dvc", "repro", "render"], project, env)
     assert ran_stages(second.stdout) == []

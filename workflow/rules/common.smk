@@ -5,12 +5,14 @@ import json
 import os
 import re
 import sys
+from pathlib import Path
 
 from idiombench.benchmarks.registry import NAMES as BENCHMARK_NAMES, get_benchmark
 from idiombench.pipeline.config import load_params
 from idiombench.core.errors import IdiombenchError
 from idiombench.params.overlay import read_params_raw
 from idiombench.pipeline import dag
+from idiombench.pipeline import records as code_records
 from idiombench.pipeline.threads import job_threads
 
 # Any path (`--config params=...`): the rules quote it (`{PARAMS_FILE:q}`), as every value
@@ -32,12 +34,30 @@ MODEL_NAMES = list(P.models)
 # GPUs of a score job: one when the scorer roles run on CUDA (workflow/rules/evaluate.smk)
 SCORE_GPUS = 1 if P.scoring.device == "cuda" else 0
 NODES = {node.name: node for node in dag.benchmark_nodes()}
+BUILTIN_NAMES = [name for name, node in NODES.items() if node.builtin]
+PLUGIN_NAMES = [name for name, node in NODES.items() if not node.builtin]
 # benchmarks whose own data-construction pipeline is rebuilt (G-IdiomAlign's gloss alignment)
 CONSTRUCTION_NAMES = [name for name, node in NODES.items() if node.constructs]
 # benchmarks with attention diagnostics (an attention job per model; G-IdiomAlign)
 ATTENTION_NAMES = [name for name, node in NODES.items() if node.attention]
 # benchmarks whose score jobs run worker processes with these params (their threads: all cores)
 SCORE_WORKERS = {name: get_benchmark(name).score_workers_for(P.benchmark(name)) for name in BENCHMARK_NAMES}
+
+# The records of every benchmark's code (results/code/<benchmark>/: what its stages depend on in
+# both graphs, pipeline/records.py), brought in step now, before Snakemake dates its inputs: a
+# record is rewritten only when the code it covers changed, so editing a benchmark's scoring code
+# reruns its score jobs and not its build, nor (through the prompts' times) any generate job.
+# With a plugin, also its params section with its defaults, from params.yaml: what DVC reads.
+if workflow.is_main_process:
+    try:
+        _dvc_params = None
+        if PLUGIN_NAMES and Path("params.yaml").is_file():
+            _same = Path(PARAMS_FILE).resolve() == Path("params.yaml").resolve()
+            _dvc_params = P if _same else load_params("params.yaml")
+        code_records.refresh(Path.cwd(), _dvc_params)
+    except IdiombenchError as _error:
+        print(f"error: {' '.join(str(_error).split())}", file=sys.stderr)
+        sys.exit(2)
 
 # Under Snakemake a generate job whose GPUs are busy queues and names the holder, instead of
 # failing as a standalone `idiombench generate` does (inherited by the jobs; the command

@@ -1,3 +1,5 @@
+# code:    a built-in benchmark's code -> results/code/<benchmark>/{data,package}.json (its records)
+# plugin:  a plugin's code and params -> its records + results/params/<benchmark>.json (DVC's params)
 # acquire: release files -> data/raw/<benchmark>/ (sha256-checked)
 # build:   data/raw/<benchmark>/ -> data/processed/<benchmark>/<task>.parquet + build_stats.json
 
@@ -5,11 +7,37 @@
 # compute nodes often have no internet access, and copying from the mirror is light.
 localrules:
     acquire,
+    code,
+    plugin,
+
+
+# The records are brought in step when the Snakefile is parsed (common.smk), so these rules run
+# only where a record is missing; they have no inputs, so Snakemake never dates them older than
+# the code (dvc.yaml's code@<b> lists the package folder: DVC hashes it).
+rule code:
+    output:
+        "results/code/{benchmark}/data.json",
+        "results/code/{benchmark}/package.json",
+    wildcard_constraints:
+        benchmark="|".join(map(re.escape, BUILTIN_NAMES)),
+    shell:
+        "{CLI} code-record {wildcards.benchmark:q} --params params.yaml"
+
+
+rule plugin:
+    output:
+        "results/code/{benchmark}/data.json",
+        "results/code/{benchmark}/package.json",
+        "results/params/{benchmark}.json",
+    wildcard_constraints:
+        benchmark="|".join(map(re.escape, PLUGIN_NAMES)) or "(?!)",
+    shell:
+        "{CLI} code-record {wildcards.benchmark:q} --params params.yaml"
 
 
 rule acquire:
     input:
-        lambda wc: f"{NODES[wc.benchmark].package}/files.json",
+        lambda wc: NODES[wc.benchmark].files,
     output:
         directory("data/raw/{benchmark}"),
     params:
@@ -20,8 +48,7 @@ rule acquire:
 
 rule build:
     input:
-        "data/raw/{benchmark}",
-        lambda wc: dag.snakemake_inputs([NODES[wc.benchmark].package]),
+        lambda wc: dag.build_deps(wc.benchmark),
     output:
         directory("data/processed/{benchmark}"),
     params:

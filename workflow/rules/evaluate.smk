@@ -36,8 +36,7 @@ rule score:
 
 rule aggregate:
     input:
-        "results/scores/{model}/{benchmark}",
-        "data/processed/{benchmark}",
+        lambda wc: dag.aggregate_deps(benchmark=wc.benchmark, model=wc.model),
     output:
         "results/metrics/{benchmark}/{model}.json",
     params:

@@ -4,9 +4,9 @@
 
 rule render:
     input:
-        "data/processed/{benchmark}",
-        # the package, and its prompts/ folder or SemanticQA's acquired release (its templates)
-        lambda wc: dag.snakemake_inputs([NODES[wc.benchmark].package, NODES[wc.benchmark].templates]),
+        # the items, the data part of the benchmark's code (its record), and the templates: the
+        # package's prompts/ folder, SemanticQA's acquired release, or a plugin's data record
+        lambda wc: dag.snakemake_inputs(dag.render_deps(NODES[wc.benchmark])),
     output:
         directory("results/prompts/{benchmark}"),
     params:

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
+from pydantic import BaseModel
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -44,7 +46,7 @@ class BenchmarkSection(Protocol):
 
 # a benchmark's params section: what `Benchmark` and the contexts its hooks receive are generic over
 ConfigT = TypeVar("ConfigT", bound=BenchmarkSection)
-BodyT = TypeVar("BodyT")  # a benchmark's typed metrics body (metrics.body.MetricsBody)
+BodyT = TypeVar("BodyT", bound=BaseModel)  # a benchmark's typed metrics body (metrics.body.MetricsBody)
 
 
 @dataclass
@@ -147,26 +149,19 @@ class ReportContext:
         return (config.display_name if config is not None else None) or model
 
     def bodies(self, model: type[BodyT]) -> dict[str, BodyT]:
-        """Every model's metrics body, each checked to be the benchmark's typed body `model`."""
+        """Every model's metrics body as the benchmark's typed body `model`: a body handed over as
+        plain JSON (e.g. read by a caller that does not know the benchmark) is validated here."""
+        bodies: dict[str, BodyT] = {}
         for name, body in self.metrics.items():
-            if not isinstance(body, model):
+            if isinstance(body, model):
+                bodies[name] = body
+            elif isinstance(body, Mapping):
+                bodies[name] = model.model_validate(body)
+            else:
                 raise TypeError(
                     f"{self.benchmark}: the metrics body of {name} is a {type(body).__name__}, not {model.__name__}"
                 )
-        return dict(self.metrics)
-
-
-@dataclass
-class UncertaintyContext(Generic[ConfigT]):
-    """What a benchmark's `estimands` hook reads: every scored model's per-unit score tables
-    (results/scores/<model>/<benchmark>/<setting>.parquet), all at once, so that what is
-    compared across models (e.g. an F1's label set) is fixed the same way for each."""
-
-    params: Params
-    benchmark: str
-    config: ConfigT
-    scores: dict[str, dict[str, pd.DataFrame]]  # model -> setting -> per-row scores
-    metrics: Mapping[str, Mapping[str, Any]]  # model -> its metrics JSON (the aggregate's options and values)
+        return bodies
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,11 @@ BUILTIN: dict[str, str] = {
 }
 
 
+# a registered benchmark's distribution (name, version), as its packaging metadata says: how the
+# DAG names a plugin's code (pipeline/records.py), never by the folder it is installed in
+DISTRIBUTIONS: dict[str, tuple[str, str]] = {}
+
+
 def _discover() -> dict[str, str]:
     """The built-in benchmarks, then the registered ones in name order (a stable DAG)."""
     found = dict(BUILTIN)
@@ -45,6 +50,9 @@ def _discover() -> dict[str, str]:
                 f"entry-point group {ENTRY_POINT_GROUP})"
             )
         found[entry.name] = entry.value
+        dist = getattr(entry, "dist", None)
+        if dist is not None:
+            DISTRIBUTIONS[entry.name] = (dist.metadata["Name"] or dist.name, dist.version)
     return found
 
 

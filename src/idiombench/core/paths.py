@@ -20,6 +20,10 @@ ANNOTATIONS = DATA / "annotations"
 RESULTS = Path("results")
 REPORTS = Path("reports")
 PLOTS = RESULTS / "plots"  # `dvc plots` data, one folder per curve family (dvc.yaml's `plots:`)
+# the records of each benchmark's code (data.json, package.json: pipeline/records.py), what its
+# stages depend on in both graphs, and a plugin's params section with its defaults (DVC's params)
+CODE = RESULTS / "code"
+PLUGIN_PARAMS = RESULTS / "params"
 
 # The file each stage writes last into its output folder: the folder is complete with it, and
 # it marks the folder as the stage's own (a stage replaces only a folder that holds it:
@@ -97,6 +101,8 @@ CONSTRUCT_OUTPUT = Output(
 AGGREGATE_OUTPUT = Output("aggregate", "metrics")
 TRACK_OUTPUT = Output("track", "tracking record")
 NOISE_OUTPUT = Output("noise", "serving-noise results")
+CODE_OUTPUT = Output("code-record", "code record")
+PLUGIN_PARAMS_OUTPUT = Output("code-record", "plugin params")
 ATTENTION_OUTPUT = Output(
     "attention",
     "attention diagnostics",
@@ -105,6 +111,16 @@ ATTENTION_OUTPUT = Output(
         ATTENTION_SUMMARY, lambda body: ["items.parquet"] if body["status"] in ("measured", "skipped") else []
     ),
 )
+
+
+def code_record(benchmark: str, kind: str) -> Path:
+    """A benchmark's code record: `data` (what acquire, build, render reach) or `package` (all)."""
+    return CODE / benchmark / f"{kind}.json"
+
+
+def plugin_params(benchmark: str) -> Path:
+    """A plugin's params section with its defaults, as DVC reads it (generated)."""
+    return PLUGIN_PARAMS / f"{benchmark}.json"
 
 
 def raw_dir(benchmark: str) -> Path:

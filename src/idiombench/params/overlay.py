@@ -17,41 +17,23 @@ import copy
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..core.errors import ConfigError
+from ..core.yamlfile import YamlError, load_yaml_file
 
 OVERLAY_KEY = "overlay_of"
 REPLACE_KEY = "replace"
 
 
 def read_yaml_mapping(path: Path) -> dict[str, Any]:
-    """A params file's top-level mapping, with an error naming the file otherwise."""
+    """A params file's top-level mapping, read within the YAML limits (core/yamlfile.py), with
+    an error naming the file otherwise."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such params file") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{path}: is a folder (expected a params YAML file)") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(
-            f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}; "
-            "expected a params YAML file)"
-        ) from None
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {_yaml_problem(exc)}") from None
+        raw = load_yaml_file(path, expected="a params YAML file", missing="no such params file")
+    except YamlError as exc:
+        raise ConfigError(str(exc)) from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level, got {type(raw).__name__}")
     return raw
-
-
-def _yaml_problem(exc: yaml.YAMLError) -> str:
-    """The parser's complaint and where, on one line."""
-    mark = getattr(exc, "problem_mark", None)
-    problem = getattr(exc, "problem", None) or " ".join(str(exc).split())
-    return f"line {mark.line + 1}, column {mark.column + 1}: {problem}" if mark is not None else problem
 
 
 def _split(dotted: str) -> list[str]:

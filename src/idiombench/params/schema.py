@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from ..core.redact import credential_in, scrub_message
 from ..core.schema import INVALID_NAME, INVALID_VARIABLE, Key, StrictModel
-from ..generation.config import ModelConfig, backend_names
+from ..generation.config import GenerateConfig, ModelConfig, backend_names
 from ..scoring.config import ScoringConfig
 from ..statistics.config import ReportConfig
 
@@ -104,6 +104,12 @@ class Params(StrictModel):
     seed: int = 0
     data: DataConfig = DataConfig()
     benchmarks: BenchmarksSections
+    generate_defaults: GenerateConfig | None = Field(
+        None,
+        description="This profile's generation passes for a benchmark whose section sets no `generate` (a plugin "
+        "without a params section): merged key by key onto the benchmark's own default (pipeline/config.py). "
+        "null: the benchmark's own default (SamplingConfig: 256 new tokens).",
+    )
     models: dict[Key, ModelConfig] = Field(
         default_factory=dict, description="Keyed by the model's name in paths, wildcards and commands (a Key)."
     )

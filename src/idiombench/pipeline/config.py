@@ -14,14 +14,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import Field, ValidationError, create_model, field_validator
+from pydantic import Field, ValidationError, create_model, field_validator, model_validator
 
 from ..benchmarks.registry import BUILTIN, NAMES, get_benchmark, paper_roles, prediction_formats
 from ..core.errors import ConfigError
 from ..core.redact import note_key_variables
 from ..generation.backends.replay import known_formats
+from ..generation.config import GenerateConfig
 from ..params import schema as params_schema
-from ..params.overlay import read_params_raw
+from ..params.overlay import merge, read_params_raw
 from ..params.schema import (
     BenchmarksSections,
     consistency_problems,
@@ -66,10 +67,51 @@ class Params(params_schema.Params):
     else:
         benchmarks: BenchmarksConfig
 
+    @model_validator(mode="before")
+    @classmethod
+    def _generate_defaults(cls, raw: Any) -> Any:
+        return with_generate_defaults(raw)
+
     @field_validator("scoring")
     @classmethod
     def _attach_paper_roles(cls, scoring: ScoringConfig) -> ScoringConfig:
         return scoring.with_paper_roles(paper_roles())
+
+
+def _own_generate(name: str) -> dict[str, Any] | None:
+    """The `generate` default of a benchmark's section model (None: it declares none)."""
+    field = get_benchmark(name).config_model.model_fields.get("generate")
+    if field is None:
+        return None
+    default = field.get_default(call_default_factory=True)
+    return default.model_dump(mode="json") if hasattr(default, "model_dump") else None
+
+
+def with_generate_defaults(raw: Any) -> Any:
+    """`raw` params where every registered benchmark whose section sets no `generate` (a plugin
+    without a section, or a section without the key) gets the benchmark's own `generate` with
+    params' `generate_defaults` merged onto it key by key: the profile's decoding (the embedded
+    default's short outputs, the paper's 512 tokens) rather than SamplingConfig's 256 tokens.
+    A section that sets `generate` is taken as written. `raw` itself is not modified."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("generate_defaults"), dict):
+        return raw
+    try:  # invalid defaults are reported once, at their own key, not again in every section
+        GenerateConfig.model_validate(raw["generate_defaults"])
+    except ValidationError:
+        return raw
+    sections = raw.get("benchmarks")
+    if sections is not None and not isinstance(sections, dict):
+        return raw  # the schema reports it
+    sections = dict(sections or {})
+    for name in NAMES:
+        section = sections.get(name, {})
+        if not isinstance(section, dict) or "generate" in section:
+            continue
+        own = _own_generate(name)
+        if own is None or (name in BUILTIN and name not in sections):
+            continue  # a built-in benchmark's missing section is reported as missing
+        sections[name] = {**section, "generate": merge(own, raw["generate_defaults"], set())}
+    return {**raw, "benchmarks": sections}
 
 
 def parse_params(raw: Any, source: str = "params.yaml") -> Params:

@@ -60,9 +60,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-import yaml
-
+from ..core import paths
 from ..core.errors import ConfigError
+from ..core.yamlfile import TOOL_FILE, YamlError, load_yaml_file
 from ..params.overlay import read_yaml_mapping
 
 
@@ -204,12 +204,26 @@ def run_dvc(root: Path, args: list[str]) -> subprocess.CompletedProcess[str]:
 # ---------------------------------------------------------------------------- stages
 
 
+def _read_lock(lock: Path) -> dict[str, object]:
+    """dvc.lock's mapping, read within the limits of a file the tools write (core/yamlfile.py);
+    one it refuses is a RuntimeError (the Snakefile then plans from Snakemake's own records)."""
+    try:
+        body = load_yaml_file(lock, TOOL_FILE, expected="dvc.lock")
+    except YamlError as exc:
+        raise RuntimeError(str(exc)) from None
+    if body is None:
+        return {}
+    if not isinstance(body, dict):
+        raise RuntimeError(f"{lock}: expected a mapping at the top level (dvc.lock schema 2.0)")
+    return body
+
+
 def locked_stage_outs(root: Path) -> dict[str, list[str]]:
     """Stage name -> output paths, as recorded in dvc.lock (empty without a lock)."""
     lock = root / "dvc.lock"
     if not lock.is_file():
         return {}
-    body = yaml.safe_load(lock.read_text(encoding="utf-8")) or {}
+    body = _read_lock(lock)
     stages = body.get("stages")
     if not isinstance(stages, dict):
         raise ValueError(f"{lock}: expected a mapping under 'stages:' (dvc.lock schema 2.0)")
@@ -221,7 +235,9 @@ def locked_stage_deps(root: Path) -> dict[str, list[str]]:
     lock = root / "dvc.lock"
     if not lock.is_file():
         return {}
-    stages = (yaml.safe_load(lock.read_text(encoding="utf-8")) or {}).get("stages") or {}
+    stages = _read_lock(lock).get("stages") or {}
+    if not isinstance(stages, dict):
+        raise ValueError(f"{lock}: expected a mapping under 'stages:' (dvc.lock schema 2.0)")
     return {name: [str(dep["path"]) for dep in stage.get("deps", [])] for name, stage in stages.items()}
 
 
@@ -261,7 +277,22 @@ def defined_stage_outs(root: Path) -> dict[str, list[str]]:
     return {name: stage.outs for name, stage in defined_stages(root).items()}
 
 
-PARAMS_FILE = "params.yaml"  # the params file of every stage in dvc.yaml
+PARAMS_FILE = "params.yaml"  # the params file of every stage in dvc.yaml (a plugin's stages: see below)
+# A plugin's params section with its defaults (pipeline/records.py), generated from params.yaml:
+# its keys (`benchmarks.<plugin>.<section>`) are params.yaml's, as the pipeline reads them.
+PLUGIN_PARAMS_DIR = paths.PLUGIN_PARAMS.as_posix()
+
+
+def params_yaml_keys(stage: DefinedStage) -> list[str] | None:
+    """The keys of params.yaml a stage reads (those of a plugin's generated file included, as
+    they come from params.yaml); [] for the whole file, None when it reads none."""
+    keys: list[str] | None = None
+    for file, names in stage.params.items():
+        if file == PARAMS_FILE or Path(file).parent.as_posix() == PLUGIN_PARAMS_DIR:
+            if file == PARAMS_FILE and not names:
+                return []
+            keys = [*(keys or []), *names]
+    return keys
 
 
 def _param_value(values: object, key: str) -> object:
@@ -281,7 +312,7 @@ def params_differences(
     in the run (`run_values`) than in params.yaml (`file_values`), each with those keys."""
     differing: dict[str, list[str]] = {}
     for name in names:
-        keys = stages[name].params.get(PARAMS_FILE)
+        keys = params_yaml_keys(stages[name])
         if keys is None:
             continue
         changed = [
@@ -499,13 +530,23 @@ def _readers_of(
     return downstream_of(stages, names, among=stages)
 
 
+def is_record_stage(outs: list[str]) -> bool:
+    """A stage that writes code records (code@<b>, plugin@<b>: pipeline/records.py)."""
+    folders = (paths.CODE.as_posix() + "/", paths.PLUGIN_PARAMS.as_posix() + "/")
+    return bool(outs) and all(out.startswith(folders) for out in outs)
+
+
 def reconcile_snakemake_records(root: Path) -> SyncReport:
     """DVC -> Snakemake: write DVC's verdict into the records of the outputs DVC made."""
     report = SyncReport()
     if not enabled() or not is_dvc_repo(root):
         return report
     stage_outs = locked_stage_outs(root)
-    candidates = dvc_made_stages(root, stage_outs)
+    # The code records (and a plugin's params) were brought in step as the Snakefile was parsed
+    # (workflow/rules/common.smk): current by construction, whoever wrote them; Snakemake has no
+    # rule to rerun for them (their rules have no inputs), and a verdict "changed" would make it
+    # rerun every stage built on them.
+    candidates = [name for name in dvc_made_stages(root, stage_outs) if not is_record_stage(stage_outs[name])]
     if not candidates:
         return report
     stage_deps = locked_stage_deps(root)

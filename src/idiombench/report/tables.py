@@ -25,7 +25,6 @@ class CellRef:
 
     model: str
     name: str
-    scale: float = 1.0  # TRANSITION: legacy estimand names only (the factor to the printed number)
 
 
 @dataclass(frozen=True)
@@ -47,7 +46,7 @@ class Cell:
     def scale(self) -> float:
         """The factor from the metric's statistic (a share, a score) to the printed number."""
         if self.unit is None:
-            return self.ref.scale if self.ref is not None else 1.0
+            return 1.0
         return self.unit.scale * self.unit.display_scale
 
 

@@ -32,7 +32,6 @@ import pandas as pd
 from ..core.items import OPTION_LETTERS
 from ..metrics.spec import MetricSpec, Resampling, Rows
 from ..metrics.units import PERCENT, SCORE, Unit
-from ..statistics.estimands import Estimand
 from ..statistics.formulas import Custom, Features, Mean, Statistic, Summation, add, divide
 
 PREFIX = "option_order."
@@ -180,23 +179,3 @@ def counts(rows: pd.DataFrame) -> OptionOrderCounts:
         if picked
         else None,
     }
-
-
-def summarise(rows: pd.DataFrame) -> tuple[dict[str, float | None], OptionOrderCounts]:
-    """TRANSITION (benchmarks without metric specs yet): (metrics, counts) of one task's rows."""
-    from ..metrics.evaluate import value_of
-
-    return {spec.key.removeprefix(PREFIX): value_of(spec, rows) for spec in specs()}, counts(rows)
-
-
-def estimands(rows: pd.DataFrame, prefix: str) -> dict[str, Estimand]:
-    """TRANSITION (benchmarks without metric specs yet): `<prefix>option_order.<metric>` -> estimand."""
-    out: dict[str, Estimand] = {}
-    for spec in specs():
-        selected = spec.rows.select(rows)
-        if len(selected):
-            unit, ids = spec.resampling.units(selected)
-            found = spec.statistic.estimand(selected, ids, unit, spec.higher_is_better)
-            if found is not None:
-                out[prefix + spec.key] = found
-    return out

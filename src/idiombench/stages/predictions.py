@@ -293,8 +293,6 @@ def _metrics(
             scoring_meta=meta,
         )
     )
-    if not bench.metric_specs(config):  # TRANSITION: a benchmark without metric specs yet
-        return dict(bench.prediction_metrics(body, task, setting))  # type: ignore[call-arg]
     return bench.prediction_metrics(body, bench.metric_scopes(scores, config), task, setting)
 
 

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..benchmarks.contexts import UncertaintyContext
 from ..benchmarks.registry import get_benchmark
 from ..core.errors import IdiombenchError
 from ..metrics import evaluate
@@ -33,7 +32,7 @@ from ..statistics.config import UncertaintyConfig
 from .inputs import score_tables
 
 if TYPE_CHECKING:
-    pass
+    import pandas as pd
 
 BEST, TIED = "▲", "≈"
 TEST_NAMES = {
@@ -79,17 +78,19 @@ def section_estimands(
     params: Any, benchmark: str, metrics: Mapping[str, Mapping[str, Any]]
 ) -> dict[str, Mapping[str, Target]]:
     """What stands behind the benchmark's cells for every scored model, from results/scores."""
-    scores = {model: score_tables(benchmark, model) for model in metrics}
-    bench, config = get_benchmark(benchmark), params.benchmark(benchmark)
-    if bench.metric_specs(config):
-        found = evaluate.estimands({model: bench.metric_scopes(tables, config) for model, tables in scores.items()})
-        return {model: Targets(cells) for model, cells in found.items()}
-    # TRANSITION: a benchmark without metric specs yet
-    ctx = UncertaintyContext(params=params, benchmark=benchmark, config=config, scores=scores, metrics=dict(metrics))
-    return {
-        model: {name: Target(estimand) for name, estimand in named.items()}
-        for model, named in bench.estimands(ctx).items()  # type: ignore[attr-defined]
-    }
+    return spec_targets(
+        benchmark, params.benchmark(benchmark), {model: score_tables(benchmark, model) for model in metrics}
+    )
+
+
+def spec_targets(
+    benchmark: str, config: Any, scores: Mapping[str, Mapping[str, pd.DataFrame]]
+) -> dict[str, Mapping[str, Target]]:
+    """Each model's cells -> their estimands, from its score tables through the benchmark's
+    metric specs (every model's at once: an F1's label universe is shared across models)."""
+    bench = get_benchmark(benchmark)
+    found = evaluate.estimands({model: bench.metric_scopes(dict(tables), config) for model, tables in scores.items()})
+    return {model: Targets(cells) for model, cells in found.items()}
 
 
 class Replicates:

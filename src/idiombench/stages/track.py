@@ -223,15 +223,7 @@ def headline_metrics(params: Params, benchmark: str, body: dict[str, Any]) -> di
     "<setting>/<metric>"."""
     bench = get_benchmark(benchmark)
     specs = bench.metric_specs(params.benchmark(benchmark))
-    if specs:
-        return {metric_name(name): value for name, value in evaluate.headline(body, specs).items()}
-    patterns = [re.compile(p) for p in getattr(bench, "headline_metrics", ())]  # TRANSITION
-    out = {}
-    for setting in sorted(body.get("settings", {})):
-        for name, value in run_metrics(body["settings"][setting]).items():
-            if any(p.fullmatch(name) for p in patterns):
-                out[metric_name(f"{setting}/{name}")] = value
-    return out
+    return {metric_name(name): value for name, value in evaluate.headline(body, specs).items()}
 
 
 def reproduction_metrics(params: Params, benchmark: str, model: str, body: dict[str, Any]) -> dict[str, float]:

@@ -30,10 +30,9 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-import yaml
-
 from ..core.errors import DataError
 from ..core.generation_types import Message
+from ..core.yamlfile import load_yaml_text, read_yaml_text
 
 PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")
 ROLES = ("system", "user", "assistant")
@@ -125,10 +124,7 @@ class TemplateFile:
 
 
 def parse_template_file(text: str, path: str) -> TemplateFile:
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise DataError(path, f"not valid YAML: {exc}") from None
+    raw = load_yaml_text(text, path)  # within the YAML limits (core/yamlfile.py); a YamlError names the file
     if not isinstance(raw, dict):
         raise DataError(path, "not a mapping", expected="keys id, source, layout, templates")
     unknown = sorted(set(raw) - {"id", "source", "layout", "templates"})
@@ -171,4 +167,4 @@ def load_package_templates(package: str, name: str) -> TemplateFile:
 
 
 def load_template_path(path: Path) -> TemplateFile:
-    return parse_template_file(path.read_text(encoding="utf-8"), str(path))
+    return parse_template_file(read_yaml_text(path, expected="a prompt template file"), str(path))

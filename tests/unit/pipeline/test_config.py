@@ -195,3 +195,27 @@ def test_params_not_utf8_or_a_folder(tmp_path: Path) -> None:
         load_params(tmp_path / "latin1.yaml")
     with pytest.raises(ConfigError, match="is a folder"):
         load_params(tmp_path)
+
+
+def test_generate_defaults_fill_a_section_without_generate_only() -> None:
+    """params' generate_defaults, merged onto the benchmark's own `generate`, where a section sets
+    none (a plugin without a section gets its model's defaults the same way); a section that
+    sets `generate` is taken as written; invalid defaults are reported once, at their key."""
+    import copy
+
+    from idiombench.core.yamlfile import load_yaml_file
+    from idiombench.pipeline.config import parse_params
+
+    raw = load_yaml_file(ROOT / "params.yaml")
+    assert raw["generate_defaults"] == {"main": {"max_new_tokens": 16}}
+    edited = copy.deepcopy(raw)
+    del edited["benchmarks"]["orderprobe"]["generate"]
+    orderprobe = parse_params(edited).benchmark("orderprobe").generate
+    assert orderprobe.main.max_new_tokens == 16  # the profile's
+    assert orderprobe.extra["consistency"].n == 5  # the rest: the benchmark's own default
+    assert parse_params(raw).benchmark("g-idiomalign").generate.main.max_new_tokens == 12  # as written
+    edited["generate_defaults"] = {"main": {"max_new_tokens": 0}}
+    with pytest.raises(ConfigError) as error:
+        parse_params(edited)
+    assert "generate_defaults.main.max_new_tokens" in str(error.value)
+    assert "benchmarks.orderprobe.generate" not in str(error.value)
