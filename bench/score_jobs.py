@@ -46,13 +46,14 @@ import orderprobe_corpus as corpus  # noqa: E402
 from score_speed import load, prepare, set_mode  # noqa: E402
 
 from idiombench.core.workers import usable_cores  # noqa: E402
+from idiombench.core.yamlfile import load_yaml_file
 
 MODELS = (corpus.MODEL, f"{corpus.MODEL}-b")
 
 
 def add_second_model(project: Path) -> None:
     """The second job's model: the same outputs under another name."""
-    raw = yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8"))
+    raw = load_yaml_file(project / "params.yaml")
     raw["models"] = {name: {"backend": "echo"} for name in MODELS}
     (project / "params.yaml").write_text(yaml.safe_dump(raw, allow_unicode=True, sort_keys=False), encoding="utf-8")
     generations = project / "results" / "generations"

@@ -44,6 +44,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from idiombench.core.yamlfile import load_yaml_file
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests"), str(ROOT / "tests" / "support")]
 
@@ -210,9 +212,9 @@ def count_check(database: Path, expected: dict[str, dict[str, int]]) -> list[str
 def params_variant(project: Path, name: str, base: Path | None = None) -> Path:
     """The project's params (or `base`) with tracking.traces changed: "one-item" (a sample of one
     item per run), "off" (no traces) or "sample-N" (N items per run)."""
-    import yaml
+    import yaml  # to write the variant (reading goes through the bounded loader)
 
-    raw = yaml.safe_load((base or project / "params.yaml").read_text(encoding="utf-8"))
+    raw = load_yaml_file(base or project / "params.yaml")
     change: dict[str, Any] = {"one-item": {"sample": 1}, "off": {"enabled": False}}.get(name) or {
         "sample": int(name.removeprefix("sample-"))
     }

@@ -41,12 +41,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from ...core.generation_types import MAIN_PASS
 from ...metrics import SCORE, SHARE, MetricSpec, Resampling, Rows, Scope, Unit
 from ...statistics.formulas import Custom, Features, Mean, Statistic, Summation, divide
 from . import metrics
 from .build import permutation_patterns
 from .expressions import Expressions, category_order, consistency, expressions, released
-from .score import MAIN_PASS
 
 if TYPE_CHECKING:
     from .config import OrderProbeScore

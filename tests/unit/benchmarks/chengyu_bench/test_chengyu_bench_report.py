@@ -24,7 +24,11 @@ NO_RELEASE_OUTPUTS = {
 
 
 def section(default_params, tmp_path: Path, **bodies):
-    ctx = ReportContext(params=default_params, benchmark="chengyu-bench", metrics=bodies, figures_dir=tmp_path)
+    # the aggregate hook's body, completed as the aggregate stage writes it
+    stored = {
+        name: {**body, "benchmark": "chengyu-bench", "model": name, "status": "scored"} for name, body in bodies.items()
+    }
+    ctx = ReportContext(params=default_params, benchmark="chengyu-bench", metrics=stored, figures_dir=tmp_path)
     return BENCHMARK.report_section(ctx)
 
 
