@@ -75,7 +75,7 @@ def scored(built, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             items=items,
         )
         tables[model] = BENCHMARK.score(ctx)
-        bodies[model] = BENCHMARK.aggregate(
+        hook = BENCHMARK.aggregate(
             AggregateContext(
                 params=params,
                 model=model,
@@ -86,6 +86,9 @@ def scored(built, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
                 scoring_meta={"notes": ctx.notes},
             )
         )
+        # the body as the aggregate stage writes it: the hook's part completed, through the typed body
+        stored = {"benchmark": BENCH, "model": model, "status": "scored", **hook}
+        bodies[model] = BENCHMARK.results_model.model_validate(stored).dump()
     return {"params": params, "items": items, "bodies": bodies, "tables": tables, "tmp": tmp}
 
 
