@@ -20,9 +20,11 @@ ROOT = Path(__file__).resolve().parents[2]
 KEYS = ["_", "0", "a-", "A_b-9", "a--b", "abcdefghij" * 6 + "klmn"]
 HOSTILE_PARAMS = "my params; $(touch pwned) `touch pwned` 'x\".yaml"
 # rule -> how its arguments follow `idiombench <command>`
-BENCHMARK_ONLY = {"acquire", "build", "render", "construct"}
+BENCHMARK_ONLY = {"code", "plugin", "acquire", "build", "render", "construct"}
 WITH_MODEL = {"score", "aggregate", "track", "attention"}
-COMMANDS = {"plots": "plot-data"}
+COMMANDS = {"plots": "plot-data", "code": "code-record", "plugin": "code-record"}
+# the code records read the params DVC reads (a plugin's section with its defaults: pipeline/records.py)
+DVC_PARAMS_ONLY = {"code", "plugin"}
 
 
 def expected_argv(rule: str, wildcards: dict[str, str], params: str) -> list[str]:
@@ -31,7 +33,7 @@ def expected_argv(rule: str, wildcards: dict[str, str], params: str) -> list[str
         argv.append(wildcards["benchmark"])
     if rule in WITH_MODEL | {"generate", "noise"}:
         argv += ["--model", wildcards["model"]]
-    return argv + ["--params", params]
+    return argv + ["--params", "params.yaml" if rule in DVC_PARAMS_ONLY else params]
 
 
 def write_params(path: Path) -> None:
@@ -66,7 +68,7 @@ def test_every_snakemake_command_is_the_arguments_it_means(make_project) -> None
         assert command, f"no shell command for {rule}\n{block}"
         assert shlex.split(command.group(1)) == expected_argv(rule, wildcards, HOSTILE_PARAMS), command.group(1)
         seen[rule] = seen.get(rule, 0) + 1
-    assert set(seen) == BENCHMARK_ONLY | WITH_MODEL | {"generate", "noise", "report", "plots"}, seen
+    assert set(seen) == BENCHMARK_ONLY - {"plugin"} | WITH_MODEL | {"generate", "noise", "report", "plots"}, seen
     assert seen["generate"] == len(KEYS) and seen["score"] == len(KEYS) * 4, seen
     assert not (project / "pwned").exists()
 
@@ -90,7 +92,7 @@ def test_every_dvc_command_is_the_arguments_it_means(make_project) -> None:
         if not isinstance(stage.cmd, str):
             assert stage.cmd[:-1] == [PARAMS_GUARD], stage.cmd
         argv = shlex.split(command)
-        rule = {"plot-data": "plots"}.get(argv[1], argv[1])
+        rule = {"plot-data": "plots", "code-record": "code"}.get(argv[1], argv[1])
         assert rule == name, (stage.name, command)
         wildcards = {"benchmark": argv[2]} if rule in BENCHMARK_ONLY | WITH_MODEL else {}
         if "--model" in argv:
