@@ -80,7 +80,7 @@ def derive(spec: FileSpec, upstream: bytes) -> bytes:
 class AcquiredFile:
     file: str
     sha256: str
-    source: str  # "present", "mirror" or "upstream"
+    source: str  # "present", "local", "mirror" or "upstream"
 
 
 @dataclass(frozen=True)
@@ -115,6 +115,15 @@ def acquire_file(
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(kept, dest)
         return AcquiredFile(spec.file, spec.sha256, "present")
+
+    if spec.local is not None:
+        # a file of the project (versioned by DVC): read where it is, checked like any copy
+        data = Path(spec.local).read_bytes()
+        actual = sha256_bytes(data)
+        if actual != spec.sha256:
+            raise ChecksumError(spec.file, spec.local, spec.sha256, actual)
+        write_bytes(dest, data)
+        return AcquiredFile(spec.file, actual, "local")
 
     mirrors = mirror_list(mirror)
     for root in mirrors:
@@ -190,6 +199,7 @@ def acquire(
 def _record(benchmark: str, specs: list[FileSpec]) -> dict[str, object]:
     # The record holds no machine-specific facts (where a file came from is logged, not
     # recorded), so that acquiring from the mirror or from upstream gives identical outputs.
+    # A declarative benchmark's files also name their URL or their place in the project.
     return {
         "benchmark": benchmark,
         "files": [
@@ -199,6 +209,8 @@ def _record(benchmark: str, specs: list[FileSpec]) -> dict[str, object]:
                 "source_repo": spec.source_repo,
                 "source_commit": spec.source_commit,
                 "source_path": spec.source_path,
+                **({"url": spec.url} if spec.url is not None else {}),
+                **({"local": spec.local} if spec.local is not None else {}),
             }
             for spec in sorted(specs, key=lambda s: s.file)
         ],
