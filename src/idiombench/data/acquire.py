@@ -106,16 +106,10 @@ def acquire_file(
     previous: Path | None = None,
 ) -> AcquiredFile:
     """One file into `dest_root`: kept when already there with its hash, copied from the
-    `previous` acquisition when that holds it intact, else from a mirror, else downloaded."""
+    `previous` acquisition when that holds it intact, else from a mirror, else downloaded. A
+    file of the project (`spec.local`) is always read where it is and checked: a copy kept from
+    before would hide that the project's file changed."""
     dest = dest_root / spec.file
-    if dest.exists() and sha256_file(dest) == spec.sha256:
-        return AcquiredFile(spec.file, spec.sha256, "present")
-    kept = previous / spec.file if previous is not None else None
-    if kept is not None and kept.is_file() and sha256_file(kept) == spec.sha256:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(kept, dest)
-        return AcquiredFile(spec.file, spec.sha256, "present")
-
     if spec.local is not None:
         # a file of the project (versioned by DVC): read where it is, checked like any copy
         data = Path(spec.local).read_bytes()
@@ -124,6 +118,14 @@ def acquire_file(
             raise ChecksumError(spec.file, spec.local, spec.sha256, actual)
         write_bytes(dest, data)
         return AcquiredFile(spec.file, actual, "local")
+
+    if dest.exists() and sha256_file(dest) == spec.sha256:
+        return AcquiredFile(spec.file, spec.sha256, "present")
+    kept = previous / spec.file if previous is not None else None
+    if kept is not None and kept.is_file() and sha256_file(kept) == spec.sha256:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(kept, dest)
+        return AcquiredFile(spec.file, spec.sha256, "present")
 
     mirrors = mirror_list(mirror)
     for root in mirrors:

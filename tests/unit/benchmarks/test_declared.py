@@ -122,7 +122,7 @@ def test_acquire_reads_the_local_file_and_checks_its_declared_sha256(tmp_path, m
     with (tmp_path / "data/conn/idioms.jsonl").open("a", encoding="utf-8") as handle:  # the data changes
         handle.write(json.dumps({"idiom": "一石二鸟", "label": "positive"}, ensure_ascii=False) + "\n")
     with pytest.raises(ChecksumError, match="idioms.jsonl"):
-        acquire("conn", bench.file_specs(config), Path("data/raw/conn2"), [], download=False)
+        acquire("conn", bench.file_specs(config), Path("data/raw/conn"), [], download=False)  # a copy there: read again
     (tmp_path / "data/conn/idioms.jsonl").unlink()
     with pytest.raises(DataError, match=r"data/conn/idioms.jsonl: no such file .*data.0 in benchmarks/conn.yaml"):
         bench.file_specs(config)
