@@ -169,3 +169,17 @@ def test_build_render_and_score_a_label_declaration(tmp_path, monkeypatch):
     metrics = body["settings"]["zero_shot"]["metrics"]
     assert metrics["accuracy"] == pytest.approx(200 / 3) and metrics["format_ok"] == pytest.approx(100 / 3)
     assert [s.key for s in bench.metrics if s.headline] == ["macro_f1"]  # the first listed, when none is named
+
+
+def test_the_recipe_shows_the_example_the_tests_run_and_names_every_key():
+    """docs/ARCHITECTURE.md, "Add a benchmark": the example verbatim, and every key of the schema."""
+    from idiombench.benchmarks.declared.schema import DataFile, Declaration, Fields, Setting
+
+    docs = (ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    section = docs[docs.index("### Add a benchmark") : docs.index("#### A package")]
+    assert f"```yaml\n{EXAMPLE.read_text(encoding='utf-8')}```" in section
+    for model in (Declaration, DataFile, Fields, Setting):
+        for key in model.model_fields:
+            assert f"`{key}`" in section, (model.__name__, key)
+    for metric in SHAPES:
+        assert f"`{metric}`" in section, metric
