@@ -5,9 +5,10 @@ would, with no params section written for it (issue 37):
 - the CLI runs it acquire -> build -> render -> generate (oracle, echo) -> score -> aggregate ->
   track -> report: metrics from its named specs, a report table with intervals, the summary page,
   MLflow runs with traces;
-- (slow) Snakemake runs its data stages and records them in dvc.lock, after which DVC plans only
-  its record stage; a changed data file changes its records, so acquire (which checks the
-  declared sha256) reruns and refuses it, and no other benchmark's stage is planned.
+- (slow) the two graphs are the same, job by job, with its stages; Snakemake runs its data
+  stages and records them in dvc.lock, after which DVC plans only its record stage; a changed
+  data file changes its records and no other benchmark's, Snakemake plans its acquire, build
+  and render again, and acquire (which checks the declared sha256) refuses the file.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from graphs import assert_same_graphs
 from helpers import run, tool_env
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -115,6 +117,10 @@ def test_the_example_runs_under_snakemake_and_dvc_and_its_data_change_reruns_onl
     add_example(project)
     env = env_for(tmp_path)
     run(["idiombench", "dvc-yaml", "--out", "dvc.yaml"], project, env)
+    names = [job.name for job in assert_same_graphs(project, env).values()]  # job by job, with its stages
+    assert f"plugin benchmark={NAME}" in names and any(
+        f"benchmark={NAME}" in n and n.startswith("score ") for n in names
+    )
     run(["snakemake", "--cores", "1", f"results/prompts/{NAME}"], project, env)
     lock = (project / "dvc.lock").read_text(encoding="utf-8")
     assert f"render@{NAME}:" in lock and f"acquire@{NAME}:" in lock
