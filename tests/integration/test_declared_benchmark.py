@@ -116,6 +116,8 @@ def test_the_example_runs_under_snakemake_and_dvc_and_its_data_change_reruns_onl
     project = make_project()
     add_example(project)
     env = env_for(tmp_path)
+    run(["dvc", "add", f"data/{NAME}"], project, env)  # the recipe's step: DVC versions the data
+    assert (project / f"data/{NAME}.dvc").is_file()
     run(["idiombench", "dvc-yaml", "--out", "dvc.yaml"], project, env)
     names = [job.name for job in assert_same_graphs(project, env).values()]  # job by job, with its stages
     assert f"plugin benchmark={NAME}" in names and any(
