@@ -51,6 +51,8 @@ def dvc_stages(project: Path) -> dict[frozenset[str], Job]:
     stages: dict[frozenset[str], Job] = {}
     with Repo(str(project)) as repo:
         for stage in repo.index.stages:
+            if stage.cmd is None:  # data a `dvc add` versions (data/<declared benchmark>): no job
+                continue
             outputs = frozenset(str(o.def_path) for o in stage.outs)
             inputs = frozenset(str(d.def_path) for d in stage.deps if type(d).__name__ != "ParamsDependency")
             stages[outputs] = Job(stage.addressing, normalise(stage_command(stage.cmd)), inputs, outputs)

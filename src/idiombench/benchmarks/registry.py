@@ -1,7 +1,9 @@
 """The benchmark registry: the four built-in benchmarks, plus any installed package that
 registers one under the entry-point group `idiombench.benchmarks` (name = benchmark name,
-value = the module holding its `BENCHMARK`). Every stage, the params schema, the Snakemake
-rules and dvc.yaml (`idiombench dvc-yaml`) take the list from here.
+value = the module holding its `BENCHMARK`), plus the project's declarative benchmarks
+(`benchmarks/<name>.yaml` in the working directory, the project root: benchmarks/declared/).
+Every stage, the params schema, the Snakemake rules and dvc.yaml (`idiombench dvc-yaml`) take
+the list from here.
 
 It sits above the benchmark packages (it loads them) and below the stage drivers: what a
 lower layer needs from the benchmarks (the scorer roles' paper facts, the reference and
@@ -12,8 +14,10 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+from pathlib import Path
 from typing import Any
 
+from ..core.errors import ConfigError
 from ..core.schema import name_problem
 from ..generation.backends import BenchmarkHooks
 from ..scoring.provenance import PaperRole
@@ -29,6 +33,16 @@ BUILTIN: dict[str, str] = {
     "semanticqa": f"{_PACKAGE}.semanticqa",
     "chengyu-bench": f"{_PACKAGE}.chengyu_bench",
 }
+
+
+# the package every declaration's benchmark is made by; loaded as the other benchmark packages are
+# (importlib), so that no benchmark package's imports reach another through the registry
+DECLARED_MODULE = f"{_PACKAGE}.declared"
+
+
+def _declared() -> Any:
+    """The declared benchmarks' package (benchmarks/declared/)."""
+    return importlib.import_module(DECLARED_MODULE)
 
 
 # a registered benchmark's distribution (name, version), as its packaging metadata says: how the
@@ -56,12 +70,59 @@ def _discover() -> dict[str, str]:
     return found
 
 
-MODULES: dict[str, str] = _discover()
+def _declarations(modules: dict[str, str]) -> tuple[dict[str, Path], list[str]]:
+    """(name -> declaration file, why the others are not registered) of the project's
+    benchmarks/<name>.yaml. Their files are not read here (importing the registry reads no
+    declaration); a name that is not a valid benchmark name, or that another benchmark (or its
+    params section's key) already has, is refused: `declaration_problems` says it."""
+    found: dict[str, Path] = {}
+    refused: list[str] = []
+    sections = {name.replace("-", "_"): name for name in modules}
+    package = _declared()
+    discovered: dict[str, Path] = package.discover()
+    for name, path in discovered.items():
+        problem = name_problem(name, key=True)
+        if problem is None and name in package.RESERVED:
+            problem = f"{name!r} is reserved (data/{name}/ is the project's own folder)"
+        other = sections.get(name.replace("-", "_"))
+        if problem is None and other is not None:
+            problem = f"{name!r} is already the name of benchmark {other!r}" + (
+                "" if other == name else " (a params section's key)"
+            )
+        if problem is not None:
+            refused.append(f"{path}: the benchmark's name (the file's name) {problem}")
+            continue
+        sections[name.replace("-", "_")] = name
+        found[name] = path
+    return found, refused
+
+
+_CODE_MODULES = _discover()
+# name -> declaration file of the project's declarative benchmarks (benchmarks/<name>.yaml)
+DECLARED, _REFUSED = _declarations(_CODE_MODULES)
+# name -> the module of its code (a declared benchmark's: the package every declaration shares)
+MODULES: dict[str, str] = {**_CODE_MODULES, **dict.fromkeys(DECLARED, DECLARED_MODULE)}
 NAMES: tuple[str, ...] = tuple(MODULES)
 
 
+def declaration_problems() -> list[str]:
+    """One line per declaration that cannot be used: a refused name, or an invalid file (every
+    bad key named). Params validation reports them (check-params and every stage: exit 2)."""
+    problems = list(_REFUSED)
+    for name, path in DECLARED.items():
+        try:
+            _declared().load(name, path)
+        except ConfigError as error:
+            problems.append(str(error))
+    return problems
+
+
 def get_benchmark(name: str) -> Benchmark[Any]:
-    """The module-level BENCHMARK object of a benchmark's module (a base.Benchmark)."""
+    """The module-level BENCHMARK object of a benchmark's module (a base.Benchmark), or the
+    benchmark a declaration makes (a ConfigError naming the file and key when it is invalid)."""
+    if name in DECLARED:
+        made: Benchmark[Any] = _declared().load(name, DECLARED[name])
+        return made
     if name not in MODULES:
         raise KeyError(f"unknown benchmark {name!r} (known: {', '.join(NAMES)})")
     module = importlib.import_module(MODULES[name])

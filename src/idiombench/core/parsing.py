@@ -462,3 +462,29 @@ def normalise_text(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).lower()
     text = " ".join(text.split())
     return text.strip(" \t\"'“”‘’«»「」『』`.,;:!?。，；：！？")
+
+
+# --------------------------------------------------------------------------- label words
+
+ANSWER_LABELS = ("answer", "label", "final answer", "答案", "回答")
+
+
+def parse_label_word(raw: str, labels: Sequence[str], synonyms: dict[str, str] | None = None) -> ParseResult:
+    """A label written as a word (`positive`, `Answer: positive`, `**Positive**`), compared after
+    `normalise_text`: the whole answer one label or a synonym (value: the label in lower case,
+    as `parse_tag_label` gives it). Otherwise `parse_tag_label`'s reading (a `<label>` tag, or one
+    label word inside text), with ok False: not the requested format (`label_in_text`)."""
+    text, flags = clean_output(raw)
+    if not text:
+        return result(None, False, raw, flags)
+    words = {normalise_text(label): label.lower() for label in labels}
+    words.update({normalise_text(k): v.lower() for k, v in (synonyms or {}).items()})
+    bare, wrap_flags = unwrap(text)
+    bare, labelled = strip_leading_labels(bare, ANSWER_LABELS)
+    bare, more_flags = unwrap(bare)
+    found = words.get(normalise_text(bare))
+    if found is not None:
+        extra = wrap_flags | more_flags | ({"answer_label"} if labelled else set())
+        return result(found, True, raw, flags | extra)
+    fallback = parse_tag_label(raw, labels, synonyms)
+    return result(fallback.value, False, raw, set(fallback.flags) | {"label_in_text"})

@@ -80,7 +80,7 @@ def derive(spec: FileSpec, upstream: bytes) -> bytes:
 class AcquiredFile:
     file: str
     sha256: str
-    source: str  # "present", "mirror" or "upstream"
+    source: str  # "present", "local", "mirror" or "upstream"
 
 
 @dataclass(frozen=True)
@@ -106,8 +106,19 @@ def acquire_file(
     previous: Path | None = None,
 ) -> AcquiredFile:
     """One file into `dest_root`: kept when already there with its hash, copied from the
-    `previous` acquisition when that holds it intact, else from a mirror, else downloaded."""
+    `previous` acquisition when that holds it intact, else from a mirror, else downloaded. A
+    file of the project (`spec.local`) is always read where it is and checked: a copy kept from
+    before would hide that the project's file changed."""
     dest = dest_root / spec.file
+    if spec.local is not None:
+        # a file of the project (versioned by DVC): read where it is, checked like any copy
+        data = Path(spec.local).read_bytes()
+        actual = sha256_bytes(data)
+        if actual != spec.sha256:
+            raise ChecksumError(spec.file, spec.local, spec.sha256, actual)
+        write_bytes(dest, data)
+        return AcquiredFile(spec.file, actual, "local")
+
     if dest.exists() and sha256_file(dest) == spec.sha256:
         return AcquiredFile(spec.file, spec.sha256, "present")
     kept = previous / spec.file if previous is not None else None
@@ -190,6 +201,7 @@ def acquire(
 def _record(benchmark: str, specs: list[FileSpec]) -> dict[str, object]:
     # The record holds no machine-specific facts (where a file came from is logged, not
     # recorded), so that acquiring from the mirror or from upstream gives identical outputs.
+    # A declarative benchmark's files also name their URL or their place in the project.
     return {
         "benchmark": benchmark,
         "files": [
@@ -199,6 +211,8 @@ def _record(benchmark: str, specs: list[FileSpec]) -> dict[str, object]:
                 "source_repo": spec.source_repo,
                 "source_commit": spec.source_commit,
                 "source_path": spec.source_path,
+                **({"url": spec.url} if spec.url is not None else {}),
+                **({"local": spec.local} if spec.local is not None else {}),
             }
             for spec in sorted(specs, key=lambda s: s.file)
         ],

@@ -20,6 +20,10 @@ class FileSpec:
     derive: for files that are not verbatim upstream files (SemanticQA's instances
       are the published results with the model's prediction removed): how to
       derive them from the upstream file; None for verbatim copies.
+    url: where the file is downloaded from when that is not a GitHub commit (a declarative
+      benchmark's pinned upstream URL); None: the raw file of source_repo at source_commit.
+    local: a file of the project (relative to its root, e.g. data/<benchmark>/items.jsonl,
+      versioned by DVC) that acquire copies, instead of a mirror or a download; None: upstream.
     """
 
     file: str
@@ -30,9 +34,13 @@ class FileSpec:
     source_commit: str
     source_path: str
     derive: dict[str, list[str]] | None = None
+    url: str | None = None
+    local: str | None = None
 
     @property
     def upstream_url(self) -> str:
+        if self.url is not None:
+            return self.url
         return f"https://raw.githubusercontent.com/{self.source_repo}/{self.source_commit}/{quote(self.source_path)}"
 
 

@@ -16,7 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, ValidationError, create_model, field_validator, model_validator
 
-from ..benchmarks.registry import BUILTIN, NAMES, get_benchmark, paper_roles, prediction_formats
+from ..benchmarks.registry import (
+    BUILTIN,
+    DECLARED,
+    NAMES,
+    declaration_problems,
+    get_benchmark,
+    paper_roles,
+    prediction_formats,
+)
 from ..core.errors import ConfigError
 from ..core.redact import note_key_variables
 from ..generation.backends.replay import known_formats
@@ -37,8 +45,14 @@ DEFAULT_PARAMS = Path("params.yaml")
 
 def _section(name: str) -> tuple[type[Any], Any]:
     """A benchmark's section: required for the built-in benchmarks (dvc.yaml reads their keys
-    from params.yaml); a benchmark a package registers runs with its config_model's defaults
-    until params name it (when every key has a default)."""
+    from params.yaml); a benchmark a package registers or a declaration makes runs with its
+    config_model's defaults until params name it (when every key has a default). An invalid
+    declaration's section is anything: parse_params reports the declaration's problems first."""
+    if name in DECLARED:
+        try:
+            get_benchmark(name)
+        except ConfigError:
+            return Any, Field(None, alias=name)
     model = get_benchmark(name).config_model
     if name in BUILTIN:
         return model, Field(alias=name)
@@ -120,6 +134,9 @@ def parse_params(raw: Any, source: str = "params.yaml") -> Params:
     # Before anything can quote them: the key variables' values are scrubbed from every error,
     # and a credential written into params is refused, naming its key, never quoted.
     note_key_variables(key_variables(raw))
+    declarations = declaration_problems()  # each names its declaration file and key
+    if declarations:
+        raise ConfigError("; ".join(declarations))
     secrets = credential_problems(raw)
     try:
         params = Params.model_validate(raw)

@@ -14,7 +14,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-from ..benchmarks.registry import BUILTIN, DISTRIBUTIONS, MODULES, NAMES, all_plots, get_benchmark
+from ..benchmarks.registry import BUILTIN, DECLARED, DISTRIBUTIONS, MODULES, NAMES, all_plots, get_benchmark
 from ..core import paths
 from ..core.ownership import is_sealed, sealed
 from ..core.paths import ANNOTATIONS, PLOTS
@@ -48,6 +48,9 @@ class BenchmarkNode:
     module: str  # the module registered for it (a plugin is named by it and its distribution, never a path)
     package: str | None  # a built-in benchmark's folder in the repository (what code@<b> hashes); None: a plugin
     distribution: str | None  # a plugin's distribution (its packaging metadata's name)
+    # a declared benchmark's declaration (benchmarks/<name>.yaml); it has no distribution: its code
+    # is the project's benchmarks/declared/, its params and records those of a plugin
+    declaration: str | None
     templates: str  # what render reads its templates from: a folder of the project, or the data record
     constructs: bool
     attention: bool  # it has attention diagnostics: an attention stage per (model, benchmark)
@@ -115,7 +118,8 @@ def benchmark_nodes() -> list[BenchmarkNode]:
                 name=name,
                 module=module,
                 package=package_dir(module) if builtin else None,
-                distribution=None if builtin else DISTRIBUTIONS.get(name, (module, ""))[0],
+                distribution=None if builtin or name in DECLARED else DISTRIBUTIONS.get(name, (module, ""))[0],
+                declaration=DECLARED[name].as_posix() if name in DECLARED else None,
                 templates=templates_dep(name, module, str(bench.render_templates)),
                 constructs=bench.constructs,
                 attention=bench.attention_diagnostics,
@@ -368,9 +372,18 @@ def _variables(nodes: list[BenchmarkNode]) -> CommentedSeq:
     ]
     plugins = [node for node in nodes if not node.builtin]
     if plugins:
-        found = CommentedMap((node.name, _flow(module=node.module, distribution=node.distribution)) for node in plugins)
+        found = CommentedMap(
+            (
+                node.name,
+                _flow(module=node.module, declaration=node.declaration)
+                if node.declaration is not None
+                else _flow(module=node.module, distribution=node.distribution),
+            )
+            for node in plugins
+        )
         found.yaml_set_start_comment(
-            "installed through the entry-point group idiombench.benchmarks: named by module and distribution",
+            "installed through the entry-point group idiombench.benchmarks: named by module and distribution;\n"
+            "declared in the project's benchmarks/<name>.yaml: named by its declaration",
             indent=6,
         )
         variables.append(CommentedMap(plugins=found))
@@ -636,7 +649,8 @@ STAGE_COMMENTS = {
     "render run; package.json, every file. Comments and docstrings are not hashed.",
     "plugin": "A plugin (installed outside the project) is recorded by its distribution, version and files'\n"
     "hashes, and its params section with the benchmark's own defaults (DVC's params for its stages). DVC\n"
-    "cannot see its files, so this runs every time; the records change only when the plugin does.",
+    "cannot see its files, so this runs every time; the records change only when the plugin does. A declared\n"
+    "benchmark (benchmarks/<name>.yaml) is recorded the same way, with its declaration's and data files' sha256.",
     "plugin-score": "A plugin's score and aggregate read its generated params file: DVC's matrix names one file.",
     "noise": "Serving noise: a seeded sample generated again under perturbed serving settings (batch size,\n"
     "dtype, attention), cached under its own identity, scored by the benchmark's scorer. A model without\n"

@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..benchmarks.registry import BUILTIN, DISTRIBUTIONS, MODULES, NAMES, get_benchmark
+from ..benchmarks.declared import DeclaredBenchmark
+from ..benchmarks.registry import BUILTIN, DECLARED, DISTRIBUTIONS, MODULES, NAMES, get_benchmark
 from ..core import paths
 from ..core.io import check_output_file, dumps_json, write_text
 from ..core.ownership import Output, stamp, stamped_by
@@ -374,10 +375,32 @@ def distribution(name: str) -> dict[str, str] | None:
     return None if found is None else {"name": found[0], "version": found[1]}
 
 
+def declared_identity(name: str) -> dict[str, Any]:
+    """What a declared benchmark is besides the code every declaration shares: its declaration
+    and its local data files, each by its path in the project and the sha256 of its bytes now
+    (a file not there: None). Both head its records, so editing the declaration or changing a
+    data file reruns its stages, from acquire (which checks each file against the declared
+    sha256), and no other benchmark's."""
+    bench = get_benchmark(name)
+    local = bench.local_data() if isinstance(bench, DeclaredBenchmark) else []
+    path = DECLARED[name]
+    return {
+        "declaration": {"file": path.as_posix(), "sha256": hashlib.sha256(path.read_bytes()).hexdigest()},
+        "data": {
+            file.as_posix(): hashlib.sha256(file.read_bytes()).hexdigest() if file.is_file() else None for file in local
+        },
+    }
+
+
 def code_records(name: str) -> dict[str, dict[str, Any]]:
-    """The benchmark's two code records, `package` and `data`, as JSON bodies (no path in them)."""
+    """The benchmark's two code records, `package` and `data`, as JSON bodies (no path in them
+    but a declared benchmark's files in the project)."""
     bench = get_benchmark(name)
     identity = {"benchmark": name, "module": MODULES[name], "distribution": distribution(name)}
+    if name in DECLARED:
+        identity.update(declared_identity(name))
+        # its class is made per declaration: the code is the class every declaration shares
+        return records_for(MODULES[name], DeclaredBenchmark.__module__, DeclaredBenchmark.__name__, identity)
     return records_for(MODULES[name], type(bench).__module__, type(bench).__name__, identity)
 
 

@@ -1,0 +1,97 @@
+"""The named metrics a declaration lists (`metrics: [accuracy, macro_f1, format_ok]`): each name is
+one `metrics.MetricSpec` built on `statistics.formulas` over the columns the declared score stage
+writes (score.py), defined here once. Values are percent stored to 6 decimals; the resampling unit
+and the headline mark come from the declaration.
+
+| name | shapes | statistic |
+|---|---|---|
+| accuracy | multiple_choice, label | share of rows whose answer is the gold one (`correct`) |
+| macro_f1 | multiple_choice, label | F1 over the gold and predicted labels (option letters), macro-averaged |
+| format_ok | all | share of outputs that followed the requested format (`ok`) |
+| parse_failure_rate | all | share of outputs from which nothing could be read (`parse_failed`; lower is better) |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ...metrics import ITEM, PERCENT, MetricSpec, Resampling
+from ...statistics.formulas import F1, Ratio
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+PERCENT6 = PERCENT.rounded(6)
+CHOICE = frozenset({"multiple_choice", "label"})
+ALL = CHOICE
+CLUSTER = "cluster"  # the score column holding each row's resampling unit (a declared field's value)
+
+
+def flag(column: str) -> Callable[[pd.DataFrame], pd.Series]:
+    """A boolean column counted as 1/0."""
+    return lambda rows: rows[column].astype(bool).astype(float)
+
+
+def predictions(rows: pd.DataFrame) -> Sequence[str | None]:
+    return [None if p is None or p != p else str(p) for p in rows["prediction"]]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A named metric: the shapes it applies to, and its spec given the resampling unit and the
+    headline mark."""
+
+    shapes: frozenset[str]
+    make: Callable[[Resampling, bool], MetricSpec]
+
+
+def _ratio(key: str, label: str, column: str, *, better: bool = True, paper: bool = True) -> Callable[..., MetricSpec]:
+    def make(resampling: Resampling, headline: bool) -> MetricSpec:
+        return MetricSpec(
+            key,
+            label,
+            Ratio(flag(column)),
+            PERCENT6,
+            higher_is_better=better,
+            resampling=resampling,
+            headline=headline,
+            paper=paper,
+        )
+
+    return make
+
+
+def _macro_f1(resampling: Resampling, headline: bool) -> MetricSpec:
+    return MetricSpec(
+        "macro_f1",
+        "Macro-F1",
+        F1("gold", predictions, "macro"),
+        PERCENT6,
+        resampling=resampling,
+        headline=headline,
+        binary=False,
+    )
+
+
+LIBRARY: dict[str, Entry] = {
+    "accuracy": Entry(CHOICE, _ratio("accuracy", "Accuracy", "correct")),
+    "macro_f1": Entry(CHOICE, _macro_f1),
+    "format_ok": Entry(ALL, _ratio("format_ok", "Format followed", "ok", paper=False)),
+    "parse_failure_rate": Entry(
+        ALL, _ratio("parse_failure_rate", "Parse failures", "parse_failed", better=False, paper=False)
+    ),
+}
+SHAPES: dict[str, frozenset[str]] = {name: entry.shapes for name, entry in LIBRARY.items()}
+
+
+def resampling(unit: str) -> Resampling:
+    """`item`, or the field whose value each row's cluster is (rows without one: their item)."""
+    return ITEM if unit == "item" else Resampling(unit, CLUSTER, fallback=ITEM)
+
+
+def specs(names: Sequence[str], headline: str, unit: str) -> tuple[MetricSpec, ...]:
+    """The specs of the named metrics, in the declared order, `headline` marked."""
+    cluster = resampling(unit)
+    return tuple(LIBRARY[name].make(cluster, name == headline) for name in names)

@@ -1,0 +1,132 @@
+"""A declared benchmark's score stage: one row per generation row, per setting (an unparseable or
+failed output is a row with `parse_failed`, never dropped).
+
+Columns:
+
+    prompt_id, task, setting, item_id, pass, sample_index   identity (sorted by these)
+    cluster          the row's resampling unit (the declared field's value; None: the item)
+    gold             the gold answer (multiple_choice: its letter; label: the label)
+    parsed           the parser's value as a list (empty: nothing read)
+    ok, flags        the parser's verdict (requested format followed) and what was odd
+    answered         a value counted as the answer (params score.accept_unformatted: also
+                     one read without the requested format)
+    parse_failed     nothing could be read (wrong, counted)
+    unformatted      a value read without the requested format
+    generation_error the backend produced no text
+    prediction       the answer scored (None: none)
+    correct          the prediction is the gold answer
+
+The metrics (library.py) are statistics over these columns; nothing here aggregates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from ...core import paths
+from ...core.errors import DataError
+from ...core.generation_types import ItemContext, item_context
+from ...core.items import OPTION_LETTERS
+from ...core.parsing import ParseResult, parse_label_word, parse_letter, parse_tag_label, result
+from .library import CLUSTER
+from .schema import Declaration
+
+if TYPE_CHECKING:
+    from ..contexts import ScoreContext
+
+SORT_KEY = ["prompt_id", "pass", "sample_index"]
+COLUMNS = [
+    "prompt_id",
+    "task",
+    "setting",
+    "item_id",
+    "pass",
+    "sample_index",
+    CLUSTER,
+    "gold",
+    "parsed",
+    "ok",
+    "flags",
+    "answered",
+    "parse_failed",
+    "unformatted",
+    "generation_error",
+    "prediction",
+    "correct",
+]
+
+
+def parser_for(decl: Declaration) -> Callable[[ItemContext, str], ParseResult]:
+    """The declared parser (core/parsing.py), bound to what it reads of the item."""
+    name = decl.parser_name
+    labels = decl.label_names()
+    synonyms = decl.synonyms()
+    if name == "letter":
+        return lambda item, raw: parse_letter(raw, OPTION_LETTERS[: len(item.choices)], item.choices)
+    if name == "tag":
+        return lambda item, raw: parse_tag_label(raw, labels, synonyms)
+    if name == "word":
+        return lambda item, raw: parse_label_word(raw, labels, synonyms)
+    return lambda item, raw: result(None, False, raw, {f"unknown_parser:{name}"})  # schema.problems refuses it
+
+
+def answer_columns(decl: Declaration, parsed: ParseResult, gold: str, accept: bool) -> dict[str, Any]:
+    """The prediction and whether it is the gold answer (a label compared case-insensitively)."""
+    unformatted = parsed.value is not None and not parsed.ok
+    if parsed.value is None or not (parsed.ok or accept):
+        return {"unformatted": unformatted, "parse_failed": parsed.value is None, "prediction": None, "correct": False}
+    said = str(parsed.value)
+    if decl.shape == "label":
+        canonical = {label.lower(): label for label in decl.label_names()}
+        said = canonical.get(said.strip().lower(), said.strip().lower())
+        return {
+            "unformatted": unformatted,
+            "parse_failed": False,
+            "prediction": said,
+            "correct": said.lower() == gold.strip().lower(),
+        }
+    return {"unformatted": unformatted, "parse_failed": False, "prediction": said, "correct": said == gold}
+
+
+def score(decl: Declaration, ctx: ScoreContext[Any]) -> dict[str, pd.DataFrame]:
+    parse = parser_for(decl)
+    accept = bool(ctx.config.score.accept_unformatted)
+    tables: dict[str, pd.DataFrame] = {}
+    for setting, frame in sorted(ctx.generations.items()):
+        where = paths.generations_file(benchmark=ctx.benchmark, model=ctx.model, setting=setting)
+        rows: list[dict[str, Any]] = []
+        for index, gen in enumerate(frame.to_dict("records")):
+            item = ctx.items.get(gen["task"], {}).get(gen["item_id"])
+            if item is None:
+                raise DataError(
+                    where,
+                    f"generation {gen['prompt_id']}: no item {gen['item_id']} in task {gen['task']}",
+                    row=index,
+                    expected="an item of the current build (build, render and generate again after the data changed)",
+                )
+            parsed = parse(item_context(item, setting), gen["text"])
+            value = parsed.value
+            error = gen.get("error")
+            row: dict[str, Any] = {
+                "prompt_id": gen["prompt_id"],
+                "task": gen["task"],
+                "setting": setting,
+                "item_id": gen["item_id"],
+                "pass": gen["pass"],
+                "sample_index": int(gen["sample_index"]),
+                CLUSTER: item.meta.get("cluster"),
+                "gold": item.answer or "",
+                "parsed": [] if value is None else [str(v) for v in (value if isinstance(value, tuple) else (value,))],
+                "ok": parsed.ok,
+                "flags": list(parsed.flags),
+                "generation_error": error is not None and not pd.isna(error),
+            }
+            row.update(answer_columns(decl, parsed, row["gold"], accept))
+            row["answered"] = row["prediction"] is not None
+            rows.append(row)
+        table = pd.DataFrame(rows, columns=COLUMNS)
+        tables[setting] = table.sort_values(SORT_KEY, kind="stable").reset_index(drop=True)
+    return tables

@@ -1,0 +1,150 @@
+"""The example declarative benchmark (examples/idiom-mcq: a 27-line declaration and a local JSONL
+of 30 idiom questions, docs/ARCHITECTURE.md "Add a benchmark") copied into a project as a user
+would, with no params section written for it (issue 37):
+
+- the CLI runs it acquire -> build -> render -> generate (oracle, echo) -> score -> aggregate ->
+  track -> report: metrics from its named specs, a report table with intervals, the summary page,
+  MLflow runs with traces;
+- (slow) the two graphs are the same, job by job, with its stages; Snakemake runs its data
+  stages and records them in dvc.lock, after which DVC plans only its record stage; a changed
+  data file changes its records and no other benchmark's, Snakemake plans its acquire, build
+  and render again, and acquire (which checks the declared sha256) refuses the file.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from graphs import assert_same_graphs
+from helpers import run, tool_env
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "idiom-mcq"
+NAME = "idiom-mcq"
+BUILTIN = ("orderprobe", "g-idiomalign", "semanticqa", "chengyu-bench")
+
+
+def add_example(project: Path) -> None:
+    """The example's two files where a project keeps them: benchmarks/ and data/<name>/."""
+    shutil.copytree(EXAMPLE / "benchmarks", project / "benchmarks", dirs_exist_ok=True)
+    shutil.copytree(EXAMPLE / "data" / NAME, project / "data" / NAME)
+
+
+def env_for(tmp_path: Path) -> dict[str, str]:
+    env = tool_env()
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH", "")]))
+    env["MLFLOW_TRACKING_URI"] = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    return env
+
+
+def test_the_example_declaration_runs_acquire_to_report_through_the_cli(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copy2(ROOT / "params.yaml", project / "params.yaml")
+    add_example(project)
+    overlay = {  # the built-in benchmarks off, two reference systems; no section for the declared one
+        "overlay_of": "params.yaml",
+        "replace": ["models"],
+        "benchmarks": {name: {"enabled": False} for name in BUILTIN},
+        "models": {"oracle": {"backend": "oracle"}, "echo": {"backend": "echo"}},
+    }
+    (project / "decl.yaml").write_text(yaml.safe_dump(overlay), encoding="utf-8")
+    env = env_for(tmp_path)
+
+    def cli(*args: str) -> str:
+        result = run(["idiombench", *args, "--params", "decl.yaml"], project, env)
+        return result.stdout + result.stderr
+
+    assert "1 files verified (1 local)" in cli("acquire", NAME)
+    assert "items: test 24, train 6" in cli("build", NAME)
+    assert "48 prompts (zero_shot 24, three_shot 24)" in cli("render", NAME)
+    prompts = json.loads((project / f"results/prompts/{NAME}/render_stats.json").read_text(encoding="utf-8"))
+    assert prompts["templates"], prompts
+    for model in ("oracle", "echo"):
+        cli("generate", "--model", model)
+        cli("score", NAME, "--model", model)
+        cli("aggregate", NAME, "--model", model)
+    oracle = json.loads((project / f"results/metrics/{NAME}/oracle.json").read_text(encoding="utf-8"))
+    echo = json.loads((project / f"results/metrics/{NAME}/echo.json").read_text(encoding="utf-8"))
+    for setting in ("zero_shot", "three_shot"):
+        assert oracle["settings"][setting]["metrics"] == {"accuracy": 100.0, "macro_f1": 100.0, "format_ok": 100.0}
+        assert echo["settings"][setting]["metrics"]["accuracy"] == 0.0  # the idiom repeated is no letter
+    cli("track", NAME, "--model", "oracle")
+    cli("report")
+
+    with open(project / "reports/tables/idiom_mcq_metrics.csv", encoding="utf-8", newline="") as handle:
+        rows = {row["Model"]: row for row in csv.DictReader(handle)}
+    assert rows["oracle"]["Accuracy (three_shot)"].startswith("100.00") and rows["echo"]["Accuracy (zero_shot)_hi"]
+    with open(project / "reports/tables/summary.csv", encoding="utf-8", newline="") as handle:
+        summary = [row for row in csv.DictReader(handle) if row["Benchmark"] == NAME]
+    assert {row["Cell"] for row in summary} == {"zero_shot: Accuracy", "three_shot: Accuracy"}
+    assert {row["Model"] for row in summary} == {"oracle", "echo"} and all("±" in row["Value"] for row in summary)
+
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=env["MLFLOW_TRACKING_URI"])
+    experiment = client.get_experiment_by_name(NAME)
+    assert experiment is not None
+    runs = client.search_runs([experiment.experiment_id])
+    child = next(r for r in runs if r.data.tags.get("idiombench.key") == f"{NAME}/oracle/three_shot")
+    assert child.data.metrics["accuracy"] == 100.0
+    traces = client.search_traces(experiment_ids=[experiment.experiment_id], max_results=100)
+    assert len(traces) == 48, len(traces)
+
+    run(["idiombench", "dvc-yaml", "--out", "dvc.yaml"], project, env)
+    text = (project / "dvc.yaml").read_text(encoding="utf-8")
+    assert f"      {NAME}: {{module: idiombench.benchmarks.declared, declaration: benchmarks/{NAME}.yaml}}" in text
+    assert str(tmp_path) not in text
+
+
+def ran_stages(output: str) -> list[str]:
+    return re.findall(r"Running stage '([^']+)'", output)
+
+
+@pytest.mark.slow
+def test_the_example_runs_under_snakemake_and_dvc_and_its_data_change_reruns_only_its_stages(
+    make_project, tmp_path: Path
+) -> None:
+    project = make_project()
+    add_example(project)
+    env = env_for(tmp_path)
+    run(["dvc", "add", f"data/{NAME}"], project, env)  # the recipe's step: DVC versions the data
+    assert (project / f"data/{NAME}.dvc").is_file()
+    run(["idiombench", "dvc-yaml", "--out", "dvc.yaml"], project, env)
+    names = [job.name for job in assert_same_graphs(project, env).values()]  # job by job, with its stages
+    assert f"plugin benchmark={NAME}" in names and any(
+        f"benchmark={NAME}" in n and n.startswith("score ") for n in names
+    )
+    run(["snakemake", "--cores", "1", f"results/prompts/{NAME}"], project, env)
+    lock = (project / "dvc.lock").read_text(encoding="utf-8")
+    assert f"render@{NAME}:" in lock and f"acquire@{NAME}:" in lock
+    dry = run(["dvc", "repro", "--dry", f"render@{NAME}"], project, env).stdout
+    assert ran_stages(dry) == [f"plugin@{NAME}"], dry  # its record stage runs every time, rewriting nothing
+
+    records = {path: path.read_bytes() for path in sorted((project / "results/code").glob("*/*.json"))}
+    data = project / "data" / NAME / "questions.jsonl"
+    data.write_text(data.read_text(encoding="utf-8").replace("to go to bed", "to go to sleep"), encoding="utf-8")
+    again = run(["snakemake", "-n", f"results/prompts/{NAME}"], project, env)  # its parse refreshes the records
+    planned = re.findall(r"^rule (\w+):", again.stdout, re.MULTILINE)
+    assert {"acquire", "build", "render"} <= set(planned), again.stdout
+    changed = {path.relative_to(project).as_posix() for path, body in records.items() if path.read_bytes() != body}
+    # every other benchmark's stages depend on their own records, which stay as they were
+    assert changed == {f"results/code/{NAME}/data.json", f"results/code/{NAME}/package.json"}, changed
+    refused = run_fails(["idiombench", "acquire", NAME, "--params", "params.yaml"], project, env)
+    assert "checksum mismatch for questions.jsonl" in refused and refused.count("\n") <= 1, refused
+
+
+def run_fails(cmd: list[str], cwd: Path, env: dict[str, str]) -> str:
+    import subprocess
+
+    result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2, result.stdout + result.stderr
+    return result.stderr.strip()
