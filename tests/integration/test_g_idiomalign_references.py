@@ -184,13 +184,10 @@ def test_pipeline_in_process_oracle_and_echo(built, mirror: Path, tmp_path: Path
     assert echo["no_gloss"]["metrics"]["EM"] < 100.0 and echo["no_gloss"]["metrics"]["MeanSim"] < 100.0
     provenance = bodies["oracle"]["provenance"]
     assert provenance["roles"]["embedder_multilingual"]["status"] == "substitute"
-    assert provenance["sample"]["mcq"]["mcq"] == {
-        "items_scored": 30,
-        "items_available": 18_999,
-        "directions_scored": 30,
-        "directions_available": 30,
-        "complete": False,
-    }
+    mcq = provenance["coverage"]["mcq"]["parts"]["mcq"]
+    assert (mcq["unit"], mcq["scored"], mcq["available"], mcq["complete"]) == ("item", 30, 18_999, False)
+    directions = mcq["parts"]["directions"]
+    assert (directions["unit"], directions["scored"], directions["available"]) == ("direction", 30, 30)
     assert provenance["template_hashes"]["no_gloss"]
     # scoring twice writes the same bytes
     first = (tmp_path / "results" / "scores" / "oracle" / "g-idiomalign" / "no_gloss.parquet").read_bytes()

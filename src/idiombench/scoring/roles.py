@@ -3,8 +3,10 @@ paper's provenance in code (never hand-written)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 
+from ..metrics.body import RoleRecord
 from .config import RoleBase, RoleStatus, ScoringConfig
 from .provenance import PaperRole, RoleKind
 
@@ -98,3 +100,28 @@ def all_role_infos(config: ScoringConfig) -> dict[str, RoleInfo]:
     return {
         name: role_info(name, config.role(name), config.paper_role(name)) for name in type(config.roles).model_fields
     }
+
+
+RECORDED = "score stage (scoring_meta.json)"
+DERIVED = "params at aggregation time (the score stage recorded none)"
+
+
+def role_records(
+    scoring_meta: Mapping[str, object], scoring: ScoringConfig | None, roles: Iterable[str]
+) -> tuple[dict[str, RoleRecord], str]:
+    """The records (metrics.body.RoleRecord) of the scorer roles behind a benchmark's numbers, and
+    where they come from: as the score stage recorded them in scoring_meta.json when it recorded
+    every one of `roles` (its extra keys, e.g. where the weights were loaded from, stay there), else
+    as `scoring` (the params) derives them; a role neither knows is left out. The one builder of
+    provenance.roles."""
+    wanted = list(roles)
+    recorded = scoring_meta.get("roles")
+    fields = RoleRecord.model_fields
+    if isinstance(recorded, Mapping) and all(
+        isinstance(recorded.get(role), Mapping) and all(key in recorded[role] for key in fields) for role in wanted
+    ):
+        return {
+            role: RoleRecord.model_validate({key: recorded[role][key] for key in fields}) for role in wanted
+        }, RECORDED
+    infos = all_role_infos(scoring) if scoring is not None else {}
+    return {role: RoleRecord.model_validate(infos[role].as_dict()) for role in wanted if role in infos}, DERIVED

@@ -104,7 +104,7 @@ def write_plot_data(params: Params, out: Path = PLOTS, headline_file: Path = HEA
         for benchmark, plot in plots:
             (staging / plot.folder).mkdir(parents=True, exist_ok=True)
             for model, body in sorted(collect_metrics(params, benchmark).items()):
-                rows = plot.rows_of(body)
+                rows = plot.rows_of(plain(body))  # the JSON a plot reads (PlotSpec.rows_of)
                 if rows:
                     write_json(staging / plot.folder / f"{model}.json", rows)
                     counts[plot.folder] += 1

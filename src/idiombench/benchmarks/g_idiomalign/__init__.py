@@ -16,6 +16,7 @@ from . import build as _build
 from . import labels as _labels
 from . import plots as _plots
 from . import render as _render
+from . import results as _results
 from . import view as _view
 from .config import GIdiomAlignConfig
 from .roles import SCORER_ROLES
@@ -47,6 +48,8 @@ class GIdiomAlign(Benchmark[GIdiomAlignConfig]):
     render_templates = "src/idiombench/benchmarks/g_idiomalign/prompts"
     # its params section (benchmarks.<name> in params.yaml)
     config_model = GIdiomAlignConfig
+    # its metrics body (results.py)
+    results_model = _results.GIdiomAlignBody
     # its `dvc plots` curves (plots.py)
     plots = _plots.PLOTS
     # the neural scorer roles its metrics need, with the paper's models (roles.py)
@@ -80,6 +83,9 @@ class GIdiomAlign(Benchmark[GIdiomAlignConfig]):
         from .aggregate import aggregate
 
         return aggregate(ctx)
+
+    def migrate_body(self, body: dict[str, Any]) -> dict[str, Any]:
+        return _results.migrate_body(body)
 
     def published_cells(self) -> PublishedCells:
         """The paper's published values (published_cells.yaml beside this module)."""

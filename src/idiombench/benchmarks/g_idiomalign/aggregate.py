@@ -23,20 +23,32 @@ A metric that cannot be computed (no answers, similarity role not computed) is N
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 import pandas as pd
+from pydantic import JsonValue
 
 from ...core import paths
 from ...core.io import read_parquet
+from ...core.items import Item
 from ...metrics import MAIN_PASS, evaluate
+from ...metrics.body import SampleCoverage
 from ...scoring import option_order
+from ...scoring.roles import role_records
 from .config import GIdiomAlignScore
-from .score import MCQ_SETTING
-from .specs import (
+from .results import (
     ADDITIONAL_SUFFIX,
     GENERATION_CONDITIONS,
+    GIdiomAlignProvenance,
+    McqDirection,
+    body_setting,
+    setting_coverage,
+    task_coverage,
+)
+from .score import MCQ_SETTING
+from .specs import (
     by_key,
     generation_parts,
     mcq_outcomes,
@@ -52,6 +64,15 @@ if TYPE_CHECKING:
 
 DELTA_PREFIX = "delta."
 SURFACE = ("BLEU", "chrF")
+Counts = dict[str, object]  # a setting's counts (results.GIdiomAlignSetting.counts)
+Breakdown = dict[str, dict[str, JsonValue]]  # direction -> its entry (results.McqDirection / GenerationDirection)
+
+
+class Setting(TypedDict):
+    """A setting of the body as the aggregate builds it (evaluate.place fills its metrics)."""
+
+    metrics: dict[str, float | None]
+    counts: Counts
 
 
 def main_pass(frame: pd.DataFrame) -> pd.DataFrame:
@@ -79,20 +100,20 @@ def failure_counts(rows: pd.DataFrame) -> dict[str, int]:
 # --------------------------------------------------------------------------- Task 1
 
 
-def mcq_counts(frame: pd.DataFrame, cfg: GIdiomAlignScore) -> tuple[dict[str, Any], dict[str, Any]]:
+def mcq_counts(frame: pd.DataFrame, cfg: GIdiomAlignScore) -> tuple[Counts, Breakdown]:
     """The mcq setting's counts and its per-direction breakdown (its metrics are the specs')."""
     rows = main_pass(frame)
     outcomes = mcq_outcomes(cfg)
     accuracy = by_key(cfg)["accuracy.micro.overall"]  # one direction's accuracy: its mean of `correct`
-    per_direction = {}
+    per_direction: Breakdown = {}
     for direction, part in rows.groupby("direction", sort=True):
-        per_direction[direction] = {
-            "group": part["group"].iloc[0],
-            "answers": int(len(part)),
-            "accuracy": evaluate.value_of(accuracy, part),
-            "outcomes": {o: int((part["outcome"] == o).sum()) for o in outcomes},
-        }
-    counts = {
+        per_direction[str(direction)] = McqDirection(
+            group=str(part["group"].iloc[0]),
+            answers=int(len(part)),
+            accuracy=evaluate.value_of(accuracy, part),
+            outcomes={o: int((part["outcome"] == o).sum()) for o in outcomes},
+        ).model_dump(mode="json")
+    counts: Counts = {
         **answer_counts(rows),
         "correct": int(rows["correct"].sum()),
         **failure_counts(rows),
@@ -104,35 +125,35 @@ def mcq_counts(frame: pd.DataFrame, cfg: GIdiomAlignScore) -> tuple[dict[str, An
     rotated = option_order.pass_rows(frame)
     if rotated is not None:
         counts["option_order"] = option_order.counts(rotated)
-    return counts, {"per_direction": per_direction}
+    return counts, per_direction
 
 
 # --------------------------------------------------------------------------- Task 2
 
 
-def generation_counts(frame: pd.DataFrame, cfg: GIdiomAlignScore) -> tuple[dict[str, Any], dict[str, Any]]:
+def generation_counts(frame: pd.DataFrame, cfg: GIdiomAlignScore) -> tuple[Counts, Breakdown]:
     """A Task 2 setting's counts and its per-direction breakdown: each direction's MeanSim,
     Acc@t and EM (the micro specs on its answers: its mean) and BLEU / chrF (the surface specs
     on its answers: its sentence mean or corpus score)."""
     rows = main_pass(frame)
     specs = by_key(cfg)
-    per_direction: dict[str, Any] = {}
+    per_direction: Breakdown = {}
     for direction, part in rows.groupby("direction", sort=True):
-        entry: dict[str, Any] = {"answers": int(len(part)), "invalid": int(part["invalid"].sum())}
+        entry: dict[str, JsonValue] = {"answers": int(len(part)), "invalid": int(part["invalid"].sum())}
         for name in ("MeanSim", *(threshold_name(t) for t in cfg.thresholds), "EM"):
             entry[name] = evaluate.value_of(specs[f"{name}.micro"], part)
         for name in SURFACE:
             entry[name] = evaluate.value_of(specs[name], part)
-        per_direction[direction] = entry
-    counts = {
+        per_direction[str(direction)] = entry
+    counts: Counts = {
         **answer_counts(rows),
         **failure_counts(rows),
         "other_pass_rows": int(len(frame) - len(rows)),
     }
-    return counts, {"per_direction": per_direction}
+    return counts, per_direction
 
 
-def add_deltas(settings: dict[str, Any], suffix: str = "") -> None:
+def add_deltas(settings: dict[str, Setting], suffix: str = "") -> None:
     """With-gloss minus No-gloss, metric by metric (macro values), into the with_gloss setting:
     a difference of two settings' stored values, not a metric of one scope (no spec, no interval)."""
     without, with_ = settings.get(f"no_gloss{suffix}"), settings.get(f"with_gloss{suffix}")
@@ -148,11 +169,14 @@ def add_deltas(settings: dict[str, Any], suffix: str = "") -> None:
 # --------------------------------------------------------------------------- provenance
 
 
-def sample_coverage(setting: str, frame: pd.DataFrame, items: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """How much of the built task the scored answers cover (a rendered sample covers less)."""
-    out = {}
+def sample_coverage(
+    setting: str, frame: pd.DataFrame, items: Mapping[str, Mapping[str, Item]]
+) -> dict[str, SampleCoverage]:
+    """How much of the built tasks a score table's answers cover (a rendered sample covers
+    less), per setting of the body (the additional pairs their own: results.body_setting)."""
+    found: dict[str, dict[str, SampleCoverage]] = {}
     for task, part in frame.groupby("task", sort=True):
-        available = items.get(task, {})
+        available = dict(items.get(str(task), {}))
         if setting == "with_gloss":
             available = {
                 i: item
@@ -160,15 +184,10 @@ def sample_coverage(setting: str, frame: pd.DataFrame, items: dict[str, dict[str
                 if str(item.fields.get("gloss") or "").strip() and not item.meta.get("no_gloss_available")
             }
         directions = {item.meta.get("direction") for item in available.values()}
-        scored = int(part["item_id"].nunique())
-        out[task] = {
-            "items_scored": scored,
-            "items_available": len(available),
-            "directions_scored": int(part["direction"].nunique()),
-            "directions_available": len(directions),
-            "complete": scored >= len(available),
-        }
-    return out
+        found.setdefault(body_setting(setting, str(task)), {})[str(task)] = task_coverage(
+            int(part["item_id"].nunique()), len(available), int(part["direction"].nunique()), len(directions)
+        )
+    return {name: setting_coverage(tasks) for name, tasks in found.items()}
 
 
 def template_hashes(benchmark: str, settings: list[str]) -> dict[str, dict[str, str]]:
@@ -179,16 +198,6 @@ def template_hashes(benchmark: str, settings: list[str]) -> dict[str, dict[str, 
             table = read_parquet(path).select(["template_id", "template_hash"]).to_pylist()
             out[setting] = dict(sorted({row["template_id"]: row["template_hash"] for row in table}.items()))
     return out
-
-
-def role_dict(params: Any, role: str) -> dict[str, Any] | None:
-    scoring = getattr(params, "scoring", None)
-    if scoring is None:
-        return None
-    from ...scoring.roles import all_role_infos
-
-    infos = all_role_infos(scoring)
-    return infos[role].as_dict() if role in infos else None
 
 
 def without_similarity(scores: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
@@ -202,38 +211,41 @@ def without_similarity(scores: dict[str, pd.DataFrame]) -> dict[str, pd.DataFram
 
 def setting_bodies(
     scores: dict[str, pd.DataFrame], config: GIdiomAlignConfig, similarity_computed: bool = True
-) -> tuple[dict[str, Any], dict[str, Any]]:
+) -> tuple[dict[str, Setting], dict[str, dict[str, Breakdown]]]:
     """(settings, breakdowns) of the metrics body: each setting's metrics (the specs' values in
     its scope), counts and per-direction breakdown; with_gloss's With - No-gloss deltas."""
     cfg = config.score
     if not similarity_computed:
         scores = without_similarity(scores)
-    settings: dict[str, Any] = {}
-    breakdowns: dict[str, Any] = {}
+    settings: dict[str, Setting] = {}
+    breakdowns: dict[str, dict[str, Breakdown]] = {}
     for setting, frame in sorted(scores.items()):
         if setting == MCQ_SETTING:
-            counts, breakdowns[setting] = mcq_counts(frame, cfg)
-            settings[setting] = {"metrics": {}, "counts": counts}
+            counts, per_direction = mcq_counts(frame, cfg)
+            settings[setting], breakdowns[setting] = {"metrics": {}, "counts": counts}, {"per_direction": per_direction}
         elif setting in GENERATION_CONDITIONS:
             for suffix, _, part in generation_parts(frame):
-                counts, breakdowns[setting + suffix] = generation_counts(part, cfg)
+                counts, per_direction = generation_counts(part, cfg)
                 settings[setting + suffix] = {"metrics": {}, "counts": counts}
+                breakdowns[setting + suffix] = {"per_direction": per_direction}
     evaluate.place({"settings": settings}, scopes(scores, config))
     add_deltas(settings)
     add_deltas(settings, ADDITIONAL_SUFFIX)
     return dict(sorted(settings.items())), breakdowns
 
 
-def aggregate(ctx: AggregateContext[GIdiomAlignConfig]) -> dict[str, Any]:
+def aggregate(ctx: AggregateContext[GIdiomAlignConfig]) -> dict[str, object]:
     cfg: GIdiomAlignScore = ctx.config.score
-    role = role_dict(ctx.params, cfg.similarity_role)
-    similarity_computed = bool(role and role["status"] != "not_computed")
+    roles, _ = role_records(ctx.scoring_meta, getattr(ctx.params, "scoring", None), [cfg.similarity_role])
+    role = roles.get(cfg.similarity_role)
+    similarity_computed = role is not None and role.status != "not_computed"
     settings, breakdowns = setting_bodies(ctx.scores, ctx.config, similarity_computed)
-    coverage: dict[str, Any] = {}
+    coverage: dict[str, SampleCoverage] = {}
     tokenizers: dict[str, str] = {}
     fallbacks: dict[str, str] = {}
     for setting, frame in sorted(ctx.scores.items()):
-        coverage[setting] = sample_coverage(setting, frame, ctx.items) if len(frame) else {}
+        if len(frame):
+            coverage.update(sample_coverage(setting, frame, ctx.items))
         if setting in GENERATION_CONDITIONS:
             for lang, tokenize in frame[["target_lang", "bleu_tokenize"]].drop_duplicates().itertuples(index=False):
                 tokenizers[lang] = tokenize
@@ -243,13 +255,13 @@ def aggregate(ctx: AggregateContext[GIdiomAlignConfig]) -> dict[str, Any]:
                         f"configured {configured!r} cannot run here ({tokenizer_available(configured)}); "
                         f"used {tokenize!r}"
                     )
-    provenance = {
-        "roles": {cfg.similarity_role: role} if role else {},
-        "score": cfg.model_dump(mode="json"),
-        "bleu_tokenizers_used": dict(sorted(tokenizers.items())),
-        "bleu_tokenizer_fallbacks": dict(sorted(fallbacks.items())),
-        "sample": coverage,
-        "template_hashes": template_hashes(ctx.benchmark, sorted(ctx.scores)),
-        "notes": list(ctx.scoring_meta.get("notes", [])),
-    }
-    return {"settings": settings, "breakdowns": breakdowns, "provenance": provenance}
+    provenance = GIdiomAlignProvenance(
+        roles=roles,
+        score=cfg.model_dump(mode="json"),
+        bleu_tokenizers_used=dict(sorted(tokenizers.items())),
+        bleu_tokenizer_fallbacks=dict(sorted(fallbacks.items())),
+        coverage=dict(sorted(coverage.items())),
+        template_hashes=template_hashes(ctx.benchmark, sorted(ctx.scores)),
+        notes=[str(note) for note in ctx.scoring_meta.get("notes", [])],
+    )
+    return {"settings": settings, "breakdowns": breakdowns, "provenance": provenance.model_dump(mode="json")}

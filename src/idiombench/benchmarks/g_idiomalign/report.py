@@ -22,17 +22,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from ...core import paths
 from ...core.io import read_json_object
-from ...metrics import MetricSpec, evaluate
+from ...metrics import MetricSpec
 from ...report import option_order
 from ...report.cells import Marks
 from ...report.tables import Cell, CellRef, Figure, Section, Table, cell, metric_cell
 from ..contexts import ReportContext
 from .aggregate import DELTA_PREFIX
-from .specs import ADDITIONAL_SUFFIX, GENERATION_CONDITIONS, OVERALL, PERCENT10, by_key, threshold_name
+from .results import ADDITIONAL_SUFFIX, DIRECTIONS, GENERATION_CONDITIONS, GIdiomAlignBody
+from .specs import OVERALL, PERCENT10, by_key, threshold_name
 from .task1 import CORRECT, DISTRACTOR_TYPES, GROUPS, INVALID, TARGET_COPY
 
 BENCHMARK = "g-idiomalign"
@@ -52,20 +52,15 @@ DECIMALS = 2
 Shares = list[tuple[str, str, dict[str, float]]]  # figure 3's bars: (model, target group, outcome -> percent)
 
 
-def sample_mark(body: dict[str, Any], setting: str, marks: Marks) -> str:
+def sample_mark(body: GIdiomAlignBody, setting: str, marks: Marks) -> str:
     """§ when the setting's answers cover only part of the built items (a rendered sample)."""
-    base = setting.removesuffix(ADDITIONAL_SUFFIX)
-    coverage = body.get("provenance", {}).get("sample", {}).get(base, {})
-    partial = {task: c for task, c in coverage.items() if not c.get("complete", True)}
-    if setting.endswith(ADDITIONAL_SUFFIX):
-        partial = {t: c for t, c in partial.items() if t.endswith("additional")}
-    elif base in GENERATION_CONDITIONS:
-        partial = {t: c for t, c in partial.items() if not t.endswith("additional")}
+    coverage = body.provenance.coverage.get(setting) if body.provenance is not None else None
+    partial = {task: c for task, c in coverage.parts.items() if not c.complete} if coverage is not None else {}
     if not partial:
         return ""
     parts = [
-        f"{task}: {c['items_scored']:,} of {c['items_available']:,} items in {c['directions_scored']} of "
-        f"{c['directions_available']} directions"
+        f"{task}: {c.scored:,} of {c.available:,} items in {c.parts[DIRECTIONS].scored} of "
+        f"{c.parts[DIRECTIONS].available} directions"
         for task, c in sorted(partial.items())
     ]
     return marks.add(
@@ -75,27 +70,30 @@ def sample_mark(body: dict[str, Any], setting: str, marks: Marks) -> str:
     )
 
 
-def similarity_mark(body: dict[str, Any], marks: Marks) -> str:
-    roles = body.get("provenance", {}).get("roles", {})
+def similarity_mark(body: GIdiomAlignBody, marks: Marks) -> str:
+    roles = body.provenance.roles if body.provenance is not None else {}
     for role in roles.values():
-        if role and role.get("mark"):
-            note = role.get("footnote") or ""
-            if role.get("status") == "substitute":
+        if role.mark:
+            note = role.footnote or ""
+            if role.status == "substitute":
                 note += (
                     " (Paper appendix E: on the same pairs, Qwen3-Embedding-8B cosines are on average 0.11 higher "
                     "than text-embedding-3-large's.)"
                 )
-            return marks.add(role["mark"], note.strip())
+            return marks.add(role.mark, note.strip())
     return ""
 
 
-def metric(body: dict[str, Any], setting: str, name: str) -> float | None:
+def metric(body: GIdiomAlignBody, setting: str, name: str) -> float | None:
     """A setting's stored metric (None: not computed, or the setting not scored)."""
-    return evaluate.read(body, ("settings", setting, "metrics", name))
+    entry = body.settings.get(setting)
+    found = entry.metrics.get(name) if entry is not None else None
+    return found if not isinstance(found, dict) else None
 
 
 def models_with(ctx: ReportContext, setting: str) -> list[str]:
-    return [m for m in sorted(ctx.metrics) if setting in ctx.metrics[m].get("settings", {})]
+    bodies = ctx.bodies(GIdiomAlignBody)
+    return [m for m in sorted(bodies) if setting in bodies[m].settings]
 
 
 def specs_of(ctx: ReportContext) -> dict[str, MetricSpec]:
@@ -104,7 +102,7 @@ def specs_of(ctx: ReportContext) -> dict[str, MetricSpec]:
 
 
 def value_cell(
-    specs: dict[str, MetricSpec], model: str, body: dict[str, Any], setting: str, key: str, marks: str, ref: bool
+    specs: dict[str, MetricSpec], model: str, body: GIdiomAlignBody, setting: str, key: str, marks: str, ref: bool
 ) -> Cell:
     """A metric's cell: its stored value in its spec's unit, naming the spec's cell where `ref`
     (the cell of scope `setting`: its interval in the report)."""
@@ -115,10 +113,11 @@ def value_cell(
 # --------------------------------------------------------------------------- Task 1
 
 
-def mcq_rows(ctx: ReportContext, models: list[str], marks: Marks) -> Iterator[tuple[str, dict[str, Any], str]]:
+def mcq_rows(ctx: ReportContext, models: list[str], marks: Marks) -> Iterator[tuple[str, GIdiomAlignBody, str]]:
     """Per model: its metrics body and the sample mark of its Task 1 cells."""
+    bodies = ctx.bodies(GIdiomAlignBody)
     for model in models:
-        body = ctx.metrics[model]
+        body = bodies[model]
         yield model, body, sample_mark(body, "mcq", marks)
 
 
@@ -140,7 +139,7 @@ def table3(ctx: ReportContext) -> list[Table]:
         for prefix in ("accuracy", "accuracy_without_duplicate_option"):
             for kind in ("macro", "micro"):
                 dup.append(value_cell(specs, model, body, "mcq", f"{prefix}.{kind}.{OVERALL}", m, True))
-        counts = body["settings"]["mcq"]["counts"]
+        counts = body.settings["mcq"].counts
         dup.append(Cell(f"{counts['duplicate_option_answers']:,} of {counts['answers']:,}"))
         dup_rows.append(dup)
     columns = ["Model"] + [
@@ -177,7 +176,8 @@ def table12(ctx: ReportContext) -> tuple[Table | None, Shares]:
         return None, []
     marks = Marks()
     outcomes = [CORRECT, *DISTRACTOR_TYPES, INVALID]
-    if any(metric(ctx.metrics[m], "mcq", f"outcome.{OVERALL}.{TARGET_COPY}") is not None for m in models):
+    bodies = ctx.bodies(GIdiomAlignBody)
+    if any(metric(bodies[m], "mcq", f"outcome.{OVERALL}.{TARGET_COPY}") is not None for m in models):
         outcomes.append(TARGET_COPY)
     short = {CORRECT: "Corr", INVALID: "Inv", TARGET_COPY: "TgtCopy"}
     rows = []
@@ -265,9 +265,10 @@ def table4_and_14(ctx: ReportContext, suffix: str = "") -> list[Table]:
     thresholds, headline = thresholds_of(ctx)
     specs = specs_of(ctx)
     marks = Marks()
+    bodies = ctx.bodies(GIdiomAlignBody)
     rows4 = []
     for model in models:
-        body = ctx.metrics[model]
+        body = bodies[model]
         sim = similarity_mark(body, marks)
         row = [Cell(ctx.display_name(model))]
         for setting in settings:
@@ -304,8 +305,8 @@ def table4_and_14(ctx: ReportContext, suffix: str = "") -> list[Table]:
         label = CONDITION_NAMES[setting.removesuffix(ADDITIONAL_SUFFIX)]
         rows14.append([Cell(label + (" (absolute; Δ vs. No-gloss)" if setting.startswith("with") else "")), *blank])
         for model in models:
-            body = ctx.metrics[model]
-            if setting not in body.get("settings", {}):
+            body = bodies[model]
+            if setting not in body.settings:
                 continue
             m = similarity_mark(body, marks14) + sample_mark(body, setting, marks14)
             row = [Cell(ctx.display_name(model)), value_cell(specs, model, body, setting, "MeanSim", m, False)]
@@ -336,9 +337,10 @@ def table16(ctx: ReportContext, suffix: str = "") -> Table | None:
         return None
     specs = specs_of(ctx)
     marks = Marks()
+    bodies = ctx.bodies(GIdiomAlignBody)
     rows = []
     for model in models:
-        body = ctx.metrics[model]
+        body = bodies[model]
         row = [Cell(ctx.display_name(model))]
         for name in ("EM", "BLEU", "chrF"):
             row += [
@@ -350,8 +352,10 @@ def table16(ctx: ReportContext, suffix: str = "") -> Table | None:
     tokenizers: dict[str, str] = {}
     fallbacks: dict[str, str] = {}
     for model in models:
-        tokenizers.update(ctx.metrics[model].get("provenance", {}).get("bleu_tokenizers_used", {}))
-        fallbacks.update(ctx.metrics[model].get("provenance", {}).get("bleu_tokenizer_fallbacks", {}))
+        provenance = bodies[model].provenance
+        if provenance is not None:
+            tokenizers.update(provenance.bleu_tokenizers_used)
+            fallbacks.update(provenance.bleu_tokenizer_fallbacks)
     aggregation = ctx.params.benchmark(BENCHMARK).score.surface_aggregation
     name = "additional language pairs" if suffix else "72 directions"
     return Table(
@@ -443,9 +447,14 @@ def construction_table(ctx: ReportContext) -> Table | None:
 
 
 def option_order_entries(ctx: ReportContext) -> list[option_order.Entry]:
+    bodies = ctx.bodies(GIdiomAlignBody)
     entries = [
         option_order.entry(
-            model, ctx.display_name(model), "Task 1 (mcq)", ctx.metrics[model]["settings"]["mcq"], "mcq/"
+            model,
+            ctx.display_name(model),
+            "Task 1 (mcq)",
+            bodies[model].settings["mcq"].model_dump(mode="json"),
+            "mcq/",
         )
         for model in models_with(ctx, "mcq")
     ]

@@ -41,6 +41,7 @@ import pandas as pd
 from ...metrics import PERCENT, POINTS, MetricSpec, Resampling, Rows, Scope, Unit
 from ...scoring import option_order
 from ...statistics.formulas import Column, Custom, Features, MacroMean, Mean, Statistic, Summation
+from .results import ADDITIONAL_SUFFIX, GENERATION_CONDITIONS
 from .score import MCQ_SETTING
 from .task1 import CORRECT, DISTRACTOR_TYPES, GROUPS, INVALID, TARGET_COPY
 from .task2 import corpus_bleu, corpus_chrf
@@ -49,8 +50,6 @@ if TYPE_CHECKING:
     from .config import GIdiomAlignConfig, GIdiomAlignScore
 
 OVERALL = "overall"
-GENERATION_CONDITIONS = ("no_gloss", "with_gloss")
-ADDITIONAL_SUFFIX = "_additional"
 TASKS = {False: "gloss_generation", True: "gloss_generation_additional"}
 MCQ, GENERATION = "mcq", "generation"  # the scope kinds
 PERCENT10 = PERCENT.rounded(10)

@@ -17,6 +17,7 @@ from . import answers as _answers
 from . import build as _build
 from . import published_format as _published_format
 from . import render as _render
+from . import results as _results
 from . import specs as _specs
 from . import view as _view
 from .config import SemanticQAConfig
@@ -42,6 +43,8 @@ class SemanticQA(Benchmark[SemanticQAConfig]):
     # its metrics (tables 3-6, the LCC F1s, the option-order pass), each declared once (specs.py);
     # the F1s read a prediction as `score.count_format_deviations` says: metric_specs(config)
     metrics = _specs.METRICS[True]
+    # its metrics body (results.py)
+    results_model = _results.SemanticQABody
     # the neural scorer roles its metrics need, with the paper's models (roles.py)
     scorer_roles = SCORER_ROLES
     # the reference backends' hooks (answers.py)
@@ -71,6 +74,9 @@ class SemanticQA(Benchmark[SemanticQAConfig]):
         from .aggregate import aggregate
 
         return aggregate(ctx)
+
+    def migrate_body(self, body: dict[str, Any]) -> dict[str, Any]:
+        return _results.migrate_body(body)
 
     def published_cells(self) -> PublishedCells:
         """The paper's published values (published_cells.yaml beside this module)."""

@@ -9,8 +9,9 @@ task's items. Every mark used is explained in the table's footnotes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+
+from pydantic import JsonValue
 
 from ...metrics import PERCENT
 from ...report import option_order
@@ -18,10 +19,11 @@ from ...report.cells import Marks
 from ...report.tables import Cell, CellRef, Figure, Section, Table, metric_cell
 from ..contexts import ReportContext
 from .adapters import ADAPTERS
+from .results import SemanticQABody
 from .sequential import COMPOSITIONS
 from .specs import PRIMARY, setting_order
 
-Body = dict[str, Any]  # a model's metrics JSON
+Body = SemanticQABody  # a model's metrics body
 
 NOT_COMPUTED = "‡"
 SAMPLE = "§"
@@ -47,9 +49,9 @@ DECIMALS = 1  # every metric cell: percent, one decimal
 
 
 def sample_mark(body: Body, setting: str, task: str, marks: Marks) -> str:
-    counts = body["settings"][setting]["counts"].get(task, {})
-    items, total = counts.get("items"), counts.get("items_in_task")
-    if items is not None and total and items < total:
+    coverage = body.provenance.coverage.get(setting) if body.provenance is not None else None
+    part = coverage.parts.get(task) if coverage is not None else None
+    if part is not None and not part.complete:
         return marks.add(
             SAMPLE,
             "computed on a sample of the task's items (render.sample); the count of items "
@@ -62,33 +64,38 @@ def bertscore_mark(body: Body, value: float | None, marks: Marks) -> str:
     """The bertscore_en role's mark on a value (substitute †, assumed paper model *); ‡ when not computed."""
     if value is None:
         return marks.add(NOT_COMPUTED, "not computed: the bertscore_en scoring role has no model in this profile.")
-    info = body.get("provenance", {}).get("roles", {}).get("bertscore_en", {})
-    mark = info.get("mark") or ""
-    return marks.add(mark, f"BERTScore F1: {info.get('footnote')}") if mark else ""
+    info = body.provenance.roles.get("bertscore_en") if body.provenance is not None else None
+    if info is None or not info.mark:
+        return ""
+    return marks.add(info.mark, f"BERTScore F1: {info.footnote}")
 
 
 def meteor_mark(body: Body, value: float | None, marks: Marks) -> str:
     if value is not None:
         return ""
-    reason = (
-        body.get("provenance", {}).get("meteor", {}).get("reason") or "METEOR not computed (see the scoring notes)."
-    )
-    return marks.add(NOT_COMPUTED, reason)
+    reason = body.provenance.meteor.reason if body.provenance is not None else None
+    return marks.add(NOT_COMPUTED, reason or "METEOR not computed (see the scoring notes).")
 
 
 def rows_by_model(ctx: ReportContext, keep: Callable[[str, Body], bool]) -> list[tuple[str, str, Body]]:
     out = []
-    for model in sorted(ctx.metrics):
-        body = ctx.metrics[model]
-        for setting in sorted(body.get("settings", {}), key=setting_order):
+    bodies = ctx.bodies(SemanticQABody)
+    for model in sorted(bodies):
+        body = bodies[model]
+        for setting in sorted(body.settings, key=setting_order):
             if keep(setting, body):
                 out.append((model, setting, body))
     return out
 
 
 def is_atomic(setting: str, body: Body) -> bool:
-    kinds: dict[str, str] = body.get("provenance", {}).get("setting_kinds", {})
+    kinds = body.provenance.setting_kinds if body.provenance is not None else {}
     return kinds.get(setting, "atomic") == "atomic"
+
+
+def task_metrics(body: Body, setting: str) -> dict[str, dict[str, float | None]]:
+    """A setting's metrics: task -> metric -> value."""
+    return {task: values for task, values in body.settings[setting].metrics.items() if isinstance(values, dict)}
 
 
 def task_cell(
@@ -102,7 +109,7 @@ def task_cell(
 ) -> Cell:
     """One metric cell (cell name "<setting>/<task>/<metric>", the spec's scope and key): the
     value, the mark of the scorer behind it, § for a sample; — when not scored."""
-    metrics = body["settings"][setting]["metrics"]
+    metrics = task_metrics(body, setting)
     if task not in metrics:
         return Cell("—")
     value = metrics[task].get(metric)
@@ -178,7 +185,7 @@ def lcc_table(ctx: ReportContext, marks: Marks) -> Table:
     metrics = ["ACC", "macro-F1", "micro-F1", "weighted-F1"]
 
     def cells(model: str, setting: str, body: Body) -> list[Cell] | None:
-        if task not in body["settings"][setting]["metrics"]:
+        if task not in task_metrics(body, setting):
             return None
         return [task_cell(model, body, setting, task, m, marks) for m in metrics]
 
@@ -193,13 +200,19 @@ def lcc_table(ctx: ReportContext, marks: Marks) -> Table:
     )
 
 
-def count_cell(counts: dict[str, Any], task: str) -> Cell:
+def count_cell(counts: Mapping[str, JsonValue], task: str) -> Cell:
     """`items scored/items in the task (unreadable or failed)`; — for a task not scored."""
     c = counts.get(task)
-    if c is None:
+    if not isinstance(c, dict):
         return Cell("—")
-    unread = c["parse_failures"] + c["generation_failures"]
-    return Cell(f"{c['items']}/{c['items_in_task']} ({unread})")
+
+    def number(key: str) -> int:
+        value = c[key]
+        assert isinstance(value, int), f"counts.{task}.{key}"
+        return value
+
+    unread = number("parse_failures") + number("generation_failures")
+    return Cell(f"{number('items')}/{number('items_in_task')} ({unread})")
 
 
 def counts_table(ctx: ReportContext) -> Table:
@@ -208,7 +221,7 @@ def counts_table(ctx: ReportContext) -> Table:
         "semanticqa_counts",
         "SemanticQA: items scored of the task's items (unreadable or failed outputs)",
         ["Model", "Setting"] + [ADAPTERS[t].code for t in TASKS],
-        lambda _model, setting, body: [count_cell(body["settings"][setting]["counts"], task) for task in TASKS],
+        lambda _model, setting, body: [count_cell(body.settings[setting].counts, task) for task in TASKS],
         caption="Unreadable or failed outputs count as wrong (0); their flags are in the per-row scores.",
     )
 
@@ -221,7 +234,7 @@ def step_cell(model: str, ref: str, values: dict[str, float | None], key: str, m
 def sequential_tables(ctx: ReportContext, marks: Marks) -> list[Table]:
     interp_rows, judge_rows = [], []
     for model, setting, body in rows_by_model(ctx, lambda s, b: not is_atomic(s, b)):
-        for task, values in sorted(body["settings"][setting]["metrics"].items()):
+        for task, values in sorted(task_metrics(body, setting).items()):
             comp = COMPOSITIONS.get(task)
             if comp is None:
                 continue
@@ -269,8 +282,10 @@ def sequential_tables(ctx: ReportContext, marks: Marks) -> list[Table]:
 
 def scaling_table(ctx: ReportContext) -> Table | None:
     rows = []
-    for model in sorted(ctx.metrics):
-        scaling = ctx.metrics[model].get("breakdowns", {}).get("lcc_scaling") or {}
+    bodies = ctx.bodies(SemanticQABody)
+    for model in sorted(bodies):
+        breakdowns = bodies[model].breakdowns
+        scaling = breakdowns.lcc_scaling if breakdowns is not None else {}
         for shots, by_classes in scaling.items():
             for classes, entry in by_classes.items():
                 rows.append(
@@ -278,8 +293,8 @@ def scaling_table(ctx: ReportContext) -> Table | None:
                         Cell(ctx.display_name(model)),
                         Cell(shots),
                         Cell(classes),
-                        Cell(f"{entry['mean']:.1f} ± {entry['std']:.1f}"),
-                        Cell(str(len(entry["runs"]))),
+                        Cell(f"{entry.mean:.1f} ± {entry.std:.1f}"),
+                        Cell(str(len(entry.runs))),
                     ]
                 )
     if not rows:
@@ -294,28 +309,26 @@ def scaling_table(ctx: ReportContext) -> Table | None:
 
 
 def option_order_entries(ctx: ReportContext) -> list[option_order.Entry]:
+    """Per model, setting and task whose option-order pass ran: its entry."""
     entries = []
-    for model in sorted(ctx.metrics):
-        for setting, body in sorted(ctx.metrics[model].get("settings", {}).items(), key=lambda s: setting_order(s[0])):
-            for task, counts in sorted(body.get("counts", {}).items()):
-                if isinstance(counts, dict) and counts.get("option_order"):
-                    entries.append(
-                        option_order.Entry(
-                            model,
-                            ctx.display_name(model),
-                            f"{ADAPTERS[task].code} {setting}",
-                            body["metrics"][task],
-                            counts["option_order"],
-                            f"{setting}/{task}/",
-                        )
-                    )
+    bodies = ctx.bodies(SemanticQABody)
+    for model in sorted(bodies):
+        for setting in sorted(bodies[model].settings, key=setting_order):
+            metrics = task_metrics(bodies[model], setting)
+            for task, counts in sorted(bodies[model].settings[setting].counts.items()):
+                if not isinstance(counts, dict) or not counts.get("option_order"):
+                    continue  # the pass did not run (or other_passes_not_aggregated)
+                label = f"{ADAPTERS[task].code} {setting}"
+                found = {"metrics": metrics.get(task), "counts": counts}  # the task's part, as entry reads it
+                entry = option_order.entry(model, ctx.display_name(model), label, found, f"{setting}/{task}/")
+                entries += [entry] if entry is not None else []
     return entries
 
 
 def released_mode(ctx: ReportContext) -> bool:
     return any(
-        body.get("provenance", {}).get("score_options", {}).get("compatibility") == "released"
-        for body in ctx.metrics.values()
+        body.provenance is not None and body.provenance.score_options.get("compatibility") == "released"
+        for body in ctx.bodies(SemanticQABody).values()
     )
 
 
@@ -327,8 +340,8 @@ def figure(ctx: ReportContext) -> Figure | None:
 
     series = []
     for model, setting, body in rows_by_model(ctx, is_atomic):
-        metrics = body["settings"][setting]["metrics"]
-        primary = [metrics.get(t, {}).get(PRIMARY[ADAPTERS[t].kind].key) for t in TASKS]
+        metrics = task_metrics(body, setting)
+        primary = [metrics[t].get(PRIMARY[ADAPTERS[t].kind].key) if t in metrics else None for t in TASKS]
         series.append((f"{ctx.display_name(model)} {setting}", primary))
     if not series:
         return None
@@ -381,7 +394,12 @@ def report_section(ctx: ReportContext) -> Section | None:
     tables = [t for t in tables if t.rows]
     fig = figure(ctx)
     notes = sorted(
-        {note for body in ctx.metrics.values() for note in body.get("provenance", {}).get("scoring_notes", [])}
+        {
+            note
+            for body in ctx.bodies(SemanticQABody).values()
+            if body.provenance is not None
+            for note in body.provenance.scoring_notes
+        }
     )
     return Section(
         benchmark="semanticqa",

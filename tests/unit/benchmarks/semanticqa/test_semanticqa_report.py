@@ -32,7 +32,9 @@ def bodies(tmp_path_factory):
     _, sequential, _ = run(
         params, {"multi_step_0-shot": generations(SEQ_OUTPUTS, "multi_step_0-shot")}, items=SEQ_ITEMS, config=config
     )
-    return params, {"model-a": substitute, "model-b": no_bertscore, "model-c": sequential}
+    bodies = {"model-a": substitute, "model-b": no_bertscore, "model-c": sequential}
+    # each as run_aggregate writes it around the aggregate hook's part
+    return params, {m: {"benchmark": "semanticqa", "model": m, "status": "scored", **b} for m, b in bodies.items()}
 
 
 def section(params, metrics, tmp_path: Path):
@@ -79,11 +81,20 @@ def test_tables_have_the_papers_shape(bodies, tmp_path: Path):
 def test_sample_mark_and_footnote(bodies, tmp_path: Path):
     params, metrics = bodies
     body = metrics["model-a"]
-    sample = {
+    coverage = body["provenance"]["coverage"]
+    sample = {  # 10 more items in every task than were scored
         **body,
-        "settings": {
-            s: {**v, "counts": {t: {**c, "items_in_task": c["items"] + 10} for t, c in v["counts"].items()}}
-            for s, v in body["settings"].items()
+        "provenance": {
+            **body["provenance"],
+            "coverage": {
+                s: {
+                    **c,
+                    "parts": {
+                        t: {**p, "available": p["scored"] + 10, "complete": False} for t, p in c["parts"].items()
+                    },
+                }
+                for s, c in coverage.items()
+            },
         },
     }
     t3 = next(t for t in section(params, {"model-a": sample}, tmp_path).tables if t.table_id == "semanticqa_table3")
@@ -98,7 +109,11 @@ def test_meteor_not_computed_is_marked(bodies, tmp_path: Path):
         **body,
         "provenance": {
             **body["provenance"],
-            "meteor": {"status": "not_computed", "reason": "METEOR not computed: WordNet is not installed in x"},
+            "meteor": {
+                **body["provenance"]["meteor"],
+                "status": "not_computed",
+                "reason": "METEOR not computed: WordNet is not installed in x",
+            },
         },
         "settings": {
             s: {**v, "metrics": {t: {**m, "METEOR": None} if "METEOR" in m else m for t, m in v["metrics"].items()}}
