@@ -165,7 +165,9 @@ def test_report_renders_the_section(project: Path, monkeypatch):
     # the bootstrap resamples expressions (the 24 inputs of one are a cluster): 4 are fewer than
     # report.uncertainty.min_units, so no cell has an interval, and the footnote says why in those units
     assert not any(c.endswith(("_lo", "_hi")) for c in header)
-    assert len(table3) == 1 + 2 * 3
+    # the run's 2 models x 3 settings, then the paper's models as published reference rows (◇)
+    ours = [line for line in table3[1:] if not line.split(",")[0].endswith("◇")]
+    assert len(ours) == 2 * 3 and table3[1 : 1 + len(ours)] == ours
     row = table3[1].split(",")
     assert table3[1].startswith("oracle,Zero-shot,") and "—‡" in table3[1]
     assert row[header.index("Recovery (%)")] == "100.000"
