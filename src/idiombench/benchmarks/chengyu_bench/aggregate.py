@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from ...core.generation_types import MAIN_PASS
 from ...metrics import evaluate
 from ...metrics.body import SampleCoverage
 from ...scoring import option_order
@@ -27,7 +28,7 @@ from .metrics import TOP_K
 from .render import PACKAGE, template_key
 from .results import DataSource, coverage
 from .score import data_source, setting_kind
-from .specs import ACCURACY, MAIN_PASS, acc_at, main_tasks, paper_task, scopes
+from .specs import ACCURACY, acc_at, main_tasks, paper_task, scopes
 
 if TYPE_CHECKING:
     from ..contexts import AggregateContext
