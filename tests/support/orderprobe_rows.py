@@ -7,7 +7,9 @@ import pandas as pd
 
 from idiombench.benchmarks.orderprobe.aggregate import aggregate_scores
 from idiombench.benchmarks.orderprobe.config import OrderProbeScore
+from idiombench.benchmarks.orderprobe.results import OrderProbeBody
 from idiombench.benchmarks.orderprobe.score import COLUMN_TYPES, COLUMNS
+from idiombench.metrics.body import RoleRecord
 from idiombench.scoring.roles import all_role_infos
 from orderprobe_fixtures import index, items_for, scoring_config
 
@@ -124,9 +126,19 @@ def cot_rows() -> list[dict]:
 
 
 def roles(config=None) -> dict:
-    return {name: info.as_dict() for name, info in all_role_infos(config or scoring_config()).items()}
+    return {
+        name: RoleRecord.model_validate(info.as_dict())
+        for name, info in all_role_infos(config or scoring_config()).items()
+    }
 
 
 def aggregate(cfg: OrderProbeScore | None = None, config=None, scores=None) -> dict:
     scores = scores or {"zero_shot": table(zero_shot_rows()), "cot": table(cot_rows())}
     return aggregate_scores(scores, ITEMS, cfg or OrderProbeScore(), roles(config), "test")
+
+
+def stored(model: str = "oracle", cfg: OrderProbeScore | None = None, config=None, scores=None) -> dict:
+    """The body as the aggregate stage writes it: the hook's part completed with benchmark, model
+    and status, through the typed body (OrderProbeBody)."""
+    body = {"benchmark": "orderprobe", "model": model, "status": "scored", **aggregate(cfg, config, scores)}
+    return OrderProbeBody.model_validate(body).dump()

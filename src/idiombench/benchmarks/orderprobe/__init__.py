@@ -17,6 +17,7 @@ from . import build as _build
 from . import plots as _plots
 from . import render as _render
 from . import report as _report
+from . import results as _results
 from . import score as _score
 from . import specs as _specs
 from . import view as _view
@@ -44,6 +45,8 @@ class OrderProbe(Benchmark[OrderProbeConfig]):
     # its metrics (tables 3, 4, 11, figures 4 and 5), each declared once (specs.py); the headline
     # Recovery follows score.recovery, so metric_specs builds them from the config
     metrics = _specs.specs(OrderProbeScore())
+    # its metrics body (results.py): written by aggregate, read through it by every reader
+    results_model = _results.OrderProbeBody
     # its `dvc plots` curves (plots.py)
     plots = _plots.PLOTS
     # the neural scorer roles its metrics need, with the paper's models (roles.py)
@@ -87,6 +90,10 @@ class OrderProbe(Benchmark[OrderProbeConfig]):
     def report_section(self, ctx: ReportContext) -> Section | None:
         """Tables 3, 4, 11, figures 4 and 5, format failures (report.py)."""
         return _report.report_section(ctx)
+
+    def migrate_body(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Schema 1's provenance.sample and role records in the current shapes (results.py)."""
+        return _results.migrate_body(body)
 
     def metric_specs(self, config: OrderProbeConfig) -> tuple[MetricSpec, ...]:
         """Table 3's metrics under the config's score section (the headline Recovery's test and

@@ -43,18 +43,19 @@ import pandas as pd
 from ...core import paths
 from ...core.io import read_json_object, sha256_file
 from ...metrics import evaluate
-from ...scoring.roles import all_role_infos
+from ...metrics.body import RoleRecord, SampleCoverage
+from ...scoring.roles import role_records
 from . import expressions
 from .build import permutation_patterns
 from .config import OrderProbeScore
 from .neural import NLI_ROLE, ROLES, roles_for_language
+from .results import DataHashes, RenderSample, TemplateHashes, expression_coverage
 from .score import MAIN_PASS, SORT_KEY
 from .specs import CANONICAL_INPUTS, IS_CANONICAL, PERTURBED, S_ACC_COMPONENTS, Inputs, categories, scopes, semantic
 
 if TYPE_CHECKING:
     from ...core.items import Item
     from ...generation.config import GenerateConfig
-    from ...params.schema import Params
     from ..contexts import AggregateContext
     from .config import OrderProbeConfig
 
@@ -79,6 +80,14 @@ def explain_missing(out: Metrics, not_computed: dict[str, str], semantic: pd.Dat
             not_computed[name] = f"no {inputs} input with a reference gloss"
         else:
             not_computed[name] = "the scorer role of this term is not computed in this profile"
+
+
+class Described(TypedDict, total=False):
+    """What describe_group (all three) and describe_canonical (no category_means) add to a group."""
+
+    counts: dict[str, int]
+    not_computed: dict[str, str]
+    category_means: dict[str, float]
 
 
 class PassOptions(TypedDict):
@@ -123,7 +132,7 @@ def describe_group(
     nli_computed: bool,
     consistency_present: bool,
     missing_pass: str = "no `consistency` pass in this setting's generations",
-) -> dict[str, Any]:
+) -> Described:
     """The counts, the reasons for what is not computed and the category means of one group of
     score rows (a setting, a language, a category) whose table-3 metrics `out` holds (the specs'
     values, evaluate.place)."""
@@ -183,7 +192,7 @@ def describe_canonical(
     nli_computed: bool,
     consistency_present: bool,
     missing_pass: str = "no `consistency` pass in this setting's generations",
-) -> dict[str, Any]:
+) -> Described:
     """Table 11's counts and reasons (its metrics `out`: the canonical specs' values)."""
     main = rows[(rows["pass"] == MAIN_PASS) & rows["is_canonical"]]
     semantic = semantic_rows(main, cfg)
@@ -211,16 +220,6 @@ def pattern_counts(rows: pd.DataFrame) -> dict[str, int]:
 # ---------------------------------------------------------------------------- provenance
 
 
-def role_records(scoring_meta: Mapping[str, Any], params: Params) -> tuple[dict[str, dict[str, Any]], str]:
-    """The OrderProbe roles as the score stage recorded them (scoring_meta.json), else as
-    the current params derive them."""
-    recorded = scoring_meta.get("roles") or {}
-    if all(role in recorded for role in ROLES):
-        return {role: dict(recorded[role]) for role in ROLES}, "score stage (scoring_meta.json)"
-    infos = all_role_infos(params.scoring)
-    return {role: infos[role].as_dict() for role in ROLES}, "params at aggregation time (the score stage recorded none)"
-
-
 def depends_on(rows: pd.DataFrame, cfg: OrderProbeScore) -> dict[str, list[str]]:
     """Which scorer roles each metric of a group of rows depends on: the S_Acc roles of the
     languages whose rows enter the semantic aggregates (none for Japanese, which has no
@@ -230,26 +229,39 @@ def depends_on(rows: pd.DataFrame, cfg: OrderProbeScore) -> dict[str, list[str]]
     return {"s_acc_mean": s_acc, "s_cons": s_acc, "s_rob": s_acc, "s_logic": [NLI_ROLE]}
 
 
-def template_hashes(frame: pd.DataFrame) -> dict[str, Any]:
+def template_hashes(frame: pd.DataFrame) -> TemplateHashes:
     known = frame.dropna(subset=["template_id"]).drop_duplicates(["template_id", "template_hash"])
     hashes = {str(r["template_id"]): str(r["template_hash"]) for r in known.to_dict("records")}
-    return {"templates": dict(sorted(hashes.items())), "rows_without_template": int(frame["template_id"].isna().sum())}
+    return TemplateHashes(
+        templates=dict(sorted(hashes.items())), rows_without_template=int(frame["template_id"].isna().sum())
+    )
 
 
-def data_hashes() -> dict[str, Any]:
+def data_hashes() -> DataHashes:
     record = paths.acquired_record("orderprobe")
     items = paths.task_items("orderprobe", "restore")
     stats = paths.build_stats("orderprobe")
-    return {
-        "acquired_record": str(record),
-        "acquired_sha256": sha256_file(record) if record.exists() else None,
-        "items_sha256": sha256_file(items) if items.exists() else None,
-        "build_stats_sha256": sha256_file(stats) if stats.exists() else None,
-    }
+    return DataHashes(
+        acquired_record=str(record),
+        acquired_sha256=sha256_file(record) if record.exists() else None,
+        items_sha256=sha256_file(items) if items.exists() else None,
+        build_stats_sha256=sha256_file(stats) if stats.exists() else None,
+    )
 
 
-def sample_record(frames: Mapping[str, pd.DataFrame], items: Mapping[str, Mapping[str, Item]]) -> dict[str, Any]:
-    """What was scored against what exists: expressions per language, per setting."""
+def render_sample() -> RenderSample | None:
+    """The render stage's record of the sample it drew (None: render_stats.json is not there)."""
+    render_stats = paths.prompts_dir("orderprobe") / "render_stats.json"
+    if not render_stats.exists():
+        return None
+    recorded = read_json_object(render_stats).get("sample") or {}
+    return RenderSample.model_validate(recorded["restore"]) if recorded.get("restore") else None
+
+
+def coverage(
+    frames: Mapping[str, pd.DataFrame], items: Mapping[str, Mapping[str, Item]], sample: RenderSample | None
+) -> dict[str, SampleCoverage]:
+    """What was scored against what exists: expressions per setting, per language (parts)."""
     available: dict[str, set[str]] = {}
     for item in items.get("restore", {}).values():
         available.setdefault(item.language, set()).add(item.meta["expression_id"])
@@ -257,22 +269,10 @@ def sample_record(frames: Mapping[str, pd.DataFrame], items: Mapping[str, Mappin
         setting: {
             str(lang): int(n) for lang, n in frame.groupby("language")["expression_id"].nunique().sort_index().items()
         }
-        for setting, frame in sorted(frames.items())
+        for setting, frame in frames.items()
     }
     totals = {lang: len(ids) for lang, ids in sorted(available.items())}
-    render_stats = paths.prompts_dir("orderprobe") / "render_stats.json"
-    render_sample = read_json_object(render_stats).get("sample", {}).get("restore") if render_stats.exists() else None
-    selection = render_sample.get("selection") if isinstance(render_sample, dict) else None
-    # every expression scored is not the full benchmark when only some permutations were drawn
-    some_permutations = bool(selection) and "seeded permutation" in str(selection)
-    full = all(scored_langs == totals for scored_langs in scored.values()) and not some_permutations
-    return {
-        "expressions_scored": scored,
-        "expressions_available": totals,
-        "full_benchmark": full,
-        "selection": selection,
-        "render_sample": render_sample,
-    }
+    return expression_coverage(scored, totals, sample.selection if sample is not None else None)
 
 
 # ---------------------------------------------------------------------------- the hook
@@ -282,14 +282,15 @@ def aggregate_scores(
     scores: Mapping[str, pd.DataFrame],
     items: Mapping[str, Mapping[str, Item]],
     cfg: OrderProbeScore,
-    roles: dict[str, dict[str, Any]],
+    roles: Mapping[str, RoleRecord],
     roles_source: str,
     scoring_notes: list[str] | None = None,
     generate: GenerateConfig | None = None,
 ) -> dict[str, Any]:
     """The metrics body: every metric value from the specs (specs.py, evaluate.place), the
     counts, reasons, category means, role dependencies and provenance from here."""
-    nli_computed = roles[NLI_ROLE].get("status") != "not_computed"
+    nli = roles.get(NLI_ROLE)
+    nli_computed = nli is not None and nli.status != "not_computed"
     frames = {s: f.sort_values(SORT_KEY, kind="stable").reset_index(drop=True) for s, f in sorted(scores.items())}
     settings: dict[str, Any] = {s: {"metrics": {}} for s in frames}
     breakdowns: dict[str, dict[str, Any]] = {
@@ -299,7 +300,8 @@ def aggregate_scores(
         "canonical": {s: {"metrics": {}} for s in frames},
     }
     evaluate.place({"settings": settings, "breakdowns": breakdowns}, scopes(frames, cfg))
-    templates: dict[str, Any] = {}
+    templates: dict[str, TemplateHashes] = {}
+    sample = render_sample()
     for setting, frame in frames.items():
         options: PassOptions = {
             "nli_computed": nli_computed,
@@ -326,20 +328,21 @@ def aggregate_scores(
         "settings": settings,
         "breakdowns": breakdowns,
         "provenance": {
-            "roles": roles,
+            "roles": {role: record.model_dump(mode="json") for role, record in roles.items()},
             "roles_source": roles_source,
             "scoring_notes": list(scoring_notes or []),
             "score_params": json.loads(cfg.model_dump_json()),
-            "template_hashes": templates,
-            "data": data_hashes(),
-            "sample": sample_record(scores, items),
+            "template_hashes": {s: t.model_dump(mode="json") for s, t in templates.items()},
+            "data": data_hashes().model_dump(mode="json"),
+            "coverage": {s: c.model_dump(mode="json") for s, c in coverage(scores, items, sample).items()},
+            "render_sample": sample.model_dump(mode="json") if sample is not None else None,
         },
     }
 
 
 def aggregate(ctx: AggregateContext[OrderProbeConfig]) -> dict[str, Any]:
     """The BENCHMARK.aggregate hook (stages.aggregate.run_aggregate)."""
-    roles, source = role_records(ctx.scoring_meta, ctx.params)
+    roles, source = role_records(ctx.scoring_meta, ctx.params.scoring, ROLES)
     return aggregate_scores(
         ctx.scores, ctx.items, ctx.config.score, roles, source, ctx.scoring_meta.get("notes"), ctx.config.generate
     )

@@ -3,13 +3,14 @@ pattern, as a line plot per model) and figure 5 (the diagnostics per syntactic c
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ...report.tables import Figure
-from ..contexts import ReportContext
 from .build import CATEGORIES, permutation_patterns
+from .config import OrderProbeScore
+from .results import OrderProbeBody
+from .scored import Scored
 
 BENCH = "orderprobe"
 SETTING_LABELS = {"zero_shot": "Zero-shot (baseline)", "cot": "CoT", "three_shot": "Three-shot"}
@@ -38,12 +39,12 @@ def _pyplot() -> Any:
     return plt
 
 
-def pattern_key(body: Mapping[str, Any]) -> str:
-    """The per-pattern value that matches the headline Recovery's test and identity rule."""
-    recovery = body.get("provenance", {}).get("score_params", {}).get("recovery", {})
-    mode = recovery.get("headline_mode", "default")
-    suffix = "" if recovery.get("headline_identity_inputs", "include") == "include" else "_excl_identity"
-    return f"recovery_{mode}{suffix}"
+def pattern_key(body: OrderProbeBody) -> str:
+    """The per-pattern value that matches the headline Recovery's test and identity rule (the
+    score section's defaults where the body does not record its score section)."""
+    recovery = (body.provenance_or_empty().score_params or OrderProbeScore()).recovery
+    suffix = "" if recovery.headline_identity_inputs == "include" else "_excl_identity"
+    return f"recovery_{recovery.headline_mode}{suffix}"
 
 
 def _save(fig: Any, path: Path) -> None:
@@ -53,17 +54,18 @@ def _save(fig: Any, path: Path) -> None:
     _pyplot().close(fig)
 
 
-def pattern_figure(ctx: ReportContext, models: list[str], settings: list[str]) -> Figure:
+def pattern_figure(ctx: Scored, models: list[str], settings: list[str]) -> Figure:
     plt = _pyplot()
     patterns = permutation_patterns()
     key = pattern_key(ctx.metrics[models[0]])
     fig, axes = plt.subplots(len(models), 1, figsize=(10, 2.6 * len(models) + 0.6), squeeze=False, sharex=True)
     for ax, model in zip(axes[:, 0], models, strict=True):
-        per_pattern = ctx.metrics[model]["breakdowns"]["per_pattern"]
+        per_pattern = ctx.metrics[model].breakdowns_or_empty().per_pattern
         for setting in settings:
             if setting not in per_pattern:
                 continue
-            values = [per_pattern[setting].get(p, {}).get(key) for p in patterns]
+            found = [per_pattern[setting].get(p) for p in patterns]
+            values = [None if f is None else f.recovery(key) for f in found]
             ys = [float("nan") if v is None else 100.0 * v for v in values]
             style = LINE_STYLES[settings.index(setting) % len(LINE_STYLES)]
             # distinct line and marker styles: identical series (e.g. a reference system) stay visible
@@ -94,11 +96,11 @@ def pattern_figure(ctx: ReportContext, models: list[str], settings: list[str]) -
     )
 
 
-def category_figure(ctx: ReportContext, models: list[str], settings: list[str]) -> Figure:
+def category_figure(ctx: Scored, models: list[str], settings: list[str]) -> Figure:
     plt = _pyplot()
     series = []
     for model in models:
-        per_category = ctx.metrics[model]["breakdowns"]["per_category"]
+        per_category = ctx.metrics[model].breakdowns_or_empty().per_category
         for setting in settings:
             if setting in per_category:
                 series.append(
@@ -113,14 +115,11 @@ def category_figure(ctx: ReportContext, models: list[str], settings: list[str]) 
         for index, (name, groups) in enumerate(series):
             heights = []
             for category in present:
-                value = groups.get(category, {}).get("metrics", {}).get(metric)
-                heights.append(
-                    float("nan") if value is None else float(value) * (100.0 if metric == "recovery" else 1.0)
-                )
+                group = groups.get(category)
+                value = group.metric(metric) if group is not None else None
+                heights.append(float("nan") if value is None else value * (100.0 if metric == "recovery" else 1.0))
             ax.bar([i + index * width - 0.4 + width / 2 for i in range(len(present))], heights, width=width, label=name)
-        if not any(
-            groups.get(c, {}).get("metrics", {}).get(metric) is not None for _, groups in series for c in present
-        ):
+        if not any(groups[c].metric(metric) is not None for _, groups in series for c in present if c in groups):
             ax.text(
                 0.5,
                 0.5,

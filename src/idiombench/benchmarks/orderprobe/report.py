@@ -14,17 +14,19 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
 from ...core import paths
 from ...core.io import read_parquet, read_parquet_schema
 from ...metrics import SHARE, Unit
+from ...metrics.body import RoleRecord
 from ...report.cells import count_text
 from ...report.tables import Cell, CellRef, Section, Table, metric_cell
 from ..contexts import ReportContext
 from . import figures
 from .build import CATEGORIES, permutation_patterns
 from .config import OrderProbeScore
+from .results import Diagnosed, Group, OrderProbeBody
+from .scored import Scored
 from .specs import canonical_specs, specs
 
 BENCH = "orderprobe"
@@ -69,18 +71,18 @@ class Notes:
         self.missing: dict[str, list[str]] = {}
         self.s_acc_without: set[str] = set()
 
-    def marks(self, roles: Mapping[str, Mapping[str, Any]], depends: Iterable[str], metric: str = "") -> str:
+    def marks(self, roles: Mapping[str, RoleRecord], depends: Iterable[str], metric: str = "") -> str:
         marks = []
         for role in depends:
             info = roles.get(role)
-            if not info or not info.get("mark"):
+            if info is None or not info.mark:
                 continue
-            if metric in S_ACC_METRICS and info.get("status") == "not_computed":
+            if metric in S_ACC_METRICS and info.status == "not_computed":
                 self.s_acc_without.add(role)
-            if info["mark"] not in marks:
-                marks.append(info["mark"])
-            footnote = info.get("footnote") or f"{role}: status {info.get('status')}"
-            self.role_lines.setdefault(role, f"{info['mark']} {footnote}")
+            if info.mark not in marks:
+                marks.append(info.mark)
+            footnote = info.footnote or f"{role}: status {info.status}"
+            self.role_lines.setdefault(role, f"{info.mark} {footnote}")
         return "".join(sorted(marks, key="*†‡".index))
 
     def missing_value(self, metric: str, reason: str | None, where: str) -> None:
@@ -103,9 +105,9 @@ class Notes:
 
 
 def group_cell(
-    group: Mapping[str, Any],
+    group: Diagnosed,
     metric: str,
-    roles: Mapping[str, Any],
+    roles: Mapping[str, RoleRecord],
     notes: Notes,
     where: str,
     decimals: int = 3,
@@ -115,39 +117,39 @@ def group_cell(
     """A metric of a group of the metrics body (a setting or a breakdown's entry), in its unit
     (UNITS) with `decimals`, with its roles' marks; `ref`: (model, scope name) where the cell
     gets an interval (report.uncertainty: the cell "<scope name>/<metric>" of specs.scopes)."""
-    values = group.get("metrics") or {}
-    value = values.get(metric)
-    depends = group.get("depends_on", {}).get(depends_metric or metric, [])
+    value = group.metric(metric)
+    depends = group.depends_on.get(depends_metric or metric, [])
     marks = notes.marks(roles, depends, metric)
     if value is None:
-        reason = group.get("not_computed", {}).get(metric)
-        if metric not in values:
+        reason = group.not_computed.get(metric)
+        if metric not in group.metrics:
             reason = "not in the metrics file (written by another version of the aggregate stage?)"
         notes.missing_value(metric, reason, where)
         return metric_cell(None, UNITS[metric], decimals, marks)
-    return metric_cell(
-        float(value), UNITS[metric], decimals, marks, CellRef(ref[0], f"{ref[1]}/{metric}") if ref else None
-    )
+    return metric_cell(value, UNITS[metric], decimals, marks, CellRef(ref[0], f"{ref[1]}/{metric}") if ref else None)
 
 
-def sample_footnote(metrics: Mapping[str, Mapping[str, Any]]) -> list[str]:
+def sample_footnote(bodies: Mapping[str, OrderProbeBody]) -> list[str]:
     """What was scored: one line per distinct sample among the models."""
     lines = []
-    for model, body in metrics.items():
-        sample = body.get("provenance", {}).get("sample", {})
-        scored = sample.get("expressions_scored", {})
-        available = sample.get("expressions_available", {})
-        if not sample:
+    for model, body in bodies.items():
+        recorded = body.provenance_or_empty()
+        coverage = recorded.coverage
+        if not coverage:
             line = f"The sample scored for {model} is not recorded in its metrics file."
-        elif sample.get("full_benchmark"):
+        elif all(setting.complete for setting in coverage.values()):
             line = "Scored on the full benchmark (every expression of every configured language)."
         else:
             counts: dict[str, int] = {}
-            for setting_counts in scored.values():
-                for language, n in setting_counts.items():
-                    counts[language] = max(counts.get(language, 0), n)
-            parts = [f"{lang} {counts.get(lang, 0):,} of {available.get(lang, 0):,}" for lang in sorted(available)]
-            selection = sample.get("selection") or "a subset of the expressions"
+            available: dict[str, int] = {}
+            for setting in coverage.values():
+                for language, part in setting.parts.items():
+                    counts[language] = max(counts.get(language, 0), part.scored)
+                    if part.available:
+                        available[language] = part.available
+            parts = [f"{lang} {counts.get(lang, 0):,} of {available[lang]:,}" for lang in sorted(available)]
+            render = recorded.render_sample
+            selection = (render.selection if render is not None else None) or "a subset of the expressions"
             line = (
                 f"Sample, not the full benchmark: {selection}; expressions scored per language: {', '.join(parts)} "
                 f"(the paper's tables use all 3,543). "
@@ -162,10 +164,10 @@ def sample_footnote(metrics: Mapping[str, Mapping[str, Any]]) -> list[str]:
     return [f"Sample: {line}" if not line.startswith("Sample") else line for line in lines]
 
 
-def recovery_caption(body: Mapping[str, Any]) -> str:
-    params = body.get("provenance", {}).get("score_params", {}).get("recovery", {})
-    mode = params.get("headline_mode", "default")
-    identity = params.get("headline_identity_inputs", "include")
+def recovery_caption(body: OrderProbeBody) -> str:
+    params = body.provenance_or_empty().score_params or OrderProbeScore()
+    mode = params.recovery.headline_mode
+    identity = params.recovery.headline_identity_inputs
     test = (
         "the canonical expression occurs in the NFKC-normalised, whitespace-free output"
         if mode == "default"
@@ -178,9 +180,9 @@ def recovery_caption(body: Mapping[str, Any]) -> str:
     )
 
 
-def ordered_settings(ctx: ReportContext, metrics: Mapping[str, Mapping[str, Any]]) -> list[str]:
+def ordered_settings(ctx: Scored) -> list[str]:
     configured = list(ctx.params.benchmark(BENCH).render.settings)
-    present = {s for body in metrics.values() for s in body.get("settings", {})}
+    present = {s for body in ctx.metrics.values() for s in body.settings}
     return [s for s in configured if s in present] + sorted(present - set(configured))
 
 
@@ -192,40 +194,40 @@ class GroupRow:
     model: str
     setting: str
     part: str | None  # the breakdown's key (a language, a category), None for a whole setting
-    group: Mapping[str, Any]
-    roles: Mapping[str, Any]
+    group: Diagnosed
+    roles: Mapping[str, RoleRecord]
     where: str
     head: list[Cell]
 
 
 # a setting's groups in a table: (name in the footnotes, first-column text) or None, the group
-Groups = Callable[[Mapping[str, Any], str], Iterable[tuple[tuple[str, str] | None, Mapping[str, Any]]]]
+Groups = Callable[[OrderProbeBody, str], Iterable[tuple[tuple[str, str] | None, Diagnosed]]]
 
 
-def whole_setting(body: Mapping[str, Any], setting: str) -> list[tuple[None, Mapping[str, Any]]]:
-    group = body["settings"].get(setting)
+def whole_setting(body: OrderProbeBody, setting: str) -> list[tuple[None, Diagnosed]]:
+    group = body.settings.get(setting)
     return [] if group is None else [(None, group)]
 
 
-def canonical_inputs(body: Mapping[str, Any], setting: str) -> list[tuple[None, Mapping[str, Any]]]:
-    group = body["breakdowns"]["canonical"].get(setting)
+def canonical_inputs(body: OrderProbeBody, setting: str) -> list[tuple[None, Diagnosed]]:
+    group = body.breakdowns_or_empty().canonical.get(setting)
     return [] if group is None else [(None, group)]
 
 
-def per_language(body: Mapping[str, Any], setting: str) -> list[tuple[tuple[str, str], Mapping[str, Any]]]:
-    languages = body["breakdowns"]["per_language"].get(setting, {})
+def per_language(body: OrderProbeBody, setting: str) -> list[tuple[tuple[str, str], Group]]:
+    languages = body.breakdowns_or_empty().per_language.get(setting, {})
     ordered = sorted(languages, key=lambda code: list(LANGUAGE_LABELS).index(code) if code in LANGUAGE_LABELS else 99)
     return [((language, LANGUAGE_LABELS.get(language, language)), languages[language]) for language in ordered]
 
 
-def per_category(body: Mapping[str, Any], setting: str) -> list[tuple[tuple[str, str], Mapping[str, Any]]]:
-    categories = body["breakdowns"]["per_category"].get(setting, {})
+def per_category(body: OrderProbeBody, setting: str) -> list[tuple[tuple[str, str], Group]]:
+    categories = body.breakdowns_or_empty().per_category.get(setting, {})
     ordered = sorted(categories, key=lambda c: CATEGORIES.index(c) if c in CATEGORIES else 99)
     return [((category, category), categories[category]) for category in ordered]
 
 
 def group_rows(
-    ctx: ReportContext, models: list[str], settings: list[str], groups: Groups = whole_setting
+    ctx: Scored, models: list[str], settings: list[str], groups: Groups = whole_setting
 ) -> Iterator[GroupRow]:
     """The rows of a table, model by model, setting by setting, group by group."""
     for model in models:
@@ -238,11 +240,11 @@ def group_rows(
                     where += f" {part[0]}"
                     head.append(Cell(part[1]))
                 key = None if part is None else part[0]
-                yield GroupRow(model, setting, key, group, body["provenance"]["roles"], where, head)
+                yield GroupRow(model, setting, key, group, body.provenance_or_empty().roles, where, head)
 
 
 def section_table(
-    ctx: ReportContext,
+    ctx: Scored,
     name: str,
     title: str,
     columns: list[str],
@@ -280,7 +282,7 @@ def diagnostics_row(
 
 
 def diagnostics_table(
-    ctx: ReportContext,
+    ctx: Scored,
     models: list[str],
     name: str,
     title: str,
@@ -295,7 +297,7 @@ def diagnostics_table(
     )
 
 
-def table3(ctx: ReportContext, models: list[str], settings: list[str]) -> Table:
+def table3(ctx: Scored, models: list[str], settings: list[str]) -> Table:
     notes = Notes()
     rows = [
         diagnostics_row(r, notes, DIAGNOSTICS, 3, 3, ref=(r.model, r.setting))
@@ -313,7 +315,7 @@ def table3(ctx: ReportContext, models: list[str], settings: list[str]) -> Table:
     )
 
 
-def table4(ctx: ReportContext, models: list[str], settings: list[str]) -> Table:
+def table4(ctx: Scored, models: list[str], settings: list[str]) -> Table:
     notes = Notes()
     rows = [
         diagnostics_row(r, notes, DIAGNOSTICS, 4, 2, ref=(r.model, f"{r.setting}/{r.part}"))
@@ -334,7 +336,7 @@ def table4(ctx: ReportContext, models: list[str], settings: list[str]) -> Table:
     )
 
 
-def category_table(ctx: ReportContext, models: list[str], settings: list[str]) -> Table:
+def category_table(ctx: Scored, models: list[str], settings: list[str]) -> Table:
     notes = Notes()
     columns = (
         ("s_acc_mean", "S_SEM"),
@@ -359,7 +361,7 @@ def category_table(ctx: ReportContext, models: list[str], settings: list[str]) -
     )
 
 
-def table11(ctx: ReportContext, models: list[str], settings: list[str]) -> Table:
+def table11(ctx: Scored, models: list[str], settings: list[str]) -> Table:
     notes = Notes()
     rows = []
     for r in group_rows(ctx, models, settings, canonical_inputs):
@@ -390,7 +392,7 @@ def table11(ctx: ReportContext, models: list[str], settings: list[str]) -> Table
     )
 
 
-def recovery_table(ctx: ReportContext, models: list[str], settings: list[str]) -> Table:
+def recovery_table(ctx: Scored, models: list[str], settings: list[str]) -> Table:
     notes = Notes()
     keys = (
         ("recovery_default", "Default"),
@@ -404,11 +406,11 @@ def recovery_table(ctx: ReportContext, models: list[str], settings: list[str]) -
     for r in group_rows(ctx, models, settings):
         row = list(r.head)
         for key, _ in keys:
-            value = r.group["metrics"].get(key)
+            value = r.group.metric(key)
             if value is None:
                 notes.missing_value(key, "no such inputs in the sample", r.where)
-            row.append(metric_cell(None if value is None else float(value), UNITS[key], 1))
-        counts = r.group["counts"]
+            row.append(metric_cell(value, UNITS[key], 1))
+        counts = counts_of(r.group)
         row.append(Cell(f"{count_text(counts, 'perturbed_inputs')} / {count_text(counts, 'identity_inputs')}"))
         rows.append(row)
     return section_table(
@@ -429,21 +431,18 @@ def recovery_table(ctx: ReportContext, models: list[str], settings: list[str]) -
     )
 
 
-def format_table(ctx: ReportContext, models: list[str], settings: list[str]) -> Table:
+def format_table(ctx: Scored, models: list[str], settings: list[str]) -> Table:
     rows = []
     for r in group_rows(ctx, models, settings):
-        counts, rate = r.group["counts"], r.group["metrics"].get("format_failure_rate")
-        sampled = (
-            counts["format_failures_all_passes"] - counts["format_failures"]
-            if "format_failures_all_passes" in counts and "format_failures" in counts
-            else None
-        )
+        counts, rate = counts_of(r.group), r.group.metric("format_failure_rate")
+        every_pass, main = counts.get("format_failures_all_passes"), counts.get("format_failures")
+        sampled = every_pass - main if every_pass is not None and main is not None else None
         rows.append(
             r.head
             + [
                 Cell(count_text(counts, "main_rows")),
                 Cell(count_text(counts, "format_failures")),
-                metric_cell(None if rate is None else float(rate), UNITS["format_failure_rate"], 1),
+                metric_cell(rate, UNITS["format_failure_rate"], 1),
                 Cell(count_text(counts, "empty_explanations")),
                 Cell(count_text(counts, "generation_errors")),
                 Cell(count_text({"sampled": sampled}, "sampled")),
@@ -473,20 +472,21 @@ def format_table(ctx: ReportContext, models: list[str], settings: list[str]) -> 
     )
 
 
-def pattern_table(ctx: ReportContext, models: list[str], settings: list[str]) -> Table:
+def pattern_table(ctx: Scored, models: list[str], settings: list[str]) -> Table:
     columns, series = [], []
     for model in models:
         for setting in settings:
-            if setting in ctx.metrics[model]["breakdowns"]["per_pattern"]:
+            per_pattern = ctx.metrics[model].breakdowns_or_empty().per_pattern
+            if setting in per_pattern:
                 columns.append(f"{ctx.display_name(model)} {setting_label(setting)}")
-                series.append(ctx.metrics[model]["breakdowns"]["per_pattern"][setting])
+                series.append(per_pattern[setting])
     key = figures.pattern_key(ctx.metrics[models[0]])
     rows = []
     for pattern in permutation_patterns():
         row = [Cell(pattern)]
         for patterns in series:
-            value = patterns.get(pattern, {}).get(key)
-            row.append(metric_cell(None if value is None else float(value), SHARE, 1))
+            found = patterns.get(pattern)
+            row.append(metric_cell(found.recovery(key) if found is not None else None, SHARE, 1))
         rows.append(row)
     return section_table(
         ctx,
@@ -501,25 +501,9 @@ def pattern_table(ctx: ReportContext, models: list[str], settings: list[str]) ->
     )
 
 
-def normalised(body: Mapping[str, Any]) -> dict[str, Any]:
-    """The metrics body with every part the tables read present: a body written by another
-    version (or by hand) renders what it has, with dashes and footnotes for the rest."""
-    out = dict(body)
-    out["settings"] = {
-        setting: {key: dict(group.get(key) or {}) for key in ("metrics", "counts", "not_computed", "depends_on")}
-        for setting, group in (body.get("settings") or {}).items()
-    }
-    breakdowns = body.get("breakdowns") or {}
-    out["breakdowns"] = {
-        key: breakdowns.get(key) or {} for key in ("per_language", "per_category", "per_pattern", "canonical")
-    }
-    provenance = dict(body.get("provenance") or {})
-    provenance["roles"] = {
-        role: info if isinstance(info, Mapping) else {"status": str(info)}
-        for role, info in (provenance.get("roles") or {}).items()
-    }
-    out["provenance"] = provenance
-    return out
+def counts_of(group: Diagnosed) -> dict[str, int | None]:
+    """The group's counts (a count the body lacks: None, a dash)."""
+    return {key: group.count(key) for key in group.counts}
 
 
 SAMPLE_OUTPUT_CHARS = 40
@@ -590,12 +574,12 @@ def sample_outputs_table(
     )
 
 
-def report_section(ctx: ReportContext) -> Section | None:
-    ctx = dataclasses.replace(ctx, metrics={model: normalised(body) for model, body in ctx.metrics.items()})
+def report_section(context: ReportContext) -> Section | None:
+    ctx = Scored.of(context)
     models = [m for m in ctx.params.models if m in ctx.metrics] + sorted(set(ctx.metrics) - set(ctx.params.models))
     if not models:
         return None
-    settings = ordered_settings(ctx, ctx.metrics)
+    settings = ordered_settings(ctx)
     section = Section(benchmark=BENCH, title="OrderProbe")
     section.intro.append(
         "Restoring scrambled four-character expressions (zh-CN, zh-TW, ja, ko). Recovery is the primary metric; "
@@ -618,14 +602,12 @@ def report_section(ctx: ReportContext) -> Section | None:
         figures.pattern_figure(ctx, models, settings),
         figures.category_figure(ctx, models, settings),
     ]
-    roles: dict[str, dict[str, Any]] = {}
+    roles: dict[str, RoleRecord] = {}
     for model in models:
-        provenance = ctx.metrics[model].get("provenance", {})
-        for role, info in provenance.get("roles", {}).items():
+        for role, info in ctx.metrics[model].provenance_or_empty().roles.items():
             roles.setdefault(role, info)
     section.notes += [
-        f"Scorer role {role}: {info.get('status')}, model {info.get('model') or 'none'} "
-        f"(paper: {info.get('paper_model')})"
+        f"Scorer role {role}: {info.status}, model {info.model or 'none'} (paper: {info.paper_model})"
         for role, info in roles.items()
     ]
     return section

@@ -165,9 +165,17 @@ def test_provenance_records_roles_templates_and_the_sample():
     assert provenance["roles"]["cross_encoder"]["status"] == "substitute"
     assert provenance["template_hashes"]["zero_shot"]["templates"]["orderprobe/zero_shot/zh-CN"] == "ab" * 32
     assert provenance["data"]["acquired_sha256"] is None  # not acquired in this empty project
-    sample = provenance["sample"]
-    assert sample["expressions_scored"]["zero_shot"] == {"ja": 1, "ko": 1, "zh-CN": 2, "zh-TW": 1}
-    assert sample["full_benchmark"] is False  # cot scored only X1
+    coverage = provenance["coverage"]
+    zero_shot = coverage["zero_shot"]
+    assert {language: part["scored"] for language, part in zero_shot["parts"].items()} == {
+        "ja": 1,
+        "ko": 1,
+        "zh-CN": 2,
+        "zh-TW": 1,
+    }
+    assert zero_shot["unit"] == "expression" and zero_shot["scored"] == 5
+    assert coverage["cot"]["scored"] == 1 and coverage["cot"]["complete"] is False  # cot scored only X1
+    assert provenance["render_sample"] is None  # no render_stats.json in this empty project
     assert provenance["score_params"]["s_info"]["bp_mode"] == "paper"
 
 

@@ -10,11 +10,13 @@ import pytest
 from PIL import Image
 
 from idiombench.benchmarks.orderprobe import BENCHMARK
+from idiombench.benchmarks.orderprobe.results import OrderProbeBody
 from idiombench.core.errors import IdiombenchError
+from idiombench.metrics.body import read_body
 from idiombench.pipeline.config import load_params
 from idiombench.stages.report import ReportContext
 from orderprobe_fixtures import ROOT, paper_like_config
-from orderprobe_rows import aggregate, cot_rows, table, zero_shot_rows  # noqa: F401 (fixture rows)
+from orderprobe_rows import aggregate, cot_rows, stored, table, zero_shot_rows  # noqa: F401 (fixture rows)
 
 
 @pytest.fixture(autouse=True)
@@ -41,7 +43,7 @@ def by_id(result):
 
 
 def test_section_tables_marks_and_footnotes(tmp_path: Path):
-    bodies = {"oracle": aggregate(), "echo": aggregate()}
+    bodies = {"oracle": stored("oracle"), "echo": stored("echo")}
     result = section(tmp_path, bodies)
     tables = by_id(result)
     assert set(tables) == {
@@ -97,14 +99,14 @@ def test_section_tables_marks_and_footnotes(tmp_path: Path):
 
 
 def test_paper_profile_cells_carry_no_mark_for_stated_models(tmp_path: Path):
-    result = section(tmp_path, {"oracle": aggregate(config=paper_like_config())})
+    result = section(tmp_path, {"oracle": stored(config=paper_like_config())})
     t3 = by_id(result)["orderprobe_table3"]
     # the test models are not the paper's: every S_Acc cell is marked † (substitute), none ‡
     assert t3.rows[0][2].marks == "†" and t3.rows[0][4].display() == "0.500†"
 
 
 def test_figures_are_byte_identical_on_rerun(tmp_path: Path):
-    bodies = {"oracle": aggregate()}
+    bodies = {"oracle": stored()}
     first = section(tmp_path / "a", bodies)
     second = section(tmp_path / "b", bodies)
     for a, b in zip(first.figures, second.figures, strict=False):
@@ -140,13 +142,17 @@ def test_prediction_metrics_table3_cells():
 
 
 def test_a_partial_metrics_body_renders_with_dashes_and_says_why(tmp_path: Path):
-    """A body written by another version (or by hand, as MLflow tests do): what is there is
-    shown, the rest is a dash with a footnote; nothing is made up, nothing crashes."""
-    body = {
+    """A body written by another version (or by hand, as MLflow tests do), read as the report
+    stage reads it (migrated, then typed): what is there is shown, the rest is a dash with a
+    footnote; nothing is made up, nothing crashes."""
+    written = {
+        "benchmark": "orderprobe",
+        "model": "oracle",
         "status": "scored",
         "settings": {"zero_shot": {"metrics": {"recovery": 0.25}, "counts": {"items": 24}}},
         "provenance": {"roles": {"cross_encoder": "substitute"}},
     }
+    body = read_body(written, OrderProbeBody, BENCHMARK.migrate_body)
     result = section(tmp_path, {"oracle": body})
     t3 = by_id(result)["orderprobe_table3"]
     assert [c.display() for c in t3.rows[0]] == ["oracle", "Zero-shot", "—", "—", "—", "—", "—", "25.000"]
