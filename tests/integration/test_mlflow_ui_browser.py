@@ -58,7 +58,12 @@ def tracked_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
                 "settings": {
                     s: {"metrics": {"recovery": value}, "counts": {"items": 24}} for s in ("zero_shot", "cot")
                 },
-                "model_info": {"config": {"backend": model}, "identity": {"backend": model}},
+                "model_info": {
+                    "name": model,
+                    "display_name": model,
+                    "config": {"backend": model},
+                    "identity": {"backend": model},
+                },
             },
         )
         for setting in ("zero_shot", "cot"):

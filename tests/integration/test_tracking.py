@@ -44,11 +44,17 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
                     s: {
                         "metrics": {"recovery": value, "s_acc": {"mean": value / 2}},
                         "counts": {"items": 24},
+                        "task": "restore",
                     }
                     for s in ("zero_shot", "cot")
                 },
                 "provenance": {"roles": {"cross_encoder": "substitute"}},
-                "model_info": {"config": {"backend": model}, "identity": {"backend": model, "loaded": model}},
+                "model_info": {
+                    "name": model,
+                    "display_name": model,
+                    "config": {"backend": model},
+                    "identity": {"backend": model, "loaded": model},
+                },
             },
         )
         for setting in ("zero_shot", "cot"):

@@ -51,7 +51,17 @@ from .config import OrderProbeScore
 from .neural import NLI_ROLE, ROLES, roles_for_language
 from .results import DataHashes, RenderSample, TemplateHashes, expression_coverage
 from .score import MAIN_PASS, SORT_KEY
-from .specs import CANONICAL_INPUTS, IS_CANONICAL, PERTURBED, S_ACC_COMPONENTS, Inputs, categories, scopes, semantic
+from .specs import (
+    CANONICAL_INPUTS,
+    IS_CANONICAL,
+    PERTURBED,
+    S_ACC_COMPONENTS,
+    TASK,
+    Inputs,
+    categories,
+    scopes,
+    semantic,
+)
 
 if TYPE_CHECKING:
     from ...core.items import Item
@@ -292,7 +302,7 @@ def aggregate_scores(
     nli = roles.get(NLI_ROLE)
     nli_computed = nli is not None and nli.status != "not_computed"
     frames = {s: f.sort_values(SORT_KEY, kind="stable").reset_index(drop=True) for s, f in sorted(scores.items())}
-    settings: dict[str, Any] = {s: {"metrics": {}} for s in frames}
+    settings: dict[str, Any] = {s: {"task": TASK, "metrics": {}} for s in frames}
     breakdowns: dict[str, dict[str, Any]] = {
         "per_language": {s: {} for s in frames},
         "per_category": {s: {} for s in frames},

@@ -28,6 +28,7 @@ from ...metrics.body import (
 from ...scoring.roles import MARKS
 from .config import OrderProbeScore
 from .roles import SCORER_ROLES
+from .specs import TASK
 
 UNIT = "expression"  # what provenance.coverage counts: expressions (all their inputs enter)
 # the render sample's selection when every item was rendered
@@ -59,6 +60,7 @@ class Group(Diagnosed):
 
 
 class OrderProbeSetting(Group):
+    task: str  # the task its rows are of (restore): `track` logs the task's items as the run's dataset
     languages: list[str] = Field(default_factory=list)
 
 
@@ -111,11 +113,6 @@ class RenderSample(BodyModel):
     def _recorded_only(self, handler: SerializerFunctionWrapHandler) -> dict[str, JsonValue]:
         data: dict[str, JsonValue] = handler(self)
         return {key: value for key, value in data.items() if value is not None}
-
-    @property
-    def seeded_permutations(self) -> bool:
-        """Only some permutations of each expression were drawn: the full expressions are not."""
-        return "seeded permutation" in self.selection
 
 
 class OrderProbeProvenance(Provenance):
@@ -171,7 +168,7 @@ def expression_coverage(
     return out
 
 
-def role_record(role: str, record: Any) -> Any:
+def role_record(role: str, record: object) -> object:
     """A role as the current schema records it (metrics.body.RoleRecord: the score stage's extra
     keys, e.g. where the weights were loaded from, stay in scoring_meta.json). A record that is a
     bare status (an early schema 1, or a body written by hand) becomes the paper's role with that
@@ -193,11 +190,18 @@ def role_record(role: str, record: Any) -> Any:
     ).model_dump(mode="json")
 
 
+def with_task(entry: object) -> object:
+    return {"task": TASK, **entry} if isinstance(entry, Mapping) and "task" not in entry else entry
+
+
 def migrate_body(body: dict[str, Any]) -> dict[str, Any]:
     """Schema 1 -> 2: provenance.sample (expressions_scored per setting and language,
     expressions_available, full_benchmark, selection, render_sample) becomes provenance.coverage
     (per setting, its languages as parts) and provenance.render_sample; each role record takes
-    RoleRecord's shape (role_record)."""
+    RoleRecord's shape (role_record); each setting names its task (restore)."""
+    settings = body.get("settings")
+    if isinstance(settings, dict):
+        body = {**body, "settings": {s: with_task(entry) for s, entry in settings.items()}}
     provenance = body.get("provenance")
     if not isinstance(provenance, dict):
         return body

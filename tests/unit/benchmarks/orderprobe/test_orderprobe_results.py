@@ -62,7 +62,7 @@ def test_the_old_sample_record_becomes_coverage_per_setting_and_language():
     assert set(body.dump()["provenance"]["roles"]["cross_encoder"]) == set(RoleRecord.model_fields)
 
 
-def test_a_role_given_as_a_bare_status_becomes_the_papers_role_with_that_status():
+def test_a_partial_schema_1_body_gets_its_task_and_a_bare_role_status_the_papers_role():
     old = {
         "benchmark": "orderprobe",
         "model": "oracle",
@@ -70,7 +70,9 @@ def test_a_role_given_as_a_bare_status_becomes_the_papers_role_with_that_status(
         "settings": {"zero_shot": {"metrics": {"recovery": 0.25}, "counts": {"items": 24}}},
         "provenance": {"roles": {"cross_encoder": "substitute"}},
     }
-    role = read_body(old, OrderProbeBody, BENCHMARK.migrate_body).provenance.roles["cross_encoder"]
+    body = read_body(old, OrderProbeBody, BENCHMARK.migrate_body)
+    assert body.settings["zero_shot"].task == "restore"  # track logs the task's items as the run's dataset
+    role = body.provenance.roles["cross_encoder"]
     assert (role.kind, role.paper_model, role.status, role.mark, role.model) == (
         "cross_encoder",
         "BAAI/bge-reranker-base",
