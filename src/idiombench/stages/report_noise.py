@@ -262,7 +262,7 @@ def disagreement_tables(
             "Items both models answer right/wrong (graded outcomes left out). McNemar p: exact two-sided "
             "test on the discordant items (binomial, 1/2); bootstrap p: paired bootstrap test of the mean "
             f"outcome, clustered as the benchmark's unit (— below report.uncertainty.min_units units). "
-            "The disagreeing items: {stem}_disagreement_items.csv "
+            f"The disagreeing items: {stem}_disagreement_items.csv "
             f"(the first {EXAMPLES} below)."
         ],
     )

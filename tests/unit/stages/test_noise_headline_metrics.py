@@ -62,7 +62,10 @@ def test_disagreements_are_per_metric_and_never_on_unscored_outcomes() -> None:
         "b": {"no_gloss": outcomes([0.0, 0.0, 1.0], [nan, nan, nan]).assign(text="y")},
     }
     params = SimpleNamespace(report=SimpleNamespace(uncertainty=UncertaintyConfig()))
-    counts, _, items = disagreement_tables(params, "g-idiomalign", found, str)
+    counts, shown, items = disagreement_tables(params, "g-idiomalign", found, str)
+    # both footnotes name the file the full list is written to, by its table id
+    for table in (counts, shown):
+        assert f"{items.table_id}.csv" in table.footnotes[-1] and "{" not in table.footnotes[-1], table.footnotes
     assert [[c.text for c in row[:7]] for row in counts.rows] == [
         ["no_gloss", "Acc@0.80", "a", "b", "0", "0", "0"],
         ["no_gloss", "EM", "a", "b", "3", "1", "0"],
