@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from idiombench.core.yamlfile import load_yaml_file
+from idiombench.stages import track_check
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests"), str(ROOT / "tests" / "support")]
@@ -140,73 +141,34 @@ def stored_count(database: Path, benchmark: str) -> int:
         return 0  # not created yet
 
 
-def stored_traces(database: Path) -> dict[str, list[tuple[str, str, int, int]]]:
-    """scope -> [(trace id, row key, spans, assessments)] in an SQLite store (the one behind a server too)."""
-    with sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=30) as connection:
-        rows = connection.execute(
-            "SELECT tag.value, info.request_id, info.client_request_id, "
-            "(SELECT COUNT(*) FROM spans WHERE spans.trace_id = info.request_id), "
-            "(SELECT COUNT(*) FROM assessments a WHERE a.trace_id = info.request_id) "
-            "FROM trace_info info JOIN trace_tags tag ON tag.request_id = info.request_id "
-            "AND tag.key = 'idiombench.scope'"
-        ).fetchall()
-    out: dict[str, list[tuple[str, str, int, int]]] = {}
-    for scope, trace_id, key, spans, assessments in rows:
-        out.setdefault(scope, []).append((trace_id, key, spans, assessments))
-    return out
-
-
 def sample_of(project: Path, benchmarks: list[str], params_file: Path) -> dict[str, dict[str, int]]:
     """scope -> {trace id: its own assessments}: the rows the stage's draw traces."""
     from idiombench.benchmarks.registry import get_benchmark
     from idiombench.core.io import read_json_object
     from idiombench.pipeline.config import load_params
-    from idiombench.stages import track_traces
     from idiombench.stages.inputs import load_items
 
     os.chdir(project)  # the stages' paths are relative to the project
-    params = load_params(params_file)
+    traces = load_params(params_file).tracking.traces
     out: dict[str, dict[str, int]] = {}
     for benchmark in benchmarks:
         scores = project / "results/scores" / MODEL / benchmark
-        items = load_items(benchmark)
-        roles = read_json_object(scores / "scoring_meta.json").get("roles", {})
-        for path in sorted(scores.glob("*.parquet")):
-            found = track_traces.setting_rows(
-                benchmark=benchmark,
-                model=MODEL,
-                setting=path.stem,
-                view=get_benchmark(benchmark).item_view,
-                items=items,
-                roles=roles,
-                sample=params.tracking.traces.sample,
-                seed=params.tracking.traces.seed,
-            )
-            out[f"{benchmark}/{MODEL}/{path.stem}"] = {
-                track_traces.trace_id(row): len(track_traces.own_assessment_ids(row)) for row in found.rows
-            }
+        out |= track_check.sampled_traces(
+            benchmark=benchmark,
+            model=MODEL,
+            settings=[path.stem for path in sorted(scores.glob("*.parquet"))],
+            view=get_benchmark(benchmark).item_view,
+            items=load_items(benchmark),
+            roles=read_json_object(scores / "scoring_meta.json").get("roles", {}),
+            traces=traces,
+        )
     return out
 
 
 def count_check(database: Path, expected: dict[str, dict[str, int]]) -> list[str]:
     """What is wrong with the store against the sample ([] when every sampled row's trace is there
     once, with its span and its assessments, and nothing else)."""
-    problems = []
-    have = stored_traces(database)
-    for scope in sorted(set(have) | set(expected)):
-        traces, want = have.get(scope, []), expected.get(scope, {})
-        ids = [t[0] for t in traces]
-        if sorted(ids) != sorted(want):
-            problems.append(
-                f"{scope}: {len(set(want) - set(ids))} sampled rows without a trace, "
-                f"{len(set(ids) - set(want))} traces not in the sample"
-            )
-        if len({t[1] for t in traces}) != len(traces):
-            problems.append(f"{scope}: a row with two traces")
-        bad = [t for t in traces if t[2] != 1 or t[0] in want and t[3] != want[t[0]]]
-        if bad:
-            problems.append(f"{scope}: {len(bad)} traces without their span or assessments")
-    return problems
+    return track_check.count_problems(track_check.stored_traces(database), expected)
 
 
 def params_variant(project: Path, name: str, base: Path | None = None) -> Path:

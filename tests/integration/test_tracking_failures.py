@@ -14,7 +14,6 @@ import hashlib
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -32,7 +31,7 @@ import traced_project
 from helpers import free_port, tool_env
 from idiombench.benchmarks.registry import get_benchmark
 from idiombench.pipeline.config import load_params
-from idiombench.stages import track_traces
+from idiombench.stages import track_check
 from idiombench.stages.inputs import load_items
 
 SUPPORT = Path(__file__).resolve().parents[1] / "support"
@@ -58,54 +57,28 @@ def project(scored: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pa
     return traced_project.working_copy(scored, tmp_path, monkeypatch)
 
 
-def expected(project: Path) -> dict[str, dict[str, int]]:
-    """scope -> {trace id: its own assessments}: the rows the sample traces, by track's own draw."""
-    params = load_params(project / "params.yaml")
-    view = get_benchmark("orderprobe").item_view
-    out: dict[str, dict[str, int]] = {}
-    items = load_items("orderprobe", project / "data/processed/orderprobe")
-    roles = json.loads((project / "results/scores/echo/orderprobe/scoring_meta.json").read_text())["roles"]
-    for setting in SETTINGS:  # setting_rows reads results/ from the working directory: the project (fixture)
-        found = track_traces.setting_rows(
-            benchmark="orderprobe",
-            model=MODEL,
-            setting=setting,
-            view=view,
-            items=items,
-            roles=roles,
-            sample=params.tracking.traces.sample,
-            seed=params.tracking.traces.seed,
-        )
-        out[f"orderprobe/{MODEL}/{setting}"] = {
-            track_traces.trace_id(row): len(track_traces.own_assessment_ids(row)) for row in found.rows
-        }
-    return out
+def expected(project: Path) -> track_check.Sample:
+    """The traces the sample draws, by track's own draw (score tables read from the working
+    directory: the project, chdir'd by its fixture)."""
+    return track_check.sampled_traces(
+        benchmark="orderprobe",
+        model=MODEL,
+        settings=SETTINGS,
+        view=get_benchmark("orderprobe").item_view,
+        items=load_items("orderprobe", project / "data/processed/orderprobe"),
+        roles=json.loads((project / "results/scores/echo/orderprobe/scoring_meta.json").read_text())["roles"],
+        traces=load_params(project / "params.yaml").tracking.traces,
+    )
 
 
-def stored(db: Path) -> dict[str, list[tuple[str, str, int, int]]]:
-    """scope -> [(trace id, row key, spans, assessments)] of the traces in an SQLite store."""
-    with sqlite3.connect(db) as connection:
-        rows = connection.execute(
-            "SELECT tag.value, info.request_id, info.client_request_id, "
-            "(SELECT COUNT(*) FROM spans WHERE spans.trace_id = info.request_id), "
-            "(SELECT COUNT(*) FROM assessments a WHERE a.trace_id = info.request_id) "
-            "FROM trace_info info JOIN trace_tags tag ON tag.request_id = info.request_id "
-            "AND tag.key = 'idiombench.scope'"
-        ).fetchall()
-    out: dict[str, list[tuple[str, str, int, int]]] = {}
-    for scope, *trace in rows:
-        out.setdefault(scope, []).append(tuple(trace))  # type: ignore[arg-type]
-    return out
+def stored(db: Path) -> dict[str, list[track_check.StoredTrace]]:
+    return track_check.stored_traces(db)
 
 
 def assert_exactly_the_sample(db: Path, project: Path) -> None:
     want = expected(project)
-    have = stored(db)
-    assert set(have) == set(want)
-    for scope, traces in have.items():
-        assert sorted(t[0] for t in traces) == sorted(want[scope]), scope  # each sampled row's trace, once
-        assert len({t[1] for t in traces}) == len(traces)  # one trace per row
-        assert all(spans == 1 and assessments == want[scope][tid] for tid, _, spans, assessments in traces)
+    assert want and all(want.values())  # a sample to count against
+    assert track_check.count_problems(stored(db), want) == []
 
 
 def outputs_but_tracking(project: Path) -> dict[str, str]:
@@ -168,7 +141,7 @@ def test_track_killed_mid_transaction_then_a_rerun_completes(project: Path) -> N
     assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
     partial = stored(db)
     assert sum(len(t) for t in partial.values()) == 8  # two whole batches (cot's, zero_shot's first)
-    assert all(spans == 1 for traces in partial.values() for _, _, spans, _ in traces)
+    assert all(trace.spans == 1 for traces in partial.values() for trace in traces)
 
     done = track(project, uri)
     assert done.returncode == 0, done.stdout + done.stderr
