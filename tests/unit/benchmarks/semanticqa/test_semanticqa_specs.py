@@ -201,11 +201,14 @@ def test_atomic_estimands_resample_as_before(atomic):
 
 def test_the_sequential_tables_print_intervals(params, sequential, tmp_path):
     """Tables 5 and 6 had no interval (no estimand); their cells now name the specs' cells."""
+    from idiombench.stages.inputs import SCORED
     from idiombench.stages.report import ReportContext
     from idiombench.stages.report_uncertainty import Targets, annotate_section
 
     scores, body, _ = sequential
-    ctx = ReportContext(params=params, benchmark="semanticqa", metrics={"m": body}, figures_dir=tmp_path)
+    # the metrics file as aggregate writes it: the hook's body under the stage's own keys
+    metrics = {"benchmark": "semanticqa", "model": "m", "status": SCORED, **body}
+    ctx = ReportContext(params=params, benchmark="semanticqa", metrics={"m": metrics}, figures_dir=tmp_path)
     section = BENCHMARK.report_section(ctx)
     tables = {t.table_id: t for t in section.tables}
     targets = {"m": Targets(estimands_of(scores, sequential[2]))}
