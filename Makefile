@@ -25,7 +25,7 @@ PIP := $(BIN)/python -m pip install --quiet --require-hashes
 # auto: install what the optional tests need where this machine can (see test-extras); no: nothing
 TEST_INSTALL ?= auto
 
-.PHONY: setup run test test-extras check clean-results lock
+.PHONY: setup run test test-extras test-system-tools test-vllm-env check clean-results lock
 
 $(STAMP): pyproject.toml Makefile requirements/main.lock requirements/no-deps.lock $(TORCH_LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -49,9 +49,14 @@ setup: $(STAMP)
 run: $(STAMP)
 	PATH="$(BIN):$$PATH" $(BIN)/snakemake $(TARGET) --cores $(CORES) --resources gpu=0
 
-test: $(STAMP) test-extras
-	# lint, format and types first (ruff and mypy, seconds to two minutes; settings in pyproject.toml)
-	$(MAKE) --no-print-directory check
+test: $(STAMP)
+	# lint, format and types (ruff and mypy, seconds to two minutes; settings in pyproject.toml)
+	# while what the optional tests need installs: mypy takes a core, the installs mostly wait on
+	# the disk and apt (output kept per target)
+	$(MAKE) --no-print-directory -j3 --output-sync=target check test-system-tools test-vllm-env
+	# the project's bytecode, written once: where PYTHONDONTWRITEBYTECODE is set (CI's machines),
+	# every CLI, Snakemake and DVC process would otherwise compile src/ again (~0.4 s CPU each)
+	$(BIN)/python -m compileall -q src tests
 	PATH="$(BIN):$$PATH" $(BIN)/python -m pytest
 	# the tests whose tiny models take the run's dtype, again in bfloat16 (emulated where the CPU
 	# lacks bf16 instructions): a float32-only assumption fails on every CPU (tests/conftest.py)
@@ -61,7 +66,10 @@ test: $(STAMP) test-extras
 # Root, or sudo without a password: the system packages too; anyone: .venv-vllm (PyPI only).
 # A failed install fails `make test` (a test that could run must not be skipped silently);
 # `make test TEST_INSTALL=no` runs the suite without installing, the skips then name what to run.
-test-extras: $(STAMP)
+test-extras: test-system-tools test-vllm-env
+
+# the system packages (apt, one at a time) ...
+test-system-tools: $(STAMP)
 ifeq ($(TEST_INSTALL),auto)
 	@if [ "$$(id -u)" -eq 0 ] || sudo -n true 2>/dev/null; then \
 	  $(MAKE) --no-print-directory browser slurm; \
@@ -69,9 +77,14 @@ ifeq ($(TEST_INSTALL),auto)
 	  echo "make test: not root and no passwordless sudo: the browser and Slurm tests will be skipped" \
 	       "(\`make browser slurm\` with root rights enables them)"; \
 	fi
-	$(MAKE) --no-print-directory vllm-env
 else ifneq ($(TEST_INSTALL),no)
 	$(error TEST_INSTALL=$(TEST_INSTALL): expected auto or no)
+endif
+
+# ... and .venv-vllm (PyPI), which can install beside them
+test-vllm-env: $(STAMP)
+ifeq ($(TEST_INSTALL),auto)
+	$(MAKE) --no-print-directory vllm-env
 endif
 
 # Lint and format (ruff), then types (mypy): the settings are in pyproject.toml.

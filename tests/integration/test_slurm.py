@@ -178,6 +178,7 @@ def rest(base: str, path: str, body: dict | None = None) -> dict:
         return json.loads(response.read())
 
 
+@pytest.mark.timeout(2400)
 def test_the_dag_runs_on_slurm_like_locally(
     slurm: SlurmCluster, make_project, rendered_project: tuple[Path, str], mirrors: list[Path], tmp_path: Path
 ):
