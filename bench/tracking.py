@@ -141,7 +141,7 @@ def stored_count(database: Path, benchmark: str) -> int:
         return 0  # not created yet
 
 
-def sample_of(project: Path, benchmarks: list[str], params_file: Path) -> dict[str, dict[str, int]]:
+def sample_of(project: Path, benchmarks: list[str], params_file: Path) -> track_check.Sample:
     """scope -> {trace id: its own assessments}: the rows the stage's draw traces."""
     from idiombench.benchmarks.registry import get_benchmark
     from idiombench.core.io import read_json_object
@@ -150,7 +150,7 @@ def sample_of(project: Path, benchmarks: list[str], params_file: Path) -> dict[s
 
     os.chdir(project)  # the stages' paths are relative to the project
     traces = load_params(params_file).tracking.traces
-    out: dict[str, dict[str, int]] = {}
+    out: track_check.Sample = {}
     for benchmark in benchmarks:
         scores = project / "results/scores" / MODEL / benchmark
         out |= track_check.sampled_traces(
@@ -165,7 +165,7 @@ def sample_of(project: Path, benchmarks: list[str], params_file: Path) -> dict[s
     return out
 
 
-def count_check(database: Path, expected: dict[str, dict[str, int]]) -> list[str]:
+def count_check(database: Path, expected: track_check.Sample) -> list[str]:
     """What is wrong with the store against the sample ([] when every sampled row's trace is there
     once, with its span and its assessments, and nothing else)."""
     return track_check.count_problems(track_check.stored_traces(database), expected)
@@ -331,7 +331,7 @@ def run_side(
     work: Path,
     benchmarks: list[str],
     kill: bool,
-    expected: dict[str, dict[str, int]] | None,
+    expected: track_check.Sample | None,
     echo: Any,
     options: tuple[str, ...] = (),
 ) -> tuple[list[Run], list[str]]:
@@ -423,7 +423,7 @@ def main() -> None:
     print(f"bench/tracking.py: {os.cpu_count()} CPUs; load {load()}; project {project}; stores in {work}", flush=True)
     params_file = params_variant(project, f"sample-{args.sample}") if args.sample else project / "params.yaml"
     options = ("--params", str(params_file)) if args.sample else ()
-    expected: dict[str, dict[str, int]] = {}
+    expected: track_check.Sample = {}
     if not args.costs_only:
         print("the sample: ", end="", flush=True)
         expected = sample_of(project, benchmarks, params_file)

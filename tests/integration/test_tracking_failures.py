@@ -71,14 +71,10 @@ def expected(project: Path) -> track_check.Sample:
     )
 
 
-def stored(db: Path) -> dict[str, list[track_check.StoredTrace]]:
-    return track_check.stored_traces(db)
-
-
 def assert_exactly_the_sample(db: Path, project: Path) -> None:
     want = expected(project)
     assert want and all(want.values())  # a sample to count against
-    assert track_check.count_problems(stored(db), want) == []
+    assert track_check.count_problems(track_check.stored_traces(db), want) == []
 
 
 def outputs_but_tracking(project: Path) -> dict[str, str]:
@@ -139,7 +135,7 @@ def test_track_killed_mid_transaction_then_a_rerun_completes(project: Path) -> N
     uri = f"sqlite:///{db}"
     killed = track(project, uri, wrapper=["--batch", "4", "--kill-self-at-write", "3"])
     assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
-    partial = stored(db)
+    partial = track_check.stored_traces(db)
     assert sum(len(t) for t in partial.values()) == 8  # two whole batches (cot's, zero_shot's first)
     assert all(trace.spans == 1 for traces in partial.values() for trace in traces)
 
@@ -218,7 +214,7 @@ def test_a_server_killed_mid_run_then_a_rerun_completes(project: Path, tmp_path:
         process.wait(timeout=60)
     line = one_error_line(killed)
     assert f"tracking store {base} (MLFLOW_TRACKING_URI) failed" in line
-    partial = stored(db)
+    partial = track_check.stored_traces(db)
     taken = [trace for traces in partial.values() for trace in traces]
     assert 0 < len(taken) < sum(len(t) for t in expected(project).values())
     with server(db, tmp_path) as (again, _):
@@ -277,7 +273,7 @@ def test_a_refused_write_is_one_line_and_a_rerun_completes(project: Path, tmp_pa
         line = one_error_line(refused)
         assert f"tracking store http://127.0.0.1:{proxy.server_address[1]}" in line
         assert "PERMISSION_DENIED" in line or "may not write traces" in line
-        assert stored(db) == {}  # runs, but no trace
+        assert track_check.stored_traces(db) == {}  # runs, but no trace
         done = track(project, base)
         assert done.returncode == 0, done.stdout + done.stderr
         assert_exactly_the_sample(db, project)

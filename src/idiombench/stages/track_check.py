@@ -9,7 +9,6 @@ import sqlite3
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..benchmarks.contexts import ItemView
 from ..core.items import Item
@@ -35,7 +34,7 @@ def sampled_traces(
     settings: Iterable[str],
     view: ItemView,
     items: Mapping[str, Mapping[str, Item]],
-    roles: Mapping[str, Any],
+    roles: Mapping[str, object],
     traces: TracesConfig,
 ) -> Sample:
     """The traces `track` writes for these settings (their score tables read from results/ under
