@@ -149,9 +149,32 @@ def built(tmp_path_factory: pytest.TempPathFactory, mirrors: list[Path], default
     return build
 
 
+_CODE_RECORDS: list[Path] = []
+
+
+def _session_code_records() -> Path:
+    """A code-records cache filled once per session with every registered benchmark's records."""
+    if not _CODE_RECORDS:
+        import atexit
+        import shutil
+        import tempfile
+
+        from idiombench.benchmarks.registry import NAMES
+        from idiombench.pipeline.records import code_records
+
+        cache = Path(tempfile.mkdtemp(prefix="idiombench-code-records-"))
+        atexit.register(shutil.rmtree, cache, True)
+        for name in NAMES:
+            code_records(name, cache)
+        _CODE_RECORDS.append(cache)
+    return _CODE_RECORDS[0]
+
+
 def _new_project(dest: Path) -> Path:
     """A fresh git + DVC project at dest holding a copy of this project's workflow files."""
     import shutil
+
+    from idiombench.core import paths
 
     dest.mkdir()
     for entry in PROJECT_FILES:
@@ -160,12 +183,16 @@ def _new_project(dest: Path) -> Path:
             shutil.copytree(source, dest / entry, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
         elif source.exists():
             shutil.copy2(source, dest / entry)
+    # the session's code records (the analysis of each benchmark's code, keyed by its bytes):
+    # every project's first Snakefile parse would otherwise analyse all of it again (~4 s)
+    shutil.copytree(_session_code_records(), dest / paths.CODE_RECORDS_CACHE)
     env = tool_env()
     run(["git", "init", "-q"], dest, env)
     run(["git", "config", "user.email", "test@example.com"], dest, env)
     run(["git", "config", "user.name", "test"], dest, env)
     run(["dvc", "init", "-q"], dest, env)
-    run(["dvc", "config", "core.analytics", "false"], dest, env)
+    # what `dvc config core.analytics false` writes into the empty config (a second DVC start)
+    (dest / ".dvc" / "config").write_text("[core]\n    analytics = false\n", encoding="utf-8")
     run(["git", "add", "-A"], dest, env)
     run(["git", "commit", "-qm", "project copy"], dest, env)
     return dest

@@ -23,6 +23,10 @@ PLOTS = RESULTS / "plots"  # `dvc plots` data, one folder per curve family (dvc.
 # the records of each benchmark's code (data.json, package.json: pipeline/records.py), what its
 # stages depend on in both graphs, and a plugin's params section with its defaults (DVC's params)
 CODE = RESULTS / "code"
+# the records computed before, by the bytes of the code they were computed from: reading and
+# analysing a benchmark's code takes ~1 s, and every Snakefile parse needs every record (not an
+# output of any stage; deleting it costs one recomputation)
+CODE_RECORDS_CACHE = RESULTS / "code-cache"
 PLUGIN_PARAMS = RESULTS / "params"
 
 # The file each stage writes last into its output folder: the folder is complete with it, and

@@ -29,7 +29,9 @@ import ast
 import hashlib
 import importlib.util
 import io
+import json
 import os
+import sys
 import tokenize
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -392,16 +394,57 @@ def declared_identity(name: str) -> dict[str, Any]:
     }
 
 
-def code_records(name: str) -> dict[str, dict[str, Any]]:
+def code_records(name: str, cache: Path | None = None) -> dict[str, dict[str, Any]]:
     """The benchmark's two code records, `package` and `data`, as JSON bodies (no path in them
-    but a declared benchmark's files in the project)."""
+    but a declared benchmark's files in the project); taken from `cache` (a folder) where the
+    same code made them before (`cached_records`)."""
     bench = get_benchmark(name)
     identity = {"benchmark": name, "module": MODULES[name], "distribution": distribution(name)}
     if name in DECLARED:
         identity.update(declared_identity(name))
         # its class is made per declaration: the code is the class every declaration shares
-        return records_for(MODULES[name], DeclaredBenchmark.__module__, DeclaredBenchmark.__name__, identity)
-    return records_for(MODULES[name], type(bench).__module__, type(bench).__name__, identity)
+        return cached_records(MODULES[name], DeclaredBenchmark.__module__, DeclaredBenchmark.__name__, identity, cache)
+    return cached_records(MODULES[name], type(bench).__module__, type(bench).__name__, identity, cache)
+
+
+def records_key(module: str, class_module: str, class_name: str, identity: dict[str, Any]) -> str:
+    """Everything the records of `records_for` are computed from, hashed: this analysis' own code
+    and the Python that tokenises, the benchmark class and identity, and every file of the code,
+    byte for byte. Reading the bytes takes milliseconds; the analysis about a second."""
+    root = code_root(module)
+    digest = hashlib.sha256()
+    digest.update(Path(__file__).read_bytes())
+    digest.update(
+        json.dumps([sys.version_info[:2], module, class_module, class_name, identity], sort_keys=True).encode()
+    )
+    for path in package_files(root):
+        relative = path.name if root.is_file() else path.relative_to(root).as_posix()
+        digest.update(f"\n{relative}\n".encode() + hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def cached_records(
+    module: str, class_module: str, class_name: str, identity: dict[str, Any], cache: Path | None
+) -> dict[str, dict[str, Any]]:
+    """`records_for`, through a cache folder of earlier results by `records_key`. The cache is
+    a shortcut, never a source of truth: an entry that cannot be read, or whose key is not the
+    one asked for, is computed again, and one that cannot be written is left out."""
+    if cache is None:
+        return records_for(module, class_module, class_name, identity)
+    key = records_key(module, class_module, class_name, identity)
+    entry = cache / f"{key}.json"
+    try:
+        found = json.loads(entry.read_text(encoding="utf-8"))
+        if isinstance(found, dict) and found.get("key") == key and isinstance(found.get("records"), dict):
+            return found["records"]  # type: ignore[no-any-return]
+    except (OSError, ValueError):
+        pass
+    records = records_for(module, class_module, class_name, identity)
+    try:
+        write_text(entry, dumps_json({"key": key, "records": records}))
+    except OSError:
+        pass  # a read-only or full disk: the records are right, only the next run is slower
+    return records
 
 
 def records_for(module: str, class_module: str, class_name: str, identity: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -481,7 +524,7 @@ def write_records(name: str, params: Any | None = None, root: Path = Path(".")) 
     they changed; returns the files written."""
     written = []
     targets = record_paths(name)
-    for kind, body in code_records(name).items():
+    for kind, body in code_records(name, root / paths.CODE_RECORDS_CACHE).items():
         if _write_if_changed(root / targets[kind], body, paths.CODE_OUTPUT):
             written.append(targets[kind])
     if params is not None and "params" in targets:

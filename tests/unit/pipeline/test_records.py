@@ -180,3 +180,31 @@ def test_a_submodule_reached_through_its_package_counts_whole(package: Path) -> 
     data, _ = digests()
     edit(package / "text" / "clean.py", "line.strip()", "line.strip(' ')")
     assert digests()[0] != data
+
+
+def test_the_cache_gives_the_analysis_records_and_follows_every_byte(package: Path, tmp_path: Path) -> None:
+    from idiombench.pipeline import records
+
+    cache = tmp_path / "cache"
+    args = ("fixturebench", "fixturebench", "Bench", {"benchmark": "fixture"})
+    first = records.cached_records(*args, cache)
+    assert first == records.records_for(*args) and len(list(cache.iterdir())) == 1
+    # a second call reads the entry: the analysis does not run
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(records, "records_for", lambda *_: pytest.fail("the analysis ran again"))
+        assert records.cached_records(*args, cache) == first
+    # any byte of the code (a comment too) is a new entry, whose records are the analysis' own
+    for old, new in (("# every line is an item", "# each line is an item"), ("open(raw_dir)", "open(raw_dir, 'r')")):
+        edit(package / "build_helpers.py", old, new)
+        assert records.cached_records(*args, cache) == records.records_for(*args)
+    assert len(list(cache.iterdir())) == 3
+    # an entry that is not what its name says, or not JSON, is computed again and replaced
+    (entry,) = [p for p in cache.iterdir() if p.name == f"{records.records_key(*args)}.json"]
+    for bad in ('{"key": "another", "records": {}}', "{not json"):
+        entry.write_text(bad, encoding="utf-8")
+        assert records.cached_records(*args, cache) == records.records_for(*args)
+        assert json.loads(entry.read_text(encoding="utf-8"))["key"] == records.records_key(*args)
+    # a cache that cannot be written to only costs the analysis
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file, not a folder", encoding="utf-8")
+    assert records.cached_records(*args, blocked / "cache") == records.records_for(*args)
