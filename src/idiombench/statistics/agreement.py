@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy.stats import binomtest
 
 from .bootstrap import interval, replicates
 from .estimands import mean
@@ -114,6 +113,10 @@ class Disagreement:
 def mcnemar_exact(only_a: int, only_b: int) -> float:
     """McNemar's exact two-sided p: under "no difference" each discordant item is as likely to
     favour either model, so only_a ~ Binomial(only_a + only_b, 1/2). No discordant item: p = 1."""
+    # imported here: scipy.stats takes ~1 s to import, and every track, noise and report process
+    # imports this module, most of them never testing anything
+    from scipy.stats import binomtest
+
     n = only_a + only_b
     if n == 0:
         return 1.0
