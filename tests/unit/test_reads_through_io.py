@@ -15,6 +15,8 @@ READERS = {"core/io.py", "data/readers.py"}
 ALLOWED = {
     # the weight-hash memo is a cache: an unreadable one is ignored and recomputed
     ("generation/backends/hf.py", "json.loads"),
+    # the code-records cache (results/code-cache/): an entry that cannot be read is recomputed
+    ("pipeline/records.py", "json.loads"),
     # an output's ownership record: one that cannot be read is not ours (the output is refused in one line)
     ("core/ownership.py", "json.loads"),
 }
