@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from pathlib import Path
@@ -149,25 +150,21 @@ def built(tmp_path_factory: pytest.TempPathFactory, mirrors: list[Path], default
     return build
 
 
-_CODE_RECORDS: list[Path] = []
-
-
+@functools.cache
 def _session_code_records() -> Path:
     """A code-records cache filled once per session with every registered benchmark's records."""
-    if not _CODE_RECORDS:
-        import atexit
-        import shutil
-        import tempfile
+    import atexit
+    import shutil
+    import tempfile
 
-        from idiombench.benchmarks.registry import NAMES
-        from idiombench.pipeline.records import code_records
+    from idiombench.benchmarks.registry import NAMES
+    from idiombench.pipeline.records import code_records
 
-        cache = Path(tempfile.mkdtemp(prefix="idiombench-code-records-"))
-        atexit.register(shutil.rmtree, cache, True)
-        for name in NAMES:
-            code_records(name, cache)
-        _CODE_RECORDS.append(cache)
-    return _CODE_RECORDS[0]
+    cache = Path(tempfile.mkdtemp(prefix="idiombench-code-records-"))
+    atexit.register(shutil.rmtree, cache, True)
+    for name in NAMES:
+        code_records(name, cache)
+    return cache
 
 
 def _new_project(dest: Path) -> Path:

@@ -88,6 +88,14 @@ def package_files(root: Path) -> list[Path]:
     return found
 
 
+def named_files(root: Path) -> list[tuple[str, Path]]:
+    """`package_files` with each file's name in the records: its path under the code's root (the
+    file name for a one-file module)."""
+    if root.is_file():
+        return [(root.name, root)]
+    return [(path.relative_to(root).as_posix(), path) for path in package_files(root)]
+
+
 def _docstring_lines(tree: ast.Module) -> set[int]:
     """The lines of every docstring (module, class, function): not part of the code's hash."""
     lines: set[int] = set()
@@ -417,8 +425,7 @@ def records_key(module: str, class_module: str, class_name: str, identity: dict[
     digest.update(
         json.dumps([sys.version_info[:2], module, class_module, class_name, identity], sort_keys=True).encode()
     )
-    for path in package_files(root):
-        relative = path.name if root.is_file() else path.relative_to(root).as_posix()
+    for relative, path in named_files(root):
         digest.update(f"\n{relative}\n".encode() + hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()
 
@@ -454,8 +461,7 @@ def records_for(module: str, class_module: str, class_name: str, identity: dict[
     package = Package.load(module)
     by_path = {source.relative: source for source in package.sources.values()}
     files = {}
-    for path in package_files(root):
-        relative = path.name if root.is_file() else path.relative_to(root).as_posix()
+    for relative, path in named_files(root):
         files[relative] = file_digest(path, by_path.get(relative))
     whole = _sha256("\n".join(f"{relative} {digest}" for relative, digest in sorted(files.items())))
     package_record = {
