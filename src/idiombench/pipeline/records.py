@@ -33,7 +33,7 @@ import json
 import os
 import sys
 import tokenize
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -415,7 +415,7 @@ def code_records(name: str, cache: Path | None = None) -> dict[str, dict[str, An
     return cached_records(MODULES[name], type(bench).__module__, type(bench).__name__, identity, cache)
 
 
-def records_key(module: str, class_module: str, class_name: str, identity: dict[str, Any]) -> str:
+def records_key(module: str, class_module: str, class_name: str, identity: Mapping[str, object]) -> str:
     """Everything the records of `records_for` are computed from, hashed: this analysis' own code
     and the Python that tokenises, the benchmark class and identity, and every file of the code,
     byte for byte. Reading the bytes takes milliseconds; the analysis about a second."""
