@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Iterator
 from functools import wraps
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, ParamSpec, TypeVar
 
 import click
 import typer
@@ -21,6 +21,8 @@ from .core.environment import malformed_source_date_epoch_hidden
 if TYPE_CHECKING:
     # the Context typer's command classes take: typer >= 0.24 vendors its own copy of click
     from typer._click.core import Context as TyperClickContext
+
+    from .params.schema import Params
 
 
 # numpy.f2py reads SOURCE_DATE_EPOCH when imported: a malformed value is hidden meanwhile
@@ -65,7 +67,8 @@ app = typer.Typer(
 )
 console = Console(stderr=True, highlight=False)
 
-F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
 
 ParamsOption = Annotated[Path, typer.Option("--params", "-p", help="The params file.")]
 BenchmarkArg = Annotated[str, typer.Argument(help=f"One of: {', '.join(NAMES)}.")]
@@ -79,13 +82,13 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
-def user_errors(func: F) -> F:
+def user_errors(func: Callable[P, R]) -> Callable[P, R]:
     """The error boundary of every command: a user-input error becomes one line on stderr
     and exit 2; any other exception is a bug, reported in one line (exit 1) unless --debug
     asks for its traceback."""
 
     @wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return func(*args, **kwargs)
         except (typer.Exit, typer.Abort, click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
@@ -106,7 +109,7 @@ def user_errors(func: F) -> F:
             )
 
     wrapper.error_boundary = True  # type: ignore[attr-defined]  # checked by a test for every command
-    return wrapper  # type: ignore[return-value]
+    return wrapper
 
 
 def _os_error(exc: OSError) -> str:
@@ -115,7 +118,7 @@ def _os_error(exc: OSError) -> str:
     return f"{where}{also}: {exc.strerror or _one_line(str(exc))}"
 
 
-def _fail(message: str, code: int) -> None:
+def _fail(message: str, code: int) -> NoReturn:
     # soft_wrap and no markup in the message: one line, whatever it contains; never a credential
     console.print("[bold red]error:[/] ", markup=True, end="")
     console.print(_one_line(scrub_message(message)), markup=False, soft_wrap=True)
@@ -135,7 +138,7 @@ def _check_benchmark(name: str) -> None:
         raise IdiombenchError(f"unknown benchmark {name!r} (known: {', '.join(NAMES)})")
 
 
-def _check_model(loaded: Any, model: str, params: Path) -> None:
+def _check_model(loaded: Params, model: str, params: Path) -> None:
     """Before any path is built from it: the model is a key of params `models:` (a valid name)."""
     if model not in loaded.models:
         known = ", ".join(sorted(loaded.models)) or "none"
@@ -340,7 +343,7 @@ def score(
         if budget is not None:
             workers = f"{budget[0]} worker process" + ("" if budget[0] == 1 else "es")
             console.print(f"score {benchmark} {model}: at most {workers} ({budget[1]})")
-        for role, status in sorted(meta.get("roles", {}).items()):
+        for role, status in sorted(meta["roles"].items()):
             if status.get("status") != "paper":
                 console.print(
                     f"score {benchmark} {model}: scorer role {role}: {status.get('status')} ({status.get('note', '')})"

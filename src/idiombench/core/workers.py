@@ -21,7 +21,8 @@ import multiprocessing
 import os
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
-from typing import Any
+from types import TracebackType
+from typing import Any, TypeVar
 
 WORKERS_ENV = "IDIOMBENCH_SCORE_WORKERS"  # processes for the CPU terms of a score run (0 or 1: in process)
 # The threads a job was granted: Snakemake sets it (and the BLAS libraries' variables) to the
@@ -83,6 +84,9 @@ def _start_method() -> str:
     return "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
 
 
+ResultT = TypeVar("ResultT")
+
+
 class ShardedPool:
     """n worker processes; a shard's tasks all run in one of them, in submission order."""
 
@@ -109,7 +113,7 @@ class ShardedPool:
     def processes(self) -> int:
         return len(self.executors)
 
-    def submit(self, shard: int, fn: Callable[..., Any], *args: Any) -> Future[Any]:
+    def submit(self, shard: int, fn: Callable[..., ResultT], *args: object) -> Future[ResultT]:
         return self.executors[shard % len(self.executors)].submit(fn, *args)
 
     def close(self, cancel: bool = False) -> None:
@@ -119,5 +123,7 @@ class ShardedPool:
     def __enter__(self) -> ShardedPool:
         return self
 
-    def __exit__(self, kind: Any, value: Any, traceback: Any) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
+    ) -> None:
         self.close(cancel=kind is not None)

@@ -65,7 +65,7 @@ def _problem(exc: yaml.YAMLError) -> str:
     return f"line {mark.line + 1}, column {mark.column + 1}: {problem}" if mark is not None else problem
 
 
-def _where(event: Any) -> str:
+def _where(event: object) -> str:
     mark = getattr(event, "start_mark", None)
     return f" at line {mark.line + 1}" if mark is not None else ""
 
@@ -156,7 +156,7 @@ def _python_error(text: str) -> yaml.YAMLError | None:
     return None
 
 
-def load_yaml_text(text: str, source: str, limits: YamlLimits = USER_FILE) -> Any:
+def load_yaml_text(text: str, source: str, limits: YamlLimits = USER_FILE) -> object:
     """The one YAML document in `text` (read from `source`, named in every error), within `limits`."""
     size = len(text.encode("utf-8", errors="surrogatepass"))
     if size > limits.bytes:
@@ -198,7 +198,7 @@ def read_yaml_text(
 
 def load_yaml_file(
     path: str | Path, limits: YamlLimits = USER_FILE, *, expected: str = "a YAML file", missing: str = "no such file"
-) -> Any:
+) -> object:
     """The one YAML document in the file at `path`, within `limits` (see the module's docstring)."""
     path = Path(path)
     return load_yaml_text(read_yaml_text(path, limits, expected=expected, missing=missing), str(path), limits)

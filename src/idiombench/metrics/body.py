@@ -18,7 +18,7 @@ counts only); 2: `schema_version`, provenance.coverage. A benchmark's part of th
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
@@ -115,7 +115,11 @@ class MetricsBody(BodyModel, Generic[SettingT, BreakdownsT, ProvenanceT]):
         return data
 
 
-def migrate(body: Mapping[str, Any], benchmark_part: Any = None) -> dict[str, Any]:
+# a benchmark's part of the migration (Benchmark.migrate_body): a schema-1 body's own records moved
+BodyMigration = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def migrate(body: Mapping[str, object], benchmark_part: BodyMigration | None = None) -> dict[str, object]:
     """A body of any earlier schema as the current schema writes it: `benchmark_part(body)` moves
     a benchmark's own schema-1 records (Benchmark.migrate_body)."""
     data = {key: value for key, value in body.items() if key != STAMP}
@@ -130,7 +134,7 @@ def migrate(body: Mapping[str, Any], benchmark_part: Any = None) -> dict[str, An
 AnyBody = MetricsBody[Any, Any, Any]
 
 
-def read_body(data: Mapping[str, Any], model: type[AnyBody], benchmark_part: Any = None) -> AnyBody:
+def read_body(data: Mapping[str, object], model: type[AnyBody], benchmark_part: BodyMigration | None = None) -> AnyBody:
     """A metrics file's content (any schema) as the benchmark's typed body; a body that does not fit
     the model is a ValueError naming the key (pydantic's message)."""
     return model.model_validate(migrate(data, benchmark_part))
@@ -141,6 +145,6 @@ def plain(body: AnyBody | Mapping[str, Any]) -> dict[str, Any]:
     return body.dump() if isinstance(body, MetricsBody) else dict(body)
 
 
-def comparable(body: Mapping[str, Any]) -> dict[str, Any]:
+def comparable(body: Mapping[str, object]) -> dict[str, object]:
     """A body's content without its ownership record (two bodies with equal content compare equal)."""
     return {key: value for key, value in body.items() if key != STAMP}

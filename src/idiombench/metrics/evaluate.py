@@ -12,7 +12,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from ..statistics.estimands import Estimand
-from ..statistics.formulas import F1
+from ..statistics.formulas import F1, Statistic
 from .spec import MetricSpec, Scope
 
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ def read(body: object, path: Sequence[str]) -> float | None:
     return float(found) if isinstance(found, (int, float)) and not isinstance(found, bool) else None
 
 
-def _shared(statistic: Any, rows: pd.DataFrame) -> frozenset[str]:
+def _shared(statistic: Statistic, rows: pd.DataFrame) -> frozenset[str]:
     if isinstance(statistic, F1):
         gold = [str(g) for g in rows[statistic.gold]]
         return frozenset(gold) | {p for p in statistic.predicted(rows) if p is not None}
@@ -186,7 +186,7 @@ def headline_outcomes(scopes: Sequence[Scope], setting: str) -> pd.DataFrame | N
 
 
 def paper_cells(
-    benchmark: str, body: Mapping[str, Any], scopes: Sequence[Scope], task: str | None, setting: str
+    benchmark: str, body: Mapping[str, object], scopes: Sequence[Scope], task: str | None, setting: str
 ) -> dict[str, float | None]:
     """The paper cells (specs with `paper`) of one setting, read from a metrics body: "<key>",
     or "<task>/<key>" where the setting has a scope per task and no task is asked for."""
@@ -215,7 +215,7 @@ def paper_cells(
     }
 
 
-def headline(body: Mapping[str, Any], specs: Sequence[MetricSpec]) -> dict[str, float]:
+def headline(body: Mapping[str, object], specs: Sequence[MetricSpec]) -> dict[str, float]:
     """The headline specs' values of every setting of a metrics body, as "<setting>/<key>" (or
     "<setting>/<task>.<key>" where a setting's metrics are per task): the MLflow parent run's
     metrics and results/headline.json."""

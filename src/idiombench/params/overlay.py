@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
-from typing import Any
 
 from ..core.errors import ConfigError
 from ..core.yamlfile import YamlError, load_yaml_file
@@ -24,7 +23,7 @@ OVERLAY_KEY = "overlay_of"
 REPLACE_KEY = "replace"
 
 
-def read_yaml_mapping(path: Path) -> dict[str, Any]:
+def read_yaml_mapping(path: Path) -> dict[str, object]:
     """A params file's top-level mapping, read within the YAML limits (core/yamlfile.py), with
     an error naming the file otherwise."""
     try:
@@ -40,20 +39,23 @@ def _split(dotted: str) -> list[str]:
     return dotted.split(".")
 
 
-def merge(base: dict[str, Any], overlay: dict[str, Any], replace: set[str], prefix: str = "") -> dict[str, Any]:
+def merge(
+    base: dict[str, object], overlay: dict[str, object], replace: set[str], prefix: str = ""
+) -> dict[str, object]:
     """`base` with `overlay` merged in (neither is modified)."""
     out = copy.deepcopy(base)
     for key, value in overlay.items():
         dotted = f"{prefix}{key}"
-        if dotted not in replace and isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = merge(out[key], value, replace, f"{dotted}.")
+        current = out.get(key)
+        if dotted not in replace and isinstance(value, dict) and isinstance(current, dict):
+            out[key] = merge(current, value, replace, f"{dotted}.")
         else:
             out[key] = copy.deepcopy(value)
     return out
 
 
-def _has_path(tree: dict[str, Any], dotted: str) -> bool:
-    node: Any = tree
+def _has_path(tree: dict[str, object], dotted: str) -> bool:
+    node: object = tree
     for part in _split(dotted):
         if not isinstance(node, dict) or part not in node:
             return False
@@ -61,7 +63,7 @@ def _has_path(tree: dict[str, Any], dotted: str) -> bool:
     return True
 
 
-def read_params_raw(path: str | Path, _chain: tuple[Path, ...] = ()) -> dict[str, Any]:
+def read_params_raw(path: str | Path, _chain: tuple[Path, ...] = ()) -> dict[str, object]:
     """The raw params mapping of `path`, overlays resolved onto their bases."""
     path = Path(path)
     raw = read_yaml_mapping(path)
@@ -85,16 +87,16 @@ def read_params_raw(path: str | Path, _chain: tuple[Path, ...] = ()) -> dict[str
     return merge(base, raw, set(replace))
 
 
-def diff(base: dict[str, Any], full: dict[str, Any], replace: set[str], prefix: str = "") -> dict[str, Any]:
+def diff(base: dict[str, object], full: dict[str, object], replace: set[str], prefix: str = "") -> dict[str, object]:
     """The smallest overlay turning `base` into `full` (keys only in `base` must lie in a
     replaced section: an overlay cannot delete a key)."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for key, value in full.items():
         dotted = f"{prefix}{key}"
         if dotted in replace:
             out[key] = copy.deepcopy(value)
-        elif isinstance(value, dict) and isinstance(base.get(key), dict):
-            inner = diff(base[key], value, replace, f"{dotted}.")
+        elif isinstance(value, dict) and isinstance(in_base := base.get(key), dict):
+            inner = diff(in_base, value, replace, f"{dotted}.")
             if inner:
                 out[key] = inner
         elif key not in base or base[key] != value:

@@ -10,15 +10,17 @@ with `params.benchmark(name)`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
+from pydantic_core import ErrorDetails
 
 from ..core.redact import credential_in, scrub_message
 from ..core.schema import INVALID_NAME, INVALID_VARIABLE, Key, StrictModel
 from ..generation.config import GenerateConfig, ModelConfig, backend_names
 from ..scoring.config import ScoringConfig
 from ..statistics.config import ReportConfig
+from .sections import BenchmarkSection
 
 BACKENDS = backend_names()
 OPENAI_KEY_DEFAULT = "OPENAI_API_KEY"  # generation.config.OpenAIModel.api_key_env's default
@@ -60,7 +62,7 @@ class TrackingConfig(StrictModel):
 # The serving settings the noise pass varies by default: each a change of the model's own config
 # (docs/METRICS.md#8-serving-noise). A value equal to what the run resolved to is no change and is
 # recorded as such (e.g. float32 where dtype auto already resolves to float32).
-DEFAULT_PERTURBATIONS: dict[str, dict[str, Any]] = {
+DEFAULT_PERTURBATIONS: dict[str, dict[str, int | str]] = {
     "batch_size_1": {"batch_size": 1},
     "float32": {"dtype": "float32"},
     "eager_attention": {"attn_implementation": "eager"},
@@ -141,7 +143,7 @@ _TYPE_WORDS = {
 }
 
 
-def _user_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:
+def _user_loc(loc: tuple[int | str, ...]) -> tuple[int | str, ...]:
     """The key path as written in params.yaml: pydantic puts the backend (the union's tag) after
     the model name, `models.m.oracle.batch_size`, where the file says `models.m.batch_size`."""
     if len(loc) > 2 and loc[0] == "models" and loc[2] in BACKENDS:
@@ -152,7 +154,7 @@ def _user_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:
 SHOWN_CHARS = 120  # of a value quoted in an error
 
 
-def _shown(value: Any) -> str:
+def _shown(value: object) -> str:
     """A value for an error line: a scalar quoted (scrubbed, shortened), a mapping or list only
     named (its entries are other keys' business, and may hold what must not be echoed)."""
     if isinstance(value, dict):
@@ -163,11 +165,11 @@ def _shown(value: Any) -> str:
     return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "..."
 
 
-def _format_error(error: Mapping[str, Any], model: type[BaseModel]) -> str:
+def _format_error(error: ErrorDetails, model: type[BaseModel]) -> str:
     return scrub_message(_format_error_unscrubbed(error, model))
 
 
-def _format_error_unscrubbed(error: Mapping[str, Any], model: type[BaseModel]) -> str:
+def _format_error_unscrubbed(error: ErrorDetails, model: type[BaseModel]) -> str:
     loc = _user_loc(error["loc"])
     kind = error["type"]
     if kind in ("union_tag_invalid", "union_tag_not_found"):  # a model entry's `backend:`
@@ -195,8 +197,8 @@ def _format_error_unscrubbed(error: Mapping[str, Any], model: type[BaseModel]) -
     return f"{key}: {message}"
 
 
-def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
-    current: Any = model
+def _model_at(model: type[BaseModel], loc: tuple[int | str, ...]) -> type[BaseModel] | None:
+    current: object = model
     for part in loc:
         if not (isinstance(current, type) and issubclass(current, BaseModel)):
             return None
@@ -213,7 +215,7 @@ CREDENTIAL_HINT = (
 )
 
 
-def credential_problems(raw: Any, where: str = "") -> list[str]:
+def credential_problems(raw: object, where: str = "") -> list[str]:
     """Every string of a raw params mapping (keys included, at any depth) that carries a
     credential (redact.credential_in), as `key.path: problem` lines that never repeat it."""
     problems = []
@@ -233,7 +235,7 @@ def credential_problems(raw: Any, where: str = "") -> list[str]:
     return [scrub_message(problem) for problem in problems]
 
 
-def key_variables(raw: Any) -> list[str]:
+def key_variables(raw: object) -> list[str]:
     """The environment variables a raw params mapping names as holding keys (`api_key_env`
     of its models; an openai model's default when it names none), valid or not."""
     models = raw.get("models") if isinstance(raw, dict) else None
@@ -291,10 +293,11 @@ def consistency_problems(params: Params) -> list[str]:
 
 # What a perturbation may not change: which model runs and under which name it is reported.
 FIXED_MODEL_KEYS = frozenset({"backend", "model", "revision", "gguf_file", "display_name", "benchmarks", "gpus"})
+ConfigT = TypeVar("ConfigT", bound=BaseModel)
 NOISE_BACKENDS = ("hf", "vllm")  # the models with weights, whose serving settings can vary
 
 
-def perturbed_config(model: Any, change: dict[str, Any]) -> Any | None:
+def perturbed_config(model: ConfigT, change: Mapping[str, object]) -> ConfigT | None:
     """The model's config with `change` applied, or None when its backend has no such key (the
     perturbation does not apply to it). Raises pydantic's ValidationError on a bad value."""
     fields = type(model).model_fields
@@ -333,7 +336,7 @@ def noise_problems(params: Params) -> list[str]:
     return problems
 
 
-def _generate_problems(where: str, config: Any) -> list[str]:
+def _generate_problems(where: str, config: BenchmarkSection) -> list[str]:
     """The main pass runs on every rendered setting; an extra pass is not called main. (An extra
     pass naming a setting not rendered is allowed: narrowing render.settings must not force an
     edit of every pass; that pass just has no prompts there.)"""
@@ -350,7 +353,7 @@ def _generate_problems(where: str, config: Any) -> list[str]:
     return problems
 
 
-def _device_problems(where: str, model: Any) -> list[str]:
+def _device_problems(where: str, model: ModelConfig) -> list[str]:
     """Device and GPU count agree: the job claims exactly the GPUs its backend uses."""
     backend, gpus = model.backend, model.gpus
     device = getattr(model, "device", None)

@@ -83,7 +83,7 @@ class Params(params_schema.Params):
 
     @model_validator(mode="before")
     @classmethod
-    def _generate_defaults(cls, raw: Any) -> Any:
+    def _generate_defaults(cls, raw: object) -> object:
         return with_generate_defaults(raw)
 
     @field_validator("scoring")
@@ -101,7 +101,7 @@ def _own_generate(name: str) -> dict[str, Any] | None:
     return default.model_dump(mode="json") if hasattr(default, "model_dump") else None
 
 
-def with_generate_defaults(raw: Any) -> Any:
+def with_generate_defaults(raw: object) -> object:
     """`raw` params where every registered benchmark whose section sets no `generate` (a plugin
     without a section, or a section without the key) gets the benchmark's own `generate` with
     params' `generate_defaults` merged onto it key by key: the profile's decoding (the embedded
@@ -128,7 +128,7 @@ def with_generate_defaults(raw: Any) -> Any:
     return {**raw, "benchmarks": sections}
 
 
-def parse_params(raw: Any, source: str = "params.yaml") -> Params:
+def parse_params(raw: object, source: str = "params.yaml") -> Params:
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: expected a mapping at the top level, got {type(raw).__name__}")
     # Before anything can quote them: the key variables' values are scrubbed from every error,

@@ -36,13 +36,16 @@ import tokenize
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..benchmarks.declared import DeclaredBenchmark
 from ..benchmarks.registry import BUILTIN, DECLARED, DISTRIBUTIONS, MODULES, NAMES, get_benchmark
 from ..core import paths
 from ..core.io import check_output_file, dumps_json, write_text
 from ..core.ownership import Output, stamp, stamped_by
+
+if TYPE_CHECKING:
+    from ..params.schema import Params
 
 # The hooks acquire, build and render call (benchmarks.base.Benchmark): where `data_units` starts.
 DATA_HOOKS = ("file_specs", "acquire_notes", "build", "render")
@@ -385,7 +388,7 @@ def distribution(name: str) -> dict[str, str] | None:
     return None if found is None else {"name": found[0], "version": found[1]}
 
 
-def declared_identity(name: str) -> dict[str, Any]:
+def declared_identity(name: str) -> dict[str, object]:
     """What a declared benchmark is besides the code every declaration shares: its declaration
     and its local data files, each by its path in the project and the sha256 of its bytes now
     (a file not there: None). Both head its records, so editing the declaration or changing a
@@ -402,12 +405,12 @@ def declared_identity(name: str) -> dict[str, Any]:
     }
 
 
-def code_records(name: str, cache: Path | None = None) -> dict[str, dict[str, Any]]:
+def code_records(name: str, cache: Path | None = None) -> dict[str, dict[str, object]]:
     """The benchmark's two code records, `package` and `data`, as JSON bodies (no path in them
     but a declared benchmark's files in the project); taken from `cache` (a folder) where the
     same code made them before (`cached_records`)."""
     bench = get_benchmark(name)
-    identity = {"benchmark": name, "module": MODULES[name], "distribution": distribution(name)}
+    identity: dict[str, object] = {"benchmark": name, "module": MODULES[name], "distribution": distribution(name)}
     if name in DECLARED:
         identity.update(declared_identity(name))
         # its class is made per declaration: the code is the class every declaration shares
@@ -431,8 +434,8 @@ def records_key(module: str, class_module: str, class_name: str, identity: Mappi
 
 
 def cached_records(
-    module: str, class_module: str, class_name: str, identity: dict[str, Any], cache: Path | None
-) -> dict[str, dict[str, Any]]:
+    module: str, class_module: str, class_name: str, identity: Mapping[str, object], cache: Path | None
+) -> dict[str, dict[str, object]]:
     """`records_for`, through a cache folder of earlier results by `records_key`. The cache is
     a shortcut, never a source of truth: an entry that cannot be read, or whose key is not the
     one asked for, is computed again, and one that cannot be written is left out."""
@@ -454,7 +457,9 @@ def cached_records(
     return records
 
 
-def records_for(module: str, class_module: str, class_name: str, identity: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def records_for(
+    module: str, class_module: str, class_name: str, identity: Mapping[str, object]
+) -> dict[str, dict[str, object]]:
     """The `package` and `data` records of the code of `module`, whose benchmark class is
     `class_module.class_name`; `identity` heads both."""
     root = code_root(module)
@@ -503,7 +508,7 @@ def record_paths(name: str) -> dict[str, Path]:
     return out
 
 
-def plugin_params(name: str, params: Any) -> dict[str, Any]:
+def plugin_params(name: str, params: Params) -> dict[str, object]:
     """A plugin's params section as the pipeline reads it (params.yaml's, over the benchmark's
     defaults), under the same keys as in params.yaml (`benchmarks.<name>.<section>`): what DVC
     reads for the plugin's stages."""
@@ -511,7 +516,7 @@ def plugin_params(name: str, params: Any) -> dict[str, Any]:
     return {"benchmarks": {name: section}}
 
 
-def _write_if_changed(path: Path, body: dict[str, Any], output: Output) -> bool:
+def _write_if_changed(path: Path, body: Mapping[str, object], output: Output) -> bool:
     """Write `body` (stamped as `output`'s) unless the file holds it already: its time is then
     kept (Snakemake dates files). A file there that is not `output`'s is refused, never replaced."""
     text = dumps_json(stamp(body, output))
@@ -525,7 +530,7 @@ def _write_if_changed(path: Path, body: dict[str, Any], output: Output) -> bool:
     return True
 
 
-def write_records(name: str, params: Any | None = None, root: Path = Path(".")) -> list[Path]:
+def write_records(name: str, params: Params | None = None, root: Path = Path(".")) -> list[Path]:
     """Write the benchmark's code records (and a plugin's params, when `params` are given) where
     they changed; returns the files written."""
     written = []
@@ -539,6 +544,6 @@ def write_records(name: str, params: Any | None = None, root: Path = Path(".")) 
     return written
 
 
-def refresh(root: Path = Path("."), params: Any | None = None, names: Iterable[str] | None = None) -> list[Path]:
+def refresh(root: Path = Path("."), params: Params | None = None, names: Iterable[str] | None = None) -> list[Path]:
     """Every registered benchmark's records brought in step (see write_records)."""
     return [path for name in (NAMES if names is None else names) for path in write_records(name, params, root)]

@@ -19,10 +19,21 @@ to the job's shell, which sizes torch's thread pool and the score stage's worker
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Protocol
 
 
-def job_threads(workflow: Any) -> int:
+class Workflow(Protocol):
+    """What this reads of Snakemake's `workflow` object (snakemake.workflow.Workflow, untyped)."""
+
+    @property
+    def local_exec(self) -> bool: ...
+    @property
+    def remote_exec(self) -> bool: ...
+    @property
+    def cores(self) -> int: ...
+
+
+def job_threads(workflow: Workflow) -> int:
     """All of Snakemake's cores for a job run by the local executor in the main process; 1
     under a cluster executor (at submission and inside the job alike: the profile's
     set-threads, which Snakemake passes to the job, replaces this)."""

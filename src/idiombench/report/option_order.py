@@ -46,8 +46,10 @@ class Entry:
 def entry(model: str, display: str, label: str, setting: Mapping[str, Any] | None, ref_prefix: str) -> Entry | None:
     """The entry of one setting's metrics body (metrics, counts.option_order) when its option-order
     pass ran, else None."""
-    counts = (setting or {}).get("counts", {}).get("option_order")
-    if not setting or not counts:
+    if not setting:
+        return None
+    counts = setting["counts"].get("option_order")  # every setting of a metrics body has counts
+    if not counts:
         return None
     return Entry(model, display, label, setting["metrics"], counts, ref_prefix)
 

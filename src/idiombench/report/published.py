@@ -12,11 +12,11 @@ the unit the paper prints it in. A bad file is one `DataError` naming the file a
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
@@ -165,11 +165,13 @@ class PublishedCells:
         return [c for c in self.cells if all(getattr(c, k) == v for k, v in wanted.items() if v is not None)]
 
 
+ModelT = TypeVar("ModelT", bound=StrictModel)
+
 # libyaml's loader where PyYAML has it: the pure-Python one takes seconds on a thousand cells
 LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def _load(text: str, where: str) -> tuple[Any, dict[str, list[int]]]:
+def _load(text: str, where: str) -> tuple[object, dict[str, list[int]]]:
     """The file's body, and per top-level list (cells, errata, ...) the 1-based line of each entry."""
     loader = LOADER(text)
     try:
@@ -196,8 +198,8 @@ def _problem(error: ValidationError) -> str:
 
 
 def _entries(
-    body: dict[str, Any], key: str, lines: dict[str, list[int]], where: str
-) -> list[tuple[int, dict[str, Any]]]:
+    body: Mapping[str, object], key: str, lines: dict[str, list[int]], where: str
+) -> list[tuple[int, dict[str, object]]]:
     entries = body.get(key)
     if entries is None:
         entries = []
@@ -212,7 +214,7 @@ def _entries(
     return out
 
 
-def _tuples(entry: dict[str, Any], *keys: str) -> dict[str, Any]:
+def _tuples(entry: Mapping[str, object], *keys: str) -> dict[str, object]:
     """`row` and `report` read from YAML lists as tuples (the models are frozen and strict)."""
     return {k: tuple(v) if k in keys and isinstance(v, list) else v for k, v in entry.items()}
 
@@ -233,7 +235,7 @@ def parse_published_cells(text: str, where: str, benchmark: str) -> PublishedCel
     if not isinstance(paper, str) or not paper:
         raise DataError(where, "`paper` must name the paper")
 
-    def build(model: type[Any], line: int, entry: dict[str, Any]) -> Any:
+    def build(model: type[ModelT], line: int, entry: Mapping[str, object]) -> ModelT:
         try:
             return model.model_validate(entry)
         except ValidationError as error:
@@ -273,11 +275,11 @@ def parse_published_cells(text: str, where: str, benchmark: str) -> PublishedCel
     errata = []
     for line, entry in _entries(body, "errata", lines, where):
         erratum = build(Erratum, line, _tuples(entry, "row"))
-        cell = by_place.get(erratum.key())
-        if cell is None:
+        corrected = by_place.get(erratum.key())
+        if corrected is None:
             raise DataError(where, "erratum of a cell that is not transcribed", row=line)
-        if cell.printed != erratum.printed:
-            raise DataError(where, f"erratum printed {erratum.printed!r}, the cell {cell.printed!r}", row=line)
+        if corrected.printed != erratum.printed:
+            raise DataError(where, f"erratum printed {erratum.printed!r}, the cell {corrected.printed!r}", row=line)
         errata.append(erratum)
     omitted = [build(Omission, n, e) for n, e in _entries(body, "omitted", lines, where)]
     return PublishedCells(benchmark, paper, tuple(tables), tuple(cells), tuple(errata), tuple(omitted), where)

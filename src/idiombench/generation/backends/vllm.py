@@ -142,7 +142,7 @@ class VLLMBackend(BackendBase):
         memo = None if cache_root is None else Path(cache_root) / "file-hashes.json"
         self._load_from, self._weights, self._dense_note = _weights(config, memo)
         self._kv_note = _cpu_kv_cache(config)
-        hub = self._weights.get("source", {}).get("source") == "hub"
+        hub = self._weights["source"]["source"] == "hub"
         commit = hub_commit(config.model, config.revision) if hub else None
         started = time.perf_counter()
         self._llm = vllm.LLM(
