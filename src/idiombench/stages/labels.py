@@ -116,8 +116,9 @@ def human_labels(
             if info.tags.get("pass") != "main" or info.tags.get("sample") != "0":
                 counts["ignored"] += 1
                 continue
-            values = {spec.value(a.feedback.value) for a in feedback}
+            values = {spec.value(a.feedback.value) for a in feedback if a.feedback is not None}
             latest = feedback[-1]
+            assert latest.feedback is not None  # the filter above
             label = spec.value(latest.feedback.value)
             if label is None:
                 raise DataError(

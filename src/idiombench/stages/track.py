@@ -38,7 +38,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 import pyarrow as pa
@@ -62,6 +62,10 @@ from .noise import MEASURED, read_figures
 from .report import collect_metrics, failed_models, git_commit
 from .report_noise import NoiseFloors, noise_figures
 from .reproduction import Scorecard, reproduce
+
+if TYPE_CHECKING:
+    from mlflow import MlflowClient
+    from mlflow.entities import DatasetInput
 
 DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
 KEY_TAG = "idiombench.key"
@@ -94,7 +98,7 @@ def tracking_uri() -> str:
     return os.environ.get("MLFLOW_TRACKING_URI") or DEFAULT_TRACKING_URI
 
 
-def flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
+def flatten(prefix: str, value: object, out: dict[str, object]) -> None:
     if isinstance(value, dict):
         for key, inner in value.items():
             flatten(f"{prefix}.{key}" if prefix else str(key), inner, out)
@@ -110,7 +114,7 @@ def metric_name(name: str) -> str:
 def run_params(params: Params, *, benchmark: str, model: str, setting: str, body: dict[str, Any]) -> dict[str, str]:
     info = body.get("model_info", {})
     provenance = body.get("provenance", {})
-    raw: dict[str, Any] = {}
+    raw: dict[str, object] = {}
     flatten("model", scrub(info.get("config", {})), raw)  # metrics JSON of an older run may hold a credential
     flatten("model.identity", scrub(info.get("identity", {})), raw)
     flatten("decoding", params.benchmark(benchmark).model_dump(mode="json").get("generate", {}), raw)
@@ -162,7 +166,7 @@ def noise_flips(*, benchmark: str, model: str, setting: str) -> dict[str, str]:
 
 
 def run_metrics(setting_body: dict[str, Any]) -> dict[str, float]:
-    flat: dict[str, Any] = {}
+    flat: dict[str, object] = {}
     flatten("", setting_body.get("metrics", {}), flat)
     flatten("count", setting_body.get("counts", {}), flat)
     return {
@@ -236,7 +240,7 @@ def reproduction_metrics(params: Params, benchmark: str, model: str, body: dict[
     return Scorecard.of(model, params.report.published.reproduces[model], rows).metrics() if rows else {}
 
 
-def dataset_inputs(benchmark: str, setting: str, setting_body: dict[str, Any]) -> list[Any]:
+def dataset_inputs(benchmark: str, setting: str, setting_body: dict[str, Any]) -> list[DatasetInput]:
     """The setting's items (data/processed/<benchmark>/<task>.parquet) and prompts
     (results/prompts/<benchmark>/<setting>.parquet) as MLflow dataset inputs; digest: the
     file's sha256 (first 16 hex digits), so a run shows exactly which data it scored."""
@@ -261,7 +265,7 @@ def dataset_inputs(benchmark: str, setting: str, setting_body: dict[str, Any]) -
 
 
 def _find_or_create(
-    client: Any,
+    client: MlflowClient,
     experiment_id: str,
     key: str,
     new_params: dict[str, str],
@@ -290,7 +294,7 @@ def _find_or_create(
     return run_id
 
 
-def _log(client: Any, run_id: str, metrics: dict[str, float], tags: dict[str, str]) -> None:
+def _log(client: MlflowClient, run_id: str, metrics: dict[str, float], tags: dict[str, str]) -> None:
     from mlflow.entities import Metric, RunTag
 
     now = int(time.time() * 1000)
@@ -299,7 +303,9 @@ def _log(client: Any, run_id: str, metrics: dict[str, float], tags: dict[str, st
     )
 
 
-def _link_model(client: Any, experiment_id: str, run_id: str, key: str, model: str, body: dict[str, Any]) -> str:
+def _link_model(
+    client: MlflowClient, experiment_id: str, run_id: str, key: str, model: str, body: dict[str, Any]
+) -> str:
     """An external logged model for the model (its identity as params): the runs table's
     Models column. Found again by key tag and source run, so re-tracking adds none."""
     from mlflow.entities import LoggedModelOutput
@@ -329,7 +335,7 @@ def _link_model(client: Any, experiment_id: str, run_id: str, key: str, model: s
 
 
 def _track_setting(
-    client: Any,
+    client: MlflowClient,
     experiment_id: str,
     parent_id: str,
     params: Params,
@@ -412,7 +418,7 @@ def score_rows(params: Params, *, benchmark: str, model: str, settings: list[str
 
 
 def _track_items(
-    client: Any,
+    client: MlflowClient,
     experiment_id: str,
     run_id: str,
     params: Params,
@@ -537,7 +543,7 @@ def store_errors(uri: str, benchmark: str, model: str) -> Iterator[None]:
         ) from None
 
 
-def ensure_experiment(client: Any, benchmark: str) -> str:
+def ensure_experiment(client: MlflowClient, benchmark: str) -> str:
     """The benchmark's experiment (created when missing), tagged to open on its runs."""
     experiment = client.get_experiment_by_name(benchmark)
     experiment_id: str = experiment.experiment_id if experiment else client.create_experiment(benchmark)
@@ -547,7 +553,7 @@ def ensure_experiment(client: Any, benchmark: str) -> str:
 
 
 def _track_parent(
-    client: Any,
+    client: MlflowClient,
     experiment_id: str,
     params: Params,
     benchmark: str,

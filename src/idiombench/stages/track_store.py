@@ -29,7 +29,13 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from mlflow.entities import Assessment, Span, TraceInfo
+    from mlflow.store.tracking.utils.sql_trace_rollups import RollupFamily
+    from mlflow.tracing.client import TracingClient
+    from sqlalchemy.orm import Session
 
 SERVER_REQUESTS = 4  # start_trace requests in flight at once to a tracking server
 SPANS_LOCATION_TAG = "mlflow.trace.spansLocation"
@@ -66,11 +72,11 @@ class TraceRecord:
     span: dict[str, Any]  # the root span in MLflow's dict form (Span.from_dict)
 
 
-def entities(record: TraceRecord) -> tuple[Any, Any]:
+def entities(record: TraceRecord) -> tuple[TraceInfo, Span]:
     """(TraceInfo, root Span) of a record, in MLflow's entities."""
     from mlflow.entities import AssessmentSource, Expectation, Feedback, Span, TraceInfo, TraceLocation, TraceState
 
-    assessments: list[Any] = []
+    assessments: list[Assessment] = []
     for a in record.assessments:
         source = AssessmentSource(source_type=a.source_type, source_id=a.source_id)
         assessment = (
@@ -98,7 +104,7 @@ def entities(record: TraceRecord) -> tuple[Any, Any]:
     return info, Span.from_dict(record.span)
 
 
-def is_complete(info: Any) -> bool:
+def is_complete(info: TraceInfo) -> bool:
     """A trace whose spans are in the store (log_spans, or this module's SQL writer, set the tag
     in the transaction that wrote them)."""
     return bool(info.tags.get(SPANS_LOCATION_TAG) == SPANS_IN_STORE)
@@ -108,7 +114,7 @@ class TraceWriter(Protocol):
     """Writes batches of records: `prepare` (CPU work, on the caller's thread) then `write` (the
     store's transaction or requests, on the writer thread)."""
 
-    def prepare(self, batch: Sequence[TraceRecord], existing: Mapping[str, Any]) -> Any:
+    def prepare(self, batch: Sequence[TraceRecord], existing: Mapping[str, TraceInfo]) -> Any:
         """What `write` sends; `existing`: the store's TraceInfo of the records already there."""
 
     def write(self, prepared: Any) -> None: ...
@@ -131,7 +137,7 @@ def trace_writer(tracking_uri: str, experiment_id: str) -> TraceWriter:
 def write_batches(
     writer: TraceWriter,
     batches: Iterable[Sequence[TraceRecord]],
-    existing: Mapping[str, Any],
+    existing: Mapping[str, TraceInfo],
     written: Callable[[int], None],
 ) -> None:
     """Prepare each batch here while the previous one is written on a second thread: at most one
@@ -156,17 +162,17 @@ def write_batches(
 class ClientTraceWriter:
     """MLflow's tracing client: a trace info per request (a few at once), then the batch's spans."""
 
-    def __init__(self, tracing: Any, experiment_id: str) -> None:
+    def __init__(self, tracing: TracingClient, experiment_id: str) -> None:
         self.tracing = tracing
         self.experiment_id = experiment_id
         remote = str(tracing.tracking_uri).startswith(("http://", "https://"))
         # a server takes several requests at once; a local database is written by one connection
         self.pool = ThreadPoolExecutor(max_workers=SERVER_REQUESTS if remote else 1)
 
-    def prepare(self, batch: Sequence[TraceRecord], existing: Mapping[str, Any]) -> list[tuple[Any, Any]]:
+    def prepare(self, batch: Sequence[TraceRecord], existing: Mapping[str, TraceInfo]) -> list[tuple[TraceInfo, Span]]:
         return [entities(record) for record in batch]
 
-    def write(self, prepared: list[tuple[Any, Any]]) -> None:
+    def write(self, prepared: list[tuple[TraceInfo, Span]]) -> None:
         # infos first: a trace that log_spans created would make start_trace take its slower merge path
         list(self.pool.map(self.tracing.start_trace, [info for info, _ in prepared]))
         self.tracing.log_spans(self.experiment_id, [span for _, span in prepared])
@@ -179,10 +185,10 @@ class ClientTraceWriter:
 class SqlBatch:
     """The rows of a batch, per table, and what the transaction needs besides."""
 
-    rows: dict[str, list[dict[str, Any]]]
+    rows: dict[str, list[dict[str, object]]]
     ids: list[str]
     merged: list[TraceRecord]  # records of traces already in the store
-    partitions: list[tuple[Any, int, list[int]]]
+    partitions: list[tuple[RollupFamily, int, list[int]]]
 
 
 class SqlTraceWriter:
@@ -198,11 +204,11 @@ class SqlTraceWriter:
     def close(self) -> None:
         return None
 
-    def prepare(self, batch: Sequence[TraceRecord], existing: Mapping[str, Any]) -> SqlBatch:
+    def prepare(self, batch: Sequence[TraceRecord], existing: Mapping[str, TraceInfo]) -> SqlBatch:
         from mlflow.store.tracking.utils.sql_trace_rollups import RollupFamily
 
-        rows: dict[str, list[dict[str, Any]]] = {table: [] for table in TABLES}
-        partitions: list[tuple[Any, int, list[int]]] = []
+        rows: dict[str, list[dict[str, object]]] = {table: [] for table in TABLES}
+        partitions: list[tuple[RollupFamily, int, list[int]]] = []
         for record in batch:
             info, tags, metadata = self._info_rows(record)
             rows["trace_info"].append(info)
@@ -249,7 +255,9 @@ class SqlTraceWriter:
                 )
             self.store._advance_db_payload_generations_for_db_span_writes(session, batch.ids)
 
-    def _info_rows(self, record: TraceRecord) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+    def _info_rows(
+        self, record: TraceRecord
+    ) -> tuple[dict[str, object], list[dict[str, object]], list[dict[str, object]]]:
         """The trace_info row, tags and metadata start_trace writes (and the tag log_spans adds)."""
         from mlflow.store.tracking.utils.trace_analytics import (
             PROMOTED_TRACE_METADATA_KEYS,
@@ -260,7 +268,7 @@ class SqlTraceWriter:
 
         tid = record.trace_id
         request_metadata = dict(record.metadata)
-        row = {
+        row: dict[str, object] = {
             "request_id": tid,
             "experiment_id": self.experiment_id,
             "timestamp_ms": record.request_time,
@@ -273,7 +281,7 @@ class SqlTraceWriter:
             **analytics_columns_from_metadata(request_metadata),
         }
         location = self.store._get_trace_artifact_location_tag(self.experiment, tid)
-        tags = [
+        tags: list[dict[str, object]] = [
             {"request_id": tid, "key": k, "value": v} for k, v in record.tags.items() if k != TraceTagKey.TRACE_NAME
         ]
         tags.append({"request_id": tid, "key": location.key, "value": location.value})
@@ -281,11 +289,13 @@ class SqlTraceWriter:
         for key in PROMOTED_TRACE_METADATA_KEYS:
             request_metadata.pop(key, None)
         request_metadata[TraceMetadataKey.TRACE_INFO_FINALIZED] = "true"
-        metadata = [{"request_id": tid, "key": k, "value": v} for k, v in sorted(request_metadata.items())]
+        metadata: list[dict[str, object]] = [
+            {"request_id": tid, "key": k, "value": v} for k, v in sorted(request_metadata.items())
+        ]
         return row, tags, metadata
 
 
-def assessment_row(assessment: AssessmentRecord, record: TraceRecord, experiment_id: int) -> dict[str, Any]:
+def assessment_row(assessment: AssessmentRecord, record: TraceRecord, experiment_id: int) -> dict[str, object]:
     """The assessments row SqlAssessments.from_mlflow_entity makes and start_trace completes
     (without its ORM object: ~0.15 ms each, 13 per trace)."""
     from mlflow.store.tracking.utils.trace_analytics import assessment_aggregate
@@ -315,7 +325,7 @@ def assessment_row(assessment: AssessmentRecord, record: TraceRecord, experiment
     }
 
 
-def span_row(record: TraceRecord, experiment_id: int) -> dict[str, Any]:
+def span_row(record: TraceRecord, experiment_id: int) -> dict[str, object]:
     """The spans row log_spans writes for the record's root span. Its stored form is MLflow's
     translation of the span, which leaves a span like ours as it is (an LLM span with inputs,
     outputs and usage: tests/unit/stages/test_trace_store.py), so it is the span's own dict."""
@@ -341,7 +351,7 @@ def span_row(record: TraceRecord, experiment_id: int) -> dict[str, Any]:
     }
 
 
-def upsert(session: Any, model: Any, rows: Iterable[dict[str, Any]]) -> None:
+def upsert(session: Session, model: Any, rows: Iterable[dict[str, object]]) -> None:
     """INSERT ... ON CONFLICT (primary key) DO UPDATE the given columns: one compiled statement
     executed over all rows of one column set (MLflow's `_bulk_upsert` compiles a multi-row VALUES
     statement per 100 rows: most of its time on these rows)."""
@@ -349,7 +359,7 @@ def upsert(session: Any, model: Any, rows: Iterable[dict[str, Any]]) -> None:
 
     table = model.__table__
     keys = [column.name for column in table.primary_key.columns]
-    by_columns: dict[tuple[str, ...], list[dict[str, Any]]] = defaultdict(list)
+    by_columns: dict[tuple[str, ...], list[dict[str, object]]] = defaultdict(list)
     for row in rows:
         by_columns[tuple(row)].append(row)
     for columns, group in by_columns.items():

@@ -42,7 +42,7 @@ import math
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pandas as pd
 
@@ -54,6 +54,12 @@ from ..core.items import Item
 from ..core.progress import Progress
 from ..core.sampling import stratified_subset
 from .track_store import AssessmentRecord, TraceRecord, is_complete, trace_writer, write_batches
+
+if TYPE_CHECKING:
+    from mlflow import MlflowClient
+    from mlflow.entities import Assessment, TraceInfo
+
+ValueT = TypeVar("ValueT")
 
 SCOPE_TAG = "idiombench.scope"  # "<benchmark>/<model>/<setting>": the traces of one run
 DIGEST_TAG = "idiombench.digest"
@@ -104,13 +110,13 @@ class SettingRows:
     strata: dict[str, int] = field(default_factory=dict)
 
 
-def _text(value: Any) -> str | None:
+def _text(value: object) -> str | None:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
     return str(value)
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> object:
     """A JSON-ready value of a score-table cell (numpy scalars and arrays, NaN as None)."""
     if value is None:
         return None
@@ -125,7 +131,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _tag_value(value: Any) -> str | None:
+def _tag_value(value: object) -> str | None:
     value = _plain(value)
     if value is None or value == "" or value == []:
         return None
@@ -136,7 +142,7 @@ def _tag_value(value: Any) -> str | None:
     return str(value)[:250]
 
 
-def view_metrics(view: ItemView, columns: Sequence[str], dtypes: Mapping[str, Any]) -> list[ItemMetric]:
+def view_metrics(view: ItemView, columns: Sequence[str], dtypes: Mapping[str, object]) -> list[ItemMetric]:
     """The view's metrics that this table has; by default every numeric or boolean column."""
     if view.metrics is not None:
         return [m for m in view.metrics if m.column in columns]
@@ -162,7 +168,7 @@ def _source(benchmark: str, metric: ItemMetric, row: Mapping[str, Any], roles: M
     }
 
 
-def _messages(path: Any, raw: str) -> list[dict[str, str]]:
+def _messages(path: object, raw: str) -> list[dict[str, str]]:
     try:
         messages = json.loads(raw)
     except ValueError:
@@ -172,12 +178,12 @@ def _messages(path: Any, raw: str) -> list[dict[str, str]]:
     return messages if isinstance(messages, list) else []
 
 
-def _count(value: Any) -> int | None:
+def _count(value: object) -> int | None:
     value = _plain(value)
     return int(value) if isinstance(value, (int, float)) else None
 
 
-def _status(failed: bool, parse_ok: Any) -> str:
+def _status(failed: bool, parse_ok: object) -> str:
     if failed:
         return "generation_failed"
     if parse_ok is None:
@@ -257,7 +263,7 @@ def setting_rows(
 
 
 def _row_items(
-    joined: pd.DataFrame, items: Mapping[str, Mapping[str, Item]], scores_path: Any
+    joined: pd.DataFrame, items: Mapping[str, Mapping[str, Item]], scores_path: object
 ) -> dict[tuple[str, str], Item]:
     """(task, item id) -> the built item of every row; a row whose item is not built is an error."""
     found: dict[tuple[str, str], Item] = {}
@@ -351,7 +357,7 @@ def item_table(
     return pd.DataFrame(columns, index=joined.index).reset_index(drop=True)
 
 
-def _metric_value(value: Any) -> float | None:
+def _metric_value(value: object) -> float | None:
     """A metric cell as the trace holds it (a number, a boolean as 0/1), else None (not computed)."""
     value = _plain(value)
     return float(value) if isinstance(value, (bool, int, float)) else None
@@ -390,7 +396,7 @@ def _sampled_units(
     return set(stratified_subset(by_stratum, sample, "tracking.traces", benchmark, setting, seed))
 
 
-def _stratum_value(tag: str, record: Mapping[str, Any], item: Item | None) -> Any:
+def _stratum_value(tag: str, record: Mapping[str, object], item: Item | None) -> str | None:
     if tag in record:
         return _tag_value(record[tag])
     if tag == "language" and item is not None:
@@ -408,7 +414,7 @@ def _item_row(
     metrics: list[ItemMetric],
     answer_column: str | None,
     roles: Mapping[str, Any],
-    prompts_path: Any | None,
+    prompts_path: object | None,
 ) -> ItemRow:
     recorded_text = record.get("text")
     text = recorded_text if isinstance(recorded_text, str) else ""
@@ -592,9 +598,9 @@ def trace_record(row: ItemRow, experiment_id: str, run_id: str, scope: str, now_
     )
 
 
-def existing_traces(client: Any, experiment_id: str, scope: str) -> dict[str, Any]:
+def existing_traces(client: MlflowClient, experiment_id: str, scope: str) -> dict[str, TraceInfo]:
     """trace id -> TraceInfo (with its assessments) of every trace of one run's scope."""
-    found: dict[str, Any] = {}
+    found: dict[str, TraceInfo] = {}
     token = None
     while True:
         page = client.search_traces(
@@ -611,13 +617,13 @@ def existing_traces(client: Any, experiment_id: str, scope: str) -> dict[str, An
             return found
 
 
-def _batches(values: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
+def _batches(values: Sequence[ValueT], size: int) -> Iterator[Sequence[ValueT]]:
     for start in range(0, len(values), size):
         yield values[start : start + size]
 
 
 def sync_traces(
-    client: Any, experiment_id: str, run_id: str, scope: str, rows: Sequence[ItemRow], progress: Progress
+    client: MlflowClient, experiment_id: str, run_id: str, scope: str, rows: Sequence[ItemRow], progress: Progress
 ) -> SyncCounts:
     """Make the scope's traces exactly `rows`: write the new, changed and incomplete ones, delete the rest."""
     import time
@@ -637,8 +643,9 @@ def sync_traces(
         if info is not None:  # rewritten in place: drop our assessments it no longer has (a metric gone)
             ours = own_assessment_ids(row)
             for assessment in info.assessments:
-                if _is_ours(assessment, tid) and assessment.assessment_id not in ours:
-                    TracingClient(client.tracking_uri).delete_assessment(tid, assessment.assessment_id)
+                found_id = assessment.assessment_id  # not None where _is_ours: it equals the derived id
+                if _is_ours(assessment, tid) and found_id is not None and found_id not in ours:
+                    TracingClient(client.tracking_uri).delete_assessment(tid, found_id)
                     counts.assessments_removed += 1
         todo.append(row)
     now_ms = int(time.time() * 1000)
@@ -663,7 +670,7 @@ def sync_traces(
     return counts
 
 
-def _is_ours(assessment: Any, tid: str) -> bool:
+def _is_ours(assessment: Assessment, tid: str) -> bool:
     """An assessment this module wrote on the trace (its id derives from the trace and its name)."""
     kind = "feedback" if assessment.feedback is not None else "expectation"
     return bool(assessment.assessment_id == assessment_id(tid, kind, assessment.name))
