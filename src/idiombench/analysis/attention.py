@@ -173,7 +173,7 @@ def measure(model: Any, located: TokenSpans) -> Measurement:
     largest = [0]
     heads = [0]
 
-    def hook_for(layer: int) -> Any:
+    def hook_for(layer: int) -> object:
         def hook(module: Any, args: Any, output: Any) -> Any:
             weights = output[1] if isinstance(output, tuple) and len(output) > 1 else None
             if weights is None:

@@ -59,17 +59,17 @@ class BuildStats:
     def kept(self, source: str, n: int = 1) -> None:
         self.rows_kept[source] += n
 
-    def drop(self, reason: str, example: Any) -> None:
+    def drop(self, reason: str, example: object) -> None:
         self.dropped.setdefault(reason, []).append(example)
 
-    def merge(self, reason: str, example: Any) -> None:
+    def merge(self, reason: str, example: object) -> None:
         self.merged.setdefault(reason, []).append(example)
 
-    def flag(self, reason: str, example: Any) -> None:
+    def flag(self, reason: str, example: object) -> None:
         self.flagged.setdefault(reason, []).append(example)
 
-    def to_json(self, tasks: dict[str, int]) -> dict[str, Any]:
-        def summarise(groups: dict[str, list[Any]]) -> dict[str, Any]:
+    def to_json(self, tasks: dict[str, int]) -> dict[str, object]:
+        def summarise(groups: dict[str, list[object]]) -> dict[str, object]:
             return {
                 reason: {"count": len(examples), "examples": examples[:MAX_EXAMPLES]}
                 for reason, examples in sorted(groups.items())
@@ -195,7 +195,7 @@ class Benchmark(ABC, Generic[ConfigT]):
             for setting, frame in sorted(scores.items())
         ]
 
-    def aggregate(self, ctx: AggregateContext[ConfigT]) -> dict[str, Any]:
+    def aggregate(self, ctx: AggregateContext[ConfigT]) -> dict[str, object]:
         """Per-item scores -> the metrics JSON body. By default every spec's value in every scope,
         with each setting's rows and items counted."""
         body: dict[str, Any] = {"settings": {}}
@@ -218,7 +218,7 @@ class Benchmark(ABC, Generic[ConfigT]):
         )
 
     def prediction_metrics(
-        self, body: Mapping[str, Any], scopes: list[Scope], task: str | None, setting: str
+        self, body: Mapping[str, object], scopes: list[Scope], task: str | None, setting: str
     ) -> dict[str, float | None]:
         """The paper cells (specs with `paper`) of one setting, read from its metrics body, for
         `evaluate-predictions`: "<key>", or "<task>/<key>" where the setting's scopes are its tasks
@@ -236,7 +236,7 @@ class Benchmark(ABC, Generic[ConfigT]):
         refuses others): by default the rendered settings."""
         return setting in config.render.settings
 
-    def migrate_body(self, body: dict[str, Any]) -> dict[str, Any]:
+    def migrate_body(self, body: dict[str, object]) -> dict[str, object]:
         """Its part of moving a schema-1 metrics body to the current schema (metrics.body.migrate):
         its own records of schema 1 in the current shape. By default nothing to move."""
         return body
@@ -259,7 +259,7 @@ class Benchmark(ABC, Generic[ConfigT]):
         """Lines acquire prints after the files (e.g. what could not be acquired)."""
         return []
 
-    def run_construction(self, params: Params, source: Path | list[Item], out_dir: Path) -> dict[str, Any]:
+    def run_construction(self, params: Params, source: Path | list[Item], out_dir: Path) -> dict[str, object]:
         """Rebuild the benchmark's own data from its release (only where `constructs`)."""
         raise NotImplementedError(f"benchmark {self.name} has no construction pipeline")
 
@@ -267,7 +267,7 @@ class Benchmark(ABC, Generic[ConfigT]):
         """The generations to measure, with their spans (only where `attention_diagnostics`)."""
         raise NotImplementedError(f"benchmark {self.name} has no attention diagnostics")
 
-    def attention_summary(self, ctx: AttentionContext[ConfigT], rows: pd.DataFrame) -> dict[str, Any]:
+    def attention_summary(self, ctx: AttentionContext[ConfigT], rows: pd.DataFrame) -> dict[str, object]:
         """The measured per-item table -> the summary JSON body (statistics)."""
         raise NotImplementedError(f"benchmark {self.name} has no attention diagnostics")
 

@@ -75,10 +75,10 @@ class RenderOutput:
     def use_template(self, template: ChatTemplate, source: str) -> None:
         self.templates[template.template_id] = {"hash": template.template_hash, "source": source}
 
-    def leave_out(self, reason: str, example: Any) -> None:
+    def leave_out(self, reason: str, example: object) -> None:
         self.not_rendered.setdefault(reason, []).append(example)
 
-    def flag(self, reason: str, example: Any) -> None:
+    def flag(self, reason: str, example: object) -> None:
         self.flagged.setdefault(reason, []).append(example)
 
 

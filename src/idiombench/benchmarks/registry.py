@@ -166,7 +166,7 @@ def paper_roles() -> dict[str, PaperRole]:
 def prediction_formats() -> dict[str, type[Any]]:
     """Every predictions format the benchmarks register (`Benchmark.prediction_formats`),
     besides the project's own `idiombench` (generation.backends.replay)."""
-    formats: dict[str, type[Any]] = {}
+    formats: dict[str, type[object]] = {}
     for name in NAMES:
         for fmt, reader in get_benchmark(name).prediction_formats.items():
             if fmt in formats:

@@ -168,7 +168,7 @@ def read_items(path: str | Path, only: Collection[str] | None = None) -> list[It
     return items
 
 
-def _json_object(path: str | Path, row: int, column: str, text: str) -> dict[str, Any]:
+def _json_object(path: str | Path, row: int, column: str, text: str) -> dict[str, object]:
     try:
         value = json.loads(text)
     except json.JSONDecodeError:

@@ -104,7 +104,7 @@ class MetricsBody(BodyModel, Generic[SettingT, BreakdownsT, ProvenanceT]):
     breakdowns: BreakdownsT | None = None
     provenance: ProvenanceT | None = None
 
-    def dump(self) -> dict[str, Any]:
+    def dump(self) -> dict[str, object]:
         """The body as the metrics JSON holds it (a key that does not apply is absent, not null)."""
         data = self.model_dump(mode="json")
         for key in ("reason", "model_info", "breakdowns", "provenance"):

@@ -94,7 +94,7 @@ class BenchmarksSections(StrictModel):
         """The benchmarks' names (the sections' keys in params.yaml), in registry order."""
         return tuple(info.alias or name for name, info in type(self).model_fields.items())
 
-    def get(self, name: str) -> Any:
+    def get(self, name: str) -> object:
         for field_name, info in type(self).model_fields.items():
             if name in (field_name, info.alias):
                 return getattr(self, field_name)

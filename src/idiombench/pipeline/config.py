@@ -43,7 +43,7 @@ from ..scoring.config import ScoringConfig
 DEFAULT_PARAMS = Path("params.yaml")
 
 
-def _section(name: str) -> tuple[type[Any], Any]:
+def _section(name: str) -> tuple[type[object], object]:
     """A benchmark's section: required for the built-in benchmarks (dvc.yaml reads their keys
     from params.yaml); a benchmark a package registers or a declaration makes runs with its
     config_model's defaults until params name it (when every key has a default). An invalid
@@ -92,7 +92,7 @@ class Params(params_schema.Params):
         return scoring.with_paper_roles(paper_roles())
 
 
-def _own_generate(name: str) -> dict[str, Any] | None:
+def _own_generate(name: str) -> dict[str, object] | None:
     """The `generate` default of a benchmark's section model (None: it declares none)."""
     field = get_benchmark(name).config_model.model_fields.get("generate")
     if field is None:

@@ -46,7 +46,7 @@ def run_aggregate(params: Params, *, benchmark: str, model: str, out: Path | Non
             f"status {meta.get('status')!r}",
             expected=f"a record of `idiombench score` (status {SCORED!r} or {SKIPPED!r})",
         )
-    body: dict[str, Any] = {"benchmark": benchmark, "model": model, "status": meta["status"]}
+    body: dict[str, object] = {"benchmark": benchmark, "model": model, "status": meta["status"]}
     if meta["status"] == SKIPPED:
         body["reason"] = meta.get("reason", "skipped")
     else:
@@ -76,11 +76,11 @@ def run_aggregate(params: Params, *, benchmark: str, model: str, out: Path | Non
     return body
 
 
-def model_info(params: Params, model: str) -> dict[str, Any]:
+def model_info(params: Params, model: str) -> dict[str, object]:
     """What the report and MLflow say about a model: its config, and the identity the
     generate stage recorded (revision or weight-file hash) when there is one."""
     config = params.models[model]
-    info: dict[str, Any] = {
+    info: dict[str, object] = {
         "name": model,
         "display_name": config.display_name or model,
         "config": scrub(json.loads(config.model_dump_json())),  # never a credential from base_url

@@ -179,7 +179,7 @@ def run_attention(
     reason = skip_reason(params, benchmark=benchmark, model=model)
     with staged_directory(out, paths.ATTENTION_OUTPUT) as staging:
         if reason is not None:
-            summary: dict[str, Any] = {"benchmark": benchmark, "model": model, "status": SKIPPED, "reason": reason}
+            summary: dict[str, object] = {"benchmark": benchmark, "model": model, "status": SKIPPED, "reason": reason}
             write_json(staging / "summary.json", summary)
             return summary
         ctx = AttentionContext(

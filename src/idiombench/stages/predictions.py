@@ -78,7 +78,7 @@ class PredictionReport:
     conflicting_lines: int = 0
     conflicting_items: int = 0
 
-    def coverage(self) -> dict[str, Any]:
+    def coverage(self) -> dict[str, object]:
         return {
             "test_set_items": self.items,
             "records_read": self.lines,
@@ -93,7 +93,7 @@ class PredictionReport:
             "share_of_test_set": self.recorded / self.items if self.items else None,
         }
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "denominator": self.denominator,
             "metrics": self.metrics,
@@ -121,7 +121,7 @@ def with_compatibility(params: ParamsT, benchmark: str, compatibility: str) -> P
     return params.model_copy(update={"benchmarks": sections})
 
 
-def _row(benchmark: str, task: str, setting: str, item: Item, text: str | None) -> dict[str, Any]:
+def _row(benchmark: str, task: str, setting: str, item: Item, text: str | None) -> dict[str, object]:
     return {
         "prompt_id": f"{benchmark}/{task}/{setting}/{item.item_id}",
         "benchmark": benchmark,
@@ -279,7 +279,7 @@ def _metrics(
     setting: str,
     scores: dict[str, pd.DataFrame],
     all_items: dict[str, dict[str, Item]],
-    meta: dict[str, Any],
+    meta: dict[str, object],
 ) -> dict[str, float | None]:
     config = params.benchmark(benchmark)
     body = bench.aggregate(
@@ -347,7 +347,7 @@ def _score(
     benchmark: str,
     model: str,
     setting: str,
-    rows: list[dict[str, Any]],
+    rows: list[dict[str, object]],
     all_items: dict[str, dict[str, Item]],
 ) -> tuple[dict[str, pd.DataFrame], dict[str, Any], list[str]]:
     """The per-item scores of the generation rows, the scoring metadata aggregate reads, and

@@ -110,7 +110,7 @@ def failed_section(benchmark: str, failed: dict[str, str], display_name: Callabl
     )
 
 
-def collect_metrics(params: Params, benchmark: str) -> dict[str, dict[str, Any]]:
+def collect_metrics(params: Params, benchmark: str) -> dict[str, dict[str, object]]:
     out = {}
     failed = failed_models(params, benchmark)
     for model in params.models:
@@ -143,7 +143,7 @@ def uncertainty_tables(
 
 
 def headline_cells(
-    benchmark: str, metrics: Mapping[str, Mapping[str, Any]], estimands: Mapping[str, Mapping[str, Target]]
+    benchmark: str, metrics: Mapping[str, Mapping[str, object]], estimands: Mapping[str, Mapping[str, Target]]
 ) -> list[Headline]:
     """The benchmark's headline cells (its specs marked headline, outside breakdowns), each with
     every model's stored value and what stands behind it, in the order of its scopes."""
@@ -161,9 +161,9 @@ def headline_cells(
 def noise_and_disagreement(
     params: Params,
     benchmark: str,
-    metrics: dict[str, dict[str, Any]],
+    metrics: dict[str, dict[str, object]],
     section: Section,
-    figures: list[dict[str, Any]],
+    figures: list[dict[str, object]],
     display_name: Callable[[str], str],
 ) -> list[Table]:
     """The section's Serving noise and disagreement tables (appended to it: in the PDF), and the

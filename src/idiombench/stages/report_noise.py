@@ -34,9 +34,9 @@ WITHIN = "within"  # a model difference within the two models' noise floor
 TEXT_CHARS = 80  # of an output printed in the PDF's examples
 
 
-def noise_figures(params: Params) -> list[dict[str, Any]]:
+def noise_figures(params: Params) -> list[dict[str, object]]:
     """Every model's figures rows, in params order."""
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, object]] = []
     for model in params.models:
         body = read_figures(model)
         if body is not None:
@@ -184,7 +184,7 @@ def _texts(benchmark: str, model: str, setting: str) -> dict[str, str]:
     return dict(zip(main["prompt_id"], main["text"], strict=True))
 
 
-def _clip(text: Any) -> str:
+def _clip(text: object) -> str:
     flat = " ".join(str(text if text is not None else "").split())
     return flat if len(flat) <= TEXT_CHARS else flat[: TEXT_CHARS - 1] + "…"
 

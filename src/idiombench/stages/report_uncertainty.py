@@ -84,7 +84,7 @@ def section_estimands(
 
 
 def spec_targets(
-    benchmark: str, config: Any, scores: Mapping[str, Mapping[str, pd.DataFrame]]
+    benchmark: str, config: object, scores: Mapping[str, Mapping[str, pd.DataFrame]]
 ) -> dict[str, Mapping[str, Target]]:
     """Each model's cells -> their estimands, from its score tables through the benchmark's
     metric specs (every model's at once: an F1's label universe is shared across models)."""

@@ -25,7 +25,7 @@ def run_score(params: Params, *, benchmark: str, model: str, out: Path | None = 
     reason = applies(params, benchmark=benchmark, model=model)
     with staged_directory(out, paths.SCORE_OUTPUT) as staging:
         if reason is not None:
-            meta: dict[str, Any] = {"benchmark": benchmark, "model": model, "status": SKIPPED, "reason": reason}
+            meta: dict[str, object] = {"benchmark": benchmark, "model": model, "status": SKIPPED, "reason": reason}
             write_json(staging / "scoring_meta.json", meta)
             return meta
         bench = get_benchmark(benchmark)

@@ -165,7 +165,7 @@ def noise_flips(*, benchmark: str, model: str, setting: str) -> dict[str, str]:
     return {prompt_id: ",".join(sorted(names)) for prompt_id, names in flipped.items()}
 
 
-def run_metrics(setting_body: dict[str, Any]) -> dict[str, float]:
+def run_metrics(setting_body: dict[str, object]) -> dict[str, float]:
     flat: dict[str, object] = {}
     flatten("", setting_body.get("metrics", {}), flat)
     flatten("count", setting_body.get("counts", {}), flat)
@@ -176,7 +176,7 @@ def run_metrics(setting_body: dict[str, Any]) -> dict[str, float]:
     }
 
 
-def section_artifacts(params: Params, *, benchmark: str, model: str, body: dict[str, Any], staging: Path) -> None:
+def section_artifacts(params: Params, *, benchmark: str, model: str, body: dict[str, object], staging: Path) -> None:
     """The benchmark's report tables and figures for this model alone, rendered by the same
     hook as the PDF section, so each run carries the figures of its model."""
     figures = staging / "figures"
@@ -222,7 +222,7 @@ def source_tags(benchmark: str) -> dict[str, str]:
     return tags
 
 
-def headline_metrics(params: Params, benchmark: str, body: dict[str, Any]) -> dict[str, float]:
+def headline_metrics(params: Params, benchmark: str, body: dict[str, object]) -> dict[str, float]:
     """The parent run's metrics: each setting's headline metrics (the specs marked headline), as
     "<setting>/<metric>"."""
     bench = get_benchmark(benchmark)
@@ -230,7 +230,7 @@ def headline_metrics(params: Params, benchmark: str, body: dict[str, Any]) -> di
     return {metric_name(name): value for name, value in evaluate.headline(body, specs).items()}
 
 
-def reproduction_metrics(params: Params, benchmark: str, model: str, body: dict[str, Any]) -> dict[str, float]:
+def reproduction_metrics(params: Params, benchmark: str, model: str, body: dict[str, object]) -> dict[str, float]:
     """Where the model reproduces a paper model (report.published.reproduces): its scorecard against
     the paper (stages/reproduction.py), as the parent run's metrics."""
     if model not in params.report.published.reproduces:
@@ -240,7 +240,7 @@ def reproduction_metrics(params: Params, benchmark: str, model: str, body: dict[
     return Scorecard.of(model, params.report.published.reproduces[model], rows).metrics() if rows else {}
 
 
-def dataset_inputs(benchmark: str, setting: str, setting_body: dict[str, Any]) -> list[DatasetInput]:
+def dataset_inputs(benchmark: str, setting: str, setting_body: dict[str, object]) -> list[DatasetInput]:
     """The setting's items (data/processed/<benchmark>/<task>.parquet) and prompts
     (results/prompts/<benchmark>/<setting>.parquet) as MLflow dataset inputs; digest: the
     file's sha256 (first 16 hex digits), so a run shows exactly which data it scored."""
@@ -347,7 +347,7 @@ def _track_setting(
     counts: dict[str, int],
     items: ItemSource,
     progress: Progress,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Create or update the child run of one (model, setting), with its items as traces."""
     key = f"{benchmark}/{model}/{setting}"
     new_params = run_params(params, benchmark=benchmark, model=model, setting=setting, body=body)
@@ -427,7 +427,7 @@ def _track_items(
     setting: str,
     source: ItemSource,
     progress: Progress,
-) -> dict[str, Any] | None:
+) -> dict[str, object] | None:
     """The setting's scored rows as traces in its run (stages/track_traces.py), and the item table
     of every row (an artifact); None when traces are off or the setting has no score table."""
     config = params.tracking.traces

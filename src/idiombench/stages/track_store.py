@@ -114,7 +114,7 @@ class TraceWriter(Protocol):
     """Writes batches of records: `prepare` (CPU work, on the caller's thread) then `write` (the
     store's transaction or requests, on the writer thread)."""
 
-    def prepare(self, batch: Sequence[TraceRecord], existing: Mapping[str, TraceInfo]) -> Any:
+    def prepare(self, batch: Sequence[TraceRecord], existing: Mapping[str, TraceInfo]) -> object:
         """What `write` sends; `existing`: the store's TraceInfo of the records already there."""
 
     def write(self, prepared: Any) -> None: ...

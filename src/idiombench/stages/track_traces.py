@@ -198,7 +198,7 @@ def setting_rows(
     setting: str,
     view: ItemView,
     items: Mapping[str, Mapping[str, Item]],
-    roles: Mapping[str, Any],
+    roles: Mapping[str, object],
     sample: int | None = None,
     seed: int = 0,
 ) -> SettingRows:
@@ -299,7 +299,7 @@ def item_table(
 
     def cached(values: pd.Series, convert: Any) -> list[Any]:
         """convert(value) of each cell, once per distinct value (by type too: 1 is not True)."""
-        seen: dict[Any, Any] = {}
+        seen: dict[object, object] = {}
         out = []
         for value in values.tolist():
             try:
@@ -323,7 +323,7 @@ def item_table(
     passes = joined["pass"].astype(str)
     samples = joined["sample_index"].astype("int64").astype(str)
     prompt_ids = joined["prompt_id"].astype(str)
-    columns: dict[str, Any] = {
+    columns: dict[str, object] = {
         "key": scope + "/" + prompt_ids + "/" + passes + "/" + samples,
         "tag.benchmark": scope.split("/")[0],
         "tag.model": scope.split("/")[1],
@@ -363,8 +363,8 @@ def _metric_value(value: object) -> float | None:
     return float(value) if isinstance(value, (bool, int, float)) else None
 
 
-def _expectations(item: Item) -> dict[str, Any]:
-    expectations: dict[str, Any] = {}
+def _expectations(item: Item) -> dict[str, object]:
+    expectations: dict[str, object] = {}
     if item.answer is not None:
         expectations["expected_answer"] = item.answer
     if item.references:
@@ -413,7 +413,7 @@ def _item_row(
     view: ItemView,
     metrics: list[ItemMetric],
     answer_column: str | None,
-    roles: Mapping[str, Any],
+    roles: Mapping[str, object],
     prompts_path: object | None,
 ) -> ItemRow:
     recorded_text = record.get("text")
@@ -429,7 +429,7 @@ def _item_row(
         if prompts_path is not None and isinstance(record.get("messages"), str)
         else []
     )
-    inputs: dict[str, Any] = {
+    inputs: dict[str, object] = {
         "item_id": item.item_id,
         "task": item.task,
         "pass": record["pass"],
@@ -441,7 +441,7 @@ def _item_row(
     if item.fields:
         inputs["fields"] = item.fields
     inputs["messages"] = messages
-    outputs: dict[str, Any] = {
+    outputs: dict[str, object] = {
         "text": text,
         "answer": _plain(record.get(answer_column)) if answer_column else None,
         "parse_ok": parse_ok,
@@ -561,7 +561,7 @@ def trace_record(row: ItemRow, experiment_id: str, run_id: str, scope: str, now_
     tags = {**row.tags, SCOPE_TAG: scope, DIGEST_TAG: row_digest(row, run_id), "mlflow.traceName": scope}
     otel_id = bytes.fromhex(tid.removeprefix("tr-"))  # the OTel trace id; the root span's id: its first 8 bytes
     # the root span's dict form as MLflow exports it (Span.to_dict: ids base64-encoded, keys in its order)
-    span: dict[str, Any] = {
+    span: dict[str, object] = {
         "trace_id": base64.b64encode(otel_id).decode(),
         "span_id": base64.b64encode(otel_id[:8]).decode(),
         "parent_span_id": None,

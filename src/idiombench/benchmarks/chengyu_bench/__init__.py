@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...core.items import Item
 from ...data.manifest import FileSpec, load_file_specs
@@ -79,7 +79,7 @@ class ChengyuBench(Benchmark[ChengyuBenchConfig]):
         """Per-row scores of each setting (score.py; metric definitions in metrics.py)."""
         return _score.score(ctx)
 
-    def aggregate(self, ctx: AggregateContext[ChengyuBenchConfig]) -> dict[str, Any]:
+    def aggregate(self, ctx: AggregateContext[ChengyuBenchConfig]) -> dict[str, object]:
         return _aggregate.aggregate(ctx)
 
     def published_cells(self) -> PublishedCells:
@@ -89,7 +89,7 @@ class ChengyuBench(Benchmark[ChengyuBenchConfig]):
     def report_section(self, ctx: ReportContext) -> Section | None:
         return _report.report_section(ctx)
 
-    def migrate_body(self, body: dict[str, Any]) -> dict[str, Any]:
+    def migrate_body(self, body: dict[str, object]) -> dict[str, object]:
         return _results.migrate_body(body)
 
     def metric_scopes(self, scores: Mapping[str, pd.DataFrame], config: ChengyuBenchConfig) -> list[Scope]:

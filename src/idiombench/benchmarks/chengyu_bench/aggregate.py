@@ -88,7 +88,7 @@ def task_counts(kind: str, frame: pd.DataFrame) -> dict[str, Any]:
     return counts
 
 
-def by_gold(frame: pd.DataFrame) -> dict[str, Any]:
+def by_gold(frame: pd.DataFrame) -> dict[str, object]:
     """Accuracy per gold label and the distribution of predictions (classification settings)."""
     out: dict[str, Any] = {"accuracy": {}, "predictions": {}}
     for gold, group in sorted(frame.groupby("gold"), key=lambda g: str(g[0])):
@@ -115,8 +115,8 @@ def data_info(
     return found, coverage(scored_items, len(items.get(task, {})))
 
 
-def aggregate(ctx: AggregateContext[ChengyuBenchConfig]) -> dict[str, Any]:
-    settings: dict[str, Any] = {}
+def aggregate(ctx: AggregateContext[ChengyuBenchConfig]) -> dict[str, object]:
+    settings: dict[str, object] = {}
     breakdowns: dict[str, Any] = {"tasks": {}, "by_gold": {}, "acc_at_k": {}}
     provenance: dict[str, Any] = {"template_hashes": {}, "data": {}, "coverage": {}, "idiom_list": None}
     templates = load_package_templates(PACKAGE, "chengyu_bench")

@@ -60,7 +60,7 @@ class Passage:
     anomalies: list[str] = field(default_factory=list)
 
 
-def parse_line(path: Path, line: int, record: dict[str, Any]) -> Passage:
+def parse_line(path: Path, line: int, record: dict[str, object]) -> Passage:
     require_keys(path, line, record, FIELDS)
     passage_id, candidates, content, answer = (record[k] for k in FIELDS)
     if not isinstance(passage_id, int) or isinstance(passage_id, bool):
@@ -141,7 +141,7 @@ def passage_item(passage: Passage, split: ChidSplit) -> Item:
     )
 
 
-def split_summary(passages: list[Passage], built: bool) -> dict[str, Any]:
+def split_summary(passages: list[Passage], built: bool) -> dict[str, object]:
     return {
         "file": None,  # filled by the caller
         "rows": len(passages),

@@ -70,7 +70,7 @@ def require_field(path: Path, row: int, record: Mapping[str, Any], field: str, p
     return record[field]
 
 
-def text_field(path: Path, row: int, record: Mapping[str, Any], field: str, param: str) -> str:
+def text_field(path: Path, row: int, record: Mapping[str, object], field: str, param: str) -> str:
     """A non-empty string, stripped of surrounding whitespace."""
     value = require_field(path, row, record, field, param)
     if not isinstance(value, str) or not value.strip():
@@ -78,7 +78,7 @@ def text_field(path: Path, row: int, record: Mapping[str, Any], field: str, para
     return value.strip()
 
 
-def texts_field(path: Path, row: int, record: Mapping[str, Any], field: str, param: str) -> list[str]:
+def texts_field(path: Path, row: int, record: Mapping[str, object], field: str, param: str) -> list[str]:
     """A non-empty string, or a non-empty list of non-empty strings."""
     value = require_field(path, row, record, field, param)
     values = value if isinstance(value, list) else [value]
@@ -89,7 +89,7 @@ def texts_field(path: Path, row: int, record: Mapping[str, Any], field: str, par
     return [v.strip() for v in values]
 
 
-def label_text(value: Any) -> str | None:
+def label_text(value: object) -> str | None:
     """How a label cell is compared: JSON text for numbers and booleans, strings as written."""
     if isinstance(value, str):
         return value.strip().casefold()
@@ -101,7 +101,7 @@ def label_text(value: Any) -> str | None:
 def label_field(
     path: Path,
     row: int,
-    record: Mapping[str, Any],
+    record: Mapping[str, object],
     field: str,
     param: str,
     spellings: Mapping[str, Sequence[str]],
@@ -121,7 +121,7 @@ def label_field(
     )
 
 
-def optional_id(path: Path, row: int, record: Mapping[str, Any], field: str | None, param: str) -> Any:
+def optional_id(path: Path, row: int, record: Mapping[str, object], field: str | None, param: str) -> object:
     """The release's own id (kept in meta), or None when no id field is mapped."""
     if field is None:
         return None

@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ...core.errors import DataError
 from ...core.items import Item
@@ -44,20 +43,20 @@ class Source:
     sample: bool = False
     keep_fields: tuple[str, ...] = ()  # copied into meta (the sample's notes and source)
 
-    def example(self, row: int, **extra: Any) -> dict[str, Any]:
+    def example(self, row: int, **extra: object) -> dict[str, object]:
         return {"file": self.name, "row": row, **extra}
 
 
-def _meta(source: Source, row: int, record: dict[str, Any], mapping: ReleaseFile) -> dict[str, Any]:
+def _meta(source: Source, row: int, record: dict[str, object], mapping: ReleaseFile) -> dict[str, object]:
     """Where the item came from: row, the release's own id (when mapped), sample or not."""
     source_id = optional_id(source.path, row, record, mapping.id_field, f"{source.param}.id_field")
-    meta: dict[str, Any] = {"source_row": row, "source_id": source_id, "sample": source.sample}
+    meta: dict[str, object] = {"source_row": row, "source_id": source_id, "sample": source.sample}
     for name in source.keep_fields:
         meta[name] = record.get(name)
     return meta
 
 
-def _flag_if_not_chengyu(source: Source, stats: BuildStats, row: int, idiom: str, meta: dict[str, Any]) -> None:
+def _flag_if_not_chengyu(source: Source, stats: BuildStats, row: int, idiom: str, meta: dict[str, object]) -> None:
     meta["idiom_is_four_cjk"] = is_four_cjk(idiom)
     if not meta["idiom_is_four_cjk"]:
         stats.flag("idiom_not_four_cjk_characters", source.example(row, idiom=idiom))

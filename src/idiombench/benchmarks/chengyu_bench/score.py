@@ -148,7 +148,7 @@ def score_row(
     accept_unformatted: bool,
     idioms: IdiomList | None,
     check: PromptCheck,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     rotation = int(gen["rotation"])
     context = item_context(item, setting, rotation)
     parsed = parse_output(context, gen["text"])

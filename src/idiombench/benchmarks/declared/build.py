@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 from ...core.errors import DataError
 from ...core.items import OPTION_LETTERS, Item
@@ -43,7 +42,7 @@ def file_format(entry: DataFile, path: Path) -> str:
     return "jsonl"
 
 
-def read_records(path: Path, fmt: str) -> list[tuple[int, dict[str, Any]]]:
+def read_records(path: Path, fmt: str) -> list[tuple[int, dict[str, object]]]:
     """(line or position, record) pairs in file order; a record that is not an object is an error."""
     if fmt == "jsonl":
         return read_jsonl(path)
@@ -68,7 +67,7 @@ class Records:
     def __init__(self, path: Path, decl: Declaration, where: str) -> None:
         self.path, self.decl, self.where = path, decl, where
 
-    def value(self, row: int, record: dict[str, Any], key: str) -> Any:
+    def value(self, row: int, record: dict[str, object], key: str) -> object:
         field = getattr(self.decl.fields, key)
         if field not in record or record[field] is None:
             raise DataError(
@@ -76,7 +75,7 @@ class Records:
             )
         return record[field]
 
-    def text(self, row: int, record: dict[str, Any], key: str) -> str:
+    def text(self, row: int, record: dict[str, object], key: str) -> str:
         value = self.value(row, record, key)
         if isinstance(value, bool) or not isinstance(value, (str, int, float)) or not str(value).strip():
             raise DataError(
@@ -87,7 +86,7 @@ class Records:
             )
         return str(value)
 
-    def texts(self, row: int, record: dict[str, Any], key: str) -> list[str]:
+    def texts(self, row: int, record: dict[str, object], key: str) -> list[str]:
         value = self.value(row, record, key)
         if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
             raise DataError(
@@ -98,7 +97,7 @@ class Records:
             )
         return value
 
-    def item_id(self, row: int, record: dict[str, Any], prefix: str) -> str:
+    def item_id(self, row: int, record: dict[str, object], prefix: str) -> str:
         if self.decl.fields.id is None:
             return f"{prefix}{row:05d}"
         value = self.value(row, record, "id")
@@ -113,7 +112,7 @@ class Records:
             expected=f"a non-negative integer or a text without spaces or '/' (fields.id in {self.where})",
         )
 
-    def split(self, row: int, record: dict[str, Any], default: str) -> str:
+    def split(self, row: int, record: dict[str, object], default: str) -> str:
         if self.decl.fields.split is None:
             return default
         value = self.text(row, record, "split")
@@ -125,7 +124,7 @@ class Records:
         return value
 
 
-def gold_option(records: Records, row: int, gold: Any, options: list[str]) -> str:
+def gold_option(records: Records, row: int, gold: object, options: list[str]) -> str:
     """The gold option as a letter: given as its letter, its 0-based index or its text."""
     n = len(options)
     index: int | None = None
@@ -147,7 +146,7 @@ def gold_option(records: Records, row: int, gold: Any, options: list[str]) -> st
     return OPTION_LETTERS[index]
 
 
-def gold_label(records: Records, row: int, gold: Any, decl: Declaration) -> str:
+def gold_label(records: Records, row: int, gold: object, decl: Declaration) -> str:
     labels = decl.label_names()
     by_word = {label.lower(): label for label in labels} | {w.lower(): lab for w, lab in decl.synonyms().items()}
     found = (
@@ -163,13 +162,20 @@ def gold_label(records: Records, row: int, gold: Any, decl: Declaration) -> str:
     return found
 
 
-def template_fields(record: dict[str, Any]) -> dict[str, Any]:
+def template_fields(record: dict[str, object]) -> dict[str, object]:
     """The record's fields kept for the templates: JSON values (nested ones as they are)."""
     return {str(key): value for key, value in record.items() if not str(key).startswith("_")}
 
 
 def make_item(
-    name: str, decl: Declaration, records: Records, row: int, record: dict[str, Any], task: str, item_id: str, file: str
+    name: str,
+    decl: Declaration,
+    records: Records,
+    row: int,
+    record: dict[str, object],
+    task: str,
+    item_id: str,
+    file: str,
 ) -> Item:
     shape = decl.shape
     text = records.text(row, record, "input")

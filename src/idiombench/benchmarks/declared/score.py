@@ -73,7 +73,7 @@ def parser_for(decl: Declaration) -> Callable[[ItemContext, str], ParseResult]:
     return lambda item, raw: result(None, False, raw, {f"unknown_parser:{name}"})  # schema.problems refuses it
 
 
-def answer_columns(decl: Declaration, parsed: ParseResult, gold: str, accept: bool) -> dict[str, Any]:
+def answer_columns(decl: Declaration, parsed: ParseResult, gold: str, accept: bool) -> dict[str, object]:
     """The prediction and whether it is the gold answer (a label compared case-insensitively)."""
     unformatted = parsed.value is not None and not parsed.ok
     if parsed.value is None or not (parsed.ok or accept):
@@ -97,7 +97,7 @@ def score(decl: Declaration, ctx: ScoreContext[Any]) -> dict[str, pd.DataFrame]:
     tables: dict[str, pd.DataFrame] = {}
     for setting, frame in sorted(ctx.generations.items()):
         where = paths.generations_file(benchmark=ctx.benchmark, model=ctx.model, setting=setting)
-        rows: list[dict[str, Any]] = []
+        rows: list[dict[str, object]] = []
         for index, gen in enumerate(frame.to_dict("records")):
             item = ctx.items.get(gen["task"], {}).get(gen["item_id"])
             if item is None:

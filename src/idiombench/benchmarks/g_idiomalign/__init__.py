@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...core.items import Item
 from ...data.manifest import FileSpec, load_file_specs
@@ -78,13 +78,13 @@ class GIdiomAlign(Benchmark[GIdiomAlignConfig]):
 
         return score(ctx)
 
-    def aggregate(self, ctx: AggregateContext[GIdiomAlignConfig]) -> dict[str, Any]:
+    def aggregate(self, ctx: AggregateContext[GIdiomAlignConfig]) -> dict[str, object]:
         """Tables 3, 4, 12, 14, 16 numbers (aggregate.py)."""
         from .aggregate import aggregate
 
         return aggregate(ctx)
 
-    def migrate_body(self, body: dict[str, Any]) -> dict[str, Any]:
+    def migrate_body(self, body: dict[str, object]) -> dict[str, object]:
         return _results.migrate_body(body)
 
     def published_cells(self) -> PublishedCells:
@@ -110,7 +110,7 @@ class GIdiomAlign(Benchmark[GIdiomAlignConfig]):
 
         return scopes(scores, config)
 
-    def run_construction(self, params: Params, source: Path | list[Item], out_dir: Path) -> dict[str, Any]:
+    def run_construction(self, params: Params, source: Path | list[Item], out_dir: Path) -> dict[str, object]:
         """The paper's alignment pipeline rebuilt from the released glosses (construct.py)."""
         from .construct import run_construction
 
@@ -122,7 +122,7 @@ class GIdiomAlign(Benchmark[GIdiomAlignConfig]):
 
         return attention_prompts(ctx)
 
-    def attention_summary(self, ctx: AttentionContext[GIdiomAlignConfig], rows: pd.DataFrame) -> dict[str, Any]:
+    def attention_summary(self, ctx: AttentionContext[GIdiomAlignConfig], rows: pd.DataFrame) -> dict[str, object]:
         """Tables 6-8 statistics of the measured generations (attention.py)."""
         from .attention import attention_summary
 

@@ -110,7 +110,7 @@ def threshold(ctx: AttentionContext[GIdiomAlignConfig]) -> float:
 
 def labels_for(
     ctx: AttentionContext[GIdiomAlignConfig], setting: str, prompt_id: str, annotations: dict[str, int] | None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     scores = ctx.scores.get(setting)
     match = scores[scores["prompt_id"] == prompt_id] if scores is not None else None
     if match is None or match.empty:
@@ -266,7 +266,7 @@ def table8(frame: pd.DataFrame, condition: str, min_n: int) -> dict[str, Any]:
 
 
 def table6(frame: pd.DataFrame, cfg: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for subset, group in SUBSETS.items():
         entry: dict[str, Any] = {"n": {}, "heads": {}, "layers": {}}
         for condition in CONDITIONS:
@@ -291,7 +291,7 @@ def table6(frame: pd.DataFrame, cfg: Any) -> dict[str, Any]:
     return out
 
 
-def attention_summary(ctx: AttentionContext[GIdiomAlignConfig], frame: pd.DataFrame) -> dict[str, Any]:
+def attention_summary(ctx: AttentionContext[GIdiomAlignConfig], frame: pd.DataFrame) -> dict[str, object]:
     cfg = ctx.config.attention
     add_ratios(frame)
     measured = frame[frame["status"] == "measured"]

@@ -19,7 +19,7 @@ NO_TEST = "¶"
 FMT = "{:.3f}"
 
 
-def summaries(ctx: ReportContext) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+def summaries(ctx: ReportContext) -> tuple[dict[str, dict[str, object]], dict[str, str]]:
     """model -> summary of the measured models, and model -> reason of the skipped ones."""
     measured, skipped = {}, {}
     for model in ctx.params.models:
@@ -34,7 +34,7 @@ def summaries(ctx: ReportContext) -> tuple[dict[str, dict[str, Any]], dict[str, 
     return measured, skipped
 
 
-def median_iqr(entry: dict[str, Any] | None) -> Cell:
+def median_iqr(entry: dict[str, object] | None) -> Cell:
     if not entry or entry.get("median") is None:
         return Cell("— (n=0)")
     return Cell(f"{entry['median']:.3f} ({entry['iqr']:.3f}) n={entry['n']}")
@@ -211,7 +211,7 @@ def table8(ctx: ReportContext, bodies: dict[str, dict[str, Any]]) -> Table:
     )
 
 
-def figure(ctx: ReportContext, bodies: dict[str, dict[str, Any]]) -> Figure | None:
+def figure(ctx: ReportContext, bodies: dict[str, dict[str, object]]) -> Figure | None:
     import matplotlib
 
     matplotlib.use("Agg")

@@ -145,7 +145,7 @@ class Binning:
     cutoff: float | None  # lower edge of the modal bin
     keep: np.ndarray  # bool per score
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {
             "edges": [round(float(e), SCORE_DECIMALS) for e in self.edges],
             "counts": [int(c) for c in self.counts],
@@ -268,7 +268,7 @@ def _mnn_candidates(
     pools: tuple[list[Entry], list[Entry]],
     mnn: tuple[np.ndarray, np.ndarray, np.ndarray],
     binning: Binning,
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     """One row per mutual nearest neighbour pair (mnn: source index, target index, score)."""
     released_set = set(pair.released)
     candidates = []
@@ -310,7 +310,7 @@ def _released_status(
     neighbours: Neighbours,
     mnn_pairs: set[EntryPair],
     rebuilt_pairs: set[EntryPair],
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     """What became of each released row: embeddable, its ranks in both top-k lists, MNN, rebuilt."""
     index_a = {e: i for i, e in enumerate(pools[0])}
     index_b = {e: j for j, e in enumerate(pools[1])}
@@ -337,7 +337,7 @@ def _released_status(
     return status
 
 
-def _released_coverage(pair: PairFile, status: list[dict[str, Any]]) -> dict[str, Any]:
+def _released_coverage(pair: PairFile, status: list[dict[str, object]]) -> dict[str, object]:
     """The released pairs, how many share an entry, and how many the top-k search finds."""
     released_set = set(pair.released)
     # MNN is one-to-one: of released pairs that share an entry, at most one can be rebuilt
@@ -355,8 +355,8 @@ def _released_coverage(pair: PairFile, status: list[dict[str, Any]]) -> dict[str
 
 
 def _mnn_coverage(
-    pair: PairFile, candidates: list[dict[str, Any]], mnn_pairs: set[EntryPair], neighbours: Neighbours
-) -> dict[str, Any]:
+    pair: PairFile, candidates: list[dict[str, object]], mnn_pairs: set[EntryPair], neighbours: Neighbours
+) -> dict[str, object]:
     """How many MNN pairs there are, how many are released, and how often rank 1 is a tie."""
     released_set = set(pair.released)
     return {
@@ -369,7 +369,7 @@ def _mnn_coverage(
     }
 
 
-def _rebuild_scores(pair: PairFile, binning: Binning, rebuilt: int, rebuilt_pairs: set[EntryPair]) -> dict[str, Any]:
+def _rebuild_scores(pair: PairFile, binning: Binning, rebuilt: int, rebuilt_pairs: set[EntryPair]) -> dict[str, object]:
     """The modal-bin filter and the rebuilt pairs' precision and recall against the release."""
     released_set = set(pair.released)
     overlap = len(rebuilt_pairs & released_set)
@@ -482,7 +482,7 @@ def run_construction(
     source: Path | str | Sequence[Item],
     out_dir: Path | str,
     scorers: Any = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Rebuild the configured language pairs (`benchmarks.g-idiomalign.construct`) from the built
     aligned_pairs items (`source`: data/processed/g-idiomalign, its aligned_pairs.parquet, or the
     items) and write the outputs into `out_dir`. Returns construction.json's body plus timings."""

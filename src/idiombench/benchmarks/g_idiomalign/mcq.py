@@ -72,7 +72,7 @@ def check_group(path: Path, group: str, target_language: str) -> None:
         raise DataError(path, f"target language {target_language} does not belong in folder {group!r}")
 
 
-def decode_options(path: Path, row: int, record: dict[str, Any]) -> DecodedOptions:
+def decode_options(path: Path, row: int, record: dict[str, object]) -> DecodedOptions:
     """Option types from `original_positions`, checked against `correct_position`/`correct_option`."""
     options = record["options_detail"]
     if (

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from ...core.errors import DataError
 from ...core.items import Item
@@ -54,7 +53,7 @@ def pair_languages(path: Path) -> tuple[str, str]:
     return canonical_name(parts[0], path), canonical_name(parts[1], path)
 
 
-def json_records(path: Path) -> list[dict[str, Any]]:
+def json_records(path: Path) -> list[dict[str, object]]:
     """The file's top-level JSON array; every element must be an object."""
     data = read_json_file(path)
     if not isinstance(data, list):
@@ -65,7 +64,7 @@ def json_records(path: Path) -> list[dict[str, Any]]:
     return data
 
 
-def string_field(path: Path, row: int, record: dict[str, Any], key: str) -> str:
+def string_field(path: Path, row: int, record: dict[str, object], key: str) -> str:
     value = record[key]
     if not isinstance(value, str):
         raise DataError(path, f"field {key} is a {type(value).__name__}: {value!r}", row=row, expected="a string")
@@ -173,7 +172,7 @@ def repeated_counts(pairs: list[AlignedPair]) -> dict[str, int]:
     }
 
 
-def text_meta(p: AlignedPair) -> dict[str, Any]:
+def text_meta(p: AlignedPair) -> dict[str, object]:
     return {
         "mojibake_repaired": list(p.mojibake_repaired),
         "whitespace_stripped": list(p.whitespace_stripped),

@@ -53,12 +53,12 @@ def lookup_item(items: dict[str, dict[str, Item]], row: dict[str, Any], setting:
     return item
 
 
-def generation_failed(row: dict[str, Any]) -> bool:
+def generation_failed(row: dict[str, object]) -> bool:
     error = row.get("error")
     return bool(error) and not (isinstance(error, float) and math.isnan(error))
 
 
-def id_values(row: dict[str, Any]) -> dict[str, Any]:
+def id_values(row: dict[str, object]) -> dict[str, object]:
     return {key: row[key] for key in ID_COLUMNS}
 
 
@@ -152,7 +152,7 @@ GENERATION_COLUMNS = [
 ]
 
 
-def sorted_frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
+def sorted_frame(rows: list[dict[str, object]], columns: list[str]) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=columns).sort_values(SORT_KEY, kind="stable").reset_index(drop=True)
     for column in frame.columns:  # text columns: plain objects with None for a missing value (not NaN)
         if frame[column].dtype == object or pd.api.types.is_string_dtype(frame[column].dtype):
@@ -166,7 +166,7 @@ def score_generation(
     items: dict[str, dict[str, Item]],
     cfg: GIdiomAlignScore,
     tokenizer_notes: set[str],
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     """Task 2 rows without the similarity (filled in for all settings at once)."""
     rows = []
     for row in generations.to_dict("records"):
@@ -239,7 +239,7 @@ def fill_similarity(rows: list[dict[str, Any]], scorers: Any, role: str, notes: 
 def score(ctx: ScoreContext[GIdiomAlignConfig]) -> dict[str, pd.DataFrame]:
     cfg: GIdiomAlignScore = ctx.config.score
     tables: dict[str, pd.DataFrame] = {}
-    generation_rows: dict[str, list[dict[str, Any]]] = {}
+    generation_rows: dict[str, list[dict[str, object]]] = {}
     tokenizer_notes: set[str] = set()
     for setting, generations in sorted(ctx.generations.items()):
         if setting == MCQ_SETTING:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...core.items import Item
 from ...data.manifest import FileSpec, load_file_specs
@@ -79,7 +79,7 @@ class OrderProbe(Benchmark[OrderProbeConfig]):
         """The same, in chunks of generation rows (score.CHUNK_ROWS): bounded memory on long settings."""
         return _score.score_ctx_chunks(ctx)
 
-    def aggregate(self, ctx: AggregateContext[OrderProbeConfig]) -> dict[str, Any]:
+    def aggregate(self, ctx: AggregateContext[OrderProbeConfig]) -> dict[str, object]:
         """The metrics JSON: table 3 per setting, breakdowns, provenance (aggregate.py)."""
         return _aggregate.aggregate(ctx)
 
@@ -91,7 +91,7 @@ class OrderProbe(Benchmark[OrderProbeConfig]):
         """Tables 3, 4, 11, figures 4 and 5, format failures (report.py)."""
         return _report.report_section(ctx)
 
-    def migrate_body(self, body: dict[str, Any]) -> dict[str, Any]:
+    def migrate_body(self, body: dict[str, object]) -> dict[str, object]:
         """Schema 1's provenance.sample and role records in the current shapes (results.py)."""
         return _results.migrate_body(body)
 

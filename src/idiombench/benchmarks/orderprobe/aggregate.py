@@ -296,7 +296,7 @@ def aggregate_scores(
     roles_source: str,
     scoring_notes: list[str] | None = None,
     generate: GenerateConfig | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The metrics body: every metric value from the specs (specs.py, evaluate.place), the
     counts, reasons, category means, role dependencies and provenance from here."""
     nli = roles.get(NLI_ROLE)
@@ -350,7 +350,7 @@ def aggregate_scores(
     }
 
 
-def aggregate(ctx: AggregateContext[OrderProbeConfig]) -> dict[str, Any]:
+def aggregate(ctx: AggregateContext[OrderProbeConfig]) -> dict[str, object]:
     """The BENCHMARK.aggregate hook (stages.aggregate.run_aggregate)."""
     roles, source = role_records(ctx.scoring_meta, ctx.params.scoring, ROLES)
     return aggregate_scores(

@@ -21,7 +21,6 @@ from collections import Counter
 from collections.abc import Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any
 
 from ...core.errors import IdiombenchError
 from ...core.workers import ShardedPool, worker_count
@@ -252,5 +251,5 @@ class LexicalTerms:
     def __enter__(self) -> LexicalTerms:
         return self
 
-    def __exit__(self, kind: Any, value: Any, traceback: Any) -> None:
+    def __exit__(self, kind: object, value: object, traceback: object) -> None:
         self.close(cancel=kind is not None)

@@ -69,7 +69,7 @@ class NotALiteral(Exception):
         self.why = why
 
 
-def _set_of(value: Any, node: ast.AST) -> set[Any]:
+def _set_of(value: object, node: ast.AST) -> set[object]:
     if isinstance(value, str):
         return set(value)  # set("的了呢"): one entry per character, as Python does
     if isinstance(value, (set, list, tuple)):
@@ -77,7 +77,7 @@ def _set_of(value: Any, node: ast.AST) -> set[Any]:
     raise NotALiteral(node, f"set() of a {type(value).__name__}")
 
 
-def literal_value(node: ast.AST) -> Any:
+def literal_value(node: ast.AST) -> object:
     """The value of a literal expression, or NotALiteral. No name is looked up and nothing
     is called except `set(...)`, so reading a script cannot run its code."""
     if isinstance(node, ast.Constant) and isinstance(node.value, (str, bool)):
@@ -119,7 +119,7 @@ def top_level_assignments(tree: ast.Module) -> dict[str, ast.expr]:
     return found
 
 
-def _variable(path: Path, assignments: dict[str, ast.expr], name: str) -> Any:
+def _variable(path: Path, assignments: dict[str, ast.expr], name: str) -> object:
     node = assignments.get(name)
     if node is None:
         raise DataError(path, f"no top-level assignment to {name}", expected=f"{name} = <{ACCEPTED}>")
@@ -193,7 +193,7 @@ def extract_languages(raw_dir: Path, languages: list[str]) -> dict[str, Released
     return {language: extract(raw_dir / SACC_FILES[language]) for language in languages}
 
 
-def to_json(lexicons: dict[str, ReleasedLexicon]) -> dict[str, Any]:
+def to_json(lexicons: dict[str, ReleasedLexicon]) -> dict[str, object]:
     """The build output's form: sorted lists, so that a rebuild writes identical bytes."""
     return {
         "source_files": {language: SACC_FILES[language] for language in sorted(lexicons)},

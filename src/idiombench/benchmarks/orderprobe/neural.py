@@ -104,7 +104,7 @@ class PairCache:
 
     def __init__(self, size: int = 100_000) -> None:
         self.size = size
-        self.values: OrderedDict[tuple[str, Pair], Any] = OrderedDict()
+        self.values: OrderedDict[tuple[str, Pair], object] = OrderedDict()
 
     def compute(self, key: str, pairs: list[Pair], score: Any) -> tuple[list[Any], int]:
         """The value of every pair (`score(distinct missing pairs)` computes the others, in
@@ -165,7 +165,7 @@ def run_requests(scorers: Any, requests: Requests, cache: PairCache | None = Non
 
 
 def _run_cosines(scorers: Any, requests: Requests, roles: Sequence[str], results: Results, cache: PairCache) -> None:
-    groups: dict[tuple[Any, ...], list[str]] = defaultdict(list)
+    groups: dict[tuple[object, ...], list[str]] = defaultdict(list)
     for role in roles:
         groups[embedding_signature(scorers.config, role)].append(role)  # type: ignore[index]
     for members in groups.values():

@@ -242,7 +242,7 @@ def prepare_rows(
     return work
 
 
-def request_pairs(work: list[RowWork], scorers: Any, cfg: OrderProbeScore) -> Requests:
+def request_pairs(work: list[RowWork], scorers: object, cfg: OrderProbeScore) -> Requests:
     """Every (explanation, reference) pair each computed role needs, for all rows.
     released: CE/STS/BERT over the released split of the cleaned texts, and ONE NLI pair
     per row, (premise, hypothesis) = (whole reference cell, explanation)."""
@@ -305,8 +305,8 @@ def lexical_rows(work: list[RowWork]) -> list[RowText]:
 
 
 def finish_row(
-    row: RowWork, results: Results, scorers: Any, cfg: OrderProbeScore, terms: Terms | None
-) -> dict[str, Any]:
+    row: RowWork, results: Results, scorers: object, cfg: OrderProbeScore, terms: Terms | None
+) -> dict[str, object]:
     """The semantic terms of one row from the batched neural results and its lexical terms
     (lexical.py; None for a row that is not scorable)."""
     record = row.record
@@ -382,7 +382,7 @@ def released_terms(
     nli_on: bool,
     cfg: OrderProbeScore,
     terms: Terms,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The terms of one scorable row as the released code computes them (released.py; the
     lexical ones from lexical.py)."""
     language = row.item.language
@@ -422,7 +422,7 @@ def score_generations(
     generations: Mapping[str, pd.DataFrame],
     items: Mapping[str, Mapping[str, Item]],
     cfg: OrderProbeScore,
-    scorers: Any,
+    scorers: object,
     notes: list[str],
     prompt_index: Mapping[str, Mapping[str, str]] | None = None,
     **options: Unpack[ChunkOptions],

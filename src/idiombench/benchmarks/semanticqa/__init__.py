@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...core.items import Item
 from ...data.manifest import FileSpec, load_file_specs
@@ -69,13 +69,13 @@ class SemanticQA(Benchmark[SemanticQAConfig]):
 
         return score(ctx)
 
-    def aggregate(self, ctx: AggregateContext[SemanticQAConfig]) -> dict[str, Any]:
+    def aggregate(self, ctx: AggregateContext[SemanticQAConfig]) -> dict[str, object]:
         """The metrics JSON body (aggregate.py)."""
         from .aggregate import aggregate
 
         return aggregate(ctx)
 
-    def migrate_body(self, body: dict[str, Any]) -> dict[str, Any]:
+    def migrate_body(self, body: dict[str, object]) -> dict[str, object]:
         return _results.migrate_body(body)
 
     def published_cells(self) -> PublishedCells:

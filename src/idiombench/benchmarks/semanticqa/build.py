@@ -66,14 +66,14 @@ class TaxonomyResources:
         return {name: t.labels.index(label) for name, t in self.all_files.items() if label in t.labels}
 
 
-def _example(adapter: TaskAdapter, line: int, record: dict[str, Any], **extra: Any) -> dict[str, Any]:
+def _example(adapter: TaskAdapter, line: int, record: dict[str, object], **extra: object) -> dict[str, object]:
     out = {"task": adapter.task, "line": line}
     if "id" in record:
         out["id"] = record["id"]
     return {**out, **extra}
 
 
-def _require_text(path: Path, line: int, record: dict[str, Any], name: str) -> str:
+def _require_text(path: Path, line: int, record: dict[str, object], name: str) -> str:
     value = record[name]
     if not isinstance(value, str):
         raise DataError(path, f"field {name!r} is a {type(value).__name__}", row=line, expected="a string")
@@ -83,7 +83,7 @@ def _require_text(path: Path, line: int, record: dict[str, Any], name: str) -> s
 
 
 def read_gold(
-    adapter: TaskAdapter, path: Path, line: int, record: dict[str, Any], stats: BuildStats
+    adapter: TaskAdapter, path: Path, line: int, record: dict[str, object], stats: BuildStats
 ) -> tuple[str | None, tuple[str, ...]]:
     """(gold text, references). A missing or empty gold is flagged and gives (None, ())."""
     name = adapter.gold_field
@@ -143,10 +143,12 @@ def choose_item_ids(
     return [f"L{line:04d}" for line, _ in rows], f"line ({reason}; see flagged)"
 
 
-def flag_duplicates(adapter: TaskAdapter, rows: list[tuple[int, dict[str, Any]]], stats: BuildStats) -> dict[int, int]:
+def flag_duplicates(
+    adapter: TaskAdapter, rows: list[tuple[int, dict[str, object]]], stats: BuildStats
+) -> dict[int, int]:
     """Records identical apart from `id`, and records asking the same question; line -> first line."""
     first_record: dict[str, int] = {}
-    first_question: dict[str, tuple[int, Any]] = {}
+    first_question: dict[str, tuple[int, object]] = {}
     duplicate_of: dict[int, int] = {}
     for line, record in rows:
         content = json.dumps({k: v for k, v in record.items() if k != "id"}, sort_keys=True, ensure_ascii=False)
@@ -173,7 +175,7 @@ def flag_duplicates(adapter: TaskAdapter, rows: list[tuple[int, dict[str, Any]]]
     return duplicate_of
 
 
-def vmwe_meta(adapter: TaskAdapter, line: int, record: dict[str, Any], stats: BuildStats) -> dict[str, Any]:
+def vmwe_meta(adapter: TaskAdapter, line: int, record: dict[str, object], stats: BuildStats) -> dict[str, object]:
     label = record.get("label")
     if not isinstance(label, str) or not label.strip():
         stats.flag("vmwe_label_missing", _example(adapter, line, record))
@@ -192,8 +194,8 @@ def vmwe_meta(adapter: TaskAdapter, line: int, record: dict[str, Any], stats: Bu
 
 
 def collocation_label_meta(
-    adapter: TaskAdapter, line: int, record: dict[str, Any], tax: TaxonomyResources, stats: BuildStats
-) -> dict[str, Any]:
+    adapter: TaskAdapter, line: int, record: dict[str, object], tax: TaxonomyResources, stats: BuildStats
+) -> dict[str, object]:
     label = record.get("label")
     relation = tax.labels.get(label) if isinstance(label, str) else None
     if relation is None:
@@ -219,13 +221,13 @@ def derived_fields(
     adapter: TaskAdapter,
     path: Path,
     line: int,
-    record: dict[str, Any],
+    record: dict[str, object],
     references: tuple[str, ...],
     has_gold: bool,
     tax: TaxonomyResources | None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Template fields that are not released field names (see adapters.py)."""
-    added: dict[str, Any] = {}
+    added: dict[str, object] = {}
     for placeholder, source in adapter.aliases.items():
         added[placeholder] = record[source]
     if has_gold:
@@ -280,7 +282,7 @@ def record_item(
     for name in adapter.required_fields:
         _require_text(path, line, record, name)
     answer, references = read_gold(adapter, path, line, record, stats)
-    meta: dict[str, Any] = {
+    meta: dict[str, object] = {
         "code": adapter.code,
         "phrase_type": adapter.phrase_type,
         "kind": adapter.kind,
@@ -324,12 +326,12 @@ def record_item(
 
 def check_templates(
     raw_dir: Path, adapter: TaskAdapter, items: list[Item], cfg: SemanticQABuild, stats: BuildStats
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Every placeholder of the task's released zero/few-shot templates must be a text field of
     every item (else DataError); for its other templates (LCE with oracle relation) an item
     that cannot fill one is flagged `template_placeholder_unfilled`."""
     few_shot_counts = [k for k in cfg.lcc_taxonomy.files_by_shots() if k > 0]
-    report: dict[str, Any] = {}
+    report: dict[str, object] = {}
     for stem in (adapter.prompt_stem, *adapter.extra_templates):
         main = stem == adapter.prompt_stem
         for setting in SETTINGS:
@@ -362,15 +364,15 @@ def check_templates(
                                 "placeholder": name,
                             },
                         )
-            entry: dict[str, Any] = {"file": f"prompts/{path.name}", "placeholders": names}
+            entry: dict[str, object] = {"file": f"prompts/{path.name}", "placeholders": names}
             if not main:
                 entry["items_unfilled"] = dict(unfilled)
             report[setting if main else f"{stem}_{setting}"] = entry
     return report
 
 
-def gold_summary(adapter: TaskAdapter, items: list[Item]) -> dict[str, Any]:
-    summary: dict[str, Any] = {"no_gold": sum(1 for i in items if i.meta["no_gold"])}
+def gold_summary(adapter: TaskAdapter, items: list[Item]) -> dict[str, object]:
+    summary: dict[str, object] = {"no_gold": sum(1 for i in items if i.meta["no_gold"])}
     if adapter.kind in ("mcq", "label"):
         summary["answers"] = dict(sorted(Counter(i.answer or "(none)" for i in items).items()))
     if adapter.kind == "mcq":
@@ -393,7 +395,7 @@ def gold_summary(adapter: TaskAdapter, items: list[Item]) -> dict[str, Any]:
 
 def build_task(
     raw_dir: Path, adapter: TaskAdapter, cfg: SemanticQABuild, tax: TaxonomyResources | None, stats: BuildStats
-) -> tuple[list[Item], dict[str, Any]]:
+) -> tuple[list[Item], dict[str, object]]:
     path = raw_dir / "instances" / f"{adapter.task}.jsonl"
     if not path.is_file():
         raise DataError(path, "instance file not found", expected="the released test set (run acquire)")
@@ -430,7 +432,7 @@ def build_task(
     return items, details
 
 
-def taxonomy_report(tax: TaxonomyResources, tasks: dict[str, list[Item]]) -> dict[str, Any]:
+def taxonomy_report(tax: TaxonomyResources, tasks: dict[str, list[Item]]) -> dict[str, object]:
     """How the collocation labels map onto every taxonomy file, and what LCC category scaling can use."""
     labels_in_data = Counter(
         i.meta["label"] for task in LABELLED_COLLOCATION_TASKS for i in tasks.get(task, []) if i.meta.get("label")
@@ -474,14 +476,14 @@ def taxonomy_report(tax: TaxonomyResources, tasks: dict[str, list[Item]]) -> dic
     }
 
 
-def vmwe_report(tasks: dict[str, list[Item]]) -> dict[str, Any]:
+def vmwe_report(tasks: dict[str, list[Item]]) -> dict[str, object]:
     """Oracle definitions per VMWE type, and how the oracle-schema sets relate to the main sets."""
     vmwe_items = [i for items in tasks.values() for i in items if i.meta["phrase_type"] == "vmwe"]
     definitions: dict[str, set[str]] = {}
     for item in vmwe_items:
         definitions.setdefault(str(item.meta["vmwe_type"]), set()).add(str(item.fields.get("oracle")))
     main_tasks = ("vmwe_extraction_LVC", "vmwe_extraction_VID", "vmwe_extraction_VPC")
-    report: dict[str, Any] = {
+    report: dict[str, object] = {
         "oracle_definitions": {t: sorted(d) for t, d in sorted(definitions.items())},
         "main_total": sum(len(tasks[t]) for t in main_tasks if t in tasks),
         "paper_table1_total": PAPER_VMWE_TOTAL,

@@ -87,7 +87,7 @@ class SemanticQABody(MetricsBody[SemanticQASetting, SemanticQABreakdowns, Semant
     pass
 
 
-def selection(render_sample: Mapping[str, Any] | None) -> str | None:
+def selection(render_sample: Mapping[str, object] | None) -> str | None:
     """How render.sample draws a task's items (None: every item)."""
     if render_sample is None or render_sample.get("items_per_task") is None:
         return None
@@ -117,7 +117,7 @@ def coverage(tasks: Mapping[str, tuple[int, int]], drawn: str | None) -> SampleC
     )
 
 
-def task_items(counts: Mapping[str, Any]) -> dict[str, tuple[int, int]]:
+def task_items(counts: Mapping[str, object]) -> dict[str, tuple[int, int]]:
     """A setting's counts -> task -> (items, items_in_task) (the counts that are not a task's left out)."""
     return {
         task: (entry["items"], entry["items_in_task"]) for task, entry in counts.items() if isinstance(entry, Mapping)

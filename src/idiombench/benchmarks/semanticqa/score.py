@@ -126,7 +126,7 @@ class Scored:
     jobs: list[InterpretationJob] = field(default_factory=list)
 
 
-def prompt_provenance(benchmark: str, setting: str, directory: Path | None = None) -> dict[str, dict[str, Any]]:
+def prompt_provenance(benchmark: str, setting: str, directory: Path | None = None) -> dict[str, dict[str, object]]:
     """prompt_id -> {prompt_hash, template_id, template_hash, exemplar_ids}, from the rendered prompts."""
     path = (directory / f"{setting}.parquet") if directory else paths.prompts_file(benchmark, setting)
     if not path.is_file():
@@ -190,7 +190,7 @@ def base_row(setting: str, g: dict[str, Any], item: Item, provenance: dict[str, 
     }
 
 
-def text_or_none(value: Any) -> str | None:
+def text_or_none(value: object) -> str | None:
     """A text cell, or None (pandas may hand a missing string back as NaN)."""
     return value if isinstance(value, str) else None
 
@@ -199,7 +199,7 @@ def as_float(flag: bool) -> float:
     return 1.0 if flag else 0.0
 
 
-def option_picked(context: ItemContext, letter: Any) -> tuple[int | None, Any]:
+def option_picked(context: ItemContext, letter: object) -> tuple[int | None, object]:
     """(the shown position of an option letter read from the output, the letter the item
     released that option under); a value that is no option letter is returned as it is."""
     n = len(context.choices)
@@ -278,7 +278,7 @@ def parse_extraction_value(item: Item, setting: str, text: str) -> str | None:
 
 
 def score_sequential_released(
-    row: dict[str, Any],
+    row: dict[str, object],
     item: Item,
     text: str,
     setting: str,
@@ -349,7 +349,7 @@ def score_rows(ctx: ScoreContext[SemanticQAConfig], cfg: SemanticQAScore, prompt
         sequential = sequential_setting(setting, cfg)
         provenance = prompt_provenance(ctx.benchmark, setting, prompts_dir)
         records = frame.sort_values(SORT_KEY, kind="stable").to_dict("records")
-        out: list[dict[str, Any]] = []
+        out: list[dict[str, object]] = []
         for g in records:
             item = find_item(ctx.items, setting, g)
             context = item_context(item, setting, int(g["rotation"]))
@@ -406,7 +406,7 @@ def meteor_scorer(notes: list[str]) -> Any:
         return None
 
 
-def interpretation_metrics(scored: Scored, cfg: SemanticQAScore, scorers: Any, notes: list[str]) -> None:
+def interpretation_metrics(scored: Scored, cfg: SemanticQAScore, scorers: object, notes: list[str]) -> None:
     jobs = scored.jobs
     if not jobs:
         return
@@ -461,7 +461,7 @@ def bertscore_f1(
         notes.append(f"BERTScore: {info.footnote}")
 
 
-def to_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+def to_frame(rows: list[dict[str, object]]) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=COLUMNS)
     for name in ("correct", "correct_strict", "correct_released_code", "meteor", "rouge_l", "bertscore_f1"):
         frame[name] = frame[name].astype("float64")

@@ -192,7 +192,7 @@ class OpenAIBackend(BackendBase):
         """The keywords of the SDK's `create` (loosely typed: the token limit's keyword is the
         config's `max_tokens_param`)."""
         sampling = request.sampling
-        payload: dict[str, Any] = {
+        payload: dict[str, object] = {
             "model": self._config.model,
             "messages": [{"role": m.role, "content": m.content} for m in request.messages],
             "temperature": sampling.temperature,  # 0 is greedy
