@@ -30,6 +30,7 @@ from idiombench.cli import app
 from idiombench.core.errors import ConfigError, DataError
 from idiombench.core.io import read_parquet, write_json
 from idiombench.core.redact import REDACTED, credential_in, scrub, scrub_text, scrub_url
+from idiombench.metrics.body import framed
 from idiombench.pipeline.config import load_params, parse_params
 from idiombench.stages.aggregate import model_info
 from idiombench.stages.generate import run_generate
@@ -69,7 +70,13 @@ def test_a_canary_credential_reaches_no_record(tmp_path: Path, port: int, monkey
         records = [
             json.dumps(info),
             json.dumps(
-                run_params(params, benchmark="orderprobe", model="api", setting="zero_shot", body={"model_info": info})
+                run_params(
+                    params,
+                    benchmark="orderprobe",
+                    model="api",
+                    setting="zero_shot",
+                    body=framed({"benchmark": "orderprobe", "model": "api", "status": "scored", "model_info": info}),
+                )
             ),
             "\n".join(model_lines(params)),
             CliRunner().invoke(app, ["check-params", "--params", str(project / "params.yaml")]).output,

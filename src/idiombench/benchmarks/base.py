@@ -136,7 +136,9 @@ class Benchmark(ABC, Generic[ConfigT]):
     metrics: ClassVar[tuple[MetricSpec, ...]] = ()
     # its metrics body (metrics.body.MetricsBody with its settings, breakdowns and provenance): the
     # aggregate stage writes through it, every reader reads through it
-    results_model: ClassVar[type[AnyBody] | None] = None  # TRANSITION: None = an untyped dict
+    # None: its body is checked against the frame every body shares (metrics.body.FrameBody) and
+    # handed to its own hooks as the JSON it wrote
+    results_model: ClassVar[type[AnyBody] | None] = None
     # `dvc plots` curve families (contexts.PlotSpec), written by the plots stage
     plots: ClassVar[tuple[PlotSpec, ...]] = ()
     # whether run_construction rebuilds the benchmark's own data (a construct stage)

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from ..core.ownership import STAMP
 
@@ -115,6 +115,34 @@ class MetricsBody(BodyModel, Generic[SettingT, BreakdownsT, ProvenanceT]):
         return data
 
 
+class OpenSetting(SettingResult):
+    """A setting of a benchmark without a results model: its metrics and counts, and whatever
+    else its aggregate records (kept as it is)."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class OpenRecords(BaseModel):
+    """Breakdowns of a benchmark without a results model, kept as they are."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class OpenProvenance(Provenance):
+    """Provenance of a benchmark without a results model: coverage where it records one, the
+    rest kept as it is."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class FrameBody(MetricsBody[OpenSetting, OpenRecords, OpenProvenance]):
+    """The frame every benchmark's body shares (who, what, the model, each setting's metrics and
+    counts), with a benchmark's own keys kept as they are: how a body of a benchmark without a
+    results model (a plugin's, a declared one's) is checked on read and read by generic code."""
+
+    model_config = ConfigDict(extra="allow")
+
+
 # a benchmark's part of the migration (Benchmark.migrate_body): a schema-1 body's own records moved
 BodyMigration = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -138,6 +166,18 @@ def read_body(data: Mapping[str, object], model: type[AnyBody], benchmark_part: 
     """A metrics file's content (any schema) as the benchmark's typed body; a body that does not fit
     the model is a ValueError naming the key (pydantic's message)."""
     return model.model_validate(migrate(data, benchmark_part))
+
+
+def framed(body: AnyBody | Mapping[str, object]) -> AnyBody:
+    """A body as a typed model: a typed body as it is, a plain one (a benchmark without a results
+    model; read_metrics has checked it) read as its frame."""
+    return body if isinstance(body, MetricsBody) else FrameBody.model_validate(migrate(body))
+
+
+def off_model(error: ValidationError) -> str:
+    """A body's first misfit as one line: "key <dotted key>: <pydantic's message>"."""
+    first = error.errors()[0]
+    return f"key {'.'.join(str(part) for part in first['loc'])}: {first['msg']}"
 
 
 def plain(body: AnyBody | Mapping[str, Any]) -> dict[str, Any]:

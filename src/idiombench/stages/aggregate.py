@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from ..benchmarks.contexts import AggregateContext
 from ..benchmarks.registry import get_benchmark
 from ..core import paths
@@ -16,6 +18,7 @@ from ..core.io import parquet_rows, read_json, read_json_object, read_parquet, w
 from ..core.ownership import earlier_json_file, stamp, stamped_by
 from ..core.progress import Progress
 from ..core.redact import scrub
+from ..metrics.body import FrameBody, off_model
 from ..params.schema import Params
 from .inputs import SCORED, SKIPPED, load_items
 
@@ -72,6 +75,14 @@ def run_aggregate(params: Params, *, benchmark: str, model: str, out: Path | Non
     results = get_benchmark(benchmark).results_model
     if results is not None:  # written through the benchmark's typed body (its schema checked here)
         body = results.model_validate(body).dump()
+    else:  # a plugin's or declaration's body: written as it returned it, once it fits the shared frame
+        try:
+            FrameBody.model_validate(body)
+        except ValidationError as error:
+            raise IdiombenchError(
+                f"{benchmark}: its aggregate returned a metrics body off the frame every body shares "
+                f"(metrics.body.FrameBody): {off_model(error)}; {out} is left as it was"
+            ) from None
     write_json(out, stamp(body, paths.AGGREGATE_OUTPUT))
     return body
 

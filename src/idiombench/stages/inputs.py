@@ -17,7 +17,7 @@ from ..core.errors import DataError, IdiombenchError
 from ..core.io import parquet_rows, read_json_object, read_parquet, require_complete
 from ..core.items import Item, read_items
 from ..generation.table import GENERATION_SCHEMA
-from ..metrics.body import read_body
+from ..metrics.body import FrameBody, off_model, read_body
 from ..params.schema import Params
 
 if TYPE_CHECKING:
@@ -102,18 +102,19 @@ def _make_scorers(params: Params) -> Scorers | None:
 
 def read_metrics(path: Path, benchmark: str) -> Any:
     """A metrics file (any schema) as the benchmark's typed body (its `results_model`); one that
-    does not fit is a one-line error naming the file. (Loosely typed: a typed body, or during the transition
-    a plain dict, which stages/report.py's collect_metrics hands on as a dict.)"""
+    does not fit is a one-line error naming the file and key. A benchmark without a results model
+    (a plugin, a declaration) gets its JSON back once it fits the frame every body shares
+    (metrics.body.FrameBody): its own hooks read the JSON they wrote, generic code reads it
+    through `metrics.body.framed`."""
     data = read_json_object(path)
     bench = get_benchmark(benchmark)
-    if bench.results_model is None:  # TRANSITION: a benchmark without a typed body yet
-        return data
     try:
-        return read_body(data, bench.results_model, bench.migrate_body)
+        typed = read_body(data, bench.results_model or FrameBody, bench.migrate_body)
     except ValidationError as error:
-        first = error.errors()[0]
-        key = ".".join(str(part) for part in first["loc"])
-        raise DataError(path, f"key {key}: {first['msg']}", expected=f"a {benchmark} metrics body") from None
+        raise DataError(path, off_model(error), expected=f"a {benchmark} metrics body") from None
+    if bench.results_model is None:  # a plugin's or declaration's body: its frame checked, handed on as its JSON
+        return data
+    return typed
 
 
 def score_tables(benchmark: str, model: str) -> dict[str, pd.DataFrame]:

@@ -53,7 +53,7 @@ from ..core.ownership import earlier_json_file, stamp, stamped_by
 from ..core.progress import Progress
 from ..core.redact import scrub, scrub_message
 from ..metrics import evaluate
-from ..metrics.body import plain
+from ..metrics.body import AnyBody, SettingResult, framed, plain
 from ..params.schema import Params
 from . import track_traces as traces
 from .inputs import SCORED, load_items, score_tables
@@ -111,14 +111,15 @@ def metric_name(name: str) -> str:
     return re.sub(r"[^\w\-. :/]", "_", name)
 
 
-def run_params(params: Params, *, benchmark: str, model: str, setting: str, body: dict[str, Any]) -> dict[str, str]:
-    info = body.get("model_info", {})
-    provenance = body.get("provenance", {})
+def run_params(params: Params, *, benchmark: str, model: str, setting: str, body: AnyBody) -> dict[str, str]:
+    info = body.model_info
     raw: dict[str, object] = {}
-    flatten("model", scrub(info.get("config", {})), raw)  # metrics JSON of an older run may hold a credential
-    flatten("model.identity", scrub(info.get("identity", {})), raw)
+    if info is not None:
+        flatten("model", scrub(info.config), raw)  # metrics JSON of an older run may hold a credential
+        flatten("model.identity", scrub(info.identity or {}), raw)
     flatten("decoding", params.benchmark(benchmark).model_dump(mode="json").get("generate", {}), raw)
-    flatten("provenance", provenance, raw)
+    if body.provenance is not None:
+        flatten("provenance", body.provenance.model_dump(mode="json"), raw)
     raw["setting"] = setting
     raw["profile"] = params.profile
     raw["git_commit"] = git_commit()
@@ -165,10 +166,10 @@ def noise_flips(*, benchmark: str, model: str, setting: str) -> dict[str, str]:
     return {prompt_id: ",".join(sorted(names)) for prompt_id, names in flipped.items()}
 
 
-def run_metrics(setting_body: dict[str, object]) -> dict[str, float]:
+def run_metrics(setting_body: SettingResult) -> dict[str, float]:
     flat: dict[str, object] = {}
-    flatten("", setting_body.get("metrics", {}), flat)
-    flatten("count", setting_body.get("counts", {}), flat)
+    flatten("", setting_body.metrics, flat)
+    flatten("count", setting_body.counts, flat)
     return {
         metric_name(k): float(v)
         for k, v in sorted(flat.items())
@@ -303,9 +304,7 @@ def _log(client: MlflowClient, run_id: str, metrics: dict[str, float], tags: dic
     )
 
 
-def _link_model(
-    client: MlflowClient, experiment_id: str, run_id: str, key: str, model: str, body: dict[str, Any]
-) -> str:
+def _link_model(client: MlflowClient, experiment_id: str, run_id: str, key: str, model: str, body: AnyBody) -> str:
     """An external logged model for the model (its identity as params): the runs table's
     Models column. Found again by key tag and source run, so re-tracking adds none."""
     from mlflow.entities import LoggedModelOutput
@@ -315,10 +314,10 @@ def _link_model(
         if logged.source_run_id == run_id:
             linked: str = logged.model_id
             return linked
-    info = body.get("model_info", {})
+    recorded = body.model_info.identity if body.model_info is not None else None
     identity = {
         k: v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
-        for k, v in sorted(scrub(info.get("identity", {})).items())
+        for k, v in sorted(scrub(recorded or {}).items())
     }
     logged = client.create_logged_model(
         experiment_id,
@@ -342,7 +341,7 @@ def _track_setting(
     benchmark: str,
     model: str,
     setting: str,
-    body: dict[str, Any],
+    body: AnyBody,
     shared: Path,
     counts: dict[str, int],
     items: ItemSource,
@@ -361,9 +360,9 @@ def _track_setting(
         **source_tags(benchmark),
     }
     run_id = _find_or_create(client, experiment_id, key, new_params, tags, f"{model} / {setting}", counts)
-    metrics = run_metrics(body["settings"][setting]) | noise_metrics(benchmark=benchmark, model=model, setting=setting)
+    metrics = run_metrics(body.settings[setting]) | noise_metrics(benchmark=benchmark, model=model, setting=setting)
     _log(client, run_id, metrics, tags)
-    inputs = dataset_inputs(benchmark, setting, body["settings"][setting])
+    inputs = dataset_inputs(benchmark, setting, body.settings[setting].model_dump(mode="json"))
     if inputs:  # the same (name, digest) logged again is not duplicated by the store
         client.log_inputs(run_id, datasets=inputs)
     traced = _track_items(client, experiment_id, run_id, params, benchmark, model, setting, items, progress)
@@ -558,7 +557,7 @@ def _track_parent(
     params: Params,
     benchmark: str,
     model: str,
-    body: dict[str, Any],
+    body: AnyBody,
     counts: dict[str, int],
 ) -> str:
     """Create or update the parent run of one model on one benchmark."""
@@ -568,7 +567,7 @@ def _track_parent(
         for k, v in run_params(params, benchmark=benchmark, model=model, setting="", body=body).items()
         if k != "setting"
     }
-    display = body.get("model_info", {}).get("display_name") or model
+    display = body.model_info.display_name if body.model_info is not None else model
     tags = {
         KEY_TAG: key,
         "idiombench.benchmark": benchmark,
@@ -583,7 +582,7 @@ def _track_parent(
     _log(
         client,
         run_id,
-        headline_metrics(params, benchmark, body) | reproduction_metrics(params, benchmark, model, body),
+        headline_metrics(params, benchmark, plain(body)) | reproduction_metrics(params, benchmark, model, plain(body)),
         tags,
     )
     _link_model(client, experiment_id, run_id, key, model, body)
@@ -619,9 +618,8 @@ def track(params: Params, *, benchmark: str, model: str, out: Path | None = None
         )
     record: dict[str, Any] = {"benchmark": benchmark, "model": model, "experiment": benchmark, "runs": {}}
     counts = {"created": 0, "updated": 0, "replaced": 0}
-    typed = collect_metrics(params, benchmark).get(model)
-    body = plain(typed) if typed is not None else None
-    if typed is None or body is None:  # skipped (or not aggregated): nothing to log, and the record says why
+    collected = collect_metrics(params, benchmark).get(model)
+    if collected is None:  # skipped (or not aggregated): nothing to log, and the record says why
         metrics_path = paths.metrics_file(benchmark=benchmark, model=model)
         record["status"] = (
             read_json_object(metrics_path).get("status", "missing") if metrics_path.exists() else "missing"
@@ -629,6 +627,7 @@ def track(params: Params, *, benchmark: str, model: str, out: Path | None = None
         record["counts"] = counts
         write_json(out, stamp(record, paths.TRACK_OUTPUT))
         return record
+    body = framed(collected)  # a plugin's plain body read as the frame every body shares
     uri = tracking_uri()
     with store_lock(uri), store_errors(uri, benchmark, model):
         mlflow.set_tracking_uri(uri)
@@ -641,7 +640,7 @@ def track(params: Params, *, benchmark: str, model: str, out: Path | None = None
         parent_counts = {"created": 0, "updated": 0, "replaced": 0}
         parent_id = _track_parent(client, experiment_id, params, benchmark, model, body, parent_counts)
         record["parent"] = {"run_id": parent_id, "counts": parent_counts}
-        settings = sorted(body.get("settings", {}))
+        settings = sorted(body.settings)
         source = item_source(params, benchmark=benchmark, model=model, settings=settings)
         with (
             tempfile.TemporaryDirectory() as shared_dir,
@@ -652,7 +651,7 @@ def track(params: Params, *, benchmark: str, model: str, out: Path | None = None
             ) as progress,
         ):
             shared = Path(shared_dir)
-            section_artifacts(params, benchmark=benchmark, model=model, body=typed, staging=shared)
+            section_artifacts(params, benchmark=benchmark, model=model, body=collected, staging=shared)
             for setting in settings:
                 key = f"{benchmark}/{model}/{setting}"
                 record["runs"][key] = _track_setting(
