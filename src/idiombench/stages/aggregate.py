@@ -73,16 +73,16 @@ def run_aggregate(params: Params, *, benchmark: str, model: str, out: Path | Non
             body.update(get_benchmark(benchmark).aggregate(ctx))  # the summary line's time includes this
         body["model_info"] = model_info(params, model)
     results = get_benchmark(benchmark).results_model
-    if results is not None:  # written through the benchmark's typed body (its schema checked here)
-        body = results.model_validate(body).dump()
-    else:  # a plugin's or declaration's body: written as it returned it, once it fits the shared frame
-        try:
-            FrameBody.model_validate(body)
-        except ValidationError as error:
-            raise IdiombenchError(
-                f"{benchmark}: its aggregate returned a metrics body off the frame every body shares "
-                f"(metrics.body.FrameBody): {off_model(error)}; {out} is left as it was"
-            ) from None
+    shape = results or FrameBody  # a plugin's or declaration's body: the frame every body shares
+    try:
+        checked = shape.model_validate(body)
+    except ValidationError as error:
+        raise IdiombenchError(
+            f"{benchmark}: its aggregate returned a metrics body that does not fit "
+            f"metrics.body.{shape.__name__}: {off_model(error)}; {out} is left as it was"
+        ) from None
+    if results is not None:  # written through the benchmark's typed body; a plugin's as it returned it
+        body = checked.dump()
     write_json(out, stamp(body, paths.AGGREGATE_OUTPUT))
     return body
 

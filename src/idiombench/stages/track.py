@@ -579,10 +579,11 @@ def _track_parent(
         f"metrics here are each setting's headline metrics.",
     }
     run_id = _find_or_create(client, experiment_id, key, model_params, tags, display, counts)
+    dumped = plain(body)
     _log(
         client,
         run_id,
-        headline_metrics(params, benchmark, plain(body)) | reproduction_metrics(params, benchmark, model, plain(body)),
+        headline_metrics(params, benchmark, dumped) | reproduction_metrics(params, benchmark, model, dumped),
         tags,
     )
     _link_model(client, experiment_id, run_id, key, model, body)
