@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from helpers import PROJECT_FILES, in_mirror, mirror_dirs, run, tool_env
+from parallel import group_and_order
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -51,10 +52,18 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"{DTYPE_ENV}={dtype!r}: expected one of {', '.join(MODEL_DTYPES)}")
     config.option.model_dtype = dtype
     config.addinivalue_line("markers", "model_dtype: builds a tiny model in the run's dtype (`model_dtype` fixture)")
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        # two workers share the cores: an OpenMP thread (PyTorch's) that waits sleeps instead of
+        # spinning, or each worker's spinning threads slow the other's several-fold. Thread
+        # counts, and so every code path that reads them, stay as they are.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the `xdist_group` marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark every test that takes `model_dtype` (directly or through a fixture) `model_dtype`."""
+    """Mark every test that takes `model_dtype` (directly or through a fixture) `model_dtype`;
+    under xdist, group the tests into units of work, longest first (tests/support/parallel.py)."""
+    group_and_order(config, items)
     for item in items:
         if "model_dtype" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.model_dtype)
