@@ -453,6 +453,56 @@ def parse_ranked_list(raw: str, expected: int = 5, keep_duplicates: bool = False
     return result(tuple(items), ok, raw, flags)
 
 
+# --------------------------------------------------------------------------- candidates
+
+# Stripped from both ends of an idiom before comparing: `#`, quotes, brackets, punctuation.
+IDIOM_EDGE_CHARACTERS = "#\"'“”‘’«»「」『』《》〈〉【】()[]<>`*.,;:!?。，、；：！？…·-—~"
+
+
+def normalise_idiom(text: str) -> str:
+    """For comparing idioms (a prediction, a gold idiom, a candidate, a dictionary word): NFKC,
+    every whitespace character removed, `IDIOM_EDGE_CHARACTERS` stripped from both ends. No
+    traditional/simplified conversion."""
+    text = unicodedata.normalize("NFKC", text)
+    text = "".join(text.split())
+    return text.strip(IDIOM_EDGE_CHARACTERS)
+
+
+def _candidate_in_text(raw: str, candidates: tuple[str, ...], flags: set[str]) -> ParseResult:
+    """No answer block: the one candidate the (think-stripped) text names, if exactly one."""
+    text, _ = clean_output(raw)
+    text = normalise_idiom(text)
+    named = [c for c in dict.fromkeys(candidates) if normalise_idiom(c) and normalise_idiom(c) in text]
+    if len(named) == 1:
+        return result((named[0],), False, raw, flags | {"candidate_in_text"})
+    return result(None, False, raw, flags | ({"several_candidates_in_text"} if named else set()))
+
+
+def parse_candidate_choice(raw: str, candidates: tuple[str, ...]) -> ParseResult:
+    """One of `candidates` (a cloze with candidates): the last `<answer><idiom></answer>` block
+    with one idiom (value: a one-element tuple); an idiom that is not a candidate is flagged
+    `not_a_candidate` (ok False), several idioms `several_idioms`. Read leniently (ok False): a
+    candidate's number 1-n in the block (`candidate_number`), and, without any answer block, the
+    one candidate the text names (`candidate_in_text`; two or more named: None)."""
+    parsed = parse_ranked_list(raw, expected=1)
+    if not candidates:
+        return parsed
+    flags = set(parsed.flags)
+    if parsed.value is None:
+        if "no_answer_block" in flags:
+            return _candidate_in_text(raw, candidates, flags)
+        return parsed
+    number = re.fullmatch(r"\d{1,2}", parsed.value[0]) if len(parsed.value) == 1 else None
+    if number and 1 <= int(number.group(0)) <= len(candidates):
+        return result((candidates[int(number.group(0)) - 1],), False, raw, flags | {"candidate_number"})
+    if len(parsed.value) > 1:
+        flags.add("several_idioms")
+    if normalise_idiom(parsed.value[0]) not in {normalise_idiom(c) for c in candidates}:
+        flags.add("not_a_candidate")
+    ok = parsed.ok and "not_a_candidate" not in flags and len(parsed.value) == 1
+    return result(parsed.value, ok, raw, flags - {"fewer_items", "more_items"})
+
+
 # --------------------------------------------------------------------------- text answers
 
 

@@ -27,23 +27,13 @@ is true (params `benchmarks.chengyu-bench.score.accept_unformatted`). No value a
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from ...core.parsing import ParseResult
+from ...core.parsing import ParseResult, normalise_idiom
 
 TOP_K = 5
 KS = (1, 3, 5)  # paper table 7
-EDGE_CHARACTERS = "#\"'“”‘’«»「」『』《》〈〉【】()[]<>`*.,;:!?。，、；：！？…·-—~"
-
-
-def normalise_idiom(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text)
-    text = "".join(text.split())
-    return text.strip(EDGE_CHARACTERS)
-
-
 def answer_counts(parsed: ParseResult, accept_unformatted: bool) -> bool:
     return parsed.value is not None and (parsed.ok or accept_unformatted)
 

@@ -15,11 +15,8 @@
 
 from __future__ import annotations
 
-import re
-
 from ...core.generation_types import ItemContext
-from ...core.parsing import ParseResult, clean_output, parse_ranked_list, parse_tag_label, result
-from .metrics import normalise_idiom
+from ...core.parsing import ParseResult, parse_candidate_choice, parse_ranked_list, parse_tag_label, result
 
 CONNOTATION_WORDS = {"褒义": "positive", "贬义": "negative", "褒義": "positive", "貶義": "negative"}
 APPROPRIATENESS_WORDS = {"正确": "correct", "错误": "wrong", "正確": "correct", "錯誤": "wrong", "incorrect": "wrong"}
@@ -32,36 +29,6 @@ def parse_connotation(raw: str) -> ParseResult:
 
 def parse_appropriateness(raw: str) -> ParseResult:
     return parse_tag_label(raw, ("correct", "wrong"), APPROPRIATENESS_WORDS)
-
-
-def _candidate_in_text(raw: str, candidates: tuple[str, ...], flags: set[str]) -> ParseResult:
-    """No answer block: the one candidate the (think-stripped) text names, if exactly one."""
-    text, _ = clean_output(raw)
-    text = normalise_idiom(text)
-    named = [c for c in dict.fromkeys(candidates) if normalise_idiom(c) and normalise_idiom(c) in text]
-    if len(named) == 1:
-        return result((named[0],), False, raw, flags | {"candidate_in_text"})
-    return result(None, False, raw, flags | ({"several_candidates_in_text"} if named else set()))
-
-
-def parse_candidate_choice(raw: str, candidates: tuple[str, ...]) -> ParseResult:
-    parsed = parse_ranked_list(raw, expected=1)
-    if not candidates:
-        return parsed
-    flags = set(parsed.flags)
-    if parsed.value is None:
-        if "no_answer_block" in flags:
-            return _candidate_in_text(raw, candidates, flags)
-        return parsed
-    number = re.fullmatch(r"\d{1,2}", parsed.value[0]) if len(parsed.value) == 1 else None
-    if number and 1 <= int(number.group(0)) <= len(candidates):
-        return result((candidates[int(number.group(0)) - 1],), False, raw, flags | {"candidate_number"})
-    if len(parsed.value) > 1:
-        flags.add("several_idioms")
-    if normalise_idiom(parsed.value[0]) not in {normalise_idiom(c) for c in candidates}:
-        flags.add("not_a_candidate")
-    ok = parsed.ok and "not_a_candidate" not in flags and len(parsed.value) == 1
-    return result(parsed.value, ok, raw, flags - {"fewer_items", "more_items"})
 
 
 def parse_output(item: ItemContext, raw: str) -> ParseResult:
