@@ -183,3 +183,109 @@ def test_the_recipe_shows_the_example_the_tests_run_and_names_every_key():
             assert f"`{key}`" in section, (model.__name__, key)
     for metric in SHAPES:
         assert f"`{metric}`" in section, metric
+
+
+CLOZE_DATA = [
+    {"passage": "他的画已经很好了，再加几笔反而是__。", "candidates": ["画蛇添足", "锦上添花", "对牛弹琴"], "gold": "画蛇添足"},
+    {"passage": "对不懂音乐的人讲乐理，简直是__。", "candidates": ["画蛇添足", "锦上添花", "对牛弹琴"], "gold": 2},
+    {"passage": "新书获奖，对他来说是__。", "candidates": ["画蛇添足", "「锦上添花」", "对牛弹琴"], "gold": "锦上添花"},
+    {"passage": "例句：__。", "candidates": ["一石二鸟", "守株待兔"], "gold": "守株待兔", "split": "train"},
+]
+
+
+def cloze_at(root: Path, monkeypatch: pytest.MonkeyPatch, records: list[dict[str, Any]], **changes: str) -> Any:
+    """A cloze declaration over `records` (split `test` unless a record says otherwise)."""
+    monkeypatch.chdir(root)
+    data = root / "data" / "chid" / "passages.jsonl"
+    data.parent.mkdir(parents=True)
+    lines = [json.dumps({"split": "test"} | r, ensure_ascii=False) + "\n" for r in records]
+    data.write_text("".join(lines), encoding="utf-8")
+    text = f"""shape: cloze
+language: zh
+data:
+  - file: passages.jsonl
+    sha256: {hashlib.sha256(data.read_bytes()).hexdigest()}
+fields: {{input: passage, options: candidates, gold: gold, split: split}}
+template:
+  - user: "{{input}}\\n候选成语：{{options}}\\n请用<answer><成语></answer>作答。"
+settings: {{zero_shot: {{}}, one_shot: {{shots: 1}}}}
+metrics: [accuracy, parse_failure_rate]
+"""
+    for old, new in changes.items():
+        assert old in text, old
+        text = text.replace(old, new)
+    path = Path("benchmarks/chid.yaml")
+    path.parent.mkdir()
+    path.write_text(text, encoding="utf-8")
+    return declared_benchmark("chid", path, read_declaration(path, SHAPES))
+
+
+def test_a_cloze_declaration_builds_renders_and_scores_as_chids_candidates(tmp_path, monkeypatch):
+    """A cloze with candidates: the gold given as text (normalised) or index is the candidate as
+    listed; the candidates fill {options}; an exemplar answers in the parser's block; the
+    parser and the score read a cloze answer as Chengyu-Bench's ChID candidates setting does."""
+    from idiombench.benchmarks.declared.answers import format_reference_answer
+    from idiombench.core.generation_types import item_context
+
+    bench = cloze_at(tmp_path, monkeypatch, CLOZE_DATA)
+    config = bench.config_model()
+    result = bench.build(tmp_path / "data/chid", config)
+    items = result.tasks["test"]
+    assert [i.answer for i in items] == ["画蛇添足", "对牛弹琴", "「锦上添花」"]
+    assert items[0].choices == ("画蛇添足", "锦上添花", "对牛弹琴")
+    output = bench.render(result.tasks, config, tmp_path / "data/chid")
+    first = output.prompts["zero_shot"][0].messages[0].content
+    assert first == "他的画已经很好了，再加几笔反而是__。\n候选成语：画蛇添足, 锦上添花, 对牛弹琴\n请用<answer><成语></answer>作答。"
+    shot = output.prompts["one_shot"][0].messages
+    assert [m.role for m in shot] == ["user", "assistant", "user"]
+    assert shot[0].content.startswith("例句：__。\n候选成语：一石二鸟, 守株待兔") and shot[1].content == "<answer><守株待兔></answer>"
+    oracle = format_reference_answer(item_context(items[0], "zero_shot"), items[0].answer, "oracle")
+    texts = {
+        "00001": oracle,  # the requested format: counted
+        "00002": "<answer><3></answer>",  # a candidate's number: read, not the requested format
+        "00003": "<answer><锦上添花，画蛇添足></answer>",  # two idioms: a hedge answers nothing
+    }
+    prompts = output.prompts["zero_shot"]
+    generations = pd.DataFrame(
+        [
+            {"prompt_id": p.prompt_id, "task": p.task, "setting": p.setting, "item_id": p.item_id, "pass": "main"}
+            | {"sample_index": 0, "text": texts[p.item_id], "error": None}
+            for p in prompts
+        ]
+    )
+
+    def scored(accept: bool) -> pd.DataFrame:
+        section = config.model_copy(update={"score": config.score.model_copy(update={"accept_unformatted": accept})})
+        ctx = ScoreContext(
+            params=None,
+            benchmark="chid",
+            model="m",
+            config=section,
+            generations={"zero_shot": generations},
+            items={"test": {i.item_id: i for i in items}},
+            scorers=None,
+        )
+        return bench.score(ctx)["zero_shot"]
+
+    strict, lenient = scored(False), scored(True)
+    assert strict["correct"].tolist() == [True, False, False] and strict["ok"].tolist() == [True, False, False]
+    assert strict["prediction"][0] == "画蛇添足" and pd.isna(strict["prediction"][1])
+    assert "candidate_number" in strict["flags"][1] and "several_idioms" in strict["flags"][2]
+    assert lenient["correct"].tolist() == [True, True, False]  # the number names the gold candidate
+    assert pd.isna(lenient["prediction"][2]) and not lenient["parse_failed"][2]  # a hedge, not a parse failure
+
+
+@pytest.mark.parametrize(
+    ("changes", "records", "expected"),
+    [
+        ({"[accuracy, parse_failure_rate]": "[accuracy, macro_f1]"}, CLOZE_DATA, "metrics.1: unknown metric 'macro_f1'"),
+        ({"options: candidates, ": ""}, CLOZE_DATA, "fields.options: missing (a cloze record lists its candidates"),
+        ({}, [CLOZE_DATA[0] | {"gold": "守株待兔"}], "row 1: gold '守株待兔' is none of the 3 candidates"),
+        ({}, [CLOZE_DATA[0] | {"candidates": ["画蛇添足"]}], "row 1: 1 candidates"),
+    ],
+)
+def test_a_bad_cloze_is_one_line_naming_the_key_or_the_row(tmp_path, monkeypatch, changes, records, expected):
+    with pytest.raises((ConfigError, DataError)) as caught:
+        bench = cloze_at(tmp_path, monkeypatch, records, **changes)
+        bench.build(tmp_path / "data/chid", bench.config_model())
+    assert expected in str(caught.value) and "\n" not in str(caught.value), str(caught.value)

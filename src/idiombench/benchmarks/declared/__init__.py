@@ -1,6 +1,7 @@
 """Declarative benchmarks: a researcher's data set as a benchmark in one YAML file,
 `benchmarks/<name>.yaml` in the project (the working directory every stage runs in), for the
-shapes idiom data sets take: multiple choice (options, gold) and label classification.
+shapes idiom data sets take: multiple choice (options, gold), label classification and cloze with
+candidates (an idiom chosen among the record's candidates, ChID's form).
 
 The registry finds every declaration in the project's `benchmarks/` folder (its file name is the
 benchmark's name) and makes each a `Benchmark` through `declared_benchmark`: its files (local

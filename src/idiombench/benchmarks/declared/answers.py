@@ -6,6 +6,7 @@ random, majority) write and what a k-shot prompt's exemplar answers with.
 | letter | the option's letter: `B` |
 | tag | the label in angle brackets: `<positive>` |
 | word | the label: `positive` |
+| candidate | the candidate in an answer block: `<answer><画蛇添足></answer>` |
 
 The build records the parser in each item's meta (so the format is part of the item the
 reference systems' cache keys digest); echo writes the item's input as it is.
@@ -18,6 +19,8 @@ from ...core.generation_types import ItemContext
 
 def answer_text(parser: str, answer: str) -> str:
     """`answer` as a model following the prompt exactly would write it under `parser`."""
+    if parser == "candidate":
+        return f"<answer><{answer}></answer>"
     return f"<{answer}>" if parser == "tag" else answer
 
 

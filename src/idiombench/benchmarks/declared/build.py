@@ -5,10 +5,12 @@ Per record (every problem a DataError naming the file, the record and the declar
   sort in order), else the record's line (the file's stem before it where a split has several
   files); unique within its split;
 - input: the `fields.input` value, as text;
-- choices (multiple_choice): the `fields.options` list of texts, in the released order;
+- choices (multiple_choice, cloze): the `fields.options` list of texts (options; a cloze's
+  candidates), in the released order;
 - answer: multiple_choice: the gold option's letter (the gold may be its letter, its 0-based
   index or its text); label: the label (a synonym of `labels` is read as its label,
-  case-insensitively);
+  case-insensitively); cloze: the gold candidate as the candidates list writes it (the gold
+  may be its 0-based index or its text, compared after `core.parsing.normalise_idiom`);
 - fields: the record's fields (what a template may name), the options' list included;
 - meta: where the record came from, the split, its resampling cluster, and the shape and
   parser (the reference systems write their answer in the parser's format: answers.py).
@@ -22,12 +24,14 @@ from pathlib import Path
 
 from ...core.errors import DataError
 from ...core.items import OPTION_LETTERS, Item
+from ...core.parsing import normalise_idiom
 from ...core.schema import name_problem
 from ...data.readers import read_csv_rows, read_json_file, read_jsonl, read_utf8
 from ..base import BuildResult, BuildStats
 from .schema import DataFile, Declaration
 
 MAX_OPTIONS = len(OPTION_LETTERS)
+MAX_CANDIDATES = 99  # a cloze's candidates: the parser reads a candidate's number of one or two digits
 
 
 def file_format(entry: DataFile, path: Path) -> str:
@@ -146,6 +150,24 @@ def gold_option(records: Records, row: int, gold: object, options: list[str]) ->
     return OPTION_LETTERS[index]
 
 
+def gold_candidate(records: Records, row: int, gold: object, candidates: list[str]) -> str:
+    """The gold candidate as the candidates list writes it: given as its 0-based index or its text."""
+    found: str | None = None
+    if isinstance(gold, int) and not isinstance(gold, bool):
+        found = candidates[gold] if 0 <= gold < len(candidates) else None
+    elif isinstance(gold, str):
+        wanted = normalise_idiom(gold)
+        found = next((c for c in candidates if wanted and normalise_idiom(c) == wanted), None)
+    if found is None:
+        raise DataError(
+            records.path,
+            f"gold {gold!r} is none of the {len(candidates)} candidates",
+            row=row,
+            expected=f"a candidate's 0-based index or text (fields.gold in {records.where})",
+        )
+    return found
+
+
 def gold_label(records: Records, row: int, gold: object, decl: Declaration) -> str:
     labels = decl.label_names()
     by_word = {label.lower(): label for label in labels} | {w.lower(): lab for w, lab in decl.synonyms().items()}
@@ -192,6 +214,17 @@ def make_item(
             )
         choices = tuple(options)
         answer = gold_option(records, row, gold, options)
+    elif shape == "cloze":
+        candidates = records.texts(row, record, "options")
+        if not 2 <= len(candidates) <= MAX_CANDIDATES:
+            raise DataError(
+                records.path,
+                f"{len(candidates)} candidates",
+                row=row,
+                expected=f"2 to {MAX_CANDIDATES} candidates (fields.options in {records.where})",
+            )
+        choices = tuple(candidates)
+        answer = gold_candidate(records, row, gold, candidates)
     else:
         answer = gold_label(records, row, gold, decl)
     cluster = None

@@ -5,7 +5,7 @@ and the headline mark come from the declaration.
 
 | name | shapes | statistic |
 |---|---|---|
-| accuracy | multiple_choice, label | share of rows whose answer is the gold one (`correct`) |
+| accuracy | multiple_choice, label, cloze | share of rows whose answer is the gold one (`correct`) |
 | macro_f1 | multiple_choice, label | F1 over the gold and predicted labels (option letters), macro-averaged |
 | format_ok | all | share of outputs that followed the requested format (`ok`) |
 | parse_failure_rate | all | share of outputs from which nothing could be read (`parse_failed`; lower is better) |
@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 PERCENT6 = PERCENT.rounded(6)
-CHOICE = frozenset({"multiple_choice", "label"})
-ALL = CHOICE
+CHOICE = frozenset({"multiple_choice", "label"})  # a closed set of answers, each a class of its own
+ALL = CHOICE | {"cloze"}
 CLUSTER = "cluster"  # the score column holding each row's resampling unit (a declared field's value)
 
 
@@ -76,7 +76,7 @@ def _macro_f1(resampling: Resampling, headline: bool) -> MetricSpec:
 
 
 LIBRARY: dict[str, Entry] = {
-    "accuracy": Entry(CHOICE, _ratio("accuracy", "Accuracy", "correct")),
+    "accuracy": Entry(ALL, _ratio("accuracy", "Accuracy", "correct")),
     "macro_f1": Entry(CHOICE, _macro_f1),
     "format_ok": Entry(ALL, _ratio("format_ok", "Format followed", "ok", paper=False)),
     "parse_failure_rate": Entry(

@@ -7,7 +7,8 @@ gold answer as the parser reads it (answers.py).
 
 Placeholders: every field of the record by its name, and
 - `{input}`: the `fields.input` value;
-- `{options}`: multiple_choice: one line per option, `A. <text>`;
+- `{options}`: multiple_choice: one line per option, `A. <text>`; cloze: the candidates
+  separated by `, `;
 - `{labels}`: label shape: the labels separated by `, `.
 A placeholder the template names that an item lacks is an error naming the setting and the
 template's key.
@@ -58,6 +59,8 @@ def values_for(decl: Declaration, item: Item) -> dict[str, str]:
     values["input"] = item.input
     if decl.shape == "multiple_choice":
         values["options"] = OPTION_SEPARATOR.join(f"{OPTION_LETTERS[i]}. {c}" for i, c in enumerate(item.choices))
+    elif decl.shape == "cloze":
+        values["options"] = LIST_SEPARATOR.join(item.choices)
     elif decl.shape == "label":
         values["labels"] = LIST_SEPARATOR.join(decl.label_names())
     return values

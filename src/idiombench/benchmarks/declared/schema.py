@@ -26,12 +26,15 @@ SUFFIX = ".yaml"
 # data/<name>/ is a declared benchmark's folder: these names are the project's own folders there
 RESERVED = frozenset({"raw", "processed", "annotations"})
 
-Shape = Literal["multiple_choice", "label"]
+Shape = Literal["multiple_choice", "label", "cloze"]
 # the parsers of each shape (core.parsing), the first the default
 PARSERS: dict[str, tuple[str, ...]] = {
     "multiple_choice": ("letter",),
     "label": ("tag", "word"),
+    "cloze": ("candidate",),
 }
+# the shapes whose records list their options (a cloze's candidates) in `fields.options`
+WITH_OPTIONS = frozenset({"multiple_choice", "cloze"})
 SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -165,8 +168,9 @@ def problems(decl: Declaration, name: str, known_metrics: dict[str, frozenset[st
     repeated = sorted({m for m in decl.metrics if decl.metrics.count(m) > 1})
     if repeated:
         found.append(f"metrics: listed more than once: {', '.join(repeated)}")
-    if shape == "multiple_choice" and decl.fields.options is None:
-        found.append(f"fields.options: missing (a {shape} record lists its options in a field)")
+    if shape in WITH_OPTIONS and decl.fields.options is None:
+        what = "candidates" if shape == "cloze" else "options"
+        found.append(f"fields.options: missing (a {shape} record lists its {what} in a field)")
     if shape != "label" and decl.labels is not None:
         found.append(f"labels: only the label shape has labels (this one is {shape})")
     if shape == "label":

@@ -5,7 +5,8 @@ Columns:
 
     prompt_id, task, setting, item_id, pass, sample_index   identity (sorted by these)
     cluster          the row's resampling unit (the declared field's value; None: the item)
-    gold             the gold answer (multiple_choice: its letter; label: the label)
+    gold             the gold answer (multiple_choice: its letter; label: the label; cloze:
+                     the candidate)
     parsed           the parser's value as a list (empty: nothing read)
     ok, flags        the parser's verdict (requested format followed) and what was odd
     answered         a value counted as the answer (params score.accept_unformatted: also
@@ -13,8 +14,9 @@ Columns:
     parse_failed     nothing could be read (wrong, counted)
     unformatted      a value read without the requested format
     generation_error the backend produced no text
-    prediction       the answer scored (None: none)
-    correct          the prediction is the gold answer
+    prediction       the answer scored (None: none; cloze: the one idiom chosen, normalised,
+                     None where the output names several)
+    correct          the prediction is the gold answer (cloze: compared after normalise_idiom)
 
 The metrics (library.py) are statistics over these columns; nothing here aggregates.
 """
@@ -30,7 +32,15 @@ from ...core import paths
 from ...core.errors import DataError
 from ...core.generation_types import ItemContext, item_context
 from ...core.items import OPTION_LETTERS
-from ...core.parsing import ParseResult, parse_label_word, parse_letter, parse_tag_label, result
+from ...core.parsing import (
+    ParseResult,
+    normalise_idiom,
+    parse_candidate_choice,
+    parse_label_word,
+    parse_letter,
+    parse_tag_label,
+    result,
+)
 from .library import CLUSTER
 from .schema import Declaration
 
@@ -70,6 +80,8 @@ def parser_for(decl: Declaration) -> Callable[[ItemContext, str], ParseResult]:
         return lambda item, raw: parse_tag_label(raw, labels, synonyms)
     if name == "word":
         return lambda item, raw: parse_label_word(raw, labels, synonyms)
+    if name == "candidate":
+        return lambda item, raw: parse_candidate_choice(raw, item.choices)
     return lambda item, raw: result(None, False, raw, {f"unknown_parser:{name}"})  # schema.problems refuses it
 
 
@@ -78,6 +90,16 @@ def answer_columns(decl: Declaration, parsed: ParseResult, gold: str, accept: bo
     unformatted = parsed.value is not None and not parsed.ok
     if parsed.value is None or not (parsed.ok or accept):
         return {"unformatted": unformatted, "parse_failed": parsed.value is None, "prediction": None, "correct": False}
+    if decl.shape == "cloze":
+        # one idiom chosen: several different ones answer nothing (a hedge), as ChID's scorer reads it
+        chosen = list(dict.fromkeys(n for n in (normalise_idiom(v) for v in parsed.value) if n))
+        one = chosen[0] if len(chosen) == 1 else None
+        return {
+            "unformatted": unformatted,
+            "parse_failed": not chosen,
+            "prediction": one,
+            "correct": one is not None and one == normalise_idiom(gold),
+        }
     said = str(parsed.value)
     if decl.shape == "label":
         canonical = {label.lower(): label for label in decl.label_names()}
