@@ -709,6 +709,49 @@ def dvc_yaml(
     console.print(f"dvc-yaml: wrote {out}" + (f" and {', '.join(map(str, written))}" if written else ""))
 
 
+@app.command("new-benchmark")
+@user_errors
+def new_benchmark(
+    name: Annotated[str, typer.Argument(help="The new benchmark's name (a params key).")],
+    data: Annotated[Path, typer.Argument(help="A JSON-lines file of records (one object per line).")],
+    shape: Annotated[
+        str | None, typer.Option("--shape", help="multiple_choice, label or cloze (default: from the records).")
+    ] = None,
+    input_field: Annotated[str | None, typer.Option("--input", help="The field asked about.")] = None,
+    gold: Annotated[str | None, typer.Option("--gold", help="The field holding the gold answer.")] = None,
+    options: Annotated[str | None, typer.Option("--options", help="The field listing options or candidates.")] = None,
+) -> None:
+    """Write benchmarks/NAME.yaml and data/NAME/ from a JSON-lines file: a working declaration to edit
+    (docs/ARCHITECTURE.md, "Add a benchmark"), built once to prove it; an existing one is never replaced."""
+    from typing import get_args
+
+    from .benchmarks.declared.scaffold import scaffold
+    from .benchmarks.declared.schema import Shape
+
+    shapes = get_args(Shape)
+    if shape is not None and shape not in shapes:
+        raise IdiombenchError(f"--shape {shape!r}: expected one of {', '.join(shapes)}")
+    made = scaffold(
+        name,
+        data,
+        taken=frozenset(NAMES),
+        shape=shape,  # type: ignore[arg-type]  # one of Shape's values, checked above
+        input_field=input_field,
+        gold=gold,
+        options=options,
+    )
+    found = made.guess
+    fields = ", ".join(f"{key}: {value}" for key, value in found.fields.items())
+    items = ", ".join(f"{task}: {n}" for task, n in made.items.items())
+    typer.echo(f"new-benchmark: wrote {made.declaration} ({found.shape}; {fields}) and {made.data}")
+    if found.labels:
+        typer.echo(f"new-benchmark: labels {', '.join(found.labels)}")
+    for note in found.notes:
+        typer.echo(f"new-benchmark: {note}")
+    typer.echo(f"new-benchmark: built {items} item(s); edit the template, then:")
+    typer.echo(f"  dvc add {made.data.parent} && idiombench dvc-yaml")
+
+
 @app.command("evaluate-predictions")
 @user_errors
 def evaluate_predictions(
