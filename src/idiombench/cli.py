@@ -723,7 +723,7 @@ def new_benchmark(
 ) -> None:
     """Write benchmarks/NAME.yaml and data/NAME/ from a JSON-lines file: a working declaration to edit
     (docs/ARCHITECTURE.md, "Add a benchmark"), built once to prove it; an existing one is never replaced."""
-    from typing import get_args
+    from typing import cast, get_args
 
     from .benchmarks.declared.scaffold import scaffold
     from .benchmarks.declared.schema import Shape
@@ -735,7 +735,7 @@ def new_benchmark(
         name,
         data,
         taken=frozenset(NAMES),
-        shape=shape,  # type: ignore[arg-type]  # one of Shape's values, checked above
+        shape=cast("Shape | None", shape),  # one of Shape's values, checked above
         input_field=input_field,
         gold=gold,
         options=options,

@@ -186,7 +186,11 @@ def test_the_recipe_shows_the_example_the_tests_run_and_names_every_key():
 
 
 CLOZE_DATA = [
-    {"passage": "他的画已经很好了，再加几笔反而是__。", "candidates": ["画蛇添足", "锦上添花", "对牛弹琴"], "gold": "画蛇添足"},
+    {
+        "passage": "他的画已经很好了，再加几笔反而是__。",
+        "candidates": ["画蛇添足", "锦上添花", "对牛弹琴"],
+        "gold": "画蛇添足",
+    },
     {"passage": "对不懂音乐的人讲乐理，简直是__。", "candidates": ["画蛇添足", "锦上添花", "对牛弹琴"], "gold": 2},
     {"passage": "新书获奖，对他来说是__。", "candidates": ["画蛇添足", "「锦上添花」", "对牛弹琴"], "gold": "锦上添花"},
     {"passage": "例句：__。", "candidates": ["一石二鸟", "守株待兔"], "gold": "守株待兔", "split": "train"},
@@ -235,10 +239,16 @@ def test_a_cloze_declaration_builds_renders_and_scores_as_chids_candidates(tmp_p
     assert items[0].choices == ("画蛇添足", "锦上添花", "对牛弹琴")
     output = bench.render(result.tasks, config, tmp_path / "data/chid")
     first = output.prompts["zero_shot"][0].messages[0].content
-    assert first == "他的画已经很好了，再加几笔反而是__。\n候选成语：画蛇添足, 锦上添花, 对牛弹琴\n请用<answer><成语></answer>作答。"
+    assert (
+        first
+        == "他的画已经很好了，再加几笔反而是__。\n候选成语：画蛇添足, 锦上添花, 对牛弹琴\n请用<answer><成语></answer>作答。"
+    )
     shot = output.prompts["one_shot"][0].messages
     assert [m.role for m in shot] == ["user", "assistant", "user"]
-    assert shot[0].content.startswith("例句：__。\n候选成语：一石二鸟, 守株待兔") and shot[1].content == "<answer><守株待兔></answer>"
+    assert (
+        shot[0].content.startswith("例句：__。\n候选成语：一石二鸟, 守株待兔")
+        and shot[1].content == "<answer><守株待兔></answer>"
+    )
     oracle = format_reference_answer(item_context(items[0], "zero_shot"), items[0].answer, "oracle")
     texts = {
         "00001": oracle,  # the requested format: counted
@@ -278,7 +288,11 @@ def test_a_cloze_declaration_builds_renders_and_scores_as_chids_candidates(tmp_p
 @pytest.mark.parametrize(
     ("changes", "records", "expected"),
     [
-        ({"[accuracy, parse_failure_rate]": "[accuracy, macro_f1]"}, CLOZE_DATA, "metrics.1: unknown metric 'macro_f1'"),
+        (
+            {"[accuracy, parse_failure_rate]": "[accuracy, macro_f1]"},
+            CLOZE_DATA,
+            "metrics.1: unknown metric 'macro_f1'",
+        ),
         ({"options: candidates, ": ""}, CLOZE_DATA, "fields.options: missing (a cloze record lists its candidates"),
         ({}, [CLOZE_DATA[0] | {"gold": "守株待兔"}], "row 1: gold '守株待兔' is none of the 3 candidates"),
         ({}, [CLOZE_DATA[0] | {"candidates": ["画蛇添足"]}], "row 1: 1 candidates"),

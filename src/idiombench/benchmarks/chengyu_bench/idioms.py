@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ...core.errors import DataError, IdiombenchError
-from .metrics import normalise_idiom
+from ...core.parsing import normalise_idiom
 
 PACKAGE = "china-idiom-without-tone"
 DATA_FILE = "china_idiom/idiom.csv"

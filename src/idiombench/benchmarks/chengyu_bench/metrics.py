@@ -34,6 +34,8 @@ from ...core.parsing import ParseResult, normalise_idiom
 
 TOP_K = 5
 KS = (1, 3, 5)  # paper table 7
+
+
 def answer_counts(parsed: ParseResult, accept_unformatted: bool) -> bool:
     return parsed.value is not None and (parsed.ok or accept_unformatted)
 

@@ -36,12 +36,13 @@ from ...core.errors import DataError
 from ...core.generation_types import item_context
 from ...core.io import sha256_bytes
 from ...core.items import Item
+from ...core.parsing import normalise_idiom
 from ...templating.prompts import hash_messages
 from ...templating.templates import ChatTemplate, load_package_templates
 from .build import RELEASE_TASKS, SAMPLE_TASKS
 from .chid import PLACEHOLDER
 from .idioms import IdiomList, load_idiom_list
-from .metrics import TOP_K, normalise_idiom, score_choice, score_label, score_ranked
+from .metrics import TOP_K, score_choice, score_label, score_ranked
 from .parse import parse_output
 from .render import PACKAGE, template_key, values_for
 

@@ -207,11 +207,11 @@ def _yaml(value: object) -> str:
 
 def declaration_text(name: str, source: Path, file: str, sha256: str, found: Guess) -> str:
     """The declaration, commented for the researcher who edits it next."""
-    template = TEMPLATES[found.shape]["zh" if found.language in ("zh", "ja") else "en"]
+    template = TEMPLATES[found.shape]["zh" if found.language == "zh" else "en"]
     if found.labels:
         template = template.replace("{first}", found.labels[0])
     asked = asked_split(found.splits)
-    settings = {"zero_shot": {}} if asked == "test" else {"zero_shot": {"split": asked}}
+    settings: dict[str, dict[str, object]] = {"zero_shot": {} if asked == "test" else {"split": asked}}
     if "train" in found.splits and asked != "train":
         name_k, shots = FEW_SHOT
         settings[name_k] = {"shots": shots, "exemplars": "train"} | ({} if asked == "test" else {"split": asked})
@@ -279,7 +279,8 @@ def scaffold(
     records = read_jsonl(source)
     found = guess(source, records, shape=shape, input_field=input_field, gold=gold, options=options)
     if found.shape == "cloze":
-        most = max(len(record[found.fields["options"]]) for _, record in records)  # type: ignore[arg-type]
+        listed = (record[found.fields["options"]] for _, record in records)
+        most = max(len(value) if isinstance(value, list) else 0 for value in listed)
         if most > MAX_CANDIDATES:
             raise DataError(source, f"a record lists {most} candidates", expected=f"at most {MAX_CANDIDATES}")
     content = source.read_bytes()
