@@ -76,6 +76,24 @@ def run(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float = 900):
     return result
 
 
+def ran_stages(output: str) -> list[str]:
+    """The stages `dvc repro` ran, in its order."""
+    return re.findall(r"Running stage '([^']+)'", output)
+
+
+def planned_rules(output: str) -> list[str]:
+    """Rule names of the jobs Snakemake ran or (with -n) plans, one per job, sorted."""
+    return sorted(re.findall(r"^\s*(?:local)?rule (\w+):", output, flags=re.MULTILINE))
+
+
+def pdf_text(path: Path) -> str:
+    """The text of every page of a PDF (pypdfium2)."""
+    import pypdfium2 as pdfium
+
+    document = pdfium.PdfDocument(str(path))
+    return "\n".join(page.get_textpage().get_text_range() for page in document)
+
+
 def snakemake_log(output: str, rule: str) -> list[tuple[str, dict[str, str]]]:
     """From Snakemake's output: ("start", the job's fields: wildcards, threads, jobid ...) for each
     `rule` job it started (or, with -n, planned), ("end", {"jobid": ...}) for each it finished,

@@ -18,19 +18,12 @@ import pytest
 import yaml
 
 from canary import CANARY, KEY_ENV, Echo, echo_server, files_with_canary, hits
-from helpers import run, tool_env
+from helpers import pdf_text, run, tool_env
 from idiombench.core.io import read_parquet
 
 pytestmark = [pytest.mark.mirror, pytest.mark.slow]
 
 BENCH = "chengyu-bench"  # the model's one benchmark: the smallest job that reaches the report
-
-
-def pdf_text(path: Path) -> str:
-    import pypdfium2 as pdfium
-
-    document = pdfium.PdfDocument(str(path))
-    return "\n".join(page.get_textpage().get_text_range() for page in document)
 
 
 def write_params(project: Path, params: dict) -> None:

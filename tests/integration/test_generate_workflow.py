@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from helpers import run, tool_env
+from helpers import ran_stages, run, tool_env
 from idiombench.benchmarks.registry import NAMES
 
 pytestmark = [pytest.mark.mirror, pytest.mark.slow]
@@ -60,10 +60,6 @@ def test_snakemake_runs_one_generate_job_per_model_on_claimed_gpus(
     assert {p.parent.name for p in (project / "results" / "generations" / "oracle").rglob("*.parquet")} == set(NAMES)
     again = run(["snakemake", *targets, "--cores", "2", "--resources", "gpu=2"], project, env)
     assert "Nothing to be done" in again.stdout + again.stderr
-
-
-def ran_stages(output: str) -> list[str]:
-    return re.findall(r"Running stage '([^']+)'", output)
 
 
 def test_dvc_generate_reruns_only_on_its_params_and_hits_the_cache(

@@ -15,7 +15,6 @@ written for it and no machine path in dvc.yaml or dvc.lock (issue 37):
 from __future__ import annotations
 
 import json
-import re
 import shutil
 from pathlib import Path
 
@@ -23,15 +22,11 @@ import pytest
 import yaml
 
 from graphs import assert_same_graphs
-from helpers import run, tool_env
+from helpers import ran_stages, run, tool_env
 from idiombench.core.yamlfile import load_yaml_file
 from plugin import FIXTURE, install_plugin, plugin_env
 
 pytestmark = pytest.mark.slow
-
-
-def ran_stages(output: str) -> list[str]:
-    return re.findall(r"Running stage '([^']+)'", output)
 
 
 def one_model(project: Path) -> None:

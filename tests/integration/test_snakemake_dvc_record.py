@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from helpers import run, snakemake_threads, tool_env
+from helpers import pdf_text, planned_rules, run, snakemake_threads, tool_env
 from idiombench.benchmarks.registry import NAMES
 from idiombench.core.workers import usable_cores
 
@@ -90,11 +90,6 @@ def dvc_ran(output: str) -> list[str]:
     return sorted(re.findall(r"Running stage '([^']+)'", output))
 
 
-def snakemake_jobs(output: str) -> list[str]:
-    """Rule names of the jobs Snakemake ran or (with -n) plans, one per job."""
-    return sorted(re.findall(r"^\s*(?:local)?rule (\w+):", output, flags=re.MULTILINE))
-
-
 def sync_line(output: str, prefix: str) -> list[str]:
     """The stage list of the dvc-sync line starting with `prefix` ([] when absent)."""
     for line in output.splitlines():
@@ -120,13 +115,6 @@ def report_files(project: Path) -> dict[str, bytes]:
         for path in sorted((project / "reports").rglob("*"))
         if path.is_file() and path.name not in (".gitkeep", ".snakemake_timestamp")
     }
-
-
-def pdf_text(path: Path) -> str:
-    import pypdfium2 as pdfium
-
-    document = pdfium.PdfDocument(str(path))
-    return "\n".join(page.get_textpage().get_text_range() for page in document)
 
 
 def evaluate(project: Path, env: dict, file: str, benchmark: str, task: str, setting: str) -> dict:
@@ -177,13 +165,13 @@ def test_main_job_and_one_record_across_snakemake_and_dvc(rendered_project: tupl
     # dvc.lock vouches for them, and DVC ran them in dependency order.
     planned = run(["snakemake", "-n", "--cores", "2", *DATA_TARGETS], project, env)
     out = planned.stdout + planned.stderr
-    assert snakemake_jobs(out) == [] and "Nothing to be done" in out, out
+    assert planned_rules(out) == [] and "Nothing to be done" in out, out
     assert sync_line(out, "dvc-sync: Snakemake records take DVC's word") == DATA_STAGES
 
     # Snakemake runs the model's stages only; onsuccess commits every stage of its DAG.
     ran = run(["snakemake", "--cores", "2", TARGET], project, env)
     out = ran.stdout + ran.stderr
-    assert snakemake_jobs(out) == ["aggregate", "generate", "score"], out
+    assert planned_rules(out) == ["aggregate", "generate", "score"], out
     assert sync_line(out, "dvc-sync: dvc commit recorded") == sorted(CODE_STAGES + DATA_STAGES + MODEL_STAGES)
     assert dvc_status(project, env, f"aggregate@{MODEL}-{BENCH}") == []
     every_stage = dvc_stages(project, env)
@@ -206,7 +194,7 @@ def test_main_job_and_one_record_across_snakemake_and_dvc(rendered_project: tupl
     # old params; DVC's verdict replaced them) ...
     planned = run(["snakemake", "-n", "--cores", "2", TARGET], project, env)
     out = planned.stdout + planned.stderr
-    assert snakemake_jobs(out) == [] and "Nothing to be done" in out, out
+    assert planned_rules(out) == [] and "Nothing to be done" in out, out
     assert sync_line(out, "dvc-sync: Snakemake records take DVC's word") == sorted(
         DATA_STAGES + [f"aggregate@{MODEL}-{BENCH}", f"score@{MODEL}-{BENCH}"]
     )
@@ -216,7 +204,7 @@ def test_main_job_and_one_record_across_snakemake_and_dvc(rendered_project: tupl
     write_params(project, params)
     planned = run(["snakemake", "-n", "--cores", "2", TARGET], project, env)
     out = planned.stdout + planned.stderr
-    assert snakemake_jobs(out) == ["aggregate", "score"], out
+    assert planned_rules(out) == ["aggregate", "score"], out
     assert sync_line(out, "dvc-sync: DVC reports changed") == [f"aggregate@{MODEL}-{BENCH}", f"score@{MODEL}-{BENCH}"]
 
     # The main job (issue 4): back to the recorded params, Snakemake runs the rest of the
@@ -314,7 +302,7 @@ def test_main_job_and_one_record_across_snakemake_and_dvc(rendered_project: tupl
         + ["plots", "report"]
     )
     planned = run(["snakemake", "-n", "--cores", "2", "reports/all_tables.pdf"], project, env)
-    assert snakemake_jobs(planned.stdout + planned.stderr) == [], planned.stdout + planned.stderr
+    assert planned_rules(planned.stdout + planned.stderr) == [], planned.stdout + planned.stderr
 
     # DVC as a data tool (issue 10, item 2): `dvc push` sends every output to the default
     # remote.
@@ -342,7 +330,7 @@ def test_main_job_and_one_record_across_snakemake_and_dvc(rendered_project: tupl
     for snakemake_target in (["reports/all_tables.pdf"], []):  # the report; the default target (all)
         planned = run(["snakemake", "-n", "--cores", "2", *snakemake_target], clone, env)
         out = planned.stdout + planned.stderr
-        assert snakemake_jobs(out) == [] and "Nothing to be done" in out, out
+        assert planned_rules(out) == [] and "Nothing to be done" in out, out
     # no Snakemake record describes a pulled output: each call asks DVC, which vouches for all
     assert sync_line(out, "dvc-sync: Snakemake records take DVC's word") == sorted(set(every_stage) - set(CODE_STAGES))
     assert dvc_status(clone, env) == []  # the mtimes put in DAG order changed no hash

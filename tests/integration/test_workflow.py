@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
 import yaml
 
-from helpers import run, tool_env
+from helpers import ran_stages, run, tool_env
 from idiombench.benchmarks.registry import NAMES
 
 pytestmark = [pytest.mark.mirror, pytest.mark.slow]
@@ -34,10 +33,6 @@ def test_snakemake_builds_and_renders_every_benchmark_and_reruns_nothing(make_pr
             assert (project / "results" / "prompts" / name / f"{setting}.parquet").is_file() == bool(info["file"])
     again = run(["snakemake", "--cores", "2", *BUILT, *RENDERED], project, env)
     assert "Nothing to be done" in again.stdout + again.stderr
-
-
-def ran_stages(output: str) -> list[str]:
-    return re.findall(r"Running stage '([^']+)'", output)
 
 
 def test_dvc_repro_is_incremental_per_benchmark(rendered_project: tuple[Path, str], mirrors: list[Path]):

@@ -239,10 +239,8 @@ def test_a_cloze_declaration_builds_renders_and_scores_as_chids_candidates(tmp_p
     assert items[0].choices == ("画蛇添足", "锦上添花", "对牛弹琴")
     output = bench.render(result.tasks, config, tmp_path / "data/chid")
     first = output.prompts["zero_shot"][0].messages[0].content
-    assert (
-        first
-        == "他的画已经很好了，再加几笔反而是__。\n候选成语：画蛇添足, 锦上添花, 对牛弹琴\n请用<answer><成语></answer>作答。"
-    )
+    asked = "他的画已经很好了，再加几笔反而是__。"
+    assert first == f"{asked}\n候选成语：画蛇添足, 锦上添花, 对牛弹琴\n请用<answer><成语></answer>作答。"
     shot = output.prompts["one_shot"][0].messages
     assert [m.role for m in shot] == ["user", "assistant", "user"]
     assert (
