@@ -175,6 +175,8 @@ def test_the_example_alone_runs_the_main_job_with_a_model_with_weights(make_proj
     assert {"generate", "noise", "report", "score", "track"} <= set(planned_rules(out)), out
     text = " ".join(pdf_text(project / "reports" / "all_tables.pdf").split())
     assert f"{NAME}: serving noise" in text and "SmolLM2-135M-Instruct" in text, text[:2000]
+    assert f"(1 files; local data/{NAME}/questions.jsonl)" in text  # its data's origin on the title page
+    assert f"versioned by DVC (data/{NAME}.dvc)" in " ".join(out.split()), out  # acquire's note
     with open(project / "reports/tables/summary.csv", encoding="utf-8", newline="") as handle:
         summary = [row for row in csv.DictReader(handle) if row["Benchmark"] == NAME]
     shown = {params["models"][name]["display_name"] for name in params["models"]}

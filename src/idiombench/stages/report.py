@@ -213,13 +213,22 @@ def model_lines(params: Params) -> list[str]:
     return lines
 
 
+def _origin(entry: dict[str, str]) -> str:
+    """Where an acquired file came from: its upstream commit, its URL, or the project's own file."""
+    if entry.get("source_repo"):
+        return f"{entry['source_repo']}@{entry['source_commit'][:10]}"
+    if entry.get("local"):
+        return f"local {entry['local']}"
+    return entry.get("url") or "unknown origin"
+
+
 def data_lines() -> list[str]:
     lines = []
     for name in NAMES:
         record = paths.acquired_record(name)
         if record.exists():
             body = read_json_object(record)
-            commits = sorted({f"{f['source_repo']}@{f['source_commit'][:10]}" for f in body["files"]})
+            commits = sorted({_origin(f) for f in body["files"]})
             lines.append(f"{name}: {sha256_file(record)[:16]} ({len(body['files'])} files; {', '.join(commits)})")
         else:
             lines.append(f"{name}: not acquired")

@@ -137,3 +137,25 @@ def test_the_command_prints_what_it_wrote_and_refuses_in_one_line(tmp_path, monk
     assert again.exit_code == 2 and again.output.count("\n") == 1 and "already exists" in again.output
     shape = CliRunner().invoke(app, ["new-benchmark", "quiz2", str(source), "--shape", "essay"])
     assert shape.exit_code == 2 and "--shape 'essay': expected one of multiple_choice, label, cloze" in shape.output
+
+
+def test_a_record_missing_its_options_or_its_gold_is_named_by_its_line(tmp_path, monkeypatch):
+    """A field of lists that one record lacks is that record's error, not a sign of the label
+    shape; a gold the build refuses is reported in the user's file, not in the copy it removed."""
+    monkeypatch.chdir(tmp_path)
+    records = [
+        {"qid": n, "context": f"第{n}句__。", "candidates": ["画蛇添足", "锦上添花", "对牛弹琴"], "answer": "对牛弹琴"}
+        for n in range(12)
+    ]
+    lacking = write_jsonl(tmp_path / "lacking.jsonl", records[:4] + [{"qid": 4, "context": "x", "answer": "y"}])
+    with pytest.raises(DataError, match=r"lacking.jsonl, row 5: no field 'candidates'"):
+        scaffold("lacking", lacking)
+    with pytest.raises(DataError, match=r"lacking.jsonl, row 1: no field 'choices' \(named by --options\)"):
+        scaffold("lacking", write_jsonl(tmp_path / "lacking.jsonl", records[:4]), options="choices")
+    wrong = write_jsonl(tmp_path / "wrong.jsonl", records[:6] + [records[6] | {"answer": "揠苗助长"}])
+    with pytest.raises(DataError, match=rf"^{tmp_path / 'wrong.jsonl'}, row 7: gold '揠苗助长' is none of the 3"):
+        scaffold("wrong", wrong)
+    assert not (tmp_path / "benchmarks").exists() and not (tmp_path / "data").exists()
+    many = write_jsonl(tmp_path / "many.jsonl", [{"idiom": f"i{n}", "label": f"l{n % 8}"} for n in range(12)])
+    with pytest.raises(DataError, match="gold field 'label' holds 8 distinct values"):
+        scaffold("many", many)  # 8 labels over 12 records: not a label set

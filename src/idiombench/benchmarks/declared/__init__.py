@@ -109,10 +109,11 @@ class DeclaredBenchmark(Benchmark[DeclaredSection]):
         local = self.declaration.local_files()
         if not local:
             return []
-        return [
-            f"read {len(local)} local file(s) from {self.data_dir()}/ (declared in {self.where}); "
-            f"version them with `dvc add {self.data_dir()}` so that `dvc push` / `dvc pull` carry them"
-        ]
+        read = f"read {len(local)} local file(s) from {self.data_dir()}/ (declared in {self.where})"
+        tracked = self.data_dir().with_name(f"{self.name}.dvc")
+        if tracked.is_file():
+            return [f"{read}; versioned by DVC ({tracked})"]
+        return [f"{read}; version them with `dvc add {self.data_dir()}` so that `dvc push` / `dvc pull` carry them"]
 
 
 _LOADED: dict[Path, DeclaredBenchmark] = {}

@@ -34,7 +34,6 @@ from ...core.io import write_text
 from ...core.items import OPTION_LETTERS
 from ...core.schema import name_problem
 from ...data.readers import read_jsonl
-from .build import MAX_CANDIDATES
 from .schema import DATA, DECLARATIONS, RESERVED, SUFFIX, Shape
 
 OPTION_FIELDS = ("options", "choices", "candidates")
@@ -75,7 +74,8 @@ METRICS: dict[str, list[str]] = {
 
 @dataclass
 class Guess:
-    """What the records say the declaration is; `notes` says how each part was chosen."""
+    """What the records say the declaration is; `notes`: what the researcher should know of it
+    (a field passed over, and why). The build checks every record (the number of candidates too)."""
 
     shape: Shape
     fields: dict[str, str]
@@ -99,14 +99,24 @@ def _is_text(value: object) -> bool:
     return isinstance(value, str) and bool(value.strip())
 
 
-def _pick(path: Path, key: str, given: str | None, common: list[str], preferred: tuple[str, ...]) -> str | None:
-    """The field named on the command line (refused unless every record has it), else the first
-    preferred name every record has."""
+def _lacking(records: list[tuple[int, dict[str, object]]], name: str) -> int:
+    """The line of the first record without field `name` (or with null there)."""
+    return next(line for line, record in records if record.get(name) is None)
+
+
+def _pick(
+    path: Path,
+    records: list[tuple[int, dict[str, object]]],
+    key: str,
+    given: str | None,
+    common: list[str],
+    preferred: tuple[str, ...],
+) -> str | None:
+    """The field named on the command line (refused, naming a record, unless every record has
+    it), else the first preferred name every record has."""
     if given is not None:
         if given not in common:
-            raise DataError(
-                path, f"--{key} {given!r} is not a field of every record", expected=f"one of: {', '.join(common)}"
-            )
+            raise DataError(path, f"no field {given!r} (named by --{key})", row=_lacking(records, given))
         return given
     return next((name for name in preferred if name in common), None)
 
@@ -125,13 +135,20 @@ def guess(
     common = _common_fields(records)
     values = {key: [record[key] for _, record in records] for key in common}
     notes: list[str] = []
-    option_field = _pick(path, "options", options, common, ())
+    # a field of lists that some records lack is a data error, not a sign of another shape
+    for key in dict.fromkeys(k for _, record in records for k in record):
+        present = [record[key] for _, record in records if record.get(key) is not None]
+        if key not in common and present and all(_is_texts(v) for v in present):
+            raise DataError(
+                path, f"no field {key!r}", row=_lacking(records, key), expected="the options every other record lists"
+            )
+    option_field = _pick(path, records, "options", options, common, ())
     if option_field is None and shape != "label":
         listed = [key for key in common if all(_is_texts(v) for v in values[key])]
         option_field = next((key for key in OPTION_FIELDS if key in listed), listed[0] if listed else None)
     if option_field is not None and not all(_is_texts(v) for v in values[option_field]):
         raise DataError(path, f"field {option_field!r} is not a list of two or more texts in every record")
-    gold_field = _pick(path, "gold", gold, common, GOLD_FIELDS)
+    gold_field = _pick(path, records, "gold", gold, common, GOLD_FIELDS)
     if gold_field is None:
         raise DataError(
             path, "no gold field", expected=f"a field named one of {', '.join(GOLD_FIELDS)} (or --gold NAME)"
@@ -152,7 +169,9 @@ def guess(
     if chosen == "label":
         option_field = None
         distinct = sorted({str(v).strip() for v in values[gold_field]})
-        if len(distinct) > MAX_LABELS or not all(isinstance(v, (str, int)) for v in values[gold_field]):
+        # labels repeat: at most MAX_LABELS, and from 10 records on, each used twice on average
+        free = len(distinct) > MAX_LABELS or (len(records) >= 10 and 2 * len(distinct) > len(records))
+        if free or not all(isinstance(v, (str, int)) for v in values[gold_field]):
             raise DataError(
                 path,
                 f"gold field {gold_field!r} holds {len(distinct)} distinct values, no options field",
@@ -160,12 +179,12 @@ def guess(
             )
         labels = distinct
     taken = {gold_field, option_field, SPLIT_FIELD}
-    id_field = _pick(path, "id", None, common, ID_FIELDS)
+    id_field = _pick(path, records, "id", None, common, ID_FIELDS)
     if id_field is not None and len({json.dumps(v) for v in values[id_field]}) < len(records):
         notes.append(f"ids: field {id_field!r} repeats a value, so the line number is each record's id")
         id_field = None
     taken.add(id_field)
-    input_name = _pick(path, "input", input_field, common, INPUT_FIELDS)
+    input_name = _pick(path, records, "input", input_field, common, INPUT_FIELDS)
     if input_name is None:
         texts = [key for key in common if key not in taken and all(_is_text(v) for v in values[key])]
         if not texts:
@@ -278,11 +297,6 @@ def scaffold(
         )
     records = read_jsonl(source)
     found = guess(source, records, shape=shape, input_field=input_field, gold=gold, options=options)
-    if found.shape == "cloze":
-        listed = (record[found.fields["options"]] for _, record in records)
-        most = max(len(value) if isinstance(value, list) else 0 for value in listed)
-        if most > MAX_CANDIDATES:
-            raise DataError(source, f"a record lists {most} candidates", expected=f"at most {MAX_CANDIDATES}")
     content = source.read_bytes()
     if data.exists() and data.read_bytes() != content:
         raise DataError(data, "exists with other content", expected=f"no file there, or the same bytes as {source}")
@@ -297,11 +311,14 @@ def scaffold(
         write_text(declaration, text)
         bench = declared_benchmark(name, declaration, read_declaration(declaration, SHAPES))
         built = bench.build(data.parent, bench.config_model())
-    except BaseException:
+    except BaseException as exc:
         for path in made:
             if path.is_dir():
                 path.rmdir()  # made by this call, and emptied above: files come first in `made`
             else:
                 path.unlink(missing_ok=True)
+        if isinstance(exc, DataError) and exc.path == str(data):  # the copy is gone: name the user's file
+            where = f"{exc.path}, row {exc.row}: " if exc.row is not None else f"{exc.path}: "
+            raise DataError(source, str(exc).removeprefix(where), row=exc.row) from None
         raise
     return Scaffold(declaration, data, found, {task: len(items) for task, items in built.tasks.items()})
