@@ -22,8 +22,10 @@ BIN := $(abspath $(VENV))/bin
 STAMP := $(VENV)/.installed
 PIP := $(BIN)/python -m pip install --quiet --require-hashes
 
-# the test suite's worker processes (pytest-xdist's -n): one per logical CPU; 0 runs it in this process
-TEST_WORKERS ?= logical
+# the test suite's worker processes (pytest-xdist's -n): one more than the usable cores, as a worker
+# often waits (a server's start, a Slurm status check, a subprocess's imports) with its core idle;
+# 0 runs the suite in this process
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
 # auto: install what the optional tests need where this machine can (see test-extras); no: nothing
 TEST_INSTALL ?= auto
 
@@ -59,8 +61,8 @@ test: $(STAMP)
 	# the project's bytecode, written once: where PYTHONDONTWRITEBYTECODE is set (CI's machines),
 	# every CLI, Snakemake and DVC process would otherwise compile src/ again (~0.4 s CPU each)
 	$(BIN)/python -m compileall -q src tests
-	# on every core (pytest-xdist): a worker per logical CPU, a test file per unit of work, the
-	# longest files first (tests/support/parallel.py)
+	# on every core (pytest-xdist): TEST_WORKERS workers, a test file per unit of work, the longest
+	# files first (tests/support/parallel.py)
 	PATH="$(BIN):$$PATH" $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 	# the tests whose tiny models take the run's dtype, again in bfloat16 (emulated where the CPU
 	# lacks bf16 instructions): a float32-only assumption fails on every CPU (tests/conftest.py)

@@ -141,7 +141,7 @@ def evaluate(project: Path, env: dict, file: str, benchmark: str, task: str, set
     return {"summary": " ".join(result.stderr.split()), "metrics": body["metrics"], "coverage": body["coverage"]}
 
 
-@pytest.mark.timeout(2400)  # ~14 min alone; more beside another worker (make test runs two)
+@pytest.mark.timeout(2400)  # ~10-14 min alone; more beside make test's other workers
 def test_main_job_and_one_record_across_snakemake_and_dvc(rendered_project: tuple[Path, str], mirrors: list[Path]):
     # DVC first: the data and prompt stages, every one of them (the default params: the run the
     # session's rendered projects share, ~70 s of CPU); then the smaller sample, for which DVC
