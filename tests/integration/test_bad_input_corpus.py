@@ -1043,6 +1043,23 @@ def _(p: Path) -> list[str]:
     return ["merge-params", "bad.yaml", "--out", "merged.yaml"]
 
 
+@case("new-benchmark from a JSONL with a truncated line (nothing written)", "quiz.jsonl, row 2", "invalid JSON")
+def _(p: Path) -> list[str]:
+    good = {"idiom": "break the ice", "options": ["a", "b"], "answer": "A"}
+    (p / "quiz.jsonl").write_text(json.dumps(good) + '\n{"idiom": "spill\n', encoding="utf-8")
+    return ["new-benchmark", "quiz", "quiz.jsonl"]
+
+
+@case("new-benchmark whose gold is none of the candidates (nothing written)", "chid.jsonl, row 2", "gold '锦上添花'")
+def _(p: Path) -> list[str]:
+    records = [
+        {"content": f"#idiom#{n}", "candidates": ["画蛇添足", "对牛弹琴"], "answer": gold}
+        for n, gold in enumerate(["画蛇添足", "锦上添花"])
+    ]
+    (p / "chid.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    return ["new-benchmark", "chid", "chid.jsonl"]
+
+
 @case("check-params of an overlay whose base is missing", "absent.yaml")
 def _(p: Path) -> list[str]:
     (p / "over.yaml").write_text("overlay_of: absent.yaml\nseed: 1\n", encoding="utf-8")
