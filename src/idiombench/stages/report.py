@@ -228,8 +228,8 @@ def data_lines() -> list[str]:
         record = paths.acquired_record(name)
         if record.exists():
             body = read_json_object(record)
-            commits = sorted({_origin(f) for f in body["files"]})
-            lines.append(f"{name}: {sha256_file(record)[:16]} ({len(body['files'])} files; {', '.join(commits)})")
+            origins = sorted({_origin(f) for f in body["files"]})
+            lines.append(f"{name}: {sha256_file(record)[:16]} ({len(body['files'])} files; {', '.join(origins)})")
         else:
             lines.append(f"{name}: not acquired")
     return lines
