@@ -16,7 +16,8 @@ import pytest
 SHARED_FIXTURES = {"vllm_semanticqa": "vllm"}
 
 # The longest units, in the order they start (the rest follow in collection order): each takes
-# minutes, most of the suite's other files seconds. Measured with `--durations` (docs/performance.md, "The test suite").
+# minutes, most of the suite's other files seconds (`--durations` of fresh-clone runs:
+# docs/performance.md, "make test from a fresh clone").
 LONGEST_FIRST = (
     "tests/integration/test_slurm.py",
     "tests/integration/test_snakemake_dvc_record.py",
