@@ -101,6 +101,19 @@ class Records:
             )
         return value
 
+    def options(self, row: int, record: dict[str, object], noun: str, most: int) -> list[str]:
+        """The `fields.options` list (a multiple-choice item's options, a cloze's candidates):
+        2 to `most` texts."""
+        listed = self.texts(row, record, "options")
+        if not 2 <= len(listed) <= most:
+            raise DataError(
+                self.path,
+                f"{len(listed)} {noun}",
+                row=row,
+                expected=f"2 to {most} {noun} (fields.options in {self.where})",
+            )
+        return listed
+
     def item_id(self, row: int, record: dict[str, object], prefix: str) -> str:
         if self.decl.fields.id is None:
             return f"{prefix}{row:05d}"
@@ -204,25 +217,11 @@ def make_item(
     gold = records.value(row, record, "gold")
     choices: tuple[str, ...] = ()
     if shape == "multiple_choice":
-        options = records.texts(row, record, "options")
-        if not 2 <= len(options) <= MAX_OPTIONS:
-            raise DataError(
-                records.path,
-                f"{len(options)} options",
-                row=row,
-                expected=f"2 to {MAX_OPTIONS} options (fields.options in {records.where})",
-            )
+        options = records.options(row, record, "options", MAX_OPTIONS)
         choices = tuple(options)
         answer = gold_option(records, row, gold, options)
     elif shape == "cloze":
-        candidates = records.texts(row, record, "options")
-        if not 2 <= len(candidates) <= MAX_CANDIDATES:
-            raise DataError(
-                records.path,
-                f"{len(candidates)} candidates",
-                row=row,
-                expected=f"2 to {MAX_CANDIDATES} candidates (fields.options in {records.where})",
-            )
+        candidates = records.options(row, record, "candidates", MAX_CANDIDATES)
         choices = tuple(candidates)
         answer = gold_candidate(records, row, gold, candidates)
     else:
