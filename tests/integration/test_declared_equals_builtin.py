@@ -98,6 +98,30 @@ def connotation_outputs(index: int) -> list[str]:
     return ["<positive>", "<negative>", "褒义", "<贬义>", "<positive> or <negative>", "Positive", "", f"{index}"]
 
 
+def scored_alike(
+    bench: Any, parse: Any, check: PromptCheck, setting: str, kind: str, item: Any, theirs: Any, text: str
+) -> list[tuple[bool, dict[str, Any], dict[str, object]]]:
+    """One output through both: the same parse, then, with and without accept_unformatted, the
+    same prediction, correctness, parse failure and unformatted flag. (accept, built-in row,
+    declared columns) per reading."""
+    ours = parse(item_context(item, setting), text)
+    assert ours == parse_output(item_context(theirs, setting), text), text
+    readings = []
+    for accept in (False, True):
+        gen = {"prompt_id": "p", "task": theirs.task, "item_id": item.item_id, "pass": "main"} | {
+            "sample_index": 0,
+            "rotation": 0,
+            "text": text,
+            "error": None,
+            "prompt_hash": "",
+        }
+        row = score_row(setting, kind, theirs, gen, accept, None, check)
+        mine = answer_columns(bench.declaration, ours, item.answer, accept)
+        assert {k: mine[k] for k in COMPARED} == {k: row[k] for k in COMPARED}, (text, accept)
+        readings.append((accept, row, mine))
+    return readings
+
+
 def test_chid_declared_as_a_cloze_scores_as_the_builtin(built, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     processed = built(BENCH)
     coded = load_items(BENCH, processed)["chid"]
@@ -113,19 +137,7 @@ def test_chid_declared_as_a_cloze_scores_as_the_builtin(built, tmp_path: Path, m
         theirs = coded[item.item_id]
         assert (item.input, item.choices, item.answer) == (theirs.input, theirs.choices, theirs.answer)
         for text in chid_outputs(item.choices, item.answer, index):
-            ours = parse(item_context(item, "chid_candidates"), text)
-            assert ours == parse_output(item_context(theirs, "chid_candidates"), text), text
-            for accept in (False, True):
-                gen = {"prompt_id": "p", "task": "chid", "item_id": item.item_id, "pass": "main"} | {
-                    "sample_index": 0,
-                    "rotation": 0,
-                    "text": text,
-                    "error": None,
-                    "prompt_hash": "",
-                }
-                row = score_row("chid_candidates", "choice", theirs, gen, accept, None, check)
-                mine = answer_columns(bench.declaration, ours, item.answer, accept)
-                assert {k: mine[k] for k in COMPARED} == {k: row[k] for k in COMPARED}, (text, accept)
+            for accept, row, mine in scored_alike(bench, parse, check, "chid_candidates", "choice", item, theirs, text):
                 correct[accept][0] += bool(row["correct"])
                 correct[accept][1] += bool(mine["correct"])
                 rows += 1
@@ -149,16 +161,4 @@ def test_connotation_declared_as_labels_scores_as_the_builtin(built, tmp_path: P
         theirs = coded[item.item_id]
         assert (item.input, item.answer) == (theirs.input, theirs.answer)
         for output in connotation_outputs(index):
-            ours = parse(item_context(item, "connotation"), output)
-            assert ours == parse_output(item_context(theirs, "connotation"), output), output
-            for accept in (False, True):
-                gen = {"prompt_id": "p", "task": "connotation_sample", "item_id": item.item_id, "pass": "main"} | {
-                    "sample_index": 0,
-                    "rotation": 0,
-                    "text": output,
-                    "error": None,
-                    "prompt_hash": "",
-                }
-                row = score_row("connotation", "label", theirs, gen, accept, None, check)
-                mine = answer_columns(bench.declaration, ours, item.answer, accept)
-                assert {k: mine[k] for k in COMPARED} == {k: row[k] for k in COMPARED}, (output, accept)
+            scored_alike(bench, parse, check, "connotation", "label", item, theirs, output)
