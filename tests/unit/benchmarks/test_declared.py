@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from idiombench.benchmarks.contexts import ScoreContext
+from declared_scoring import score_outputs
 from idiombench.benchmarks.declared import declared_benchmark
 from idiombench.benchmarks.declared.library import SHAPES
 from idiombench.benchmarks.declared.schema import read_declaration
@@ -145,23 +145,7 @@ def test_build_render_and_score_a_label_declaration(tmp_path, monkeypatch):
     assert [m.role for m in prompt.messages] == ["system", "user"]
     assert prompt.messages[1].content == "Is the idiom 画蛇添足 positive, negative?"
     texts = {"00001": "Negative", "00002": "<positive>", "00003": "I cannot say"}
-    generations = pd.DataFrame(
-        [
-            {"prompt_id": p.prompt_id, "task": p.task, "setting": p.setting, "item_id": p.item_id, "pass": "main"}
-            | {"sample_index": 0, "text": texts[p.item_id], "error": None}
-            for p in prompts
-        ]
-    )
-    ctx = ScoreContext(
-        params=None,  # the declared score stage reads only its own section
-        benchmark="conn",
-        model="m",
-        config=config,
-        generations={"zero_shot": generations},
-        items={"test": {i.item_id: i for i in items}},
-        scorers=None,
-    )
-    table = bench.score(ctx)["zero_shot"]
+    table = score_outputs(bench, config, {"test": {i.item_id: i for i in items}}, prompts, lambda p: texts[p.item_id])
     assert table["prediction"].tolist()[:2] == ["negative", "positive"] and pd.isna(table["prediction"][2])
     assert table["correct"].tolist() == [True, True, False]
     assert table["ok"].tolist() == [True, False, False]  # the tag is read, not the requested format
@@ -254,26 +238,12 @@ def test_a_cloze_declaration_builds_renders_and_scores_as_chids_candidates(tmp_p
         "00003": "<answer><锦上添花，画蛇添足></answer>",  # two idioms: a hedge answers nothing
     }
     prompts = output.prompts["zero_shot"]
-    generations = pd.DataFrame(
-        [
-            {"prompt_id": p.prompt_id, "task": p.task, "setting": p.setting, "item_id": p.item_id, "pass": "main"}
-            | {"sample_index": 0, "text": texts[p.item_id], "error": None}
-            for p in prompts
-        ]
-    )
 
     def scored(accept: bool) -> pd.DataFrame:
         section = config.model_copy(update={"score": config.score.model_copy(update={"accept_unformatted": accept})})
-        ctx = ScoreContext(
-            params=None,
-            benchmark="chid",
-            model="m",
-            config=section,
-            generations={"zero_shot": generations},
-            items={"test": {i.item_id: i for i in items}},
-            scorers=None,
+        return score_outputs(
+            bench, section, {"test": {i.item_id: i for i in items}}, prompts, lambda p: texts[p.item_id]
         )
-        return bench.score(ctx)["zero_shot"]
 
     strict, lenient = scored(False), scored(True)
     assert strict["correct"].tolist() == [True, False, False] and strict["ok"].tolist() == [True, False, False]

@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
-import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from idiombench.benchmarks.contexts import ScoreContext
+from declared_scoring import score_outputs
 from idiombench.benchmarks.declared import declared_benchmark
 from idiombench.benchmarks.declared.answers import format_reference_answer
 from idiombench.benchmarks.declared.library import SHAPES
@@ -39,24 +39,12 @@ def oracle_accuracy(name: str, declaration: Path) -> dict[str, float]:
     items = {task: {i.item_id: i for i in found} for task, found in built.tasks.items()}
     accuracy = {}
     for setting, prompts in output.prompts.items():
-        rows = []
-        for p in prompts:
-            item = items[p.task][p.item_id]
-            text = format_reference_answer(item_context(item, setting), item.answer or "", "oracle")
-            rows.append(
-                {"prompt_id": p.prompt_id, "task": p.task, "setting": setting, "item_id": p.item_id, "pass": "main"}
-                | {"sample_index": 0, "text": text, "error": None}
-            )
-        ctx = ScoreContext(
-            params=None,
-            benchmark=name,
-            model="oracle",
-            config=config,
-            generations={setting: pd.DataFrame(rows)},
-            items=items,
-            scorers=None,
-        )
-        table = bench.score(ctx)[setting]
+
+        def oracle(prompt: Any, setting: str = setting) -> str:
+            item = items[prompt.task][prompt.item_id]
+            return format_reference_answer(item_context(item, setting), item.answer or "", "oracle")
+
+        table = score_outputs(bench, config, items, prompts, oracle)
         assert table["ok"].all(), table[~table["ok"]]
         accuracy[setting] = float(table["correct"].mean())
     return accuracy
