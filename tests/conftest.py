@@ -54,8 +54,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "model_dtype: builds a tiny model in the run's dtype (`model_dtype` fixture)")
     if "PYTEST_XDIST_WORKER" in os.environ:
         # the workers share the cores: an OpenMP thread (PyTorch's) that waits sleeps instead of
-        # spinning, or each worker's spinning threads slow the other's several-fold. Thread
-        # counts, and so every code path that reads them, stay as they are.
+        # spinning on a core another worker needs (not measured alone; a known cost of
+        # oversubscription). Thread counts, and so every code path that reads them, stay as they are.
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
