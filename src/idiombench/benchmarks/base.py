@@ -23,6 +23,7 @@ from .contexts import ConfigT, ItemView
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ..generation.config import ReplaySource
     from ..params.schema import Params
     from ..report.tables import Section
     from ..scoring.provenance import PaperRole
@@ -256,6 +257,12 @@ class Benchmark(ABC, Generic[ConfigT]):
         (`report.published`; docs/papers.md#published-values). By default none; a package that
         ships `published_cells.yaml` returns `report.published.load_published_cells(__name__, self.name)`."""
         return PublishedCells.none(self.name)
+
+    def published_runs(self, config: ConfigT) -> dict[str, list[ReplaySource]]:
+        """The papers' models whose per-item predictions its release holds: paper model id (as
+        published_cells names it) -> replay sources over the acquired files, which a replay model
+        with `published: <id>` runs as a model of its own. By default none."""
+        return {}
 
     def acquire_notes(self, config: ConfigT) -> list[str]:
         """Lines acquire prints after the files (e.g. what could not be acquired)."""

@@ -163,7 +163,13 @@ class ReplayModel(ModelBase):
     """Predictions produced elsewhere, matched to items by content."""
 
     backend: Literal["replay"]
-    sources: list[ReplaySource]
+    sources: list[ReplaySource] = Field(default_factory=list, description="Files of predictions, each for one job.")
+    published: Key | None = Field(
+        None,
+        description="A paper model (its id in the published values, e.g. deepseek-r1) whose per-item predictions "
+        "a benchmark's release holds: their files become sources (before `sources`) when params are read "
+        "(pipeline/config.py), and the model runs only those benchmarks unless `benchmarks` says otherwise.",
+    )
 
 
 class ReferenceModel(ModelBase):

@@ -274,6 +274,8 @@ def consistency_problems(params: Params) -> list[str]:
                 problems.append(
                     f"{where}.benchmarks.{index}: unknown benchmark {benchmark!r} (known: {', '.join(names)})"
                 )
+        if model.backend == "replay" and not model.sources and model.published is None:
+            problems.append(f"{where}: a replay model needs `sources`, `published` or both")
         for index, source in enumerate(getattr(model, "sources", [])):
             if source.benchmark not in names:
                 problems.append(

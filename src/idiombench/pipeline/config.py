@@ -28,7 +28,7 @@ from ..benchmarks.registry import (
 from ..core.errors import ConfigError
 from ..core.redact import note_key_variables
 from ..generation.backends.replay import known_formats
-from ..generation.config import GenerateConfig
+from ..generation.config import GenerateConfig, ReplayModel, ReplaySource
 from ..params import schema as params_schema
 from ..params.overlay import merge, read_params_raw
 from ..params.schema import (
@@ -146,7 +146,38 @@ def parse_params(raw: object, source: str = "params.yaml") -> Params:
     problems = secrets + consistency_problems(params) + registry_problems(params)
     if problems:
         raise ConfigError(f"{source}: invalid parameters: " + "; ".join(problems))
-    return params
+    return with_published_sources(params)
+
+
+def released_runs(params: Params) -> dict[str, dict[str, list[ReplaySource]]]:
+    """paper model id -> benchmark -> the replay sources of its released predictions (the
+    enabled benchmarks' `published_runs`)."""
+    runs: dict[str, dict[str, list[ReplaySource]]] = {}
+    for name in NAMES:
+        if params.benchmark(name).enabled:
+            for paper_model, sources in get_benchmark(name).published_runs(params.benchmark(name)).items():
+                if sources:
+                    runs.setdefault(paper_model, {})[name] = sources
+    return runs
+
+
+def with_published_sources(params: Params) -> Params:
+    """`params` where each replay model with `published` has its paper model's released files as
+    sources (before its own) and, unless it selects benchmarks, runs only the benchmarks holding them."""
+    wanted = {name: m for name, m in params.models.items() if isinstance(m, ReplayModel) and m.published}
+    if not wanted:
+        return params
+    runs = released_runs(params)
+    models = dict(params.models)
+    for name, model in wanted.items():
+        released = runs.get(str(model.published), {})
+        models[name] = model.model_copy(
+            update={
+                "sources": [s for sources in released.values() for s in sources] + model.sources,
+                "benchmarks": model.benchmarks if model.benchmarks is not None else sorted(released),
+            }
+        )
+    return params.model_copy(update={"models": models})
 
 
 def registry_problems(params: Params) -> list[str]:
@@ -162,7 +193,14 @@ def registry_problems(params: Params) -> list[str]:
                 f"report.published.reproduces.{model_name}: no benchmark publishes values of {paper_model!r} "
                 f"(the papers' models: {', '.join(sorted(str(p) for p in papers))})"
             )
+    released = released_runs(params) if any(getattr(m, "published", None) for m in params.models.values()) else {}
     for model_name, model in params.models.items():
+        published = getattr(model, "published", None)
+        if published is not None and published not in released:
+            problems.append(
+                f"models.{model_name}.published: no enabled benchmark releases per-item predictions of "
+                f"{published!r} (released: {', '.join(sorted(released)) or 'none'})"
+            )
         for index, source in enumerate(getattr(model, "sources", [])):
             if source.format not in formats:
                 problems.append(

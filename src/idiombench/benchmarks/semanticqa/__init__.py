@@ -8,14 +8,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ...core import paths
 from ...core.items import Item
 from ...data.manifest import FileSpec, load_file_specs
+from ...generation.config import ReplaySource
 from ...metrics import MetricSpec, Scope
 from ...report.published import PublishedCells, load_published_cells
 from ..base import Benchmark, BuildResult
 from . import answers as _answers
 from . import build as _build
 from . import published_format as _published_format
+from . import published_runs as _published_runs
 from . import render as _render
 from . import results as _results
 from . import specs as _specs
@@ -77,6 +80,12 @@ class SemanticQA(Benchmark[SemanticQAConfig]):
 
     def migrate_body(self, body: dict[str, object]) -> dict[str, object]:
         return _results.migrate_body(body)
+
+    def published_runs(self, config: SemanticQAConfig) -> dict[str, list[ReplaySource]]:
+        """DeepSeek-R1's and Qwen3-235B's released predictions (published_runs.py)."""
+        runs = _published_runs.published_sources(self.name, self.file_specs(config), paths.raw_dir(self.name))
+        built = set(config.build.selected_tasks())  # a source of a task not built would answer nothing
+        return {model: [s for s in sources if s.task in built] for model, sources in runs.items()}
 
     def published_cells(self) -> PublishedCells:
         """The paper's published values (published_cells.yaml beside this module)."""
