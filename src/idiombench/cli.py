@@ -516,6 +516,40 @@ def track(
             )
 
 
+@app.command("track-comparison")
+@user_errors
+def track_comparison(
+    benchmark: BenchmarkArg,
+    params: ParamsOption = DEFAULT_PARAMS,
+    out: Annotated[Path | None, typer.Option(help="Destination (default results/comparison/<benchmark>.json).")] = None,
+) -> None:
+    """Log where the models disagree on a benchmark to its MLflow comparison run, and tag the
+    disagreeing items' traces (after every model's `track`)."""
+    from .stages.track_comparison import is_comparison_record
+    from .stages.track_comparison import track_comparison as run_comparison
+
+    _check_benchmark(benchmark)
+    loaded = load_params(params)
+    destination = check_output_file(
+        out or paths.comparison_record(benchmark),
+        is_comparison_record,
+        "a comparison record of `idiombench track-comparison`",
+    )
+    record = run_comparison(loaded, benchmark=benchmark, out=destination)
+    traces = record["traces"]
+    where = (
+        f"run {record['run']['run_id']} (model comparison) in MLflow experiment {benchmark!r}"
+        if record["run"]
+        else "no comparison run (fewer than two models with item outcomes)"
+    )
+    console.print(
+        f"track-comparison {benchmark}: {record['disagreeing_rows']:,} disagreeing row(s) over "
+        f"{record['pairs']:,} pair(s) of models, settings and metrics; {where}; traces: "
+        f"{traces['tagged']:,} tagged ({traces['changed']:,} changed, {traces['cleared']:,} cleared); "
+        f"browse (after `mlflow ui`): {record['ui']}"
+    )
+
+
 labels_app = typer.Typer(no_args_is_help=True, help="Human labels given to items in the MLflow UI.")
 app.add_typer(labels_app, name="labels")
 

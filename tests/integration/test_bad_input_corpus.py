@@ -2075,6 +2075,13 @@ FILE_LOOKALIKES: dict[str, dict[str, tuple[str, str]]] = {  # command -> label -
         ),
         "a text file": ("notes.txt", "my notes\n"),
     },
+    "track-comparison": {
+        "a comparison record's record not sealing its content": (
+            "mine.json",
+            stamped_lookalike("track-comparison", "comparison record"),
+        ),
+        "a text file": ("notes.txt", "my notes\n"),
+    },
     "report": {
         "a PDF authored by idiombench, not sealed": (
             "paper.pdf",

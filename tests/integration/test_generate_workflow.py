@@ -83,7 +83,19 @@ def test_dvc_generate_reruns_only_on_its_params_and_hits_the_cache(
     assert sorted(
         s
         for s in status
-        if not s.startswith(("score@", "aggregate@", "track@", "noise@", "attention@", "construct@", "plots", "report"))
+        if not s.startswith(
+            (
+                "score@",
+                "aggregate@",
+                "track@",
+                "track-comparison@",
+                "noise@",
+                "attention@",
+                "construct@",
+                "plots",
+                "report",
+            )
+        )
     ) == ["generate@majority", "generate@oracle"]
     assert not any(s.startswith(("acquire@", "build@", "render@")) for s in status)
     second = run(["dvc", "repro", "generate"], project, env)

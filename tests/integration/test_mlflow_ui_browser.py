@@ -187,14 +187,16 @@ def bar_widths(png: Path, colour: tuple[int, int, int], min_height: int = 30) ->
 def test_items_in_the_mlflow_ui(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """The items of the oracle and echo runs (issue 24): a setting's run lists its items (id,
     output, metrics), one item shows its prompt, output and assessments, the Traces view filters
-    by a tag, and "compare to" puts the two models' outputs for the same item side by side.
-    Screenshots: items.png, item.png, filtered.png, compared.png in tmp_path (paths printed)."""
+    by a tag (and by track-comparison's, to the items the two models disagree on), and "compare
+    to" puts the two models' outputs for the same item side by side. Screenshots: items.png,
+    item.png, filtered.png, disagreeing.png, compared.png in tmp_path (paths printed)."""
     from mlflow.tracking import MlflowClient
 
     import traced_project
     from browser import Browser
     from idiombench.core.io import read_parquet
     from idiombench.stages.track import track
+    from idiombench.stages.track_comparison import track_comparison
 
     traced_project.write_inputs(tmp_path)
     params = traced_project.run_stages(tmp_path, monkeypatch)
@@ -204,6 +206,7 @@ def test_items_in_the_mlflow_ui(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         model: track(params, benchmark="orderprobe", model=model)["runs"][f"orderprobe/{model}/zero_shot"]
         for model in ("oracle", "echo")
     }
+    track_comparison(params, benchmark="orderprobe")
     client = MlflowClient(uri)
     experiment = client.get_experiment_by_name("orderprobe").experiment_id
     scores = read_parquet(tmp_path / "results/scores/oracle/orderprobe/zero_shot.parquet").to_pandas()
@@ -243,32 +246,43 @@ def test_items_in_the_mlflow_ui(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         browser.wait_for_text("Feedback", "s_acc", repr(float(row["s_acc"])), "recovered")
         shot(browser, "item.png")
 
-        browser.open(f"{base}/#/experiments/{experiment}/traces")
-        browser.wait_for_text("zh-CN/0001/", "ja/0002/")
-        browser.tidy()  # a first-visit hint over the toolbar
-        browser.evaluate(
-            "[...document.querySelectorAll('button')].find(b => b.getAttribute('aria-label') == 'Filters').click()"
-        )
-        browser.wait_for_text("Field", "Apply filters")
-        browser.evaluate(
-            "[...document.querySelectorAll('[role=combobox], button, input')].filter("
-            "e => e.offsetParent && (e.innerText || e.value || '').trim() == 'State').forEach(e => e.click())"
-        )
-        browser.wait_for_text("Tag")
-        assert browser.click_text("Tag", "[role=option], li")
-        for label, value in (("Filter key", "language"), ("Filter value", "ja")):
-            browser.wait_for_text("Apply filters")
-            browser.evaluate(f"document.querySelector('input[aria-label=\"{label}\"]').focus()")
-            browser.call("Input.insertText", text=value)
-        assert browser.click_text("Apply filters")
-        browser.wait_for_text("ja/0002/")
-        deadline = time.monotonic() + 60
-        while "zh-CN/0001/" in browser.text() and time.monotonic() < deadline:
-            time.sleep(0.5)
-        assert "zh-CN/0001/" not in browser.text(), (
-            f"the tag filter left zh-CN items; see {shot(browser, 'filtered.png')}"
-        )
-        shot(browser, "filtered.png")
+        def filter_by_tag(key: str, value: str, kept: str, gone: str, screenshot: str) -> None:
+            """The Traces view filtered by a tag: `kept` stays listed, `gone` goes."""
+            browser.open(f"{base}/#/experiments/{experiment}/traces")
+            browser.wait_for_text("Traces")
+            # the UI keeps the last filter in the browser's storage: start without one (a reload:
+            # opening the same page again only changes the URL's hash, and the app keeps its state)
+            browser.evaluate("localStorage.clear(); sessionStorage.clear()")
+            browser.call("Page.reload", ignoreCache=True)
+            browser.wait_for_text(kept, gone)
+            browser.tidy()  # a first-visit hint over the toolbar
+            browser.evaluate(
+                "[...document.querySelectorAll('button')].find(b => b.getAttribute('aria-label') == 'Filters').click()"
+            )
+            browser.wait_for_text("Field", "Apply filters")
+            browser.evaluate(
+                "[...document.querySelectorAll('[role=combobox], button, input')].filter("
+                "e => e.offsetParent && (e.innerText || e.value || '').trim() == 'State').forEach(e => e.click())"
+            )
+            browser.wait_for_text("Tag")
+            assert browser.click_text("Tag", "[role=option], li")
+            for label, text in (("Filter key", key), ("Filter value", value)):
+                browser.wait_for_text("Apply filters")
+                browser.evaluate(f"document.querySelector('input[aria-label=\"{label}\"]').focus()")
+                browser.call("Input.insertText", text=text)
+            assert browser.click_text("Apply filters")
+            browser.wait_for_text(kept)
+            deadline = time.monotonic() + 60
+            while gone in browser.text() and time.monotonic() < deadline:
+                time.sleep(0.5)
+            assert gone not in browser.text(), f"the tag filter left {gone}; see {shot(browser, screenshot)}"
+            shot(browser, screenshot)
+            print(f"filtered by {key} at {browser.evaluate('location.href')}")
+
+        filter_by_tag("language", "ja", "ja/0002/", "zh-CN/0001/", "filtered.png")
+        # the items two models disagree on (track-comparison's tag): echo restores only the
+        # unscrambled ABCD inputs, which the oracle restores too
+        filter_by_tag("disagreement", "true", "zh-CN/0001/ABDC", "zh-CN/0001/ABCD", "disagreeing.png")
 
         # side by side: the oracle's run compared to the echo's, item by item
         echo_output = row["input"]  # echo copies the scrambled input

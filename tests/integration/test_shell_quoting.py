@@ -20,9 +20,14 @@ ROOT = Path(__file__).resolve().parents[2]
 KEYS = ["_", "0", "a-", "A_b-9", "a--b", "abcdefghij" * 6 + "klmn"]
 HOSTILE_PARAMS = "my params; $(touch pwned) `touch pwned` 'x\".yaml"
 # rule -> how its arguments follow `idiombench <command>`
-BENCHMARK_ONLY = {"code", "plugin", "acquire", "build", "render", "construct"}
+BENCHMARK_ONLY = {"code", "plugin", "acquire", "build", "render", "construct", "track_comparison"}
 WITH_MODEL = {"score", "aggregate", "track", "attention"}
-COMMANDS = {"plots": "plot-data", "code": "code-record", "plugin": "code-record"}
+COMMANDS = {
+    "plots": "plot-data",
+    "code": "code-record",
+    "plugin": "code-record",
+    "track_comparison": "track-comparison",
+}
 # the code records read the params DVC reads (a plugin's section with its defaults: pipeline/records.py)
 DVC_PARAMS_ONLY = {"code", "plugin"}
 
@@ -87,12 +92,14 @@ def test_every_dvc_command_is_the_arguments_it_means(make_project) -> None:
         stages = list(repo.index.stages)
     assert len([s for s in stages if s.name.startswith("generate@")]) == len(KEYS), [s.name for s in stages]
     for stage in stages:
-        name = stage.name.split("@")[0]
+        name = stage.name.split("@")[0].replace("-", "_")  # a Snakemake rule's name is an identifier
         command = stage.cmd if isinstance(stage.cmd, str) else stage.cmd[-1]
         if not isinstance(stage.cmd, str):
             assert stage.cmd[:-1] == [PARAMS_GUARD], stage.cmd
         argv = shlex.split(command)
-        rule = {"plot-data": "plots", "code-record": "code"}.get(argv[1], argv[1])
+        rule = {"plot-data": "plots", "code-record": "code", "track-comparison": "track_comparison"}.get(
+            argv[1], argv[1]
+        )
         assert rule == name, (stage.name, command)
         wildcards = {"benchmark": argv[2]} if rule in BENCHMARK_ONLY | WITH_MODEL else {}
         if "--model" in argv:

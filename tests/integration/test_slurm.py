@@ -280,6 +280,7 @@ def run_on_slurm(slurm: SlurmCluster, project: Path, base_env: dict[str, str], t
         + ["render"] * len(NAMES)
         + ["generate", "noise"] * len(MODELS)
         + ["score", "aggregate", "track"] * pairs
+        + ["track_comparison"] * len(NAMES)
         + ["construct", "plots", "report"]
         + ["attention"] * (len(attention_names()) * len(MODELS))
     )  # reference models: "skipped" records

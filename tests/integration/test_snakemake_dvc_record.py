@@ -291,7 +291,8 @@ def test_main_job_and_one_record_across_snakemake_and_dvc(rendered_project: tupl
     assert mcq["metrics"]["accuracy.micro.overall"] == 0.0  # echo never names an option letter
 
     # A scoring option (issue 4, item 7): `dvc repro` reruns scoring, aggregation, tracking
-    # and the report of that benchmark, and no generation; Snakemake then plans nothing.
+    # (the models' runs and their comparison) and the report of that benchmark, and no
+    # generation; Snakemake then plans nothing.
     params["benchmarks"][BENCH]["score"]["valid_idiom"]["four_character_only"] = False
     write_params(project, params)
     rerun = dvc_ran(run(["dvc", "repro"], project, env, timeout=1800).stdout)
@@ -299,7 +300,7 @@ def test_main_job_and_one_record_across_snakemake_and_dvc(rendered_project: tupl
     assert rerun == sorted(
         [f"{stage}@{m}-{BENCH}" for stage in ("score", "aggregate", "track") for m in models]
         + [f"noise@{m}" for m in models]
-        + ["plots", "report"]
+        + [f"track-comparison@{BENCH}", "plots", "report"]
     )
     planned = run(["snakemake", "-n", "--cores", "2", "reports/all_tables.pdf"], project, env)
     assert planned_rules(planned.stdout + planned.stderr) == [], planned.stdout + planned.stderr

@@ -145,6 +145,16 @@ def tracking_targets():
     return [f"results/tracking/{b}/{m}.json" for b in BENCHMARK_NAMES for m in MODEL_NAMES]
 
 
+def comparison_targets():
+    return [f"results/comparison/{b}.json" for b in BENCHMARK_NAMES]
+
+
+def comparison_inputs(benchmark):
+    """dag.comparison_deps with DVC's folders as their outputs: every model's metrics and
+    tracking record of the benchmark."""
+    return [f"results/{kind}/{benchmark}/{m}.json" for kind in ("metrics", "tracking") for m in MODEL_NAMES]
+
+
 def construction_targets():
     return [f"results/construction/{b}" for b in CONSTRUCTION_NAMES]
 

@@ -56,6 +56,18 @@ rule track:
         "{CLI} track {wildcards.benchmark:q} --model {wildcards.model:q} --params {PARAMS_FILE:q}"
 
 
+rule track_comparison:
+    input:
+        lambda wc: comparison_inputs(wc.benchmark),
+    output:
+        "results/comparison/{benchmark}.json",
+    params:
+        models=section("models"),  # the models compared (dvc.yaml's track-comparison stage lists them)
+        uncertainty=section("report", "uncertainty"),
+    shell:
+        "{CLI} track-comparison {wildcards.benchmark:q} --params {PARAMS_FILE:q}"
+
+
 rule construct:
     input:
         lambda wc: dag.snakemake_inputs(dag.construct_deps(NODES[wc.benchmark])),
@@ -73,6 +85,7 @@ rule report:
     input:
         metrics_targets(),
         tracking_targets(),
+        comparison_targets(),
         score_targets(),
         noise_targets(),
         generated_targets(),

@@ -104,6 +104,7 @@ CONSTRUCT_OUTPUT = Output(
 # JSON output files carry their record in a key of their own (ownership.stamp)
 AGGREGATE_OUTPUT = Output("aggregate", "metrics")
 TRACK_OUTPUT = Output("track", "tracking record")
+COMPARISON_OUTPUT = Output("track-comparison", "comparison record")
 NOISE_OUTPUT = Output("noise", "serving-noise results")
 CODE_OUTPUT = Output("code-record", "code record")
 PLUGIN_PARAMS_OUTPUT = Output("code-record", "plugin params")
@@ -204,6 +205,11 @@ def metrics_file(*, benchmark: str, model: str) -> Path:
 def tracking_record(*, benchmark: str, model: str) -> Path:
     """What `track` logged for one model on one benchmark: run ids per setting."""
     return RESULTS / "tracking" / benchmark / f"{model}.json"
+
+
+def comparison_record(benchmark: str) -> Path:
+    """What `track-comparison` logged for a benchmark: its comparison run, the traces it tagged."""
+    return RESULTS / "comparison" / f"{benchmark}.json"
 
 
 def report_pdf() -> Path:

@@ -32,6 +32,7 @@ ANALYSIS_DIR = "src/idiombench/analysis"
 RECORDS_CODE = "src/idiombench/pipeline/records.py"  # what writes the code records (a dependency of code@<b>)
 ANNOTATIONS_DIR = ANNOTATIONS.as_posix()
 DEFAULT_PARAMS = "params.yaml"
+COMPARISON_RECORD = "results/comparison/${key}.json"  # paths.comparison_record, in DVC's interpolation
 
 
 def data_record(benchmark: str) -> str:
@@ -219,6 +220,15 @@ def track_deps(*, benchmark: str, model: str) -> list[str]:
         f"data/processed/{benchmark}",
         f"results/noise/{model}",
     ]
+
+
+def comparison_deps(benchmark: str) -> list[str]:
+    """A track-comparison job tags the traces the benchmark's track jobs wrote, so it runs after
+    them. It reads every model's metrics, scores and outputs of the benchmark (the disagreeing
+    items, as the report finds them): each tracking record holds the sha256 of the score tables
+    and generations it was made from, so a change of any of them reaches it through the records
+    (DVC's foreach cannot list the models' score folders of one benchmark)."""
+    return [f"results/metrics/{benchmark}", f"results/tracking/{benchmark}"]
 
 
 def noise_deps(model: str, *, scores_by_benchmark: bool = False) -> list[str]:
@@ -529,6 +539,13 @@ def _model_stages(nodes: list[BenchmarkNode]) -> dict[str, CommentedMap]:
         [f"results/tracking/{bench}/{model}.json"],
         matrix={"model": "${models}", "bench": "${bench}"},
     )
+    stages["track-comparison"] = _stage(
+        "idiombench track-comparison ${key} --params params.yaml",
+        comparison_deps("${key}"),
+        ["models", "report.uncertainty"],  # the models compared (and their names), the bootstrap's settings
+        [COMPARISON_RECORD],
+        foreach="${bench}",
+    )
     stages["noise"] = _stage(
         model_cmd("noise", "", "${key}"),
         noise_deps("${key}"),
@@ -585,6 +602,7 @@ def _output_stages(constructing: bool, attending: bool) -> dict[str, CommentedMa
             [
                 "results/metrics",
                 "results/tracking",
+                "results/comparison",
                 "results/scores",
                 "results/noise",
                 "results/generations",
@@ -665,6 +683,8 @@ STAGE_COMMENTS = {
     "whose package has run_construction).",
     "attention": "Attention diagnostics of a model's recorded generations (benchmarks with attention_diagnostics;\n"
     'hf backend). A model that is not measured records "skipped" with the reason.',
+    "track-comparison": "Where the models disagree on a benchmark, in MLflow: its comparison run (the\n"
+    "disagreeing items as an artifact) and a tag on each disagreeing item's traces, after every model's track.",
     "plots": "plot data for `dvc plots show` / `dvc plots diff` (the `plots:` section below), and the\n"
     "headline metrics (one number per benchmark x model x setting) for `dvc exp show`",
 }

@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
@@ -189,13 +189,10 @@ def _clip(text: object) -> str:
     return flat if len(flat) <= TEXT_CHARS else flat[: TEXT_CHARS - 1] + "…"
 
 
-def disagreement_tables(
-    params: Params, benchmark: str, found: dict[str, dict[str, pd.DataFrame]], display_name: Callable[[str], str]
-) -> list[Table]:
-    """The counts table and the items table (the PDF prints the first EXAMPLES items)."""
-    uncertainty = params.report.uncertainty
-    counts: list[list[Cell]] = []
-    items: list[list[Cell]] = []
+def model_pairs(found: dict[str, dict[str, pd.DataFrame]]) -> Iterator[tuple[str, str, str, str, pd.DataFrame]]:
+    """(setting, metric, model A, model B, their rows: outcomes both right/wrong) for each pair of
+    models in each setting and headline metric, in the report's order (settings sorted, models in
+    params order, metrics sorted)."""
     settings = sorted({s for frames in found.values() for s in frames})
     for setting in settings:
         for a, b in combinations([m for m in found if setting in found[m]], 2):
@@ -203,43 +200,58 @@ def disagreement_tables(
             pair = found[a][setting].merge(found[b][setting], on=keys, suffixes=("_a", "_b"))
             pair = pair[pair["binary_a"].astype(bool) & pair["binary_b"].astype(bool)]
             for metric, group in pair.groupby("metric", sort=True):
-                result = disagreement(group["outcome_a"].to_numpy(), group["outcome_b"].to_numpy())
-                ea = mean(group["unit_a"].tolist(), group["outcome_a"].to_numpy())
-                eb = mean(group["unit_a"].tolist(), group["outcome_b"].to_numpy())
-                boot = (
-                    compare(a, ea, b, eb, "paired-bootstrap", uncertainty.resamples, uncertainty.seed)
-                    if ea.n >= uncertainty.min_units
-                    else None
-                )  # too few units to estimate the spread
-                counts.append(
-                    [
-                        Cell(setting),
-                        Cell(str(metric)),
-                        Cell(display_name(a)),
-                        Cell(display_name(b)),
-                        Cell(str(result.items)),
-                        Cell(str(result.only_a)),
-                        Cell(str(result.only_b)),
-                        Cell(f"{result.p:.4f}"),
-                        Cell("—" if boot is None or math.isnan(boot.p) else f"{boot.p:.4f}"),
-                    ]
-                )
-                decided = group["outcome_a"].isin((0.0, 1.0)) & group["outcome_b"].isin((0.0, 1.0))
-                split = group[decided & (group["outcome_a"] != group["outcome_b"])].sort_values("prompt_id")
-                for _, row in split.iterrows():
-                    right = a if row["outcome_a"] == 1.0 else b
-                    items.append(
-                        [
-                            Cell(setting),
-                            Cell(str(metric)),
-                            Cell(str(row["prompt_id"])),
-                            Cell(display_name(a)),
-                            Cell(display_name(b)),
-                            Cell(display_name(right)),
-                            Cell(str(row["text_a"])),
-                            Cell(str(row["text_b"])),
-                        ]
-                    )
+                yield setting, str(metric), a, b, group
+
+
+def split_rows(group: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a pair one model gets right and the other wrong (graded outcomes left out), by prompt."""
+    decided = group["outcome_a"].isin((0.0, 1.0)) & group["outcome_b"].isin((0.0, 1.0))
+    return group[decided & (group["outcome_a"] != group["outcome_b"])].sort_values("prompt_id")
+
+
+def disagreement_tables(
+    params: Params, benchmark: str, found: dict[str, dict[str, pd.DataFrame]], display_name: Callable[[str], str]
+) -> list[Table]:
+    """The counts table and the items table (the PDF prints the first EXAMPLES items)."""
+    uncertainty = params.report.uncertainty
+    counts: list[list[Cell]] = []
+    items: list[list[Cell]] = []
+    for setting, metric, a, b, group in model_pairs(found):
+        result = disagreement(group["outcome_a"].to_numpy(), group["outcome_b"].to_numpy())
+        ea = mean(group["unit_a"].tolist(), group["outcome_a"].to_numpy())
+        eb = mean(group["unit_a"].tolist(), group["outcome_b"].to_numpy())
+        boot = (
+            compare(a, ea, b, eb, "paired-bootstrap", uncertainty.resamples, uncertainty.seed)
+            if ea.n >= uncertainty.min_units
+            else None
+        )  # too few units to estimate the spread
+        counts.append(
+            [
+                Cell(setting),
+                Cell(str(metric)),
+                Cell(display_name(a)),
+                Cell(display_name(b)),
+                Cell(str(result.items)),
+                Cell(str(result.only_a)),
+                Cell(str(result.only_b)),
+                Cell(f"{result.p:.4f}"),
+                Cell("—" if boot is None or math.isnan(boot.p) else f"{boot.p:.4f}"),
+            ]
+        )
+        for _, row in split_rows(group).iterrows():
+            right = a if row["outcome_a"] == 1.0 else b
+            items.append(
+                [
+                    Cell(setting),
+                    Cell(str(metric)),
+                    Cell(str(row["prompt_id"])),
+                    Cell(display_name(a)),
+                    Cell(display_name(b)),
+                    Cell(display_name(right)),
+                    Cell(str(row["text_a"])),
+                    Cell(str(row["text_b"])),
+                ]
+            )
     if not counts:
         return []
     stem = benchmark.replace("-", "_")

@@ -265,7 +265,7 @@ def dataset_inputs(benchmark: str, setting: str, setting_body: dict[str, object]
     return inputs
 
 
-def _find_or_create(
+def find_or_create_run(
     client: MlflowClient,
     experiment_id: str,
     key: str,
@@ -295,7 +295,7 @@ def _find_or_create(
     return run_id
 
 
-def _log(client: MlflowClient, run_id: str, metrics: dict[str, float], tags: dict[str, str]) -> None:
+def log_to_run(client: MlflowClient, run_id: str, metrics: dict[str, float], tags: dict[str, str]) -> None:
     from mlflow.entities import Metric, RunTag
 
     now = int(time.time() * 1000)
@@ -359,9 +359,9 @@ def _track_setting(
         "idiombench.profile": params.profile,
         **source_tags(benchmark),
     }
-    run_id = _find_or_create(client, experiment_id, key, new_params, tags, f"{model} / {setting}", counts)
+    run_id = find_or_create_run(client, experiment_id, key, new_params, tags, f"{model} / {setting}", counts)
     metrics = run_metrics(body.settings[setting]) | noise_metrics(benchmark=benchmark, model=model, setting=setting)
-    _log(client, run_id, metrics, tags)
+    log_to_run(client, run_id, metrics, tags)
     inputs = dataset_inputs(benchmark, setting, body.settings[setting].model_dump(mode="json"))
     if inputs:  # the same (name, digest) logged again is not duplicated by the store
         client.log_inputs(run_id, datasets=inputs)
@@ -459,7 +459,7 @@ def _track_items(
             else f"all {len(found.rows):,} rows"
         )
     }
-    _log(client, run_id, {}, tags)
+    log_to_run(client, run_id, {}, tags)
     return {
         "traced": len(found.rows),
         "rows": len(found.table),
@@ -524,7 +524,7 @@ def is_store_failure(exc: BaseException) -> bool:
 
 
 @contextlib.contextmanager
-def store_errors(uri: str, benchmark: str, model: str) -> Iterator[None]:
+def store_errors(uri: str, rerun: str) -> Iterator[None]:
     """A store that cannot be reached, refuses a request or fails mid-run is the user's
     environment: one error naming it (credentials scrubbed when the error is made). What was
     written stays (whole batches of traces: track_store.py) and a rerun completes it."""
@@ -538,7 +538,7 @@ def store_errors(uri: str, benchmark: str, model: str) -> Iterator[None]:
         problem = scrub_message(" ".join(str(getattr(exc, "message", None) or exc).split()))[:400] or type(exc).__name__
         raise TrackingStoreError(
             f"tracking store {uri} ({origin}) failed: {problem}; nothing but the store was changed, "
-            f"and a rerun of `idiombench track {benchmark} --model {model}` completes what is missing"
+            f"and a rerun of `{rerun}` completes what is missing"
         ) from None
 
 
@@ -578,9 +578,9 @@ def _track_parent(
         "mlflow.note.content": f"{display} on {benchmark}: one child run per setting; "
         f"metrics here are each setting's headline metrics.",
     }
-    run_id = _find_or_create(client, experiment_id, key, model_params, tags, display, counts)
+    run_id = find_or_create_run(client, experiment_id, key, model_params, tags, display, counts)
     dumped = plain(body)
-    _log(
+    log_to_run(
         client,
         run_id,
         headline_metrics(params, benchmark, dumped) | reproduction_metrics(params, benchmark, model, dumped),
@@ -630,7 +630,7 @@ def track(params: Params, *, benchmark: str, model: str, out: Path | None = None
         return record
     body = framed(collected)  # a plugin's plain body read as the frame every body shares
     uri = tracking_uri()
-    with store_lock(uri), store_errors(uri, benchmark, model):
+    with store_lock(uri), store_errors(uri, f"idiombench track {benchmark} --model {model}"):
         mlflow.set_tracking_uri(uri)
         client = MlflowClient(tracking_uri=uri)
         experiment_id = ensure_experiment(client, benchmark)
@@ -670,5 +670,19 @@ def track(params: Params, *, benchmark: str, model: str, out: Path | None = None
                     progress,
                 )
     record["counts"] = counts
+    record["inputs"] = input_digests(benchmark, model)
     write_json(out, stamp(record, paths.TRACK_OUTPUT))
     return record
+
+
+def input_digests(benchmark: str, model: str) -> dict[str, dict[str, str]]:
+    """The sha256 of the model's score tables and generations of the benchmark, by file: what the
+    record was made from, so a stage keyed on the records (track-comparison, which reads them
+    too) sees any change of them."""
+    folders = {
+        "scores": paths.scores_dir(benchmark=benchmark, model=model),
+        "generations": paths.generations_dir(model) / benchmark,
+    }
+    return {
+        kind: {p.name: sha256_file(p) for p in sorted(folder.glob("*.parquet"))} for kind, folder in folders.items()
+    }

@@ -216,3 +216,65 @@ def test_the_item_table_says_what_the_traces_show(project: Path, benchmark: str,
         present = {k: v for k, v in cells.items() if not (v is None or isinstance(v, float) and math.isnan(v))}
         assert present == reference_table_row(row)
     assert set(found.table.columns) == set().union(*(reference_table_row(row) for row in found.rows))
+
+
+def test_disagreeing_items_are_tagged_and_listed_in_the_comparison_run(project: Path, tmp_path: Path) -> None:
+    """track-comparison: the report's disagreeing items are an artifact of the benchmark's
+    comparison run, with the pair's counts as metrics, and each of them is tagged on both models'
+    traces (filterable in the Traces view); a stale tag goes, and a rerun changes nothing."""
+    from mlflow.tracking import MlflowClient
+
+    from idiombench.benchmarks.contexts import ReportContext
+    from idiombench.stages.report_noise import disagreement_tables, outcomes
+    from idiombench.stages.track import KEY_TAG, track
+    from idiombench.stages.track_comparison import track_comparison
+
+    params = load_params(project / "params.yaml")
+    for model in ("oracle", "echo"):
+        track(params, benchmark="orderprobe", model=model)
+    record = track_comparison(params, benchmark="orderprobe")
+
+    # the report's tables, computed as the report computes them
+    context = ReportContext(params=params, benchmark="orderprobe", metrics={}, figures_dir=tmp_path)
+    counts, _, items = disagreement_tables(
+        params, "orderprobe", outcomes(params, "orderprobe", ["oracle", "echo"]), context.display_name
+    )
+    disagreeing = {(row[0].text, row[2].text) for row in items.rows}  # (setting, prompt_id)
+    assert disagreeing and all(row[5].text == "oracle" for row in items.rows)  # the oracle is the one right
+    assert record["disagreeing_rows"] == len(items.rows) and record["models"] == ["oracle", "echo"]
+
+    client = MlflowClient()
+    experiment = client.get_experiment_by_name("orderprobe").experiment_id
+    (run,) = client.search_runs([experiment], filter_string=f"tags.`{KEY_TAG}` = 'orderprobe/comparison'")
+    assert run.info.run_id == record["run"]["run_id"] and run.data.params == {"models": "oracle,echo"}
+    listed = client.download_artifacts(run.info.run_id, "disagreement/orderprobe_disagreement_items.csv", str(tmp_path))
+    assert Path(listed).read_text(encoding="utf-8") == items.to_csv()  # the report's full list, as it writes it
+    for row in counts.rows:
+        setting, metric, _, _, _, only_a, only_b = (cell.text for cell in row[:7])
+        prefix = f"disagreement/{setting}/{metric}/oracle_vs_echo"
+        assert run.data.metrics[f"{prefix}/a_right_b_wrong"] == int(only_a) > 0
+        assert run.data.metrics[f"{prefix}/a_wrong_b_right"] == int(only_b) == 0
+
+    # every disagreeing item's main-pass traces, and only those, carry the tags, on both models
+    for model, outcome in (("echo", "wrong"), ("oracle", "right")):
+        other = "oracle" if model == "echo" else "echo"
+        tagged = search(client, "orderprobe", f"tags.disagreement = 'true' AND tags.model = '{model}'")
+        assert {(t.info.tags["setting"], t.info.tags["prompt_id"]) for t in tagged} == disagreeing
+        assert {t.info.tags["pass"] for t in tagged} == {"main"}
+        assert all(t.info.tags[f"disagrees_with.{other}"] == outcome for t in tagged)
+        filtered = search(client, "orderprobe", f"tags.`disagrees_with.{other}` = '{outcome}'")
+        assert {t.info.trace_id for t in filtered} == {t.info.trace_id for t in tagged}
+    assert record["traces"]["tagged"] == 2 * len(disagreeing)
+
+    # a tag on an item that does not disagree is removed; a rerun on the same scores changes nothing
+    agreeing = next(
+        t
+        for t in search(client, "orderprobe", "tags.model = 'echo' AND tags.pass = 'main'")
+        if "disagreement" not in t.info.tags
+    )
+    client.set_trace_tag(agreeing.info.trace_id, "disagreement", "true")
+    again = track_comparison(params, benchmark="orderprobe")
+    assert again["traces"] == {"tagged": 2 * len(disagreeing), "changed": 0, "cleared": 1}
+    assert "disagreement" not in client.get_trace(agreeing.info.trace_id).info.tags
+    assert track_comparison(params, benchmark="orderprobe")["traces"]["cleared"] == 0
+    assert again["run"]["run_id"] == record["run"]["run_id"]  # the same run, updated
