@@ -202,3 +202,86 @@ def test_the_example_alone_runs_the_main_job_with_a_model_with_weights(make_proj
     assert ran_stages(run(["dvc", "repro"], project, env).stdout) == [record]
     planned = run(["snakemake", "-n", "--cores", "2", "reports/all_tables.pdf"], project, env)
     assert planned_rules(planned.stdout + planned.stderr) == [], planned.stdout
+
+
+GLOSSES = [
+    ("kick the bucket", ["to die", "to pass away"]),
+    ("spill the beans", "to reveal a secret"),
+    ("break the ice", "to ease the tension when people first meet"),
+    ("bite the bullet", "to face something unpleasant bravely"),
+    ("hit the sack", "to go to bed"),
+    ("under the weather", "slightly ill"),
+    ("cost an arm and a leg", "to be very expensive"),
+    ("let the cat out of the bag", "to reveal a secret by mistake"),
+    ("once in a blue moon", "very rarely"),
+    ("the ball is in your court", "it is your decision now"),
+    ("pull someone's leg", "to joke with someone"),
+    ("cut corners", "to do something badly to save time or money"),
+]
+
+
+def test_a_free_generation_dataset_runs_from_new_benchmark_to_report(tmp_path: Path) -> None:
+    """A researcher's JSONL of idioms and glosses (free texts, one with two references):
+    `new-benchmark` writes a generation declaration, and the stages score the oracle (the first
+    reference) 100 on exact match, ROUGE-L and BERTScore (the scorer registry's bertscore_en
+    role, the embedded default's model) and echo (the idiom) below it; the report's table and the
+    summary page carry ROUGE-L with its interval, and each MLflow trace its graded scores."""
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copy2(ROOT / "params.yaml", project / "params.yaml")
+    overlay = {
+        "overlay_of": "params.yaml",
+        "replace": ["models"],
+        "benchmarks": {name: {"enabled": False} for name in BUILTIN},
+        "models": {"oracle": {"backend": "oracle"}, "echo": {"backend": "echo"}},
+    }
+    (project / "decl.yaml").write_text(yaml.safe_dump(overlay), encoding="utf-8")
+    records = [{"idiom": idiom, "gloss": gloss} for idiom, gloss in GLOSSES]
+    source = tmp_path / "glosses.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    env = env_for(tmp_path)
+
+    def cli(*args: str, params: bool = True) -> str:
+        result = run(["idiombench", *args, *(["--params", "decl.yaml"] if params else [])], project, env)
+        return result.stdout + result.stderr
+
+    assert "(generation; input: idiom, gold: gloss" in " ".join(
+        cli("new-benchmark", "gloss", str(source), params=False).split()
+    )
+    for stage in ("acquire", "build", "render"):
+        cli(stage, "gloss")
+    for model in ("oracle", "echo"):
+        cli("generate", "--model", model)
+        cli("score", "gloss", "--model", model)
+        cli("aggregate", "gloss", "--model", model)
+        cli("track", "gloss", "--model", model)
+    cli("track-comparison", "gloss")
+    cli("report")
+
+    metrics = {
+        model: json.loads((project / f"results/metrics/gloss/{model}.json").read_text(encoding="utf-8"))["settings"][
+            "zero_shot"
+        ]["metrics"]
+        for model in ("oracle", "echo")
+    }
+    assert metrics["oracle"]["exact_match"] == 100.0 and metrics["oracle"]["rouge_l"] == 100.0
+    assert metrics["oracle"]["bertscore"] == pytest.approx(100.0, abs=1e-3)
+    assert metrics["echo"]["exact_match"] == 0.0 and metrics["echo"]["rouge_l"] < 50.0
+    assert metrics["echo"]["bertscore"] < metrics["oracle"]["bertscore"]
+
+    with open(project / "reports/tables/gloss_metrics.csv", encoding="utf-8", newline="") as handle:
+        rows = {row["Model"]: row for row in csv.DictReader(handle)}
+    assert rows["oracle"]["ROUGE-L (zero_shot)"].startswith("100.00") and rows["echo"]["BERTScore (zero_shot)_hi"]
+    with open(project / "reports/tables/summary.csv", encoding="utf-8", newline="") as handle:
+        summary = [row for row in csv.DictReader(handle) if row["Benchmark"] == "gloss"]
+    assert {row["Cell"] for row in summary} == {"zero_shot: ROUGE-L"} and all("±" in row["Value"] for row in summary)
+
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=env["MLFLOW_TRACKING_URI"])
+    experiment = client.get_experiment_by_name("gloss").experiment_id
+    traces = client.search_traces(locations=[experiment], filter_string="tags.model = 'echo'", max_results=100)
+    assert len(traces) == len(GLOSSES)
+    for trace in traces:
+        scores = {a.name: a.feedback.value for a in trace.info.assessments if a.feedback is not None}
+        assert {"correct", "rouge_l", "bertscore_f1"} <= set(scores), scores

@@ -12,9 +12,16 @@ from idiombench.benchmarks.contexts import ScoreContext
 
 
 def score_outputs(
-    bench: Any, config: Any, items: dict[str, dict[str, Any]], prompts: Sequence[Any], text: Callable[[Any], str]
+    bench: Any,
+    config: Any,
+    items: dict[str, dict[str, Any]],
+    prompts: Sequence[Any],
+    text: Callable[[Any], str],
+    scorers: Any = None,
+    notes: list[str] | None = None,
 ) -> pd.DataFrame:
-    """The score table of `prompts` (one setting) answered with `text(prompt)`."""
+    """The score table of `prompts` (one setting) answered with `text(prompt)`, the neural scores
+    by `scorers` (None: none); the stage's notes appended to `notes`."""
     setting = prompts[0].setting
     generations = pd.DataFrame(
         [
@@ -30,6 +37,9 @@ def score_outputs(
         config=config,
         generations={setting: generations},
         items=items,
-        scorers=None,
+        scorers=scorers,
     )
-    return bench.score(ctx)[setting]
+    table = bench.score(ctx)[setting]
+    if notes is not None:
+        notes += ctx.notes
+    return table

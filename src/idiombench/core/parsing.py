@@ -514,6 +514,13 @@ def normalise_text(text: str) -> str:
     return text.strip(" \t\"'“”‘’«»「」『』`.,;:!?。，；：！？")
 
 
+def parse_free_text(raw: str) -> ParseResult:
+    """A free-text answer (a declared generation benchmark): the output normalised, think blocks
+    removed, stripped; nothing (flag `empty`) when nothing is left."""
+    text, flags = clean_output(raw)
+    return result(text or None, bool(text), raw, flags)
+
+
 # --------------------------------------------------------------------------- label words
 
 ANSWER_LABELS = ("answer", "label", "final answer", "答案", "回答")

@@ -271,3 +271,112 @@ def test_a_bad_cloze_is_one_line_naming_the_key_or_the_row(tmp_path, monkeypatch
         bench = cloze_at(tmp_path, monkeypatch, records, **changes)
         bench.build(tmp_path / "data/chid", bench.config_model())
     assert expected in str(caught.value) and "\n" not in str(caught.value), str(caught.value)
+
+
+GLOSSES = [
+    {"idiom": "kick the bucket", "gloss": ["to die", "to pass away"]},
+    {"idiom": "spill the beans", "gloss": "to reveal a secret"},
+    {"idiom": "break the ice", "gloss": "to ease the first tension between strangers"},
+    {"idiom": "bite the bullet", "gloss": "to face something unpleasant bravely", "split": "train"},
+]
+
+
+def generation_at(root: Path, monkeypatch: pytest.MonkeyPatch, records: list[dict[str, Any]], **changes: str) -> Any:
+    """A free-generation declaration over `records` (split `test` unless a record says otherwise)."""
+    monkeypatch.chdir(root)
+    data = root / "data" / "gloss" / "glosses.jsonl"
+    data.parent.mkdir(parents=True)
+    data.write_text("".join(json.dumps({"split": "test"} | r) + "\n" for r in records), encoding="utf-8")
+    text = f"""shape: generation
+data:
+  - file: glosses.jsonl
+    sha256: {hashlib.sha256(data.read_bytes()).hexdigest()}
+fields: {{input: idiom, gold: gloss, split: split}}
+template:
+  - user: "What does the idiom '{{input}}' mean? Answer in a few words."
+settings: {{zero_shot: {{}}, one_shot: {{shots: 1}}}}
+metrics: [rouge_l, exact_match, bertscore, format_ok, parse_failure_rate]
+"""
+    for old, new in changes.items():
+        assert old in text, old
+        text = text.replace(old, new)
+    path = Path("benchmarks/gloss.yaml")
+    path.parent.mkdir()
+    path.write_text(text, encoding="utf-8")
+    return declared_benchmark("gloss", path, read_declaration(path, SHAPES))
+
+
+def test_a_generation_declaration_scores_outputs_against_their_references(tmp_path, monkeypatch):
+    """Free generation: the gold is a reference or a list of them; an output is scored against its
+    best reference by exact match (normalised), ROUGE-L (scoring.lexical) and BERTScore (the
+    scorer registry's bertscore_en role, the embedded default's model); an output with nothing to
+    read is wrong and scores 0, never left out; without the role, BERTScore is not computed and
+    the stage says so."""
+    from idiombench.pipeline.config import load_params
+    from idiombench.scoring import Scorers
+    from idiombench.scoring.lexical import rouge_l
+
+    bench = generation_at(tmp_path, monkeypatch, GLOSSES)
+    config = bench.config_model()
+    built = bench.build(tmp_path / "data/gloss", config)
+    items = built.tasks["test"]
+    assert [i.references for i in items] == [
+        ("to die", "to pass away"),
+        ("to reveal a secret",),
+        ("to ease the first tension between strangers",),
+    ]
+    assert [i.answer for i in items] == ["to die", "to reveal a secret", "to ease the first tension between strangers"]
+    output = bench.render(built.tasks, config, tmp_path / "data/gloss")
+    shot = output.prompts["one_shot"][0].messages
+    assert [m.role for m in shot] == ["user", "assistant", "user"]
+    assert shot[1].content == "to face something unpleasant bravely"  # the exemplar answers with its reference
+    texts = {
+        "00001": "To pass away.",  # the second reference, in other case and punctuation: exact
+        "00002": "<think>beans?</think>to tell a secret",  # a paraphrase, the think block removed
+        "00003": "",  # nothing to read: wrong, 0 on every score
+    }
+    by_id = {"test": {i.item_id: i for i in items}}
+    scorers = Scorers(load_params(ROOT / "params.yaml").scoring)
+    notes: list[str] = []
+    table = score_outputs(bench, config, by_id, output.prompts["zero_shot"], lambda p: texts[p.item_id], scorers, notes)
+    assert table["correct"].tolist() == [True, False, False]
+    assert table["parse_failed"].tolist() == [False, False, True] and table["ok"].tolist() == [True, True, False]
+    assert table["prediction"][1] == "to tell a secret"
+    expected_rouge = rouge_l("to tell a secret", "to reveal a secret", "en").fmeasure
+    assert table["rouge_l"].tolist() == pytest.approx([1.0, expected_rouge, 0.0]) and 0 < expected_rouge < 1
+    pairs = [("To pass away.", "to die"), ("To pass away.", "to pass away"), ("to tell a secret", "to reveal a secret")]
+    direct = scorers.bertscore("bertscore_en", pairs).f1
+    assert table["bertscore_f1"].tolist() == pytest.approx([max(direct[0], direct[1]), direct[2], 0.0])
+    assert table["bertscore_f1"][0] > table["bertscore_f1"][1] > 0
+    assert notes == [f"BERTScore: {scorers.info('bertscore_en').footnote}"]  # the default's stand-in model
+
+    specs = {spec.key: spec for spec in bench.metrics}
+    assert [s.key for s in bench.metrics if s.headline] == ["rouge_l"]
+    assert not specs["rouge_l"].binary and not specs["bertscore"].binary and specs["exact_match"].binary
+    assert [m.column for m in bench.item_view.metrics] == ["correct", "rouge_l", "bertscore_f1"]
+
+    unscored: list[str] = []
+    table = score_outputs(bench, config, by_id, output.prompts["zero_shot"], lambda p: texts[p.item_id], None, unscored)
+    assert table["bertscore_f1"].isna().all() and unscored == [
+        "BERTScore not computed: scoring role bertscore_en unavailable"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("changes", "records", "expected"),
+    [
+        ({"rouge_l, exact_match": "accuracy"}, GLOSSES, "metrics.0: unknown metric 'accuracy' for shape generation"),
+        (
+            {"parse_failure_rate]": "parse_failure_rate]\nparser: word"},
+            GLOSSES,
+            "parser: 'word' does not read a generation",
+        ),
+        ({}, [GLOSSES[0] | {"gloss": []}], "row 1: no reference"),
+        ({}, [GLOSSES[0] | {"gloss": ["to die", 3]}], "row 1: field 'gloss' is ['to die', 3]"),
+    ],
+)
+def test_a_bad_generation_is_one_line_naming_the_key_or_the_row(tmp_path, monkeypatch, changes, records, expected):
+    with pytest.raises((ConfigError, DataError)) as caught:
+        bench = generation_at(tmp_path, monkeypatch, records, **changes)
+        bench.build(tmp_path / "data/gloss", bench.config_model())
+    assert expected in str(caught.value) and "\n" not in str(caught.value), str(caught.value)

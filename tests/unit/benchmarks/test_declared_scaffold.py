@@ -91,11 +91,26 @@ def test_labels_and_a_cloze_are_recognised(tmp_path, monkeypatch):
     assert oracle_accuracy("chid", made.declaration) == {"zero_shot": 1.0}
 
 
+def test_free_texts_make_a_generation_declaration(tmp_path, monkeypatch):
+    """Golds that are free texts (or lists of references) and no options: the generation shape,
+    scored by ROUGE-L (its headline), exact match and BERTScore; the oracle's answer is the first
+    reference, so it matches exactly."""
+    monkeypatch.chdir(tmp_path)
+    records = [{"idiom": f"idiom {n}", "answer": f"meaning number {n}", "split": "test"} for n in range(12)]
+    records += [{"idiom": "kick the bucket", "answer": ["to die", "to pass away"], "split": "train"}] * 3
+    made = scaffold("gloss", write_jsonl(tmp_path / "gloss.jsonl", records))
+    assert made.guess.shape == "generation" and made.guess.labels is None
+    assert made.guess.fields == {"input": "idiom", "gold": "answer", "split": "split"}
+    text = made.declaration.read_text(encoding="utf-8")
+    assert "metrics: [rouge_l, exact_match, bertscore, format_ok, parse_failure_rate]\nheadline: rouge_l\n" in text
+    assert oracle_accuracy("gloss", made.declaration) == {"zero_shot": 1.0, "three_shot": 1.0}
+
+
 def test_a_refusal_leaves_nothing_and_never_replaces_a_declaration(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     free = write_jsonl(tmp_path / "free.jsonl", [{"idiom": f"idiom {n}", "answer": f"meaning {n}"} for n in range(30)])
-    with pytest.raises(DataError, match=r"free.jsonl: gold field 'answer' holds 30 distinct values"):
-        scaffold("free", free)
+    with pytest.raises(DataError, match=r"free.jsonl: gold field 'answer' holds 30 distinct values.*generation"):
+        scaffold("free", free, shape="label")  # free texts are no label set
     assert not (tmp_path / "benchmarks").exists() and not (tmp_path / "data").exists()
     with pytest.raises(ConfigError, match="not a valid name"):
         scaffold("../up", QUESTIONS)
@@ -124,7 +139,9 @@ def test_the_command_prints_what_it_wrote_and_refuses_in_one_line(tmp_path, monk
     again = CliRunner().invoke(app, ["new-benchmark", "quiz", str(source)])
     assert again.exit_code == 2 and again.output.count("\n") == 1 and "already exists" in again.output
     shape = CliRunner().invoke(app, ["new-benchmark", "quiz2", str(source), "--shape", "essay"])
-    assert shape.exit_code == 2 and "--shape 'essay': expected one of multiple_choice, label, cloze" in shape.output
+    assert shape.exit_code == 2 and "--shape 'essay': expected one of multiple_choice, label, cloze, generation" in (
+        shape.output
+    )
 
 
 def test_a_record_missing_its_options_or_its_gold_is_named_by_its_line(tmp_path, monkeypatch):
@@ -146,4 +163,4 @@ def test_a_record_missing_its_options_or_its_gold_is_named_by_its_line(tmp_path,
     assert not (tmp_path / "benchmarks").exists() and not (tmp_path / "data").exists()
     many = write_jsonl(tmp_path / "many.jsonl", [{"idiom": f"i{n}", "label": f"l{n % 8}"} for n in range(12)])
     with pytest.raises(DataError, match="gold field 'label' holds 8 distinct values"):
-        scaffold("many", many)  # 8 labels over 12 records: not a label set
+        scaffold("many", many, shape="label")  # 8 labels over 12 records: not a label set (free texts)

@@ -119,6 +119,12 @@ class DeclaredBenchmark(Benchmark[DeclaredSection]):
 _LOADED: dict[Path, DeclaredBenchmark] = {}
 
 
+def item_metrics(decl: Declaration) -> tuple[ItemMetric, ...]:
+    """What each item's MLflow trace shows: right or wrong, and a generation's graded scores."""
+    graded = {"rouge_l": ItemMetric("rouge_l"), "bertscore": ItemMetric("bertscore_f1", _score.bertscore_role(decl))}
+    return (ItemMetric("correct"), *(graded[m] for m in decl.metrics if m in graded))
+
+
 def declared_benchmark(name: str, path: Path, decl: Declaration) -> DeclaredBenchmark:
     """The Benchmark `name` declared by `decl` (read from `path`)."""
     splits = decl.splits()
@@ -133,7 +139,7 @@ def declared_benchmark(name: str, path: Path, decl: Declaration) -> DeclaredBenc
         # multiple-choice one's splits are inferred from the options)
         "classification_tasks": frozenset(splits) if splits is not None and decl.shape == "label" else None,
         "item_view": ItemView(
-            metrics=(ItemMetric("correct"),),
+            metrics=item_metrics(decl),
             tags=("answered", "unformatted", "parse_failed"),
             answer=("prediction",),
             parse_ok="ok",

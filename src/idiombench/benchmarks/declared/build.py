@@ -11,6 +11,9 @@ Per record (every problem a DataError naming the file, the record and the declar
   index or its text); label: the label (a synonym of `labels` is read as its label,
   case-insensitively); cloze: the gold candidate as the candidates list writes it (the gold
   may be its 0-based index or its text, compared after `core.parsing.normalise_idiom`);
+  generation: the first reference;
+- references (generation): the `fields.gold` text, or its list of texts (every reference
+  an output is scored against);
 - fields: the record's fields (what a template may name), the options' list included;
 - meta: where the record came from, the split, its resampling cluster, and the shape and
   parser (the reference systems write their answer in the parser's format: answers.py).
@@ -216,6 +219,7 @@ def make_item(
     text = records.text(row, record, "input")
     gold = records.value(row, record, "gold")
     choices: tuple[str, ...] = ()
+    references: tuple[str, ...] = ()
     if shape == "multiple_choice":
         options = records.options(row, record, "options", MAX_OPTIONS)
         choices = tuple(options)
@@ -224,6 +228,18 @@ def make_item(
         candidates = records.options(row, record, "candidates", MAX_CANDIDATES)
         choices = tuple(candidates)
         answer = gold_candidate(records, row, gold, candidates)
+    elif shape == "generation":
+        references = tuple(
+            records.texts(row, record, "gold") if isinstance(gold, list) else [records.text(row, record, "gold")]
+        )
+        if not references:
+            raise DataError(
+                records.path,
+                "no reference",
+                row=row,
+                expected=f"a reference text or a list of them (fields.gold in {records.where})",
+            )
+        answer = references[0]
     else:
         answer = gold_label(records, row, gold, decl)
     cluster = None
@@ -238,6 +254,7 @@ def make_item(
         input=text,
         choices=choices,
         answer=answer,
+        references=references,
         fields=template_fields(record),
         meta={
             "source_file": file,
@@ -277,7 +294,13 @@ def build(name: str, decl: Declaration, where: str, raw_dir: Path) -> BuildResul
             stats.kept(task)
     stats.details["declaration"] = {"file": where, "shape": decl.shape, "parser": decl.parser_name}
     stats.details["splits"] = {task: len(items) for task, items in sorted(tasks.items())}
-    stats.details["gold"] = {
-        task: dict(sorted(Counter(str(item.answer) for item in items).items())) for task, items in sorted(tasks.items())
-    }
+    if decl.shape == "generation":  # free texts: how many, not which
+        stats.details["references"] = {
+            task: sum(len(i.references) for i in items) for task, items in sorted(tasks.items())
+        }
+    else:
+        stats.details["gold"] = {
+            task: dict(sorted(Counter(str(item.answer) for item in items).items()))
+            for task, items in sorted(tasks.items())
+        }
     return BuildResult(tasks=tasks, stats=stats)

@@ -7,8 +7,15 @@ and the headline mark come from the declaration.
 |---|---|---|
 | accuracy | multiple_choice, label, cloze | share of rows whose answer is the gold one (`correct`) |
 | macro_f1 | multiple_choice, label | F1 over the gold and predicted labels (option letters), macro-averaged |
+| exact_match | generation | share of rows whose output is a reference (core.parsing.normalise_text; `correct`) |
+| rouge_l | generation | mean ROUGE-L F1 against the best reference (scoring.lexical, the benchmark's language) |
+| bertscore | generation | mean BERTScore F1 against the best reference (the scorer role `bertscore_<language>`) |
 | format_ok | all | share of outputs that followed the requested format (`ok`) |
 | parse_failure_rate | all | share of outputs from which nothing could be read (`parse_failed`; lower is better) |
+
+An output with nothing to read scores 0 on exact_match, rouge_l and bertscore (it is wrong, not
+left out); bertscore's column is empty when its role has no model in the profile (the score
+stage says so).
 """
 
 from __future__ import annotations
@@ -18,14 +25,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ...metrics import ITEM, PERCENT, MetricSpec, Resampling
-from ...statistics.formulas import F1, Ratio
+from ...statistics.formulas import F1, Mean, Ratio
 
 if TYPE_CHECKING:
     import pandas as pd
 
 PERCENT6 = PERCENT.rounded(6)
 CHOICE = frozenset({"multiple_choice", "label"})  # a closed set of answers, each a class of its own
-ALL = CHOICE | {"cloze"}
+ANSWERED = CHOICE | {"cloze"}  # one answer, right or wrong
+GENERATION = frozenset({"generation"})  # a free text, scored against references
+ALL = ANSWERED | GENERATION
 CLUSTER = "cluster"  # the score column holding each row's resampling unit (a declared field's value)
 
 
@@ -63,6 +72,15 @@ def _ratio(key: str, label: str, column: str, *, better: bool = True, paper: boo
     return make
 
 
+def _mean(key: str, label: str, column: str) -> Callable[..., MetricSpec]:
+    """A graded score in [0, 1] per row, averaged (a percent)."""
+
+    def make(resampling: Resampling, headline: bool) -> MetricSpec:
+        return MetricSpec(key, label, Mean(column), PERCENT6, resampling=resampling, headline=headline, binary=False)
+
+    return make
+
+
 def _macro_f1(resampling: Resampling, headline: bool) -> MetricSpec:
     return MetricSpec(
         "macro_f1",
@@ -76,8 +94,11 @@ def _macro_f1(resampling: Resampling, headline: bool) -> MetricSpec:
 
 
 LIBRARY: dict[str, Entry] = {
-    "accuracy": Entry(ALL, _ratio("accuracy", "Accuracy", "correct")),
+    "accuracy": Entry(ANSWERED, _ratio("accuracy", "Accuracy", "correct")),
     "macro_f1": Entry(CHOICE, _macro_f1),
+    "exact_match": Entry(GENERATION, _ratio("exact_match", "Exact match", "correct")),
+    "rouge_l": Entry(GENERATION, _mean("rouge_l", "ROUGE-L", "rouge_l")),
+    "bertscore": Entry(GENERATION, _mean("bertscore", "BERTScore", "bertscore_f1")),
     "format_ok": Entry(ALL, _ratio("format_ok", "Format followed", "ok", paper=False)),
     "parse_failure_rate": Entry(
         ALL, _ratio("parse_failure_rate", "Parse failures", "parse_failed", better=False, paper=False)

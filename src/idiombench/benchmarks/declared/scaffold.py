@@ -5,13 +5,15 @@ What it reads from the records (a field present in every record; `--input`, `--g
 `--shape` name them instead):
 - options: a field of lists of texts (`options`, `choices` or `candidates` first); none: the
   label shape;
-- gold: `answer`, `gold`, `label`, `target` or `correct`;
+- gold: `answer`, `gold`, `label`, `target`, `correct`, `references`, `reference`, `gloss` or
+  `meaning`;
 - id: `id`, `item_id`, `qid` or `uid`, when its values are unique; split: `split`;
 - input: `question`, `input`, `idiom`, `passage`, `content`, `text`, `sentence`, `context` or
   `prompt`, else the text field with the longest values;
 - shape: `cloze` when the options field is `candidates` or lists more options than letters,
-  `multiple_choice` with any other options field, `label` without one (its labels: the gold
-  values, at most MAX_LABELS of them; more is not a label set and is refused);
+  `multiple_choice` with any other options field; without one, `label` where the gold values
+  repeat as labels do (at most MAX_LABELS of them), else `generation` (free texts, or lists of
+  reference texts, scored by ROUGE-L, exact match and BERTScore);
 - language: from the input texts' script (Han: zh, kana: ja, Hangul: ko; else en).
 
 It copies the file to data/<name>/, writes benchmarks/<name>.yaml (the file's sha256 in it) and
@@ -37,7 +39,7 @@ from ...data.readers import read_jsonl
 from .schema import DATA, DECLARATIONS, RESERVED, SUFFIX, Shape
 
 OPTION_FIELDS = ("options", "choices", "candidates")
-GOLD_FIELDS = ("answer", "gold", "label", "target", "correct")
+GOLD_FIELDS = ("answer", "gold", "label", "target", "correct", "references", "reference", "gloss", "meaning")
 ID_FIELDS = ("id", "item_id", "qid", "uid")
 INPUT_FIELDS = ("question", "input", "idiom", "passage", "content", "text", "sentence", "context", "prompt")
 SPLIT_FIELD = "split"
@@ -60,12 +62,17 @@ TEMPLATES: dict[str, dict[str, str]] = {
         "en": "{input}\nWhich of these is it: {labels}? Answer with the label in angle brackets, e.g. <{first}>.",
         "zh": "{input}\n从以下标签中选择：{labels}。用尖括号写出标签，例如 <{first}>。",
     },
+    "generation": {
+        "en": "{input}\nAnswer in one sentence.",
+        "zh": "{input}\n请用一句话回答。",
+    },
     "cloze": {
         "en": "{input}\nCandidates: {options}\nWhich one fills the blank? Answer as <answer><candidate></answer>.",
         "zh": "{input}\n候选成语：{options}\n哪个成语填入空白处最合适？请按 <answer><成语></answer> 的格式回答。",
     },
 }
 METRICS: dict[str, list[str]] = {
+    "generation": ["rouge_l", "exact_match", "bertscore", "format_ok", "parse_failure_rate"],
     "multiple_choice": ["accuracy", "macro_f1", "format_ok", "parse_failure_rate"],
     "label": ["accuracy", "macro_f1", "format_ok", "parse_failure_rate"],
     "cloze": ["accuracy", "format_ok", "parse_failure_rate"],
@@ -142,40 +149,43 @@ def guess(
             raise DataError(
                 path, f"no field {key!r}", row=_lacking(records, key), expected="the options every other record lists"
             )
-    option_field = _pick(path, records, "options", options, common, ())
-    if option_field is None and shape != "label":
-        listed = [key for key in common if all(_is_texts(v) for v in values[key])]
-        option_field = next((key for key in OPTION_FIELDS if key in listed), listed[0] if listed else None)
-    if option_field is not None and not all(_is_texts(v) for v in values[option_field]):
-        raise DataError(path, f"field {option_field!r} is not a list of two or more texts in every record")
     gold_field = _pick(path, records, "gold", gold, common, GOLD_FIELDS)
     if gold_field is None:
         raise DataError(
             path, "no gold field", expected=f"a field named one of {', '.join(GOLD_FIELDS)} (or --gold NAME)"
         )
+    option_field = _pick(path, records, "options", options, common, ())
+    if option_field is None and shape not in ("label", "generation"):
+        listed = [key for key in common if key != gold_field and all(_is_texts(v) for v in values[key])]
+        option_field = next((key for key in OPTION_FIELDS if key in listed), listed[0] if listed else None)
+    if option_field is not None and not all(_is_texts(v) for v in values[option_field]):
+        raise DataError(path, f"field {option_field!r} is not a list of two or more texts in every record")
     chosen: Shape
     if shape is not None:
         chosen = shape
     elif option_field is None:
-        chosen = "label"
+        chosen = "generation" if _free_texts(values[gold_field], len(records)) else "label"
     else:
         most = max(len(v) for v in values[option_field] if isinstance(v, list))
         chosen = "cloze" if option_field == "candidates" or most > len(OPTION_LETTERS) else "multiple_choice"
-    if chosen != "label" and option_field is None:
+    if chosen not in ("label", "generation") and option_field is None:
         raise DataError(
             path, f"no field lists the {chosen} options", expected="a field of lists of texts (or --options NAME)"
         )
+    if chosen == "generation":
+        option_field = None
     labels = None
     if chosen == "label":
         option_field = None
         distinct = sorted({str(v).strip() for v in values[gold_field]})
         # labels repeat: at most MAX_LABELS, and from 10 records on, each used twice on average
-        free = len(distinct) > MAX_LABELS or (len(records) >= 10 and 2 * len(distinct) > len(records))
-        if free or not all(isinstance(v, (str, int)) for v in values[gold_field]):
+        if _free_texts(values[gold_field], len(records)) or not all(
+            isinstance(v, (str, int)) for v in values[gold_field]
+        ):
             raise DataError(
                 path,
                 f"gold field {gold_field!r} holds {len(distinct)} distinct values, no options field",
-                expected=f"labels (at most {MAX_LABELS}) or an options field: free generation is not a declared shape",
+                expected=f"labels (at most {MAX_LABELS}), an options field, or --shape generation (free texts)",
             )
         labels = distinct
     taken = {gold_field, option_field, SPLIT_FIELD}
@@ -202,6 +212,15 @@ def guess(
     sample = " ".join(str(v) for v in values[input_name][:50])
     language = next((code for code, script in SCRIPTS if script.search(sample)), "en")
     return Guess(chosen, fields, labels, language, splits, notes)
+
+
+def _free_texts(golds: list[object], records: int) -> bool:
+    """Golds that are not a label set: lists of references, or texts that seldom repeat (more than
+    MAX_LABELS distinct ones, or from 10 records on, fewer than two uses each on average)."""
+    if any(isinstance(v, list) for v in golds):
+        return True
+    distinct = {str(v).strip() for v in golds}
+    return len(distinct) > MAX_LABELS or (records >= 10 and 2 * len(distinct) > records)
 
 
 def asked_split(splits: dict[str, int]) -> str:
@@ -251,7 +270,8 @@ def declaration_text(name: str, source: Path, file: str, sha256: str, found: Gue
         lines.append(f"labels: {_yaml(found.labels)}")
     lines += ["template:", f"  - user: {_yaml(template)}", "settings:"]
     lines += [f"  {setting}: {_yaml(spec)}" for setting, spec in settings.items()]
-    lines += [f"metrics: {_yaml(METRICS[found.shape])}", "headline: accuracy", "resampling: item"]
+    metrics = METRICS[found.shape]
+    lines += [f"metrics: {_yaml(metrics)}", f"headline: {metrics[0]}", "resampling: item"]
     return "\n".join(lines) + "\n"
 
 

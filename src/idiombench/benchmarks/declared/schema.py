@@ -26,12 +26,13 @@ SUFFIX = ".yaml"
 # data/<name>/ is a declared benchmark's folder: these names are the project's own folders there
 RESERVED = frozenset({"raw", "processed", "annotations"})
 
-Shape = Literal["multiple_choice", "label", "cloze"]
+Shape = Literal["multiple_choice", "label", "cloze", "generation"]
 # the parsers of each shape (core.parsing), the first the default
 PARSERS: dict[str, tuple[str, ...]] = {
     "multiple_choice": ("letter",),
     "label": ("tag", "word"),
     "cloze": ("candidate",),
+    "generation": ("text",),
 }
 # the shapes whose records list their options (a cloze's candidates) in `fields.options`
 WITH_OPTIONS = frozenset({"multiple_choice", "cloze"})

@@ -15,8 +15,16 @@ Columns:
     unformatted      a value read without the requested format
     generation_error the backend produced no text
     prediction       the answer scored (None: none; cloze: the one idiom chosen, normalised,
-                     None where the output names several)
-    correct          the prediction is the gold answer (cloze: compared after normalise_idiom)
+                     None where the output names several; generation: the output's text)
+    correct          the prediction is the gold answer (cloze: compared after normalise_idiom;
+                     generation: equal to a reference after normalise_text)
+
+and, for the generation shape only (graded scores in [0, 1]; 0 for an output with nothing to read):
+
+    references       every reference of the item
+    rouge_l          ROUGE-L F1 against the best reference (None where the metric is not declared)
+    bertscore_f1     BERTScore F1 against the best reference, one scorer call for the whole stage
+                     (None where not declared, or where the role has no model: a note says so)
 
 The metrics (library.py) are statistics over these columns; nothing here aggregates.
 """
@@ -35,12 +43,15 @@ from ...core.items import OPTION_LETTERS
 from ...core.parsing import (
     ParseResult,
     normalise_idiom,
+    normalise_text,
     parse_candidate_choice,
+    parse_free_text,
     parse_label_word,
     parse_letter,
     parse_tag_label,
     result,
 )
+from ...scoring.lexical import rouge_l
 from .library import CLUSTER
 from .schema import Declaration
 
@@ -48,6 +59,9 @@ if TYPE_CHECKING:
     from ..contexts import ScoreContext
 
 SORT_KEY = ["prompt_id", "pass", "sample_index"]
+GENERATION_COLUMNS = ["references", "rouge_l", "bertscore_f1"]
+# the BERTScore role of each language (params scoring.roles); another language has none
+BERTSCORE_ROLES = {"en": "bertscore_en", "zh": "bertscore_zh", "ja": "bertscore_ja", "ko": "bertscore_ko"}
 COLUMNS = [
     "prompt_id",
     "task",
@@ -82,6 +96,8 @@ def parser_for(decl: Declaration) -> Callable[[ItemContext, str], ParseResult]:
         return lambda item, raw: parse_label_word(raw, labels, synonyms)
     if name == "candidate":
         return lambda item, raw: parse_candidate_choice(raw, item.choices)
+    if name == "text":
+        return lambda item, raw: parse_free_text(raw)
     return lambda item, raw: result(None, False, raw, {f"unknown_parser:{name}"})  # schema.problems refuses it
 
 
@@ -101,6 +117,8 @@ def answer_columns(decl: Declaration, parsed: ParseResult, gold: str, accept: bo
             "correct": one is not None and one == normalise_idiom(gold),
         }
     said = str(parsed.value)
+    if decl.shape == "generation":
+        return {"unformatted": unformatted, "parse_failed": False, "prediction": said, "correct": False}
     if decl.shape == "label":
         canonical = {label.lower(): label for label in decl.label_names()}
         said = canonical.get(said.strip().lower(), said.strip().lower())
@@ -113,10 +131,52 @@ def answer_columns(decl: Declaration, parsed: ParseResult, gold: str, accept: bo
     return {"unformatted": unformatted, "parse_failed": False, "prediction": said, "correct": said == gold}
 
 
+def bertscore_role(decl: Declaration) -> str | None:
+    """The BERTScore role of the declaration's language (None: none for it)."""
+    return BERTSCORE_ROLES.get(decl.language.split("-")[0])
+
+
+def reference_scores(decl: Declaration, rows: list[dict[str, Any]], scorers: Any, notes: list[str]) -> None:
+    """A generation's `correct`, `rouge_l` and `bertscore_f1`, each against its best reference
+    (the metrics declared; one BERTScore call for every pair of the stage, each pair once)."""
+    for row in rows:
+        said = row["prediction"]
+        row["correct"] = said is not None and normalise_text(said) in {normalise_text(r) for r in row["references"]}
+        row["rouge_l"] = None
+        row["bertscore_f1"] = None
+    if "rouge_l" in decl.metrics:
+        memo: dict[tuple[str, str], float] = {}
+        for row in rows:
+            said = row["prediction"]
+            for ref in row["references"] if said is not None else []:
+                if (said, ref) not in memo:
+                    memo[(said, ref)] = rouge_l(said, ref, decl.language).fmeasure
+            row["rouge_l"] = max((memo[(said, ref)] for ref in row["references"]), default=0.0) if said else 0.0
+    if "bertscore" in decl.metrics:
+        role = bertscore_role(decl)
+        info = scorers.info(role) if scorers is not None and role is not None else None
+        if info is None or not info.computed:
+            why = "no BERTScore role for language " + decl.language if role is None else f"scoring role {role} "
+            notes.append(
+                f"BERTScore not computed: {why}"
+                + ("" if role is None else "has no model in this profile" if info is not None else "unavailable")
+            )
+            return
+        pairs = sorted({(row["prediction"], ref) for row in rows if row["prediction"] for ref in row["references"]})
+        f1 = dict(zip(pairs, scorers.bertscore(role, pairs).f1, strict=True)) if pairs else {}
+        for row in rows:
+            said = row["prediction"]
+            row["bertscore_f1"] = max(float(f1[(said, ref)]) for ref in row["references"]) if said else 0.0
+        if info.status != "paper":
+            notes.append(f"BERTScore: {info.footnote}")
+
+
 def score(decl: Declaration, ctx: ScoreContext[Any]) -> dict[str, pd.DataFrame]:
     parse = parser_for(decl)
     accept = bool(ctx.config.score.accept_unformatted)
-    tables: dict[str, pd.DataFrame] = {}
+    generation = decl.shape == "generation"
+    columns = COLUMNS + (GENERATION_COLUMNS if generation else [])
+    scored: dict[str, list[dict[str, Any]]] = {}
     for setting, frame in sorted(ctx.generations.items()):
         where = paths.generations_file(benchmark=ctx.benchmark, model=ctx.model, setting=setting)
         rows: list[dict[str, object]] = []
@@ -148,7 +208,14 @@ def score(decl: Declaration, ctx: ScoreContext[Any]) -> dict[str, pd.DataFrame]:
             }
             row.update(answer_columns(decl, parsed, row["gold"], accept))
             row["answered"] = row["prediction"] is not None
+            if generation:
+                row["references"] = list(item.references)
             rows.append(row)
-        table = pd.DataFrame(rows, columns=COLUMNS)
+        scored[setting] = rows
+    if generation:
+        reference_scores(decl, [row for rows in scored.values() for row in rows], ctx.scorers, ctx.notes)
+    tables: dict[str, pd.DataFrame] = {}
+    for setting, rows in scored.items():
+        table = pd.DataFrame(rows, columns=columns)
         tables[setting] = table.sort_values(SORT_KEY, kind="stable").reset_index(drop=True)
     return tables
