@@ -343,8 +343,9 @@ def score(
         if budget is not None:
             workers = f"{budget[0]} worker process" + ("" if budget[0] == 1 else "es")
             console.print(f"score {benchmark} {model}: at most {workers} ({budget[1]})")
+        used = get_benchmark(benchmark).roles_used(loaded.benchmark(benchmark))
         for role, status in sorted(meta["roles"].items()):
-            if status.get("status") != "paper":
+            if role in used and status.get("status") != "paper":  # the roles this benchmark's scores ran with
                 console.print(
                     f"score {benchmark} {model}: scorer role {role}: {status.get('status')} ({status.get('note', '')})"
                 )

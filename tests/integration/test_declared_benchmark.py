@@ -252,7 +252,9 @@ def test_a_free_generation_dataset_runs_from_new_benchmark_to_report(tmp_path: P
         cli(stage, "gloss")
     for model in ("oracle", "echo"):
         cli("generate", "--model", model)
-        cli("score", "gloss", "--model", model)
+        scored = cli("score", "gloss", "--model", model)
+        # the log names the one scorer role the declaration uses (a stand-in here), no other
+        assert "scorer role bertscore_en: substitute" in scored and scored.count("scorer role") == 1, scored
         cli("aggregate", "gloss", "--model", model)
         cli("track", "gloss", "--model", model)
     cli("track-comparison", "gloss")

@@ -258,6 +258,11 @@ class Benchmark(ABC, Generic[ConfigT]):
         ships `published_cells.yaml` returns `report.published.load_published_cells(__name__, self.name)`."""
         return PublishedCells.none(self.name)
 
+    def roles_used(self, config: ConfigT) -> frozenset[str]:
+        """The scorer roles its score stage calls under `config` (the ones the score log reports):
+        by default its `scorer_roles`."""
+        return frozenset(role.name for role in self.scorer_roles)
+
     def published_runs(self, config: ConfigT) -> dict[str, list[ReplaySource]]:
         """The papers' models whose per-item predictions its release holds: paper model id (as
         published_cells names it) -> replay sources over the acquired files, which a replay model

@@ -105,6 +105,11 @@ class DeclaredBenchmark(Benchmark[DeclaredSection]):
     def score(self, ctx: ScoreContext[DeclaredSection]) -> dict[str, pd.DataFrame]:
         return _score.score(self.declaration, ctx)
 
+    def roles_used(self, config: DeclaredSection) -> frozenset[str]:
+        """BERTScore's role of its language, where it declares the metric (no other role)."""
+        role = _score.bertscore_role(self.declaration)
+        return frozenset({role}) if role is not None and "bertscore" in self.declaration.metrics else frozenset()
+
     def acquire_notes(self, config: DeclaredSection) -> list[str]:
         local = self.declaration.local_files()
         if not local:
