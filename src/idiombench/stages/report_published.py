@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from ..report.published import PublishedCell, PublishedCells
 from ..report.tables import Cell, Table
@@ -88,8 +88,14 @@ def _number(value: float | None, digits: int, sign: bool = False) -> str:
     return f"{value:+.{digits}f}" if sign else f"{value:.{digits}f}"
 
 
-def reproduction_table(benchmark: str, rows: Sequence[Reproduced], display: Callable[[str], str]) -> Table | None:
-    """The benchmark's Reproduction table (None: no model reproduces one of its paper's models)."""
+def reproduction_table(
+    benchmark: str,
+    rows: Sequence[Reproduced],
+    display: Callable[[str], str],
+    notes: Mapping[str, Sequence[str]] | None = None,
+) -> Table | None:
+    """The benchmark's Reproduction table (None: no model reproduces one of its paper's models);
+    `notes`: per model, what a reader needs beside its rows (reproduction.reproduction_notes)."""
     if not rows:
         return None
     body = []
@@ -131,6 +137,7 @@ def reproduction_table(benchmark: str, rows: Sequence[Reproduced], display: Call
         ],
         body,
         footnotes=[f"{display(c.model)} as {c.paper_model}: {c.text()}." for c in cards]
+        + [f"{display(model)}: {note}." for model, found in (notes or {}).items() for note in found]
         + [
             "Published: as the paper prints it; Reproduced: this run's value on the same scale with its bootstrap "
             "interval; Δ = reproduced − published; In interval: the published value lies within the interval; "

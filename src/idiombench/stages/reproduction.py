@@ -11,10 +11,11 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from ..benchmarks.registry import get_benchmark
 from ..metrics import evaluate
+from ..metrics.body import AnyBody, plain
 from ..metrics.units import Unit
 from ..params.schema import Params
 from ..report.published import PublishedCell
@@ -177,3 +178,49 @@ class Scorecard:
             f"{self.within_interval} of {self.with_interval} cells with an interval hold the published value "
             f"({self.cells} cells reproduced){floor}"
         )
+
+
+EXAMPLES = 3  # published cells without a counterpart named in the note
+
+
+def reproduction_notes(
+    params: Params, benchmark: str, model: str, body: object, scores: Mapping[str, pd.DataFrame]
+) -> list[str]:
+    """What a reader needs beside the model's Reproduction rows: the paper's cells this run has no
+    counterpart of (a setting or task it did not run), the settings scored on a sample (their
+    values are not the paper's full-data ones), and the scorer roles that ran with another model
+    than the paper's (the cells of the metrics they compute differ by the scorer)."""
+    paper_model = params.report.published.reproduces.get(model)
+    if paper_model is None:
+        return []
+    bench, config = get_benchmark(benchmark), params.benchmark(benchmark)
+    names = {c.name for c in evaluate.cells(bench.metric_scopes(scores, config))}
+    published = [c for c in bench.published_cells() if c.model_id == paper_model and c.ref is not None]
+    missing = [c for c in published if c.ref not in names]
+    notes = []
+    if missing:
+        shown = "; ".join(f"{c.table} {c.ref}" for c in missing[:EXAMPLES])
+        notes.append(
+            f"{len(missing)} of the {len(published)} published cells of {paper_model} have no counterpart in this "
+            f"run (a setting or task it did not run), e.g. {shown}"
+        )
+    dumped = body if isinstance(body, Mapping) else plain(cast("AnyBody", body))
+    provenance = dumped.get("provenance") or {}
+    sampled = sorted(
+        f"{setting} ({cover['scored']:,} of {cover['available']:,} {cover['unit']}s)"
+        for setting, cover in (provenance.get("coverage") or {}).items()
+        if not cover.get("complete", True)
+    )
+    if sampled:
+        notes.append(
+            f"computed on a sample ({', '.join(sampled)}): not comparable with the paper's full-data values "
+            f"(benchmarks.{benchmark}.render.sample)"
+        )
+    used = bench.roles_used(config)
+    for role, record in sorted((provenance.get("roles") or {}).items()):
+        if role in used and isinstance(record, Mapping) and record.get("status") != "paper":
+            notes.append(
+                f"scorer role {role} ran {record.get('model') or 'no model'} ({record.get('status')}), the paper's "
+                f"{record.get('paper_model')}: the cells of the metrics it computes differ by the scorer"
+            )
+    return notes

@@ -63,8 +63,8 @@ TEMPLATES: dict[str, dict[str, str]] = {
         "zh": "{input}\n从以下标签中选择：{labels}。用尖括号写出标签，例如 <{first}>。",
     },
     "generation": {
-        "en": "{input}\nAnswer in one sentence.",
-        "zh": "{input}\n请用一句话回答。",
+        "en": 'What does "{input}" mean? Answer in one sentence.',
+        "zh": "“{input}”是什么意思？请用一句话回答。",
     },
     "cloze": {
         "en": "{input}\nCandidates: {options}\nWhich one fills the blank? Answer as <answer><candidate></answer>.",
@@ -193,6 +193,8 @@ def guess(
     if id_field is not None and len({json.dumps(v) for v in values[id_field]}) < len(records):
         notes.append(f"ids: field {id_field!r} repeats a value, so the line number is each record's id")
         id_field = None
+    if id_field is None and not any(note.startswith("ids:") for note in notes):
+        notes.append("ids: no id field, so the line number is each record's id")
     taken.add(id_field)
     input_name = _pick(path, records, "input", input_field, common, INPUT_FIELDS)
     if input_name is None:
