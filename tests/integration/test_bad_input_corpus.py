@@ -1033,6 +1033,27 @@ def _(p: Path) -> list[str]:
     return ["track", "orderprobe", "-m", "oracle"]
 
 
+@case("track-comparison: a metrics file truncated (no comparison record)", METRICS, "not valid JSON")
+def _(p: Path) -> list[str]:
+    truncate(p / METRICS)
+    return ["track-comparison", "orderprobe"]
+
+
+@case(
+    "track-comparison: a scores table truncated (no comparison record)",
+    f"{SCORES}/zero_shot.parquet",
+    "not a readable Parquet file",
+)
+def _(p: Path) -> list[str]:
+    truncate(p / SCORES / "zero_shot.parquet")
+    return ["track-comparison", "orderprobe"]
+
+
+@case("unknown benchmark (track-comparison)", "unknown benchmark 'nope'")
+def _(p: Path) -> list[str]:
+    return ["track-comparison", "nope"]
+
+
 # ---- issue 23: more bad input over the other commands ------------------------------------------
 KIND = "more commands"
 

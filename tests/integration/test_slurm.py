@@ -261,8 +261,10 @@ def run_on_slurm(slurm: SlurmCluster, project: Path, base_env: dict[str, str], t
                 {"experiment_ids": [experiment["experiment"]["experiment_id"]], "max_results": 1000},
             )
             every += found["runs"]
-        parents = [r for r in every if "idiombench.setting" not in {t["key"] for t in r["data"]["tags"]}]
+        levels = [{t["key"]: t["value"] for t in r["data"]["tags"]}.get("idiombench.level") for r in every]
+        parents = [r for r, level in zip(every, levels, strict=True) if level == "model"]
         assert len(parents) == len(NAMES) * len(MODELS) and len(every) > len(parents)
+        assert levels.count("comparison") == len(NAMES)  # track-comparison's run, one per benchmark
         assert all(r["info"]["artifact_uri"].startswith("mlflow-artifacts:/") for r in every)
     assert any(p.is_file() for p in artifacts.rglob("*")), "no artifact reached the server's store"
     assert not any((project / name).exists() for name in ("mlflow.db", "mlruns", "mlartifacts"))

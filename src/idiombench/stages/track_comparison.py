@@ -154,9 +154,12 @@ def track_comparison(params: Params, *, benchmark: str, out: Path | None = None)
         experiment_id = ensure_experiment(client, benchmark)
         record["ui"] = ui_url(experiment_id)
         record["run"] = None
-        if tables:  # two models or more, with item outcomes in a common setting
+        key = f"{benchmark}/comparison"
+        if not tables:  # nothing to compare (any more): an earlier comparison run would show stale items
+            for run in client.search_runs([experiment_id], filter_string=f"tags.`{KEY_TAG}` = '{key}'"):
+                client.delete_run(run.info.run_id)  # soft-deleted: recoverable, as re-tracking does
+        else:  # two models or more, with right/wrong outcomes in a common setting
             counts = {"created": 0, "updated": 0, "replaced": 0}
-            key = f"{benchmark}/comparison"
             tags = {
                 KEY_TAG: key,
                 "idiombench.benchmark": benchmark,

@@ -278,3 +278,10 @@ def test_disagreeing_items_are_tagged_and_listed_in_the_comparison_run(project: 
     assert "disagreement" not in client.get_trace(agreeing.info.trace_id).info.tags
     assert track_comparison(params, benchmark="orderprobe")["traces"]["cleared"] == 0
     assert again["run"]["run_id"] == record["run"]["run_id"]  # the same run, updated
+
+    # one model left: nothing to compare, so the comparison run and every tag go
+    alone = track_comparison(
+        params.model_copy(update={"models": {"oracle": params.models["oracle"]}}), benchmark="orderprobe"
+    )
+    assert alone["run"] is None and alone["traces"] == {"tagged": 0, "changed": 0, "cleared": len(disagreeing)}
+    assert client.search_runs([experiment], filter_string=f"tags.`{KEY_TAG}` = 'orderprobe/comparison'") == []
