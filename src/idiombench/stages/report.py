@@ -323,22 +323,19 @@ def build_report(params: Params, out_pdf: Path | None = None) -> dict[str, Any]:
             estimands = section_estimands(params, name, metrics) if metrics else {}
             companions = uncertainty_tables(params, name, estimands, section, context.display_name, floors)
             headlines += headline_cells(name, metrics, estimands)
-            reproduced = [
-                row
-                for model in metrics
-                for row in reproduce(params, name, model, metrics[model], score_tables(name, model), floors)
-                if model in params.report.published.reproduces
-            ]
+            reproduced: list[Reproduced] = []
+            notes: dict[str, list[str]] = {}
+            for model in metrics:
+                if model not in params.report.published.reproduces:
+                    continue  # its score tables are read only for a model that reproduces a paper model
+                mine = reproduce(params, name, model, metrics[model], score_tables(name, model), floors)
+                if mine:
+                    reproduced += mine
+                    notes[model] = reproduction_notes(params, name, model, metrics[model], mine)
+                    scorecards.append((name, Scorecard.of(model, mine[0].paper_model, mine)))
             reproductions += reproduced
-            notes = {
-                model: reproduction_notes(params, name, model, metrics[model], score_tables(name, model))
-                for model in dict.fromkeys(r.model for r in reproduced)
-            }
             reproduction = reproduction_table(name, reproduced, context.display_name, notes)
             section.tables += [reproduction] if reproduction is not None else []
-            for model in dict.fromkeys(r.model for r in reproduced):
-                mine = [r for r in reproduced if r.model == model]
-                scorecards.append((name, Scorecard.of(model, mine[0].paper_model, mine)))
             beside = noise_and_disagreement(params, name, metrics, section, figures, context.display_name)
             where[name] = f"section {section.title}; reports/tables/{name.replace('-', '_')}_*.csv"
             for table in section.tables + companions + beside:

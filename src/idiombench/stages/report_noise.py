@@ -189,7 +189,11 @@ def _clip(text: object) -> str:
     return flat if len(flat) <= TEXT_CHARS else flat[: TEXT_CHARS - 1] + "…"
 
 
-def model_pairs(found: dict[str, dict[str, pd.DataFrame]]) -> Iterator[tuple[str, str, str, str, pd.DataFrame]]:
+# (setting, metric, model A, model B, the two models' rows of that setting and metric)
+Pair = tuple[str, str, str, str, pd.DataFrame]
+
+
+def model_pairs(found: dict[str, dict[str, pd.DataFrame]]) -> Iterator[Pair]:
     """(setting, metric, model A, model B, their rows: outcomes both right/wrong) for each pair of
     models in each setting and headline metric, in the report's order (settings sorted, models in
     params order, metrics sorted)."""

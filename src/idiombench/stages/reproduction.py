@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
@@ -184,19 +184,19 @@ EXAMPLES = 3  # published cells without a counterpart named in the note
 
 
 def reproduction_notes(
-    params: Params, benchmark: str, model: str, body: object, scores: Mapping[str, pd.DataFrame]
+    params: Params, benchmark: str, model: str, body: object, rows: Sequence[Reproduced]
 ) -> list[str]:
-    """What a reader needs beside the model's Reproduction rows: the paper's cells this run has no
-    counterpart of (a setting or task it did not run), the settings scored on a sample (their
-    values are not the paper's full-data ones), and the scorer roles that ran with another model
-    than the paper's (the cells of the metrics they compute differ by the scorer)."""
+    """What a reader needs beside the model's Reproduction rows (`reproduce`'s): the paper's cells
+    this run has no counterpart of (a setting or task it did not run), the settings scored on a
+    sample (their values are not the paper's full-data ones), and the scorer roles that ran with
+    another model than the paper's (the cells of the metrics they compute differ by the scorer)."""
     paper_model = params.report.published.reproduces.get(model)
     if paper_model is None:
         return []
     bench, config = get_benchmark(benchmark), params.benchmark(benchmark)
-    names = {c.name for c in evaluate.cells(bench.metric_scopes(scores, config))}
+    reproduced = {row.name for row in rows}  # a row's name is its published cell's ref
     published = [c for c in bench.published_cells() if c.model_id == paper_model and c.ref is not None]
-    missing = [c for c in published if c.ref not in names]
+    missing = [c for c in published if c.ref not in reproduced]
     notes = []
     if missing:
         shown = "; ".join(f"{c.table} {c.ref}" for c in missing[:EXAMPLES])

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import tempfile
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +32,7 @@ from ..core.progress import Progress
 from ..params.schema import Params
 from ..statistics.agreement import disagreement
 from .report import collect_metrics
-from .report_noise import disagreement_tables, model_pairs, outcomes, split_rows
+from .report_noise import Pair, disagreement_tables, model_pairs, outcomes, split_rows
 from .track import (
     KEY_TAG,
     ensure_experiment,
@@ -58,12 +59,12 @@ RUN_NAME = "model comparison"
 WantedTags = dict[tuple[str, str], dict[tuple[str, str], dict[str, str]]]
 
 
-def wanted_tags(found: dict[str, dict[str, Any]]) -> WantedTags:
+def wanted_tags(pairs: Sequence[Pair]) -> WantedTags:
     """Every disagreeing item's tags, per model and setting."""
     outcome: dict[tuple[str, str], dict[tuple[str, str], dict[str, set[str]]]] = defaultdict(
         lambda: defaultdict(lambda: defaultdict(set))
     )
-    for setting, _metric, a, b, group in model_pairs(found):
+    for setting, _metric, a, b, group in pairs:
         for _, row in split_rows(group).iterrows():
             item = (str(row["prompt_id"]), str(int(row["sample_index"])))
             a_right = row["outcome_a"] == 1.0
@@ -82,11 +83,11 @@ def wanted_tags(found: dict[str, dict[str, Any]]) -> WantedTags:
     return wanted
 
 
-def pair_metrics(found: dict[str, dict[str, Any]]) -> dict[str, float]:
+def pair_metrics(pairs: Sequence[Pair]) -> dict[str, float]:
     """`disagreement/<setting>/<metric>/<A>_vs_<B>/<count>` for each pair: items both answer
     right or wrong, A right and B wrong, the reverse, McNemar's exact p."""
     metrics: dict[str, float] = {}
-    for setting, metric, a, b, group in model_pairs(found):
+    for setting, metric, a, b, group in pairs:
         result = disagreement(group["outcome_a"].to_numpy(), group["outcome_b"].to_numpy())
         prefix = f"disagreement/{setting}/{metric}/{a}_vs_{b}"
         for name, value in (
@@ -144,10 +145,11 @@ def track_comparison(params: Params, *, benchmark: str, out: Path | None = None)
     found = outcomes(params, benchmark, models)
     context = ReportContext(params=params, benchmark=benchmark, metrics={}, figures_dir=Path("."))
     tables = disagreement_tables(params, benchmark, found, context.display_name)
-    wanted = wanted_tags(found)
+    pairs = list(model_pairs(found))  # each pair's rows merged once, for the tags, metrics and counts
+    wanted = wanted_tags(pairs)
     record: dict[str, Any] = {"benchmark": benchmark, "experiment": benchmark, "models": models}
-    record["pairs"] = sum(1 for _ in model_pairs(found))
-    record["disagreeing_rows"] = sum(len(split_rows(group)) for *_, group in model_pairs(found))
+    record["pairs"] = len(pairs)
+    record["disagreeing_rows"] = sum(len(split_rows(group)) for *_, group in pairs)
     uri = tracking_uri()
     with store_lock(uri), store_errors(uri, f"idiombench track-comparison {benchmark}"):
         client = MlflowClient(tracking_uri=uri)
@@ -173,7 +175,7 @@ def track_comparison(params: Params, *, benchmark: str, out: Path | None = None)
             run_id = find_or_create_run(
                 client, experiment_id, key, {"models": ",".join(models)}, tags, RUN_NAME, counts
             )
-            log_to_run(client, run_id, pair_metrics(found), tags)
+            log_to_run(client, run_id, pair_metrics(pairs), tags)
             with tempfile.TemporaryDirectory() as staging:
                 for table in (tables[0], tables[-1]):  # the counts and every disagreeing item
                     table.write(Path(staging))
