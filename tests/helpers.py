@@ -16,6 +16,23 @@ from pathlib import Path
 from types import ModuleType
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def project_cli(project: Path, *args: str, timeout: float = 900) -> str:
+    """`idiombench <args> --params params.yaml` run in `project` with this checkout's code and no
+    GPU, asserted to succeed; its console lines, unwrapped."""
+    env = {**os.environ, "PYTHONPATH": str(SRC), "IDIOMBENCH_GPUS": ""}
+    result = subprocess.run(
+        [sys.executable, "-m", "idiombench.cli", *args, "--params", "params.yaml"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return " ".join((result.stdout + result.stderr).split())
 
 
 def bench_module(name: str) -> ModuleType:

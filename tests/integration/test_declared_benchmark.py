@@ -45,18 +45,25 @@ def env_for(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def test_the_example_declaration_runs_acquire_to_report_through_the_cli(tmp_path: Path) -> None:
+def reference_project(tmp_path: Path) -> Path:
+    """A project whose overlay decl.yaml turns the built-in benchmarks off and runs two reference
+    systems; no params section for a declared benchmark."""
     project = tmp_path / "project"
     project.mkdir()
     shutil.copy2(ROOT / "params.yaml", project / "params.yaml")
-    add_example(project)
-    overlay = {  # the built-in benchmarks off, two reference systems; no section for the declared one
+    overlay = {
         "overlay_of": "params.yaml",
         "replace": ["models"],
         "benchmarks": {name: {"enabled": False} for name in BUILTIN},
         "models": {"oracle": {"backend": "oracle"}, "echo": {"backend": "echo"}},
     }
     (project / "decl.yaml").write_text(yaml.safe_dump(overlay), encoding="utf-8")
+    return project
+
+
+def test_the_example_declaration_runs_acquire_to_report_through_the_cli(tmp_path: Path) -> None:
+    project = reference_project(tmp_path)
+    add_example(project)
     env = env_for(tmp_path)
 
     def cli(*args: str) -> str:
@@ -226,16 +233,7 @@ def test_a_free_generation_dataset_runs_from_new_benchmark_to_report(tmp_path: P
     reference) 100 on exact match, ROUGE-L and BERTScore (the scorer registry's bertscore_en
     role, the embedded default's model) and echo (the idiom) below it; the report's table and the
     summary page carry ROUGE-L with its interval, and each MLflow trace its graded scores."""
-    project = tmp_path / "project"
-    project.mkdir()
-    shutil.copy2(ROOT / "params.yaml", project / "params.yaml")
-    overlay = {
-        "overlay_of": "params.yaml",
-        "replace": ["models"],
-        "benchmarks": {name: {"enabled": False} for name in BUILTIN},
-        "models": {"oracle": {"backend": "oracle"}, "echo": {"backend": "echo"}},
-    }
-    (project / "decl.yaml").write_text(yaml.safe_dump(overlay), encoding="utf-8")
+    project = reference_project(tmp_path)
     records = [{"idiom": idiom, "gloss": gloss} for idiom, gloss in GLOSSES]
     source = tmp_path / "glosses.jsonl"
     source.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")

@@ -8,15 +8,12 @@ the paper's DeepSeek-R1 values."""
 from __future__ import annotations
 
 import csv
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from helpers import pdf_text
+from helpers import pdf_text, project_cli
 from idiombench.benchmarks.semanticqa.published import published_generations
 from idiombench.core.io import read_parquet
 from idiombench.pipeline.config import load_params
@@ -29,20 +26,10 @@ SHOWN = "DeepSeek-R1 (released predictions)"
 
 
 def cli(project: Path, *args: str) -> str:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "IDIOMBENCH_GPUS": ""}
-    result = subprocess.run(
-        [sys.executable, "-m", "idiombench.cli", *args, "--params", "params.yaml"],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    return " ".join((result.stdout + result.stderr).split())
+    return project_cli(project, *args, timeout=600)
 
 
-def test_the_papers_released_predictions_run_as_a_model(tmp_path: Path, mirror: Path):
+def test_the_papers_released_predictions_run_as_a_model(tmp_path: Path, mirror: Path, monkeypatch: pytest.MonkeyPatch):
     raw = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
     raw["models"] = {MODEL: {"display_name": SHOWN, "backend": "replay", "published": "deepseek-r1"}}
     raw["report"]["published"]["reproduces"] = {MODEL: "deepseek-r1"}
@@ -57,7 +44,7 @@ def test_the_papers_released_predictions_run_as_a_model(tmp_path: Path, mirror: 
     cli(tmp_path, "report")
 
     # every output is the released prediction of its item, as the released-predictions replay reads it
-    os.chdir(tmp_path)  # the sources name the acquired files relative to the project
+    monkeypatch.chdir(tmp_path)  # the sources name the acquired files relative to the project
     params = load_params(tmp_path / "params.yaml")
     items = load_items("semanticqa", tmp_path / "data" / "processed" / "semanticqa")
     rows = 0

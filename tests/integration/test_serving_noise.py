@@ -6,9 +6,6 @@ writes byte-identical figures; a model without weights is recorded as skipped.""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,24 +13,10 @@ import pytest
 import yaml
 
 from gen_project import write_project
+from helpers import project_cli as cli
 from idiombench.core.items import read_items, write_items
 
 pytestmark = pytest.mark.slow
-SRC = Path(__file__).resolve().parents[2] / "src"
-
-
-def cli(project: Path, *args: str) -> str:
-    env = {**os.environ, "PYTHONPATH": str(SRC), "IDIOMBENCH_GPUS": ""}
-    result = subprocess.run(
-        [sys.executable, "-m", "idiombench.cli", *args, "--params", "params.yaml"],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    return " ".join((result.stdout + result.stderr).split())  # the console's lines, unwrapped
 
 
 def with_orderprobe_meta(path: Path) -> None:

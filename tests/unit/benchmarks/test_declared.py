@@ -181,31 +181,49 @@ CLOZE_DATA = [
 ]
 
 
-def cloze_at(root: Path, monkeypatch: pytest.MonkeyPatch, records: list[dict[str, Any]], **changes: str) -> Any:
-    """A cloze declaration over `records` (split `test` unless a record says otherwise)."""
+def declared_at(
+    root: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    file: str,
+    records: list[dict[str, Any]],
+    declaration: str,
+    changes: dict[str, str],
+) -> Any:
+    """The benchmark `name` declared by `declaration` (`{sha256}`: its data file's, filled in) with
+    `changes` made to its text, over `records` in data/<name>/<file> (split `test` unless a record
+    says otherwise); the working directory is `root`."""
     monkeypatch.chdir(root)
-    data = root / "data" / "chid" / "passages.jsonl"
+    data = root / "data" / name / file
     data.parent.mkdir(parents=True)
     lines = [json.dumps({"split": "test"} | r, ensure_ascii=False) + "\n" for r in records]
     data.write_text("".join(lines), encoding="utf-8")
-    text = f"""shape: cloze
-language: zh
-data:
-  - file: passages.jsonl
-    sha256: {hashlib.sha256(data.read_bytes()).hexdigest()}
-fields: {{input: passage, options: candidates, gold: gold, split: split}}
-template:
-  - user: "{{input}}\\n候选成语：{{options}}\\n请用<answer><成语></answer>作答。"
-settings: {{zero_shot: {{}}, one_shot: {{shots: 1}}}}
-metrics: [accuracy, parse_failure_rate]
-"""
+    text = declaration.replace("{sha256}", hashlib.sha256(data.read_bytes()).hexdigest())
     for old, new in changes.items():
         assert old in text, old
         text = text.replace(old, new)
-    path = Path("benchmarks/chid.yaml")
+    path = Path(f"benchmarks/{name}.yaml")
     path.parent.mkdir()
     path.write_text(text, encoding="utf-8")
-    return declared_benchmark("chid", path, read_declaration(path, SHAPES))
+    return declared_benchmark(name, path, read_declaration(path, SHAPES))
+
+
+CLOZE_DECLARATION = """shape: cloze
+language: zh
+data:
+  - file: passages.jsonl
+    sha256: {sha256}
+fields: {input: passage, options: candidates, gold: gold, split: split}
+template:
+  - user: "{input}\\n候选成语：{options}\\n请用<answer><成语></answer>作答。"
+settings: {zero_shot: {}, one_shot: {shots: 1}}
+metrics: [accuracy, parse_failure_rate]
+"""
+
+
+def cloze_at(root: Path, monkeypatch: pytest.MonkeyPatch, records: list[dict[str, Any]], **changes: str) -> Any:
+    """A cloze declaration over `records`."""
+    return declared_at(root, monkeypatch, "chid", "passages.jsonl", records, CLOZE_DECLARATION, changes)
 
 
 def test_a_cloze_declaration_builds_renders_and_scores_as_chids_candidates(tmp_path, monkeypatch):
@@ -281,29 +299,21 @@ GLOSSES = [
 ]
 
 
-def generation_at(root: Path, monkeypatch: pytest.MonkeyPatch, records: list[dict[str, Any]], **changes: str) -> Any:
-    """A free-generation declaration over `records` (split `test` unless a record says otherwise)."""
-    monkeypatch.chdir(root)
-    data = root / "data" / "gloss" / "glosses.jsonl"
-    data.parent.mkdir(parents=True)
-    data.write_text("".join(json.dumps({"split": "test"} | r) + "\n" for r in records), encoding="utf-8")
-    text = f"""shape: generation
+GENERATION_DECLARATION = """shape: generation
 data:
   - file: glosses.jsonl
-    sha256: {hashlib.sha256(data.read_bytes()).hexdigest()}
-fields: {{input: idiom, gold: gloss, split: split}}
+    sha256: {sha256}
+fields: {input: idiom, gold: gloss, split: split}
 template:
-  - user: "What does the idiom '{{input}}' mean? Answer in a few words."
-settings: {{zero_shot: {{}}, one_shot: {{shots: 1}}}}
+  - user: "What does the idiom '{input}' mean? Answer in a few words."
+settings: {zero_shot: {}, one_shot: {shots: 1}}
 metrics: [rouge_l, exact_match, bertscore, format_ok, parse_failure_rate]
 """
-    for old, new in changes.items():
-        assert old in text, old
-        text = text.replace(old, new)
-    path = Path("benchmarks/gloss.yaml")
-    path.parent.mkdir()
-    path.write_text(text, encoding="utf-8")
-    return declared_benchmark("gloss", path, read_declaration(path, SHAPES))
+
+
+def generation_at(root: Path, monkeypatch: pytest.MonkeyPatch, records: list[dict[str, Any]], **changes: str) -> Any:
+    """A free-generation declaration over `records`."""
+    return declared_at(root, monkeypatch, "gloss", "glosses.jsonl", records, GENERATION_DECLARATION, changes)
 
 
 def test_a_generation_declaration_scores_outputs_against_their_references(tmp_path, monkeypatch):
