@@ -18,6 +18,10 @@ Failed completions are not stored: a rerun retries them.
 Entries are written once per key: a writer holds `.write.lock` (fcntl.flock), rereads the
 shards other processes wrote meanwhile, and stores only keys not yet present (the first
 writer wins; `get` then returns the stored entry).
+
+In memory the cache is an index (key -> the shard that holds it), not the completions: a
+model's grid is millions of completions (gigabytes of text), and the generate stage reads the
+texts of one output table at a time (`read`).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypedDict
 
+from ..core.errors import IdiombenchError
 from ..core.generation_types import Completion, Message, Sampling
 from ..core.io import write_text
 
@@ -122,12 +127,25 @@ def completion_from_json(record: object) -> tuple[str, Completion]:
     )
 
 
+KEY_FIELD = '"key":"'  # how canonical_json writes a line's key: found without parsing the line
+
+
+def line_key(line: str) -> str | None:
+    """The key of a canonical shard line without parsing it (None: not canonical, parse it). A
+    string value cannot hold `"key":"` (its quotes are escaped), so the first one is the key's."""
+    at = line.find(KEY_FIELD)
+    if at < 0:
+        return None
+    key = line[at + len(KEY_FIELD) : at + len(KEY_FIELD) + 64]
+    return key if len(key) == 64 and line.startswith('"', at + len(KEY_FIELD) + 64) else None
+
+
 @dataclass
 class GenerationCache:
-    """The completed entries of one model, loaded from its shard directory."""
+    """The completed entries of one model: an index of its shard directory (key -> shard name)."""
 
     directory: Path
-    entries: dict[str, Completion] = field(default_factory=dict)
+    index: dict[str, str] = field(default_factory=dict)
     problems: list[CacheProblem] = field(default_factory=list)
     shards_read: int = 0
 
@@ -140,39 +158,67 @@ class GenerationCache:
         return cache
 
     def refresh(self) -> None:
-        """Read the shards written since the last look (by this or another process)."""
+        """Index the shards written since the last look (by this or another process)."""
         if self.directory.is_dir():
             for shard in sorted(self.directory.glob(f"{SHARD_PREFIX}*{SHARD_SUFFIX}")):
                 if shard.name not in self.seen:
-                    self._read_shard(shard)
+                    self._index_shard(shard)
 
-    def _read_shard(self, shard: Path) -> None:
+    def _shard_lines(self, shard: Path) -> list[str] | None:
+        try:
+            return shard.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            self.problems.append(CacheProblem(str(shard), 0, f"unreadable shard: {exc}"))
+            return None
+
+    def _index_shard(self, shard: Path) -> None:
         # Temporary files of an interrupted write start with "." (io.atomic_path): not matched by the glob.
         self.seen.add(shard.name)
         self.shards_read += 1
-        try:
-            lines = shard.read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
-            self.problems.append(CacheProblem(str(shard), 0, f"unreadable shard: {exc}"))
-            return
-        for number, line in enumerate(lines, start=1):
+        for number, line in enumerate(self._shard_lines(shard) or (), start=1):
             if not line.strip():
                 continue
             try:
-                key, completion = completion_from_json(json.loads(line))
+                key, _ = completion_from_json(json.loads(line))  # every line checked once, when indexed
             except (ValueError, TypeError) as exc:  # json.JSONDecodeError is a ValueError
                 self.problems.append(CacheProblem(str(shard), number, str(exc)))
                 continue
-            self.entries.setdefault(key, completion)
+            self.index.setdefault(key, shard.name)
 
     def __contains__(self, key: str) -> bool:
-        return key in self.entries
+        return key in self.index
 
     def __len__(self) -> int:
-        return len(self.entries)
+        return len(self.index)
+
+    def read(self, keys: Iterable[str]) -> dict[str, Completion]:
+        """The stored completions of these keys (absent keys are left out), each shard read once;
+        a key's entry is the one its index names (the first writer's)."""
+        by_shard: dict[str, set[str]] = {}
+        for key in keys:
+            shard = self.index.get(key)
+            if shard is not None:
+                by_shard.setdefault(shard, set()).add(key)
+        found: dict[str, Completion] = {}
+        for shard, wanted in sorted(by_shard.items()):
+            try:
+                lines = (self.directory / shard).read_text(encoding="utf-8").splitlines()
+            except (OSError, UnicodeDecodeError) as exc:
+                raise IdiombenchError(f"generation cache: cannot read {self.directory / shard}: {exc}") from exc
+            for line in lines:
+                cheap = line_key(line)
+                if cheap is not None and cheap not in wanted:
+                    continue  # most lines of a shard belong to other tables: not parsed
+                try:
+                    key, completion = completion_from_json(json.loads(line))
+                except (ValueError, TypeError):
+                    continue  # reported when the shard was indexed
+                if key in wanted:
+                    found.setdefault(key, completion)
+        return found
 
     def get(self, key: str) -> Completion | None:
-        return self.entries.get(key)
+        return self.read((key,)).get(key)
 
     def put_batch(self, items: Iterable[tuple[str, Completion]]) -> Path | None:
         """Store one completed batch as one shard (atomically). Failed completions are
@@ -185,7 +231,7 @@ class GenerationCache:
             # ours is dropped, so every key has exactly one entry on disk.
             self.refresh()
             records = sorted(
-                (completion_to_json(key, c) for key, c in offered if key not in self.entries), key=lambda r: r["key"]
+                (completion_to_json(key, c) for key, c in offered if key not in self.index), key=lambda r: r["key"]
             )
             if not records:
                 return None
@@ -196,7 +242,7 @@ class GenerationCache:
             write_text(path, body)
             self.seen.add(path.name)
         for record in records:
-            self.entries.setdefault(record["key"], completion_from_json(record)[1])
+            self.index.setdefault(record["key"], path.name)
         return path
 
     @contextlib.contextmanager

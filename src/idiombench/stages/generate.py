@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections import defaultdict
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NotRequired, TypedDict
@@ -463,31 +463,65 @@ def output_row(row: Row, completion: Completion) -> GenerationRow:
     }
 
 
+TableKey = tuple[str, str]  # (benchmark, setting): one generations table
+
+
+def rows_by_table(rows: Iterable[Row]) -> dict[TableKey, list[Row]]:
+    """The plan's rows per output table, in the table's order (generation.table.SORT_KEY)."""
+    grouped: dict[TableKey, list[Row]] = defaultdict(list)
+    for row in rows:
+        grouped[(row.prompt.benchmark, row.prompt.setting)].append(row)
+    for table_rows in grouped.values():
+        table_rows.sort(key=lambda r: (r.prompt.prompt_id, r.pass_name, r.request.sample_index))
+    return dict(sorted(grouped.items()))
+
+
+def stream_tables(
+    grouped: Mapping[TableKey, list[Row]],
+    cache: GenerationCache,
+    generated: Generated,
+    counts: dict[Job, JobCounts],
+) -> Iterator[tuple[TableKey, list[GenerationRow]]]:
+    """Each output table's rows, one table at a time: only its completions' texts are read from
+    the cache and held (the grid's texts are gigabytes), and `counts` is filled as it goes."""
+    for table, rows in grouped.items():
+        completions = cache.read({row.request.key for row in rows})
+        out: list[GenerationRow] = []
+        for row in rows:
+            key = row.request.key
+            completion = completions.get(key) or generated.failures.get(key)
+            assert completion is not None, f"no completion for {row.prompt.prompt_id}"
+            out.append(output_row(row, completion))
+            count_row(counts[row.job], row, completion, generated)
+        del completions
+        yield table, out
+        del out  # before the next table's texts are read
+
+
+def count_row(job: JobCounts, row: Row, completion: Completion, generated: Generated) -> None:
+    """One row in its job's counts (a key counted once per job)."""
+    key = row.request.key
+    job.prompts.add(row.prompt.prompt_id)
+    job.rows += 1
+    if key in job.keys:
+        return
+    job.keys.add(key)
+    if key in generated.cached_at_start:
+        job.cached += 1
+    elif key in generated.failures:
+        job.failed += 1
+    else:
+        job.generated += 1
+        job.completion_tokens += completion.completion_tokens or 0
+        job.seconds += generated.timing.get(key, 0.0)
+
+
 def assemble_tables(
     rows: list[Row], cache: GenerationCache, generated: Generated
 ) -> tuple[Tables, dict[Job, JobCounts]]:
-    """The output tables per (benchmark, setting) and the counts per job."""
-    tables: Tables = defaultdict(list)
+    """The output tables per (benchmark, setting), in memory, and the counts per job."""
     counts: dict[Job, JobCounts] = defaultdict(JobCounts)
-    for row in rows:
-        key = row.request.key
-        completion = cache.get(key) or generated.failures.get(key)
-        assert completion is not None, f"no completion for {row.prompt.prompt_id}"
-        tables[(row.prompt.benchmark, row.prompt.setting)].append(output_row(row, completion))
-        job = counts[row.job]
-        job.prompts.add(row.prompt.prompt_id)
-        job.rows += 1
-        if key in job.keys:
-            continue
-        job.keys.add(key)
-        if key in generated.cached_at_start:
-            job.cached += 1
-        elif key in generated.failures:
-            job.failed += 1
-        else:
-            job.generated += 1
-            job.completion_tokens += completion.completion_tokens or 0
-            job.seconds += generated.timing.get(key, 0.0)
+    tables: Tables = dict(stream_tables(rows_by_table(rows), cache, generated, counts))
     return tables, counts
 
 
@@ -559,12 +593,14 @@ def _run_generate(
             {"model": model_name, "failed": len(generated.failures), "total": generated.total, "reason": str(exc)},
         )
         raise
-    tables, counts = assemble_tables(plan.rows, cache, generated)
-    info = generation_info(params, model_name, model, plan, benchmarks, tables)
+    grouped = rows_by_table(plan.rows)
+    info = generation_info(params, model_name, model, plan, benchmarks, {t: len(rows) for t, rows in grouped.items()})
     # identity.json: what the report and MLflow say about the model (stages.aggregate.model_info)
     loaded = backend.describe()
     identity_record = scrub({**plan.identity, "loaded": loaded if loaded is not None else model.backend})
-    write_output(out_dir, tables, info, identity_record)
+    counts: dict[Job, JobCounts] = defaultdict(JobCounts)
+    # one table at a time: the memory of the whole grid's texts is never held at once
+    write_output(out_dir, stream_tables(grouped, cache, generated, counts), info, identity_record)
     failure_record.unlink(missing_ok=True)  # this run succeeded: an earlier failure no longer stands
 
     elapsed = time.perf_counter() - started
@@ -585,7 +621,7 @@ def generation_info(
     model: ModelConfig,
     plan: Plan,
     benchmarks: list[str],
-    tables: Tables,
+    table_sizes: Mapping[TableKey, int],
 ) -> GenerationInfo:
     """generation_info.json: what ran, with which identity, and what was skipped."""
     return {
@@ -596,7 +632,7 @@ def generation_info(
         "batch_size": plan.batch_size,  # as used (batch_size auto resolved)
         "seed": params.seed,
         "benchmarks": benchmarks,
-        "tables": {f"{b}/{s}": len(t) for (b, s), t in sorted(tables.items())},
+        "tables": {f"{b}/{s}": size for (b, s), size in sorted(table_sizes.items())},
         "skipped_jobs": [
             {"benchmark": b, "task": t, "setting": s, "pass": p, "reason": reason}
             for (b, t, s, p), reason in sorted(plan.skipped.items())
@@ -639,15 +675,16 @@ INFO_FILE = paths.GENERATION_INFO  # the completion record: written last, requir
 
 def write_output(
     out_dir: Path,
-    tables: Tables,
+    tables: Iterable[tuple[TableKey, Sequence[GenerationRow]]],
     info: GenerationInfo,
     identity: Mapping[str, object],
 ) -> None:
-    """Write every table into a staging directory, then swap it into place
-    (io.staged_directory: the old output is moved aside, never deleted first)."""
+    """Write every table (as `tables` yields them: one at a time) into a staging directory,
+    then swap it into place (io.staged_directory: the old output is moved aside, never deleted first)."""
     with staged_directory(out_dir, paths.GENERATE_OUTPUT) as staging:
-        for (benchmark, setting), rows in sorted(tables.items()):
+        for (benchmark, setting), rows in tables:
             write_generations(staging / benchmark / f"{setting}.parquet", rows)
+            del rows  # the table's texts go before the next table's are read
         (staging / "identity.json").write_text(dumps_json(identity), encoding="utf-8")
         (staging / INFO_FILE).write_text(dumps_json(info), encoding="utf-8")
 

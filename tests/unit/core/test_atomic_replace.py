@@ -96,7 +96,7 @@ def row(version, benchmark, setting, i):
             "finish_reason": "stop", "error": None, "request_key": f"{i:064d}"}
 
 def tables(version):
-    return {(b, s): [row(version, b, s, i) for i in range(5)] for b, s in TABLES}
+    return [((b, s), [row(version, b, s, i) for i in range(5)]) for b, s in TABLES]
 
 def info(version):
     return {"model": "m", "version": version}
@@ -242,7 +242,7 @@ def test_staged_directory_never_deletes_before_the_new_output_is_in(tmp_path: Pa
 
 def test_a_generations_folder_without_its_record_is_refused_in_one_line(tmp_path: Path) -> None:
     target = tmp_path / "m"
-    write_output(target, {("b1", "s1"): []}, {"model": "m"}, {"backend": "test"})
+    write_output(target, [(("b1", "s1"), [])], {"model": "m"}, {"backend": "test"})
     assert list(load_generations(benchmark="b1", model="m", generations_dir=target)) == ["s1"]
     (target / "generation_info.json").unlink()
     with pytest.raises(IdiombenchError) as error:

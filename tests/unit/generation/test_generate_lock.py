@@ -115,7 +115,7 @@ def test_two_writers_store_one_entry_per_key_and_the_first_wins(tmp_path: Path) 
     assert shard_keys(tmp_path) == ["a" * 64, "b" * 64, "c" * 64]
     assert second.get("b" * 64) == done("first b")  # the second writer adopts the stored entry
     reloaded = GenerationCache.load(tmp_path)
-    assert {k: c.text for k, c in reloaded.entries.items()} == {
+    assert {k: c.text for k, c in reloaded.read(reloaded.index).items()} == {
         "a" * 64: "first a",
         "b" * 64: "first b",
         "c" * 64: "second c",

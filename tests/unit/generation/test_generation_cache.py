@@ -103,3 +103,25 @@ def test_shard_names_are_content_addressed(tmp_path: Path):
     # Keys already stored are written once only (issue 13): the rewrite stores nothing.
     assert cache.put_batch([(key(seed=1), done("y")), (key(), done("x"))]) is None
     assert len(list((tmp_path / "one").glob("shard-*.jsonl"))) == 1
+
+
+def test_read_gives_each_stored_completion_of_the_keys_asked_and_no_other(tmp_path: Path):
+    """The cache holds an index in memory and reads texts from the shards on demand (the generate
+    stage reads one table's at a time). A canonical line's key is found without parsing it; a
+    text that spells `"key":"` and a hand-written (non-canonical) line are still read right."""
+    cache = GenerationCache.load(tmp_path)
+    tricky = done('he said "key":"' + "0" * 64 + '" twice')
+    cache.put_batch([(key(), tricky), (key(seed=1), done("one")), (key(seed=2), done("two"))])
+    by_hand = {"text": "by hand", "latency_s": 1, "key": key(seed=3), "prompt_tokens": None}
+    by_hand |= {"completion_tokens": 2, "finish_reason": "length"}
+    (tmp_path / "shard-byhand.jsonl").write_text(json.dumps(by_hand, indent=None) + "\n", encoding="utf-8")
+    loaded = GenerationCache.load(tmp_path)
+    assert len(loaded) == 4 and not loaded.problems
+    asked = [key(), key(seed=2), key(seed=3), key(seed=9)]  # seed 9: never stored
+    assert loaded.read(asked) == {
+        key(): tricky,
+        key(seed=2): done("two"),
+        key(seed=3): Completion("by hand", None, 2, "length", 1.0),
+    }
+    assert loaded.read(["0" * 64]) == {}  # the key spelled inside a text is not an entry
+    assert loaded.get(key(seed=1)) == done("one") and cache.get(key(seed=3)) is None  # not indexed by `cache` yet

@@ -12,6 +12,7 @@ from gen_project import IDIOMS, PATTERNS, SETTINGS, write_project
 from idiombench.core.errors import ConfigError, IdiombenchError
 from idiombench.core.generation_types import ItemContext, Message, Request, Sampling
 from idiombench.core.io import read_parquet
+from idiombench.generation.cache import GenerationCache
 from idiombench.generation.table import GENERATION_SCHEMA, read_generations
 from idiombench.pipeline.config import load_params
 from idiombench.stages.generate import make_batches, run_generate
@@ -82,7 +83,14 @@ def test_oracle_generates_every_pass_and_a_rerun_is_all_cache_hits(tmp_path: Pat
     assert json.loads(summary_file.read_text(encoding="utf-8"))["total"]["generated"] == 2 * items * 4
 
     before = {p: p.read_bytes() for p in out.rglob("*.parquet")}
+    reads: list[set[str]] = []  # the texts are read one table at a time (a grid's are gigabytes)
+    read = GenerationCache.read
+    monkeypatch.setattr(GenerationCache, "read", lambda self, keys: reads.append(set(keys)) or read(self, keys))
     again, lines = run(project, "oracle", monkeypatch)
+    assert reads == [
+        {r["request_key"] for r in read_generations(out / "orderprobe" / f"{setting}.parquet")}
+        for setting in ("cot", "zero_shot")
+    ]
     assert again.summary["total"]["cached"] == 2 * items * 4 and again.summary["total"]["generated"] == 0
     assert again.summary["total"]["cache_hit_rate"] == 1.0
     assert "(100% cache hits" in lines[-1]
