@@ -166,7 +166,7 @@ class GenerationCache:
 
     def _shard_lines(self, shard: Path) -> list[str] | None:
         try:
-            return shard.read_text(encoding="utf-8").splitlines()
+            return shard.read_text(encoding="utf-8").split("\n")  # not splitlines: a text may hold U+2028
         except (OSError, UnicodeDecodeError) as exc:
             self.problems.append(CacheProblem(str(shard), 0, f"unreadable shard: {exc}"))
             return None
@@ -202,7 +202,7 @@ class GenerationCache:
         found: dict[str, Completion] = {}
         for shard, wanted in sorted(by_shard.items()):
             try:
-                lines = (self.directory / shard).read_text(encoding="utf-8").splitlines()
+                lines = (self.directory / shard).read_text(encoding="utf-8").split("\n")
             except (OSError, UnicodeDecodeError) as exc:
                 raise IdiombenchError(f"generation cache: cannot read {self.directory / shard}: {exc}") from exc
             for line in lines:

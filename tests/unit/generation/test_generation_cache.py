@@ -111,7 +111,8 @@ def test_read_gives_each_stored_completion_of_the_keys_asked_and_no_other(tmp_pa
     text that spells `"key":"` and a hand-written (non-canonical) line are still read right."""
     cache = GenerationCache.load(tmp_path)
     tricky = done('he said "key":"' + "0" * 64 + '" twice')
-    cache.put_batch([(key(), tricky), (key(seed=1), done("one")), (key(seed=2), done("two"))])
+    separators = done("a\u2028b\u2029c\x85d\x0be\x1cf")  # line breaks to str.splitlines, not to JSON Lines
+    cache.put_batch([(key(), tricky), (key(seed=1), separators), (key(seed=2), done("two"))])
     by_hand = {"text": "by hand", "latency_s": 1, "key": key(seed=3), "prompt_tokens": None}
     by_hand |= {"completion_tokens": 2, "finish_reason": "length"}
     (tmp_path / "shard-byhand.jsonl").write_text(json.dumps(by_hand, indent=None) + "\n", encoding="utf-8")
@@ -124,4 +125,5 @@ def test_read_gives_each_stored_completion_of_the_keys_asked_and_no_other(tmp_pa
         key(seed=3): Completion("by hand", None, 2, "length", 1.0),
     }
     assert loaded.read(["0" * 64]) == {}  # the key spelled inside a text is not an entry
-    assert loaded.get(key(seed=1)) == done("one") and cache.get(key(seed=3)) is None  # not indexed by `cache` yet
+    assert loaded.get(key(seed=1)) == separators == cache.get(key(seed=1))
+    assert cache.get(key(seed=3)) is None  # the hand-written shard came after `cache` looked
