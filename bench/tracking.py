@@ -3,7 +3,7 @@
 
     export IDIOMBENCH_MIRROR=<releases>:<authors' code>
     python bench/full_grid.py --until aggregate --workdir /tmp/grid          # the project (scores of one model)
-    python bench/tracking.py --project /tmp/grid [--before-ref main] [--server] [--kill]
+    python bench/tracking.py --project /tmp/grid [--before-ref main] [--server | --stores server] [--kill]
         [--benchmarks orderprobe ...] [--json FILE] [--ui]
 
 The project is a kept `bench/full_grid.py` folder: the paper overlay's grid for its stand-in model
@@ -401,6 +401,9 @@ def main() -> None:
     parser.add_argument("--before-ref", help="also time this git ref's code (e.g. main)")
     parser.add_argument("--before-benchmarks", nargs="+", choices=BENCHMARKS, help="the before side on these only")
     parser.add_argument("--server", action="store_true", help="also through an `mlflow server`")
+    parser.add_argument(
+        "--stores", nargs="+", choices=("sqlite", "server"), help="these stores only (default: sqlite, and server)"
+    )
     parser.add_argument("--kill", action="store_true", help="kill -9 the largest track half-way, then rerun")
     parser.add_argument("--ui", action="store_true", help="the UI's load time of the largest run (needs chromium)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
@@ -440,7 +443,8 @@ def main() -> None:
             write_costs(args.write_rates, track_costs(project, benchmarks, work, print), started_load)
             print(f"track's costs -> {args.write_rates}", flush=True)
         print(HEADER, flush=True)
-        for kind in () if args.costs_only else ("sqlite", "server") if args.server else ("sqlite",):
+        stores = args.stores or (["sqlite", "server"] if args.server else ["sqlite"])
+        for kind in () if args.costs_only else stores:
             for side, src, chosen in sides:
                 after = side == "after"
                 found, wrong = run_side(
