@@ -41,40 +41,45 @@ def measured_stages(run: dict[str, Any]) -> Measured:
 Measured = dict[tuple[str, str], dict[str, Any]]  # (stage, benchmark) -> the run's figures
 
 
-def predictions(plan: Plan, measured: Measured) -> list[tuple[str, str, float | None, float, str]]:
-    """(stage, benchmark, predicted s, measured s, what is compared) for every stage the run measured."""
+def per_benchmark(plan: Plan) -> dict[str, tuple[int, int]]:
+    """benchmark -> (rows, traced rows) the plan counts."""
+    totals: dict[str, tuple[int, int]] = {}
+    for r in plan.rows:
+        rows, traces = totals.get(r.benchmark, (0, 0))
+        totals[r.benchmark] = (rows + r.rows, traces + r.traces)
+    return totals
+
+
+def predicted_hours(plan: Plan, stage: str, benchmark: str, totals: dict[str, tuple[int, int]]) -> float | None:
+    """The plan's hours of one stage the run measured (render and report: once; the rest per row)."""
     cpu = plan.cpu
+    rows, traces = totals.get(benchmark, (0, 0))
+    if stage in ("render", "report"):
+        return plan.once.get(f"render {benchmark}" if stage == "render" else "report")
+    if cpu is None:
+        return None
+    if stage == "generate":
+        return cpu.hours("generate", "all", sum(r for r, _ in totals.values()))
+    if stage == "track":
+        return cpu.track_hours(benchmark, rows, traces, 1.0)
+    return cpu.hours(stage, benchmark, rows)  # score, aggregate
+
+
+def predictions(plan: Plan, measured: Measured) -> list[tuple[str, str, float | None, float, str]]:
+    """(stage, benchmark, predicted s, measured s, what is compared) for every stage the run measured;
+    track in CPU seconds (its costs are measured so), the rest in wall seconds."""
+    totals = per_benchmark(plan)
     out: list[tuple[str, str, float | None, float, str]] = []
-    counts = {b: sum(r.rows for r in plan.rows if r.benchmark == b) for b in {r.benchmark for r in plan.rows}}
-    traces = {b: sum(r.traces for r in plan.rows if r.benchmark == b) for b in counts}
     for (stage, benchmark), m in sorted(measured.items(), key=lambda kv: ORDER.index(kv[0][0])):
-        predicted: float | None = None
-        what = "wall"
-        if stage == "render":
-            hours = plan.once.get(f"render {benchmark}")
-            predicted = None if hours is None else hours * 3600
-        elif stage == "generate" and cpu is not None:
-            hours = cpu.hours("generate", "all", sum(counts.values()))
-            predicted = None if hours is None else hours * 3600
-        elif stage in ("score", "aggregate") and cpu is not None:
-            hours = cpu.hours(stage, benchmark, counts.get(benchmark, 0))
-            predicted = None if hours is None else hours * 3600
-        elif stage == "track" and cpu is not None:
-            hours = cpu.track_hours(benchmark, counts.get(benchmark, 0), traces.get(benchmark, 0), 1.0)
-            predicted = None if hours is None else hours * 3600
-            what = "CPU"
-        elif stage == "report":
-            hours = plan.once.get("report")
-            predicted = None if hours is None else hours * 3600
-        out.append((stage, benchmark, predicted, m["cpu_s"] if what == "CPU" else m["wall_s"], what))
+        hours = predicted_hours(plan, stage, benchmark, totals)
+        what = "CPU" if stage == "track" else "wall"
+        out.append((stage, benchmark, None if hours is None else hours * 3600, m[f"{what.lower()}_s"], what))
     return out
 
 
 def count_check(plan: Plan, measured: Measured) -> list[str]:
     problems = []
-    for benchmark in sorted({r.benchmark for r in plan.rows}):
-        rows = sum(r.rows for r in plan.rows if r.benchmark == benchmark)
-        traced = sum(r.traces for r in plan.rows if r.benchmark == benchmark)
+    for benchmark, (rows, traced) in sorted(per_benchmark(plan).items()):
         score = measured.get(("score", benchmark))
         track = measured.get(("track", benchmark))
         if score is not None and score["rows"] != rows:
