@@ -285,3 +285,22 @@ def test_disagreeing_items_are_tagged_and_listed_in_the_comparison_run(project: 
     )
     assert alone["run"] is None and alone["traces"] == {"tagged": 0, "changed": 0, "cleared": len(disagreeing)}
     assert client.search_runs([experiment], filter_string=f"tags.`{KEY_TAG}` = 'orderprobe/comparison'") == []
+
+
+def test_a_numeric_metric_column_is_converted_as_each_cell_would_be() -> None:
+    """The item table converts a column of numpy numbers or booleans at once: the same floats as
+    the per-cell conversion the traces use (a non-finite number is no value, -0.0 stays)."""
+    from idiombench.stages.track_traces import _metric_value, metric_column
+
+    columns = [
+        pd.Series([0.5, float("nan"), float("inf"), -float("inf"), -0.0, 1e-300]),
+        pd.Series([True, False, True]),
+        pd.Series([3, 0, -7], dtype="int64"),
+        pd.Series([1.5, None, True, "x", 2], dtype=object),  # not numpy numbers: converted per cell
+        pd.Series([True, None], dtype="boolean"),
+    ]
+    for column in columns:
+        converted = metric_column(column)
+        per_cell = pd.Series([_metric_value(v) for v in column.tolist()], dtype="float64")
+        assert converted.dtype == "float64"
+        assert [repr(v) for v in converted.tolist()] == [repr(v) for v in per_cell.tolist()]
