@@ -4,7 +4,7 @@
     export IDIOMBENCH_MIRROR=<releases>:<authors' code>
     python bench/full_grid.py --until aggregate --workdir /tmp/grid          # the project (scores of one model)
     python bench/tracking.py --project /tmp/grid [--before-ref main] [--server | --stores server] [--kill]
-        [--benchmarks orderprobe ...] [--json FILE] [--ui]
+        [--jobs 2] [--benchmarks orderprobe ...] [--json FILE] [--ui]
 
 The project is a kept `bench/full_grid.py` folder: the paper overlay's grid for its stand-in model
 ("synthetic"), scored and aggregated, with the overlay's trace sample (`tracking.traces.sample`).
@@ -12,7 +12,8 @@ For each side (--before-ref: that git ref's src/, from `git archive`; then this 
 each store (a fresh SQLite file, `sqlite:///`, what `track` uses by default; with --server also a
 fresh `mlflow server` on a free loopback port, one worker, SQLite behind it, as in
 docs/scaling-out.md), `idiombench track <benchmark> --model synthetic` runs for every benchmark in a
-fresh process, as Snakemake runs it. Per run: traces written, wall seconds, CPU seconds (user +
+fresh process, as Snakemake runs it: --jobs N at a time (`snakemake --cores N`; the largest
+first), with the wall time of them all. Per run: traces written, wall seconds, CPU seconds (user +
 sys of the track process; for the server, its process tree's too), traces/s (written / wall).
 
 This checkout's side is then checked: every scope's traces in the store are exactly the rows the
@@ -39,6 +40,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -323,6 +325,24 @@ def store(kind: str, work: Path, name: str) -> Iterator[tuple[str, Path, int | N
         log.close()
 
 
+def track_all(
+    project: Path,
+    benchmarks: list[str],
+    uri: str,
+    src: Path,
+    server_pid: int | None,
+    options: tuple[str, ...],
+    jobs: int,
+) -> tuple[list[tuple[int, float, float, float | None]], float]:
+    """The benchmarks' track jobs, `jobs` at a time in the order given (as `snakemake --cores <jobs>`
+    runs them): each job's figures (`track`; a server's CPU seconds overlap when jobs > 1), and the
+    wall seconds from the first start to the last end."""
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        results = list(pool.map(lambda b: track(project, b, uri, src, server_pid, options=options), benchmarks))
+    return results, time.perf_counter() - started
+
+
 def run_side(
     project: Path,
     side: str,
@@ -334,6 +354,7 @@ def run_side(
     expected: track_check.Sample | None,
     echo: Any,
     options: tuple[str, ...] = (),
+    jobs: int = 1,
 ) -> tuple[list[Run], list[str]]:
     runs: list[Run] = []
     problems: list[str] = []
@@ -347,8 +368,8 @@ def run_side(
                 f"  {kind} {side}: track {largest} killed (SIGKILL, exit {code}) after {wall:.1f} s with "
                 f"{stored_count(database, largest):,} of {2 * half:,} traces in the store; rerunning"
             )
-        for benchmark in benchmarks:
-            code, wall, cpu, server_cpu = track(project, benchmark, uri, src, server_pid, options=options)
+        results, grid_wall = track_all(project, benchmarks, uri, src, server_pid, options, jobs)
+        for benchmark, (code, wall, cpu, server_cpu) in zip(benchmarks, results, strict=True):
             traced = {"written": 0, "rows": 0}
             if code == 0:
                 for run in record_of(project, benchmark)["runs"].values():
@@ -359,13 +380,16 @@ def run_side(
             echo(line(result))
             if code != 0:
                 problems.append(f"{kind} {side}: track {benchmark} exit {code} (log: {project}/bench-logs)")
+        echo(f"  {kind} {side}: the {len(benchmarks)} track jobs, {jobs} at a time: {grid_wall:.1f} s wall")
         if expected is not None and not problems:
             problems += [f"{kind} {side}: {p}" for p in count_check(database, expected)]
-            retracked, seconds, cpu_seconds = 0, 0.0, 0.0
-            for benchmark in benchmarks:
-                code, wall, cpu, server_cpu = track(project, benchmark, uri, src, server_pid, options=options)
-                seconds += wall
+            retracked, cpu_seconds = 0, 0.0
+            results, seconds = track_all(project, benchmarks, uri, src, server_pid, options, jobs)
+            for benchmark, (code, _, cpu, server_cpu) in zip(benchmarks, results, strict=True):
                 cpu_seconds += cpu + (server_cpu or 0)
+                if code != 0:
+                    problems.append(f"{kind} {side}: re-track {benchmark} exit {code} (log: {project}/bench-logs)")
+                    continue
                 retracked += sum(
                     (r.get("traces") or {}).get("written", 0) for r in record_of(project, benchmark)["runs"].values()
                 )
@@ -403,6 +427,9 @@ def main() -> None:
     parser.add_argument("--server", action="store_true", help="also through an `mlflow server`")
     parser.add_argument(
         "--stores", nargs="+", choices=("sqlite", "server"), help="these stores only (default: sqlite, and server)"
+    )
+    parser.add_argument(
+        "--jobs", type=int, default=1, help="track jobs at once, largest first (snakemake --cores N; default 1)"
     )
     parser.add_argument("--kill", action="store_true", help="kill -9 the largest track half-way, then rerun")
     parser.add_argument("--ui", action="store_true", help="the UI's load time of the largest run (needs chromium)")
@@ -458,6 +485,7 @@ def main() -> None:
                     expected if after else None,
                     lambda text: print(text, flush=True),
                     options,
+                    args.jobs,
                 )
                 runs += found
                 problems += wrong

@@ -10,6 +10,7 @@ signal at a chosen write (tests/support/kill_during_track.py)."""
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -20,10 +21,12 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from subprocess import PIPE
+from typing import Any
 
 import pytest
 
@@ -57,16 +60,17 @@ def project(scored: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pa
     return traced_project.working_copy(scored, tmp_path, monkeypatch)
 
 
-def expected(project: Path) -> track_check.Sample:
+def expected(project: Path, benchmark: str = "orderprobe") -> track_check.Sample:
     """The traces the sample draws, by track's own draw (score tables read from the working
     directory: the project, chdir'd by its fixture)."""
+    scores = project / "results/scores" / MODEL / benchmark
     return track_check.sampled_traces(
-        benchmark="orderprobe",
+        benchmark=benchmark,
         model=MODEL,
-        settings=SETTINGS,
-        view=get_benchmark("orderprobe").item_view,
-        items=load_items("orderprobe", project / "data/processed/orderprobe"),
-        roles=json.loads((project / "results/scores/echo/orderprobe/scoring_meta.json").read_text())["roles"],
+        settings=sorted(path.stem for path in scores.glob("*.parquet")),
+        view=get_benchmark(benchmark).item_view,
+        items=load_items(benchmark, project / "data/processed" / benchmark),
+        roles=json.loads((scores / "scoring_meta.json").read_text())["roles"],
         traces=load_params(project / "params.yaml").tracking.traces,
     )
 
@@ -86,17 +90,23 @@ def outputs_but_tracking(project: Path) -> dict[str, str]:
     }
 
 
-def track(project: Path, uri: str, *, wrapper: list[str] | None = None, **env: str) -> subprocess.CompletedProcess[str]:
-    """`idiombench track orderprobe --model echo` as a user runs it (or under the kill wrapper)."""
+def track_command(
+    project: Path, uri: str, benchmark: str = "orderprobe", *, wrapper: list[str] | None = None, **env: str
+) -> dict[str, Any]:
+    """`idiombench track <benchmark> --model echo` as a user runs it (or under the kill wrapper):
+    subprocess arguments."""
     command = [sys.executable, str(SUPPORT / "kill_during_track.py"), *wrapper] if wrapper else ["idiombench"]
-    return subprocess.run(
-        [*command, "track", "orderprobe", "--model", MODEL],
-        cwd=project,
-        env={**tool_env(), "MLFLOW_TRACKING_URI": uri, "TQDM_DISABLE": "1", **FAST, **env},
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    return {
+        "args": [*command, "track", benchmark, "--model", MODEL],
+        "cwd": project,
+        "env": {**tool_env(), "MLFLOW_TRACKING_URI": uri, "TQDM_DISABLE": "1", **FAST, **env},
+        "text": True,
+    }
+
+
+def track(project: Path, uri: str, *, wrapper: list[str] | None = None, **env: str) -> subprocess.CompletedProcess[str]:
+    """`idiombench track orderprobe --model echo`, run to its end."""
+    return subprocess.run(**track_command(project, uri, wrapper=wrapper, **env), capture_output=True, timeout=600)
 
 
 def written(project: Path) -> dict[str, tuple[int, int]]:
@@ -148,6 +158,58 @@ def test_track_killed_mid_transaction_then_a_rerun_completes(project: Path) -> N
     again = track(project, uri)
     assert again.returncode == 0 and all(w == 0 for w, _ in written(project).values())
     assert_exactly_the_sample(db, project)
+
+
+def test_two_track_jobs_share_a_new_sqlite_store(project: Path) -> None:
+    """Two track jobs at once into one new SQLite store, as Snakemake runs them: both complete, and
+    the store holds exactly each one's sample."""
+    db = project / "mlflow.db"
+    jobs = [
+        subprocess.Popen(**track_command(project, f"sqlite:///{db}", benchmark), stdout=PIPE, stderr=PIPE)
+        for benchmark in ("orderprobe", "g-idiomalign")
+    ]
+    outputs = [job.communicate(timeout=600) for job in jobs]
+    assert [job.returncode for job in jobs] == [0, 0], outputs
+    want = expected(project) | expected(project, "g-idiomalign")
+    assert len(want) == 4 and all(want.values())
+    assert track_check.count_problems(track_check.stored_traces(db), want) == []
+
+
+def test_a_track_job_holds_a_local_store_only_while_it_opens_it(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store lock is held while a job opens the store, its experiment and its parent run (a
+    new store's migration, an experiment's creation), and free while it reads and joins a setting's
+    tables and writes its run and traces, so another job's work goes on meanwhile."""
+    from idiombench.stages import track as stage
+
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{project / 'mlflow.db'}")
+    lock = project / ".mlflow.db.lock"
+
+    def held() -> bool:
+        with open(lock, "a", encoding="utf-8") as other:  # another open file: its flock meets the job's
+            try:
+                fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            fcntl.flock(other, fcntl.LOCK_UN)
+            return False
+
+    seen: list[tuple[str, bool]] = []
+
+    def noting(name: str, real: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            seen.append((name, held()))
+            return real(*args, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(stage, "prepare_setting", noting("prepare", stage.prepare_setting))
+    monkeypatch.setattr(stage, "store_setting", noting("store", stage.store_setting))
+    monkeypatch.setattr(stage, "_track_parent", noting("parent", stage._track_parent))
+    record = stage.track(load_params(project / "params.yaml"), benchmark="orderprobe", model=MODEL)
+    assert seen == [("parent", True), ("prepare", False), ("store", False), ("prepare", False), ("store", False)]
+    assert sum(run["traces"]["written"] for run in record["runs"].values()) == sum(
+        len(traces) for traces in expected(project).values()
+    )
 
 
 @contextmanager

@@ -333,23 +333,46 @@ def _link_model(client: MlflowClient, experiment_id: str, run_id: str, key: str,
     return created
 
 
-def _track_setting(
-    client: MlflowClient,
-    experiment_id: str,
-    parent_id: str,
+@dataclass
+class PreparedSetting:
+    """A setting's run as computed before anything of it is written (a table that cannot be read
+    or joined leaves no run behind): its key, params, tags, metrics and dataset inputs, the rows to
+    trace, and its artifacts staged in a folder (the item table of every row among them)."""
+
+    key: str
+    run_name: str
+    params: dict[str, str]
+    tags: dict[str, str]
+    metrics: dict[str, float]
+    inputs: list[DatasetInput]
+    artifacts: Path
+    traces: SettingTraces | None  # None: traces off, or the setting has no score table
+
+
+@dataclass
+class SettingTraces:
+    """The rows of a setting that are traces, and what its run says of them."""
+
+    rows: list[traces.ItemRow]
+    table_rows: int
+    sampled: bool
+    strata: dict[str, int]
+
+
+def prepare_setting(
     params: Params,
     benchmark: str,
     model: str,
     setting: str,
     body: AnyBody,
+    parent_id: str,
     shared: Path,
-    counts: dict[str, int],
-    items: ItemSource,
-    progress: Progress,
-) -> dict[str, object]:
-    """Create or update the child run of one (model, setting), with its items as traces."""
+    source: ItemSource,
+    staging: Path,
+) -> PreparedSetting:
+    """Everything of a setting's run that needs no store: reading and joining its tables, most of
+    track's work."""
     key = f"{benchmark}/{model}/{setting}"
-    new_params = run_params(params, benchmark=benchmark, model=model, setting=setting, body=body)
     tags = {
         KEY_TAG: key,
         PARENT_TAG: parent_id,
@@ -359,27 +382,51 @@ def _track_setting(
         "idiombench.profile": params.profile,
         **source_tags(benchmark),
     }
-    run_id = find_or_create_run(client, experiment_id, key, new_params, tags, f"{model} / {setting}", counts)
-    metrics = run_metrics(body.settings[setting]) | noise_metrics(benchmark=benchmark, model=model, setting=setting)
-    log_to_run(client, run_id, metrics, tags)
-    inputs = dataset_inputs(benchmark, setting, body.settings[setting].model_dump(mode="json"))
-    if inputs:  # the same (name, digest) logged again is not duplicated by the store
-        client.log_inputs(run_id, datasets=inputs)
-    traced = _track_items(client, experiment_id, run_id, params, benchmark, model, setting, items, progress)
-    with tempfile.TemporaryDirectory() as staging:
-        artifacts = _artifacts(benchmark, model, setting, Path(staging), shared)
-        if traced is not None:
-            (artifacts / "items").mkdir(exist_ok=True)
-            write_parquet(
-                artifacts / "items" / f"{setting}.parquet",
-                pa.Table.from_pandas(traced.pop("table"), preserve_index=False),
-            )
-        client.log_artifacts(run_id, str(artifacts))
+    found = _setting_traces(params, benchmark, model, setting, source)
+    artifacts = _artifacts(benchmark, model, setting, staging, shared)
+    if found is not None:
+        (artifacts / "items").mkdir(exist_ok=True)
+        write_parquet(
+            artifacts / "items" / f"{setting}.parquet", pa.Table.from_pandas(found.table, preserve_index=False)
+        )
+    return PreparedSetting(
+        key=key,
+        run_name=f"{model} / {setting}",
+        params=run_params(params, benchmark=benchmark, model=model, setting=setting, body=body),
+        tags=tags,
+        metrics=run_metrics(body.settings[setting]) | noise_metrics(benchmark=benchmark, model=model, setting=setting),
+        inputs=dataset_inputs(benchmark, setting, body.settings[setting].model_dump(mode="json")),
+        artifacts=artifacts,
+        traces=None
+        if found is None
+        else SettingTraces(found.rows, len(found.table), sampled=found.sampled, strata=found.strata),
+    )
+
+
+def store_setting(
+    client: MlflowClient,
+    experiment_id: str,
+    prepared: PreparedSetting,
+    params: Params,
+    counts: dict[str, int],
+    progress: Progress,
+) -> dict[str, object]:
+    """Create or update the child run of one (model, setting), with its items as traces."""
+    run_id = find_or_create_run(
+        client, experiment_id, prepared.key, prepared.params, prepared.tags, prepared.run_name, counts
+    )
+    log_to_run(client, run_id, prepared.metrics, prepared.tags)
+    if prepared.inputs:  # the same (name, digest) logged again is not duplicated by the store
+        client.log_inputs(run_id, datasets=prepared.inputs)
+    traced = None
+    if prepared.traces is not None:
+        traced = _sync_items(client, experiment_id, run_id, params, prepared.key, prepared.traces, progress)
+    client.log_artifacts(run_id, str(prepared.artifacts))
     client.set_terminated(run_id)
     return {
         "run_id": run_id,
-        "metrics": len(metrics),
-        "datasets": len(inputs),
+        "metrics": len(prepared.metrics),
+        "datasets": len(prepared.inputs),
         **({"traces": traced, "items_ui": items_url(experiment_id, run_id)} if traced is not None else {}),
     }
 
@@ -416,19 +463,11 @@ def score_rows(params: Params, *, benchmark: str, model: str, settings: list[str
     return sum(parquet_rows(f, what="score table") for f in files if f.is_file())
 
 
-def _track_items(
-    client: MlflowClient,
-    experiment_id: str,
-    run_id: str,
-    params: Params,
-    benchmark: str,
-    model: str,
-    setting: str,
-    source: ItemSource,
-    progress: Progress,
-) -> dict[str, object] | None:
-    """The setting's scored rows as traces in its run (stages/track_traces.py), and the item table
-    of every row (an artifact); None when traces are off or the setting has no score table."""
+def _setting_traces(
+    params: Params, benchmark: str, model: str, setting: str, source: ItemSource
+) -> traces.SettingRows | None:
+    """The setting's scored rows (stages/track_traces.py: the traced ones, and the item table of
+    every row); None when traces are off or the setting has no score table."""
     config = params.tracking.traces
     if not config.enabled or not (paths.scores_dir(benchmark=benchmark, model=model) / f"{setting}.parquet").is_file():
         return None
@@ -446,13 +485,27 @@ def _track_items(
     for row in found.rows:  # filterable in the UI: tags.serving_noise_flipped
         if row.inputs["pass"] == "main" and row.tags.get("prompt_id") in flips:
             row.tags[FLIPPED_TAG] = flips[row.tags["prompt_id"]]
-    counts = traces.sync_traces(client, experiment_id, run_id, f"{benchmark}/{model}/{setting}", found.rows, progress)
-    counts.not_traced = len(found.table) - len(found.rows)
+    return found
+
+
+def _sync_items(
+    client: MlflowClient,
+    experiment_id: str,
+    run_id: str,
+    params: Params,
+    scope: str,
+    found: SettingTraces,
+    progress: Progress,
+) -> dict[str, object]:
+    """The setting's traced rows as exactly the traces of its run (stages/track_traces.py)."""
+    config = params.tracking.traces
+    counts = traces.sync_traces(client, experiment_id, run_id, scope, found.rows, progress)
+    counts.not_traced = found.table_rows - len(found.rows)
     progress.update(counts.not_traced)
-    strata = ", ".join(get_benchmark(benchmark).item_view.strata)
+    strata = ", ".join(get_benchmark(scope.split("/")[0]).item_view.strata)
     tags = {
         TRACES_TAG: (
-            f"sample of {len(found.rows):,} of {len(found.table):,} rows (tracking.traces.sample "
+            f"sample of {len(found.rows):,} of {found.table_rows:,} rows (tracking.traces.sample "
             f"{config.sample}, seed {config.seed}, stratified by {strata}); "
             "every row is in the artifact items/"
             if found.sampled
@@ -462,11 +515,10 @@ def _track_items(
     log_to_run(client, run_id, {}, tags)
     return {
         "traced": len(found.rows),
-        "rows": len(found.table),
+        "rows": found.table_rows,
         "sampled": found.sampled,
         "strata": found.strata,
         **vars(counts),
-        "table": found.table,
     }
 
 
@@ -487,9 +539,13 @@ class TrackingStoreError(IdiombenchError):
 
 @contextlib.contextmanager
 def store_lock(uri: str) -> Iterator[None]:
-    """One `track` at a time on a local store: Snakemake runs track jobs side by side, and two
+    """One `track` job at a time opens a local store: Snakemake runs track jobs side by side, and two
     processes opening a new SQLite store both run MLflow's schema migration (the second fails:
-    "table _alembic_tmp_experiments already exists"); two creating one experiment race too."""
+    "table _alembic_tmp_experiments already exists"); two creating one experiment race too. Held
+    while a job opens the store, its experiment and the parent run, not after: what a job writes
+    next (its runs, traces, artifacts) is its own, and SQLite takes writers one transaction at a
+    time (MLflow waits up to 20 s for the database; a batch of traces is one short transaction),
+    so two jobs' reading and writing overlap."""
     store = local_store(uri)
     if store is None:
         yield
@@ -630,16 +686,17 @@ def track(params: Params, *, benchmark: str, model: str, out: Path | None = None
         return record
     body = framed(collected)  # a plugin's plain body read as the frame every body shares
     uri = tracking_uri()
-    with store_lock(uri), store_errors(uri, f"idiombench track {benchmark} --model {model}"):
-        mlflow.set_tracking_uri(uri)
-        client = MlflowClient(tracking_uri=uri)
-        experiment_id = ensure_experiment(client, benchmark)
-        if params.tracking.traces.enabled:
-            offer_labels(experiment_id, benchmark)
+    with store_errors(uri, f"idiombench track {benchmark} --model {model}"):
+        with store_lock(uri):
+            mlflow.set_tracking_uri(uri)
+            client = MlflowClient(tracking_uri=uri)
+            experiment_id = ensure_experiment(client, benchmark)
+            if params.tracking.traces.enabled:
+                offer_labels(experiment_id, benchmark)
+            parent_counts = {"created": 0, "updated": 0, "replaced": 0}
+            parent_id = _track_parent(client, experiment_id, params, benchmark, model, body, parent_counts)
         record["status"] = SCORED
         record["ui"] = ui_url(experiment_id)
-        parent_counts = {"created": 0, "updated": 0, "replaced": 0}
-        parent_id = _track_parent(client, experiment_id, params, benchmark, model, body, parent_counts)
         record["parent"] = {"run_id": parent_id, "counts": parent_counts}
         settings = sorted(body.settings)
         source = item_source(params, benchmark=benchmark, model=model, settings=settings)
@@ -654,21 +711,13 @@ def track(params: Params, *, benchmark: str, model: str, out: Path | None = None
             shared = Path(shared_dir)
             section_artifacts(params, benchmark=benchmark, model=model, body=collected, staging=shared)
             for setting in settings:
-                key = f"{benchmark}/{model}/{setting}"
-                record["runs"][key] = _track_setting(
-                    client,
-                    experiment_id,
-                    parent_id,
-                    params,
-                    benchmark,
-                    model,
-                    setting,
-                    body,
-                    shared,
-                    counts,
-                    source,
-                    progress,
-                )
+                with tempfile.TemporaryDirectory() as staging:
+                    prepared = prepare_setting(
+                        params, benchmark, model, setting, body, parent_id, shared, source, Path(staging)
+                    )
+                    record["runs"][prepared.key] = store_setting(
+                        client, experiment_id, prepared, params, counts, progress
+                    )
     record["counts"] = counts
     record["inputs"] = input_digests(benchmark, model)
     write_json(out, stamp(record, paths.TRACK_OUTPUT))
