@@ -106,9 +106,11 @@ def track(
     server_pid: int | None,
     kill_at: int | None = None,
     options: tuple[str, ...] = (),
+    database: Path | None = None,
 ) -> tuple[int, float, float, float | None]:
     """One `idiombench track` process: (return code, wall s, its CPU s, the server's CPU s). With
-    kill_at: SIGKILL it once that many traces of the benchmark are in the (SQLite) store."""
+    kill_at: SIGKILL it once that many traces of the benchmark are in the store's SQLite file
+    (`database`: the store's own, or the one behind the server)."""
     env = {**os.environ, "PYTHONPATH": str(src), "MLFLOW_TRACKING_URI": uri, "TQDM_DISABLE": "1"}
     server_before = tree_cpu(server_pid) if server_pid else None
     started = time.perf_counter()
@@ -120,13 +122,17 @@ def track(
             stdout=log,
             stderr=subprocess.STDOUT,
         )
-        if kill_at is not None:
-            database = Path(uri.removeprefix("sqlite:///"))
-            while child.poll() is None and stored_count(database, benchmark) < kill_at:
+        ended: tuple[int, int, Any] | None = None
+        if kill_at is not None and database is not None:
+            while True:  # wait4 with WNOHANG, not Popen.poll: poll would reap the child and lose its rusage
+                ended = os.wait4(child.pid, os.WNOHANG)
+                if ended[0] != 0 or stored_count(database, benchmark) >= kill_at:
+                    break
                 time.sleep(0.5)
-            if child.poll() is None:
+            if ended[0] == 0:
                 child.send_signal(signal.SIGKILL)
-        _, status, usage = os.wait4(child.pid, 0)
+                ended = None
+        _, status, usage = ended or os.wait4(child.pid, 0)
     wall = time.perf_counter() - started
     server_cpu = tree_cpu(server_pid) - server_before if server_pid and server_before is not None else None
     return os.waitstatus_to_exitcode(status), wall, usage.ru_utime + usage.ru_stime, server_cpu
@@ -363,7 +369,9 @@ def run_side(
         if kill and expected is not None:
             largest = max(benchmarks, key=lambda b: sum(len(v) for k, v in expected.items() if k.startswith(f"{b}/")))
             half = sum(len(v) for k, v in expected.items() if k.startswith(f"{largest}/")) // 2
-            code, wall, cpu, _ = track(project, largest, uri, src, server_pid, kill_at=half, options=options)
+            code, wall, cpu, _ = track(
+                project, largest, uri, src, server_pid, kill_at=half, options=options, database=database
+            )
             echo(
                 f"  {kind} {side}: track {largest} killed (SIGKILL, exit {code}) after {wall:.1f} s with "
                 f"{stored_count(database, largest):,} of {2 * half:,} traces in the store; rerunning"
