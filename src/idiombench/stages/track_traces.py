@@ -362,7 +362,8 @@ def item_table(
 def metric_column(column: pd.Series) -> pd.Series:
     """A metric column as the traces hold it: _metric_value of each cell, at once where the column
     is of numpy numbers or booleans (the same floats; NaN where _metric_value gives None, a
-    non-finite number). Per cell, OrderProbe's 4.6 M metric cells took ~10 s of track."""
+    non-finite number). Per cell, an OrderProbe setting's 2.4 M metric cells took ~3 s of its
+    item table (13.5 s -> 10.6 s)."""
     if isinstance(column.dtype, np.dtype) and column.dtype.kind in "biuf":  # not a nullable pandas dtype
         values = column.astype("float64")
         return values.where(np.isfinite(values))
